@@ -1,0 +1,149 @@
+# trawl - one non-recursive GNU Makefile.
+#   make                 library (static + shared) and the trawl binary
+#   make check           unit + end-to-end tests (installs Debian deps first)
+#   make bench           benchmarks against the anchors (babeltrace2, ...)
+#   make demo            a small simulated cluster, recorded and shown
+#   make fuzz            builds the fuzz targets (clang libFuzzer)
+#   make install PREFIX=/usr/local [DESTDIR=...]
+# Options: O=DIR (out-of-tree build), V=1 (verbose), SAN=address,undefined
+# or SAN=thread, WERROR=1 (warnings are errors; CI sets it).
+
+VERSION := 0.1.0
+SOVER := 0
+PREFIX ?= /usr/local
+O ?= build
+SRC := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+CC ?= cc
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-unused-parameter -Wformat=2 -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+ifneq ($(SAN),)
+OPT := -O1 -g -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=$(SAN)
+ifneq ($(findstring undefined,$(SAN)),)
+SANFLAGS += -fno-sanitize-recover=undefined
+endif
+O := $(O)-$(subst $(comma),-,$(SAN))
+endif
+comma := ,
+CPPFLAGS += -I$(SRC)/include -I$(SRC)/lib -D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"'
+CFLAGS ?=
+CFLAGS += -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+LDLIBS += -lpthread -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRCS := $(sort $(wildcard $(SRC)/lib/*/*.c))
+CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c))
+UNIT_SRCS := $(sort $(wildcard $(SRC)/tests/unit/test-*.c))
+BENCH_SRCS := $(sort $(wildcard $(SRC)/bench/*.c))
+FUZZ_SRCS := $(sort $(wildcard $(SRC)/tests/fuzz/fuzz-*.c))
+EXAMPLE_SRCS := $(sort $(wildcard $(SRC)/examples/*.c))
+
+obj = $(patsubst $(SRC)/%.c,$(O)/obj/%.o,$(1))
+LIB_OBJS := $(call obj,$(LIB_SRCS))
+CLI_OBJS := $(call obj,$(CLI_SRCS))
+UNIT_BINS := $(patsubst $(SRC)/tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
+BENCH_BINS := $(patsubst $(SRC)/bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
+FUZZ_BINS := $(patsubst $(SRC)/tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRCS))
+REPLAY_BINS := $(patsubst $(SRC)/tests/fuzz/fuzz-%.c,$(O)/tests/replay-fuzz-%,$(FUZZ_SRCS))
+EXAMPLE_BINS := $(patsubst $(SRC)/examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
+
+STATIC := $(O)/libtrawl.a
+SHARED := $(O)/libtrawl.so.$(SOVER)
+TRAWL := $(O)/trawl
+
+.PHONY: all check test unit e2e bench demo fuzz install clean deps examples
+all: $(STATIC) $(SHARED) $(TRAWL) $(O)/trawl.pc $(UNIT_BINS) $(REPLAY_BINS) $(EXAMPLE_BINS)
+
+$(O)/obj/%.o: $(SRC)/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $*.c")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(STATIC): $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $(notdir $@)")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJS) $(SRC)/lib/libtrawl.map
+	@$(if $(Q),echo "  LD      $(notdir $@)")
+	$(Q)$(CC) -shared -Wl,-soname,libtrawl.so.$(SOVER) -Wl,--version-script=$(SRC)/lib/libtrawl.map \
+		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(Q)ln -sf libtrawl.so.$(SOVER) $(O)/libtrawl.so
+
+$(TRAWL): $(CLI_OBJS) $(STATIC)
+	@$(if $(Q),echo "  LD      $(notdir $@)")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC) $(LDLIBS)
+
+$(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $*")
+	$(Q)$(CC) $(CPPFLAGS) -I$(SRC)/tests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
+
+$(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SRC)/tests/fuzz/replay.c $(STATIC) $(LDLIBS)
+
+$(O)/bench/%: $(SRC)/bench/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
+
+$(O)/examples/%: $(SRC)/examples/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
+
+# Fuzz targets: clang with libFuzzer; `make fuzz` builds them, the test suite
+# replays their seed corpora through the normal (sanitized) build instead.
+FUZZ_CC ?= clang
+$(O)/fuzz/%: $(SRC)/tests/fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(SRC)/include -I$(SRC)/lib \
+		-D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"' -o $@ $< $(LIB_SRCS) -lpthread -lm
+fuzz: $(FUZZ_BINS)
+
+$(O)/trawl.pc: $(SRC)/lib/trawl.pc.in
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+deps:
+	$(Q)sh $(SRC)/scripts/install-deps.sh
+
+# The test suite: TAP unit programs and tNNNN-*.sh end-to-end scripts; prints
+# "N passed, N failed, N skipped" and fails if anything failed.
+check: deps
+	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) all
+	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/tests/run.sh
+test: check
+
+bench: deps all $(BENCH_BINS)
+	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/bench/run.sh
+
+demo: deps all
+	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/scripts/demo.sh
+
+examples: $(EXAMPLE_BINS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/trawl $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(TRAWL) $(DESTDIR)$(PREFIX)/bin/trawl
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libtrawl.so.$(SOVER) $(DESTDIR)$(PREFIX)/lib/libtrawl.so
+	install -m 644 $(SRC)/include/trawl/*.h $(DESTDIR)$(PREFIX)/include/trawl/
+	install -m 644 $(O)/trawl.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/trawl.pc
+	install -m 644 $(SRC)/docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf $(O)
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trawl/ctf.h - the CTF 1.8 trace model, metadata parser, writer and reader.
+ *
+ * One model (struct trawl_ctf_trace and its types) is shared by the three:
+ * the metadata parser builds it from TSDL text, the writer builds it through
+ * the constructors below and prints it as TSDL, and the reader compiles a
+ * decoder per event class from it.
+ *
+ * Conventions: functions returning int give 0 (or a count) on success and
+ * -errno on failure; functions returning a pointer give NULL and set errno.
+ * Where an error message is useful, the caller passes a buffer (err, errlen)
+ * that receives one line naming the file and, where it applies, the byte
+ * offset. Objects made by trawl_*_new are released by the matching _free,
+ * which accepts NULL.
+ */
+#ifndef TRAWL_CTF_H
+#define TRAWL_CTF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ model */
+
+enum trawl_ctf_kind {
+	TRAWL_CTF_INT,
+	TRAWL_CTF_FLOAT,
+	TRAWL_CTF_ENUM,
+	TRAWL_CTF_STRING,
+	TRAWL_CTF_STRUCT,
+	TRAWL_CTF_VARIANT,
+	TRAWL_CTF_ARRAY,
+	TRAWL_CTF_SEQUENCE,
+};
+
+enum trawl_ctf_byte_order { TRAWL_CTF_LE = 0, TRAWL_CTF_BE = 1 };
+
+enum trawl_ctf_encoding {
+	TRAWL_CTF_ENC_NONE = 0,
+	TRAWL_CTF_ENC_UTF8,
+	TRAWL_CTF_ENC_ASCII,
+};
+
+struct trawl_ctf_type;
+
+struct trawl_ctf_field {
+	const char *name;		/* as written in TSDL (a leading '_' kept) */
+	struct trawl_ctf_type *type;
+};
+
+struct trawl_ctf_enum_range {
+	const char *label;
+	/* Bounds, inclusive; interpreted as signed when the container is. */
+	uint64_t lo, hi;
+};
+
+struct trawl_ctf_type {
+	enum trawl_ctf_kind kind;
+	uint32_t align;			/* in bits, a power of two >= 1 */
+	union {
+		struct {
+			uint32_t size;		/* bits, 1..64 */
+			bool sign;
+			uint8_t byte_order;	/* enum trawl_ctf_byte_order */
+			uint8_t base;		/* 2, 8, 10 or 16 (display) */
+			uint8_t encoding;	/* enum trawl_ctf_encoding */
+			int32_t clock;		/* index in trace->clocks, or -1 */
+		} i;
+		struct {
+			uint32_t exp_dig, mant_dig;	/* 8/24 float, 11/53 double */
+			uint8_t byte_order;
+		} f;
+		struct {
+			struct trawl_ctf_type *container;	/* an INT */
+			struct trawl_ctf_enum_range *ranges;
+			size_t n;
+		} e;
+		struct {
+			struct trawl_ctf_field *fields;
+			size_t n;
+		} s;
+		struct {
+			const char *tag;	/* path of the tag, as written */
+			struct trawl_ctf_field *options;
+			size_t n;
+		} v;
+		struct {
+			struct trawl_ctf_type *elem;
+			uint64_t length;
+		} a;
+		struct {
+			struct trawl_ctf_type *elem;
+			const char *length;	/* path of the length field */
+		} q;
+		struct {
+			uint8_t encoding;
+		} str;
+	} u;
+};
+
+struct trawl_ctf_clock {
+	const char *name;
+	const char *description;	/* may be NULL */
+	uint8_t uuid[16];
+	bool has_uuid;
+	bool absolute;
+	uint64_t freq;			/* Hz, default 1e9 */
+	uint64_t precision;
+	int64_t offset_s;		/* epoch -> clock zero: seconds ... */
+	int64_t offset;			/* ... plus cycles */
+};
+
+struct trawl_ctf_env {
+	const char *key;
+	bool is_int;
+	int64_t ival;
+	const char *sval;		/* when !is_int */
+};
+
+struct trawl_ctf_event_class {
+	uint64_t id;
+	uint64_t stream_id;
+	const char *name;
+	int64_t loglevel;		/* INT64_MIN when absent */
+	const char *model_emf_uri;	/* may be NULL */
+	struct trawl_ctf_type *context;	/* may be NULL */
+	struct trawl_ctf_type *fields;	/* may be NULL (no payload) */
+	void *priv;			/* the reader's compiled decoder */
+};
+
+struct trawl_ctf_stream_class {
+	uint64_t id;
+	struct trawl_ctf_type *packet_context;	/* may be NULL */
+	struct trawl_ctf_type *event_header;	/* may be NULL */
+	struct trawl_ctf_type *event_context;	/* may be NULL */
+	struct trawl_ctf_event_class **events;
+	size_t nevents;
+	void *priv;
+};
+
+struct trawl_ctf_arena;			/* bump allocator owning the model */
+
+/* A trace's metadata: what one `metadata` file describes. */
+struct trawl_ctf_trace {
+	uint32_t major, minor;
+	uint8_t byte_order;		/* the trace's native byte order */
+	uint8_t uuid[16];
+	bool has_uuid;
+	struct trawl_ctf_type *packet_header;	/* may be NULL */
+	struct trawl_ctf_clock *clocks;
+	size_t nclocks;
+	struct trawl_ctf_env *env;
+	size_t nenv;
+	struct trawl_ctf_stream_class **streams;
+	size_t nstreams;
+	struct trawl_ctf_arena *arena;
+};
+
+/* Looks up env[key]; NULL when absent. */
+const struct trawl_ctf_env *trawl_ctf_trace_env(const struct trawl_ctf_trace *t,
+						const char *key);
+
+/* --------------------------------------------------------------- metadata */
+
+/*
+ * Reads a `metadata` file, text (starting with "/" "* CTF 1.8") or packetized
+ * (packets with magic 0x75D11D57, either byte order), and returns the TSDL
+ * text in a malloc'd, NUL-terminated buffer the caller frees.
+ * Returns NULL and sets errno; err receives the reason.
+ */
+char *trawl_ctf_metadata_read(const char *path, size_t *len,
+			      char *err, size_t errlen);
+
+/*
+ * Parses TSDL text into a new model. Returns NULL and sets errno (EINVAL on
+ * a syntax or semantic error, with "line L: ..." in err).
+ * Free with trawl_ctf_trace_free().
+ */
+struct trawl_ctf_trace *trawl_ctf_metadata_parse(const char *text, size_t len,
+						 char *err, size_t errlen);
+
+void trawl_ctf_trace_free(struct trawl_ctf_trace *t);
+
+/* Prints the model as TSDL text (what the writer writes; the parser reads
+ * it back to the same model). Returns 0, or -EIO on a write error. */
+int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out);
+
+/* ----------------------------------------------------------------- writer */
+
+/*
+ * The writer always lays out fields byte-aligned (align = 8 bits, as LTTng
+ * does on x86), little-endian, so an event's payload does not depend on
+ * where in the packet it lands. Event headers are compact (5-bit id, 27-bit
+ * timestamp) or large (16-bit id, 32-bit timestamp); the extended form is
+ * written whenever the id does not fit or the timestamp delta since the
+ * previous event of the stream would wrap.
+ */
+enum trawl_ctf_header { TRAWL_CTF_HEADER_COMPACT, TRAWL_CTF_HEADER_LARGE };
+
+struct trawl_ctf_writer_opts {
+	size_t sz;			/* sizeof(struct trawl_ctf_writer_opts) */
+	const char *path;		/* trace directory, created */
+	const char *hostname;
+	const char *domain;		/* "kernel" or "ust" */
+	const char *tracer_name;	/* default "trawl" */
+	const uint8_t *trace_uuid;	/* NULL: random */
+	const uint8_t *clock_uuid;	/* NULL: this machine's boot_id */
+	const char *clock_name;		/* default "monotonic" */
+	uint64_t clock_freq;		/* default 1e9 */
+	int64_t clock_offset_s;		/* epoch -> clock zero; when both are */
+	int64_t clock_offset;		/* 0, measured at creation */
+	size_t packet_size;		/* bytes, default 256 KiB, >= 4 KiB */
+};
+
+struct trawl_ctf_writer;
+struct trawl_ctf_wstream;
+
+/*
+ * Creates the trace directory (and its index/), and a model with env
+ * hostname (default: this machine's), domain (default "ust"), tracer_name,
+ * tracer_major, tracer_minor, and one clock (absolute = true). Stream files
+ * are written packet by packet as events come; `metadata` at close.
+ * Returns NULL and sets errno (EINVAL for bad options). Free with
+ * trawl_ctf_writer_free(), which also frees the model and the streams.
+ */
+struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o);
+/* Flushes every stream, writes metadata and indexes. Returns 0 or -errno. */
+int trawl_ctf_writer_close(struct trawl_ctf_writer *w);
+void trawl_ctf_writer_free(struct trawl_ctf_writer *w);	/* closes if open */
+
+int trawl_ctf_writer_env_str(struct trawl_ctf_writer *w, const char *key, const char *val);
+int trawl_ctf_writer_env_int(struct trawl_ctf_writer *w, const char *key, int64_t val);
+
+/* The model being built; its types are made with the constructors below. */
+struct trawl_ctf_trace *trawl_ctf_writer_trace(struct trawl_ctf_writer *w);
+
+/* Type constructors: the types live in the writer's arena. */
+struct trawl_ctf_type *trawl_ctf_type_int(struct trawl_ctf_writer *w, unsigned bits,
+					  bool sign, unsigned base);
+struct trawl_ctf_type *trawl_ctf_type_float(struct trawl_ctf_writer *w, unsigned bits); /* 32, 64 */
+struct trawl_ctf_type *trawl_ctf_type_string(struct trawl_ctf_writer *w);
+struct trawl_ctf_type *trawl_ctf_type_enum(struct trawl_ctf_writer *w,
+					   struct trawl_ctf_type *container);
+int trawl_ctf_enum_add(struct trawl_ctf_writer *w, struct trawl_ctf_type *e,
+		       const char *label, uint64_t lo, uint64_t hi);
+struct trawl_ctf_type *trawl_ctf_type_array(struct trawl_ctf_writer *w,
+					    struct trawl_ctf_type *elem, uint64_t n);
+/*
+ * A sequence whose length is the earlier sibling field named `length` (an
+ * unsigned integer), given as the caller named it: the '_' is added as for
+ * struct fields below.
+ */
+struct trawl_ctf_type *trawl_ctf_type_sequence(struct trawl_ctf_writer *w,
+					       struct trawl_ctf_type *elem,
+					       const char *length);
+struct trawl_ctf_type *trawl_ctf_type_struct(struct trawl_ctf_writer *w);
+/*
+ * Appends field `name` (an identifier) of type t. LTTng convention: the model
+ * (and so the metadata) stores the name with one leading '_' added, e.g. the
+ * caller gives "prev_tid" and the model holds "_prev_tid"; readers (ours and
+ * babeltrace2) strip one leading underscore, so events show "prev_tid".
+ * Returns 0, -EINVAL (bad name; a sequence whose length is not an earlier
+ * unsigned integer sibling), -EEXIST (duplicate name) or -ENOMEM.
+ * Text: an 8-bit integer type with u.i.encoding set to TRAWL_CTF_ENC_UTF8
+ * (the model is public) makes arrays/sequences of it print as strings.
+ */
+int trawl_ctf_struct_add(struct trawl_ctf_writer *w, struct trawl_ctf_type *s,
+			 const char *name, struct trawl_ctf_type *t);
+
+/*
+ * A stream class: header form, and an optional event context struct (its
+ * fields are written by the caller right after the header, before the
+ * payload). Returns NULL on error.
+ */
+struct trawl_ctf_stream_class *
+trawl_ctf_writer_stream_class(struct trawl_ctf_writer *w, enum trawl_ctf_header h,
+			      struct trawl_ctf_type *event_context);
+
+/* An event class: fields is a struct (or NULL for no payload). */
+struct trawl_ctf_event_class *
+trawl_ctf_writer_event_class(struct trawl_ctf_writer *w,
+			     struct trawl_ctf_stream_class *sc, const char *name,
+			     int64_t loglevel, struct trawl_ctf_type *fields);
+
+/* A stream (one file `<name>_<cpu>`, e.g. channel0_1) of class sc. */
+struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
+						  struct trawl_ctf_stream_class *sc,
+						  const char *name, uint32_t cpu);
+
+/*
+ * Writes one event: ts in clock cycles (non-decreasing per stream), then the
+ * serialized context + payload bytes, laid out as the writer's types say
+ * (byte-aligned little-endian values, strings with their NUL, sequence
+ * lengths before their elements). Use struct trawl_ctf_buf to build them.
+ * Returns 0, or -EINVAL if ts goes backwards, -E2BIG if the event cannot fit
+ * in an empty packet, -errno on I/O error.
+ */
+int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
+			    const struct trawl_ctf_event_class *ec, uint64_t ts,
+			    const void *payload, size_t len);
+/* Counts n events lost before the next one (cumulative events_discarded). */
+void trawl_ctf_wstream_discarded(struct trawl_ctf_wstream *s, uint64_t n);
+/* Closes the current packet now (an empty one if it holds no event), with
+ * timestamp_end = ts. Returns 0 or -errno. */
+int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts);
+
+/* A little serializer for payloads. */
+struct trawl_ctf_buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool overflow;
+};
+static inline void trawl_ctf_buf_init(struct trawl_ctf_buf *b, void *mem, size_t cap)
+{
+	b->p = (uint8_t *)mem; b->len = 0; b->cap = cap; b->overflow = false;
+}
+static inline void trawl_ctf_buf_put(struct trawl_ctf_buf *b, const void *v, size_t n)
+{
+	if (b->len + n > b->cap) { b->overflow = true; return; }
+	for (size_t i = 0; i < n; i++)
+		b->p[b->len + i] = ((const uint8_t *)v)[i];
+	b->len += n;
+}
+static inline void trawl_ctf_buf_u8(struct trawl_ctf_buf *b, uint8_t v) { trawl_ctf_buf_put(b, &v, 1); }
+static inline void trawl_ctf_buf_u16(struct trawl_ctf_buf *b, uint16_t v) { trawl_ctf_buf_put(b, &v, 2); }
+static inline void trawl_ctf_buf_u32(struct trawl_ctf_buf *b, uint32_t v) { trawl_ctf_buf_put(b, &v, 4); }
+static inline void trawl_ctf_buf_u64(struct trawl_ctf_buf *b, uint64_t v) { trawl_ctf_buf_put(b, &v, 8); }
+static inline void trawl_ctf_buf_f32(struct trawl_ctf_buf *b, float v) { trawl_ctf_buf_put(b, &v, 4); }
+static inline void trawl_ctf_buf_f64(struct trawl_ctf_buf *b, double v) { trawl_ctf_buf_put(b, &v, 8); }
+void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s);	/* with its NUL */
+
+/* ----------------------------------------------------------------- reader */
+
+/*
+ * Decoded values: one flat "tape" per event, in pre-order over the event's
+ * types (stream event context, then event context, then payload):
+ *  INT, ENUM -> .u / .i (sign-extended when signed)
+ *  FLOAT     -> .d
+ *  STRING    -> .s (points into the mapped trace; not NUL-terminated when
+ *               it came from a byte array/sequence of encoded chars)
+ *  ARRAY, SEQUENCE of encoded 8-bit ints (text) -> one .s entry
+ *  ARRAY, SEQUENCE otherwise -> .n (element count), then the elements
+ *  VARIANT   -> .n (selected option index), then that option's value
+ *  STRUCT    -> nothing of its own, then its fields in order
+ */
+union trawl_ctf_value {
+	uint64_t u;
+	int64_t i;
+	double d;
+	uint64_t n;
+	struct {
+		const char *p;
+		uint32_t len;
+	} s;
+};
+
+struct trawl_reader;
+struct trawl_reader_trace;	/* one CTF trace directory */
+struct trawl_reader_stream;	/* one data stream file */
+
+struct trawl_event {
+	int64_t ts;			/* ns since the epoch (clock offset applied) */
+	uint64_t cycles;		/* the raw clock value */
+	const struct trawl_ctf_event_class *cls;
+	const struct trawl_reader_stream *stream;
+	const union trawl_ctf_value *values;	/* the tape, see above */
+	uint32_t nvalues;
+	uint32_t cpu;			/* packet context cpu_id, or 0 */
+};
+
+struct trawl_reader_opts {
+	size_t sz;			/* sizeof(struct trawl_reader_opts) */
+	const char *const *hosts;	/* globs on env.hostname; NULL: all */
+	size_t nhosts;
+	const char *const *events;	/* globs on event names; NULL: all */
+	size_t nevents;
+	int64_t begin, end;		/* ns since epoch; 0, 0: everything */
+};
+
+/*
+ * Opens every CTF trace found under each path (a trace directory holding a
+ * `metadata` file, or any directory above some: a session). A trace that
+ * cannot be opened is an error (returned, message in err).
+ */
+struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
+				      const struct trawl_reader_opts *o,
+				      char *err, size_t errlen);
+void trawl_reader_free(struct trawl_reader *r);
+
+/*
+ * The next event in timestamp order across all streams of all traces.
+ * Returns 1 with *ev set (valid until the next call), 0 at the end, or
+ * -errno on a corrupt stream: the message (file and byte offset) is in
+ * trawl_reader_error(); the corrupt stream stops there, and calling again
+ * goes on with the others.
+ */
+int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
+const char *trawl_reader_error(const struct trawl_reader *r);
+/* Number of corrupt-stream errors met so far. */
+unsigned trawl_reader_nerrors(const struct trawl_reader *r);
+
+size_t trawl_reader_ntraces(const struct trawl_reader *r);
+const struct trawl_reader_trace *trawl_reader_trace_at(const struct trawl_reader *r, size_t i);
+
+const char *trawl_reader_trace_path(const struct trawl_reader_trace *t);
+const char *trawl_reader_trace_hostname(const struct trawl_reader_trace *t); /* "" if none */
+const struct trawl_ctf_trace *trawl_reader_trace_meta(const struct trawl_reader_trace *t);
+size_t trawl_reader_trace_nstreams(const struct trawl_reader_trace *t);
+const struct trawl_reader_stream *trawl_reader_trace_stream(const struct trawl_reader_trace *t, size_t i);
+
+const struct trawl_reader_trace *trawl_reader_stream_trace(const struct trawl_reader_stream *s);
+const char *trawl_reader_stream_path(const struct trawl_reader_stream *s);
+
+/* Per-stream statistics, as far as the stream has been read. */
+struct trawl_reader_stream_stats {
+	uint64_t packets;
+	uint64_t events;
+	uint64_t discarded;		/* from the last packet's events_discarded */
+	uint64_t bytes;			/* file size */
+	uint64_t stream_class_id;
+	uint64_t stream_instance_id;	/* or UINT64_MAX */
+	int64_t first_ts, last_ts;	/* ns; INT64_MAX/INT64_MIN if no event */
+	uint32_t cpu;
+};
+void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
+			       struct trawl_reader_stream_stats *st);
+
+/* ------------------------------------------------------------------- text */
+
+/*
+ * Formats one event as babeltrace2's text sink does by default:
+ *   [HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) HOST NAME: { cpu_id = C }, { ctx }, { fields }
+ * prev_ts is the previous printed event's ts (INT64_MIN: the first, printed
+ * as "(+?.?????????)"). Writes at most cap bytes (no NUL, with '\n');
+ * returns the length, or the length needed when it is > cap.
+ */
+enum {
+	TRAWL_TEXT_CLOCK_SECONDS = 1 << 0,	/* [SSSSSSSSSS.nnnnnnnnn] */
+	TRAWL_TEXT_CLOCK_GMT = 1 << 1,		/* UTC instead of local time */
+	TRAWL_TEXT_NO_DELTA = 1 << 2,
+};
+size_t trawl_text_event(char *buf, size_t cap, const struct trawl_event *ev,
+			int64_t prev_ts, unsigned flags);
+
+/*
+ * The fast form of trawl_text_event() for printing many events: a formatter
+ * that compiles each event class once into a list of literal pieces and
+ * value formatters, caches the date of the current minute, and keeps the
+ * previous event's timestamp for the delta (updated only when the line fit
+ * in cap). It keeps pointers to the event classes and hostnames it has
+ * seen: free it before the reader the events come from. Not thread-safe;
+ * use one per thread.
+ * trawl_text_new() returns NULL (errno ENOMEM) on failure.
+ * trawl_text_format() returns as trawl_text_event() does, 0 on ENOMEM.
+ */
+struct trawl_text;
+struct trawl_text *trawl_text_new(unsigned flags);
+void trawl_text_free(struct trawl_text *t);
+size_t trawl_text_format(struct trawl_text *t, char *buf, size_t cap,
+			 const struct trawl_event *ev);
+/* Sets the previous event's timestamp (INT64_MIN: the next is the first),
+ * e.g. when several formatters share one stream of events. */
+void trawl_text_set_prev(struct trawl_text *t, int64_t prev_ts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

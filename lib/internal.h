@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/internal.h - shared internals of libtrawl, hidden from the shared
+ * library's ABI (only trawl_* symbols are exported, see lib/libtrawl.map).
+ */
+#ifndef TRAWL_INTERNAL_H
+#define TRAWL_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "trawl/ctf.h"
+
+#define TRAWL_HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- arena: a bump allocator; everything in it is freed at once */
+struct trawl_ctf_arena;
+TRAWL_HIDDEN struct trawl_ctf_arena *arena_new(void);
+TRAWL_HIDDEN void arena_free(struct trawl_ctf_arena *a);
+/* Zeroed, 16-byte aligned memory; NULL on ENOMEM. */
+TRAWL_HIDDEN void *arena_alloc(struct trawl_ctf_arena *a, size_t n);
+TRAWL_HIDDEN char *arena_strdup(struct trawl_ctf_arena *a, const char *s);
+TRAWL_HIDDEN char *arena_strndup(struct trawl_ctf_arena *a, const char *s, size_t n);
+/* Grows *arr (of *n elements of size sz) by one zeroed element in the arena;
+ * returns it, or NULL. Amortized: capacity doubles (old blocks stay in the
+ * arena until it is freed). */
+TRAWL_HIDDEN void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
+			      size_t *cap, size_t sz);
+
+/* ---- errors into a caller buffer; return -err so `return seterr(...)` reads well */
+TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- CTF metadata (lib/ctf/metadata.c) */
+/* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
+ * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used
+ * in error messages. NULL + errno on error. */
+TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
+				       size_t *len, char *err, size_t errlen);
+
+/* ---- misc */
+TRAWL_HIDDEN int uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */
+TRAWL_HIDDEN void uuid_format(const uint8_t u[16], char out[37]);
+TRAWL_HIDDEN void uuid_random(uint8_t out[16]);
+/* This machine's /proc/sys/kernel/random/boot_id; random if unreadable. */
+TRAWL_HIDDEN void uuid_boot_id(uint8_t out[16]);
+/* fnmatch-style glob with * ? [..]; true when name matches. */
+TRAWL_HIDDEN int glob_match(const char *pat, const char *name);
+
+#endif

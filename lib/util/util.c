@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers: error messages, UUIDs, globs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	errno = errnum;
+	return -errnum;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int uuid_parse(const char *s, uint8_t out[16])
+{
+	int n = 0;
+	for (int i = 0; s[i] && n < 32; i++) {
+		if (s[i] == '-') {
+			if (i != 8 && i != 13 && i != 18 && i != 23)
+				return -EINVAL;
+			continue;
+		}
+		int v = hexval((unsigned char)s[i]);
+		if (v < 0)
+			return -EINVAL;
+		if (n & 1)
+			out[n / 2] |= (uint8_t)v;
+		else
+			out[n / 2] = (uint8_t)(v << 4);
+		n++;
+	}
+	return n == 32 && strlen(s) == 36 ? 0 : -EINVAL;
+}
+
+void uuid_format(const uint8_t u[16], char out[37])
+{
+	static const char hx[] = "0123456789abcdef";
+	int o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hx[u[i] >> 4];
+		out[o++] = hx[u[i] & 15];
+	}
+	out[o] = 0;
+}
+
+void uuid_random(uint8_t out[16])
+{
+	size_t got = 0;
+	while (got < 16) {
+		ssize_t r = getrandom(out + got, 16 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	for (; got < 16; got++)
+		out[got] = (uint8_t)rand();
+	out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);	/* version 4 */
+	out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);	/* variant 1 */
+}
+
+void uuid_boot_id(uint8_t out[16])
+{
+	char buf[64] = { 0 };
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n >= 36) {
+			buf[36] = 0;
+			if (uuid_parse(buf, out) == 0)
+				return;
+		}
+	}
+	uuid_random(out);
+}
+
+int glob_match(const char *pat, const char *name)
+{
+	return fnmatch(pat, name, 0) == 0;
+}
+
+void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s)
+{
+	trawl_ctf_buf_put(b, s, strlen(s) + 1);
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs the Debian 12 packages trawl needs to build, test, benchmark and
+# run its demo. Safe to run again: it installs only what is missing.
+set -eu
+pkgs="gcc make pkg-config libc6-dev time clang llvm libclang-rt-14-dev
+babeltrace2 lttng-tools liblttng-ust-dev python3"
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "install-deps: installing:$missing" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2

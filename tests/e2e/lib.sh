@@ -1,0 +1,32 @@
+# tests/e2e/lib.sh - sourced by every tNNNN-*.sh end-to-end test.
+# Gives each test a trash directory, TAP helpers, and the built binaries.
+# A test calls plan N first (or skip_all "why"), then ok/is/cmp_files, and
+# ends with `finish`.
+set -u
+: "${TRAWL_BUILD:?run through make check}" "${TRAWL_SRC:?}"
+TRAWL=${TRAWL:-$TRAWL_BUILD/trawl}
+_name=$(basename "$0" .sh)
+TRASH="$TRAWL_BUILD/trash/$_name"
+rm -rf "$TRASH"
+mkdir -p "$TRASH"
+cd "$TRASH" || exit 1
+_n=0 _failed=0
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+ok() {	# ok COND-EXIT-STATUS DESCRIPTION  (use: cmd; ok $? "desc")
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; _failed=$((_failed + 1)); fi
+}
+is() {	# is GOT WANT DESCRIPTION
+	_n=$((_n + 1))
+	if [ "$1" = "$2" ]; then echo "ok $_n - $3"; else
+		echo "not ok $_n - $3"; echo "#   got:  '$1'"; echo "#   want: '$2'"; _failed=$((_failed + 1)); fi
+}
+skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $*"; }
+cmp_files() {	# cmp_files GOT WANT DESCRIPTION: shows the first differences
+	_n=$((_n + 1))
+	if cmp -s "$1" "$2"; then echo "ok $_n - $3"; else
+		echo "not ok $_n - $3"; diff "$1" "$2" | head -20 | sed 's/^/#   /'; _failed=$((_failed + 1)); fi
+}
+finish() { [ "$_failed" -eq 0 ]; exit $?; }

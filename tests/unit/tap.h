@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* A minimal TAP producer for the unit tests: ok(), is_int(), is_str(), done(). */
+#ifndef TRAWL_TAP_H
+#define TRAWL_TAP_H
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_fail;
+
+#define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(got, want, ...) tap_is_int((long long)(got), (long long)(want), __FILE__, __LINE__, __VA_ARGS__)
+#define is_str(got, want, ...) tap_is_str((got), (want), __FILE__, __LINE__, __VA_ARGS__)
+
+static inline int tap_vok(int c, const char *file, int line, const char *fmt, va_list ap)
+{
+	tap_n++;
+	printf("%sok %d - ", c ? "" : "not ", tap_n);
+	vprintf(fmt, ap);
+	printf("\n");
+	if (!c) {
+		tap_fail++;
+		printf("#   failed at %s:%d\n", file, line);
+	}
+	fflush(stdout);
+	return c;
+}
+
+#include <stdarg.h>
+__attribute__((format(printf, 4, 5)))
+static inline int tap_ok(int c, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = tap_vok(c, file, line, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+__attribute__((format(printf, 5, 6)))
+static inline int tap_is_int(long long got, long long want, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = tap_vok(got == want, file, line, fmt, ap);
+	va_end(ap);
+	if (!r)
+		printf("#   got %lld, want %lld\n", got, want);
+	return r;
+}
+
+__attribute__((format(printf, 5, 6)))
+static inline int tap_is_str(const char *got, const char *want, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int c = got && want ? strcmp(got, want) == 0 : got == want;
+	int r = tap_vok(c, file, line, fmt, ap);
+	va_end(ap);
+	if (!r)
+		printf("#   got  \"%s\"\n#   want \"%s\"\n", got ? got : "(null)", want ? want : "(null)");
+	return r;
+}
+
+static inline int done_testing(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_fail ? 1 : 0;
+}
+#endif
