@@ -21,15 +21,15 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
+comma := ,
 ifneq ($(SAN),)
 OPT := -O1 -g -fno-omit-frame-pointer
 SANFLAGS := -fsanitize=$(SAN)
 ifneq ($(findstring undefined,$(SAN)),)
 SANFLAGS += -fno-sanitize-recover=undefined
 endif
-O := $(O)-$(subst $(comma),-,$(SAN))
+override O := $(O)-$(subst $(comma),-,$(SAN))
 endif
-comma := ,
 CPPFLAGS += -I$(SRC)/include -I$(SRC)/lib -D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"'
 CFLAGS ?=
 CFLAGS += -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(SANFLAGS)
