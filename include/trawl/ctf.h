@@ -457,7 +457,8 @@ size_t trawl_text_event(char *buf, size_t cap, const struct trawl_event *ev,
  * seen: free it before the reader the events come from. Not thread-safe;
  * use one per thread.
  * trawl_text_new() returns NULL (errno ENOMEM) on failure.
- * trawl_text_format() returns as trawl_text_event() does, 0 on ENOMEM.
+ * trawl_text_format() returns as trawl_text_event() does; both return 0 on
+ * ENOMEM or when ev->cls is NULL.
  */
 struct trawl_text;
 struct trawl_text *trawl_text_new(unsigned flags);

@@ -1,0 +1,975 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CTF 1.8 writer: builds a trace model through constructors, writes
+ * per-CPU stream files packet by packet (LTTng layout: packet header, packet
+ * context, compact or large event headers, byte-aligned little-endian
+ * fields), one index file per stream, and the TSDL metadata at close.
+ *
+ * Packet layout (bytes, all little-endian):
+ *   0 magic u32 (0xC1FC1FC1)     32 timestamp_begin u64     64 packet_seq_num u64
+ *   4 trace uuid u8[16]          40 timestamp_end u64       72 events_discarded u64
+ *  20 stream_id u32              48 content_size u64 (bits) 80 cpu_id u32
+ *  24 stream_instance_id u64     56 packet_size u64 (bits)  84 first event
+ * then zeros up to packet_size. Event header: compact = u32 (id:5 | ts:27 << 5)
+ * or, extended, u8 31 + u32 id + u64 ts (13 bytes); large = u16 id + u32 ts
+ * or u16 65535 + u32 id + u64 ts (14 bytes).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+/* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
+#error "the CTF writer supports little-endian hosts only"
+#endif
+
+#define CTF_MAGIC		0xC1FC1FC1u
+#define IDX_MAGIC		0xC1F1DCC1u
+#define IDX_ENTRY_LEN		72
+
+/* Packet header and context offsets. */
+enum {
+	OFF_MAGIC = 0,
+	OFF_UUID = 4,
+	OFF_STREAM_ID = 20,
+	OFF_INSTANCE_ID = 24,
+	OFF_TS_BEGIN = 32,
+	OFF_TS_END = 40,
+	OFF_CONTENT_SIZE = 48,
+	OFF_PACKET_SIZE = 56,
+	OFF_SEQ_NUM = 64,
+	OFF_DISCARDED = 72,
+	OFF_CPU_ID = 80,
+	HDR_END = 84,
+};
+
+#define COMPACT_ID_EXT		31u
+#define COMPACT_TS_BITS		27
+#define LARGE_ID_EXT		65535u
+#define LARGE_TS_BITS		32
+#define MIN_PACKET_SIZE		4096
+#define DEFAULT_PACKET_SIZE	(256 * 1024)
+
+struct trawl_ctf_wstream {
+	/* hot: touched for every event */
+	uint8_t *buf;
+	size_t pos, cap;
+	uint64_t last_ts;		/* previous event (or flush) ts */
+	uint64_t nev;			/* events in the current packet */
+	uint64_t sc_id;
+	bool compact;
+	int err;			/* sticky I/O error */
+	/* cold */
+	uint64_t ts_begin;
+	uint64_t discarded;		/* cumulative */
+	uint64_t seq;			/* next packet_seq_num */
+	uint64_t offset;		/* file offset of the next packet */
+	uint64_t instance_id;
+	uint32_t cpu;
+	int fd, idxfd;
+	char *name;			/* file name */
+	struct trawl_ctf_writer *w;
+};
+
+struct trawl_ctf_writer {
+	struct trawl_ctf_arena *arena;
+	struct trawl_ctf_trace *t;
+	char *path;
+	size_t packet_size;
+	size_t env_cap;
+	struct trawl_ctf_wstream **streams;
+	size_t nstreams, streams_cap;
+	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
+	bool closed;
+	int err;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+/*
+ * Model arrays have no capacity field: their capacity is implied by their
+ * length (0, then 4, then powers of two), so we grow exactly when full.
+ */
+static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
+{
+	void **parr = arr;
+	if (n != 0 && (n < 4 || (n & (n - 1))))
+		return (char *)*parr + n * sz;
+	size_t ncap = n ? n * 2 : 4;
+	void *m = arena_alloc(a, ncap * sz);
+	if (!m)
+		return NULL;
+	if (n)
+		memcpy(m, *parr, n * sz);
+	*parr = m;
+	return (char *)m + n * sz;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(p, &v, 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int ret = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			ret = -errno;
+			break;
+		}
+		if (!c)
+			break;
+		*s = c;
+	}
+	free(p);
+	return ret;
+}
+
+static int64_t ts_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * epoch -> CLOCK_MONOTONIC zero, in ns: a CLOCK_REALTIME read bracketed by
+ * two monotonic reads; the tightest of several samples wins.
+ */
+static int64_t measure_offset_ns(void)
+{
+	int64_t best = INT64_MAX, off = 0;
+	for (int i = 0; i < 16; i++) {
+		int64_t m1 = ts_ns(CLOCK_MONOTONIC);
+		int64_t r = ts_ns(CLOCK_REALTIME);
+		int64_t m2 = ts_ns(CLOCK_MONOTONIC);
+		if (m2 - m1 < best) {
+			best = m2 - m1;
+			off = r - (m1 + (m2 - m1) / 2);
+		}
+	}
+	return off;
+}
+
+/* ---------------------------------------------------------------- types */
+
+static struct trawl_ctf_type *new_type(struct trawl_ctf_writer *w, enum trawl_ctf_kind k)
+{
+	struct trawl_ctf_type *t = arena_alloc(w->arena, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->kind = k;
+	t->align = 8;
+	return t;
+}
+
+static struct trawl_ctf_type *mk_int(struct trawl_ctf_writer *w, unsigned bits, unsigned align,
+				     bool sign, unsigned base, int clock)
+{
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_INT);
+	if (!t)
+		return NULL;
+	t->align = align;
+	t->u.i.size = bits;
+	t->u.i.sign = sign;
+	t->u.i.byte_order = TRAWL_CTF_LE;
+	t->u.i.base = (uint8_t)base;
+	t->u.i.encoding = TRAWL_CTF_ENC_NONE;
+	t->u.i.clock = clock;
+	return t;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_int(struct trawl_ctf_writer *w, unsigned bits,
+					  bool sign, unsigned base)
+{
+	if (!w || (bits != 8 && bits != 16 && bits != 32 && bits != 64) ||
+	    (base != 2 && base != 8 && base != 10 && base != 16)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return mk_int(w, bits, 8, sign, base, -1);
+}
+
+struct trawl_ctf_type *trawl_ctf_type_float(struct trawl_ctf_writer *w, unsigned bits)
+{
+	if (!w || (bits != 32 && bits != 64)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_FLOAT);
+	if (!t)
+		return NULL;
+	t->u.f.exp_dig = bits == 32 ? 8 : 11;
+	t->u.f.mant_dig = bits == 32 ? 24 : 53;
+	t->u.f.byte_order = TRAWL_CTF_LE;
+	return t;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_string(struct trawl_ctf_writer *w)
+{
+	if (!w) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_STRING);
+	if (t)
+		t->u.str.encoding = TRAWL_CTF_ENC_UTF8;
+	return t;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_enum(struct trawl_ctf_writer *w,
+					   struct trawl_ctf_type *container)
+{
+	if (!w || !container || container->kind != TRAWL_CTF_INT) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_ENUM);
+	if (!t)
+		return NULL;
+	t->align = container->align;
+	t->u.e.container = container;
+	return t;
+}
+
+int trawl_ctf_enum_add(struct trawl_ctf_writer *w, struct trawl_ctf_type *e,
+		       const char *label, uint64_t lo, uint64_t hi)
+{
+	if (!w || !e || e->kind != TRAWL_CTF_ENUM || !label || !*label)
+		return -EINVAL;
+	if (e->u.e.container->u.i.sign ? (int64_t)lo > (int64_t)hi : lo > hi)
+		return -EINVAL;
+	char *l = arena_strdup(w->arena, label);
+	struct trawl_ctf_enum_range *r = l ? grow(w->arena, &e->u.e.ranges, e->u.e.n, sizeof(*r)) : NULL;
+	if (!r)
+		return -ENOMEM;
+	r->label = l;
+	r->lo = lo;
+	r->hi = hi;
+	e->u.e.n++;
+	return 0;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_array(struct trawl_ctf_writer *w,
+					    struct trawl_ctf_type *elem, uint64_t n)
+{
+	if (!w || !elem) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_ARRAY);
+	if (!t)
+		return NULL;
+	t->align = elem->align;
+	t->u.a.elem = elem;
+	t->u.a.length = n;
+	return t;
+}
+
+/* Field names are stored with a leading '_' (see trawl_ctf_struct_add). */
+static char *field_name(struct trawl_ctf_writer *w, const char *name)
+{
+	size_t n = strlen(name);
+	char *s = arena_alloc(w->arena, n + 2);
+	if (!s)
+		return NULL;
+	s[0] = '_';
+	memcpy(s + 1, name, n);
+	return s;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (p != s && c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_sequence(struct trawl_ctf_writer *w,
+					       struct trawl_ctf_type *elem,
+					       const char *length)
+{
+	if (!w || !elem || !valid_name(length)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_SEQUENCE);
+	if (!t)
+		return NULL;
+	t->align = elem->align;
+	t->u.q.elem = elem;
+	t->u.q.length = field_name(w, length);
+	return t->u.q.length ? t : NULL;
+}
+
+struct trawl_ctf_type *trawl_ctf_type_struct(struct trawl_ctf_writer *w)
+{
+	if (!w) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_type *t = new_type(w, TRAWL_CTF_STRUCT);
+	if (t)
+		t->align = 1;
+	return t;
+}
+
+/* Adds a field with the name exactly as given (internal structures). */
+static int struct_add_raw(struct trawl_ctf_writer *w, struct trawl_ctf_type *s,
+			  const char *name, struct trawl_ctf_type *t)
+{
+	struct trawl_ctf_field *f = grow(w->arena, &s->u.s.fields, s->u.s.n, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->name = name;
+	f->type = t;
+	s->u.s.n++;
+	if (t->align > s->align)
+		s->align = t->align;
+	return 0;
+}
+
+int trawl_ctf_struct_add(struct trawl_ctf_writer *w, struct trawl_ctf_type *s,
+			 const char *name, struct trawl_ctf_type *t)
+{
+	if (!w || !s || s->kind != TRAWL_CTF_STRUCT || !t || !valid_name(name))
+		return -EINVAL;
+	char *n = field_name(w, name);
+	for (size_t i = 0; n && i < s->u.s.n; i++)
+		if (strcmp(s->u.s.fields[i].name, n) == 0)
+			return -EEXIST;
+	if (t->kind == TRAWL_CTF_SEQUENCE) {
+		/* the length must be an earlier unsigned integer sibling */
+		size_t i;
+		for (i = 0; i < s->u.s.n; i++)
+			if (strcmp(s->u.s.fields[i].name, t->u.q.length) == 0)
+				break;
+		if (i == s->u.s.n || s->u.s.fields[i].type->kind != TRAWL_CTF_INT ||
+		    s->u.s.fields[i].type->u.i.sign)
+			return -EINVAL;
+	}
+	return n ? struct_add_raw(w, s, n, t) : -ENOMEM;
+}
+
+/* ----------------------------------------------------------- the model */
+
+static struct trawl_ctf_type *mk_struct(struct trawl_ctf_writer *w, int n, ...)
+{
+	struct trawl_ctf_type *s = trawl_ctf_type_struct(w);
+	va_list ap;
+	va_start(ap, n);
+	for (int i = 0; s && i < n; i++) {
+		const char *name = va_arg(ap, const char *);
+		struct trawl_ctf_type *t = va_arg(ap, struct trawl_ctf_type *);
+		if (!t || struct_add_raw(w, s, name, t) < 0)
+			s = NULL;
+	}
+	va_end(ap);
+	return s;
+}
+
+/* LTTng's event_header_compact / event_header_large. */
+static struct trawl_ctf_type *mk_header(struct trawl_ctf_writer *w, bool compact)
+{
+	unsigned idbits = compact ? 5 : 16, tsbits = compact ? 27 : 32;
+	uint64_t ext = compact ? COMPACT_ID_EXT : LARGE_ID_EXT;
+	struct trawl_ctf_type *idt = mk_int(w, idbits, compact ? 1 : 8, false, 10, -1);
+	struct trawl_ctf_type *e = idt ? trawl_ctf_type_enum(w, idt) : NULL;
+	if (!e || trawl_ctf_enum_add(w, e, "compact", 0, ext - 1) < 0 ||
+	    trawl_ctf_enum_add(w, e, "extended", ext, ext) < 0)
+		return NULL;
+	struct trawl_ctf_type *c = mk_struct(w, 1, "timestamp",
+					     mk_int(w, tsbits, compact ? 1 : 8, false, 10, 0));
+	struct trawl_ctf_type *x = mk_struct(w, 2, "id", mk_int(w, 32, 8, false, 10, -1),
+					     "timestamp", mk_int(w, 64, 8, false, 10, 0));
+	struct trawl_ctf_type *v = new_type(w, TRAWL_CTF_VARIANT);
+	struct trawl_ctf_field *opts = arena_alloc(w->arena, 2 * sizeof(*opts));
+	if (!c || !x || !v || !opts)
+		return NULL;
+	v->align = 1;
+	opts[0].name = "compact";
+	opts[0].type = c;
+	opts[1].name = "extended";
+	opts[1].type = x;
+	v->u.v.tag = "id";
+	v->u.v.options = opts;
+	v->u.v.n = 2;
+	struct trawl_ctf_type *h = mk_struct(w, 2, "id", e, "v", v);
+	if (h)
+		h->align = 8;
+	return h;
+}
+
+static int build_model(struct trawl_ctf_writer *w, const struct trawl_ctf_writer_opts *o)
+{
+	struct trawl_ctf_trace *t = w->t;
+	t->major = 1;
+	t->minor = 8;
+	t->byte_order = TRAWL_CTF_LE;
+	t->has_uuid = true;
+	if (o->trace_uuid)
+		memcpy(t->uuid, o->trace_uuid, 16);
+	else
+		uuid_random(t->uuid);
+
+	struct trawl_ctf_clock *c = arena_alloc(w->arena, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	t->clocks = c;
+	t->nclocks = 1;
+	c->name = arena_strdup(w->arena, o->clock_name ? o->clock_name : "monotonic");
+	if (!c->name)
+		return -ENOMEM;
+	c->description = o->clock_name ? NULL : "CLOCK_MONOTONIC";
+	c->has_uuid = true;
+	if (o->clock_uuid)
+		memcpy(c->uuid, o->clock_uuid, 16);
+	else
+		uuid_boot_id(c->uuid);
+	c->absolute = true;
+	c->freq = o->clock_freq ? o->clock_freq : 1000000000;
+	c->precision = 1;
+	if (o->clock_offset_s || o->clock_offset) {
+		c->offset_s = o->clock_offset_s;
+		c->offset = o->clock_offset;
+	} else {
+		int64_t off = measure_offset_ns();
+		c->offset_s = off / 1000000000;
+		c->offset = (int64_t)((__int128)(off % 1000000000) * (__int128)c->freq / 1000000000);
+	}
+
+	struct trawl_ctf_type *u32 = mk_int(w, 32, 8, false, 10, -1);
+	struct trawl_ctf_type *u64 = mk_int(w, 64, 8, false, 10, -1);
+	struct trawl_ctf_type *u8 = mk_int(w, 8, 8, false, 16, -1);
+	struct trawl_ctf_type *clk64 = mk_int(w, 64, 8, false, 10, 0);
+	struct trawl_ctf_type *uuid = u8 ? trawl_ctf_type_array(w, u8, 16) : NULL;
+	if (!u32 || !u64 || !clk64 || !uuid)
+		return -ENOMEM;
+	t->packet_header = mk_struct(w, 4, "magic", mk_int(w, 32, 8, false, 16, -1),
+				     "uuid", uuid, "stream_id", u32,
+				     "stream_instance_id", u64);
+	w->packet_context = mk_struct(w, 7, "timestamp_begin", clk64, "timestamp_end", clk64,
+				      "content_size", u64, "packet_size", u64,
+				      "packet_seq_num", u64, "events_discarded", u64,
+				      "cpu_id", u32);
+	w->hdr_compact = mk_header(w, true);
+	w->hdr_large = mk_header(w, false);
+	if (!t->packet_header || !w->packet_context || !w->hdr_compact || !w->hdr_large)
+		return -ENOMEM;
+	return 0;
+}
+
+static int env_set(struct trawl_ctf_writer *w, const char *key, bool is_int,
+		   int64_t ival, const char *sval)
+{
+	if (!w || !valid_name(key) || (!is_int && !sval))
+		return -EINVAL;
+	struct trawl_ctf_trace *t = w->t;
+	struct trawl_ctf_env *e = NULL;
+	for (size_t i = 0; i < t->nenv; i++)
+		if (strcmp(t->env[i].key, key) == 0)
+			e = &t->env[i];
+	if (!e) {
+		char *k = arena_strdup(w->arena, key);
+		e = k ? grow(w->arena, &t->env, t->nenv, sizeof(*e)) : NULL;
+		if (!e)
+			return -ENOMEM;
+		t->nenv++;
+		e->key = k;
+	}
+	e->is_int = is_int;
+	e->ival = is_int ? ival : 0;
+	e->sval = NULL;
+	if (!is_int && !(e->sval = arena_strdup(w->arena, sval)))
+		return -ENOMEM;
+	return 0;
+}
+
+int trawl_ctf_writer_env_str(struct trawl_ctf_writer *w, const char *key, const char *val)
+{
+	return env_set(w, key, false, 0, val);
+}
+
+int trawl_ctf_writer_env_int(struct trawl_ctf_writer *w, const char *key, int64_t val)
+{
+	return env_set(w, key, true, val, NULL);
+}
+
+struct trawl_ctf_trace *trawl_ctf_writer_trace(struct trawl_ctf_writer *w)
+{
+	return w ? w->t : NULL;
+}
+
+static int version_part(int which)
+{
+	const char *v = TRAWL_VERSION;
+	long p[2] = { 0, 0 };
+	char *end;
+	p[0] = strtol(v, &end, 10);
+	if (*end == '.')
+		p[1] = strtol(end + 1, NULL, 10);
+	return (int)p[which];
+}
+
+struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o)
+{
+	if (!o || o->sz < sizeof(*o) || !o->path || !*o->path ||
+	    (o->packet_size && (o->packet_size < MIN_PACKET_SIZE ||
+				o->packet_size % 8 || o->packet_size > (1u << 30)))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	int ret = -ENOMEM;
+	struct trawl_ctf_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		goto err;
+	w->arena = arena_new();
+	if (!w->arena)
+		goto err;
+	w->t = arena_alloc(w->arena, sizeof(*w->t));
+	w->path = strdup(o->path);
+	if (!w->t || !w->path)
+		goto err;
+	w->t->arena = NULL;	/* owned by the writer, freed with it */
+	w->packet_size = o->packet_size ? o->packet_size : DEFAULT_PACKET_SIZE;
+	ret = build_model(w, o);
+	if (ret < 0)
+		goto err;
+
+	char host[256] = "";
+	if (!o->hostname && gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "localhost");
+	if ((ret = env_set(w, "hostname", false, 0, o->hostname ? o->hostname : host)) < 0 ||
+	    (ret = env_set(w, "domain", false, 0, o->domain ? o->domain : "ust")) < 0 ||
+	    (ret = env_set(w, "tracer_name", false, 0,
+			   o->tracer_name ? o->tracer_name : "trawl")) < 0 ||
+	    (ret = env_set(w, "tracer_major", true, version_part(0), NULL)) < 0 ||
+	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0)
+		goto err;
+
+	ret = mkdir_p(w->path);
+	if (ret < 0)
+		goto err;
+	char *idx;
+	if (asprintf(&idx, "%s/index", w->path) < 0) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
+	free(idx);
+	if (ret < 0)
+		goto err;
+	return w;
+err:
+	if (w) {
+		arena_free(w->arena);
+		free(w->path);
+		free(w);
+	}
+	errno = -ret;
+	return NULL;
+}
+
+struct trawl_ctf_stream_class *
+trawl_ctf_writer_stream_class(struct trawl_ctf_writer *w, enum trawl_ctf_header h,
+			      struct trawl_ctf_type *event_context)
+{
+	if (!w || w->closed || (h != TRAWL_CTF_HEADER_COMPACT && h != TRAWL_CTF_HEADER_LARGE) ||
+	    (event_context && event_context->kind != TRAWL_CTF_STRUCT)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_trace *t = w->t;
+	struct trawl_ctf_stream_class *sc = arena_alloc(w->arena, sizeof(*sc));
+	struct trawl_ctf_stream_class **slot =
+		sc ? grow(w->arena, &t->streams, t->nstreams, sizeof(*slot)) : NULL;
+	if (!slot) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sc->id = t->nstreams++;
+	sc->packet_context = w->packet_context;
+	sc->event_header = h == TRAWL_CTF_HEADER_COMPACT ? w->hdr_compact : w->hdr_large;
+	sc->event_context = event_context;
+	*slot = sc;
+	return sc;
+}
+
+struct trawl_ctf_event_class *
+trawl_ctf_writer_event_class(struct trawl_ctf_writer *w,
+			     struct trawl_ctf_stream_class *sc, const char *name,
+			     int64_t loglevel, struct trawl_ctf_type *fields)
+{
+	if (!w || w->closed || !sc || !name || !*name ||
+	    sc->id >= w->t->nstreams || w->t->streams[sc->id] != sc ||
+	    (fields && fields->kind != TRAWL_CTF_STRUCT) ||
+	    sc->nevents >= UINT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_ctf_event_class *ec = arena_alloc(w->arena, sizeof(*ec));
+	struct trawl_ctf_event_class **slot =
+		ec ? grow(w->arena, &sc->events, sc->nevents, sizeof(*slot)) : NULL;
+	if (!slot || !(ec->name = arena_strdup(w->arena, name))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ec->id = sc->nevents++;
+	ec->stream_id = sc->id;
+	ec->loglevel = loglevel;
+	ec->fields = fields;
+	*slot = ec;
+	return ec;
+}
+
+struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
+						  struct trawl_ctf_stream_class *sc,
+						  const char *name, uint32_t cpu)
+{
+	if (!w || w->closed || !sc || sc->id >= w->t->nstreams || w->t->streams[sc->id] != sc ||
+	    !name || !*name || strchr(name, '/') || strcmp(name, "metadata") == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	int ret = -ENOMEM;
+	char *path = NULL;
+	struct trawl_ctf_wstream *s = calloc(1, sizeof(*s));
+	if (!s)
+		goto err;
+	s->fd = s->idxfd = -1;
+	if (asprintf(&s->name, "%s_%u", name, cpu) < 0) {
+		s->name = NULL;
+		goto err;
+	}
+	for (size_t i = 0; i < w->nstreams; i++)
+		if (strcmp(w->streams[i]->name, s->name) == 0) {
+			ret = -EEXIST;
+			goto err;
+		}
+	s->cap = w->packet_size;
+	s->buf = aligned_alloc(64, s->cap);
+	if (!s->buf)
+		goto err;
+	s->w = w;
+	s->sc_id = sc->id;
+	s->compact = sc->event_header == w->hdr_compact;
+	s->cpu = cpu;
+	s->instance_id = w->nstreams;
+	s->pos = HDR_END;
+	if (asprintf(&path, "%s/%s", w->path, s->name) < 0) {
+		path = NULL;
+		goto err;
+	}
+	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	free(path);
+	if (s->fd < 0 || asprintf(&path, "%s/index/%s.idx", w->path, s->name) < 0) {
+		ret = s->fd < 0 ? -errno : -ENOMEM;
+		path = NULL;
+		goto err;
+	}
+	s->idxfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	free(path);
+	path = NULL;
+	if (s->idxfd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	uint8_t ih[16];
+	put_be32(ih, IDX_MAGIC);
+	put_be32(ih + 4, 1);
+	put_be32(ih + 8, 1);
+	put_be32(ih + 12, IDX_ENTRY_LEN);
+	ret = write_all(s->idxfd, ih, sizeof(ih));
+	if (ret < 0)
+		goto err;
+	if (w->nstreams == w->streams_cap) {
+		size_t ncap = w->streams_cap ? w->streams_cap * 2 : 8;
+		void *m = realloc(w->streams, ncap * sizeof(*w->streams));
+		if (!m) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		w->streams = m;
+		w->streams_cap = ncap;
+	}
+	w->streams[w->nstreams++] = s;
+	return s;
+err:
+	if (s) {
+		if (s->fd >= 0)
+			close(s->fd);
+		if (s->idxfd >= 0)
+			close(s->idxfd);
+		free(s->buf);
+		free(s->name);
+		free(s);
+	}
+	errno = -ret;
+	return NULL;
+}
+
+/* ------------------------------------------------------------- packets */
+
+/* Completes the current packet (header, context, padding) and writes it. */
+static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
+{
+	struct trawl_ctf_writer *w = s->w;
+	uint8_t *b = s->buf;
+	uint64_t content = (uint64_t)s->pos * 8, size = (uint64_t)s->cap * 8;
+
+	if (s->err)
+		return s->err;
+	put_le32(b + OFF_MAGIC, CTF_MAGIC);
+	memcpy(b + OFF_UUID, w->t->uuid, 16);
+	put_le32(b + OFF_STREAM_ID, (uint32_t)s->sc_id);
+	put_le64(b + OFF_INSTANCE_ID, s->instance_id);
+	put_le64(b + OFF_TS_BEGIN, s->ts_begin);
+	put_le64(b + OFF_TS_END, ts_end);
+	put_le64(b + OFF_CONTENT_SIZE, content);
+	put_le64(b + OFF_PACKET_SIZE, size);
+	put_le64(b + OFF_SEQ_NUM, s->seq);
+	put_le64(b + OFF_DISCARDED, s->discarded);
+	put_le32(b + OFF_CPU_ID, s->cpu);
+	memset(b + s->pos, 0, s->cap - s->pos);
+
+	uint8_t e[IDX_ENTRY_LEN];
+	put_be64(e + 0, s->offset);
+	put_be64(e + 8, size);
+	put_be64(e + 16, content);
+	put_be64(e + 24, s->ts_begin);
+	put_be64(e + 32, ts_end);
+	put_be64(e + 40, s->discarded);
+	put_be64(e + 48, s->sc_id);
+	put_be64(e + 56, s->instance_id);
+	put_be64(e + 64, s->seq);
+
+	int ret = write_all(s->fd, b, s->cap);
+	if (!ret)
+		ret = write_all(s->idxfd, e, sizeof(e));
+	if (ret) {
+		s->err = ret;
+		return ret;
+	}
+	s->offset += s->cap;
+	s->seq++;
+	s->pos = HDR_END;
+	s->nev = 0;
+	s->last_ts = ts_end;
+	return 0;
+}
+
+int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
+			    const struct trawl_ctf_event_class *ec, uint64_t ts,
+			    const void *payload, size_t len)
+{
+	uint64_t id = ec->id, delta;
+	size_t hlen;
+	bool ext;
+
+	if (unlikely(ec->stream_id != s->sc_id))
+		return -EINVAL;
+	if (unlikely(ts < s->last_ts))
+		return -EINVAL;
+	if (unlikely(s->err))
+		return s->err;
+again:
+	delta = s->nev ? ts - s->last_ts : 0;
+	if (s->compact) {
+		ext = id >= COMPACT_ID_EXT || delta >> COMPACT_TS_BITS;
+		hlen = ext ? 13 : 4;
+	} else {
+		ext = id >= LARGE_ID_EXT || delta >> LARGE_TS_BITS;
+		hlen = ext ? 14 : 6;
+	}
+	if (unlikely(s->pos + hlen + len > s->cap)) {
+		/* would it fit in an empty packet (where the delta is 0)? */
+		size_t h0 = s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
+					 (id >= LARGE_ID_EXT ? 14 : 6);
+		if (HDR_END + h0 + len > s->cap)
+			return -E2BIG;
+		int ret = close_packet(s, s->last_ts);
+		if (ret < 0)
+			return ret;
+		goto again;
+	}
+	uint8_t *p = s->buf + s->pos;
+	if (s->compact) {
+		if (likely(!ext)) {
+			put_le32(p, (uint32_t)id | (uint32_t)(ts << 5));
+		} else {
+			p[0] = COMPACT_ID_EXT;
+			put_le32(p + 1, (uint32_t)id);
+			put_le64(p + 5, ts);
+		}
+	} else {
+		if (likely(!ext)) {
+			uint16_t v = htole16((uint16_t)id);
+			memcpy(p, &v, 2);
+			put_le32(p + 2, (uint32_t)ts);
+		} else {
+			p[0] = 0xff;
+			p[1] = 0xff;
+			put_le32(p + 2, (uint32_t)id);
+			put_le64(p + 6, ts);
+		}
+	}
+	memcpy(p + hlen, payload, len);
+	s->pos += hlen + len;
+	if (!s->nev++)
+		s->ts_begin = ts;
+	s->last_ts = ts;
+	return 0;
+}
+
+void trawl_ctf_wstream_discarded(struct trawl_ctf_wstream *s, uint64_t n)
+{
+	if (s)
+		s->discarded += n;
+}
+
+int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts)
+{
+	if (!s)
+		return -EINVAL;
+	if (ts < s->last_ts)
+		return -EINVAL;
+	if (!s->nev)
+		s->ts_begin = ts;
+	return close_packet(s, ts);
+}
+
+/* --------------------------------------------------------------- close */
+
+static int write_metadata(struct trawl_ctf_writer *w)
+{
+	char *path, *tmp;
+	if (asprintf(&path, "%s/metadata", w->path) < 0)
+		return -ENOMEM;
+	if (asprintf(&tmp, "%s/.metadata.tmp", w->path) < 0) {
+		free(path);
+		return -ENOMEM;
+	}
+	int ret = 0;
+	FILE *f = fopen(tmp, "we");
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	ret = trawl_ctf_metadata_print(w->t, f);
+	if (fclose(f) != 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+out:
+	free(path);
+	free(tmp);
+	return ret;
+}
+
+int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->closed)
+		return w->err;
+	w->closed = true;
+	int ret = 0;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct trawl_ctf_wstream *s = w->streams[i];
+		int r = s->err;
+		if (!r && s->nev)
+			r = close_packet(s, s->last_ts);
+		if (close(s->fd) < 0 && !r)
+			r = -errno;
+		if (close(s->idxfd) < 0 && !r)
+			r = -errno;
+		s->fd = s->idxfd = -1;
+		s->err = r ? r : -EBADF;	/* no more events after close */
+		if (r && !ret)
+			ret = r;
+	}
+	int r = write_metadata(w);
+	if (r && !ret)
+		ret = r;
+	w->err = ret;
+	return ret;
+}
+
+void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
+{
+	if (!w)
+		return;
+	if (!w->closed)
+		trawl_ctf_writer_close(w);
+	for (size_t i = 0; i < w->nstreams; i++) {
+		free(w->streams[i]->buf);
+		free(w->streams[i]->name);
+		free(w->streams[i]);
+	}
+	free(w->streams);
+	arena_free(w->arena);
+	free(w->path);
+	free(w);
+}
