@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-info.c - `trawl info`: decodes every event of the traces under the
+ * given paths and summarizes them per host and per trace: domain, tracer,
+ * clock, streams (file, cpu, packets, events, discarded, bytes), event
+ * counts per class, time range; then the totals and the decode rate.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "trawl/ctf.h"
+
+static void info_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: trawl info [<options>] <path>...\n"
+		"\n"
+		"Decodes every event of the CTF traces found under each path and prints,\n"
+		"per host and per trace: domain, tracer, clock, streams, event counts per\n"
+		"class and time range; then the totals. The decode rate goes to stderr.\n"
+		"\n"
+		"  -H, --host <glob>   only traces whose env hostname matches (repeatable)\n"
+		"      --json          one JSON object on stdout instead of text\n"
+		"      --clock-gmt     print dates in UTC instead of local time\n"
+		"  -h, --help          this help\n");
+}
+
+/* Per event class counts, keyed by the class pointer. */
+struct cls_count {
+	const struct trawl_ctf_event_class *cls;
+	const struct trawl_reader_trace *trace;
+	uint64_t n;
+};
+
+struct counts {
+	struct cls_count *tab;
+	size_t cap, used;
+};
+
+static size_t hash_ptr(const void *p)
+{
+	return (size_t)(((uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
+static struct cls_count *count_slot(struct counts *c, const struct trawl_ctf_event_class *cls)
+{
+	size_t j;
+
+	if ((c->used + 1) * 2 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 256;
+		struct cls_count *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->tab[i].cls)
+				continue;
+			for (j = hash_ptr(c->tab[i].cls) & (ncap - 1); nt[j].cls; j = (j + 1) & (ncap - 1))
+				;
+			nt[j] = c->tab[i];
+		}
+		free(c->tab);
+		c->tab = nt;
+		c->cap = ncap;
+	}
+	for (j = hash_ptr(cls) & (c->cap - 1); c->tab[j].cls; j = (j + 1) & (c->cap - 1))
+		if (c->tab[j].cls == cls)
+			return &c->tab[j];
+	c->tab[j].cls = cls;
+	c->used++;
+	return &c->tab[j];
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct cls_count *x = *(const struct cls_count *const *)a;
+	const struct cls_count *y = *(const struct cls_count *const *)b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->cls->name ? x->cls->name : "", y->cls->name ? y->cls->name : "");
+}
+
+/* Per trace totals. */
+struct trace_sum {
+	const struct trawl_reader_trace *t;
+	uint64_t events, discarded, packets, bytes;
+	int64_t first, last;
+	size_t nstreams;
+};
+
+static int by_host(const void *a, const void *b)
+{
+	const struct trace_sum *x = a, *y = b;
+	int c = strcmp(trawl_reader_trace_hostname(x->t), trawl_reader_trace_hostname(y->t));
+
+	return c ? c : strcmp(trawl_reader_trace_path(x->t), trawl_reader_trace_path(y->t));
+}
+
+static bool gmt;
+
+/* "2023-11-14 22:13:20.000001000" (local time unless --clock-gmt) */
+static const char *date(int64_t ns, char *buf, size_t len)
+{
+	time_t s = (time_t)(ns / 1000000000);
+	int64_t frac = ns % 1000000000;
+	struct tm tm;
+	size_t n;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		s--;
+	}
+	if (!(gmt ? gmtime_r(&s, &tm) : localtime_r(&s, &tm)))
+		return "?";
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%09" PRId64, frac);
+	return buf;
+}
+
+static const char *env_str(const struct trawl_ctf_trace *m, const char *key, char *buf, size_t len)
+{
+	const struct trawl_ctf_env *e = m ? trawl_ctf_trace_env(m, key) : NULL;
+
+	if (!e)
+		return "";
+	if (e->is_int) {
+		snprintf(buf, len, "%" PRId64, e->ival);
+		return buf;
+	}
+	return e->sval ? e->sval : "";
+}
+
+static void fmt_uuid(const uint8_t u[16], char out[37])
+{
+	static const char hx[] = "0123456789abcdef";
+	int o = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hx[u[i] >> 4];
+		out[o++] = hx[u[i] & 15];
+	}
+	out[o] = 0;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void print_duration(int64_t first, int64_t last)
+{
+	int64_t d = last - first;
+
+	printf("%" PRId64 ".%09" PRId64 " s", d / 1000000000, d % 1000000000);
+}
+
+static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_t ncls)
+{
+	const struct trawl_ctf_trace *m = trawl_reader_trace_meta(ts->t);
+	char b1[64], b2[64], b3[64];
+
+	printf("  trace %s\n", trawl_reader_trace_path(ts->t));
+	printf("    domain      %s\n", env_str(m, "domain", b1, sizeof(b1))[0] ?
+	       env_str(m, "domain", b1, sizeof(b1)) : "-");
+	printf("    tracer      %s %s.%s\n", env_str(m, "tracer_name", b1, sizeof(b1)),
+	       env_str(m, "tracer_major", b2, sizeof(b2)),
+	       env_str(m, "tracer_minor", b3, sizeof(b3)));
+	for (size_t i = 0; m && i < m->nclocks; i++) {
+		const struct trawl_ctf_clock *ck = &m->clocks[i];
+		char u[37] = "-";
+
+		if (ck->has_uuid)
+			fmt_uuid(ck->uuid, u);
+		printf("    clock       %s, %" PRIu64 " Hz, offset %" PRId64 " s + %" PRId64
+		       " cycles, uuid %s%s\n", ck->name, ck->freq, ck->offset_s, ck->offset, u,
+		       ck->absolute ? ", absolute" : "");
+	}
+	if (ts->events) {
+		printf("    first       %s  (%" PRId64 " ns)\n", date(ts->first, b1, sizeof(b1)),
+		       ts->first);
+		printf("    last        %s  (%" PRId64 " ns)\n", date(ts->last, b1, sizeof(b1)),
+		       ts->last);
+		printf("    duration    ");
+		print_duration(ts->first, ts->last);
+		putchar('\n');
+	}
+	printf("    events      %" PRIu64 ", discarded %" PRIu64 ", packets %" PRIu64
+	       ", bytes %" PRIu64 "\n", ts->events, ts->discarded, ts->packets, ts->bytes);
+	printf("    streams     %-24s %5s %9s %12s %10s %12s\n", "file", "cpu", "packets",
+	       "events", "discarded", "bytes");
+	for (size_t i = 0; i < trawl_reader_trace_nstreams(ts->t); i++) {
+		const struct trawl_reader_stream *s = trawl_reader_trace_stream(ts->t, i);
+		struct trawl_reader_stream_stats st;
+
+		trawl_reader_stream_stats(s, &st);
+		printf("                %-24s %5" PRIu32 " %9" PRIu64 " %12" PRIu64 " %10" PRIu64
+		       " %12" PRIu64 "\n", base(trawl_reader_stream_path(s)), st.cpu, st.packets,
+		       st.events, st.discarded, st.bytes);
+	}
+	printf("    event classes %12s  %s\n", "count", "name");
+	for (size_t i = 0; i < ncls; i++)
+		if (cls[i]->trace == ts->t)
+			printf("                  %12" PRIu64 "  %s\n", cls[i]->n,
+			       cls[i]->cls->name ? cls[i]->cls->name : "<unknown>");
+}
+
+static void json_trace(const struct trace_sum *ts, struct cls_count **cls, size_t ncls)
+{
+	const struct trawl_ctf_trace *m = trawl_reader_trace_meta(ts->t);
+	char b[64];
+	bool first = true;
+
+	printf("{\"path\":");
+	json_str(trawl_reader_trace_path(ts->t));
+	printf(",\"hostname\":");
+	json_str(trawl_reader_trace_hostname(ts->t));
+	printf(",\"domain\":");
+	json_str(env_str(m, "domain", b, sizeof(b)));
+	printf(",\"tracer_name\":");
+	json_str(env_str(m, "tracer_name", b, sizeof(b)));
+	printf(",\"clocks\":[");
+	for (size_t i = 0; m && i < m->nclocks; i++) {
+		const struct trawl_ctf_clock *ck = &m->clocks[i];
+		char u[37] = "";
+
+		if (ck->has_uuid)
+			fmt_uuid(ck->uuid, u);
+		printf("%s{\"name\":", i ? "," : "");
+		json_str(ck->name);
+		printf(",\"freq\":%" PRIu64 ",\"offset_s\":%" PRId64 ",\"offset\":%" PRId64
+		       ",\"uuid\":", ck->freq, ck->offset_s, ck->offset);
+		json_str(u);
+		printf(",\"absolute\":%s}", ck->absolute ? "true" : "false");
+	}
+	printf("],\"events\":%" PRIu64 ",\"discarded\":%" PRIu64 ",\"packets\":%" PRIu64
+	       ",\"bytes\":%" PRIu64, ts->events, ts->discarded, ts->packets, ts->bytes);
+	if (ts->events)
+		printf(",\"first_ts\":%" PRId64 ",\"last_ts\":%" PRId64, ts->first, ts->last);
+	printf(",\"streams\":[");
+	for (size_t i = 0; i < trawl_reader_trace_nstreams(ts->t); i++) {
+		const struct trawl_reader_stream *s = trawl_reader_trace_stream(ts->t, i);
+		struct trawl_reader_stream_stats st;
+
+		trawl_reader_stream_stats(s, &st);
+		printf("%s{\"path\":", i ? "," : "");
+		json_str(trawl_reader_stream_path(s));
+		printf(",\"cpu\":%" PRIu32 ",\"packets\":%" PRIu64 ",\"events\":%" PRIu64
+		       ",\"discarded\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", st.cpu, st.packets,
+		       st.events, st.discarded, st.bytes);
+	}
+	printf("],\"event_classes\":[");
+	for (size_t i = 0; i < ncls; i++) {
+		if (cls[i]->trace != ts->t)
+			continue;
+		printf("%s{\"name\":", first ? "" : ",");
+		json_str(cls[i]->cls->name ? cls[i]->cls->name : "");
+		printf(",\"count\":%" PRIu64 "}", cls[i]->n);
+		first = false;
+	}
+	printf("]}");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 1 },
+		{ "clock-gmt", no_argument, NULL, 2 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct trawl_reader *r = NULL;
+	struct counts cc = { 0 };
+	struct trace_sum *sums = NULL;
+	struct cls_count **cls = NULL;
+	const char **hosts = NULL;
+	size_t nhosts = 0, ntr = 0, ncls = 0;
+	const struct trawl_event *ev;
+	struct timespec t0, t1;
+	bool json = false;
+	char err[1024];
+	int c, rc, status = 0;
+	uint64_t total = 0, nerr = 0;
+
+	optind = 1;
+	gmt = false;
+	while ((c = getopt_long(argc, argv, "H:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H': {
+			const char **nh = realloc(hosts, (nhosts + 1) * sizeof(*hosts));
+
+			if (!nh)
+				return die_msg("out of memory");
+			hosts = nh;
+			hosts[nhosts++] = optarg;
+			break;
+		}
+		case 1:
+			json = true;
+			break;
+		case 2:
+			gmt = true;
+			break;
+		case 'h':
+			info_usage(stdout);
+			return 0;
+		default:
+			info_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "trawl info: no trace path given\n");
+		info_usage(stderr);
+		free(hosts);
+		return 2;
+	}
+	ro.hosts = hosts;
+	ro.nhosts = nhosts;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
+			     err, sizeof(err));
+	if (!r) {
+		status = die_msg("%s", err);
+		goto out;
+	}
+
+	/* Decode everything. */
+	const struct trawl_ctf_event_class *last = NULL;
+	struct cls_count *lastc = NULL;
+
+	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+		if (rc < 0) {
+			die_msg("%s", trawl_reader_error(r));
+			nerr++;
+			status = 1;
+			continue;
+		}
+		total++;
+		if (ev->cls != last) {
+			lastc = count_slot(&cc, ev->cls);
+			if (!lastc) {
+				status = die_msg("out of memory");
+				goto out;
+			}
+			if (!lastc->trace && ev->stream)
+				lastc->trace = trawl_reader_stream_trace(ev->stream);
+			last = ev->cls;
+		}
+		lastc->n++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	/* Per trace sums, traces grouped by host. */
+	ntr = trawl_reader_ntraces(r);
+	sums = calloc(ntr ? ntr : 1, sizeof(*sums));
+	cls = calloc(cc.used ? cc.used : 1, sizeof(*cls));
+	if (!sums || !cls) {
+		status = die_msg("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < cc.cap; i++)
+		if (cc.tab[i].cls)
+			cls[ncls++] = &cc.tab[i];
+	qsort(cls, ncls, sizeof(*cls), by_count);
+	for (size_t i = 0; i < ntr; i++) {
+		struct trace_sum *ts = &sums[i];
+
+		ts->t = trawl_reader_trace_at(r, i);
+		ts->first = INT64_MAX;
+		ts->last = INT64_MIN;
+		ts->nstreams = trawl_reader_trace_nstreams(ts->t);
+		for (size_t j = 0; j < ts->nstreams; j++) {
+			struct trawl_reader_stream_stats st;
+
+			trawl_reader_stream_stats(trawl_reader_trace_stream(ts->t, j), &st);
+			ts->events += st.events;
+			ts->discarded += st.discarded;
+			ts->packets += st.packets;
+			ts->bytes += st.bytes;
+			if (st.events && st.first_ts < ts->first)
+				ts->first = st.first_ts;
+			if (st.events && st.last_ts > ts->last)
+				ts->last = st.last_ts;
+		}
+	}
+	qsort(sums, ntr, sizeof(*sums), by_host);
+
+	struct trace_sum all = { .first = INT64_MAX, .last = INT64_MIN };
+	size_t nhost = 0;
+
+	for (size_t i = 0; i < ntr; i++) {
+		all.events += sums[i].events;
+		all.discarded += sums[i].discarded;
+		all.packets += sums[i].packets;
+		all.bytes += sums[i].bytes;
+		all.nstreams += sums[i].nstreams;
+		if (sums[i].events && sums[i].first < all.first)
+			all.first = sums[i].first;
+		if (sums[i].events && sums[i].last > all.last)
+			all.last = sums[i].last;
+		if (i == 0 || strcmp(trawl_reader_trace_hostname(sums[i].t),
+				     trawl_reader_trace_hostname(sums[i - 1].t)))
+			nhost++;
+	}
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double rate = secs > 0 ? (double)total / secs : 0;
+
+	if (json) {
+		printf("{\"traces\":[");
+		for (size_t i = 0; i < ntr; i++) {
+			if (i)
+				putchar(',');
+			json_trace(&sums[i], cls, ncls);
+		}
+		printf("],\"total\":{\"hosts\":%zu,\"traces\":%zu,\"streams\":%zu,\"events\":%" PRIu64
+		       ",\"discarded\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
+		       ",\"errors\":%" PRIu64, nhost, ntr, all.nstreams, total, all.discarded,
+		       all.packets, all.bytes, nerr);
+		if (total)
+			printf(",\"first_ts\":%" PRId64 ",\"last_ts\":%" PRId64, all.first, all.last);
+		printf("},\"decode_seconds\":%.6f,\"events_per_second\":%.0f}\n", secs, rate);
+	} else {
+		char b[64];
+
+		for (size_t i = 0; i < ntr; i++) {
+			const char *h = trawl_reader_trace_hostname(sums[i].t);
+
+			if (i == 0 || strcmp(h, trawl_reader_trace_hostname(sums[i - 1].t)))
+				printf("%shost %s\n", i ? "\n" : "", h[0] ? h : "(no hostname)");
+			text_trace(&sums[i], cls, ncls);
+		}
+		printf("\ntotal: %zu host%s, %zu trace%s, %zu streams, %" PRIu64 " events, %" PRIu64
+		       " discarded, %" PRIu64 " packets, %" PRIu64 " bytes\n", nhost,
+		       nhost == 1 ? "" : "s", ntr, ntr == 1 ? "" : "s", all.nstreams, total,
+		       all.discarded, all.packets, all.bytes);
+		if (total) {
+			printf("time range: %s", date(all.first, b, sizeof(b)));
+			printf(" .. %s (", date(all.last, b, sizeof(b)));
+			print_duration(all.first, all.last);
+			printf(")\n            %" PRId64 " .. %" PRId64 " ns\n", all.first, all.last);
+		}
+		if (nerr)
+			printf("errors: %" PRIu64 " corrupt stream%s\n", nerr, nerr == 1 ? "" : "s");
+	}
+	fflush(stdout);
+	fprintf(stderr, "trawl info: decoded %" PRIu64 " events in %.3f s: %.2f M events/s\n",
+		total, secs, rate / 1e6);
+out:
+	trawl_reader_free(r);
+	free(cc.tab);
+	free(sums);
+	free(cls);
+	free(hosts);
+	return status;
+}

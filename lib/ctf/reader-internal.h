@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/ctf/reader-internal.h - the CTF reader's compiled decoders, shared by
+ * decode.c (compiler and interpreter) and reader.c (streams, packets, merge).
+ *
+ * A decoder is a flat array of ops compiled once per scope from the model:
+ * structs are flattened (an OP_ALIGN, then their fields), arrays, sequences
+ * and variants own the `body` ops that follow them. Fields that a sequence
+ * length or a variant tag refers to store their value into a register
+ * (`reg`), numbered per trace. Packet header/context fields with a meaning
+ * for the reader (magic, stream_id, content_size, ...) carry a `role`.
+ *
+ * Each event class also gets, when its whole body (stream event context,
+ * event context, payload) is made of byte-sized, byte-aligned little-endian
+ * scalars, static arrays of them and text arrays, a "fixed" layout: a list
+ * of (byte offset, kind) entries decoded with straight loads.
+ *
+ * Everything one decoder needs lives in one malloc'd block stored in the
+ * model's priv pointer, released with free() by trawl_ctf_trace_free().
+ */
+#ifndef TRAWL_CTF_READER_INTERNAL_H
+#define TRAWL_CTF_READER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+enum op_code {
+	OP_INT,		/* also enums */
+	OP_FLOAT,
+	OP_STRING,
+	OP_TEXT,	/* array (count) or sequence (src) of 8-bit chars: one .s */
+	OP_ARRAY,	/* count elements of the body */
+	OP_SEQ,		/* regs[src] elements of the body */
+	OP_VARIANT,	/* option chosen by regs[src] through ranges */
+	OP_ALIGN,	/* a struct's alignment */
+};
+
+#define OPF_SIGN	0x01
+#define OPF_BE		0x02
+#define OPF_CLOCK	0x04	/* updates the stream clock (size bits) */
+
+enum role {
+	ROLE_NONE,
+	ROLE_MAGIC,
+	ROLE_UUID,		/* value: bit position of the array */
+	ROLE_STREAM_ID,
+	ROLE_STREAM_INSTANCE_ID,
+	ROLE_TS_BEGIN,
+	ROLE_TS_END,
+	ROLE_CONTENT_SIZE,
+	ROLE_PACKET_SIZE,
+	ROLE_DISCARDED,
+	ROLE_CPU,
+	ROLE_SEQ_NUM,
+	ROLE_EVENT_ID,
+	NROLES,
+};
+
+struct op {
+	uint8_t code;
+	uint8_t flags;
+	uint8_t role;
+	uint8_t size;		/* INT/FLOAT: bits, 1..64 */
+	uint32_t align;		/* bits, power of two */
+	int32_t reg;		/* >= 0: store the value into regs[reg] */
+	int32_t src;		/* SEQ/TEXT(seq)/VARIANT: register read, else -1 */
+	uint32_t body;		/* ARRAY/SEQ/VARIANT: ops owned after this one */
+	uint32_t minbits;	/* ARRAY/SEQ: least bits one element takes */
+	uint64_t count;		/* ARRAY/TEXT: static length */
+	uint32_t vr, nvr;	/* VARIANT: ranges[vr .. vr+nvr) */
+	uint32_t vo, nvo;	/* VARIANT: vopts[vo .. vo+nvo) */
+};
+
+struct vrange {
+	uint64_t lo, hi;	/* inclusive; compared signed when the op says */
+	uint32_t opt;
+	uint32_t sign;
+};
+
+struct vopt {
+	uint32_t start, len;	/* ops, relative to the op after the variant */
+};
+
+struct prog {
+	const struct op *ops;
+	uint32_t nops;
+	const struct vrange *ranges;
+	const struct vopt *vopts;
+};
+
+enum fixed_kind {
+	FK_INT,		/* ((int64)(load64 << sh) >> sh) & mask: any 8..64-bit LE int */
+	FK_F32,
+	FK_CONST,	/* an array's element count: mask */
+	FK_TEXT,	/* a char array of mask bytes: .s up to its first NUL */
+};
+
+struct fent {
+	uint32_t off;		/* bytes from the start of the body */
+	uint8_t kind;
+	uint8_t sh;		/* FK_INT: 64 - bits */
+	uint8_t bytes;		/* FK_INT: bits / 8 */
+	uint8_t pad;
+	uint64_t mask;		/* FK_INT: ~0 if signed else low bits; see kinds */
+};
+
+/* cls->priv */
+struct ec_dec {
+	struct prog body;	/* stream event context + context + payload */
+	const struct fent *fix;
+	uint32_t nfix;		/* tape entries when fixed */
+	uint32_t fixed_bytes;
+	bool fixed;
+	bool all_int;		/* fixed, and every entry is FK_INT */
+	bool fast;		/* fixed and wanted: the reader's fast path */
+	bool wanted;		/* passes the reader's event filter */
+	bool empty;		/* no body at all */
+};
+
+enum hdr_kind { HDR_NONE, HDR_GENERIC, HDR_COMPACT, HDR_LARGE };
+
+/* sc->priv */
+struct sc_dec {
+	struct prog pc;		/* packet context (may have no ops) */
+	struct prog eh;		/* event header (generic) */
+	enum hdr_kind hdr;
+	int32_t clock;		/* index in trace->clocks, or -1 */
+	uint32_t clock_bits_begin;	/* unused: timestamp_begin is full */
+	/* event id -> class: a direct table when ids are dense */
+	const struct trawl_ctf_event_class **byid;
+	uint64_t nbyid;
+	const struct trawl_ctf_event_class **sorted;	/* else sorted by id */
+	uint64_t nsorted;
+	const struct trawl_ctf_event_class *only;	/* single class */
+};
+
+/* Per-trace compile result that is not stored in the model. */
+struct trace_dec {
+	struct prog ph;		/* packet header */
+	void *ph_mem;		/* malloc'd block of ph */
+	uint32_t nregs;
+};
+
+/* The decode state of one stream. */
+struct dctx {
+	const uint8_t *pkt;		/* packet start */
+	uint64_t pos, end;		/* bits from pkt */
+	union trawl_ctf_value *tape;
+	uint32_t nv, cap;
+	uint64_t *regs;
+	uint64_t roles[NROLES];
+	uint32_t rolemask;
+	uint64_t clock;
+	const char *why;		/* on error */
+	uint64_t errpos;		/* bits from pkt */
+	char whybuf[96];
+};
+
+/*
+ * Compiles every decoder of a trace: packet header into td, stream classes
+ * and event classes into their priv. Event classes whose name matches none
+ * of the globs (when nevents > 0) get wanted = false. Returns 0 or -errno
+ * with a message in err. On failure, whatever was compiled stays in the
+ * model's priv pointers (freed by trawl_ctf_trace_free) and td->ph_mem.
+ */
+TRAWL_HIDDEN int ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
+				   const char *const *events, size_t nevents,
+				   char *err, size_t errlen);
+
+/*
+ * A reader over in-memory stream buffers of one trace whose model the caller
+ * owns (parsed once; must outlive the reader; its decoders are recompiled
+ * for these options). Streams are named "mem/s_N". For fuzzing and tests.
+ */
+TRAWL_HIDDEN struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta,
+						 const uint8_t *const *bufs, const size_t *lens,
+						 size_t n, const struct trawl_reader_opts *o,
+						 char *err, size_t errlen);
+
+/* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
+TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
+
+/* Grows the tape to hold at least one more value; 0 or -EBADMSG/-ENOMEM. */
+TRAWL_HIDDEN int ctf_tape_grow(struct dctx *c);
+
+/* Length of the text in p[0..n) up to its first NUL. */
+static inline uint32_t ctf_text_len(const uint8_t *p, uint32_t n)
+{
+	uint32_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x;
+		memcpy(&x, p + i, 8);
+		uint64_t z = (x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080);
+		if (z)
+			return i + (uint32_t)__builtin_ctzll(z) / 8;
+	}
+	for (; i < n; i++)
+		if (!p[i])
+			return i;
+	return n;
+}
+
+static inline void fixed_slow(union trawl_ctf_value *v, const struct fent *f, const uint8_t *q)
+{
+	switch (f->kind) {
+	case FK_INT: {
+		uint64_t x = 0;
+		memcpy(&x, q, f->bytes);	/* little-endian host */
+		v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
+		break;
+	}
+	case FK_F32: {
+		float x;
+		memcpy(&x, q, 4);
+		v->d = x;
+		break;
+	}
+	case FK_CONST:
+		v->n = f->mask;
+		break;
+	case FK_TEXT:
+		v->s.p = (const char *)q;
+		v->s.len = ctf_text_len(q, (uint32_t)f->mask);
+		break;
+	}
+}
+
+/*
+ * Decodes a fixed-layout body at p into the tape (its capacity is ensured
+ * at open). `slack`: at least 7 readable bytes follow the body, so every
+ * integer is one unaligned 8-byte load, shifted into place.
+ */
+static inline __attribute__((always_inline))
+void ctf_decode_fixed(struct dctx *c, const struct ec_dec *d, const uint8_t *p, bool slack)
+{
+	union trawl_ctf_value *v = c->tape;
+	const struct fent *f = d->fix, *e = f + d->nfix;
+	if (likely(slack && d->all_int)) {
+		for (; f < e; f++, v++) {
+			uint64_t x;
+			memcpy(&x, p + f->off, 8);
+			v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
+		}
+	} else if (slack) {
+		for (; f < e; f++, v++) {
+			if (likely(f->kind == FK_INT)) {
+				uint64_t x;
+				memcpy(&x, p + f->off, 8);
+				v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
+			} else {
+				fixed_slow(v, f, p + f->off);
+			}
+		}
+	} else {
+		for (; f < e; f++, v++)
+			fixed_slow(v, f, p + f->off);
+	}
+	c->nv = d->nfix;
+}
+
+static inline uint64_t ctf_clock_update(uint64_t prev, uint64_t v, unsigned bits)
+{
+	if (bits >= 64)
+		return v;
+	uint64_t mask = (UINT64_C(1) << bits) - 1;
+	uint64_t n = (prev & ~mask) | v;
+	if (v < (prev & mask))
+		n += mask + 1;
+	return n;
+}
+
+#endif

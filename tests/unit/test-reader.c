@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CTF reader: values of every type, bit-fields in both byte orders,
+ * timestamp reconstruction, extended headers, the merge across streams and
+ * traces, filters, corrupt inputs and statistics. Traces are written by hand
+ * here (metadata text + bit-exact stream files) so the reader is checked
+ * against the CTF 1.8 layout rules rather than against our own writer; a
+ * last part reads back what the writer writes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "trawl/ctf.h"
+
+static char root[256];
+
+/* ------------------------------------------------------------ bit writer */
+
+/* CTF bit order: little-endian fields fill each byte from its LSB,
+ * big-endian ones from its MSB; alignment is relative to the buffer start,
+ * which is where each test packet starts (packets are multiples of 8 bytes). */
+struct bw {
+	uint8_t *b;
+	size_t cap;
+	uint64_t pos;	/* bits */
+};
+
+static void bw_init(struct bw *w, size_t cap)
+{
+	w->b = calloc(1, cap);
+	w->cap = cap;
+	w->pos = 0;
+}
+
+static void bw_align(struct bw *w, unsigned a)
+{
+	w->pos = (w->pos + a - 1) / a * a;
+}
+
+static void bw_put(struct bw *w, uint64_t v, unsigned size, bool be)
+{
+	for (unsigned k = 0; k < size; k++) {
+		uint64_t p = w->pos + k;
+		if (p / 8 >= w->cap)
+			abort();
+		if (!be) {
+			if (v >> k & 1)
+				w->b[p / 8] |= (uint8_t)(1u << (p % 8));
+		} else {
+			if (v >> (size - 1 - k) & 1)
+				w->b[p / 8] |= (uint8_t)(0x80u >> (p % 8));
+		}
+	}
+	w->pos += size;
+}
+
+static void bw_int(struct bw *w, uint64_t v, unsigned size, unsigned align)
+{
+	bw_align(w, align);
+	bw_put(w, v, size, false);
+}
+
+static void bw_bytes(struct bw *w, const void *p, size_t n)
+{
+	bw_align(w, 8);
+	for (size_t i = 0; i < n; i++)
+		bw_put(w, ((const uint8_t *)p)[i], 8, false);
+}
+
+static void bw_set64(struct bw *w, uint64_t bitpos, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		w->b[bitpos / 8 + (unsigned)i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ------------------------------------------------------- packets, events */
+
+static const uint8_t UUID1[16] = { 0x0b, 0xad, 0xc0, 0xde, 0x12, 0x34, 0x43, 0x21,
+				   0x88, 0x88, 0, 0, 0, 0, 0, 1 };
+
+struct pk {
+	uint64_t start, content_at, size_at;
+};
+
+static struct pk pkt_begin(struct bw *w, uint32_t magic, uint32_t sid, uint64_t tsb, uint64_t tse,
+			   uint64_t disc, uint32_t cpu)
+{
+	struct pk p;
+	bw_align(w, 64);
+	p.start = w->pos;
+	bw_int(w, magic, 32, 8);
+	bw_bytes(w, UUID1, 16);
+	bw_int(w, sid, 32, 8);
+	bw_int(w, tsb, 64, 8);
+	bw_int(w, tse, 64, 8);
+	p.content_at = w->pos;
+	bw_int(w, 0, 64, 8);
+	p.size_at = w->pos;
+	bw_int(w, 0, 64, 8);
+	bw_int(w, disc, 64, 8);
+	bw_int(w, cpu, 32, 8);
+	return p;
+}
+
+/* Ends a packet: content ends here (or `content` bits from the start when
+ * nonzero), padded to a multiple of 64 bytes plus `pad` bytes. */
+static void pkt_end(struct bw *w, struct pk *p, uint64_t content, uint64_t pad)
+{
+	uint64_t c = content ? content : w->pos - p->start;
+	bw_align(w, 512);
+	w->pos += pad * 8;
+	bw_set64(w, p->content_at, c);
+	bw_set64(w, p->size_at, w->pos - p->start);
+}
+
+static void ev_compact(struct bw *w, uint32_t id, uint64_t ts, bool extended)
+{
+	bw_align(w, 8);
+	if (!extended && id < 31) {
+		bw_put(w, id, 5, false);
+		bw_put(w, ts & ((1u << 27) - 1), 27, false);
+	} else {
+		bw_put(w, 31, 5, false);
+		bw_int(w, id, 32, 8);
+		bw_int(w, ts, 64, 8);
+	}
+}
+
+static void write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[512];
+	mkdir(dir, 0777);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, n, f) != n)
+		abort();
+	fclose(f);
+}
+
+static void write_bw(const char *dir, const char *name, struct bw *w)
+{
+	write_file(dir, name, w->b, (size_t)((w->pos + 7) / 8));
+	free(w->b);
+}
+
+/* ------------------------------------------------------------- metadata */
+
+static const char META_FMT[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	"trace {\n"
+	"	major = 1; minor = 8;\n"
+	"	uuid = \"0badc0de-1234-4321-8888-000000000001\";\n"
+	"	byte_order = le;\n"
+	"	packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n"
+	"};\n"
+	"env { hostname = \"%s\"; domain = \"ust\"; };\n"
+	"clock { name = \"mono\"; freq = %llu; offset_s = %lld; offset = %lld; absolute = true; };\n"
+	"typealias integer { size = 27; align = 1; signed = false; map = clock.mono.value; } := uint27_clock_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.mono.value; } := uint64_clock_t;\n"
+	"struct packet_context {\n"
+	"	uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n"
+	"	uint64_t content_size; uint64_t packet_size; uint64_t events_discarded; uint32_t cpu_id;\n"
+	"};\n"
+	"struct event_header_compact {\n"
+	"	enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	"	variant <id> {\n"
+	"		struct { uint27_clock_t timestamp; } compact;\n"
+	"		struct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
+	"	} v;\n"
+	"} align(8);\n"
+	"stream { id = 0; event.header := struct event_header_compact;\n"
+	"	packet.context := struct packet_context; };\n"
+	"stream { id = 1; event.header := struct { uint16_t id; uint64_clock_t timestamp; } align(8);\n"
+	"	packet.context := struct packet_context;\n"
+	"	event.context := struct { uint32_t _vtid; }; };\n"
+	"event { name = \"simple\"; id = 0; stream_id = 0;\n"
+	"	fields := struct { uint32_t _a; integer { size = 64; align = 8; signed = true; } _b; }; };\n"
+	"event { name = \"other\"; id = 40; stream_id = 0; fields := struct { uint16_t _x; }; };\n"
+	"event { name = \"types\"; id = 1; stream_id = 0; fields := struct {\n"
+	"	uint8_t _u8;\n"
+	"	integer { size = 8; align = 8; signed = true; } _s8;\n"
+	"	uint16_t _u16;\n"
+	"	integer { size = 16; align = 8; signed = true; } _s16;\n"
+	"	uint32_t _u32;\n"
+	"	integer { size = 32; align = 8; signed = true; } _s32;\n"
+	"	uint64_t _u64;\n"
+	"	integer { size = 64; align = 8; signed = true; } _s64;\n"
+	"	integer { size = 3; align = 1; signed = false; } _b3;\n"
+	"	integer { size = 7; align = 1; signed = true; } _b7;\n"
+	"	integer { size = 1; align = 1; signed = false; } _b1;\n"
+	"	integer { size = 64; align = 1; signed = false; } _b64;\n"
+	"	integer { size = 5; align = 1; signed = true; } _b5;\n"
+	"	integer { size = 13; align = 8; signed = false; byte_order = be; } _be13;\n"
+	"	integer { size = 3; align = 1; signed = false; byte_order = be; } _be3;\n"
+	"	integer { size = 9; align = 1; signed = true; byte_order = be; } _be9;\n"
+	"	integer { size = 39; align = 1; signed = false; byte_order = be; } _be39;\n"
+	"	floating_point { exp_dig = 8; mant_dig = 24; byte_order = le; align = 8; } _f32;\n"
+	"	floating_point { exp_dig = 11; mant_dig = 53; byte_order = le; align = 64; } _f64;\n"
+	"	floating_point { exp_dig = 11; mant_dig = 53; byte_order = be; align = 8; } _f64be;\n"
+	"	enum : uint8_t { ZERO = 0, SOME = 1 ... 5, SIX = 6 } _e;\n"
+	"	string _str;\n"
+	"	integer { size = 8; align = 8; signed = false; encoding = UTF8; } _comm[8];\n"
+	"	uint16_t _n;\n"
+	"	uint16_t _seq[_n];\n"
+	"	struct { uint8_t _a; integer { size = 16; align = 8; signed = true; } _b; } _arr[2];\n"
+	"	enum : uint8_t { INT = 0, STR = 1 } _tag;\n"
+	"	variant <_tag> { integer { size = 32; align = 8; signed = true; } INT; string STR; } _v;\n"
+	"	struct { uint8_t _x; struct { uint32_t _y; } _inner; } _nest;\n"
+	"	integer { size = 32; align = 8; signed = false; byte_order = be; } _be32;\n"
+	"	uint8_t _seq2[stream.packet.context.cpu_id];\n"
+	"	uint8_t _seq3[event.fields._n];\n"
+	"}; };\n"
+	"event { name = \"gen\"; id = 7; stream_id = 1; fields := struct {\n"
+	"	integer { size = 32; align = 32; signed = true; } _x; string _s; }; };\n";
+
+static void write_meta(const char *dir, const char *host, uint64_t freq, int64_t off_s, int64_t off)
+{
+	char buf[8192];
+	int n = snprintf(buf, sizeof(buf), META_FMT, host, (unsigned long long)freq,
+			 (long long)off_s, (long long)off);
+	write_file(dir, "metadata", buf, (size_t)n);
+}
+
+static void ev_simple(struct bw *w, uint64_t ts, uint32_t a, int64_t b)
+{
+	ev_compact(w, 0, ts, false);
+	bw_int(w, a, 32, 8);
+	bw_int(w, (uint64_t)b, 64, 8);
+}
+
+static uint64_t f64bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	return u;
+}
+
+static void ev_types(struct bw *w, uint64_t ts, int tag)
+{
+	float f = 1.5f;
+	uint32_t fb;
+	memcpy(&fb, &f, 4);
+	ev_compact(w, 1, ts, false);
+	bw_align(w, 64);	/* the payload struct is aligned like its double */
+	bw_int(w, 250, 8, 8);
+	bw_int(w, (uint8_t)-100, 8, 8);
+	bw_int(w, 65000, 16, 8);
+	bw_int(w, (uint16_t)-30000, 16, 8);
+	bw_int(w, 4000000000u, 32, 8);
+	bw_int(w, (uint32_t)-2000000000, 32, 8);
+	bw_int(w, UINT64_C(18000000000000000000), 64, 8);
+	bw_int(w, (uint64_t)(INT64_MIN + 1), 64, 8);
+	bw_put(w, 5, 3, false);			/* b3 */
+	bw_put(w, (uint64_t)-37 & 0x7f, 7, false);	/* b7 */
+	bw_put(w, 1, 1, false);			/* b1 */
+	bw_put(w, UINT64_C(0x8123456789abcdef), 64, false);
+	bw_put(w, (uint64_t)-9 & 0x1f, 5, false);	/* b5 */
+	bw_align(w, 8);
+	bw_put(w, 0x1abc, 13, true);
+	bw_put(w, 6, 3, true);
+	bw_put(w, (uint64_t)-200 & 0x1ff, 9, true);
+	bw_put(w, UINT64_C(0x5a5a5a5a5a), 39, true);
+	bw_int(w, fb, 32, 8);
+	bw_int(w, f64bits(-2.25e100), 64, 64);
+	bw_align(w, 8);
+	bw_put(w, f64bits(3.0625), 64, true);
+	bw_int(w, 3, 8, 8);			/* e: SOME */
+	bw_bytes(w, "hello", 6);
+	bw_bytes(w, "comm\0\0\0\0", 8);
+	bw_int(w, 3, 16, 8);			/* n */
+	bw_int(w, 11, 16, 8);
+	bw_int(w, 22, 16, 8);
+	bw_int(w, 33, 16, 8);
+	bw_int(w, 7, 8, 8);			/* arr[0] */
+	bw_int(w, (uint16_t)-7, 16, 8);
+	bw_int(w, 8, 8, 8);			/* arr[1] */
+	bw_int(w, 8000, 16, 8);
+	bw_int(w, (uint64_t)tag, 8, 8);
+	if (tag == 0)
+		bw_int(w, (uint32_t)-123456, 32, 8);
+	else
+		bw_bytes(w, "variant!", 9);
+	bw_int(w, 99, 8, 8);			/* nest.x */
+	bw_int(w, 123456789, 32, 8);		/* nest.inner.y */
+	bw_align(w, 8);
+	bw_put(w, 0xdeadbeef, 32, true);	/* be32 */
+	bw_int(w, 0xaa, 8, 8);			/* seq2 (cpu_id = 2) */
+	bw_int(w, 0xbb, 8, 8);
+	bw_int(w, 1, 8, 8);			/* seq3 (n = 3) */
+	bw_int(w, 2, 8, 8);
+	bw_int(w, 3, 8, 8);
+}
+
+static struct trawl_reader *open1(const char *path, const struct trawl_reader_opts *o,
+				  char *err, size_t errlen)
+{
+	const char *paths[] = { path };
+	return trawl_reader_new(paths, 1, o, err, errlen);
+}
+
+/* ------------------------------------------------------------ the tests */
+
+#define BASE_NS INT64_C(1000000000000)	/* offset_s = 1000 */
+
+static void test_types(void)
+{
+	char dir[300], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/types", root);
+	write_meta(dir, "hostA", 1000000000, 1000, 0);
+
+	struct bw w;
+	bw_init(&w, 1 << 16);
+	struct pk p = pkt_begin(&w, 0xC1FC1FC1, 0, 100, 500, 0, 2);
+	ev_types(&w, 110, 0);
+	ev_simple(&w, 120, 42, -42);
+	ev_types(&w, 130, 1);
+	ev_compact(&w, 40, 140, false);		/* id 40 needs the extended form */
+	bw_int(&w, 4040, 16, 8);
+	ev_compact(&w, 0, 150, true);		/* extended although id fits */
+	bw_int(&w, 1, 32, 8);
+	bw_int(&w, 2, 64, 8);
+	pkt_end(&w, &p, 0, 0);
+	write_bw(dir, "chan_0", &w);
+
+	/* stream class 1: generic header, event context, align 32 field */
+	bw_init(&w, 1 << 12);
+	p = pkt_begin(&w, 0xC1FC1FC1, 1, 100, 500, 0, 3);
+	for (int i = 0; i < 3; i++) {
+		bw_int(&w, 7, 16, 8);
+		bw_int(&w, 115 + (uint64_t)i * 20, 64, 8);
+		bw_int(&w, 777, 32, 8);	/* vtid */
+		bw_int(&w, (uint32_t)(-5 - i), 32, 32);
+		bw_bytes(&w, i == 1 ? "" : "gen-string", i == 1 ? 1 : 11);
+	}
+	pkt_end(&w, &p, 0, 0);
+	write_bw(dir, "chan_1", &w);
+
+	struct trawl_reader *r = open1(dir, NULL, err, sizeof(err));
+	ok(r, "open types trace (%s)", err);
+	if (!r)
+		return;
+	is_int(trawl_reader_ntraces(r), 1, "one trace");
+	is_str(trawl_reader_trace_hostname(trawl_reader_trace_at(r, 0)), "hostA", "hostname");
+	is_int(trawl_reader_trace_nstreams(trawl_reader_trace_at(r, 0)), 2, "two streams");
+
+	const struct trawl_event *ev;
+	const char *want[] = { "types", "gen", "simple", "types", "gen", "other", "simple", "gen" };
+	const int64_t want_ts[] = { 110, 115, 120, 130, 135, 140, 150, 155 };
+	int n = 0, rc;
+	while ((rc = trawl_reader_next(r, &ev)) == 1) {
+		if (n < 8) {
+			is_str(ev->cls->name, want[n], "event %d is %s", n, want[n]);
+			is_int(ev->ts, BASE_NS + want_ts[n], "event %d ts", n);
+			is_int(ev->cycles, want_ts[n], "event %d cycles", n);
+		}
+		const union trawl_ctf_value *v = ev->values;
+		if (strcmp(ev->cls->name, "types") == 0) {
+			int tag = n == 0 ? 0 : 1;
+			is_int(ev->cpu, 2, "cpu from packet context");
+			is_int(ev->nvalues, 46, "types: 46 values");
+			is_int(v[0].u, 250, "u8");
+			is_int(v[1].i, -100, "s8");
+			is_int(v[2].u, 65000, "u16");
+			is_int(v[3].i, -30000, "s16");
+			is_int(v[4].u, 4000000000u, "u32");
+			is_int(v[5].i, -2000000000, "s32");
+			ok(v[6].u == UINT64_C(18000000000000000000), "u64");
+			ok(v[7].i == INT64_MIN + 1, "s64");
+			is_int(v[8].u, 5, "3-bit bit-field");
+			is_int(v[9].i, -37, "7-bit signed bit-field");
+			is_int(v[10].u, 1, "1-bit bit-field");
+			ok(v[11].u == UINT64_C(0x8123456789abcdef), "64-bit field at bit offset 3 (%#llx)",
+			   (unsigned long long)v[11].u);
+			is_int(v[12].i, -9, "5-bit signed bit-field");
+			is_int(v[13].u, 0x1abc, "13-bit big-endian bit-field");
+			is_int(v[14].u, 6, "3-bit big-endian bit-field");
+			is_int(v[15].i, -200, "9-bit signed big-endian bit-field");
+			ok(v[16].u == UINT64_C(0x5a5a5a5a5a), "39-bit big-endian bit-field");
+			ok(v[17].d == 1.5, "float");
+			ok(v[18].d == -2.25e100, "double aligned on 64 bits");
+			ok(v[19].d == 3.0625, "big-endian double");
+			is_int(v[20].u, 3, "enum value");
+			ok(v[21].s.len == 5 && memcmp(v[21].s.p, "hello", 5) == 0, "string");
+			ok(v[22].s.len == 4 && memcmp(v[22].s.p, "comm", 4) == 0, "char array as text");
+			is_int(v[23].u, 3, "sequence length field");
+			is_int(v[24].n, 3, "sequence count");
+			ok(v[25].u == 11 && v[26].u == 22 && v[27].u == 33, "sequence elements");
+			is_int(v[28].n, 2, "array count");
+			ok(v[29].u == 7 && v[30].i == -7 && v[31].u == 8 && v[32].i == 8000,
+			   "array of structs");
+			is_int(v[33].u, tag, "variant tag");
+			is_int(v[34].n, tag, "variant option index");
+			if (tag == 0)
+				is_int(v[35].i, -123456, "variant int option");
+			else
+				ok(v[35].s.len == 8 && memcmp(v[35].s.p, "variant!", 8) == 0,
+				   "variant string option");
+			ok(v[36].u == 99 && v[37].u == 123456789, "nested structs");
+			is_int(v[38].u, 0xdeadbeef, "big-endian u32");
+			ok(v[39].n == 2 && v[40].u == 0xaa && v[41].u == 0xbb,
+			   "sequence sized by stream.packet.context.cpu_id");
+			ok(v[42].n == 3 && v[43].u == 1 && v[44].u == 2 && v[45].u == 3,
+			   "sequence sized by event.fields._n");
+		} else if (strcmp(ev->cls->name, "simple") == 0) {
+			is_int(ev->nvalues, 2, "simple: 2 values");
+			if (ev->ts == BASE_NS + 120)
+				ok(v[0].u == 42 && v[1].i == -42, "simple values");
+			else
+				ok(v[0].u == 1 && v[1].i == 2, "simple values, extended header");
+		} else if (strcmp(ev->cls->name, "other") == 0) {
+			ok(ev->nvalues == 1 && v[0].u == 4040, "id 40 payload");
+		} else if (strcmp(ev->cls->name, "gen") == 0) {
+			is_int(ev->cpu, 3, "gen cpu");
+			ok(ev->nvalues == 3 && v[0].u == 777, "event context before payload");
+			int k = (int)((ev->cycles - 115) / 20);
+			is_int(v[1].i, -5 - k, "align-32 signed field");
+			is_str(k == 1 ? "" : "gen-string", v[2].s.p, "string %d", k);
+		}
+		n++;
+	}
+	is_int(rc, 0, "end without error (%s)", trawl_reader_error(r));
+	is_int(n, 8, "8 events");
+	trawl_reader_free(r);
+}
+
+/* Timestamps: 27-bit wraps, extended headers, a non-1-GHz clock. */
+static void test_timestamps(void)
+{
+	char dir[300], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/wrap", root);
+	/* 1 MHz clock: 1 cycle = 1000 ns; offset = 500 cycles */
+	write_meta(dir, "hostW", 1000000, 1000, 500);
+	const uint64_t M = UINT64_C(1) << 27;
+	const uint64_t ts[] = { 5 * M - 10, 5 * M - 3, 5 * M + 2, 6 * M - 1, 6 * M + 100,
+				7 * M + 5, 40 * M + 17, 40 * M + 20, 41 * M };
+	const bool ext[] = { 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+	struct bw w;
+	bw_init(&w, 4096);
+	struct pk p = pkt_begin(&w, 0xC1FC1FC1, 0, 5 * M - 20, 41 * M, 0, 0);
+	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		ev_compact(&w, 0, ts[i], ext[i]);
+		bw_int(&w, (uint32_t)i, 32, 8);
+		bw_int(&w, 0, 64, 8);
+	}
+	pkt_end(&w, &p, 0, 0);
+	/* a second packet: timestamp_begin resets the reconstruction */
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 100 * M + 7, 100 * M + 9, 0, 0);
+	ev_compact(&w, 0, 100 * M + 8, false);
+	bw_int(&w, 99, 32, 8);
+	bw_int(&w, 0, 64, 8);
+	pkt_end(&w, &p, 0, 0);
+	write_bw(dir, "s_0", &w);
+
+	struct trawl_reader *r = open1(dir, NULL, err, sizeof(err));
+	ok(r, "open wrap trace (%s)", err);
+	if (!r)
+		return;
+	const struct trawl_event *ev;
+	size_t n = 0;
+	bool all = true;
+	while (trawl_reader_next(r, &ev) == 1) {
+		uint64_t want = n < 9 ? ts[n] : 100 * M + 8;
+		if (ev->cycles != want) {
+			all = false;
+			printf("# event %zu: cycles %llu, want %llu\n", n, (unsigned long long)ev->cycles,
+			       (unsigned long long)want);
+		}
+		int64_t want_ns = 1000 * INT64_C(1000000000) + (int64_t)(want + 500) * 1000;
+		if (ev->ts != want_ns) {
+			all = false;
+			printf("# event %zu: ts %lld, want %lld\n", n, (long long)ev->ts, (long long)want_ns);
+		}
+		n++;
+	}
+	is_int(n, 10, "10 events");
+	ok(all, "27-bit timestamps rebuilt across wraps and extended headers, 1 MHz clock converted");
+	trawl_reader_free(r);
+}
+
+/* One trace: host, 2 streams, events (ts list) of class simple; a = index. */
+static void write_merge_trace(const char *dir, const char *host, int64_t off_s,
+			      const uint64_t *ts0, size_t n0, const uint64_t *ts1, size_t n1)
+{
+	write_meta(dir, host, 1000000000, off_s, 0);
+	for (int s = 0; s < 2; s++) {
+		const uint64_t *ts = s ? ts1 : ts0;
+		size_t n = s ? n1 : n0;
+		struct bw w;
+		bw_init(&w, 1 << 16);
+		/* a packet every 3 events */
+		for (size_t i = 0; i < n; i += 3) {
+			struct pk p = pkt_begin(&w, 0xC1FC1FC1, 0, ts[i], ts[i + 2 < n ? i + 2 : n - 1],
+						i, (uint32_t)s);
+			for (size_t j = i; j < n && j < i + 3; j++)
+				ev_simple(&w, ts[j], (uint32_t)(s * 1000 + j), (int64_t)ts[j]);
+			pkt_end(&w, &p, 0, 0);
+		}
+		char name[16];
+		snprintf(name, sizeof(name), "chan_%d", s);
+		write_bw(dir, name, &w);
+	}
+}
+
+struct want {
+	int64_t ts;
+	int trace, stream;
+	uint32_t a;
+};
+
+static int cmp_want(const void *x, const void *y)
+{
+	const struct want *a = x, *b = y;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->trace != b->trace)
+		return a->trace - b->trace;
+	if (a->stream != b->stream)
+		return a->stream - b->stream;
+	return a->a < b->a ? -1 : a->a > b->a;
+}
+
+static size_t merge_expect(struct want *wv, const uint64_t *ts[4], const size_t n[4],
+			   const int64_t off_ns[2])
+{
+	size_t k = 0;
+	for (int t = 0; t < 2; t++)
+		for (int s = 0; s < 2; s++)
+			for (size_t i = 0; i < n[t * 2 + s]; i++)
+				wv[k++] = (struct want){ off_ns[t] + (int64_t)ts[t * 2 + s][i], t, s,
+							 (uint32_t)(s * 1000 + i) };
+	qsort(wv, k, sizeof(*wv), cmp_want);
+	return k;
+}
+
+static void test_merge(void)
+{
+	char sess[300], da[320], db[320], err[512] = "";
+	snprintf(sess, sizeof(sess), "%s/sess", root);
+	mkdir(sess, 0777);
+	snprintf(da, sizeof(da), "%s/alpha", sess);
+	mkdir(da, 0777);
+	snprintf(da, sizeof(da), "%s/alpha/ust", sess);
+	snprintf(db, sizeof(db), "%s/beta", sess);
+	mkdir(db, 0777);
+	snprintf(db, sizeof(db), "%s/beta/kernel", sess);
+	/* alpha: offset 1000 s; beta: offset 999 s, so its cycles are 1e9 later */
+	static const uint64_t a0[] = { 10, 20, 30, 40, 50, 60, 70 };
+	static const uint64_t a1[] = { 15, 20, 20, 45, 1000, 2000 };
+	static const uint64_t b0[] = { 1000000010, 1000000020, 1000000055, 1000000056 };
+	static const uint64_t b1[] = { 1000000005, 1000000020, 1000000070, 1000000071, 1000000072 };
+	write_merge_trace(da, "alpha", 1000, a0, 7, a1, 6);
+	write_merge_trace(db, "beta", 999, b0, 4, b1, 5);
+	const uint64_t *ts[4] = { a0, a1, b0, b1 };
+	const size_t n[4] = { 7, 6, 4, 5 };
+	const int64_t off[2] = { 1000 * INT64_C(1000000000), 999 * INT64_C(1000000000) };
+	struct want wv[32];
+	size_t nw = merge_expect(wv, ts, n, off);
+
+	struct trawl_reader *r = open1(sess, NULL, err, sizeof(err));
+	ok(r, "open session (%s)", err);
+	if (!r)
+		return;
+	is_int(trawl_reader_ntraces(r), 2, "two traces found under the session");
+	is_str(trawl_reader_trace_hostname(trawl_reader_trace_at(r, 0)), "alpha", "trace 0 alpha");
+	const struct trawl_event *ev;
+	size_t k = 0;
+	bool order = true;
+	while (trawl_reader_next(r, &ev) == 1) {
+		const struct trawl_reader_trace *t = trawl_reader_stream_trace(ev->stream);
+		int ti = t == trawl_reader_trace_at(r, 0) ? 0 : 1;
+		int si = ev->stream == trawl_reader_trace_stream(t, 0) ? 0 : 1;
+		if (k >= nw || ev->ts != wv[k].ts || ti != wv[k].trace || si != wv[k].stream ||
+		    ev->values[0].u != wv[k].a) {
+			order = false;
+			printf("# %zu: got ts %lld t%d s%d a%llu\n", k, (long long)ev->ts, ti, si,
+			       (unsigned long long)ev->values[0].u);
+		}
+		k++;
+	}
+	is_int(k, nw, "all %zu events merged", nw);
+	ok(order, "merged in (ts, trace, stream) order");
+
+	struct trawl_reader_stream_stats st;
+	trawl_reader_stream_stats(trawl_reader_trace_stream(trawl_reader_trace_at(r, 0), 0), &st);
+	is_int(st.packets, 3, "stats: packets");
+	is_int(st.events, 7, "stats: events");
+	is_int(st.discarded, 6, "stats: discarded from the last packet");
+	is_int(st.first_ts, off[0] + 10, "stats: first ts");
+	is_int(st.last_ts, off[0] + 70, "stats: last ts");
+	is_int(st.stream_class_id, 0, "stats: stream class");
+	trawl_reader_stream_stats(trawl_reader_trace_stream(trawl_reader_trace_at(r, 0), 1), &st);
+	is_int(st.cpu, 1, "stats: cpu");
+	trawl_reader_free(r);
+
+	/* host filter */
+	const char *hosts[] = { "be*" };
+	struct trawl_reader_opts o = { .sz = sizeof(o), .hosts = hosts, .nhosts = 1 };
+	r = open1(sess, &o, err, sizeof(err));
+	ok(r && trawl_reader_ntraces(r) == 1 &&
+	   strcmp(trawl_reader_trace_hostname(trawl_reader_trace_at(r, 0)), "beta") == 0,
+	   "host filter keeps beta only");
+	k = 0;
+	while (r && trawl_reader_next(r, &ev) == 1)
+		k++;
+	is_int(k, 9, "beta's 9 events");
+	trawl_reader_free(r);
+
+	/* time range: [1000 s + 20, 1000 s + 56] */
+	o = (struct trawl_reader_opts){ .sz = sizeof(o), .begin = off[0] + 20, .end = off[0] + 56 };
+	r = open1(sess, &o, err, sizeof(err));
+	size_t want = 0;
+	for (size_t i = 0; i < nw; i++)
+		want += wv[i].ts >= o.begin && wv[i].ts <= o.end;
+	k = 0;
+	bool inrange = true;
+	while (r && trawl_reader_next(r, &ev) == 1) {
+		inrange &= ev->ts >= o.begin && ev->ts <= o.end;
+		k++;
+	}
+	is_int(k, want, "time range keeps %zu events", want);
+	ok(inrange, "every event inside the range");
+	trawl_reader_free(r);
+
+	/* the same trace given twice is read once; a file is not a trace */
+	const char *two[] = { da, da };
+	r = trawl_reader_new(two, 2, NULL, err, sizeof(err));
+	ok(r && trawl_reader_ntraces(r) == 1, "same trace given twice: opened once");
+	trawl_reader_free(r);
+	r = open1(root, NULL, err, sizeof(err));
+	ok(r && trawl_reader_ntraces(r) >= 4, "whole test dir: traces found recursively");
+	trawl_reader_free(r);
+	char nothing[320];
+	snprintf(nothing, sizeof(nothing), "%s/empty-dir", root);
+	mkdir(nothing, 0777);
+	r = open1(nothing, NULL, err, sizeof(err));
+	ok(!r && strstr(err, "empty-dir"), "no trace under a path: error (%s)", err);
+}
+
+static void test_event_filter(void)
+{
+	char dir[300], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/types", root);
+	const char *evs[] = { "sim*", "gen" };
+	struct trawl_reader_opts o = { .sz = sizeof(o), .events = evs, .nevents = 2 };
+	struct trawl_reader *r = open1(dir, &o, err, sizeof(err));
+	const struct trawl_event *ev;
+	int ns = 0, ng = 0, other = 0, rc;
+	while (r && (rc = trawl_reader_next(r, &ev)) == 1) {
+		if (strcmp(ev->cls->name, "simple") == 0)
+			ns++;
+		else if (strcmp(ev->cls->name, "gen") == 0)
+			ng++;
+		else
+			other++;
+	}
+	ok(r && ns == 2 && ng == 3 && other == 0, "event filter: simple x2, gen x3, nothing else");
+	struct trawl_reader_stream_stats st;
+	trawl_reader_stream_stats(trawl_reader_trace_stream(trawl_reader_trace_at(r, 0), 0), &st);
+	is_int(st.events, 5, "filtered events are still read (stats)");
+	trawl_reader_free(r);
+}
+
+static bool has(const char *msg, const char *a, const char *b)
+{
+	return strstr(msg, a) && strstr(msg, b);
+}
+
+static void test_corrupt(void)
+{
+	char dir[300], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/corrupt", root);
+	write_meta(dir, "hostC", 1000000000, 1000, 0);
+	struct bw w;
+	struct pk p;
+	char off[64];
+
+	/* 1. bad magic in the second packet: 3 good events first */
+	bw_init(&w, 8192);
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 10, 30, 0, 0);
+	for (int i = 0; i < 3; i++)
+		ev_simple(&w, 10 + (uint64_t)i * 10, 100 + (uint32_t)i, 0);
+	pkt_end(&w, &p, 0, 0);
+	uint64_t bad1 = w.pos / 8;
+	p = pkt_begin(&w, 0xdeadbeef, 0, 40, 50, 0, 0);
+	ev_simple(&w, 40, 999, 0);
+	pkt_end(&w, &p, 0, 0);
+	write_bw(dir, "a_magic", &w);
+
+	/* 2. packet_size past the end of the file */
+	bw_init(&w, 8192);
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 11, 21, 0, 0);
+	ev_simple(&w, 11, 200, 0);
+	ev_simple(&w, 21, 201, 0);
+	pkt_end(&w, &p, 0, 0);
+	uint64_t bad2 = w.pos / 8;
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 31, 41, 0, 0);
+	ev_simple(&w, 31, 299, 0);
+	pkt_end(&w, &p, 0, 0);
+	bw_set64(&w, p.size_at, UINT64_C(1) << 23);
+	write_bw(dir, "b_pastend", &w);
+
+	/* 3. content_size cuts the third event */
+	bw_init(&w, 8192);
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 12, 32, 0, 0);
+	ev_simple(&w, 12, 300, 0);
+	ev_simple(&w, 22, 301, 0);
+	uint64_t bad3 = w.pos / 8;
+	ev_simple(&w, 32, 302, 0);
+	pkt_end(&w, &p, w.pos - p.start - 40, 0);
+	write_bw(dir, "c_trunc", &w);
+
+	/* 4. garbage */
+	uint8_t junk[1000];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	write_file(dir, "d_garbage", junk, sizeof(junk));
+
+	/* 5. good, and an unknown event id in a second packet */
+	bw_init(&w, 8192);
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 5, 100, 0, 0);
+	for (int i = 0; i < 5; i++)
+		ev_simple(&w, 5 + (uint64_t)i * 20, 500 + (uint32_t)i, 0);
+	pkt_end(&w, &p, 0, 0);
+	p = pkt_begin(&w, 0xC1FC1FC1, 0, 200, 300, 0, 0);
+	uint64_t bad5 = w.pos / 8;
+	ev_compact(&w, 17, 200, false);
+	bw_int(&w, 0, 64, 8);
+	pkt_end(&w, &p, 0, 0);
+	write_bw(dir, "e_good", &w);
+
+	struct trawl_reader *r = open1(dir, NULL, err, sizeof(err));
+	ok(r, "open corrupt trace (%s)", err);
+	if (!r)
+		return;
+	const struct trawl_event *ev;
+	int rc, good = 0, errs = 0;
+	bool seen[4] = { 0 }, allgood = true;
+	for (int guard = 0; guard < 100 && (rc = trawl_reader_next(r, &ev)) != 0; guard++) {
+		if (rc == 1) {
+			uint32_t a = (uint32_t)ev->values[0].u;
+			if (a == 999 || a == 299 || a == 302)
+				allgood = false;
+			good++;
+			continue;
+		}
+		errs++;
+		const char *m = trawl_reader_error(r);
+		printf("# error %d: %s\n", rc, m);
+		ok(rc == -EBADMSG, "corrupt stream gives -EBADMSG");
+		snprintf(off, sizeof(off), "byte %llu:", (unsigned long long)bad1);
+		if (has(m, "a_magic", off) && strstr(m, "magic"))
+			seen[0] = true;
+		snprintf(off, sizeof(off), "byte %llu:", (unsigned long long)bad2);
+		if (has(m, "b_pastend", off) && strstr(m, "packet_size"))
+			seen[1] = true;
+		snprintf(off, sizeof(off), "byte %llu:", (unsigned long long)bad3);
+		if (has(m, "c_trunc", off) && strstr(m, "truncated"))
+			seen[2] = true;
+		snprintf(off, sizeof(off), "byte %llu:", (unsigned long long)bad5);
+		if (has(m, "e_good", off) && strstr(m, "unknown event id 17"))
+			seen[3] = true;
+	}
+	is_int(good, 3 + 2 + 2 + 5, "every valid event before the corruption is returned");
+	ok(allgood, "no event from a corrupt packet");
+	is_int(errs, 5, "one error per corrupt stream");
+	is_int(trawl_reader_nerrors(r), 5, "nerrors");
+	ok(seen[0], "bad magic: file and packet offset named");
+	ok(seen[1], "packet_size past EOF: file and offset named");
+	ok(seen[2], "truncated event: file and event offset named");
+	ok(seen[3], "unknown event id: file and offset named");
+	is_int(trawl_reader_next(r, &ev), 0, "then the end");
+	trawl_reader_free(r);
+}
+
+/* ------------------------------------------------- writer round trip */
+
+static void test_writer(void)
+{
+	char dir[300], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/written", root);
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = "wr", .domain = "kernel",
+		.clock_offset_s = 1700000000, .clock_offset = 1, .packet_size = 4096,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	ok(w, "writer");
+	if (!w)
+		return;
+	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
+	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
+	struct trawl_ctf_type *u8 = trawl_ctf_type_int(w, 8, false, 10);
+	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
+	struct trawl_ctf_type *f1 = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, f1, "a", u32);
+	trawl_ctf_struct_add(w, f1, "b", s64);
+	struct trawl_ctf_type *f2 = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, f2, "n", u8);
+	trawl_ctf_struct_add(w, f2, "q", trawl_ctf_type_sequence(w, u32, "n"));
+	trawl_ctf_struct_add(w, f2, "s", str);
+	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ctx, "vtid", u32);
+	struct trawl_ctf_stream_class *k = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
+	struct trawl_ctf_stream_class *u = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, ctx);
+	struct trawl_ctf_event_class *e1 = trawl_ctf_writer_event_class(w, k, "fixed", 0, f1);
+	struct trawl_ctf_event_class *e2 = trawl_ctf_writer_event_class(w, u, "var", 0, f2);
+	struct trawl_ctf_wstream *s1 = trawl_ctf_writer_stream(w, k, "kchan", 0);
+	struct trawl_ctf_wstream *s2 = trawl_ctf_writer_stream(w, u, "uchan", 1);
+	ok(e1 && e2 && s1 && s2, "writer classes and streams");
+	if (!(e1 && e2 && s1 && s2)) {
+		trawl_ctf_writer_free(w);
+		return;
+	}
+	enum { N = 20000 };
+	uint8_t buf[256];
+	uint64_t ts = 1000;
+	for (int i = 0; i < N; i++) {
+		struct trawl_ctf_buf b;
+		ts += (uint64_t)(i % 100 == 99 ? 300000000 : 37);	/* some deltas wrap 27 bits */
+		trawl_ctf_buf_init(&b, buf, sizeof(buf));
+		trawl_ctf_buf_u32(&b, (uint32_t)i);
+		trawl_ctf_buf_u64(&b, (uint64_t)(-(int64_t)i * 1000));
+		if (trawl_ctf_wstream_event(s1, e1, ts, buf, b.len))
+			break;
+		if (i % 4 == 0) {
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			trawl_ctf_buf_u32(&b, 4242);
+			trawl_ctf_buf_u8(&b, (uint8_t)(i % 5));
+			for (int j = 0; j < i % 5; j++)
+				trawl_ctf_buf_u32(&b, (uint32_t)(i + j));
+			trawl_ctf_buf_str(&b, i % 8 ? "x" : "eight");
+			if (trawl_ctf_wstream_event(s2, e2, ts + 1, buf, b.len))
+				break;
+		}
+	}
+	trawl_ctf_wstream_discarded(s1, 12);
+	ok(trawl_ctf_writer_close(w) == 0, "writer close");
+	trawl_ctf_writer_free(w);
+
+	struct trawl_reader *r = open1(dir, NULL, err, sizeof(err));
+	ok(r, "read the writer's trace (%s)", err);
+	if (!r)
+		return;
+	const struct trawl_event *ev;
+	int n1 = 0, n2 = 0, bad1 = 0, bad2 = 0, rc;
+	int64_t prev = INT64_MIN;
+	bool mono = true;
+	while ((rc = trawl_reader_next(r, &ev)) == 1) {
+		mono &= ev->ts >= prev;
+		prev = ev->ts;
+		const union trawl_ctf_value *v = ev->values;
+		if (strcmp(ev->cls->name, "fixed") == 0) {
+			if (ev->nvalues != 2 || v[0].u != (uint64_t)n1 || v[1].i != -(int64_t)n1 * 1000)
+				bad1++;
+			n1++;
+		} else {
+			int i = n2 * 4, m = i % 5;
+			bool okv = ev->nvalues == (uint32_t)(4 + m) && v[0].u == 4242 &&
+				   v[1].u == (uint64_t)m && v[2].n == (uint64_t)m;
+			for (int j = 0; okv && j < m; j++)
+				okv = v[3 + j].u == (uint64_t)(i + j);
+			okv = okv && strcmp(v[3 + m].s.p, i % 8 ? "x" : "eight") == 0;
+			bad2 += !okv;
+			n2++;
+		}
+	}
+	is_int(rc, 0, "no error (%s)", trawl_reader_error(r));
+	is_int(n1, N, "compact-header stream: all events");
+	is_int(n2, N / 4, "large-header stream: all events");
+	is_int(bad1, 0, "fixed-layout values");
+	is_int(bad2, 0, "sequence/string values after an event context");
+	ok(mono, "timestamps non-decreasing");
+	struct trawl_reader_stream_stats st;
+	const struct trawl_reader_trace *t = trawl_reader_trace_at(r, 0);
+	for (size_t i = 0; i < trawl_reader_trace_nstreams(t); i++) {
+		trawl_reader_stream_stats(trawl_reader_trace_stream(t, i), &st);
+		if (st.stream_class_id == 0) {
+			is_int(st.discarded, 12, "discarded events counted");
+			ok(st.packets > 10, "several packets (%llu)", (unsigned long long)st.packets);
+		}
+	}
+	trawl_reader_free(r);
+}
+
+int main(void)
+{
+	snprintf(root, sizeof(root), "/tmp/test-reader-XXXXXX");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_types();
+	test_timestamps();
+	test_merge();
+	test_event_filter();
+	test_corrupt();
+	test_writer();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (!getenv("TEST_READER_KEEP") && system(cmd) != 0)
+		printf("# could not remove %s\n", root);
+	return done_testing();
+}
