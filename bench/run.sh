@@ -1,0 +1,165 @@
+#!/bin/sh
+# bench/run.sh - trawl against its anchor, babeltrace2, on one machine in one
+# run (run by `make bench`, which sets TRAWL_BUILD and TRAWL_SRC).
+#
+#   1. writer: `trawl simulate` writes a session of EVENTS events (default
+#      20 M) over HOSTS hosts (4) x CPUS CPUs (2) with kernel and ust traces;
+#      events/s and bytes/event on disk.
+#   2. interleaved, RUNS times (3) each, on that session:
+#        decode  trawl info S           vs  babeltrace2 -o dummy S
+#        text    trawl print S >/dev/null  vs  babeltrace2 S >/dev/null
+#      events/s (median, min-max), the ratios trawl/babeltrace2 against the
+#      targets (decode >= 50x, text >= 10x), and each one's peak RSS.
+#   3. trawl info's peak RSS on a session half the size: it must not grow
+#      with the length of the trace.
+# Figures go to stdout and to $TRAWL_BUILD/bench/results-<UTC time>.md.
+# Environment: EVENTS, RUNS, HOSTS, CPUS, SEED, BENCH_WORK (where the
+# sessions are written; default $TRAWL_BUILD/bench/work, removed at the end
+# unless KEEP=1).
+set -u
+: "${TRAWL_BUILD:?run through make bench}" "${TRAWL_SRC:?}"
+TRAWL=${TRAWL:-$TRAWL_BUILD/trawl}
+EVENTS=${EVENTS:-20000000}
+RUNS=${RUNS:-3}
+HOSTS=${HOSTS:-4}
+CPUS=${CPUS:-2}
+SEED=${SEED:-1}
+WORK=${BENCH_WORK:-$TRAWL_BUILD/bench/work}
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=$TRAWL_BUILD/bench/results-$STAMP.md
+RAW=$WORK/raw.txt
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ -x "$TRAWL" ] || die "$TRAWL is not built"
+command -v babeltrace2 >/dev/null 2>&1 || die "babeltrace2 is not installed (make deps)"
+[ -x /usr/bin/time ] || die "/usr/bin/time is not installed (make deps: package time)"
+mkdir -p "$WORK" "$TRAWL_BUILD/bench" || die "cannot create $WORK"
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK/full" "$WORK/half"' EXIT
+: > "$RAW"
+
+now_ns() { date +%s%N; }
+
+# tm LABEL CMD...: runs CMD (stdout to /dev/null), appends
+# "LABEL wall_s maxrss_kib exit" to $RAW.
+tm() {
+	label=$1; shift
+	t0=$(now_ns)
+	/usr/bin/time -o "$WORK/time.out" -f '%M' "$@" > /dev/null 2> "$WORK/$label.err"
+	rc=$?
+	t1=$(now_ns)
+	rss=$(tail -1 "$WORK/time.out")
+	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $rss $rc" >> "$RAW"
+	[ "$rc" -eq 0 ] || echo "bench: warning: $label exited $rc: $(head -2 "$WORK/$label.err")" >&2
+}
+
+# simulate DIR N: writes a session, prints "events bytes seconds maxrss".
+simulate() {
+	rm -rf "$1"
+	t0=$(now_ns)
+	/usr/bin/time -o "$WORK/time.out" -f '%M' "$TRAWL" simulate -o "$1" --hosts "$HOSTS" \
+		--cpus "$CPUS" --events "$2" --seed "$SEED" > "$WORK/simulate.out" 2>&1 ||
+		die "trawl simulate failed: $(tail -3 "$WORK/simulate.out")"
+	t1=$(now_ns)
+	n=$(sed -n 's/.*[^0-9]\([0-9][0-9]*\) events.*/\1/p; s/^\([0-9][0-9]*\) events.*/\1/p' \
+		"$WORK/simulate.out" | head -1)
+	bytes=$(find "$1" -type f ! -path '*/index/*' ! -name metadata -exec cat {} + | wc -c)
+	echo "${n:-$2} $bytes $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $(tail -1 "$WORK/time.out")"
+}
+
+echo "bench: writing $EVENTS events over $HOSTS hosts x $CPUS CPUs ..." >&2
+set -- $(simulate "$WORK/full" "$EVENTS")
+N=${1:-} BYTES=${2:-} SIM_S=${3:-} SIM_RSS=${4:-}
+[ -n "$SIM_RSS" ] || exit 1
+echo "bench: writing a session half the size ..." >&2
+set -- $(simulate "$WORK/half" $((EVENTS / 2)))
+HALF_N=${1:-}
+[ -n "$HALF_N" ] || exit 1
+
+# Sanity, outside the timings: both tools see every event.
+got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
+[ "$got" = "$N" ] || echo "bench: warning: trawl print printed $got lines, simulate wrote $N events" >&2
+
+for r in $(seq "$RUNS"); do
+	echo "bench: run $r/$RUNS ..." >&2
+	tm trawl-info "$TRAWL" info "$WORK/full"
+	tm bt2-dummy babeltrace2 -o dummy "$WORK/full"
+	tm trawl-print "$TRAWL" print "$WORK/full"
+	tm bt2-text babeltrace2 "$WORK/full"
+	tm trawl-info-half "$TRAWL" info "$WORK/half"
+done
+
+# stats LABEL: "median_eps min_eps max_eps median_wall median_rss" over runs.
+stats() {
+	awk -v l="$1" -v n="$2" '$1 == l { k++; w[k] = $2; r[k] = $3 }
+	function med(a, m,   i, j, x) {
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+		return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	END {
+		if (!k) { print "0 0 0 0 0"; exit }
+		mw = med(w, k); mr = med(r, k)
+		lo = w[1]; hi = w[k]		# sorted by med()
+		printf "%.0f %.0f %.0f %.3f %d\n", n / mw, n / hi, n / lo, mw, mr
+	}' "$RAW"
+}
+set -- $(stats trawl-info "$N");	TI_E=$1 TI_LO=$2 TI_HI=$3 TI_W=$4 TI_RSS=$5
+set -- $(stats bt2-dummy "$N");		BD_E=$1 BD_LO=$2 BD_HI=$3 BD_W=$4 BD_RSS=$5
+set -- $(stats trawl-print "$N");	TP_E=$1 TP_LO=$2 TP_HI=$3 TP_W=$4 TP_RSS=$5
+set -- $(stats bt2-text "$N");		BT_E=$1 BT_LO=$2 BT_HI=$3 BT_W=$4 BT_RSS=$5
+set -- $(stats trawl-info-half "$HALF_N"); HI_RSS=$5
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "met" : "NOT met" }'; }
+meps() { awk -v e="$1" 'BEGIN { printf "%.2f", e / 1e6 }'; }
+# pratio A B: the median over runs of (B's wall time / A's wall time) in the
+# same run: paired, so a slow period of the machine hits both sides.
+pratio() {
+	awk -v a="$1" -v b="$2" '$1 == a { x[++na] = $2 } $1 == b { y[++nb] = $2 }
+	END {
+		m = na < nb ? na : nb
+		if (!m) { print "n/a"; exit }
+		for (i = 1; i <= m; i++) r[i] = (x[i] > 0) ? y[i] / x[i] : 0
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+		printf "%.1f", (m % 2) ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2
+	}' "$RAW"
+}
+R_DEC=$(pratio trawl-info bt2-dummy)
+R_TXT=$(pratio trawl-print bt2-text)
+
+{
+	echo "# trawl benchmark, $STAMP"
+	echo
+	echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)," \
+		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo);" \
+		"$($TRAWL --version 2>/dev/null | head -1); $(babeltrace2 --version | head -1)"
+	echo "session: $N events, $HOSTS hosts x $CPUS CPUs (kernel + ust traces), seed $SEED;" \
+		"$RUNS runs each, interleaved; read from the page cache"
+	echo
+	echo "## writer (trawl simulate)"
+	echo
+	echo "| events | seconds | events/s | stream bytes | bytes/event | peak RSS KiB |"
+	echo "|---|---|---|---|---|---|"
+	awk -v n="$N" -v s="$SIM_S" -v b="$BYTES" -v r="$SIM_RSS" \
+		'BEGIN { printf "| %d | %.2f | %.2f M | %d | %.2f | %d |\n", n, s, n / s / 1e6, b, b / n, r }'
+	echo
+	echo "## reading: trawl vs babeltrace2 (M events/s, median and min-max)"
+	echo
+	echo "| what | trawl | babeltrace2 | ratio (paired) | target | |"
+	echo "|---|---|---|---|---|---|"
+	echo "| decode + merge (trawl info / bt2 -o dummy) | $(meps "$TI_E") ($(meps "$TI_LO")-$(meps "$TI_HI")) |" \
+		"$(meps "$BD_E") ($(meps "$BD_LO")-$(meps "$BD_HI")) | ${R_DEC}x | >= 50x | $(verdict "$R_DEC" 50) |"
+	echo "| text (trawl print / bt2, > /dev/null) | $(meps "$TP_E") ($(meps "$TP_LO")-$(meps "$TP_HI")) |" \
+		"$(meps "$BT_E") ($(meps "$BT_LO")-$(meps "$BT_HI")) | ${R_TXT}x | >= 10x | $(verdict "$R_TXT" 10) |"
+	echo
+	echo "## peak RSS (KiB, median)"
+	echo
+	echo "| what | trawl | babeltrace2 |"
+	echo "|---|---|---|"
+	echo "| decode, $N events | $TI_RSS | $BD_RSS |"
+	echo "| text, $N events | $TP_RSS | $BT_RSS |"
+	echo "| trawl info, $HALF_N events (half) | $HI_RSS | |"
+	echo
+	echo "ratio (paired): the median over the runs of trawl's speed / babeltrace2's speed in the same run."
+	echo "wall seconds (median): trawl info $TI_W, bt2 dummy $BD_W, trawl print $TP_W, bt2 text $BT_W"
+} | tee "$OUT"
+echo "bench: results in $OUT" >&2
