@@ -21,6 +21,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
+O_BASE := $(O)
 comma := ,
 ifneq ($(SAN),)
 OPT := -O1 -g -fno-omit-frame-pointer
@@ -120,8 +121,9 @@ deps:
 # The test suite: TAP unit programs and tNNNN-*.sh end-to-end scripts; prints
 # "N passed, N failed, N skipped" and fails if anything failed.
 check: deps
-	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) all
-	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/tests/run.sh
+	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O_BASE) all
+	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) TRAWL_SAN=$(SAN) \
+		TRAWL_MAKE_ARGS='O=$(abspath $(O_BASE)) SAN=$(SAN)' sh $(SRC)/tests/run.sh
 test: check
 
 bench: deps all $(BENCH_BINS)
@@ -140,7 +142,8 @@ install: all
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libtrawl.so.$(SOVER) $(DESTDIR)$(PREFIX)/lib/libtrawl.so
 	install -m 644 $(SRC)/include/trawl/*.h $(DESTDIR)$(PREFIX)/include/trawl/
-	install -m 644 $(O)/trawl.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/trawl.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $(SRC)/lib/trawl.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/trawl.pc
 	install -m 644 $(SRC)/docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:

@@ -26,6 +26,10 @@
 extern "C" {
 #endif
 
+/* libtrawl is built with hidden visibility; its API is what this header
+ * declares (the version script then keeps only trawl_* names). */
+#pragma GCC visibility push(default)
+
 /* ------------------------------------------------------------------ model */
 
 enum trawl_ctf_kind {
@@ -468,6 +472,8 @@ size_t trawl_text_format(struct trawl_text *t, char *buf, size_t cap,
 /* Sets the previous event's timestamp (INT64_MIN: the next is the first),
  * e.g. when several formatters share one stream of events. */
 void trawl_text_set_prev(struct trawl_text *t, int64_t prev_ts);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,6 @@
 # lines, per class; a closed pipe; a corrupt stream; and the text format of
 # every CTF type against babeltrace2 on a hand-written trace.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-"$TRAWL" simulate --help >/dev/null 2>&1 || skip_all "trawl simulate is not available"
 
 # ---- help, usage, exit codes
 "$TRAWL" --help > help.out 2>&1

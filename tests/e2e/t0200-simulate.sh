@@ -6,7 +6,6 @@
 # reported, per host and per event name, sched_switch chains consistent per
 # CPU, --shapes corner cases, bounded memory, and argument errors (exit 2).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-"$TRAWL" simulate --help >/dev/null 2>&1 || skip_all "trawl simulate is not available"
 
 # The number of events a simulate run reported in its summary.
 sim_events() {

@@ -16,7 +16,6 @@
 # lines beyond them may only be events of packet K that precede the damage,
 # so they must all appear in the undamaged print.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-"$TRAWL" simulate --help >/dev/null 2>&1 || skip_all "trawl simulate is not available"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed to damage files"
 command -v timeout >/dev/null 2>&1 || skip_all "timeout (coreutils) is needed"
 

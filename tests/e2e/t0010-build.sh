@@ -1,0 +1,68 @@
+#!/bin/sh
+# The build's promises: `make install` lays out binary, library, headers,
+# pkg-config file and man pages; the shared library exports trawl_* symbols
+# only; a program builds against the installed library through pkg-config and
+# writes and reads a trace with it; every subcommand has a man page.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+plan 9
+dest="$TRASH/root"
+make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
+ok $? "make install into DESTDIR"
+for f in bin/trawl lib/libtrawl.a lib/libtrawl.so.0 include/trawl/ctf.h lib/pkgconfig/trawl.pc share/man/man1/trawl.1; do
+	[ -e "$dest/opt/trawl/$f" ] || echo "missing $f"
+done > missing.txt
+is "$(cat missing.txt)" "" "installed files in place"
+
+nm -D --defined-only "$TRAWL_BUILD/libtrawl.so.0" | awk '$2 ~ /^[TDBRVW]$/ {sub(/@.*/, "", $3); print $3}' | sort > exported.txt
+grep -v '^trawl_' exported.txt > foreign.txt
+is "$(cat foreign.txt)" "" "shared library exports only trawl_* symbols"
+n=$(wc -l < exported.txt)
+[ "$n" -ge 20 ]
+ok $? "shared library exports the API ($n symbols)"
+
+# every subcommand in `trawl --help` has a man page
+"$TRAWL" --help > help.txt 2>&1
+cmds=$(awk '/^   [a-z]+ +[a-z]/ {print $1}' help.txt | grep -v '^help$' | sort -u)
+[ -n "$cmds" ]
+ok $? "trawl --help lists the subcommands ($(echo $cmds))"
+for c in $cmds; do [ -f "$TRAWL_SRC/docs/man/trawl-$c.1" ] || echo "trawl-$c.1"; done > noman.txt
+is "$(cat noman.txt)" "" "each subcommand has a man page"
+
+# a program against the installed library, through pkg-config
+cat > prog.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <trawl/ctf.h>
+int main(int argc, char **argv)
+{
+	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = argv[1], .hostname = "pc", .domain = "ust" };
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w) return 1;
+	struct trawl_ctf_type *s = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, s, "v", trawl_ctf_type_int(w, 32, false, 10));
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
+	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "p:e", 13, s);
+	struct trawl_ctf_wstream *st = trawl_ctf_writer_stream(w, sc, "chan", 0);
+	for (unsigned i = 0; i < 1000; i++)
+		if (trawl_ctf_wstream_event(st, ec, 1000 + i, &i, 4)) return 2;
+	if (trawl_ctf_writer_close(w)) return 3;
+	trawl_ctf_writer_free(w);
+	char err[256];
+	const char *p[] = { argv[1] };
+	struct trawl_reader *r = trawl_reader_new(p, 1, NULL, err, sizeof(err));
+	if (!r) { fprintf(stderr, "%s\n", err); return 4; }
+	const struct trawl_event *ev;
+	unsigned long long n = 0, sum = 0;
+	while (trawl_reader_next(r, &ev) > 0) { n++; sum += ev->values[0].u; }
+	trawl_reader_free(r);
+	printf("%llu %llu\n", n, sum);
+	return 0;
+}
+C
+PKG_CONFIG_PATH="$dest/opt/trawl/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" \
+	cc ${TRAWL_SAN:+-fsanitize=$TRAWL_SAN} -o prog prog.c $(PKG_CONFIG_PATH="$dest/opt/trawl/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs trawl) >cc.log 2>&1
+ok $? "a program builds against the installed libtrawl via pkg-config"
+out=$(LD_LIBRARY_PATH="$dest/opt/trawl/lib" ./prog "$TRASH/t" 2>&1)
+is "$out" "1000 499500" "it writes 1000 events and reads them back with the shared library"
+is "$(babeltrace2 "$TRASH/t" 2>/dev/null | wc -l)" "1000" "babeltrace2 reads the trace the program wrote"
+finish
