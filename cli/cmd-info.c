@@ -28,6 +28,9 @@ static void info_usage(FILE *f)
 		"  -H, --host <glob>   only traces whose env hostname matches (repeatable)\n"
 		"      --json          one JSON object on stdout instead of text\n"
 		"      --clock-gmt     print dates in UTC instead of local time\n"
+		"      --threads <n>   1: decode and merge in one thread; 2: decode ahead\n"
+		"                      in a second thread (default: 2 on 2+ CPUs and\n"
+		"                      more than a few MiB of traces)\n"
 		"  -h, --help          this help\n");
 }
 
@@ -293,6 +296,7 @@ int cmd_info(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 1 },
 		{ "clock-gmt", no_argument, NULL, 2 },
+		{ "threads", required_argument, NULL, 3 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -329,6 +333,18 @@ int cmd_info(int argc, char **argv)
 		case 2:
 			gmt = true;
 			break;
+		case 3: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > 64) {
+				fprintf(stderr, "trawl info: bad --threads '%s' (1..64)\n", optarg);
+				free(hosts);
+				return 2;
+			}
+			ro.threads = (unsigned)n;
+			break;
+		}
 		case 'h':
 			info_usage(stdout);
 			return 0;

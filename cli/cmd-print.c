@@ -41,7 +41,8 @@ static void print_usage(FILE *f)
 		"      --clock-gmt        print times in UTC instead of local time\n"
 		"      --no-delta         do not print the time since the previous event\n"
 		"      --threads <n>      1: read and format in one thread; 2 (default):\n"
-		"                         format and write in a second thread\n"
+		"                         format and write in a second thread; 3: also\n"
+		"                         decode the traces ahead in a third thread\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n"
@@ -537,7 +538,7 @@ static int push(const char ***v, size_t *n, const char *s)
 static int first_ts(char **paths, size_t npaths, const struct print_opts *po, int64_t *ts)
 {
 	struct trawl_reader_opts ro = {
-		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts,
+		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts, .threads = 1,
 	};
 	char err[512];
 	struct trawl_reader *r = trawl_reader_new((const char *const *)paths, npaths, &ro,
@@ -615,8 +616,8 @@ int cmd_print(int argc, char **argv)
 			break;
 		case 4:
 			po.threads = atoi(optarg);
-			if (po.threads < 1 || po.threads > 2) {
-				fprintf(stderr, "trawl print: --threads is 1 or 2\n");
+			if (po.threads < 1 || po.threads > 3) {
+				fprintf(stderr, "trawl print: --threads is 1, 2 or 3\n");
 				return 2;
 			}
 			break;
@@ -677,6 +678,13 @@ int cmd_print(int argc, char **argv)
 		if (po.end_s && ro.end == 0)
 			ro.end = -1;	/* nothing can be at or before 0 */
 	}
+	/*
+	 * Formatting costs more than decoding: on 2 CPUs the formatter thread
+	 * (which the reading thread helps) is the best use of the second one,
+	 * and a decode worker on top only adds contention; --threads 3 asks
+	 * for it anyway.
+	 */
+	ro.threads = po.threads >= 3 ? 2 : 1;
 	r = trawl_reader_new((const char *const *)paths, npaths, &ro, err, sizeof(err));
 	if (!r) {
 		status = die_msg("%s", err);

@@ -385,6 +385,15 @@ struct trawl_reader_opts {
 	const char *const *events;	/* globs on event names; NULL: all */
 	size_t nevents;
 	int64_t begin, end;		/* ns since epoch; 0, 0: everything */
+	/*
+	 * 1: decode and merge in the calling thread. >= 2: a worker thread
+	 * decodes the streams ahead in batches while trawl_reader_next() merges
+	 * (one worker whatever the number; the calling thread also decodes
+	 * when it would otherwise wait). 0 (or a struct without this field):
+	 * a worker when the machine has 2 CPUs or more and the traces more
+	 * than a few MiB of streams. Events, order and errors are the same.
+	 */
+	unsigned threads;
 };
 
 /*
@@ -421,7 +430,14 @@ const struct trawl_reader_stream *trawl_reader_trace_stream(const struct trawl_r
 const struct trawl_reader_trace *trawl_reader_stream_trace(const struct trawl_reader_stream *s);
 const char *trawl_reader_stream_path(const struct trawl_reader_stream *s);
 
-/* Per-stream statistics, as far as the stream has been read. */
+/*
+ * Per-stream statistics, as far as the stream has been read. With a decode
+ * worker (see trawl_reader_opts.threads) they are those at the end of the
+ * batch being merged: they may run ahead of the events returned so far by
+ * up to one batch (a few thousand events), and are complete once
+ * trawl_reader_next() has returned 0. Call it from the thread that calls
+ * trawl_reader_next().
+ */
 struct trawl_reader_stream_stats {
 	uint64_t packets;
 	uint64_t events;

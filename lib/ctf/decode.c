@@ -931,13 +931,31 @@ int ctf_tape_grow(struct dctx *c)
 		return -EBADMSG;
 	}
 	uint32_t nc = c->cap ? c->cap * 2 : 64;
-	union trawl_ctf_value *t = realloc(c->tape, nc * sizeof(*t));
+	union trawl_ctf_value *t;
+	if (c->tape != c->own) {
+		/* a lent tape is full: go on in our own, the caller copies back */
+		if (c->owncap < nc) {
+			t = realloc(c->own, nc * sizeof(*t));
+			if (!t) {
+				c->why = "out of memory";
+				return -ENOMEM;
+			}
+			c->own = t;
+			c->owncap = nc;
+		}
+		if (c->nv)
+			memcpy(c->own, c->tape, c->nv * sizeof(*t));
+		c->tape = c->own;
+		c->cap = c->owncap;
+		return 0;
+	}
+	t = realloc(c->tape, nc * sizeof(*t));
 	if (!t) {
 		c->why = "out of memory";
 		return -ENOMEM;
 	}
-	c->tape = t;
-	c->cap = nc;
+	c->tape = c->own = t;
+	c->cap = c->owncap = nc;
 	return 0;
 }
 
@@ -1091,6 +1109,36 @@ int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
 			}
 			val.n = cnt;
 			PUT(val);
+			const struct op *eo = o + 1;
+			if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+			    o->body == 1 && eo->code == OP_INT && !(c->pos & 7) && eo->align <= 8 &&
+			    !(eo->size & 7) && eo->reg < 0 && !eo->role &&
+			    !(eo->flags & (OPF_BE | OPF_CLOCK))) {
+				/* byte-aligned little-endian integers: a tight loop */
+				while (unlikely(c->cap - c->nv < cnt))
+					if ((r = ctf_tape_grow(c))) {
+						c->errpos = c->pos;
+						return r;
+					}
+				const uint8_t *b = c->pkt + (c->pos >> 3);
+				union trawl_ctf_value *t = c->tape + c->nv;
+				unsigned sz = eo->size, nb = sz >> 3, sh = 64 - sz;
+				bool sign = eo->flags & OPF_SIGN;
+				if (nb == 1 && !sign) {
+					for (uint64_t k = 0; k < cnt; k++)
+						t[k].u = b[k];
+				} else {
+					for (uint64_t k = 0; k < cnt; k++, b += nb) {
+						uint64_t v = 0;
+						memcpy(&v, b, nb);	/* little-endian host */
+						t[k].u = sign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+					}
+				}
+				c->nv += (uint32_t)cnt;
+				c->pos += cnt * sz;
+				i += 2;
+				break;
+			}
 			if (o->body) {
 				for (uint64_t k = 0; k < cnt; k++)
 					if ((r = ctf_exec(c, p, i + 1, o->body)))

@@ -147,8 +147,15 @@ struct trace_dec {
 struct dctx {
 	const uint8_t *pkt;		/* packet start */
 	uint64_t pos, end;		/* bits from pkt */
+	/*
+	 * Where values go: normally `own` (malloc'd, owncap values); the decode
+	 * worker lends a batch's tape area instead. ctf_tape_grow() never
+	 * reallocates a lent tape: it moves the event's values into `own`.
+	 */
 	union trawl_ctf_value *tape;
 	uint32_t nv, cap;
+	union trawl_ctf_value *own;
+	uint32_t owncap;
 	uint64_t *regs;
 	uint64_t roles[NROLES];
 	uint32_t rolemask;
@@ -179,10 +186,15 @@ TRAWL_HIDDEN struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta,
 						 size_t n, const struct trawl_reader_opts *o,
 						 char *err, size_t errlen);
 
+/* Events per decode-ahead batch (0: the default), before the first
+ * trawl_reader_next(). For tests. */
+TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
+
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 
-/* Grows the tape to hold at least one more value; 0 or -EBADMSG/-ENOMEM. */
+/* Grows the tape to hold at least one more value (a lent tape: moves to
+ * the own one, see struct dctx); 0 or -EBADMSG/-ENOMEM. */
 TRAWL_HIDDEN int ctf_tape_grow(struct dctx *c);
 
 /* Length of the text in p[0..n) up to its first NUL. */

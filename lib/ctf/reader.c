@@ -9,12 +9,17 @@
  * it holds for the merge. trawl_reader_next() advances the stream whose
  * event it returned last time, then returns the heap's top: the event and
  * its tape stay valid until the next call.
+ *
+ * With threads >= 2 (trawl_reader_opts), a worker decodes the streams ahead
+ * into batches and trawl_reader_next() only merges them with a loser tree;
+ * see "decode-ahead" below.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +31,26 @@
 #include "ctf/reader-internal.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
-#define RELEASE_CHUNK (8u << 20)	/* drop consumed pages every 8 MiB */
+#define RELEASE_CHUNK (512u << 10)	/* drop consumed pages every 512 KiB ... */
+#define RELEASE_LAG (512u << 10)	/* ... this far behind the decoder */
 #define MAX_DIR_DEPTH 16
 #define PREFETCH 1024		/* bytes ahead of the event being decoded */
+
+/* Decode-ahead (threads >= 2): see the comment before fill(). */
+#define NQ 3			/* batches per stream */
+#define BATCH_BUDGET (6u << 20)	/* bytes of batches, all streams together */
+#define BATCH_MAX_EVENTS 4096u
+#define BATCH_MIN_EVENTS 64u
+#define AUTO_MIN_BYTES (2u << 20)	/* threads = 0: a worker from this much data */
+
+struct batch {
+	struct trawl_event *ev;
+	uint32_t n, cap;		/* events */
+	union trawl_ctf_value *vals;
+	size_t nv, capv;		/* values of the events' tapes */
+	int term;			/* 0; after the events: 1 end, -errno error */
+	struct trawl_reader_stream_stats st;	/* the stream's, after the batch */
+};
 
 struct trawl_reader_stream {
 	struct trawl_reader_trace *trace;
@@ -53,6 +75,20 @@ struct trawl_reader_stream {
 	bool borrowed;			/* map belongs to the caller */
 	int errcode;
 	char err[384];
+	/*
+	 * Decode-ahead. Everything above is the filler's: the one thread
+	 * (worker or consumer) that has set qbusy, or the consumer alone when
+	 * there is no worker. The q* fields are under r->mu. cur, cpos and pub
+	 * are the consumer's (the thread calling trawl_reader_next()).
+	 */
+	struct batch *q;		/* NQ batches */
+	uint32_t qhead, qtail;		/* batches filled / given back */
+	bool qbusy;			/* q[qhead % NQ] is being filled */
+	bool qfin;			/* the last batch (term != 0) is filled */
+	bool carry;			/* filler: s->ev (own tape) goes first in the next batch */
+	bool threaded;			/* the consumer reads pub, not st */
+	struct batch *cur;		/* q[qtail % NQ] while being merged */
+	struct trawl_reader_stream_stats pub;
 };
 
 struct trawl_reader_trace {
@@ -73,6 +109,29 @@ struct hent {
 	struct trawl_reader_stream *s;
 };
 
+/* Merge key of the decode-ahead path: (ts, stream order) in one compare. */
+typedef unsigned __int128 mkey;
+#define KEY_INF (~(mkey)0)
+#define NOLEAF UINT32_MAX
+
+/*
+ * The consumer's per-event state, apart from anything a filler writes (no
+ * false sharing): a loser tree whose leaf i is the stream of order i.
+ */
+struct leaf {
+	const struct trawl_event *ev, *end;	/* next event of the current batch */
+	struct trawl_reader_stream *s;
+	uint64_t pad;
+};
+
+struct merge {
+	uint32_t win;			/* the leaf returned last, or NOLEAF */
+	uint32_t k;			/* leaves, a power of two */
+	uint32_t *node;			/* [0] the winner, [1..k) losers */
+	mkey *key;			/* per leaf; KEY_INF: no event */
+	struct leaf *leaf;
+} __attribute__((aligned(64)));
+
 struct trawl_reader {
 	struct trawl_reader_trace **traces;
 	size_t ntraces;
@@ -91,6 +150,17 @@ struct trawl_reader {
 	size_t nhosts;
 	const char *const *events;
 	size_t nevents;
+	unsigned threads;		/* as asked; 0: auto */
+	/* decode-ahead: one worker thread, a loser tree over the batch heads */
+	bool threaded, started;
+	uint32_t batch_events;		/* 0: from BATCH_BUDGET */
+	struct trawl_reader_stream **all;	/* by order */
+	struct merge *m;		/* the consumer's, aligned */
+	uint32_t rr;			/* r->mu: where the next pick starts */
+	pthread_t worker;
+	pthread_mutex_t mu;
+	pthread_cond_t wcv, mcv;	/* the worker / the consumer waits */
+	bool widle, mwait, stop;	/* r->mu */
 };
 
 /* ------------------------------------------------------------ streams */
@@ -141,11 +211,17 @@ static const struct trawl_ctf_stream_class *find_sc(const struct trawl_ctf_trace
 	return NULL;
 }
 
+/*
+ * Drops the pages of the file below `off` - RELEASE_LAG, so that memory does
+ * not grow with the trace. Events already handed out may still point there
+ * (strings, in batches not merged yet, or copied by the caller): the map is
+ * private and read-only, so touching such a page again reads it back.
+ */
 static void release_pages(struct trawl_reader_stream *s, uint64_t off)
 {
-	if (off - s->advised < RELEASE_CHUNK || s->borrowed)
+	if (s->borrowed || off < RELEASE_LAG || off - RELEASE_LAG - s->advised < RELEASE_CHUNK)
 		return;
-	uint64_t upto = off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+	uint64_t upto = (off - RELEASE_LAG) & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 	if (upto > s->advised) {
 		madvise((void *)(s->map + s->advised), upto - s->advised, MADV_DONTNEED);
 		s->advised = upto;
@@ -265,8 +341,10 @@ static const struct trawl_ctf_event_class *lookup(const struct sc_dec *sd, uint6
 	return has_id ? NULL : sd->only;
 }
 
-/* Decodes the stream's next event: 1, 0 at the end, -errno on corruption. */
-static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct trawl_reader_stream *s)
+/* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
+ * the end, -errno on corruption. */
+static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct trawl_reader_stream *s,
+						 struct trawl_event *e)
 {
 	struct dctx *c = &s->d;
 
@@ -387,11 +465,13 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 		s->st.last_ts = ts;
 		if (!keep)
 			continue;
-		s->ev.ts = ts;
-		s->ev.cycles = c->clock;
-		s->ev.cls = ec;
-		s->ev.values = c->tape;
-		s->ev.nvalues = c->nv;
+		e->ts = ts;
+		e->cycles = c->clock;
+		e->cls = ec;
+		e->stream = s;
+		e->values = c->tape;
+		e->nvalues = c->nv;
+		e->cpu = s->ev.cpu;
 		return 1;
 	}
 truncated:
@@ -406,7 +486,8 @@ truncated:
  * 0 having changed nothing: then stream_next() does the general work.
  */
 static inline __attribute__((always_inline)) int fast_next(struct trawl_reader *r,
-							   struct trawl_reader_stream *s)
+							   struct trawl_reader_stream *s,
+							   struct trawl_event *e)
 {
 	struct dctx *c = &s->d;
 	const struct sc_dec *sd = s->scd;
@@ -461,11 +542,13 @@ static inline __attribute__((always_inline)) int fast_next(struct trawl_reader *
 	if (unlikely(s->st.first_ts == INT64_MAX))
 		s->st.first_ts = ts;
 	s->st.last_ts = ts;
-	s->ev.ts = ts;
-	s->ev.cycles = clock;
-	s->ev.cls = ec;
-	s->ev.values = c->tape;
-	s->ev.nvalues = c->nv;
+	e->ts = ts;
+	e->cycles = clock;
+	e->cls = ec;
+	e->stream = s;
+	e->values = c->tape;
+	e->nvalues = c->nv;
+	e->cpu = s->ev.cpu;
 	return 1;
 }
 
@@ -507,7 +590,7 @@ static void prime(struct trawl_reader *r)
 		struct trawl_reader_trace *t = r->traces[i];
 		for (size_t j = 0; j < t->nstreams; j++) {
 			struct trawl_reader_stream *s = t->streams[j];
-			int rc = stream_next(r, s);
+			int rc = stream_next(r, s, &s->ev);
 			if (rc > 0)
 				r->heap[r->nheap++] = (struct hent){ s->ev.ts, s->order, s };
 			else if (rc < 0)
@@ -540,7 +623,7 @@ static __attribute__((noinline)) int next_slow(struct trawl_reader *r, const str
 
 	r->pending = NULL;
 	if (s && !advanced) {
-		int rc = stream_next(r, s);
+		int rc = stream_next(r, s, &s->ev);
 		if (likely(rc > 0)) {
 			top_changed(r, s);
 		} else {
@@ -563,11 +646,377 @@ static __attribute__((noinline)) int next_slow(struct trawl_reader *r, const str
 	return 1;
 }
 
+/* ---------------------------------------------------------- decode-ahead */
+
+/*
+ * With a worker (threads >= 2), the streams are decoded ahead into batches:
+ * per stream a queue of NQ batches, each an array of events plus the values
+ * of their tapes, decoded straight into the batch (the tape is lent to the
+ * decode context). Whoever fills a batch (the worker, or the consumer when
+ * it would otherwise wait) owns the stream's decode state while qbusy is
+ * set. The consumer (the thread calling trawl_reader_next()) only merges:
+ * it walks the current batch of each stream and keeps a loser tree over
+ * the streams' next events. A batch goes back to the queue when the
+ * consumer has moved past its last event, i.e. at the call after the one
+ * that returned it. Errors and the end of a stream travel as the `term` of
+ * its last batch, after the events decoded before them.
+ *
+ * Synchronization: one mutex (r->mu) at batch granularity. A filler writes
+ * a batch without the lock, then publishes it with qhead++ under r->mu; the
+ * consumer reads qhead under r->mu before reading the batch. The consumer
+ * gives a batch back with qtail++ under r->mu, after which the filler may
+ * write it again. The stream's decode state passes between fillers through
+ * qbusy, set and cleared under r->mu.
+ */
+
+static uint32_t batch_events(const struct trawl_reader *r)
+{
+	if (r->batch_events)
+		return r->batch_events;
+	/* an event and its tape: ~48 + 8 * 8 bytes */
+	uint64_t n = BATCH_BUDGET / ((uint64_t)r->nstreams * NQ * 112);
+	return n > BATCH_MAX_EVENTS ? BATCH_MAX_EVENTS : n < BATCH_MIN_EVENTS ? BATCH_MIN_EVENTS : (uint32_t)n;
+}
+
+static int alloc_queue(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	uint32_t nev = batch_events(r);
+	size_t capv = (size_t)nev * 8, need = 2 * ((size_t)s->trace->maxfix + 64);
+
+	if (capv < need)
+		capv = need;
+	s->q = calloc(NQ, sizeof(*s->q));
+	if (!s->q)
+		return -ENOMEM;
+	for (int i = 0; i < NQ; i++) {
+		struct batch *b = &s->q[i];
+		b->cap = nev;
+		b->capv = capv;
+		b->ev = malloc(nev * sizeof(*b->ev));
+		b->vals = malloc(capv * sizeof(*b->vals));
+		if (!b->ev || !b->vals)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Decodes the stream's next events into b, up to its capacity, then the
+ * end or an error as b->term. Runs without r->mu, as the stream's filler.
+ */
+static void fill(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b)
+{
+	struct dctx *c = &s->d;
+	const size_t least = (size_t)s->trace->maxfix + 64;	/* what decoding assumes */
+
+	b->n = 0;
+	b->nv = 0;
+	b->term = 0;
+	if (s->carry) {
+		/* an event too large for the previous batch: b is empty */
+		size_t need = s->ev.nvalues + least;
+		if (need > b->capv) {
+			union trawl_ctf_value *nv = realloc(b->vals, need * sizeof(*nv));
+			if (!nv) {
+				snprintf(s->err, sizeof(s->err), "%s: out of memory", s->path);
+				s->errcode = ENOMEM;
+				s->done = true;
+				b->term = -ENOMEM;
+				goto out;
+			}
+			b->vals = nv;
+			b->capv = need;
+		}
+		memcpy(b->vals, s->ev.values, s->ev.nvalues * sizeof(*b->vals));
+		b->ev[0] = s->ev;
+		b->ev[0].values = b->vals;
+		b->nv = s->ev.nvalues;
+		b->n = 1;
+		s->carry = false;
+	}
+	while (b->n < b->cap) {
+		size_t room = b->capv - b->nv;
+		if (room < least)
+			break;
+		union trawl_ctf_value *t = b->vals + b->nv;
+		c->tape = t;
+		c->cap = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
+		struct trawl_event *e = &b->ev[b->n];
+		int rc = fast_next(r, s, e);
+		if (!rc)
+			rc = stream_next(r, s, e);
+		if (unlikely(rc <= 0)) {
+			b->term = rc < 0 ? -(s->errcode ? s->errcode : EBADMSG) : 1;
+			break;
+		}
+		if (unlikely(e->values != t)) {
+			/* the tape outgrew the room: the event is in c->own */
+			if (e->nvalues > room) {
+				s->ev = *e;
+				s->carry = true;
+				break;
+			}
+			memcpy(t, e->values, e->nvalues * sizeof(*t));
+			e->values = t;
+		}
+		b->n++;
+		b->nv += e->nvalues;
+	}
+out:
+	c->tape = c->own;
+	c->cap = c->owncap;
+	b->st = s->st;
+}
+
+static bool fillable(const struct trawl_reader_stream *s)
+{
+	return !s->qbusy && !s->qfin && s->qhead - s->qtail < NQ;
+}
+
+/* The fillable stream with the fewest batches ready (r->mu held), or NULL. */
+static struct trawl_reader_stream *pick(struct trawl_reader *r)
+{
+	struct trawl_reader_stream *best = NULL;
+	uint32_t n = r->nstreams, bready = NQ;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct trawl_reader_stream *s = r->all[(r->rr + k) % n];
+		if (fillable(s) && s->qhead - s->qtail < bready) {
+			best = s;
+			bready = s->qhead - s->qtail;
+			if (!bready)
+				break;
+		}
+	}
+	if (best)
+		r->rr = (best->order + 1) % n;
+	return best;
+}
+
+/* Fills the next batch of s (fillable; r->mu held, released meanwhile). */
+static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	struct batch *b = &s->q[s->qhead % NQ];
+
+	s->qbusy = true;
+	pthread_mutex_unlock(&r->mu);
+	fill(r, s, b);
+	pthread_mutex_lock(&r->mu);
+	s->qbusy = false;
+	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
+	if (b->term)
+		s->qfin = true;
+	if (r->mwait)
+		pthread_cond_signal(&r->mcv);
+}
+
+static void *worker_main(void *arg)
+{
+	struct trawl_reader *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		struct trawl_reader_stream *s = pick(r);
+		if (!s) {
+			r->widle = true;
+			pthread_cond_wait(&r->wcv, &r->mu);
+			r->widle = false;
+			continue;
+		}
+		fill_locked(r, s);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/*
+ * Moves the consumer of s to its next batch holding an event, giving the
+ * current one back. Returns 1, 0 at the end of the stream, or -errno (the
+ * stream's error). While the batch is not there, decodes some batch itself
+ * (this stream's if nobody is on it, else the one most behind) or waits.
+ */
+static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, struct leaf *L)
+{
+	struct batch *b = s->cur;
+
+	if (b && b->term)
+		return b->term < 0 ? b->term : 0;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		if (b) {
+			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
+			s->cur = b = NULL;
+			if (r->widle)
+				pthread_cond_signal(&r->wcv);
+		}
+		if (s->qhead != s->qtail) {
+			b = &s->q[s->qtail % NQ];
+			s->cur = b;
+			L->ev = b->ev;
+			L->end = b->ev + b->n;
+			s->pub = b->st;
+			if (b->n || b->term) {
+				pthread_mutex_unlock(&r->mu);
+				return b->n ? 1 : b->term < 0 ? b->term : 0;
+			}
+			continue;	/* empty: next one */
+		}
+		struct trawl_reader_stream *h = fillable(s) ? s : pick(r);
+		if (h) {
+			fill_locked(r, h);
+		} else {
+			r->mwait = true;
+			pthread_cond_wait(&r->mcv, &r->mu);
+			r->mwait = false;
+		}
+	}
+}
+
+static inline mkey mkkey(int64_t ts, uint32_t order)
+{
+	return (mkey)((uint64_t)ts ^ (UINT64_C(1) << 63)) << 64 | order;
+}
+
+static uint32_t lt_build(struct merge *m, uint32_t p)
+{
+	if (p >= m->k)
+		return p - m->k;
+	uint32_t a = lt_build(m, 2 * p), b = lt_build(m, 2 * p + 1);
+	if (m->key[b] < m->key[a]) {
+		m->node[p] = a;
+		return b;
+	}
+	m->node[p] = b;
+	return a;
+}
+
+/* Leaf w's key changed: plays its matches up to the root. */
+static inline void lt_replay(struct merge *m, uint32_t w)
+{
+	uint32_t *node = m->node;
+	const mkey *key = m->key;
+	mkey kw = key[w];
+
+	for (uint32_t p = (w + m->k) >> 1; p; p >>= 1) {
+		uint32_t l = node[p];
+		mkey kl = key[l];
+		bool sw = kl < kw;
+		node[p] = sw ? w : l;
+		w = sw ? l : w;
+		kw = sw ? kl : kw;
+	}
+	node[0] = w;
+}
+
+/* Starts the worker and takes every stream's first batch. */
+static int prime_threaded(struct trawl_reader *r)
+{
+	struct merge *m;
+	uint32_t k = 1;
+
+	r->primed = true;
+	while (k < r->nstreams)
+		k *= 2;
+	m = r->m = aligned_alloc(64, sizeof(*m));
+	if (!m)
+		goto single;
+	memset(m, 0, sizeof(*m));
+	m->k = k;
+	m->win = NOLEAF;
+	m->node = calloc(k, sizeof(*m->node));
+	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
+	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
+	if (!m->node || !m->key || !m->leaf)
+		goto single;
+	memset(m->leaf, 0, k * sizeof(*m->leaf));
+	for (uint32_t i = 0; i < r->nstreams; i++)
+		if (alloc_queue(r, r->all[i]))
+			goto single;
+	for (uint32_t i = 0; i < r->nstreams; i++) {
+		r->all[i]->pub = r->all[i]->st;	/* before the first batch */
+		r->all[i]->threaded = true;
+	}
+	if (pthread_mutex_init(&r->mu, NULL))
+		goto single;
+	if (pthread_cond_init(&r->wcv, NULL) || pthread_cond_init(&r->mcv, NULL) ||
+	    pthread_create(&r->worker, NULL, worker_main, r)) {
+		/* cannot happen on Linux once the mutex exists; don't leak it */
+		pthread_mutex_destroy(&r->mu);
+		goto single;
+	}
+	r->started = true;
+	for (uint32_t i = 0; i < k; i++) {
+		m->key[i] = KEY_INF;
+		if (i >= r->nstreams)
+			continue;
+		struct leaf *L = &m->leaf[i];
+		L->s = r->all[i];
+		int rc = take_next(r, L->s, L);
+		if (rc > 0)
+			m->key[i] = mkkey(L->ev->ts, i);
+		else if (rc < 0)
+			r->errq[r->nerrq++] = L->s;
+	}
+	m->node[0] = lt_build(m, 1);
+	return 0;
+single:
+	/* no memory for batches or no thread: read in this thread */
+	for (uint32_t i = 0; i < r->nstreams; i++)
+		r->all[i]->threaded = false;
+	r->threaded = false;
+	r->primed = false;
+	return -1;
+}
+
+static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
+{
+	struct merge *m = r->m;
+	uint32_t w = m ? m->win : NOLEAF;
+
+	if (likely(w != NOLEAF)) {
+		struct leaf *L = &m->leaf[w];
+		if (likely(++L->ev < L->end)) {
+			/* the batch was written by the other core: fetch ahead */
+			__builtin_prefetch(L->ev + 4);
+			m->key[w] = mkkey(L->ev->ts, w);
+		} else {
+			int rc = take_next(r, L->s, L);
+			if (rc > 0) {
+				m->key[w] = mkkey(L->ev->ts, w);
+			} else {
+				m->key[w] = KEY_INF;
+				if (rc < 0)
+					r->errq[r->nerrq++] = L->s;
+			}
+		}
+		lt_replay(m, w);
+	} else if (!r->primed) {
+		if (prime_threaded(r))
+			return trawl_reader_next(r, ev);	/* single-threaded after all */
+		m = r->m;
+	}
+	if (unlikely(r->errq_head < r->nerrq)) {
+		m->win = NOLEAF;
+		return report(r, r->errq[r->errq_head++]);
+	}
+	w = m->node[0];
+	if (m->key[w] == KEY_INF) {
+		m->win = NOLEAF;
+		return 0;
+	}
+	m->win = w;
+	*ev = m->leaf[w].ev;
+	return 1;
+}
+
 int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
 {
 	struct trawl_reader_stream *s = r->pending;
 
-	if (likely(s) && likely(fast_next(r, s))) {
+	if (r->threaded)
+		return next_threaded(r, ev);
+
+	if (likely(s) && likely(fast_next(r, s, &s->ev))) {
 		top_changed(r, s);
 		if (likely(r->errq_head == r->nerrq)) {
 			s = r->heap[0].s;
@@ -598,7 +1047,12 @@ static void stream_free(struct trawl_reader_stream *s)
 		return;
 	if (s->map && s->size && !s->borrowed)
 		munmap((void *)s->map, s->size);
-	free(s->d.tape);
+	for (int i = 0; s->q && i < NQ; i++) {
+		free(s->q[i].ev);
+		free(s->q[i].vals);
+	}
+	free(s->q);
+	free(s->d.own);
 	free(s->d.regs);
 	free(s->path);
 	free(s);
@@ -623,6 +1077,23 @@ void trawl_reader_free(struct trawl_reader *r)
 {
 	if (!r)
 		return;
+	if (r->started) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_signal(&r->wcv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->worker, NULL);
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->wcv);
+		pthread_cond_destroy(&r->mcv);
+	}
+	free(r->all);
+	if (r->m) {
+		free(r->m->node);
+		free(r->m->key);
+		free(r->m->leaf);
+		free(r->m);
+	}
 	for (size_t i = 0; i < r->ntraces; i++)
 		trace_free(r->traces[i]);
 	free(r->traces);
@@ -659,6 +1130,8 @@ static struct trawl_reader_stream *new_stream(struct trawl_reader *r, struct tra
 	s->st.last_ts = INT64_MIN;
 	s->d.cap = t->maxfix + 64;
 	s->d.tape = malloc(s->d.cap * sizeof(*s->d.tape));
+	s->d.own = s->d.tape;
+	s->d.owncap = s->d.cap;
 	s->d.regs = calloc(t->td.nregs + 1, sizeof(uint64_t));
 	s->ev.values = s->d.tape;
 	if (!s->path || !s->d.tape || !s->d.regs) {
@@ -893,15 +1366,38 @@ static void set_opts(struct trawl_reader *r, const struct trawl_reader_opts *o)
 		r->end = o->end;
 		r->has_end = o->end != 0;
 	}
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, threads) + sizeof(o->threads))
+		r->threads = o->threads;
 }
 
 static int alloc_heap(struct trawl_reader *r, char *err, size_t errlen)
 {
+	uint64_t bytes = 0;
+
 	r->heap = calloc(r->nstreams + 1, sizeof(*r->heap));
 	r->errq = calloc(r->nstreams + 1, sizeof(*r->errq));
-	if (!r->heap || !r->errq)
+	r->all = calloc(r->nstreams + 1, sizeof(*r->all));
+	if (!r->heap || !r->errq || !r->all)
 		return seterr(err, errlen, ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ntraces; i++) {
+		struct trawl_reader_trace *t = r->traces[i];
+		for (size_t j = 0; j < t->nstreams; j++) {
+			r->all[t->streams[j]->order] = t->streams[j];
+			bytes += t->streams[j]->size;
+		}
+	}
+	if (r->threads == 0)
+		r->threaded = bytes >= AUTO_MIN_BYTES && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	else
+		r->threaded = r->threads >= 2;
+	if (!r->nstreams)
+		r->threaded = false;
 	return 0;
+}
+
+void reader_set_batch(struct trawl_reader *r, uint32_t events)
+{
+	r->batch_events = events;
 }
 
 struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
@@ -1043,5 +1539,5 @@ const char *trawl_reader_stream_path(const struct trawl_reader_stream *s)
 void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st)
 {
-	*st = s->st;
+	*st = s->threaded ? s->pub : s->st;
 }

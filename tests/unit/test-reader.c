@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctf/reader-internal.h"
 #include "tap.h"
 #include "trawl/ctf.h"
 
@@ -894,6 +895,243 @@ static void test_writer(void)
 	trawl_reader_free(r);
 }
 
+/* ------------------------------------------------------- decode-ahead */
+
+/* Opens path with `threads` (and `batch` events per batch when nonzero). */
+static struct trawl_reader *open_t(const char *path, struct trawl_reader_opts o, unsigned threads,
+				   uint32_t batch)
+{
+	char err[512] = "";
+	o.sz = sizeof(o);
+	o.threads = threads;
+	struct trawl_reader *r = open1(path, &o, err, sizeof(err));
+	if (!r)
+		printf("# open %s: %s\n", path, err);
+	else if (batch)
+		reader_set_batch(r, batch);
+	return r;
+}
+
+static int stream_index(const struct trawl_reader *r, const struct trawl_reader_stream *s)
+{
+	int k = 0;
+	for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++, k++)
+			if (trawl_reader_trace_stream(t, j) == s)
+				return k;
+	}
+	return -1;
+}
+
+/*
+ * Reads path with threads = 1 and with a worker (batch events per batch)
+ * side by side: the same events (stream, ts, cycles, cpu, class, values;
+ * strings by content where the class says), errors (code and message) and
+ * end, then the same per-stream stats. Returns the number of events.
+ */
+static long same_reading(const char *what, const char *path, struct trawl_reader_opts o,
+			 uint32_t batch, int *nerr)
+{
+	struct trawl_reader *a = open_t(path, o, 1, 0), *b = open_t(path, o, 2, batch);
+	const struct trawl_event *ea, *eb;
+	long n = 0, bad = 0;
+	int ra, rb;
+
+	*nerr = 0;
+	if (!a || !b) {
+		ok(false, "%s: open", what);
+		trawl_reader_free(a);
+		trawl_reader_free(b);
+		return -1;
+	}
+	do {
+		ra = trawl_reader_next(a, &ea);
+		rb = trawl_reader_next(b, &eb);
+		if (ra != rb) {
+			printf("# %s: at %ld: %d vs %d (%s | %s)\n", what, n, ra, rb,
+			       trawl_reader_error(a), trawl_reader_error(b));
+			bad++;
+			break;
+		}
+		if (ra < 0) {
+			(*nerr)++;
+			if (strcmp(trawl_reader_error(a), trawl_reader_error(b)) != 0) {
+				printf("# %s: errors differ: %s | %s\n", what, trawl_reader_error(a),
+				       trawl_reader_error(b));
+				bad++;
+			}
+			continue;
+		}
+		if (ra == 0)
+			break;
+		bool same = ea->ts == eb->ts && ea->cycles == eb->cycles && ea->cpu == eb->cpu &&
+			    ea->cls->id == eb->cls->id && strcmp(ea->cls->name, eb->cls->name) == 0 &&
+			    stream_index(a, ea->stream) == stream_index(b, eb->stream) &&
+			    ea->nvalues == eb->nvalues;
+		uint32_t nv = same ? ea->nvalues : 0;
+		if (same && strcmp(ea->cls->name, "var") == 0 && nv) {
+			const union trawl_ctf_value *x = &ea->values[nv - 1], *y = &eb->values[nv - 1];
+			same = x->s.len == y->s.len && memcmp(x->s.p, y->s.p, x->s.len) == 0;
+			nv--;	/* the string: by content */
+		}
+		for (uint32_t i = 0; same && i < nv; i++)
+			same = ea->values[i].u == eb->values[i].u;
+		if (!same && bad++ < 5)
+			printf("# %s: event %ld differs (ts %lld vs %lld)\n", what, n,
+			       (long long)ea->ts, (long long)eb->ts);
+		n++;
+	} while (bad < 5);
+	is_int(bad, 0, "%s: threads=1 and the worker (batch %u) agree on %ld events", what, batch, n);
+	is_int(trawl_reader_next(b, &eb), 0, "%s: the worker's reader stays at the end", what);
+	is_int(trawl_reader_nerrors(a), trawl_reader_nerrors(b), "%s: same error count", what);
+	bool stats = true;
+	for (size_t i = 0; i < trawl_reader_ntraces(a); i++) {
+		const struct trawl_reader_trace *ta = trawl_reader_trace_at(a, i);
+		const struct trawl_reader_trace *tb = trawl_reader_trace_at(b, i);
+		for (size_t j = 0; j < trawl_reader_trace_nstreams(ta); j++) {
+			struct trawl_reader_stream_stats sa, sb;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(ta, j), &sa);
+			trawl_reader_stream_stats(trawl_reader_trace_stream(tb, j), &sb);
+			stats &= sa.packets == sb.packets && sa.events == sb.events &&
+				 sa.discarded == sb.discarded && sa.first_ts == sb.first_ts &&
+				 sa.last_ts == sb.last_ts && sa.cpu == sb.cpu && sa.bytes == sb.bytes;
+		}
+	}
+	ok(stats, "%s: same stream stats at the end", what);
+	trawl_reader_free(a);
+	trawl_reader_free(b);
+	return n;
+}
+
+/* A writer trace with many streams: fixed and variable events, ts ties. */
+static void write_many(const char *dir, int nstreams, int nev)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = "many", .domain = "ust",
+		.clock_offset_s = 1700000000, .packet_size = 4096,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		abort();
+	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
+	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
+	struct trawl_ctf_type *u8 = trawl_ctf_type_int(w, 8, false, 10);
+	struct trawl_ctf_type *f1 = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, f1, "a", u32);
+	trawl_ctf_struct_add(w, f1, "b", s64);
+	struct trawl_ctf_type *f2 = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, f2, "n", u8);
+	trawl_ctf_struct_add(w, f2, "q", trawl_ctf_type_sequence(w, u8, "n"));
+	trawl_ctf_struct_add(w, f2, "s", trawl_ctf_type_string(w));
+	struct trawl_ctf_stream_class *k = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
+	struct trawl_ctf_stream_class *u = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
+	struct trawl_ctf_event_class *e1 = trawl_ctf_writer_event_class(w, k, "fixed", 0, f1);
+	struct trawl_ctf_event_class *e1u = trawl_ctf_writer_event_class(w, u, "fixed", 0, f1);
+	struct trawl_ctf_event_class *e2 = trawl_ctf_writer_event_class(w, u, "var", 0, f2);
+	struct trawl_ctf_wstream *s[64];
+	for (int i = 0; i < nstreams; i++)
+		s[i] = trawl_ctf_writer_stream(w, i % 2 ? u : k, "chan", (uint32_t)i);
+	uint8_t buf[512];
+	for (int j = 0; j < nev; j++) {
+		for (int i = 0; i < nstreams; i++) {
+			struct trawl_ctf_buf b;
+			/* every 4th event is at the same ts on every stream */
+			uint64_t ts = 1000 + (uint64_t)j * 1000 + (j % 4 ? (uint64_t)((i * 37 + j * 11) % 997) : 0);
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			if (i % 2 && j % 3 == 0) {
+				int m = (i + j) % 40;	/* up to 40 bytes: long tapes */
+				trawl_ctf_buf_u8(&b, (uint8_t)m);
+				for (int q = 0; q < m; q++)
+					trawl_ctf_buf_u8(&b, (uint8_t)(i + j + q));
+				trawl_ctf_buf_str(&b, j % 2 ? "odd" : "even-string");
+				trawl_ctf_wstream_event(s[i], e2, ts, buf, b.len);
+			} else {
+				trawl_ctf_buf_u32(&b, (uint32_t)(i * 100000 + j));
+				trawl_ctf_buf_u64(&b, (uint64_t)(-(int64_t)j));
+				trawl_ctf_wstream_event(s[i], i % 2 ? e1u : e1, ts, buf, b.len);
+			}
+		}
+	}
+	if (trawl_ctf_writer_close(w))
+		abort();
+	trawl_ctf_writer_free(w);
+}
+
+static void test_threaded(void)
+{
+	char dir[300], sess[300];
+	struct trawl_reader_opts o = { .sz = sizeof(o) };
+	int nerr;
+	long n;
+
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	write_many(dir, 64, 300);
+	n = same_reading("64 streams, tiny batches", dir, o, 5, &nerr);
+	is_int(n, 64 * 300, "64 streams: every event");
+	same_reading("64 streams, batches of 1", dir, o, 1, &nerr);
+	same_reading("64 streams, default batches", dir, o, 0, &nerr);
+
+	/* errors mid-stream: events before, then each error once, in place */
+	snprintf(dir, sizeof(dir), "%s/corrupt", root);
+	n = same_reading("corrupt streams", dir, o, 2, &nerr);
+	is_int(n, 3 + 2 + 2 + 5, "corrupt: every valid event before the damage");
+	is_int(nerr, 5, "corrupt: each error once");
+	same_reading("corrupt streams, default batches", dir, o, 0, &nerr);
+
+	/* filters in the worker */
+	snprintf(sess, sizeof(sess), "%s/sess", root);
+	const char *hosts[] = { "be*" };
+	o = (struct trawl_reader_opts){ .sz = sizeof(o), .hosts = hosts, .nhosts = 1 };
+	is_int(same_reading("host filter", sess, o, 2, &nerr), 9, "host filter: beta's 9 events");
+	o = (struct trawl_reader_opts){ .sz = sizeof(o), .begin = 1000 * INT64_C(1000000000) + 20,
+					.end = 1000 * INT64_C(1000000000) + 56 };
+	same_reading("time range", sess, o, 2, &nerr);
+	const char *evs[] = { "var" };
+	o = (struct trawl_reader_opts){ .sz = sizeof(o), .events = evs, .nevents = 1 };
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	n = same_reading("event filter", dir, o, 3, &nerr);
+	ok(n > 0 && n < 64 * 300 / 2, "event filter: only `var` events (%ld)", n);
+	o = (struct trawl_reader_opts){ .sz = sizeof(o), .begin = 1700000000 * INT64_C(1000000000) + 50000,
+					.end = 1700000000 * INT64_C(1000000000) + 90000 };
+	n = same_reading("time range, many streams", dir, o, 4, &nerr);
+	ok(n > 0 && n < 64 * 300, "time range, many streams: a part (%ld)", n);
+
+	/* freeing while the worker runs: no hang, no leak (sanitizers) */
+	o = (struct trawl_reader_opts){ .sz = sizeof(o) };
+	struct trawl_reader *r = open_t(dir, o, 2, 3);
+	const struct trawl_event *ev;
+	int k = 0;
+	while (r && k < 100 && trawl_reader_next(r, &ev) == 1)
+		k++;
+	is_int(k, 100, "worker: 100 events, then free mid-way");
+	trawl_reader_free(r);
+	r = open_t(dir, o, 2, 0);
+	ok(r && trawl_reader_next(r, &ev) == 1, "worker: free after the first event");
+	trawl_reader_free(r);
+	r = open_t(dir, o, 2, 0);
+	ok(r, "worker: free before reading");
+	trawl_reader_free(r);
+
+	/* stats while reading: never behind what was returned */
+	r = open_t(dir, o, 2, 7);
+	bool ahead = true;
+	const struct trawl_reader_stream *s0 = NULL;
+	long from0 = 0;
+	while (r && trawl_reader_next(r, &ev) == 1) {
+		if (!s0)
+			s0 = ev->stream;
+		if (ev->stream == s0) {
+			struct trawl_reader_stream_stats st;
+			from0++;
+			trawl_reader_stream_stats(s0, &st);
+			ahead &= st.events >= (uint64_t)from0 && st.events <= (uint64_t)from0 + 7;
+		}
+	}
+	ok(r && ahead, "worker: stats count the returned events, at most one batch ahead");
+	trawl_reader_free(r);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/test-reader-XXXXXX");
@@ -907,6 +1145,7 @@ int main(void)
 	test_event_filter();
 	test_corrupt();
 	test_writer();
+	test_threaded();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (!getenv("TEST_READER_KEEP") && system(cmd) != 0)
