@@ -44,6 +44,8 @@ TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const ch
 				       size_t *len, char *err, size_t errlen);
 
 /* ---- misc */
+/* Value of a hex digit, or -1. */
+TRAWL_HIDDEN int hexval(int c);
 TRAWL_HIDDEN int uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */
 TRAWL_HIDDEN void uuid_format(const uint8_t u[16], char out[37]);
 TRAWL_HIDDEN void uuid_random(uint8_t out[16]);

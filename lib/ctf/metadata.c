@@ -362,17 +362,6 @@ static bool is_idchar(int c)
 	return is_idstart(c) || is_digit(c);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decodes the escape sequence after a backslash at text[*i]. Returns 0 for
  * a byte (*cp <= 0xff), 1 for a code point to encode in UTF-8, -1 if bad.

@@ -22,7 +22,7 @@ int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
-static int hexval(int c)
+int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
