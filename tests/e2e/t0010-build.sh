@@ -4,7 +4,7 @@
 # only; a program builds against the installed library through pkg-config and
 # writes and reads a trace with it; every subcommand has a man page.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 9
+plan 11
 dest="$TRASH/root"
 make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
 ok $? "make install into DESTDIR"
@@ -65,4 +65,13 @@ ok $? "a program builds against the installed libtrawl via pkg-config"
 out=$(LD_LIBRARY_PATH="$dest/opt/trawl/lib" ./prog "$TRASH/t" 2>&1)
 is "$out" "1000 499500" "it writes 1000 events and reads them back with the shared library"
 is "$(babeltrace2 "$TRASH/t" 2>/dev/null | wc -l)" "1000" "babeltrace2 reads the trace the program wrote"
+
+# an out-of-tree build from another directory, with the Makefile named by -f
+mkdir -p elsewhere
+(cd elsewhere && make -s -f "$TRAWL_SRC/Makefile" O="$TRASH/oot" -j2 "$TRASH/oot/trawl" >"$TRASH/oot.log" 2>&1)
+ok $? "out-of-tree build with O= from another directory"
+v=$("$TRASH/oot/trawl" --version 2>&1)
+case "$v" in "trawl "[0-9]*) r=0 ;; *) r=1 ;; esac
+ok $r "the out-of-tree binary runs ($v)"
+[ -z "$(ls -A elsewhere)" ] || echo "# wrote into the current directory: $(ls -A elsewhere)"
 finish
