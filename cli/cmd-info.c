@@ -34,51 +34,12 @@ static void info_usage(FILE *f)
 		"  -h, --help          this help\n");
 }
 
-/* Per event class counts, keyed by the class pointer. */
+/* Per event class counts (the reader numbers the classes densely). */
 struct cls_count {
 	const struct trawl_ctf_event_class *cls;
 	const struct trawl_reader_trace *trace;
 	uint64_t n;
 };
-
-struct counts {
-	struct cls_count *tab;
-	size_t cap, used;
-};
-
-static size_t hash_ptr(const void *p)
-{
-	return (size_t)(((uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
-}
-
-static struct cls_count *count_slot(struct counts *c, const struct trawl_ctf_event_class *cls)
-{
-	size_t j;
-
-	if ((c->used + 1) * 2 > c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 256;
-		struct cls_count *nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->tab[i].cls)
-				continue;
-			for (j = hash_ptr(c->tab[i].cls) & (ncap - 1); nt[j].cls; j = (j + 1) & (ncap - 1))
-				;
-			nt[j] = c->tab[i];
-		}
-		free(c->tab);
-		c->tab = nt;
-		c->cap = ncap;
-	}
-	for (j = hash_ptr(cls) & (c->cap - 1); c->tab[j].cls; j = (j + 1) & (c->cap - 1))
-		if (c->tab[j].cls == cls)
-			return &c->tab[j];
-	c->tab[j].cls = cls;
-	c->used++;
-	return &c->tab[j];
-}
 
 static int by_count(const void *a, const void *b)
 {
@@ -177,6 +138,12 @@ static const char *base(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* "used": a valid index was used; "ignored": present but bad; "none" */
+static const char *index_state(const struct trawl_reader_stream_stats *st)
+{
+	return st->index_bad ? "ignored" : st->index_used ? "used" : "none";
+}
+
 static void print_duration(int64_t first, int64_t last)
 {
 	int64_t d = last - first;
@@ -216,16 +183,18 @@ static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 	}
 	printf("    events      %" PRIu64 ", discarded %" PRIu64 ", packets %" PRIu64
 	       ", bytes %" PRIu64 "\n", ts->events, ts->discarded, ts->packets, ts->bytes);
-	printf("    streams     %-24s %5s %9s %12s %10s %12s\n", "file", "cpu", "packets",
-	       "events", "discarded", "bytes");
+	printf("    streams     %-24s %5s %9s %12s %10s %12s  %s\n", "file", "cpu", "packets",
+	       "events", "discarded", "bytes", "index");
 	for (size_t i = 0; i < trawl_reader_trace_nstreams(ts->t); i++) {
 		const struct trawl_reader_stream *s = trawl_reader_trace_stream(ts->t, i);
 		struct trawl_reader_stream_stats st;
 
 		trawl_reader_stream_stats(s, &st);
 		printf("                %-24s %5" PRIu32 " %9" PRIu64 " %12" PRIu64 " %10" PRIu64
-		       " %12" PRIu64 "\n", base(trawl_reader_stream_path(s)), st.cpu, st.packets,
-		       st.events, st.discarded, st.bytes);
+		       " %12" PRIu64 "  %s\n", base(trawl_reader_stream_path(s)), st.cpu, st.packets,
+		       st.events, st.discarded, st.bytes, index_state(&st));
+		if (st.index_warning)
+			printf("                  warning: %s\n", st.index_warning);
 	}
 	printf("    event classes %12s  %s\n", "count", "name");
 	for (size_t i = 0; i < ncls; i++)
@@ -275,8 +244,13 @@ static void json_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 		printf("%s{\"path\":", i ? "," : "");
 		json_str(trawl_reader_stream_path(s));
 		printf(",\"cpu\":%" PRIu32 ",\"packets\":%" PRIu64 ",\"events\":%" PRIu64
-		       ",\"discarded\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", st.cpu, st.packets,
-		       st.events, st.discarded, st.bytes);
+		       ",\"discarded\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"index\":\"%s\"", st.cpu,
+		       st.packets, st.events, st.discarded, st.bytes, index_state(&st));
+		if (st.index_warning) {
+			printf(",\"index_warning\":");
+			json_str(st.index_warning);
+		}
+		putchar('}');
 	}
 	printf("],\"event_classes\":[");
 	for (size_t i = 0; i < ncls; i++) {
@@ -302,7 +276,8 @@ int cmd_info(int argc, char **argv)
 	};
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_reader *r = NULL;
-	struct counts cc = { 0 };
+	uint64_t *cnt = NULL;
+	struct cls_count *ccs = NULL;
 	struct trace_sum *sums = NULL;
 	struct cls_count **cls = NULL;
 	const char **hosts = NULL;
@@ -369,43 +344,55 @@ int cmd_info(int argc, char **argv)
 		goto out;
 	}
 
-	/* Decode everything. */
-	const struct trawl_ctf_event_class *last = NULL;
-	struct cls_count *lastc = NULL;
+	/* Decode everything, counting per class. */
+	size_t nclasses = trawl_reader_nclasses(r);
 
+	cnt = calloc(nclasses + 1, sizeof(*cnt));
+	if (!cnt) {
+		status = die_msg("out of memory");
+		goto out;
+	}
 	while ((rc = trawl_reader_next(r, &ev)) != 0) {
-		if (rc < 0) {
+		if (__builtin_expect(rc < 0, 0)) {
 			die_msg("%s", trawl_reader_error(r));
 			nerr++;
 			status = 1;
 			continue;
 		}
-		total++;
-		if (ev->cls != last) {
-			lastc = count_slot(&cc, ev->cls);
-			if (!lastc) {
-				status = die_msg("out of memory");
-				goto out;
-			}
-			if (!lastc->trace && ev->stream)
-				lastc->trace = trawl_reader_stream_trace(ev->stream);
-			last = ev->cls;
-		}
-		lastc->n++;
+		cnt[ev->cls->index]++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	/* Per trace sums, traces grouped by host. */
 	ntr = trawl_reader_ntraces(r);
 	sums = calloc(ntr ? ntr : 1, sizeof(*sums));
-	cls = calloc(cc.used ? cc.used : 1, sizeof(*cls));
-	if (!sums || !cls) {
+	ccs = calloc(nclasses + 1, sizeof(*ccs));
+	cls = calloc(nclasses + 1, sizeof(*cls));
+	if (!sums || !ccs || !cls) {
 		status = die_msg("out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < cc.cap; i++)
-		if (cc.tab[i].cls)
-			cls[ncls++] = &cc.tab[i];
+	for (size_t i = 0; i < ntr; i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		const struct trawl_ctf_trace *m = trawl_reader_trace_meta(t);
+
+		for (size_t j = 0; j < m->nstreams; j++) {
+			const struct trawl_ctf_stream_class *sc = m->streams[j];
+
+			for (size_t k = 0; k < sc->nevents; k++) {
+				const struct trawl_ctf_event_class *ec = sc->events[k];
+				struct cls_count *cc = &ccs[ec->index];
+
+				if (ec->index >= nclasses || !cnt[ec->index])
+					continue;
+				cc->cls = ec;
+				cc->trace = t;
+				cc->n = cnt[ec->index];
+				total += cc->n;
+				cls[ncls++] = cc;
+			}
+		}
+	}
 	qsort(cls, ncls, sizeof(*cls), by_count);
 	for (size_t i = 0; i < ntr; i++) {
 		struct trace_sum *ts = &sums[i];
@@ -492,7 +479,8 @@ int cmd_info(int argc, char **argv)
 		total, secs, rate / 1e6);
 out:
 	trawl_reader_free(r);
-	free(cc.tab);
+	free(cnt);
+	free(ccs);
 	free(sums);
 	free(cls);
 	free(hosts);

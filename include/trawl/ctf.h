@@ -136,6 +136,10 @@ struct trawl_ctf_event_class {
 	struct trawl_ctf_type *context;	/* may be NULL */
 	struct trawl_ctf_type *fields;	/* may be NULL (no payload) */
 	void *priv;			/* the reader's compiled decoder */
+	/* The reader's dense number of the class: 0 .. trawl_reader_nclasses()
+	 * - 1 across every trace of the reader, set by trawl_reader_new() (so
+	 * that consumers can count per class with an array); 0 elsewhere. */
+	uint32_t index;
 };
 
 struct trawl_ctf_stream_class {
@@ -419,6 +423,9 @@ const char *trawl_reader_error(const struct trawl_reader *r);
 unsigned trawl_reader_nerrors(const struct trawl_reader *r);
 
 size_t trawl_reader_ntraces(const struct trawl_reader *r);
+/* Number of event classes of every trace of the reader: see
+ * trawl_ctf_event_class.index. */
+size_t trawl_reader_nclasses(const struct trawl_reader *r);
 const struct trawl_reader_trace *trawl_reader_trace_at(const struct trawl_reader *r, size_t i);
 
 const char *trawl_reader_trace_path(const struct trawl_reader_trace *t);
@@ -447,6 +454,19 @@ struct trawl_reader_stream_stats {
 	uint64_t stream_instance_id;	/* or UINT64_MAX */
 	int64_t first_ts, last_ts;	/* ns; INT64_MAX/INT64_MIN if no event */
 	uint32_t cpu;
+	/*
+	 * The stream's index (index/<file>.idx beside the trace, LTTng format
+	 * 1.0 or 1.1). index_used: present, valid and agreeing with every
+	 * packet read so far; with a begin time the reader started at the
+	 * first packet whose timestamp_end is >= begin, without reading the
+	 * earlier ones (packets, events and first_ts then count only what
+	 * was read). index_bad: present but malformed, or disagreeing with
+	 * the data, so ignored from then on (the data file is the truth):
+	 * index_warning says why (NULL otherwise; valid until the reader is
+	 * freed). Neither: no index file.
+	 */
+	bool index_used, index_bad;
+	const char *index_warning;
 };
 void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st);

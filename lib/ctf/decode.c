@@ -574,6 +574,11 @@ struct fixb {
 	size_t n;
 	uint64_t off;
 	bool ok;
+	/* semi-fixed runs: integers storing into registers are recorded */
+	bool regs_ok;
+	struct rstore *rs;
+	size_t nrs;
+	size_t run0;		/* n at the start of the current run */
 };
 
 static void fix_add(struct fixb *x, uint8_t kind, unsigned bits, bool sign, uint64_t mask,
@@ -603,9 +608,15 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 {
 	for (uint32_t e = i + n; i < e && x->ok; i++) {
 		const struct op *o = &ops[i];
-		if (o->align > 8 || o->reg >= 0 || o->role || (o->flags & (OPF_BE | OPF_CLOCK))) {
+		if (o->align > 8 || o->role || (o->flags & (OPF_BE | OPF_CLOCK)) ||
+		    (o->reg >= 0 && (!x->regs_ok || o->code != OP_INT))) {
 			x->ok = false;
 			return;
+		}
+		if (o->reg >= 0) {
+			if (x->rs)
+				x->rs[x->nrs] = (struct rstore){ (uint32_t)(x->n - x->run0), o->reg };
+			x->nrs++;
 		}
 		switch (o->code) {
 		case OP_ALIGN:
@@ -645,6 +656,174 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 			return;
 		}
 	}
+}
+
+/* ---------------------------------------------------- semi-fixed layouts */
+
+struct semib {
+	struct fixb fx;		/* every run's entries, offsets per run */
+	struct seg *segs;
+	size_t nseg;
+	bool open;		/* a run is open: segs[nseg - 1] */
+};
+
+static void semi_seg(struct semib *b, uint8_t kind, int32_t src, uint8_t esize, bool esign)
+{
+	if (b->segs)
+		b->segs[b->nseg] = (struct seg){ .kind = kind, .src = src, .esize = esize,
+						 .esign = esign };
+	b->nseg++;
+	b->open = false;
+}
+
+static void semi_close(struct semib *b)
+{
+	if (b->open && b->segs) {
+		struct seg *g = &b->segs[b->nseg - 1];
+		g->nfix = (uint32_t)(b->fx.n - g->fix);
+		g->bytes = (uint32_t)b->fx.off;
+		g->nrst = (uint32_t)(b->fx.nrs - g->rst);
+	}
+	b->open = false;
+}
+
+/* Walks the top-level ops of a body; b->fx.ok = false when not semi-fixed. */
+static void semi_walk(struct semib *b, const struct op *ops, uint32_t n)
+{
+	bool var = false;
+	for (uint32_t i = 0; i < n && b->fx.ok; i++) {
+		const struct op *o = &ops[i];
+		const struct op *eo = o + 1;
+		int kind = -1;
+		if (o->code == OP_STRING && o->align <= 8 && !o->role)
+			kind = SG_STRING;
+		else if (o->code == OP_TEXT && o->src >= 0 && o->align <= 8 && !o->role)
+			kind = SG_TEXTSEQ;
+		else if (o->code == OP_SEQ && o->body == 1 && !o->role && i + 1 < n &&
+			 eo->code == OP_INT && eo->align <= 8 && eo->reg < 0 && !eo->role &&
+			 !(eo->flags & (OPF_BE | OPF_CLOCK)) &&
+			 (eo->size == 8 || eo->size == 16 || eo->size == 32 || eo->size == 64))
+			kind = SG_SEQ;
+		if (kind >= 0) {
+			semi_close(b);
+			semi_seg(b, (uint8_t)kind, o->src, kind == SG_SEQ ? eo->size / 8 : 0,
+				 kind == SG_SEQ && (eo->flags & OPF_SIGN));
+			if (kind == SG_SEQ)
+				i++;
+			var = true;
+			continue;
+		}
+		if (o->code == OP_ALIGN && o->align <= 8)
+			continue;
+		if (!b->open) {
+			if (b->segs)
+				b->segs[b->nseg] = (struct seg){ .kind = SG_FIXED, .src = -1,
+								 .fix = (uint32_t)b->fx.n,
+								 .rst = (uint32_t)b->fx.nrs };
+			b->nseg++;
+			b->open = true;
+			b->fx.off = 0;
+			b->fx.run0 = b->fx.n;
+		}
+		uint32_t span = o->code == OP_ARRAY ? 1 + o->body : 1;
+		fix_walk(&b->fx, ops, i, span);
+		i += span - 1;
+	}
+	semi_close(b);
+	if (!var || b->nseg > 64)
+		b->fx.ok = false;
+}
+
+int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
+{
+	const uint8_t *p = c->pkt + (c->pos >> 3), *end = c->pkt + (c->end >> 3);
+	const struct seg *g = d->segs, *ge = g + d->nseg;
+
+	c->nv = 0;
+	for (; g < ge; g++) {
+		switch (g->kind) {
+		case SG_FIXED: {
+			if (unlikely((size_t)(end - p) < g->bytes))
+				return -1;
+			while (unlikely(c->cap - c->nv < g->nfix))
+				if (ctf_tape_grow(c))
+					return -1;
+			union trawl_ctf_value *v = c->tape + c->nv;
+			const struct fent *f = d->semifix + g->fix, *fe = f + g->nfix;
+			if (likely((size_t)(limit - p) >= (size_t)g->bytes + 8)) {
+				for (; f < fe; f++, v++) {
+					if (likely(f->kind == FK_INT)) {
+						uint64_t x;
+						memcpy(&x, p + f->off, 8);
+						v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
+					} else {
+						fixed_slow(v, f, p + f->off);
+					}
+				}
+			} else {
+				for (; f < fe; f++, v++)
+					fixed_slow(v, f, p + f->off);
+			}
+			const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst;
+			for (; rs < re; rs++)
+				c->regs[rs->reg] = c->tape[c->nv + rs->tape].u;
+			c->nv += g->nfix;
+			p += g->bytes;
+			break;
+		}
+		case SG_STRING: {
+			const uint8_t *z = memchr(p, 0, (size_t)(end - p));
+			if (unlikely(!z))
+				return -1;
+			if (unlikely(c->nv >= c->cap) && ctf_tape_grow(c))
+				return -1;
+			union trawl_ctf_value *v = &c->tape[c->nv++];
+			v->s.p = (const char *)p;
+			v->s.len = (uint32_t)(z - p);
+			p = z + 1;
+			break;
+		}
+		case SG_TEXTSEQ: {
+			uint64_t cnt = c->regs[g->src];
+			if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
+				return -1;
+			if (unlikely(c->nv >= c->cap) && ctf_tape_grow(c))
+				return -1;
+			union trawl_ctf_value *v = &c->tape[c->nv++];
+			v->s.p = (const char *)p;
+			v->s.len = (uint32_t)strnlen((const char *)p, cnt);
+			p += cnt;
+			break;
+		}
+		case SG_SEQ: {
+			uint64_t cnt = c->regs[g->src];
+			unsigned nb = g->esize, sh = 64 - 8 * nb;
+			if (unlikely(cnt > (uint64_t)(end - p) / nb))
+				return -1;
+			while (unlikely(c->cap - c->nv < cnt + 1))
+				if (ctf_tape_grow(c))
+					return -1;
+			union trawl_ctf_value *t = c->tape + c->nv;
+			t->n = cnt;
+			t++;
+			if (nb == 1 && !g->esign) {
+				for (uint64_t k = 0; k < cnt; k++)
+					t[k].u = p[k];
+			} else {
+				for (uint64_t k = 0; k < cnt; k++) {
+					uint64_t v = 0;
+					memcpy(&v, p + k * nb, nb);	/* little-endian host */
+					t[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+				}
+			}
+			c->nv += (uint32_t)cnt + 1;
+			p += cnt * nb;
+			break;
+		}
+		}
+	}
+	c->pos = (uint64_t)(p - c->pkt) * 8;
+	return 0;
 }
 
 /* ------------------------------------------------- LTTng event headers */
@@ -784,9 +963,22 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 	fx.ok = false;
 #endif
 	size_t nfix = fx.ok ? fx.n : 0;
+	struct semib sb = { .fx = { .ok = true, .regs_ok = true } };
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (!fx.ok)
+		semi_walk(&sb, body.ops, (uint32_t)body.n);
+	else
+		sb.fx.ok = false;
+#else
+	sb.fx.ok = false;
+#endif
+	size_t semisz = 0;
+	if (sb.fx.ok)
+		semisz = sb.fx.n * sizeof(struct fent) + sb.nseg * sizeof(struct seg) +
+			 sb.fx.nrs * sizeof(struct rstore) + 32;
 	void *extra;
 	struct prog p;
-	struct ec_dec *d = pack(&body, sizeof(*d), &p, nfix * sizeof(struct fent), &extra);
+	struct ec_dec *d = pack(&body, sizeof(*d), &p, nfix * sizeof(struct fent) + semisz, &extra);
 	if (!d) {
 		r = nomem(c);
 		goto out;
@@ -805,6 +997,22 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 		d->all_int = true;
 		for (uint32_t i = 0; i < d->nfix; i++)
 			d->all_int &= d->fix[i].kind == FK_INT;
+	}
+	if (sb.fx.ok) {
+		char *m = extra;
+		size_t nf = sb.fx.n, ns = sb.nseg, nr = sb.fx.nrs;
+		struct semib s2 = { .fx = { .ok = true, .regs_ok = true } };
+		s2.fx.e = (struct fent *)m;
+		s2.segs = (struct seg *)(m + nf * sizeof(struct fent));
+		s2.fx.rs = (struct rstore *)((char *)s2.segs + ns * sizeof(struct seg));
+		semi_walk(&s2, p.ops, p.nops);
+		if (s2.fx.ok && s2.fx.n == nf && s2.nseg == ns && s2.fx.nrs == nr) {
+			d->semi = true;
+			d->nseg = (uint32_t)ns;
+			d->segs = s2.segs;
+			d->semifix = s2.fx.e;
+			d->rst = s2.fx.rs;
+		}
 	}
 	d->wanted = nevents == 0;
 	for (size_t i = 0; i < nevents && !d->wanted; i++)
@@ -851,7 +1059,9 @@ static int compile_stream(struct comp *c, struct trawl_ctf_stream_class *sc,
 	size_t ehsz = beh.n * sizeof(struct op) + beh.nvr * sizeof(struct vrange) +
 		      beh.nvo * sizeof(struct vopt);
 	ehsz = (ehsz + 15) & ~(size_t)15;
-	struct sc_dec *d = pack(&bpc, sizeof(*d), &ppc, ehsz + ntab * sizeof(void *) + 16, &extra);
+	size_t fastsz = dense ? ntab * sizeof(struct fastent) : 0;
+	struct sc_dec *d = pack(&bpc, sizeof(*d), &ppc,
+				ehsz + ntab * sizeof(void *) + 16 + fastsz + 16, &extra);
 	if (!d) {
 		r = nomem(c);
 		goto out;
@@ -882,6 +1092,18 @@ static int compile_stream(struct comp *c, struct trawl_ctf_stream_class *sc,
 		if (dense) {
 			d->byid = tab;
 			d->nbyid = ntab;
+			size_t fo = (ehsz + ntab * sizeof(void *) + 15) & ~(size_t)15;
+			struct fastent *fe = (struct fastent *)(m + fo);
+			for (size_t i = 0; i < ntab; i++) {
+				const struct ec_dec *ed = tab[i] ? tab[i]->priv : NULL;
+				fe[i].ec = tab[i];
+				if (ed && ed->fast) {
+					fe[i].ed = ed;
+					fe[i].bytes = ed->fixed_bytes;
+					fe[i].nfix = ed->nfix;
+				}
+			}
+			d->fast = fe;
 		} else {
 			qsort(tab, ntab, sizeof(*tab), cmp_id);
 			d->sorted = tab;

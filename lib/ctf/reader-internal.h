@@ -106,6 +106,32 @@ struct fent {
 	uint64_t mask;		/* FK_INT: ~0 if signed else low bits; see kinds */
 };
 
+/*
+ * A "semi-fixed" layout: runs of fixed entries (offsets from the run's
+ * start) between variable items: strings, sequences of chars (text) and
+ * sequences of byte-sized little-endian integers. For bodies that are byte
+ * aligned and made of these only (e.g. an id, a path string, a length and
+ * a byte payload). A run's integers may store into registers (a later
+ * sequence's length).
+ */
+enum seg_kind { SG_FIXED, SG_STRING, SG_TEXTSEQ, SG_SEQ };
+
+struct seg {
+	uint8_t kind;
+	uint8_t esize;		/* SG_SEQ: element bytes (1, 2, 4, 8) */
+	uint8_t esign;		/* SG_SEQ: signed elements */
+	uint8_t pad;
+	int32_t src;		/* SG_TEXTSEQ, SG_SEQ: length register */
+	uint32_t fix, nfix;	/* SG_FIXED: d->semifix[fix .. fix+nfix) */
+	uint32_t bytes;		/* SG_FIXED: bytes of the run */
+	uint32_t rst, nrst;	/* SG_FIXED: d->rst[rst .. rst+nrst) */
+};
+
+struct rstore {
+	uint32_t tape;		/* value index within the run */
+	int32_t reg;
+};
+
 /* cls->priv */
 struct ec_dec {
 	struct prog body;	/* stream event context + context + payload */
@@ -117,9 +143,23 @@ struct ec_dec {
 	bool fast;		/* fixed and wanted: the reader's fast path */
 	bool wanted;		/* passes the reader's event filter */
 	bool empty;		/* no body at all */
+	bool semi;		/* not fixed, but semi-fixed: segs below */
+	uint32_t nseg;
+	const struct seg *segs;
+	const struct fent *semifix;
+	const struct rstore *rst;
 };
 
 enum hdr_kind { HDR_NONE, HDR_GENERIC, HDR_COMPACT, HDR_LARGE };
+
+/* The reader's fast path by event id: ed is NULL unless the class is
+ * fast (fixed and wanted); bytes is its fixed_bytes. */
+struct fastent {
+	const struct trawl_ctf_event_class *ec;
+	const struct ec_dec *ed;
+	uint32_t bytes;
+	uint32_t nfix;
+};
 
 /* sc->priv */
 struct sc_dec {
@@ -134,6 +174,7 @@ struct sc_dec {
 	const struct trawl_ctf_event_class **sorted;	/* else sorted by id */
 	uint64_t nsorted;
 	const struct trawl_ctf_event_class *only;	/* single class */
+	const struct fastent *fast;	/* [nbyid] when byid, else NULL */
 };
 
 /* Per-trace compile result that is not stored in the model. */
@@ -193,6 +234,14 @@ TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 
+/*
+ * Decodes a semi-fixed body (d->semi, c->pos byte-aligned) into the tape;
+ * `limit`: the end of the readable mapping. Returns 0, or -1 having decoded
+ * part of it (truncated, bad data, no memory): the caller then decodes the
+ * body again with ctf_exec() from the same position, for its exact error.
+ */
+TRAWL_HIDDEN int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
+
 /* Grows the tape to hold at least one more value (a lent tape: moves to
  * the own one, see struct dctx); 0 or -EBADMSG/-ENOMEM. */
 TRAWL_HIDDEN int ctf_tape_grow(struct dctx *c);
@@ -240,14 +289,14 @@ static inline void fixed_slow(union trawl_ctf_value *v, const struct fent *f, co
 }
 
 /*
- * Decodes a fixed-layout body at p into the tape (its capacity is ensured
- * at open). `slack`: at least 7 readable bytes follow the body, so every
- * integer is one unaligned 8-byte load, shifted into place.
+ * Decodes a fixed-layout body at p into v (d->nfix values). `slack`: at
+ * least 7 readable bytes follow the body, so every integer is one
+ * unaligned 8-byte load, shifted into place.
  */
 static inline __attribute__((always_inline))
-void ctf_decode_fixed(struct dctx *c, const struct ec_dec *d, const uint8_t *p, bool slack)
+void ctf_decode_fixed_to(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
+			 bool slack)
 {
-	union trawl_ctf_value *v = c->tape;
 	const struct fent *f = d->fix, *e = f + d->nfix;
 	if (likely(slack && d->all_int)) {
 		for (; f < e; f++, v++) {
@@ -269,6 +318,13 @@ void ctf_decode_fixed(struct dctx *c, const struct ec_dec *d, const uint8_t *p, 
 		for (; f < e; f++, v++)
 			fixed_slow(v, f, p + f->off);
 	}
+}
+
+/* The same into the tape (its capacity is ensured at open). */
+static inline __attribute__((always_inline))
+void ctf_decode_fixed(struct dctx *c, const struct ec_dec *d, const uint8_t *p, bool slack)
+{
+	ctf_decode_fixed_to(c->tape, d, p, slack);
 	c->nv = d->nfix;
 }
 

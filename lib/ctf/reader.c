@@ -52,6 +52,13 @@ struct batch {
 	struct trawl_reader_stream_stats st;	/* the stream's, after the batch */
 };
 
+/* One packet of a stream's index file, in host order. */
+struct ient {
+	uint64_t off;			/* bytes */
+	uint64_t psize, csize;		/* bits */
+	uint64_t tsb, tse;		/* clock cycles */
+};
+
 struct trawl_reader_stream {
 	struct trawl_reader_trace *trace;
 	char *path;
@@ -75,6 +82,16 @@ struct trawl_reader_stream {
 	bool borrowed;			/* map belongs to the caller */
 	int errcode;
 	char err[384];
+	/*
+	 * The index (NULL when absent or found bad). ipos: the entry the next
+	 * packet read must match; iseek: the reader started at entry ipos
+	 * through the index, not verified yet.
+	 */
+	struct ient *idx;
+	uint32_t nidx, ipos;
+	uint64_t isid;			/* the entries' stream_id */
+	bool iseek, isought;
+	char iwarn[200];		/* written once, before st.index_bad */
 	/*
 	 * Decode-ahead. Everything above is the filler's: the one thread
 	 * (worker or consumer) that has set qbusy, or the consumer alone when
@@ -127,8 +144,12 @@ struct leaf {
 struct merge {
 	uint32_t win;			/* the leaf returned last, or NOLEAF */
 	uint32_t k;			/* leaves, a power of two */
-	uint32_t *node;			/* [0] the winner, [1..k) losers */
-	mkey *key;			/* per leaf; KEY_INF: no event */
+	/*
+	 * Keys, not leaf numbers, so that a replay reads one array: [0] the
+	 * winner's, [1..k) the losers'. A key's low 32 bits are its leaf.
+	 */
+	mkey *tree;
+	mkey *key;			/* per leaf, to build; KEY_INF: no event */
 	struct leaf *leaf;
 } __attribute__((aligned(64)));
 
@@ -141,6 +162,7 @@ struct trawl_reader {
 	struct trawl_reader_stream **errq;
 	size_t nerrq, errq_head;
 	uint32_t nstreams;
+	uint32_t nclasses;		/* event classes of every trace */
 	bool primed;
 	unsigned nerrors;
 	const char *lasterr;
@@ -228,6 +250,233 @@ static void release_pages(struct trawl_reader_stream *s, uint64_t off)
 	}
 }
 
+/* ------------------------------------------------------------- indexes */
+
+/*
+ * index/<stream file>.idx (LTTng's format, big-endian): a 16-byte header
+ * (magic, major 1, minor 0 or 1, entry size), then per packet: offset
+ * (bytes), packet_size, content_size (bits), timestamp_begin, timestamp_end,
+ * events_discarded, stream_id, and in 1.1 stream_instance_id and
+ * packet_seq_num. The data file is the truth: an index that is malformed or
+ * disagrees with a packet read is dropped with a warning in the stats.
+ */
+#define IDX_MAGIC 0xC1F1DCC1u
+#define IDX_HDR 16u
+#define IDX_V10 56u
+#define IDX_V11 72u
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+/* Drops the index (once) with a warning for the stats. Filler-owned. */
+__attribute__((format(printf, 2, 3), cold))
+static void index_drop(struct trawl_reader_stream *s, const char *fmt, ...)
+{
+	if (s->st.index_bad)
+		return;
+	const char *base = strrchr(s->path, '/');
+	int n = snprintf(s->iwarn, sizeof(s->iwarn), "index/%s.idx: ", base ? base + 1 : s->path);
+	if (n < 0 || (size_t)n >= sizeof(s->iwarn))
+		n = 0;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->iwarn + n, sizeof(s->iwarn) - (size_t)n, fmt, ap);
+	va_end(ap);
+	free(s->idx);
+	s->idx = NULL;
+	s->nidx = 0;
+	s->iseek = false;
+	s->st.index_used = false;
+	s->st.index_bad = true;
+	s->st.index_warning = s->iwarn;
+}
+
+/* Reads and checks index/<name>.idx under dir, if there is one. */
+static void load_index(struct trawl_reader_stream *s, const char *dir, const char *name)
+{
+	char *ipath = malloc(strlen(dir) + strlen(name) + 16);
+	struct stat st;
+	uint8_t *m = MAP_FAILED;
+	size_t sz = 0;
+
+	if (!ipath)
+		return;
+	sprintf(ipath, "%s/index/%s.idx", dir, name);
+	int fd = open(ipath, O_RDONLY | O_CLOEXEC);
+	free(ipath);
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			index_drop(s, "%s", strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		index_drop(s, "not a readable file");
+		goto out;
+	}
+	sz = (size_t)st.st_size;
+	if (sz < IDX_HDR) {
+		index_drop(s, "truncated header (%zu bytes)", sz);
+		goto out;
+	}
+	m = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED) {
+		index_drop(s, "mmap: %s", strerror(errno));
+		goto out;
+	}
+	uint32_t magic = get_be32(m), major = get_be32(m + 4), minor = get_be32(m + 8);
+	uint32_t esz = get_be32(m + 12);
+	if (magic != IDX_MAGIC) {
+		index_drop(s, "bad magic 0x%08" PRIx32 " (want 0x%08x)", magic, IDX_MAGIC);
+		goto out;
+	}
+	if (major != 1 || minor > 1) {
+		index_drop(s, "unsupported version %" PRIu32 ".%" PRIu32, major, minor);
+		goto out;
+	}
+	if (esz < (minor ? IDX_V11 : IDX_V10) || esz > 4096) {
+		index_drop(s, "bad entry size %" PRIu32 " for version 1.%" PRIu32, esz, minor);
+		goto out;
+	}
+	if ((sz - IDX_HDR) % esz) {
+		index_drop(s, "truncated entry (%zu bytes after the header, entries of %" PRIu32 ")",
+			   sz - IDX_HDR, esz);
+		goto out;
+	}
+	size_t n = (sz - IDX_HDR) / esz;
+	if (n > s->size || n > UINT32_MAX) {
+		index_drop(s, "%zu entries for a file of %" PRIu64 " bytes", n, s->size);
+		goto out;
+	}
+	s->idx = malloc((n ? n : 1) * sizeof(*s->idx));
+	if (!s->idx) {
+		index_drop(s, "out of memory");
+		goto out;
+	}
+	uint64_t next = 0, sid = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *p = m + IDX_HDR + i * esz;
+		struct ient *e = &s->idx[i];
+		e->off = get_be64(p);
+		e->psize = get_be64(p + 8);
+		e->csize = get_be64(p + 16);
+		e->tsb = get_be64(p + 24);
+		e->tse = get_be64(p + 32);
+		uint64_t id = get_be64(p + 48);
+		const char *why = NULL;
+		if (i == 0)
+			sid = id;
+		if (e->off != next)
+			why = e->off < next ? "offset not increasing" : "offset leaves a gap";
+		else if (!e->psize || (e->psize & 7))
+			why = "bad packet_size";
+		else if (e->psize / 8 > s->size - e->off)
+			why = "packet goes past the end of the file";
+		else if (e->csize > e->psize)
+			why = "content_size > packet_size";
+		else if (e->tsb > e->tse || (i && e->tse < s->idx[i - 1].tse))
+			why = "timestamps out of order";
+		else if (id != sid)
+			why = "stream_id changes";
+		if (why) {
+			index_drop(s, "entry %zu (offset %" PRIu64 "): %s", i, e->off, why);
+			goto out;
+		}
+		next = e->off + e->psize / 8;
+	}
+	s->nidx = (uint32_t)n;
+	s->isid = sid;
+	s->st.index_used = true;
+out:
+	if (m != MAP_FAILED)
+		munmap(m, sz);
+	close(fd);
+}
+
+/*
+ * With a begin time: starts the stream at the first packet whose
+ * timestamp_end is >= begin, as the index says (verified when read).
+ */
+static void index_seek(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	const struct trawl_ctf_trace *t = s->trace->meta;
+	const struct trawl_ctf_stream_class *sc = find_sc(t, s->isid);
+
+	if (!sc && t->nstreams == 1)
+		sc = t->streams[0];
+	if (!sc || !sc->priv || !s->nidx)
+		return;		/* the first packet read will tell */
+	s->sc = sc;
+	s->scd = sc->priv;
+	set_clock(s);
+	uint32_t lo = 0, hi = s->nidx;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (to_ns(s, s->idx[mid].tse) < r->begin)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	const struct ient *last = &s->idx[lo - 1];
+	s->next_off = lo < s->nidx ? s->idx[lo].off : last->off + last->psize / 8;
+	s->advised = s->next_off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+	s->ipos = lo;
+	s->iseek = true;
+}
+
+/*
+ * Checks the packet just parsed at `off` against its index entry. Returns
+ * true to go on with it, false when the reader had started through the
+ * index at a packet that turns out not to match: then it starts over from
+ * the beginning of the file, without the index.
+ */
+static bool index_check(struct trawl_reader_stream *s, uint64_t off, uint64_t psize, uint64_t csize)
+{
+	const struct dctx *c = &s->d;
+	const struct ient *e = s->ipos < s->nidx ? &s->idx[s->ipos] : NULL;
+	const char *why = NULL;
+
+	if (!e)
+		why = "no entry for this packet";
+	else if (e->off != off)
+		why = "offset differs";
+	else if (e->psize != psize)
+		why = "packet_size differs";
+	else if (e->csize != csize)
+		why = "content_size differs";
+	else if ((c->rolemask & (1u << ROLE_TS_BEGIN)) && c->roles[ROLE_TS_BEGIN] != e->tsb)
+		why = "timestamp_begin differs";
+	else if ((c->rolemask & (1u << ROLE_TS_END)) && c->roles[ROLE_TS_END] != e->tse)
+		why = "timestamp_end differs";
+	else if ((c->rolemask & (1u << ROLE_STREAM_ID)) && c->roles[ROLE_STREAM_ID] != s->isid)
+		why = "stream_id differs";
+	if (likely(!why)) {
+		s->ipos++;
+		s->iseek = false;
+		return true;
+	}
+	bool restart = s->iseek;
+	index_drop(s, "disagrees with the packet at byte %" PRIu64 " (entry %" PRIu32 "): %s%s",
+		   off, s->ipos, why, restart ? "; reading from the start" : "");
+	if (!restart)
+		return true;
+	s->next_off = 0;
+	s->advised = 0;
+	return false;
+}
+
 /* Opens the next packet: 1, 0 at the end of the stream, or -EBADMSG. */
 static __attribute__((noinline)) int next_packet(struct trawl_reader *r, struct trawl_reader_stream *s)
 {
@@ -235,9 +484,17 @@ static __attribute__((noinline)) int next_packet(struct trawl_reader *r, struct 
 	struct trawl_reader_trace *tr = s->trace;
 	const struct trawl_ctf_trace *t = tr->meta;
 
+	if (unlikely(s->idx && !s->isought)) {
+		s->isought = true;
+		if (r->has_begin)
+			index_seek(r, s);
+	}
 	for (;;) {
 		uint64_t off = s->next_off;
 		if (off >= s->size) {
+			if (unlikely(s->idx && s->ipos < s->nidx))
+				index_drop(s, "%" PRIu32 " entries for packets past the end of the data",
+					   s->nidx - s->ipos);
 			s->done = true;
 			return 0;
 		}
@@ -299,6 +556,8 @@ static __attribute__((noinline)) int next_packet(struct trawl_reader *r, struct 
 		if (c->pos > csize)
 			return stream_fail(s, off, "packet header and context (%" PRIu64 " bits) exceed content_size %" PRIu64,
 					   c->pos, csize);
+		if (s->idx && !index_check(s, off, psize, csize))
+			continue;
 		c->end = csize;
 		s->next_off = off + psize / 8;
 		if (c->rolemask & (1u << ROLE_TS_BEGIN))
@@ -435,6 +694,7 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 		}
 		const struct ec_dec *ed = ec->priv;
 		bool keep = ed->wanted && (!r->has_begin || ts >= r->begin);
+		uint64_t evbody = c->pos;
 		if (likely(ed->fixed && !(c->pos & 7))) {
 			if (unlikely((c->end - c->pos) >> 3 < ed->fixed_bytes))
 				return stream_fail(s, s->pkt_off + evpos / 8,
@@ -446,7 +706,11 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 						 (uint64_t)(s->map + s->size - b) >= (uint64_t)ed->fixed_bytes + 8);
 			}
 			c->pos += (uint64_t)ed->fixed_bytes * 8;
+		} else if (likely(ed->semi && !(c->pos & 7)) &&
+			   likely(!ctf_decode_semi(c, ed, s->map + s->size))) {
+			/* decoded */
 		} else {
+			c->pos = evbody;
 			c->nv = 0;
 			int rc = ctf_exec(c, &ed->body, 0, ed->body.nops);
 			if (unlikely(rc)) {
@@ -701,6 +965,99 @@ static int alloc_queue(struct trawl_reader *r, struct trawl_reader_stream *s)
 }
 
 /*
+ * fill()'s fast path: decodes the run of common events that comes next (as
+ * fast_next() defines them; no time range) straight into b, with the
+ * decode state in registers. Returns how many; stops before the first
+ * event it does not handle, having changed nothing for it.
+ */
+static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
+			 size_t least)
+{
+	struct dctx *c = &s->d;
+	const struct sc_dec *sd = s->scd;
+
+	if (!sd || !sd->fast || (r->has_begin | r->has_end) || !s->ghz ||
+	    (sd->hdr != HDR_COMPACT && sd->hdr != HDR_LARGE))
+		return 0;
+	const bool compact = sd->hdr == HDR_COMPACT;
+	const struct fastent *tab = sd->fast;
+	const uint64_t ntab = sd->nbyid, base = s->base, end = c->end;
+	const uint8_t *const pkt = c->pkt, *const mapend = s->map + s->size;
+	struct trawl_event *const evs = b->ev;
+	union trawl_ctf_value *const vals = b->vals;
+	const uint32_t cpu = s->ev.cpu, cap = b->cap;
+	uint64_t pos = c->pos, clock = c->clock;
+	uint32_t n = b->n, n0 = n;
+	size_t nv = b->nv, lim = b->capv - least;
+	int64_t ts = 0, ts0 = 0;
+
+	while (n < cap && nv <= lim) {
+		uint64_t p = (pos + 7) & ~(uint64_t)7, id, ncl;
+		unsigned hl;
+		if (unlikely(p >= end || end - p < 112))
+			break;
+		const uint8_t *h = pkt + (p >> 3);
+		__builtin_prefetch(h + PREFETCH);
+		if (compact) {
+			uint32_t w;
+			memcpy(&w, h, 4);
+			w = le32toh(w);
+			id = w & 31;
+			if (unlikely(id == 31))
+				break;	/* extended */
+			ncl = ctf_clock_update(clock, w >> 5, 27);
+			hl = 4;
+		} else {
+			uint16_t x16;
+			uint32_t x;
+			memcpy(&x16, h, 2);
+			memcpy(&x, h + 2, 4);
+			id = le16toh(x16);
+			if (unlikely(id == 65535))
+				break;	/* extended */
+			ncl = ctf_clock_update(clock, le32toh(x), 32);
+			hl = 6;
+		}
+		if (unlikely(id >= ntab))
+			break;
+		const struct fastent *fe = &tab[id];
+		const struct ec_dec *ed = fe->ed;
+		const uint8_t *body = h + hl;
+		uint64_t npos = p + ((uint64_t)hl + fe->bytes) * 8;
+		if (unlikely(!ed || npos > end || (uint64_t)(mapend - body) < (uint64_t)fe->bytes + 8))
+			break;
+		pos = npos;
+		clock = ncl;
+		ts = (int64_t)(base + ncl);
+		if (n == n0)
+			ts0 = ts;
+		union trawl_ctf_value *v = vals + nv;
+		ctf_decode_fixed_to(v, ed, body, true);
+		struct trawl_event *e = &evs[n++];
+		e->ts = ts;
+		e->cycles = ncl;
+		e->cls = fe->ec;
+		e->stream = s;
+		e->values = v;
+		e->nvalues = fe->nfix;
+		e->cpu = cpu;
+		nv += fe->nfix;
+	}
+	if (n == n0)
+		return 0;
+	c->pos = pos;
+	c->clock = clock;
+	s->st.events += n - n0;
+	if (unlikely(s->st.first_ts == INT64_MAX))
+		s->st.first_ts = ts0;
+	s->st.last_ts = ts;
+	b->nv = nv;
+	uint32_t k = n - n0;
+	b->n = n;
+	return k;
+}
+
+/*
  * Decodes the stream's next events into b, up to its capacity, then the
  * end or an error as b->term. Runs without r->mu, as the stream's filler.
  */
@@ -738,6 +1095,8 @@ static void fill(struct trawl_reader *r, struct trawl_reader_stream *s, struct b
 		size_t room = b->capv - b->nv;
 		if (room < least)
 			break;
+		if (fill_run(r, s, b, least))
+			continue;
 		union trawl_ctf_value *t = b->vals + b->nv;
 		c->tape = t;
 		c->cap = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
@@ -877,35 +1236,31 @@ static inline mkey mkkey(int64_t ts, uint32_t order)
 	return (mkey)((uint64_t)ts ^ (UINT64_C(1) << 63)) << 64 | order;
 }
 
-static uint32_t lt_build(struct merge *m, uint32_t p)
+static mkey lt_build(struct merge *m, uint32_t p)
 {
 	if (p >= m->k)
-		return p - m->k;
-	uint32_t a = lt_build(m, 2 * p), b = lt_build(m, 2 * p + 1);
-	if (m->key[b] < m->key[a]) {
-		m->node[p] = a;
+		return m->key[p - m->k];
+	mkey a = lt_build(m, 2 * p), b = lt_build(m, 2 * p + 1);
+	if (b < a) {
+		m->tree[p] = a;
 		return b;
 	}
-	m->node[p] = b;
+	m->tree[p] = b;
 	return a;
 }
 
-/* Leaf w's key changed: plays its matches up to the root. */
-static inline void lt_replay(struct merge *m, uint32_t w)
+/* Leaf kw's key changed to kw: plays its matches up to the root. */
+static inline void lt_replay(struct merge *m, uint32_t w, mkey kw)
 {
-	uint32_t *node = m->node;
-	const mkey *key = m->key;
-	mkey kw = key[w];
+	mkey *tree = m->tree;
 
 	for (uint32_t p = (w + m->k) >> 1; p; p >>= 1) {
-		uint32_t l = node[p];
-		mkey kl = key[l];
+		mkey kl = tree[p];
 		bool sw = kl < kw;
-		node[p] = sw ? w : l;
-		w = sw ? l : w;
+		tree[p] = sw ? kw : kl;
 		kw = sw ? kl : kw;
 	}
-	node[0] = w;
+	tree[0] = kw;
 }
 
 /* Starts the worker and takes every stream's first batch. */
@@ -923,10 +1278,10 @@ static int prime_threaded(struct trawl_reader *r)
 	memset(m, 0, sizeof(*m));
 	m->k = k;
 	m->win = NOLEAF;
-	m->node = calloc(k, sizeof(*m->node));
+	m->tree = aligned_alloc(64, ((k * sizeof(*m->tree)) + 63) & ~(size_t)63);
 	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
 	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
-	if (!m->node || !m->key || !m->leaf)
+	if (!m->tree || !m->key || !m->leaf)
 		goto single;
 	memset(m->leaf, 0, k * sizeof(*m->leaf));
 	for (uint32_t i = 0; i < r->nstreams; i++)
@@ -957,7 +1312,7 @@ static int prime_threaded(struct trawl_reader *r)
 		else if (rc < 0)
 			r->errq[r->nerrq++] = L->s;
 	}
-	m->node[0] = lt_build(m, 1);
+	m->tree[0] = k > 1 ? lt_build(m, 1) : m->key[0];
 	return 0;
 single:
 	/* no memory for batches or no thread: read in this thread */
@@ -975,21 +1330,22 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 
 	if (likely(w != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];
+		mkey kw;
 		if (likely(++L->ev < L->end)) {
 			/* the batch was written by the other core: fetch ahead */
 			__builtin_prefetch(L->ev + 4);
-			m->key[w] = mkkey(L->ev->ts, w);
+			kw = mkkey(L->ev->ts, w);
 		} else {
 			int rc = take_next(r, L->s, L);
 			if (rc > 0) {
-				m->key[w] = mkkey(L->ev->ts, w);
+				kw = mkkey(L->ev->ts, w);
 			} else {
-				m->key[w] = KEY_INF;
+				kw = KEY_INF;
 				if (rc < 0)
 					r->errq[r->nerrq++] = L->s;
 			}
 		}
-		lt_replay(m, w);
+		lt_replay(m, w, kw);
 	} else if (!r->primed) {
 		if (prime_threaded(r))
 			return trawl_reader_next(r, ev);	/* single-threaded after all */
@@ -999,11 +1355,12 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 		m->win = NOLEAF;
 		return report(r, r->errq[r->errq_head++]);
 	}
-	w = m->node[0];
-	if (m->key[w] == KEY_INF) {
+	mkey top = m->tree[0];
+	if (top == KEY_INF) {
 		m->win = NOLEAF;
 		return 0;
 	}
+	w = (uint32_t)top;
 	m->win = w;
 	*ev = m->leaf[w].ev;
 	return 1;
@@ -1052,6 +1409,7 @@ static void stream_free(struct trawl_reader_stream *s)
 		free(s->q[i].vals);
 	}
 	free(s->q);
+	free(s->idx);
 	free(s->d.own);
 	free(s->d.regs);
 	free(s->path);
@@ -1089,7 +1447,7 @@ void trawl_reader_free(struct trawl_reader *r)
 	}
 	free(r->all);
 	if (r->m) {
-		free(r->m->node);
+		free(r->m->tree);
 		free(r->m->key);
 		free(r->m->leaf);
 		free(r->m);
@@ -1154,7 +1512,7 @@ static int add_stream(struct trawl_reader *r, struct trawl_reader_trace *t,
 }
 
 static int open_stream(struct trawl_reader *r, struct trawl_reader_trace *t, const char *path,
-		       char *err, size_t errlen)
+		       const char *name, char *err, size_t errlen)
 {
 	struct trawl_reader_stream *s = new_stream(r, t, path);
 	int fd = -1, rc;
@@ -1180,6 +1538,7 @@ static int open_stream(struct trawl_reader *r, struct trawl_reader_trace *t, con
 	}
 	close(fd);
 	fd = -1;
+	load_index(s, t->path, name);
 	if (add_stream(r, t, s)) {
 		rc = seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
@@ -1190,6 +1549,16 @@ err:
 		close(fd);
 	stream_free(s);
 	return rc;
+}
+
+/* Numbers the trace's event classes after those of the traces before. */
+static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
+{
+	for (size_t i = 0; i < t->meta->nstreams; i++) {
+		const struct trawl_ctf_stream_class *sc = t->meta->streams[i];
+		for (size_t j = 0; j < sc->nevents; j++)
+			sc->events[j]->index = r->nclasses++;
+	}
 }
 
 static void set_maxfix(struct trawl_reader_trace *t)
@@ -1280,7 +1649,7 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 			goto out;
 		}
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = open_stream(r, t, p, err, errlen);
+			rc = open_stream(r, t, p, ents[i]->d_name, err, errlen);
 			if (rc) {
 				free(p);
 				goto out;
@@ -1295,6 +1664,7 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 	}
 	r->traces = nt;
 	r->traces[r->ntraces++] = t;
+	number_classes(r, t);
 	t = NULL;
 	rc = 1;
 out:
@@ -1463,6 +1833,7 @@ struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t 
 	if ((rc = ctf_compile_trace(meta, &t->td, r->events, r->nevents, err, errlen)))
 		goto err;
 	set_maxfix(t);
+	number_classes(r, t);
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "mem/s_%zu", i);
@@ -1494,6 +1865,11 @@ err:
 size_t trawl_reader_ntraces(const struct trawl_reader *r)
 {
 	return r->ntraces;
+}
+
+size_t trawl_reader_nclasses(const struct trawl_reader *r)
+{
+	return r->nclasses;
 }
 
 const struct trawl_reader_trace *trawl_reader_trace_at(const struct trawl_reader *r, size_t i)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1132,6 +1133,314 @@ static void test_threaded(void)
 	trawl_reader_free(r);
 }
 
+/* ------------------------------------------------------------- indexes */
+
+struct evsum {
+	int64_t ts;
+	int stream;
+	uint64_t h;
+};
+
+struct reading {
+	struct evsum *ev;
+	long n;
+	int nerr;
+	uint64_t packets;	/* all streams */
+	int used, bad;		/* streams with index_used / index_bad */
+	char warn[256];		/* the first warning */
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* Every event of path (strings of `var` by content) and the stats. */
+static void read_all(const char *path, int64_t begin, unsigned threads, uint32_t batch,
+		     struct reading *rd)
+{
+	struct trawl_reader_opts o = { .sz = sizeof(o), .begin = begin };
+	struct trawl_reader *r = open_t(path, o, threads, batch);
+	const struct trawl_event *ev;
+	long cap = 0;
+	int rc;
+
+	memset(rd, 0, sizeof(*rd));
+	if (!r)
+		return;
+	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+		if (rc < 0) {
+			rd->nerr++;
+			continue;
+		}
+		if (rd->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			rd->ev = realloc(rd->ev, (size_t)cap * sizeof(*rd->ev));
+			if (!rd->ev)
+				abort();
+		}
+		struct evsum *e = &rd->ev[rd->n++];
+		uint32_t nv = ev->nvalues;
+		e->ts = ev->ts;
+		e->stream = stream_index(r, ev->stream);
+		e->h = fnv(UINT64_C(0xcbf29ce484222325), &ev->cycles, 8);
+		e->h = fnv(e->h, ev->cls->name, strlen(ev->cls->name));
+		if (strcmp(ev->cls->name, "var") == 0 && nv) {
+			nv--;
+			e->h = fnv(e->h, ev->values[nv].s.p, ev->values[nv].s.len);
+		}
+		for (uint32_t i = 0; i < nv; i++)
+			e->h = fnv(e->h, &ev->values[i].u, 8);
+	}
+	for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++) {
+			struct trawl_reader_stream_stats st;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(t, j), &st);
+			rd->packets += st.packets;
+			rd->used += st.index_used;
+			rd->bad += st.index_bad;
+			if (st.index_bad && !rd->warn[0])
+				snprintf(rd->warn, sizeof(rd->warn), "%s",
+					 st.index_warning ? st.index_warning : "(null)");
+		}
+	}
+	trawl_reader_free(r);
+}
+
+static bool same_events(const struct reading *a, const struct reading *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (long i = 0; i < a->n; i++)
+		if (a->ev[i].ts != b->ev[i].ts || a->ev[i].stream != b->ev[i].stream ||
+		    a->ev[i].h != b->ev[i].h)
+			return false;
+	return true;
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0)
+		printf("# failed: %s\n", cmd);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(*n + 1);
+	if (b && fread(b, 1, *n, f) != *n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	return b;
+}
+
+static void spew(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, n, f) != n)
+		printf("# cannot write %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+static uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void be64_put(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* A copy of the trace at src with one stream's index edited by `how`. */
+enum ix_edit { IX_MAGIC, IX_TRUNC, IX_ORDER, IX_PAST, IX_CSIZE, IX_SEEKCSIZE, IX_V10 };
+
+static void edit_index(const char *dir, const char *file, enum ix_edit how, int64_t seek_cyc)
+{
+	char p[400];
+	size_t n;
+	snprintf(p, sizeof(p), "%s/index/%s.idx", dir, file);
+	uint8_t *b = slurp(p, &n);
+	if (!b || n < 16 + 4 * 72) {
+		ok(false, "index %s readable with 4 entries or more", p);
+		free(b);
+		return;
+	}
+	size_t ne = (n - 16) / 72;
+	uint8_t *e = b + 16;
+	switch (how) {
+	case IX_MAGIC:
+		b[0] ^= 0x40;
+		break;
+	case IX_TRUNC:
+		n -= 10;
+		break;
+	case IX_ORDER: {	/* entries 1 and 2 swapped */
+		uint8_t t[72];
+		memcpy(t, e + 72, 72);
+		memcpy(e + 72, e + 144, 72);
+		memcpy(e + 144, t, 72);
+		break;
+	}
+	case IX_PAST:	/* the last packet twice as long */
+		be64_put(e + (ne - 1) * 72 + 8, 2 * be64_at(e + (ne - 1) * 72 + 8));
+		break;
+	case IX_CSIZE:	/* entry 2's content_size 8 bits short: only the data tells */
+		be64_put(e + 2 * 72 + 16, be64_at(e + 2 * 72 + 16) - 8);
+		break;
+	case IX_SEEKCSIZE:	/* the same on the entry a seek to seek_cyc lands on */
+		for (size_t i = 0; i < ne; i++)
+			if (be64_at(e + i * 72 + 32) >= (uint64_t)seek_cyc) {
+				be64_put(e + i * 72 + 16, be64_at(e + i * 72 + 16) - 8);
+				break;
+			}
+		break;
+	case IX_V10:	/* LTTng 1.0: 56-byte entries */
+		b[11] = 0;
+		b[15] = 56;
+		for (size_t i = 0; i < ne; i++)
+			memmove(b + 16 + i * 56, e + i * 72, 56);
+		n = 16 + ne * 56;
+		break;
+	}
+	spew(p, b, n);
+	free(b);
+}
+
+static void test_index(void)
+{
+	char dir[300], noidx[300], bad[300];
+	struct reading full, a1, a2, b1, c, cf, d, v;
+	/* write_many: clock offset 1700000000 s, events every ~1000 cycles */
+	const int64_t off = 1700000000 * INT64_C(1000000000);
+	const int64_t begin = off + 2200000;	/* about 3/4 into the streams */
+
+	snprintf(dir, sizeof(dir), "%s/ix", root);
+	snprintf(noidx, sizeof(noidx), "%s/ix-noidx", root);
+	snprintf(bad, sizeof(bad), "%s/ix-bad", root);
+	write_many(dir, 4, 3000);
+	sh("rm -rf '%s' && cp -r '%s' '%s' && rm -rf '%s/index'", noidx, dir, noidx, noidx);
+
+	read_all(dir, 0, 1, 0, &full);
+	ok(full.n == 4 * 3000 && full.nerr == 0 && full.used == 4 && full.bad == 0,
+	   "index: whole trace read, every stream's index used (%ld events, %d used, %d bad: %s)",
+	   full.n, full.used, full.bad, full.warn);
+	ok(full.packets >= 4 * 8, "index: several packets per stream (%llu)",
+	   (unsigned long long)full.packets);
+
+	/* begin: the same events with and without the index, fewer packets read */
+	read_all(dir, begin, 1, 0, &a1);
+	read_all(dir, begin, 2, 7, &a2);
+	read_all(noidx, begin, 1, 0, &b1);
+	ok(b1.n > 0 && b1.n < full.n && b1.used == 0 && b1.bad == 0,
+	   "no index: %ld events from begin, no index reported", b1.n);
+	ok(same_events(&a1, &b1) && a1.nerr == 0, "begin seek through the index: the same %ld events as without",
+	   a1.n);
+	ok(same_events(&a2, &b1) && a2.nerr == 0, "begin seek, decode-ahead worker: the same events");
+	ok(a1.used == 4 && a1.bad == 0 && a2.used == 4, "begin seek: every index used");
+	ok(a1.packets * 2 < b1.packets && a1.packets == a2.packets,
+	   "begin seek: earlier packets not read (%llu packets vs %llu without the index)",
+	   (unsigned long long)a1.packets, (unsigned long long)b1.packets);
+
+	/* the skipped packets are never touched: garbage there changes nothing */
+	sh("rm -rf '%s' && cp -r '%s' '%s'", bad, dir, bad);
+	for (int i = 0; i < 4; i++) {
+		char p[400];
+		size_t n;
+		snprintf(p, sizeof(p), "%s/chan_%d", bad, i);
+		uint8_t *b = slurp(p, &n);
+		if (b && n > 8192) {
+			memset(b, 0xa5, 8192);	/* the first two 4 KiB packets */
+			spew(p, b, n);
+		}
+		free(b);
+	}
+	read_all(bad, begin, 1, 0, &c);
+	ok(same_events(&c, &b1) && c.nerr == 0 && c.used == 4,
+	   "garbage in the skipped packets: the same events, no error (%d errors)", c.nerr);
+	read_all(bad, 0, 1, 0, &cf);
+	ok(cf.nerr == 4, "... which are garbage indeed: reading from the start fails (%d errors)", cf.nerr);
+	free(c.ev);
+	free(cf.ev);
+
+	/* bad indexes: ignored with a warning, every event read */
+	static const struct {
+		enum ix_edit how;
+		const char *what, *warn;
+	} cases[] = {
+		{ IX_MAGIC, "bad magic", "bad magic" },
+		{ IX_TRUNC, "truncated", "truncated entry" },
+		{ IX_ORDER, "offsets not increasing", "offset" },
+		{ IX_PAST, "entry past the end of the file", "past the end of the file" },
+		{ IX_CSIZE, "content_size disagreeing with the data", "content_size differs" },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+		sh("rm -rf '%s' && cp -r '%s' '%s'", bad, dir, bad);
+		edit_index(bad, "chan_1", cases[k].how, 0);
+		read_all(bad, 0, 1, 0, &d);
+		ok(same_events(&d, &full) && d.nerr == 0,
+		   "index %s: every event read, no error (%ld)", cases[k].what, d.n);
+		ok(d.bad == 1 && d.used == 3 && strstr(d.warn, "chan_1.idx") &&
+		   strstr(d.warn, cases[k].warn),
+		   "index %s: ignored with a warning (%s)", cases[k].what, d.warn);
+		free(d.ev);
+		read_all(bad, 0, 2, 5, &d);
+		ok(same_events(&d, &full) && d.bad == 1, "index %s: the same with the worker",
+		   cases[k].what);
+		free(d.ev);
+	}
+	/* an index wrong where the seek lands: start over from the data */
+	sh("rm -rf '%s' && cp -r '%s' '%s'", bad, dir, bad);
+	edit_index(bad, "chan_2", IX_SEEKCSIZE, begin - off);
+	read_all(bad, begin, 1, 0, &d);
+	ok(same_events(&d, &b1) && d.nerr == 0 && d.bad == 1 && strstr(d.warn, "from the start"),
+	   "index wrong at the seek target: read from the start, the same events (%s)", d.warn);
+	free(d.ev);
+
+	/* LTTng 1.0 indexes (56-byte entries) */
+	sh("rm -rf '%s' && cp -r '%s' '%s'", bad, dir, bad);
+	for (int i = 0; i < 4; i++) {
+		char f[32];
+		snprintf(f, sizeof(f), "chan_%d", i);
+		edit_index(bad, f, IX_V10, 0);
+	}
+	read_all(bad, begin, 1, 0, &v);
+	ok(same_events(&v, &b1) && v.used == 4 && v.bad == 0 && v.packets == a1.packets,
+	   "1.0 indexes (56-byte entries): used for the seek (%d used, %d bad: %s)", v.used, v.bad,
+	   v.warn);
+	free(v.ev);
+	read_all(bad, 0, 1, 0, &v);
+	ok(same_events(&v, &full) && v.used == 4, "1.0 indexes: every event");
+	free(v.ev);
+
+	free(full.ev);
+	free(a1.ev);
+	free(a2.ev);
+	free(b1.ev);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/test-reader-XXXXXX");
@@ -1146,6 +1455,7 @@ int main(void)
 	test_corrupt();
 	test_writer();
 	test_threaded();
+	test_index();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (!getenv("TEST_READER_KEEP") && system(cmd) != 0)
