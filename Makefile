@@ -63,13 +63,15 @@ STATIC := $(O)/libtrawl.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
-.PHONY: all check test unit e2e bench demo fuzz install clean deps examples
+.PHONY: all bin check test unit e2e bench demo fuzz install clean deps examples
 all: $(STATIC) $(SHARED) $(TRAWL) $(O)/trawl.pc $(UNIT_BINS) $(REPLAY_BINS) $(EXAMPLE_BINS)
 
 $(O)/obj/%.o: $(SRC)/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $*.c")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+bin: $(TRAWL)
 
 $(STATIC): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $(notdir $@)")
