@@ -31,7 +31,7 @@
 #include "ctf/reader-internal.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
-#define RELEASE_CHUNK (512u << 10)	/* drop consumed pages every 512 KiB ... */
+#define RELEASE_CHUNK (1u << 20)	/* drop consumed pages every 1 MiB (each call costs TLB-shootdown IPIs) ... */
 #define RELEASE_LAG (512u << 10)	/* ... this far behind the decoder */
 #define MAX_DIR_DEPTH 16
 #define PREFETCH 1024		/* bytes ahead of the event being decoded */
@@ -144,6 +144,17 @@ struct leaf {
 struct merge {
 	uint32_t win;			/* the leaf returned last, or NOLEAF */
 	uint32_t k;			/* leaves, a power of two */
+	/*
+	 * Normally 64-bit keys: (ts - base) << lb | leaf, so that a match is
+	 * one compare; UINT64_MAX: no event. A ts out of range rebuilds the
+	 * tree with a new base (rekey()), or for good with 128-bit keys
+	 * (wide) when the live events span too much time.
+	 */
+	uint32_t lb;			/* bits of a leaf number: k == 1 << lb */
+	bool wide;
+	uint64_t base;			/* ts ^ 1 << 63 (ordered unsigned) of key 0 */
+	uint64_t range;			/* (ts ^ 1 << 63) - base must be below this */
+	uint64_t *t64;			/* as tree, 64-bit keys */
 	/*
 	 * Keys, not leaf numbers, so that a replay reads one array: [0] the
 	 * winner's, [1..k) the losers'. A key's low 32 bits are its leaf.
@@ -1263,6 +1274,79 @@ static inline void lt_replay(struct merge *m, uint32_t w, mkey kw)
 	tree[0] = kw;
 }
 
+static uint64_t lt_build64(struct merge *m, uint32_t p)
+{
+	if (p >= m->k) {
+		mkey x = m->key[p - m->k];
+		return x == KEY_INF ? UINT64_MAX : ((uint64_t)(x >> 64) - m->base) << m->lb | (uint32_t)x;
+	}
+	uint64_t a = lt_build64(m, 2 * p), b = lt_build64(m, 2 * p + 1);
+	if (b < a) {
+		m->t64[p] = a;
+		return b;
+	}
+	m->t64[p] = b;
+	return a;
+}
+
+static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
+{
+	uint64_t *tree = m->t64;
+
+	for (uint32_t p = (w + m->k) >> 1; p; p >>= 1) {
+		uint64_t kl = tree[p];
+		bool sw = kl < kw;
+		tree[p] = sw ? kw : kl;
+		kw = sw ? kl : kw;
+	}
+	tree[0] = kw;
+}
+
+/*
+ * Rebuilds the tree from the leaves' current events: 64-bit keys from the
+ * earliest of them when they span less than half the range (room to go
+ * on), else 128-bit keys from now on.
+ */
+static __attribute__((noinline)) void rekey(struct merge *m)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint32_t i = 0; i < m->k; i++) {
+		const struct leaf *L = &m->leaf[i];
+		if (L->ev < L->end) {
+			uint64_t u = (uint64_t)L->ev->ts ^ (UINT64_C(1) << 63);	/* ordered */
+			m->key[i] = (mkey)u << 64 | i;
+			lo = u < lo ? u : lo;
+			hi = u > hi ? u : hi;
+		} else {
+			m->key[i] = KEY_INF;
+		}
+	}
+	if (!m->wide && (lo > hi || hi - lo < m->range / 2)) {
+		m->base = lo > hi ? 0 : lo;
+		m->t64[0] = lt_build64(m, 1);
+		return;
+	}
+	m->wide = true;
+	m->tree[0] = lt_build(m, 1);
+}
+
+/* The winner w has a new event (live) or none: replays it. */
+static inline void merge_update(struct merge *m, uint32_t w, bool live)
+{
+	if (likely(!m->wide)) {
+		uint64_t d = live ? ((uint64_t)m->leaf[w].ev->ts ^ (UINT64_C(1) << 63)) - m->base : 0;
+		if (!live)
+			lt_replay64(m, w, UINT64_MAX);
+		else if (likely(d < m->range))
+			lt_replay64(m, w, d << m->lb | w);
+		else
+			rekey(m);
+		return;
+	}
+	lt_replay(m, w, live ? mkkey(m->leaf[w].ev->ts, w) : KEY_INF);
+}
+
 /* Starts the worker and takes every stream's first batch. */
 static int prime_threaded(struct trawl_reader *r)
 {
@@ -1278,10 +1362,14 @@ static int prime_threaded(struct trawl_reader *r)
 	memset(m, 0, sizeof(*m));
 	m->k = k;
 	m->win = NOLEAF;
+	while ((UINT32_C(1) << m->lb) < k)
+		m->lb++;
+	m->range = UINT64_MAX >> m->lb;
+	m->t64 = aligned_alloc(64, ((k * sizeof(*m->t64)) + 63) & ~(size_t)63);
 	m->tree = aligned_alloc(64, ((k * sizeof(*m->tree)) + 63) & ~(size_t)63);
 	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
 	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
-	if (!m->tree || !m->key || !m->leaf)
+	if (!m->t64 || !m->tree || !m->key || !m->leaf)
 		goto single;
 	memset(m->leaf, 0, k * sizeof(*m->leaf));
 	for (uint32_t i = 0; i < r->nstreams; i++)
@@ -1300,19 +1388,13 @@ static int prime_threaded(struct trawl_reader *r)
 		goto single;
 	}
 	r->started = true;
-	for (uint32_t i = 0; i < k; i++) {
-		m->key[i] = KEY_INF;
-		if (i >= r->nstreams)
-			continue;
+	for (uint32_t i = 0; i < r->nstreams; i++) {
 		struct leaf *L = &m->leaf[i];
 		L->s = r->all[i];
-		int rc = take_next(r, L->s, L);
-		if (rc > 0)
-			m->key[i] = mkkey(L->ev->ts, i);
-		else if (rc < 0)
+		if (take_next(r, L->s, L) < 0)
 			r->errq[r->nerrq++] = L->s;
 	}
-	m->tree[0] = k > 1 ? lt_build(m, 1) : m->key[0];
+	rekey(m);
 	return 0;
 single:
 	/* no memory for batches or no thread: read in this thread */
@@ -1330,22 +1412,19 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 
 	if (likely(w != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];
-		mkey kw;
+		bool live = true;
 		if (likely(++L->ev < L->end)) {
 			/* the batch was written by the other core: fetch ahead */
 			__builtin_prefetch(L->ev + 4);
-			kw = mkkey(L->ev->ts, w);
 		} else {
 			int rc = take_next(r, L->s, L);
-			if (rc > 0) {
-				kw = mkkey(L->ev->ts, w);
-			} else {
-				kw = KEY_INF;
+			if (rc <= 0) {
+				live = false;
 				if (rc < 0)
 					r->errq[r->nerrq++] = L->s;
 			}
 		}
-		lt_replay(m, w, kw);
+		merge_update(m, w, live);
 	} else if (!r->primed) {
 		if (prime_threaded(r))
 			return trawl_reader_next(r, ev);	/* single-threaded after all */
@@ -1355,12 +1434,21 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 		m->win = NOLEAF;
 		return report(r, r->errq[r->errq_head++]);
 	}
-	mkey top = m->tree[0];
-	if (top == KEY_INF) {
-		m->win = NOLEAF;
-		return 0;
+	if (likely(!m->wide)) {
+		uint64_t top = m->t64[0];
+		if (top == UINT64_MAX) {
+			m->win = NOLEAF;
+			return 0;
+		}
+		w = (uint32_t)(top & ((UINT64_C(1) << m->lb) - 1));
+	} else {
+		mkey top = m->tree[0];
+		if (top == KEY_INF) {
+			m->win = NOLEAF;
+			return 0;
+		}
+		w = (uint32_t)top;
 	}
-	w = (uint32_t)top;
 	m->win = w;
 	*ev = m->leaf[w].ev;
 	return 1;
@@ -1447,6 +1535,7 @@ void trawl_reader_free(struct trawl_reader *r)
 	}
 	free(r->all);
 	if (r->m) {
+		free(r->m->t64);
 		free(r->m->tree);
 		free(r->m->key);
 		free(r->m->leaf);

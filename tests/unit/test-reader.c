@@ -1098,6 +1098,39 @@ static void test_threaded(void)
 	n = same_reading("time range, many streams", dir, o, 4, &nerr);
 	ok(n > 0 && n < 64 * 300, "time range, many streams: a part (%ld)", n);
 
+	/*
+	 * Merge keys: timestamps that go back below every stream's first one,
+	 * jump forward far enough to need a new base, or spread so far apart
+	 * (near both ends of the int64 range) that the worker's merge must
+	 * fall back to wide keys: the same order as threads = 1.
+	 */
+	{
+		const uint64_t H = UINT64_C(1) << 63, Q = UINT64_C(1) << 62;
+		static const uint64_t back0[] = { 100, 101, 102, 1, 2, 3, 400, 401, 402 };
+		static const uint64_t back1[] = { 50, 60, 70, 80, 90, 95, 200, 300, 400 };
+		/* as unsigned orders of ts (ts ^ H): forward by more than the range */
+		const uint64_t fwd0[] = { H ^ 1, H ^ 2, H ^ 3, H ^ (Q + 10), H ^ (Q + 11), H ^ (Q + 12),
+					  H ^ (H + 1), H ^ (H + 2), H ^ (H + 3) };
+		const uint64_t fwd1[] = { H ^ 4, H ^ 5, H ^ 6, H ^ (Q + 20), H ^ (Q + 21), H ^ (Q + 22),
+					  H ^ (H + 30), H ^ (H + 31), H ^ (H + 32) };
+		const uint64_t wide0[] = { 5, 6, 7, H + 5, H + 6, H + 7, H - 30, H - 20, H - 10 };
+		const uint64_t wide1[] = { 10, 11, 12, 20, 21, 22, H + 8, H + 9, H + 10 };
+		o = (struct trawl_reader_opts){ .sz = sizeof(o) };
+		snprintf(dir, sizeof(dir), "%s/keys-back", root);
+		write_merge_trace(dir, "keys", 0, back0, 9, back1, 9);
+		is_int(same_reading("merge keys: ts back below the base", dir, o, 2, &nerr), 18,
+		       "merge keys: ts back below the base: every event");
+		snprintf(dir, sizeof(dir), "%s/keys-fwd", root);
+		write_merge_trace(dir, "keys", 0, fwd0, 9, fwd1, 9);
+		is_int(same_reading("merge keys: ts forward past the range", dir, o, 2, &nerr), 18,
+		       "merge keys: ts forward past the range: every event");
+		snprintf(dir, sizeof(dir), "%s/keys-wide", root);
+		write_merge_trace(dir, "keys", 0, wide0, 9, wide1, 9);
+		is_int(same_reading("merge keys: ts at both ends of int64", dir, o, 2, &nerr), 18,
+		       "merge keys: ts at both ends of int64: every event");
+		snprintf(dir, sizeof(dir), "%s/many", root);
+	}
+
 	/* freeing while the worker runs: no hang, no leak (sanitizers) */
 	o = (struct trawl_reader_opts){ .sz = sizeof(o) };
 	struct trawl_reader *r = open_t(dir, o, 2, 3);
