@@ -34,7 +34,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 command -v babeltrace2 >/dev/null 2>&1 || die "babeltrace2 is not installed (make deps)"
 [ -x /usr/bin/time ] || die "/usr/bin/time is not installed (make deps: package time)"
 mkdir -p "$WORK" "$TRAWL_BUILD/bench" || die "cannot create $WORK"
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK/full" "$WORK/half"' EXIT
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK/full" "$WORK/half" "$WORK/wbench"' EXIT
 : > "$RAW"
 
 now_ns() { date +%s%N; }
@@ -74,6 +74,14 @@ echo "bench: writing a session half the size ..." >&2
 set -- $(simulate "$WORK/half" $((EVENTS / 2)))
 HALF_N=${1:-}
 [ -n "$HALF_N" ] || exit 1
+
+# The writer API alone (no event generation): bench-writer, into $WORK.
+WRITER_API=""
+if [ -x "$TRAWL_BUILD/bench/bench-writer" ]; then
+	mkdir -p "$WORK/wbench"
+	WRITER_API=$("$TRAWL_BUILD/bench/bench-writer" "$WORK/wbench" 20000000 2>&1 | grep '^writer')
+	rm -rf "$WORK/wbench"
+fi
 
 # Sanity, outside the timings: both tools see every event.
 got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
@@ -141,6 +149,12 @@ R_TXT=$(pratio trawl-print bt2-text)
 	echo "|---|---|---|---|---|---|"
 	awk -v n="$N" -v s="$SIM_S" -v b="$BYTES" -v r="$SIM_RSS" \
 		'BEGIN { printf "| %d | %.2f | %.2f M | %d | %.2f | %d |\n", n, s, n / s / 1e6, b, b / n, r }'
+	if [ -n "$WRITER_API" ]; then
+		echo
+		echo "The writer API alone (bench-writer, 20 M events each; no anchor: LTTng's consumer copies whole sub-buffers):"
+		echo
+		printf '%s\n' "$WRITER_API" | sed 's/^/    /'
+	fi
 	echo
 	echo "## reading: trawl vs babeltrace2 (M events/s, median and min-max)"
 	echo
