@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "internal.h"	/* uuid_format */
 #include "trawl/ctf.h"
 
 static void info_usage(FILE *f)
@@ -101,20 +102,6 @@ static const char *env_str(const struct trawl_ctf_trace *m, const char *key, cha
 	return e->sval ? e->sval : "";
 }
 
-static void fmt_uuid(const uint8_t u[16], char out[37])
-{
-	static const char hx[] = "0123456789abcdef";
-	int o = 0;
-
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hx[u[i] >> 4];
-		out[o++] = hx[u[i] & 15];
-	}
-	out[o] = 0;
-}
-
 static void json_str(const char *s)
 {
 	putchar('"');
@@ -167,7 +154,7 @@ static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 		char u[37] = "-";
 
 		if (ck->has_uuid)
-			fmt_uuid(ck->uuid, u);
+			uuid_format(ck->uuid, u);
 		printf("    clock       %s, %" PRIu64 " Hz, offset %" PRId64 " s + %" PRId64
 		       " cycles, uuid %s%s\n", ck->name, ck->freq, ck->offset_s, ck->offset, u,
 		       ck->absolute ? ", absolute" : "");
@@ -223,7 +210,7 @@ static void json_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 		char u[37] = "";
 
 		if (ck->has_uuid)
-			fmt_uuid(ck->uuid, u);
+			uuid_format(ck->uuid, u);
 		printf("%s{\"name\":", i ? "," : "");
 		json_str(ck->name);
 		printf(",\"freq\":%" PRIu64 ",\"offset_s\":%" PRId64 ",\"offset\":%" PRId64
