@@ -750,20 +750,7 @@ int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit
 					return -1;
 			union trawl_ctf_value *v = c->tape + c->nv;
 			const struct fent *f = d->semifix + g->fix, *fe = f + g->nfix;
-			if (likely((size_t)(limit - p) >= (size_t)g->bytes + 8)) {
-				for (; f < fe; f++, v++) {
-					if (likely(f->kind == FK_INT)) {
-						uint64_t x;
-						memcpy(&x, p + f->off, 8);
-						v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
-					} else {
-						fixed_slow(v, f, p + f->off);
-					}
-				}
-			} else {
-				for (; f < fe; f++, v++)
-					fixed_slow(v, f, p + f->off);
-			}
+			ctf_decode_fents(v, f, fe, p, (size_t)(limit - p) >= (size_t)g->bytes + 8, false);
 			const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst;
 			for (; rs < re; rs++)
 				c->regs[rs->reg] = c->tape[c->nv + rs->tape].u;

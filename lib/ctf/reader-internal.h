@@ -289,16 +289,15 @@ static inline void fixed_slow(union trawl_ctf_value *v, const struct fent *f, co
 }
 
 /*
- * Decodes a fixed-layout body at p into v (d->nfix values). `slack`: at
- * least 7 readable bytes follow the body, so every integer is one
- * unaligned 8-byte load, shifted into place.
+ * Decodes the fixed fields [f, e) of a body at p into v. `slack`: at least
+ * 7 readable bytes follow the last field, so every integer is one unaligned
+ * 8-byte load, shifted into place; `all_int`: every field is an integer.
  */
 static inline __attribute__((always_inline))
-void ctf_decode_fixed_to(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
-			 bool slack)
+void ctf_decode_fents(union trawl_ctf_value *v, const struct fent *f, const struct fent *e,
+		      const uint8_t *p, bool slack, bool all_int)
 {
-	const struct fent *f = d->fix, *e = f + d->nfix;
-	if (likely(slack && d->all_int)) {
+	if (likely(slack && all_int)) {
 		for (; f < e; f++, v++) {
 			uint64_t x;
 			memcpy(&x, p + f->off, 8);
@@ -318,6 +317,14 @@ void ctf_decode_fixed_to(union trawl_ctf_value *v, const struct ec_dec *d, const
 		for (; f < e; f++, v++)
 			fixed_slow(v, f, p + f->off);
 	}
+}
+
+/* Decodes a fixed-layout body at p into v (d->nfix values); see above. */
+static inline __attribute__((always_inline))
+void ctf_decode_fixed_to(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
+			 bool slack)
+{
+	ctf_decode_fents(v, d->fix, d->fix + d->nfix, p, slack, d->all_int);
 }
 
 /* The same into the tape (its capacity is ensured at open). */
