@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trawl/sync.h - clock synchronization by the convex-hull method.
+ *
+ * Model: for a pair of nodes (A = the reference side, B), B's clock is a
+ * line of A's: t_B = a * t_A + b. Every message gives one constraint:
+ *   A->B (send on A, receive on B): P = (send_A, recv_B) is on or above it;
+ *   B->A (send on B, receive on A): Q = (recv_A, send_B) is on or below it.
+ * The feasible set F = {(a, b) : every P on or above, every Q on or below}
+ * depends only on the lower hull of the P points and the upper hull of the
+ * Q points. From F this module gives:
+ *   - the extreme lines Lmin (flattest) and Lmax (steepest);
+ *   - an estimate strictly inside F (so that, after correction, no message
+ *     is received before it was sent), as a fixed-point transform;
+ *   - a time-valued accuracy bound at any instant x: the largest distance
+ *     between the applied estimate and any line of F at x, in ns;
+ *   - a quality state, and a reported fallback when no line fits.
+ * See docs/sync.md for the algorithm, the numerics and the test method.
+ *
+ * Times are int64 nanoseconds on each node's own clock (epoch-scale values
+ * are fine). All cross products are exact (128-bit integers); the only
+ * limit is that the times of one pair span less than 2^61 ns (73 years)
+ * on each clock, else -ERANGE.
+ *
+ * Conventions: int returns are 0 or -errno; pointer returns are NULL with
+ * errno set; (err, errlen) receives a one-line message. Results are
+ * caller-owned; trawl_sync_pair_release() frees what a result holds.
+ * Nothing here prints, allocates per message (the incremental form), or
+ * uses threads; objects are not thread-safe (one user at a time).
+ */
+#ifndef TRAWL_SYNC_H
+#define TRAWL_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+/* Fixed-point slopes are scaled by 2^TRAWL_SYNC_SHIFT. */
+#define TRAWL_SYNC_SHIFT 60
+/* A bound or range end that does not exist (unbounded). */
+#define TRAWL_SYNC_UNBOUNDED INT64_MAX
+
+/*
+ * A linear clock transform, applied as
+ *	out = y0 + floor(slope * (t - t0) / 2^TRAWL_SYNC_SHIFT)
+ * t0 is mid-trace on the source clock, y0 its image on the target clock
+ * (not an intercept at t = 0, which would lose precision). The floor of a
+ * line with slope > 0 is non-decreasing, so corrected times keep their
+ * order; 128-bit products never overflow for |t - t0| < 2^63.
+ */
+struct trawl_sync_xform {
+	int64_t t0;
+	int64_t y0;
+	int64_t slope;	/* > 0; 1.0 is 1 << TRAWL_SYNC_SHIFT */
+};
+
+/* Applies a transform (see above). */
+static inline int64_t trawl_sync_xform_apply(const struct trawl_sync_xform *x, int64_t t)
+{
+	__int128 d = (__int128)t - x->t0;
+	return x->y0 + (int64_t)(((__int128)x->slope * d) >> TRAWL_SYNC_SHIFT);
+}
+
+/* The identity transform. */
+static inline struct trawl_sync_xform trawl_sync_xform_identity(void)
+{
+	struct trawl_sync_xform x = { 0, 0, (int64_t)1 << TRAWL_SYNC_SHIFT };
+	return x;
+}
+
+/* The slope of a transform as a double (1.0 = same rate). */
+static inline double trawl_sync_xform_rate(const struct trawl_sync_xform *x)
+{
+	return (double)x->slope / (double)((int64_t)1 << TRAWL_SYNC_SHIFT);
+}
+
+enum trawl_sync_quality {
+	TRAWL_SYNC_ABSENT = 0,	/* no message: identity, no bound */
+	TRAWL_SYNC_ONE_WAY,	/* one direction only: slope 1 and the
+				 * tightest offset (zero minimum delay); only a
+				 * one-sided range, no bound */
+	TRAWL_SYNC_OFFSET_ONLY,	/* both directions, but the data bound the
+				 * slope on one side only (e.g. all A->B
+				 * traffic before all B->A): the slope is
+				 * limited to 1 +- max_drift_ppm (an
+				 * assumption, stated), the offset is bounded
+				 * both ways */
+	TRAWL_SYNC_ACCURATE,	/* F is bounded by the data alone */
+	TRAWL_SYNC_FAIL,	/* the hulls cross: no line satisfies every
+				 * message (a drift change, NTP slewing, a
+				 * wrong match). The estimate is the fallback
+				 * (see below); no bound; violations counted */
+};
+
+/* A short lower-case name ("accurate", "one-way", ...). */
+const char *trawl_sync_quality_name(enum trawl_sync_quality q);
+
+/* A line of (A, B) space: through (x, y), slope num/den (den > 0). */
+struct trawl_sync_line {
+	int64_t x, y;
+	int64_t num, den;
+};
+
+/* Options; NULL means all defaults. Zero fields take their default. */
+struct trawl_sync_opts {
+	size_t size;		/* sizeof(struct trawl_sync_opts) */
+	uint32_t max_drift_ppm;	/* the slope assumption of OFFSET_ONLY:
+				 * |a - 1| <= this (default 500 ppm) */
+	uint32_t hull_cap;	/* incremental form: vertices kept per hull
+				 * (default 1024, minimum 8); a point that
+				 * would need more is dropped and counted */
+};
+
+/*
+ * The result for one pair (caller storage; trawl_sync_pair_release() frees
+ * the vertex array). Everything is on (A, B) clocks: x on A, y on B.
+ */
+struct trawl_sync_pair {
+	enum trawl_sync_quality quality;
+	uint64_t n_ab, n_ba;		/* messages seen in each direction */
+	int64_t x_first, x_last;	/* span of the messages on A's clock */
+	struct trawl_sync_xform fwd;	/* the estimate, A time -> B time */
+	struct trawl_sync_xform inv;	/* its inverse, B time -> A time */
+	/* Slope limits of F as fractions; den == 0 means unbounded on that
+	 * side. For ACCURATE, Lmin and Lmax are the extreme feasible lines. */
+	int64_t amin_num, amin_den, amax_num, amax_den;
+	struct trawl_sync_line lmin, lmax;
+	/*
+	 * Messages that the applied estimate shows received before they were
+	 * sent (on either transform). 0 unless FAIL (or a degenerate F
+	 * thinner than 2 ns). The batch form counts every message; the
+	 * incremental form counts the hull vertices it keeps (0 there
+	 * implies 0 for every message).
+	 */
+	uint64_t violations;
+	uint64_t dropped;		/* incremental: points over hull_cap */
+	size_t hull_ab, hull_ba;	/* hull vertices (kept) per direction */
+	/* Private to the library: the lines through F's vertices (or, for
+	 * ONE_WAY, the hull's edges) and the x span where they hold. */
+	size_t nlines;
+	struct trawl_sync_line *lines;
+	int64_t span_lo, span_hi;
+};
+
+/* One message: send and receive times, each on its own node's clock. */
+struct trawl_sync_msg {
+	int64_t send, recv;
+};
+
+/*
+ * Batch, exact. ab[n_ab]: messages A->B (send on A, recv on B); ba[n_ba]:
+ * messages B->A (send on B, recv on A). Any order; duplicates are fine.
+ * Fills *out (release it with trawl_sync_pair_release()). Returns 0;
+ * -ENOMEM; -ERANGE (times of one clock span 2^61 ns or more); -EINVAL.
+ */
+int trawl_sync_pair_compute(const struct trawl_sync_msg *ab, size_t n_ab,
+			    const struct trawl_sync_msg *ba, size_t n_ba,
+			    const struct trawl_sync_opts *opts,
+			    struct trawl_sync_pair *out, char *err, size_t errlen);
+
+/* Frees what *r holds (not r itself); r may be NULL. */
+void trawl_sync_pair_release(struct trawl_sync_pair *r);
+
+/* Deep copy of src into *dst (release dst later). 0 or -ENOMEM. */
+int trawl_sync_pair_copy(struct trawl_sync_pair *dst, const struct trawl_sync_pair *src);
+
+/*
+ * The range of B times that lines of F take at A time x, as integers that
+ * enclose it: *lo <= a*x + b <= *hi for every (a, b) in F. An unbounded
+ * side is INT64_MIN / INT64_MAX (ONE_WAY: one side; outside the span of
+ * its hull both; ABSENT, FAIL: both). OFFSET_ONLY's range assumes its
+ * slope limit. Returns 0 or -EINVAL.
+ */
+int trawl_sync_pair_range(const struct trawl_sync_pair *r, int64_t x, int64_t *lo, int64_t *hi);
+
+/*
+ * The accuracy bound at A time x, in ns: the true B time of A time x is
+ * within this of trawl_sync_xform_apply(&r->fwd, x), whatever line of F is
+ * the truth. TRAWL_SYNC_UNBOUNDED when F is unbounded at x (ABSENT,
+ * ONE_WAY, FAIL).
+ */
+int64_t trawl_sync_pair_bound(const struct trawl_sync_pair *r, int64_t x);
+
+/*
+ * The same in the other direction, for B time y: the true A time of B
+ * time y is within this of trawl_sync_xform_apply(&r->inv, y).
+ */
+int64_t trawl_sync_pair_bound_inv(const struct trawl_sync_pair *r, int64_t y);
+
+/* -------------------------------------------------------- incremental */
+
+/*
+ * The same result, one message at a time, in constant memory: only hull
+ * vertices that can still be tight for a feasible slope are kept, in two
+ * arrays of hull_cap vertices allocated once. After the last message the
+ * result equals the batch result (same quality, Lmin/Lmax, estimate and
+ * bound), except when a hull would exceed hull_cap (counted in
+ * `dropped`: the bound then stays valid but the estimate may violate the
+ * dropped messages) and for FAIL's fallback, which sees the kept vertices.
+ */
+struct trawl_sync_inc;
+
+/* NULL + errno (ENOMEM, EINVAL) on error; free with trawl_sync_inc_free(). */
+struct trawl_sync_inc *trawl_sync_inc_new(const struct trawl_sync_opts *opts);
+void trawl_sync_inc_free(struct trawl_sync_inc *s);
+
+/* Direction of a message. */
+enum trawl_sync_dir { TRAWL_SYNC_AB = 0, TRAWL_SYNC_BA = 1 };
+
+/*
+ * Adds one message of direction dir (send on the sender's clock, recv on
+ * the receiver's). O(log h) when the message changes nothing, O(h) when
+ * it does (h = hull size). Returns 0, or -ERANGE (span too large; the
+ * message is ignored), -EINVAL.
+ */
+int trawl_sync_inc_add(struct trawl_sync_inc *s, enum trawl_sync_dir dir,
+		       int64_t send, int64_t recv);
+
+/* The current result (release it). 0 or -ENOMEM. */
+int trawl_sync_inc_result(const struct trawl_sync_inc *s, struct trawl_sync_pair *out);
+
+/* Bytes held by s (constant after trawl_sync_inc_new()). */
+size_t trawl_sync_inc_memory(const struct trawl_sync_inc *s);
+
+/* ------------------------------------------------------------ N nodes */
+
+/*
+ * A graph of nodes 0..n-1 and pairwise results. solve() picks in every
+ * connected group a reference (the caller's, if in the group, else the
+ * node whose paths to all others have the smallest summed bound), and
+ * composes the transforms along the best paths (Floyd-Warshall; edge
+ * weight = the pair's bound at mid-trace; paths through FAIL or ONE_WAY
+ * pairs only when no bounded path exists), with the bounds added.
+ */
+struct trawl_sync_graph;
+
+struct trawl_sync_node {
+	size_t group;			/* 0.. groups-1 */
+	size_t ref;			/* reference node of the group */
+	size_t next;			/* next node toward ref (ref: itself) */
+	size_t hops;
+	enum trawl_sync_quality quality;	/* worst along the path */
+	struct trawl_sync_xform to_ref;	/* node time -> reference time */
+	int64_t bound_mid;		/* bound at the middle of its traffic */
+};
+
+/* 1 <= nnodes <= 4096 (memory and solve() are O(n^2) and O(n^3)).
+ * NULL + errno (EINVAL, ENOMEM) on error; free with trawl_sync_graph_free(). */
+struct trawl_sync_graph *trawl_sync_graph_new(size_t nnodes);
+void trawl_sync_graph_free(struct trawl_sync_graph *g);
+
+/*
+ * Sets the result of pair (a, b): r is as computed with a as the A side.
+ * The graph keeps a copy. Returns 0, -EINVAL (bad index, a == b),
+ * -ENOMEM.
+ */
+int trawl_sync_graph_set_pair(struct trawl_sync_graph *g, size_t a, size_t b,
+			      const struct trawl_sync_pair *r);
+
+/*
+ * Computes references and transforms. ref: the preferred reference node,
+ * or -1 for automatic. Returns the number of groups, or -errno.
+ */
+int trawl_sync_graph_solve(struct trawl_sync_graph *g, long ref, char *err, size_t errlen);
+
+/* The solved node i (after solve()). 0 or -EINVAL. */
+int trawl_sync_graph_node(const struct trawl_sync_graph *g, size_t i, struct trawl_sync_node *out);
+
+/*
+ * The accuracy bound of node i at its own time t: the true reference time
+ * is within this of trawl_sync_xform_apply(&node.to_ref, t). 0 for a
+ * reference; TRAWL_SYNC_UNBOUNDED if a pair on the path has no bound.
+ */
+int64_t trawl_sync_graph_bound(const struct trawl_sync_graph *g, size_t i, int64_t t);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

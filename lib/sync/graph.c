@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/sync/graph.c - N nodes: connected groups, a reference per group,
+ * best paths (Floyd-Warshall over the pairs' bounds at mid-trace), and
+ * transforms composed along them with their bounds added.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync-internal.h"
+
+/* A path cost, compared lexicographically: unbounded pairs first. */
+struct cost {
+	long bad;
+	double w;
+};
+
+struct trawl_sync_graph {
+	size_t n;
+	struct trawl_sync_pair **pair;	/* n*n; [a*n+b] set for (a, b) as given */
+	struct trawl_sync_node *node;
+	double *slope_hi;		/* upper bound of node -> ref true slope */
+	int solved;
+};
+
+struct trawl_sync_graph *trawl_sync_graph_new(size_t nnodes)
+{
+	struct trawl_sync_graph *g;
+	if (!nnodes || nnodes > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->n = nnodes;
+	g->pair = calloc(nnodes * nnodes, sizeof(*g->pair));
+	g->node = calloc(nnodes, sizeof(*g->node));
+	g->slope_hi = calloc(nnodes, sizeof(*g->slope_hi));
+	if (!g->pair || !g->node || !g->slope_hi) {
+		trawl_sync_graph_free(g);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return g;
+}
+
+void trawl_sync_graph_free(struct trawl_sync_graph *g)
+{
+	if (!g)
+		return;
+	if (g->pair)
+		for (size_t i = 0; i < g->n * g->n; i++) {
+			trawl_sync_pair_release(g->pair[i]);
+			free(g->pair[i]);
+		}
+	free(g->pair);
+	free(g->node);
+	free(g->slope_hi);
+	free(g);
+}
+
+int trawl_sync_graph_set_pair(struct trawl_sync_graph *g, size_t a, size_t b,
+			      const struct trawl_sync_pair *r)
+{
+	if (!g || !r || a >= g->n || b >= g->n || a == b)
+		return -EINVAL;
+	struct trawl_sync_pair *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	if (trawl_sync_pair_copy(c, r)) {
+		free(c);
+		return -ENOMEM;
+	}
+	/* One result per unordered pair: the latest wins. */
+	for (int k = 0; k < 2; k++) {
+		struct trawl_sync_pair **slot = &g->pair[k ? b * g->n + a : a * g->n + b];
+		trawl_sync_pair_release(*slot);
+		free(*slot);
+		*slot = NULL;
+	}
+	g->pair[a * g->n + b] = c;
+	g->solved = 0;
+	return 0;
+}
+
+/* The pair between j and k, and whether j is its A side. */
+static const struct trawl_sync_pair *edge(const struct trawl_sync_graph *g, size_t j, size_t k,
+					  int *fwd)
+{
+	const struct trawl_sync_pair *r = g->pair[j * g->n + k];
+	*fwd = 1;
+	if (!r) {
+		r = g->pair[k * g->n + j];
+		*fwd = 0;
+	}
+	if (r && r->quality == TRAWL_SYNC_ABSENT)
+		r = NULL;
+	return r;
+}
+
+static int bounded(const struct trawl_sync_pair *r)
+{
+	return r->quality == TRAWL_SYNC_ACCURATE || r->quality == TRAWL_SYNC_OFFSET_ONLY;
+}
+
+/* Maps j time t to k time through the pair. */
+static int64_t edge_apply(const struct trawl_sync_pair *r, int fwd, int64_t t)
+{
+	return trawl_sync_xform_apply(fwd ? &r->fwd : &r->inv, t);
+}
+
+static int64_t edge_bound(const struct trawl_sync_pair *r, int fwd, int64_t t)
+{
+	return fwd ? trawl_sync_pair_bound(r, t) : trawl_sync_pair_bound_inv(r, t);
+}
+
+/* Upper bound of the true slope of the j -> k map. */
+static double edge_slope_hi(const struct trawl_sync_pair *r, int fwd)
+{
+	double lo = HUGE_VAL, hi = 0;
+	if (!bounded(r) || !r->nlines) {
+		double s = trawl_sync_xform_rate(fwd ? &r->fwd : &r->inv);
+		return s * 1.01;
+	}
+	for (size_t i = 0; i < r->nlines; i++) {
+		double s = (double)r->lines[i].num / (double)r->lines[i].den;
+		if (s < lo)
+			lo = s;
+		if (s > hi)
+			hi = s;
+	}
+	if (fwd)
+		return hi * (1 + 1e-12);
+	return lo > 0 ? (1 / lo) * (1 + 1e-12) : HUGE_VAL;
+}
+
+/* Middle of j's traffic with k, on j's clock. */
+static int64_t edge_mid(const struct trawl_sync_pair *r, int fwd)
+{
+	return fwd ? r->fwd.t0 : r->inv.t0;
+}
+
+static struct cost edge_cost(const struct trawl_sync_pair *r, int fwd)
+{
+	struct cost c = { 1, 0 };
+	if (bounded(r)) {
+		int64_t b = edge_bound(r, fwd, edge_mid(r, fwd));
+		if (b != TRAWL_SYNC_UNBOUNDED) {
+			c.bad = 0;
+			c.w = (double)b;
+		}
+	}
+	return c;
+}
+
+static int cost_lt(struct cost a, struct cost b)
+{
+	return a.bad != b.bad ? a.bad < b.bad : a.w < b.w;
+}
+
+static int rank(enum trawl_sync_quality q)
+{
+	switch (q) {
+	case TRAWL_SYNC_ACCURATE: return 0;
+	case TRAWL_SYNC_OFFSET_ONLY: return 1;
+	case TRAWL_SYNC_ONE_WAY: return 2;
+	default: return 3;
+	}
+}
+
+/* Composition of two transforms: outer(inner(t)). */
+static struct trawl_sync_xform compose(const struct trawl_sync_xform *outer,
+				       const struct trawl_sync_xform *inner)
+{
+	struct trawl_sync_xform c;
+	c.t0 = inner->t0;
+	c.y0 = trawl_sync_xform_apply(outer, inner->y0);
+	c.slope = (int64_t)(((i128)outer->slope * inner->slope) >> TRAWL_SYNC_SHIFT);
+	return c;
+}
+
+int trawl_sync_graph_solve(struct trawl_sync_graph *g, long ref, char *err, size_t errlen)
+{
+	size_t n, ngroups = 0;
+	struct cost *d = NULL;
+	size_t *nx = NULL, *order = NULL;
+	int ret = 0;
+
+	if (!g)
+		return seterr(err, errlen, EINVAL, "sync: no graph");
+	n = g->n;
+	if (ref >= (long)n)
+		return seterr(err, errlen, EINVAL, "sync: reference %ld out of range (%zu nodes)",
+			      ref, n);
+	d = malloc(n * n * sizeof(*d));
+	nx = malloc(n * n * sizeof(*nx));
+	order = malloc(n * sizeof(*order));
+	if (!d || !nx || !order) {
+		ret = seterr(err, errlen, ENOMEM, "sync: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			struct cost c = { LONG_MAX, HUGE_VAL };
+			int fwd;
+			const struct trawl_sync_pair *r = i == j ? NULL : edge(g, i, j, &fwd);
+			if (i == j)
+				c.bad = 0, c.w = 0;
+			else if (r)
+				c = edge_cost(r, fwd);
+			d[i * n + j] = c;
+			nx[i * n + j] = (i == j || r) ? j : SIZE_MAX;
+		}
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < n; i++) {
+			if (nx[i * n + k] == SIZE_MAX)
+				continue;
+			for (size_t j = 0; j < n; j++) {
+				if (nx[k * n + j] == SIZE_MAX)
+					continue;
+				struct cost c = { d[i * n + k].bad + d[k * n + j].bad,
+						  d[i * n + k].w + d[k * n + j].w };
+				if (nx[i * n + j] == SIZE_MAX || cost_lt(c, d[i * n + j])) {
+					d[i * n + j] = c;
+					nx[i * n + j] = nx[i * n + k];
+				}
+			}
+		}
+
+	/* Groups and references. */
+	for (size_t i = 0; i < n; i++)
+		g->node[i].group = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (g->node[i].group != SIZE_MAX)
+			continue;
+		size_t best = i;
+		struct cost bc = { LONG_MAX, HUGE_VAL };
+		int user = ref >= 0 && nx[i * n + (size_t)ref] != SIZE_MAX;
+		for (size_t j = i; j < n; j++) {
+			if (nx[i * n + j] == SIZE_MAX)
+				continue;
+			g->node[j].group = ngroups;
+			struct cost s = { 0, 0 };
+			for (size_t k = 0; k < n; k++)
+				if (nx[j * n + k] != SIZE_MAX) {
+					s.bad += d[j * n + k].bad;
+					s.w += d[j * n + k].w;
+				}
+			if (!user && cost_lt(s, bc)) {
+				bc = s;
+				best = j;
+			}
+		}
+		if (user)
+			best = (size_t)ref;
+		for (size_t j = i; j < n; j++)
+			if (g->node[j].group == ngroups)
+				g->node[j].ref = best;
+		ngroups++;
+	}
+
+	/* Transforms, nearest nodes first (by hops to the reference). */
+	for (size_t i = 0; i < n; i++) {
+		size_t h = 0, j = i, r = g->node[i].ref;
+		while (j != r) {
+			j = nx[j * n + r];
+			h++;
+		}
+		g->node[i].hops = h;
+		g->node[i].next = i == r ? i : nx[i * n + r];
+		order[i] = i;
+	}
+	for (size_t i = 1; i < n; i++) {	/* insertion sort by hops */
+		size_t v = order[i], k = i;
+		while (k && g->node[order[k - 1]].hops > g->node[v].hops) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = v;
+	}
+	for (size_t oi = 0; oi < n; oi++) {
+		size_t i = order[oi];
+		struct trawl_sync_node *nd = &g->node[i];
+		if (nd->hops == 0) {
+			nd->to_ref = trawl_sync_xform_identity();
+			nd->quality = TRAWL_SYNC_ACCURATE;
+			g->slope_hi[i] = 1;
+			continue;
+		}
+		int fwd;
+		const struct trawl_sync_pair *r = edge(g, i, nd->next, &fwd);
+		const struct trawl_sync_node *up = &g->node[nd->next];
+		nd->to_ref = compose(&up->to_ref, fwd ? &r->fwd : &r->inv);
+		nd->quality = rank(r->quality) > rank(up->quality) ? r->quality : up->quality;
+		g->slope_hi[i] = g->slope_hi[nd->next] * edge_slope_hi(r, fwd);
+	}
+	g->solved = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct trawl_sync_node *nd = &g->node[i];
+		int fwd;
+		if (!nd->hops) {
+			nd->bound_mid = 0;
+			continue;
+		}
+		const struct trawl_sync_pair *r = edge(g, i, nd->next, &fwd);
+		nd->bound_mid = trawl_sync_graph_bound(g, i, edge_mid(r, fwd));
+	}
+	ret = (int)ngroups;
+out:
+	free(d);
+	free(nx);
+	free(order);
+	return ret;
+}
+
+int trawl_sync_graph_node(const struct trawl_sync_graph *g, size_t i, struct trawl_sync_node *out)
+{
+	if (!g || !out || i >= g->n || !g->solved)
+		return -EINVAL;
+	*out = g->node[i];
+	return 0;
+}
+
+int64_t trawl_sync_graph_bound(const struct trawl_sync_graph *g, size_t i, int64_t t)
+{
+	if (!g || i >= g->n || !g->solved)
+		return TRAWL_SYNC_UNBOUNDED;
+	const struct trawl_sync_node *nd = &g->node[i];
+	if (!nd->hops)
+		return 0;
+	/*
+	 * With k = next, E the pair's applied map and C the composed ones:
+	 * |T_k(T_jk t) - C_j(t)| <= slope_hi(k) * |T_jk t - E t|
+	 *                         + |T_k(E t) - C_k(E t)| + |C_k(E t) - C_j(t)|.
+	 */
+	int fwd;
+	const struct trawl_sync_pair *r = edge(g, i, nd->next, &fwd);
+	int64_t u = edge_apply(r, fwd, t);
+	int64_t b1 = edge_bound(r, fwd, t);
+	if (b1 == TRAWL_SYNC_UNBOUNDED)
+		return b1;
+	int64_t b2 = trawl_sync_graph_bound(g, nd->next, u);
+	if (b2 == TRAWL_SYNC_UNBOUNDED)
+		return b2;
+	i128 c = (i128)trawl_sync_xform_apply(&g->node[nd->next].to_ref, u) -
+		 trawl_sync_xform_apply(&nd->to_ref, t);
+	if (c < 0)
+		c = -c;
+	double tot = (double)b2 + ceil(g->slope_hi[nd->next] * (double)b1) + (double)c + 1;
+	if (!(tot < 9e18))
+		return TRAWL_SYNC_UNBOUNDED;
+	return (int64_t)tot;
+}
