@@ -83,6 +83,13 @@ if [ -x "$TRAWL_BUILD/bench/bench-writer" ]; then
 	rm -rf "$WORK/wbench"
 fi
 
+# Clock synchronization (no anchor tool on Debian): bench-sync's figures.
+SYNC_OUT=""
+if [ -x "$TRAWL_BUILD/bench/bench-sync" ]; then
+	echo "bench: clock synchronization (bench-sync) ..." >&2
+	SYNC_OUT=$("$TRAWL_BUILD/bench/bench-sync" 2>&1)
+fi
+
 # Sanity, outside the timings: both tools see every event.
 got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
 [ "$got" = "$N" ] || echo "bench: warning: trawl print printed $got lines, simulate wrote $N events" >&2
@@ -175,5 +182,11 @@ R_TXT=$(pratio trawl-print bt2-text)
 	echo
 	echo "ratio (paired): the median over the runs of trawl's speed / babeltrace2's speed in the same run."
 	echo "wall seconds (median): trawl info $TI_W, bt2 dummy $BD_W, trawl print $TP_W, bt2 text $BT_W"
+	if [ -n "$SYNC_OUT" ]; then
+		echo
+		echo "## clock synchronization (bench-sync; research notes: trace-cmd ptp ~2 us)"
+		echo
+		printf '%s\n' "$SYNC_OUT" | sed 's/^/    /'
+	fi
 } | tee "$OUT"
 echo "bench: results in $OUT" >&2
