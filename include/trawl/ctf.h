@@ -209,7 +209,12 @@ int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out);
  * written whenever the id does not fit or the timestamp delta since the
  * previous event of the stream would wrap.
  */
-enum trawl_ctf_header { TRAWL_CTF_HEADER_COMPACT, TRAWL_CTF_HEADER_LARGE };
+enum trawl_ctf_header {
+	TRAWL_CTF_HEADER_COMPACT,
+	TRAWL_CTF_HEADER_LARGE,
+	/* struct { u16 id; u64 timestamp; }: 10 bytes, no escape (user space) */
+	TRAWL_CTF_HEADER_FIXED,
+};
 
 struct trawl_ctf_writer_opts {
 	size_t sz;			/* sizeof(struct trawl_ctf_writer_opts) */
@@ -317,6 +322,19 @@ void trawl_ctf_wstream_discarded(struct trawl_ctf_wstream *s, uint64_t n);
 /* Closes the current packet now (an empty one if it holds no event), with
  * timestamp_end = ts. Returns 0 or -errno. */
 int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts);
+
+/*
+ * Appends a ready-made packet of `size` bytes (the writer's packet layout,
+ * see lib/ctf/writer.c: header with this stream's class id and instance id,
+ * context filled in, events, zero padding) and its index entry, taken from
+ * the packet's context. The packet is written as is, with one write.
+ * Streams fed this way take no trawl_ctf_wstream_event(). Returns 0,
+ * -EINVAL (bad magic, ids, sizes, or timestamps going backwards), -errno on
+ * I/O error.
+ */
+int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size);
+/* The stream_instance_id the writer gave the stream (in its packet headers). */
+uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s);
 
 /* A little serializer for payloads. */
 struct trawl_ctf_buf {

@@ -12,7 +12,7 @@
  *  24 stream_instance_id u64     56 packet_size u64 (bits)  84 first event
  * then zeros up to packet_size. Event header: compact = u32 (id:5 | ts:27 << 5)
  * or, extended, u8 31 + u32 id + u64 ts (13 bytes); large = u16 id + u32 ts
- * or u16 65535 + u32 id + u64 ts (14 bytes).
+ * or u16 65535 + u32 id + u64 ts (14 bytes); fixed = u16 id + u64 ts (10).
  */
 #include <endian.h>
 #include <errno.h>
@@ -67,6 +67,7 @@ struct trawl_ctf_wstream {
 	uint64_t nev;			/* events in the current packet */
 	uint64_t sc_id;
 	bool compact;
+	bool fixed;			/* TRAWL_CTF_HEADER_FIXED */
 	int err;			/* sticky I/O error */
 	/* cold */
 	uint64_t ts_begin;
@@ -89,6 +90,7 @@ struct trawl_ctf_writer {
 	struct trawl_ctf_wstream **streams;
 	size_t nstreams, streams_cap;
 	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
+	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
 	bool closed;
 	int err;
 };
@@ -634,12 +636,21 @@ struct trawl_ctf_stream_class *
 trawl_ctf_writer_stream_class(struct trawl_ctf_writer *w, enum trawl_ctf_header h,
 			      struct trawl_ctf_type *event_context)
 {
-	if (!w || w->closed || (h != TRAWL_CTF_HEADER_COMPACT && h != TRAWL_CTF_HEADER_LARGE) ||
+	if (!w || w->closed || (h != TRAWL_CTF_HEADER_COMPACT && h != TRAWL_CTF_HEADER_LARGE &&
+				h != TRAWL_CTF_HEADER_FIXED) ||
 	    (event_context && event_context->kind != TRAWL_CTF_STRUCT)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	struct trawl_ctf_trace *t = w->t;
+	if (h == TRAWL_CTF_HEADER_FIXED && !w->hdr_fixed) {
+		w->hdr_fixed = mk_struct(w, 2, "id", mk_int(w, 16, 8, false, 10, -1),
+					 "timestamp", mk_int(w, 64, 8, false, 10, 0));
+		if (!w->hdr_fixed) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	struct trawl_ctf_stream_class *sc = arena_alloc(w->arena, sizeof(*sc));
 	struct trawl_ctf_stream_class **slot =
 		sc ? grow(w->arena, &t->streams, t->nstreams, sizeof(*slot)) : NULL;
@@ -649,7 +660,8 @@ trawl_ctf_writer_stream_class(struct trawl_ctf_writer *w, enum trawl_ctf_header 
 	}
 	sc->id = t->nstreams++;
 	sc->packet_context = w->packet_context;
-	sc->event_header = h == TRAWL_CTF_HEADER_COMPACT ? w->hdr_compact : w->hdr_large;
+	sc->event_header = h == TRAWL_CTF_HEADER_COMPACT ? w->hdr_compact :
+			   h == TRAWL_CTF_HEADER_LARGE ? w->hdr_large : w->hdr_fixed;
 	sc->event_context = event_context;
 	*slot = sc;
 	return sc;
@@ -713,6 +725,7 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	s->w = w;
 	s->sc_id = sc->id;
 	s->compact = sc->event_header == w->hdr_compact;
+	s->fixed = sc->event_header == w->hdr_fixed;
 	s->cpu = cpu;
 	s->instance_id = w->nstreams;
 	s->pos = HDR_END;
@@ -834,7 +847,12 @@ int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
 		return s->err;
 again:
 	delta = s->nev ? ts - s->last_ts : 0;
-	if (s->compact) {
+	if (s->fixed) {
+		if (id > UINT16_MAX)
+			return -EINVAL;
+		ext = false;
+		hlen = 10;
+	} else if (s->compact) {
 		ext = id >= COMPACT_ID_EXT || delta >> COMPACT_TS_BITS;
 		hlen = ext ? 13 : 4;
 	} else {
@@ -843,7 +861,7 @@ again:
 	}
 	if (unlikely(s->pos + hlen + len > s->cap)) {
 		/* would it fit in an empty packet (where the delta is 0)? */
-		size_t h0 = s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
+		size_t h0 = s->fixed ? 10 : s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
 					 (id >= LARGE_ID_EXT ? 14 : 6);
 		if (HDR_END + h0 + len > s->cap)
 			return -E2BIG;
@@ -853,7 +871,11 @@ again:
 		goto again;
 	}
 	uint8_t *p = s->buf + s->pos;
-	if (s->compact) {
+	if (s->fixed) {
+		uint16_t v = htole16((uint16_t)id);
+		memcpy(p, &v, 2);
+		put_le64(p + 2, ts);
+	} else if (s->compact) {
 		if (likely(!ext)) {
 			put_le32(p, (uint32_t)id | (uint32_t)(ts << 5));
 		} else {
@@ -879,6 +901,64 @@ again:
 		s->ts_begin = ts;
 	s->last_ts = ts;
 	return 0;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return le32toh(v);
+}
+
+int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size)
+{
+	const uint8_t *b = pkt;
+	if (!s || !b || size < HDR_END || size > ((uint64_t)1 << 40) || s->nev)
+		return -EINVAL;
+	if (s->err)
+		return s->err;
+	uint64_t content = get_le64(b + OFF_CONTENT_SIZE), psize = get_le64(b + OFF_PACKET_SIZE);
+	uint64_t tb = get_le64(b + OFF_TS_BEGIN), te = get_le64(b + OFF_TS_END);
+	if (get_le32(b + OFF_MAGIC) != CTF_MAGIC || memcmp(b + OFF_UUID, s->w->t->uuid, 16) ||
+	    get_le32(b + OFF_STREAM_ID) != s->sc_id ||
+	    get_le64(b + OFF_INSTANCE_ID) != s->instance_id || psize != (uint64_t)size * 8 ||
+	    content > psize || content < HDR_END * 8 || te < tb || tb < s->last_ts)
+		return -EINVAL;
+	uint64_t seq = get_le64(b + OFF_SEQ_NUM), disc = get_le64(b + OFF_DISCARDED);
+	uint8_t e[IDX_ENTRY_LEN];
+	put_be64(e + 0, s->offset);
+	put_be64(e + 8, psize);
+	put_be64(e + 16, content);
+	put_be64(e + 24, tb);
+	put_be64(e + 32, te);
+	put_be64(e + 40, disc);
+	put_be64(e + 48, s->sc_id);
+	put_be64(e + 56, s->instance_id);
+	put_be64(e + 64, seq);
+	int ret = write_all(s->fd, b, size);
+	if (!ret)
+		ret = write_all(s->idxfd, e, sizeof(e));
+	if (ret) {
+		s->err = ret;
+		return ret;
+	}
+	s->offset += size;
+	s->seq = seq + 1;
+	s->discarded = disc;
+	s->last_ts = te;
+	return 0;
+}
+
+uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s)
+{
+	return s ? s->instance_id : 0;
 }
 
 void trawl_ctf_wstream_discarded(struct trawl_ctf_wstream *s, uint64_t n)

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread ring buffer in shared memory: creation, and the packet
+ * switch (finalize the open packet, open the next one). The per-event fast
+ * path is in ust.c; the layout and the protocol are described in
+ * ust-internal.h.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ust-internal.h"
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 1U
+#endif
+
+static size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
+{
+	size_t hdr = page_round(sizeof(struct ust_shm) + o->nsubbuf * sizeof(struct ust_sb));
+	size_t len = hdr + (size_t)o->subbuf_size * o->nsubbuf;
+	memset(r, 0, sizeof(*r));
+	r->fd = memfd_create("trawl-ust", MFD_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (ftruncate(r->fd, (off_t)len) < 0) {
+		int e = -errno;
+		close(r->fd);
+		return e;
+	}
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (m == MAP_FAILED) {
+		int e = -errno;
+		close(r->fd);
+		return e;
+	}
+	r->shm = m;
+	r->map_len = len;
+	r->data = (uint8_t *)m + hdr;
+	r->S = o->subbuf_size;
+	r->N = o->nsubbuf;
+	struct ust_shm *h = r->shm;
+	h->magic = UST_SHM_MAGIC;
+	h->version = UST_SHM_VERSION;
+	h->subbuf_size = o->subbuf_size;
+	h->nsubbuf = o->nsubbuf;
+	h->mode = o->mode;
+	h->header = o->header;
+	h->data_off = (uint32_t)hdr;
+	h->stream_id = o->stream_id;
+	h->instance_id = o->instance_id;
+	memcpy(h->uuid, o->uuid, 16);
+	h->pid = o->pid;
+	h->tid = o->tid;
+	return 0;
+}
+
+void ust_ring_destroy(struct ust_ring *r)
+{
+	if (r->shm)
+		munmap(r->shm, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->shm = NULL;
+	r->fd = -1;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
+{
+	struct ust_shm *h = r->shm;
+	uint64_t k = h->produced;
+	uint8_t *b = ust_ring_subbuf(r, k);
+	struct ust_sb *sb = &h->sb[k & (r->N - 1)];
+	size_t pos = (size_t)h->pos;
+
+	put64(b + PK_TS_END, ts_end);
+	put64(b + PK_CONTENT_SIZE, (uint64_t)pos * 8);
+	put64(b + PK_PACKET_SIZE, (uint64_t)r->S * 8);
+	put64(b + PK_DISCARDED, h->discarded);
+	memset(b + pos, 0, r->S - pos);
+	sb->nev = h->nev;
+	h->last_ts = ts_end;	/* the next packet begins at or after it */
+	h->open = 0;
+	if (h->mode == TRAWL_UST_OVERWRITE)
+		/* partner: the snapshot's acquire load of gen before its copy */
+		__atomic_store_n(&sb->gen, 2 * k + 2, __ATOMIC_RELEASE);
+	/* partner: the consumer's acquire load of produced (ust.c, drain) */
+	__atomic_store_n(&h->produced, k + 1, __ATOMIC_RELEASE);
+}
+
+bool ust_ring_open(struct ust_ring *r, uint64_t ts)
+{
+	struct ust_shm *h = r->shm;
+	uint64_t k = h->produced;
+	struct ust_sb *sb = &h->sb[k & (r->N - 1)];
+
+	if (h->mode == TRAWL_UST_DISCARD) {
+		/* partner: the consumer's release store of consumed, after it
+		 * wrote the packet out: the sub-buffer is ours again */
+		uint64_t c = __atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE);
+		if (k - c >= r->N)
+			return false;
+	} else {
+		if (k >= r->N)
+			UST_ADD(h->overwritten, sb->nev);
+		__atomic_store_n(&sb->gen, 2 * k + 1, __ATOMIC_RELAXED);
+		/* the odd gen is visible before any byte of the new packet:
+		 * partner of the snapshot's acquire fence before its re-check */
+		UST_FENCE(__ATOMIC_RELEASE);
+	}
+	uint8_t *b = ust_ring_subbuf(r, k);
+	put32(b + PK_MAGIC, PK_MAGIC_VALUE);
+	memcpy(b + PK_UUID, h->uuid, 16);
+	put32(b + PK_STREAM_ID, h->stream_id);
+	put64(b + PK_INSTANCE_ID, h->instance_id);
+	put64(b + PK_TS_BEGIN, ts);
+	put64(b + PK_SEQ_NUM, k);
+	int cpu = sched_getcpu();
+	put32(b + PK_CPU_ID, cpu < 0 ? 0 : (uint32_t)cpu);
+	sb->nev = 0;
+	sb->ev_before = h->recorded;
+	h->pos = PK_HDR_END;
+	h->nev = 0;
+	h->last_ts = ts;
+	h->open = 1;
+	return true;
+}
