@@ -72,8 +72,7 @@ struct trawl_reader_stream {
 	const struct sc_dec *scd;
 	/* clock conversion of the current stream class */
 	bool ghz;
-	uint64_t base;			/* ghz: offset_s * 1e9 + offset */
-	int64_t off_s_ns, off_cyc;
+	uint64_t base;			/* ns of the clock's offset from the epoch */
 	uint64_t freq;
 	struct trawl_event ev;
 	struct trawl_reader_stream_stats st;
@@ -213,13 +212,23 @@ static int stream_fail(struct trawl_reader_stream *s, uint64_t byte, const char 
 	return -EBADMSG;
 }
 
+/*
+ * Cycles to ns for a clock that is not 1 GHz, as babeltrace2 does it (so that
+ * `trawl print` and babeltrace2 print the same nanosecond): a double product
+ * and quotient, truncated. Monotonic in v; within 1 ns of the exact value.
+ */
+static inline uint64_t ns_from_cycles(uint64_t freq, uint64_t v)
+{
+	double ns = (1e9 * (double)v) / (double)freq;
+	return ns >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ns;
+}
+
 static inline int64_t to_ns(const struct trawl_reader_stream *s, uint64_t cyc)
 {
 	if (likely(s->ghz))
 		return (int64_t)(s->base + cyc);
-	__int128 c = (__int128)s->off_cyc + (__int128)cyc;
 	/* wraps (not UB) on absurd values from corrupt data */
-	return (int64_t)((uint64_t)s->off_s_ns + (uint64_t)(int64_t)(c * 1000000000 / (__int128)s->freq));
+	return (int64_t)(s->base + ns_from_cycles(s->freq, cyc));
 }
 
 static void set_clock(struct trawl_reader_stream *s)
@@ -231,9 +240,18 @@ static void set_clock(struct trawl_reader_stream *s)
 	int64_t off_s = ck ? ck->offset_s : 0, off = ck ? ck->offset : 0;
 	s->freq = freq;
 	s->ghz = freq == 1000000000;
-	s->base = (uint64_t)off_s * 1000000000u + (uint64_t)off;
-	s->off_s_ns = (int64_t)((uint64_t)off_s * 1000000000u);
-	s->off_cyc = off;
+	if (s->ghz) {
+		s->base = (uint64_t)off_s * 1000000000u + (uint64_t)off;
+		return;
+	}
+	/* Whole seconds of the cycle offset move to offset_s (floor, so the
+	 * rest is in [0, freq)), then the rest converts as a value does. */
+	int64_t q = off / (int64_t)freq, rem = off % (int64_t)freq;
+	if (rem < 0) {
+		rem += (int64_t)freq;
+		q--;
+	}
+	s->base = (uint64_t)(off_s + q) * 1000000000u + ns_from_cycles(freq, (uint64_t)rem);
 }
 
 static const struct trawl_ctf_stream_class *find_sc(const struct trawl_ctf_trace *t, uint64_t id)
