@@ -128,8 +128,14 @@ check: deps
 		TRAWL_MAKE_ARGS='O=$(abspath $(O_BASE)) SAN=$(SAN)' sh $(SRC)/tests/run.sh
 test: check
 
+# bench: the reader, writer and sync figures (bench/run.sh), then the
+# user-space tracepoints against lttng-ust (bench/ust.sh); BENCH=run or
+# BENCH=ust runs one of them.
+BENCH ?= run ust
 bench: deps all $(BENCH_BINS)
-	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/bench/run.sh
+	$(Q)for b in $(BENCH); do \
+		TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/bench/$$b.sh || exit 1; \
+	done
 
 demo: deps all
 	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/scripts/demo.sh
