@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages trawl needs to build, test, benchmark and
 # run its demo. Safe to run again: it installs only what is missing.
 set -eu
-pkgs="gcc make pkg-config libc6-dev time clang llvm libclang-rt-14-dev
+pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-dev
 babeltrace2 lttng-tools liblttng-ust-dev python3"
 missing=""
 for p in $pkgs; do
