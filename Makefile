@@ -6,7 +6,7 @@
 #   make fuzz            builds the fuzz targets (clang libFuzzer)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 # Options: O=DIR (out-of-tree build), V=1 (verbose), SAN=address,undefined
-# or SAN=thread, WERROR=1 (warnings are errors; CI sets it).
+# or SAN=thread, WERROR=1 (warnings are errors; the default when CI=true).
 
 VERSION := 0.1.0
 SOVER := 0
@@ -18,6 +18,10 @@ CC ?= cc
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter -Wformat=2 -Wvla
+# CI (which sets CI=true) treats warnings as errors.
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
