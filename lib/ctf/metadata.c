@@ -1273,6 +1273,19 @@ static struct trawl_ctf_type *parse_type(struct parser *p);
 static int parse_typealias(struct parser *p);
 static int parse_typedef(struct parser *p);
 
+/* A typealias or typedef where a scope's fields or keys may also stand:
+ * 1 when one was parsed, 0 when the next token starts something else, -1 on
+ * error. */
+static int parse_scoped_decl(struct parser *p)
+{
+	const struct tok *k = cur(p);
+	if (is_word(k, "typealias"))
+		return parse_typealias(p) ? -1 : 1;
+	if (is_word(k, "typedef"))
+		return parse_typedef(p) ? -1 : 1;
+	return 0;
+}
+
 static int attr_index(const struct tok *t, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1657,17 +1670,11 @@ static int parse_fields(struct parser *p, struct trawl_ctf_type *t, uint32_t lin
 	if (scope_push(p))
 		return -1;
 	while (!is_punct(cur(p), '}')) {
-		const struct tok *k = cur(p);
-		if (is_word(k, "typealias")) {
-			if (parse_typealias(p))
-				goto out;
+		int d = parse_scoped_decl(p);
+		if (d < 0)
+			goto out;
+		if (d)
 			continue;
-		}
-		if (is_word(k, "typedef")) {
-			if (parse_typedef(p))
-				goto out;
-			continue;
-		}
 		struct trawl_ctf_type *base = parse_type(p);
 		if (!base)
 			goto out;
@@ -2037,16 +2044,11 @@ static int parse_block(struct parser *p, const char *what, attr_fn fn, void *ctx
 		return -1;
 	while (!is_punct(cur(p), '}')) {
 		const struct tok *k = cur(p);
-		if (is_word(k, "typealias")) {
-			if (parse_typealias(p))
-				goto out;
+		int d = parse_scoped_decl(p);
+		if (d < 0)
+			goto out;
+		if (d)
 			continue;
-		}
-		if (is_word(k, "typedef")) {
-			if (parse_typedef(p))
-				goto out;
-			continue;
-		}
 		uint32_t line = k->line;
 		char *key = parse_path(p, p->tmp, what);
 		if (!key)
