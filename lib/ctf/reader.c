@@ -294,20 +294,6 @@ static void release_pages(struct trawl_reader_stream *s, uint64_t off)
 #define IDX_V10 56u
 #define IDX_V11 72u
 
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-
 /* Drops the index (once) with a warning for the stats. Filler-owned. */
 __attribute__((format(printf, 2, 3), cold))
 static void index_drop(struct trawl_reader_stream *s, const char *fmt, ...)

@@ -116,30 +116,6 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	return (char *)m + n * sz;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
 static int write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -901,20 +877,6 @@ again:
 		s->ts_begin = ts;
 	s->last_ts = ts;
 	return 0;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return le32toh(v);
 }
 
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size)
