@@ -108,6 +108,13 @@ struct trawl_ctf_type {
 	} u;
 };
 
+/* The element type of an array or a sequence; NULL for other kinds. */
+static inline struct trawl_ctf_type *trawl_ctf_type_elem(const struct trawl_ctf_type *t)
+{
+	return t->kind == TRAWL_CTF_ARRAY ? t->u.a.elem :
+	       t->kind == TRAWL_CTF_SEQUENCE ? t->u.q.elem : NULL;
+}
+
 struct trawl_ctf_clock {
 	const char *name;
 	const char *description;	/* may be NULL */

@@ -135,7 +135,7 @@ static uint32_t type_align(const struct trawl_ctf_type *t)
 		break;
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE: {
-		const struct trawl_ctf_type *e = t->kind == TRAWL_CTF_ARRAY ? t->u.a.elem : t->u.q.elem;
+		const struct trawl_ctf_type *e = trawl_ctf_type_elem(t);
 		uint32_t ea = type_align(e);
 		if (ea > a)
 			a = ea;

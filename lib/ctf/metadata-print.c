@@ -181,7 +181,7 @@ static void print_type(struct printer *p, const struct trawl_ctf_type *t, int in
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE:
 		/* only reachable as a field: print_field peels them */
-		print_type(p, t->kind == TRAWL_CTF_ARRAY ? t->u.a.elem : t->u.q.elem, ind);
+		print_type(p, trawl_ctf_type_elem(t), ind);
 		break;
 	}
 }
@@ -195,7 +195,7 @@ static void print_field(struct printer *p, const char *name,
 {
 	const struct trawl_ctf_type *base = t;
 	while (base->kind == TRAWL_CTF_ARRAY || base->kind == TRAWL_CTF_SEQUENCE)
-		base = base->kind == TRAWL_CTF_ARRAY ? base->u.a.elem : base->u.q.elem;
+		base = trawl_ctf_type_elem(base);
 	indent(p, ind);
 	print_type(p, base, ind);
 	fprintf(p->f, " %s", name);

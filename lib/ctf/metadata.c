@@ -1652,7 +1652,7 @@ static int check_field(struct parser *p, const struct trawl_ctf_type *t, const c
 		       uint32_t line)
 {
 	while (t->kind == TRAWL_CTF_ARRAY || t->kind == TRAWL_CTF_SEQUENCE)
-		t = t->kind == TRAWL_CTF_ARRAY ? t->u.a.elem : t->u.q.elem;
+		t = trawl_ctf_type_elem(t);
 	if (t->kind == TRAWL_CTF_VARIANT && !t->u.v.tag) {
 		fail(p, line, "variant '%s' has no tag", name);
 		return -1;

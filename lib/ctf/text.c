@@ -792,8 +792,7 @@ static void compile_type(struct trawl_text *t, struct prog *p,
 		break;
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE: {
-		const struct trawl_ctf_type *elem = ty->kind == TRAWL_CTF_ARRAY ?
-						    ty->u.a.elem : ty->u.q.elem;
+		const struct trawl_ctf_type *elem = trawl_ctf_type_elem(ty);
 
 		if (is_text(elem)) {
 			emit(t, p, OP_STR);
@@ -991,8 +990,7 @@ static void skip_type(struct exec *x, const struct trawl_ctf_type *ty, int depth
 		break;
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE: {
-		const struct trawl_ctf_type *elem = ty->kind == TRAWL_CTF_ARRAY ?
-						    ty->u.a.elem : ty->u.q.elem;
+		const struct trawl_ctf_type *elem = trawl_ctf_type_elem(ty);
 
 		if (is_text(elem)) {
 			take(x);
