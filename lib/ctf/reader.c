@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "ctf/reader-internal.h"
+#include "ctf/packet.h"	/* CTF_MAGIC */
 
-#define CTF_MAGIC 0xC1FC1FC1u
 #define RELEASE_CHUNK (1u << 20)	/* drop consumed pages every 1 MiB (each call costs TLB-shootdown IPIs) ... */
 #define RELEASE_LAG (512u << 10)	/* ... this far behind the decoder */
 #define MAX_DIR_DEPTH 16

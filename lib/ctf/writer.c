@@ -26,31 +26,16 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ctf/packet.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
 #error "the CTF writer supports little-endian hosts only"
 #endif
 
-#define CTF_MAGIC		0xC1FC1FC1u
 #define IDX_MAGIC		0xC1F1DCC1u
 #define IDX_ENTRY_LEN		72
 
-/* Packet header and context offsets. */
-enum {
-	OFF_MAGIC = 0,
-	OFF_UUID = 4,
-	OFF_STREAM_ID = 20,
-	OFF_INSTANCE_ID = 24,
-	OFF_TS_BEGIN = 32,
-	OFF_TS_END = 40,
-	OFF_CONTENT_SIZE = 48,
-	OFF_PACKET_SIZE = 56,
-	OFF_SEQ_NUM = 64,
-	OFF_DISCARDED = 72,
-	OFF_CPU_ID = 80,
-	HDR_END = 84,
-};
 
 #define COMPACT_ID_EXT		31u
 #define COMPACT_TS_BITS		27
@@ -704,7 +689,7 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	s->fixed = sc->event_header == w->hdr_fixed;
 	s->cpu = cpu;
 	s->instance_id = w->nstreams;
-	s->pos = HDR_END;
+	s->pos = PK_HDR_END;
 	if (asprintf(&path, "%s/%s", w->path, s->name) < 0) {
 		path = NULL;
 		goto err;
@@ -768,17 +753,17 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 
 	if (s->err)
 		return s->err;
-	put_le32(b + OFF_MAGIC, CTF_MAGIC);
-	memcpy(b + OFF_UUID, w->t->uuid, 16);
-	put_le32(b + OFF_STREAM_ID, (uint32_t)s->sc_id);
-	put_le64(b + OFF_INSTANCE_ID, s->instance_id);
-	put_le64(b + OFF_TS_BEGIN, s->ts_begin);
-	put_le64(b + OFF_TS_END, ts_end);
-	put_le64(b + OFF_CONTENT_SIZE, content);
-	put_le64(b + OFF_PACKET_SIZE, size);
-	put_le64(b + OFF_SEQ_NUM, s->seq);
-	put_le64(b + OFF_DISCARDED, s->discarded);
-	put_le32(b + OFF_CPU_ID, s->cpu);
+	put_le32(b + PK_MAGIC, CTF_MAGIC);
+	memcpy(b + PK_UUID, w->t->uuid, 16);
+	put_le32(b + PK_STREAM_ID, (uint32_t)s->sc_id);
+	put_le64(b + PK_INSTANCE_ID, s->instance_id);
+	put_le64(b + PK_TS_BEGIN, s->ts_begin);
+	put_le64(b + PK_TS_END, ts_end);
+	put_le64(b + PK_CONTENT_SIZE, content);
+	put_le64(b + PK_PACKET_SIZE, size);
+	put_le64(b + PK_SEQ_NUM, s->seq);
+	put_le64(b + PK_DISCARDED, s->discarded);
+	put_le32(b + PK_CPU_ID, s->cpu);
 	memset(b + s->pos, 0, s->cap - s->pos);
 
 	uint8_t e[IDX_ENTRY_LEN];
@@ -801,7 +786,7 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	}
 	s->offset += s->cap;
 	s->seq++;
-	s->pos = HDR_END;
+	s->pos = PK_HDR_END;
 	s->nev = 0;
 	s->last_ts = ts_end;
 	return 0;
@@ -839,7 +824,7 @@ again:
 		/* would it fit in an empty packet (where the delta is 0)? */
 		size_t h0 = s->fixed ? 10 : s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
 					 (id >= LARGE_ID_EXT ? 14 : 6);
-		if (HDR_END + h0 + len > s->cap)
+		if (PK_HDR_END + h0 + len > s->cap)
 			return -E2BIG;
 		int ret = close_packet(s, s->last_ts);
 		if (ret < 0)
@@ -882,18 +867,18 @@ again:
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size)
 {
 	const uint8_t *b = pkt;
-	if (!s || !b || size < HDR_END || size > ((uint64_t)1 << 40) || s->nev)
+	if (!s || !b || size < PK_HDR_END || size > ((uint64_t)1 << 40) || s->nev)
 		return -EINVAL;
 	if (s->err)
 		return s->err;
-	uint64_t content = get_le64(b + OFF_CONTENT_SIZE), psize = get_le64(b + OFF_PACKET_SIZE);
-	uint64_t tb = get_le64(b + OFF_TS_BEGIN), te = get_le64(b + OFF_TS_END);
-	if (get_le32(b + OFF_MAGIC) != CTF_MAGIC || memcmp(b + OFF_UUID, s->w->t->uuid, 16) ||
-	    get_le32(b + OFF_STREAM_ID) != s->sc_id ||
-	    get_le64(b + OFF_INSTANCE_ID) != s->instance_id || psize != (uint64_t)size * 8 ||
-	    content > psize || content < HDR_END * 8 || te < tb || tb < s->last_ts)
+	uint64_t content = get_le64(b + PK_CONTENT_SIZE), psize = get_le64(b + PK_PACKET_SIZE);
+	uint64_t tb = get_le64(b + PK_TS_BEGIN), te = get_le64(b + PK_TS_END);
+	if (get_le32(b + PK_MAGIC) != CTF_MAGIC || memcmp(b + PK_UUID, s->w->t->uuid, 16) ||
+	    get_le32(b + PK_STREAM_ID) != s->sc_id ||
+	    get_le64(b + PK_INSTANCE_ID) != s->instance_id || psize != (uint64_t)size * 8 ||
+	    content > psize || content < PK_HDR_END * 8 || te < tb || tb < s->last_ts)
 		return -EINVAL;
-	uint64_t seq = get_le64(b + OFF_SEQ_NUM), disc = get_le64(b + OFF_DISCARDED);
+	uint64_t seq = get_le64(b + PK_SEQ_NUM), disc = get_le64(b + PK_DISCARDED);
 	uint8_t e[IDX_ENTRY_LEN];
 	put_be64(e + 0, s->offset);
 	put_be64(e + 8, psize);

@@ -126,7 +126,7 @@ bool ust_ring_open(struct ust_ring *r, uint64_t ts)
 		UST_FENCE(__ATOMIC_RELEASE);
 	}
 	uint8_t *b = ust_ring_subbuf(r, k);
-	put32(b + PK_MAGIC, PK_MAGIC_VALUE);
+	put32(b + PK_MAGIC, CTF_MAGIC);
 	memcpy(b + PK_UUID, h->uuid, 16);
 	put32(b + PK_STREAM_ID, h->stream_id);
 	put64(b + PK_INSTANCE_ID, h->instance_id);

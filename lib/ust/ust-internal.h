@@ -32,22 +32,7 @@
 #include "internal.h"
 #include "trawl/tracepoint.h"
 
-/* Packet header + context offsets: the CTF writer's layout. */
-enum {
-	PK_MAGIC = 0,
-	PK_UUID = 4,
-	PK_STREAM_ID = 20,
-	PK_INSTANCE_ID = 24,
-	PK_TS_BEGIN = 32,
-	PK_TS_END = 40,
-	PK_CONTENT_SIZE = 48,
-	PK_PACKET_SIZE = 56,
-	PK_SEQ_NUM = 64,
-	PK_DISCARDED = 72,
-	PK_CPU_ID = 80,
-	PK_HDR_END = 84,
-};
-#define PK_MAGIC_VALUE 0xC1FC1FC1u
+#include "ctf/packet.h"	/* the packet layout, shared with the writer */
 
 #define UST_SHM_MAGIC 0x54524c55u	/* "ULRT" */
 #define UST_SHM_VERSION 1
