@@ -41,6 +41,12 @@ CFLAGS += -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP $(SANFLAG
 LDFLAGS += $(SANFLAGS)
 LDLIBS += -lpthread -lm
 
+# Only the trawl binary (kernel recording, eBPF) links these; libtrawl stays
+# free of them, so a traced application pulls in nothing more.
+CLI_PKGS := libtracefs libtraceevent libbpf
+CLI_PKG_CFLAGS := $(shell pkg-config --cflags $(CLI_PKGS) 2>/dev/null)
+CLI_LDLIBS := $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null)
+
 ifeq ($(V),1)
 Q :=
 else
@@ -48,7 +54,7 @@ Q := @
 endif
 
 LIB_SRCS := $(sort $(wildcard $(SRC)/lib/*/*.c))
-CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c))
+CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c $(SRC)/cli/*/*.c))
 UNIT_SRCS := $(sort $(wildcard $(SRC)/tests/unit/test-*.c))
 BENCH_SRCS := $(sort $(wildcard $(SRC)/bench/*.c))
 FUZZ_SRCS := $(sort $(wildcard $(SRC)/tests/fuzz/fuzz-*.c))
@@ -67,7 +73,7 @@ STATIC := $(O)/libtrawl.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
-.PHONY: all bin check test unit e2e bench demo fuzz install clean deps examples
+.PHONY: all bin check test unit e2e bench bench-run demo demo-run fuzz install clean deps examples
 all: $(STATIC) $(SHARED) $(TRAWL) $(O)/trawl.pc $(UNIT_BINS) $(REPLAY_BINS) $(EXAMPLE_BINS)
 
 $(O)/obj/%.o: $(SRC)/%.c
@@ -76,6 +82,8 @@ $(O)/obj/%.o: $(SRC)/%.c
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 bin: $(TRAWL)
+
+$(CLI_OBJS): CPPFLAGS += -I$(SRC)/cli $(CLI_PKG_CFLAGS)
 
 $(STATIC): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $(notdir $@)")
@@ -89,7 +97,7 @@ $(SHARED): $(LIB_OBJS) $(SRC)/lib/libtrawl.map
 
 $(TRAWL): $(CLI_OBJS) $(STATIC)
 	@$(if $(Q),echo "  LD      $(notdir $@)")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
 $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@mkdir -p $(dir $@)
@@ -136,12 +144,17 @@ test: check
 # user-space tracepoints against lttng-ust (bench/ust.sh); BENCH=run or
 # BENCH=ust runs one of them.
 BENCH ?= run ust
-bench: deps all $(BENCH_BINS)
+# (deps first, then a new make: pkg-config must see the installed packages)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O_BASE) SAN=$(SAN) bench-run
+bench-run: all $(BENCH_BINS)
 	$(Q)for b in $(BENCH); do \
 		TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/bench/$$b.sh || exit 1; \
 	done
 
-demo: deps all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O_BASE) SAN=$(SAN) demo-run
+demo-run: all
 	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) sh $(SRC)/scripts/demo.sh
 
 examples: $(EXAMPLE_BINS)
@@ -160,5 +173,8 @@ install: all
 
 clean:
 	rm -rf $(O)
+
+# Rules of parts with build steps of their own (generated files).
+include $(sort $(wildcard $(SRC)/mk/*.mk))
 
 -include $(shell find $(O)/obj $(O)/tests -name '*.d' 2>/dev/null)

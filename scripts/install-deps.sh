@@ -3,6 +3,8 @@
 # run its demo. Safe to run again: it installs only what is missing.
 set -eu
 pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-dev
+libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iproute2
+rt-tests trace-cmd linux-perf
 babeltrace2 lttng-tools liblttng-ust-dev python3"
 missing=""
 for p in $pkgs; do

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <trawl/sync.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -423,6 +425,21 @@ struct trawl_reader_opts {
 	 * than a few MiB of streams. Events, order and errors are the same.
 	 */
 	unsigned threads;
+	/*
+	 * Clock corrections (what `trawl sync` stored): every event of a trace
+	 * whose env.hostname equals fixes[i].host gets its ts mapped through
+	 * fixes[i].xform (node time -> reference time, in ns since the epoch)
+	 * before the merge, so the order is the corrected one; begin and end
+	 * apply to corrected times. Events keep their raw cycles. NULL: none.
+	 */
+	const struct trawl_reader_clock_fix *fixes;
+	size_t nfixes;
+};
+
+/* One node's clock correction, see trawl_reader_opts.fixes. */
+struct trawl_reader_clock_fix {
+	const char *host;
+	struct trawl_sync_xform xform;
 };
 
 /*

@@ -71,9 +71,10 @@ struct trawl_reader_stream {
 	const struct trawl_ctf_stream_class *sc;
 	const struct sc_dec *scd;
 	/* clock conversion of the current stream class */
-	bool ghz;
+	bool ghz;			/* 1 GHz and no correction: ts = base + cycles */
 	uint64_t base;			/* ns of the clock's offset from the epoch */
 	uint64_t freq;
+	const struct trawl_sync_xform *fix; /* the trace's correction, or NULL */
 	struct trawl_event ev;
 	struct trawl_reader_stream_stats st;
 	uint32_t order;
@@ -111,6 +112,8 @@ struct trawl_reader_trace {
 	char *path;
 	char *real;
 	const char *hostname;
+	const struct trawl_sync_xform *fix; /* &fixv or NULL */
+	struct trawl_sync_xform fixv;	/* from trawl_reader_opts.fixes */
 	struct trawl_ctf_trace *meta;
 	struct trace_dec td;
 	uint32_t maxfix;
@@ -178,6 +181,9 @@ struct trawl_reader {
 	const char *lasterr;
 	int64_t begin, end;
 	bool has_begin, has_end;
+	/* only while traces are opened (trawl_reader_new) */
+	const struct trawl_reader_clock_fix *fixes;
+	size_t nfixes;
 	const char *const *hosts;
 	size_t nhosts;
 	const char *const *events;
@@ -228,7 +234,8 @@ static inline int64_t to_ns(const struct trawl_reader_stream *s, uint64_t cyc)
 	if (likely(s->ghz))
 		return (int64_t)(s->base + cyc);
 	/* wraps (not UB) on absurd values from corrupt data */
-	return (int64_t)(s->base + ns_from_cycles(s->freq, cyc));
+	int64_t ns = (int64_t)(s->base + (s->freq == 1000000000 ? cyc : ns_from_cycles(s->freq, cyc)));
+	return s->fix ? trawl_sync_xform_apply(s->fix, ns) : ns;
 }
 
 static void set_clock(struct trawl_reader_stream *s)
@@ -239,8 +246,9 @@ static void set_clock(struct trawl_reader_stream *s)
 	uint64_t freq = ck && ck->freq ? ck->freq : 1000000000;
 	int64_t off_s = ck ? ck->offset_s : 0, off = ck ? ck->offset : 0;
 	s->freq = freq;
-	s->ghz = freq == 1000000000;
-	if (s->ghz) {
+	s->fix = s->trace->fix;
+	s->ghz = freq == 1000000000 && !s->fix;
+	if (freq == 1000000000) {
 		s->base = (uint64_t)off_s * 1000000000u + (uint64_t)off;
 		return;
 	}
@@ -1707,6 +1715,9 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 	}
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(t->meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	for (size_t i = 0; i < r->nfixes; i++)
+		if (r->fixes[i].host && strcmp(r->fixes[i].host, t->hostname) == 0)
+			t->fixv = r->fixes[i].xform, t->fix = &t->fixv;
 	if (r->nhosts) {
 		bool match = false;
 		for (size_t i = 0; i < r->nhosts && !match; i++)
@@ -1831,6 +1842,10 @@ static void set_opts(struct trawl_reader *r, const struct trawl_reader_opts *o)
 	}
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, threads) + sizeof(o->threads))
 		r->threads = o->threads;
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, nfixes) + sizeof(o->nfixes)) {
+		r->fixes = o->fixes;
+		r->nfixes = o->fixes ? o->nfixes : 0;
+	}
 }
 
 static int alloc_heap(struct trawl_reader *r, char *err, size_t errlen)
@@ -1892,6 +1907,8 @@ struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
 			goto err;
 		}
 	}
+	r->fixes = NULL;
+	r->nfixes = 0;
 	if ((rc = alloc_heap(r, err, errlen)))
 		goto err;
 	return r;
@@ -1920,6 +1937,11 @@ struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t 
 	set_opts(r, o);
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	for (size_t i = 0; i < r->nfixes; i++)
+		if (r->fixes[i].host && strcmp(r->fixes[i].host, t->hostname) == 0)
+			t->fixv = r->fixes[i].xform, t->fix = &t->fixv;
+	r->fixes = NULL;
+	r->nfixes = 0;
 	t->path = strdup("mem");
 	if (!t->path)
 		goto err;

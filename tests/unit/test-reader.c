@@ -1416,6 +1416,123 @@ static void test_index(void)
 	free(b1.ev);
 }
 
+
+/*
+ * Clock corrections (trawl_reader_opts.fixes): every event of a corrected
+ * host has ts = xform(raw ts); the merge follows the corrected times; the
+ * time range applies to them; threads or not, the same events.
+ */
+struct fixev {
+	int64_t ts;
+	uint64_t cycles;
+	uint32_t a;
+	char host[16];
+};
+
+static size_t read_fix(const char *const *paths, size_t np, struct trawl_reader_opts o,
+		       struct fixev *out, size_t cap)
+{
+	char err[512] = "";
+	struct trawl_reader *r = trawl_reader_new(paths, np, &o, err, sizeof(err));
+	size_t n = 0;
+	if (!r) {
+		printf("# open: %s\n", err);
+		return 0;
+	}
+	const struct trawl_event *ev;
+	while (trawl_reader_next(r, &ev) == 1) {
+		if (n < cap) {
+			out[n].ts = ev->ts;
+			out[n].cycles = ev->cycles;
+			out[n].a = ev->nvalues ? (uint32_t)ev->values[0].u : 0;
+			snprintf(out[n].host, sizeof(out[n].host), "%s",
+				 trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
+		}
+		n++;
+	}
+	trawl_reader_free(r);
+	return n;
+}
+
+static void test_fixes(void)
+{
+	char da[300], db[300];
+	snprintf(da, sizeof(da), "%s/fix/hostA", root);
+	snprintf(db, sizeof(db), "%s/fix/hostB", root);
+	uint64_t a0[30], a1[30], b0[30], b1[30];
+	for (int i = 0; i < 30; i++) {
+		a0[i] = 1000 + 100 * (uint64_t)i;
+		a1[i] = 1050 + 100 * (uint64_t)i;
+		b0[i] = 5000 + 100 * (uint64_t)i;	/* B's clock runs 4000 ns ahead */
+		b1[i] = 5020 + 100 * (uint64_t)i;
+	}
+	char top[300];
+	snprintf(top, sizeof(top), "%s/fix", root);
+	mkdir(top, 0755);
+	mkdir(da, 0755);
+	mkdir(db, 0755);
+	write_merge_trace(da, "hostA", 1000, a0, 30, a1, 30);
+	write_merge_trace(db, "hostB", 1000, b0, 30, b1, 30);
+	const char *paths[] = { top };
+	static struct fixev raw[200], cor[200], cor2[200];
+	struct trawl_reader_opts o = { .sz = sizeof(o), .threads = 1 };
+	size_t nraw = read_fix(paths, 1, o, raw, 200);
+	is_int(nraw, 120, "120 events without correction");
+	/* B -> reference: minus 4000 ns, and 1.001 times as fast around t0 */
+	struct trawl_reader_clock_fix fx[2] = {
+		{ "nohost", trawl_sync_xform_identity() },
+		{ "hostB", { BASE_NS + 6000, BASE_NS + 2000, (int64_t)((1.0 + 1e-3) * (double)(INT64_C(1) << TRAWL_SYNC_SHIFT)) } },
+	};
+	o.fixes = fx;
+	o.nfixes = 2;
+	size_t ncor = read_fix(paths, 1, o, cor, 200);
+	is_int(ncor, 120, "120 events with correction");
+	bool vals = true, order = true;
+	size_t nb = 0;
+	for (size_t i = 0; i < ncor && i < 200; i++) {
+		/* find the same event (host, a) in the raw reading */
+		const struct fixev *m = NULL;
+		for (size_t j = 0; j < nraw && !m; j++)
+			if (raw[j].a == cor[i].a && strcmp(raw[j].host, cor[i].host) == 0)
+				m = &raw[j];
+		int64_t want = !m ? -1 : strcmp(cor[i].host, "hostB") ? m->ts
+				      : trawl_sync_xform_apply(&fx[1].xform, m->ts);
+		if (!m || cor[i].ts != want || cor[i].cycles != m->cycles) {
+			if (vals)
+				printf("# event %zu (%s a=%u): ts %lld want %lld\n", i, cor[i].host,
+				       cor[i].a, (long long)cor[i].ts, (long long)want);
+			vals = false;
+		}
+		if (i && cor[i].ts < cor[i - 1].ts)
+			order = false;
+		nb += strcmp(cor[i].host, "hostB") == 0;
+	}
+	ok(vals, "corrected host: ts = xform(raw ts), raw cycles kept; other host untouched");
+	ok(order, "merged in corrected time order");
+	is_int(nb, 60, "60 events of hostB");
+	/* hostB's first event (raw 5000) now lands at 2000 + 1.001 * -1000 = 999 */
+	ok(cor[0].ts == BASE_NS + 999 && strcmp(cor[0].host, "hostB") == 0,
+	   "hostB's first event is first after correction (%lld)", (long long)(cor[0].ts - BASE_NS));
+	/* same with the decode-ahead worker */
+	o.threads = 2;
+	size_t n2 = read_fix(paths, 1, o, cor2, 200);
+	ok(n2 == ncor && memcmp(cor, cor2, sizeof(cor[0]) * ncor) == 0,
+	   "the same events with a worker thread");
+	/* the time range applies to corrected times */
+	o.threads = 1;
+	o.begin = BASE_NS + 1000;
+	o.end = BASE_NS + 1500;
+	size_t nr = read_fix(paths, 1, o, cor2, 200);
+	size_t want_r = 0;
+	for (size_t i = 0; i < ncor; i++)
+		want_r += cor[i].ts >= o.begin && cor[i].ts <= o.end;
+	ok(nr == want_r && nr > 0, "begin/end on corrected times: %zu events (want %zu)", nr, want_r);
+	bool inr = true;
+	for (size_t i = 0; i < nr && i < 200; i++)
+		inr &= cor2[i].ts >= o.begin && cor2[i].ts <= o.end;
+	ok(inr, "every event in the range");
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/test-reader-XXXXXX");
@@ -1431,6 +1548,7 @@ int main(void)
 	test_writer();
 	test_threaded();
 	test_index();
+	test_fixes();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (!getenv("TEST_READER_KEEP") && system(cmd) != 0)
