@@ -7,6 +7,7 @@
 int cmd_print(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_tcpcap(int argc, char **argv);		/* cmd-tcpcap.c */
 
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

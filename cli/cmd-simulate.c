@@ -5,7 +5,9 @@
  *
  * Every host has its own processes and threads (pids, comm names), its own
  * boot_id (the clock uuid) and boot time (the clock offset); all hosts cover
- * the same wall-clock span, their clocks exactly aligned to it. Each stream
+ * the same wall-clock span, their clocks exactly aligned to it (with --sync,
+ * each host's clock has its own offset and drift, applied to every
+ * timestamp it writes, and hosts exchange messages: cli/sim-sync.c). Each stream
  * is generated on its own from a random generator seeded by (seed, host,
  * domain, cpu), so the output does not depend on the order of generation,
  * and memory stays bounded whatever the number of events.
@@ -21,6 +23,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,7 @@
 
 #include "trawl/ctf.h"
 #include "cli.h"
+#include "sim.h"
 
 #define NS		1000000000ull
 #define MAX_CPUS	1024
@@ -38,46 +42,15 @@
 
 /* ------------------------------------------------------------- random */
 
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* uniform in [0, k) */
 static inline uint32_t below(uint64_t *s, uint32_t k)
 {
-	return (uint32_t)(((rnd(s) >> 32) * (uint64_t)k) >> 32);
-}
-
-static uint64_t seed_for(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
-	uint64_t x = seed;
-	uint64_t r = splitmix(&x);
-	x ^= a * 0x100000001b3ull;
-	r ^= splitmix(&x);
-	x ^= b * 0xc6a4a7935bd1e995ull;
-	r ^= splitmix(&x);
-	x ^= c * 0x87c37b91114253d5ull;
-	r ^= splitmix(&x);
-	return r ? r : 1;
+	return (uint32_t)(((sim_rnd(s) >> 32) * (uint64_t)k) >> 32);
 }
 
 static void rnd_uuid(uint64_t *s, uint8_t u[16])
 {
-	uint64_t a = rnd(s), b = rnd(s);
+	uint64_t a = sim_rnd(s), b = sim_rnd(s);
 	memcpy(u, &a, 8);
 	memcpy(u + 8, &b, 8);
 	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
@@ -115,6 +88,7 @@ struct host {
 	uint8_t boot_id[16], kernel_uuid[16], ust_uuid[16];
 	int64_t offset_s, offset;	/* epoch -> this host's monotonic zero */
 	uint64_t start;			/* monotonic ns at the session start */
+	const struct sim_clock *clk;	/* --sync: its own clock, else NULL */
 	struct task *tasks;
 	size_t ntasks;
 	/* per CPU: indexes into tasks; [0] is swapper/N */
@@ -135,6 +109,7 @@ struct sim {
 	uint64_t span;			/* ns covered by every host */
 	uint64_t done, next_progress;
 	uint64_t kernel_events, ust_events;
+	struct sim_sync *sync;		/* --sync */
 };
 
 enum { EV_SWITCH, EV_WAKEUP, EV_ENTRY_READ, EV_EXIT_READ, EV_ENTRY_WRITE, EV_EXIT_WRITE,
@@ -193,7 +168,7 @@ static void host_free(struct host *h, unsigned cpus)
 
 static int host_init(struct sim *S, struct host *h, unsigned idx)
 {
-	uint64_t r = seed_for(S->seed, idx + 1, 0, 0);
+	uint64_t r = sim_seed_for(S->seed, idx + 1, 0, 0);
 	unsigned C = S->cpus;
 
 	memset(h, 0, sizeof(*h));
@@ -203,7 +178,7 @@ static int host_init(struct sim *S, struct host *h, unsigned idx)
 	rnd_uuid(&r, h->kernel_uuid);
 	rnd_uuid(&r, h->ust_uuid);
 	/* up since one hour to sixty days, to the nanosecond */
-	uint64_t uptime = 3600 * NS + rnd(&r) % (60 * 86400 * NS);
+	uint64_t uptime = 3600 * NS + sim_rnd(&r) % (60 * 86400 * NS);
 	uint64_t boot = S->wall0 - uptime;
 	h->offset_s = (int64_t)(boot / NS);
 	h->offset = (int64_t)(boot % NS);
@@ -276,6 +251,18 @@ static void progress(struct sim *S, uint64_t n)
 			S->done, S->events, 100.0 * (double)S->done / (double)S->events);
 		S->next_progress = (S->done / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
 	}
+}
+
+/*
+ * A host's monotonic time ts on a perfect clock -> what its own clock
+ * reads then (--sync): the same instant on the host's clock.
+ */
+static inline uint64_t local_ts(const struct host *h, uint64_t ts)
+{
+	if (!h->clk)
+		return ts;
+	int64_t dt = (int64_t)(ts - h->start);
+	return ts + (uint64_t)sim_clock_delta(h->clk, dt);
 }
 
 /*
@@ -423,7 +410,7 @@ static uint8_t *put_comm(uint8_t *p, const struct task *t)
 static int kernel_stream(struct sim *S, struct host *h, const struct kclasses *kc,
 			 struct trawl_ctf_wstream *ws, uint32_t cpu, uint64_t n, uint64_t span)
 {
-	uint64_t r = seed_for(S->seed, h->idx + 1, 1, cpu + 1);
+	uint64_t r = sim_seed_for(S->seed, h->idx + 1, 1, cpu + 1);
 	const uint32_t *mine = h->cpu_tasks[cpu];
 	uint32_t nmine = h->cpu_ntasks[cpu];
 	struct cpustate st = { .cur = mine[0] };
@@ -436,10 +423,10 @@ static int kernel_stream(struct sim *S, struct host *h, const struct kclasses *k
 		span -= GAP_SHORT + GAP_LONG;
 	clock_init(&g, h->start, span, n);
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t ts = g.pos;
+		uint64_t ts = local_ts(h, g.pos);
 		if ((ret = shapes_hooks(S, ws, k, n, &g, &r, ts, true)) < 0)
 			return ret;
-		ts = clock_next(&g, &r);
+		ts = local_ts(h, clock_next(&g, &r));
 		const struct task *cur = &h->tasks[st.cur];
 		uint8_t *p = buf;
 		size_t ev;
@@ -584,7 +571,7 @@ struct request {
 static int ust_stream(struct sim *S, struct host *h, const struct uclasses *uc,
 		      struct trawl_ctf_wstream *ws, uint32_t cpu, uint64_t n, uint64_t span)
 {
-	uint64_t r = seed_for(S->seed, h->idx + 1, 2, cpu + 1);
+	uint64_t r = sim_seed_for(S->seed, h->idx + 1, 2, cpu + 1);
 	const uint32_t *apps = h->cpu_napps[cpu] ? h->cpu_apps[cpu] : NULL;
 	uint32_t napps = h->cpu_napps[cpu];
 	struct request inflight[MAX_INFLIGHT];
@@ -598,10 +585,10 @@ static int ust_stream(struct sim *S, struct host *h, const struct uclasses *uc,
 		span -= GAP_SHORT + GAP_LONG;
 	clock_init(&g, h->start, span, n);
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t ts = g.pos;
+		uint64_t ts = local_ts(h, g.pos);
 		if ((ret = shapes_hooks(S, ws, k, n, &g, &r, ts, false)) < 0)
 			return ret;
-		ts = clock_next(&g, &r);
+		ts = local_ts(h, clock_next(&g, &r));
 		uint8_t *p = buf;
 		const struct trawl_ctf_event_class *ec;
 		if (ninflight == 0 || (ninflight < MAX_INFLIGHT && below(&r, 2))) {
@@ -626,7 +613,7 @@ static int ust_stream(struct sim *S, struct host *h, const struct uclasses *uc,
 			uint32_t len = below(&r, 4) ? below(&r, 17) : 0;
 			PUT(p, uint32_t, len);
 			for (uint32_t i = 0; i < len; i++)
-				*p++ = (uint8_t)rnd(&r);
+				*p++ = (uint8_t)sim_rnd(&r);
 			PUT(p, int8_t, below(&r, 5));
 		} else {
 			unsigned i = below(&r, ninflight);
@@ -719,6 +706,8 @@ static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, c
 		else
 			ret = ust_stream(S, h, &uc, ws, c, m, S->span);
 	}
+	if (!ret && !kernel && S->sync)
+		ret = sim_sync_write(S->sync, h->idx, w, h->start);
 	int r = trawl_ctf_writer_close(w);
 	if (!ret)
 		ret = r;
@@ -735,6 +724,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl simulate -o DIR [--hosts N] [--events M] [--seed S] [--cpus C]\n"
 	      "                      [--packet-size BYTES] [--shapes] [--progress] [--force]\n"
+	      "                      [--sync [SYNC OPTIONS]]\n"
 	      "\n"
 	      "Writes a synthetic multi-host session DIR/host<i>/{kernel,ust}/ of CTF 1.8\n"
 	      "traces: M events in all (default 100000) over N hosts (default 2) with C CPUs\n"
@@ -752,7 +742,71 @@ static void usage(FILE *f)
 	      "                          event ids >= 31, extreme values, tricky strings\n"
 	      "      --progress          report progress on stderr (default: when a tty)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
-	      "  -h, --help              this help\n", f);
+	      "  -h, --help              this help\n"
+	      "\n"
+	      "Clocks and sync traffic with known truth (written to DIR/truth.txt):\n"
+	      "      --sync              each host its own clock (host0 the reference), and\n"
+	      "                          trawl_sync:probe_send/probe_recv and app:rpc_send/\n"
+	      "                          app:rpc_recv messages between hosts (ust trace,\n"
+	      "                          stream sync_0); at most 256 hosts\n"
+	      "      --max-offset NS     clock offsets uniform in +-NS (default 5G = 5 s)\n"
+	      "      --max-drift PPM     drifts uniform in +-PPM (default 100, at most 1000)\n"
+	      "      --topology T        mesh (default), star (host0 and each other), chain\n"
+	      "                          (host i and i+1), split (two meshes, no link between)\n"
+	      "      --sync-rate N       probes per second per directed pair (default 200)\n"
+	      "      --rpc-rate N        RPCs per second per directed pair (default 50)\n"
+	      "      --delay US          minimum one-way delay, microseconds (default 50)\n"
+	      "      --jitter US         mean of the exponential jitter added (default 20)\n"
+	      "      --asym F            delays from higher- to lower-numbered hosts times F\n"
+	      "                          (default 1)\n"
+	      "      --loss P            fraction of receives lost (default 0)\n"
+	      "      --dup P             fraction of messages sent twice with one key (default 0)\n"
+	      "      --one-way           messages only from lower- to higher-numbered hosts\n"
+	      "      --drift-change HOST:FRACTION:PPM\n"
+	      "                          HOST's drift becomes PPM at FRACTION (0..1) of the\n"
+	      "                          span (repeatable, once per host)\n", f);
+}
+
+static int parse_double(const char *s, double *v, double lo, double hi)
+{
+	char *end;
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(x) || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* HOST:FRACTION:PPM, HOST an index or host<index> */
+static int parse_change(const char *s, struct sim_drift_change *c)
+{
+	char *end;
+	if (!strncmp(s, "host", 4))
+		s += 4;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long h = strtoul(s, &end, 10);
+	if (errno || *end != ':' || h > 100000)
+		return -1;
+	const char *f = end + 1, *colon = strchr(f, ':');
+	if (!colon)
+		return -1;
+	char frac[64];
+	double fr, ppm;
+	if ((size_t)(colon - f) >= sizeof(frac))
+		return -1;
+	memcpy(frac, f, (size_t)(colon - f));
+	frac[colon - f] = 0;
+	if (parse_double(frac, &fr, 0, 1) || parse_double(colon + 1, &ppm, -1000, 1000))
+		return -1;
+	c->host = (unsigned)h;
+	c->fraction = fr;
+	c->ppb = llround(ppm * 1000);
+	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
@@ -825,6 +879,11 @@ static uint64_t file_bytes(const char *dir)
 	return sum;
 }
 
+enum {
+	O_SYNC = 256, O_MAX_OFFSET, O_MAX_DRIFT, O_TOPOLOGY, O_RATE, O_RPC_RATE, O_DELAY,
+	O_JITTER, O_ASYM, O_LOSS, O_DUP, O_ONE_WAY, O_DRIFT_CHANGE,
+};
+
 int cmd_simulate(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -838,8 +897,29 @@ int cmd_simulate(int argc, char **argv)
 		{ "progress", no_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "sync", no_argument, NULL, O_SYNC },
+		{ "max-offset", required_argument, NULL, O_MAX_OFFSET },
+		{ "max-drift", required_argument, NULL, O_MAX_DRIFT },
+		{ "topology", required_argument, NULL, O_TOPOLOGY },
+		{ "sync-rate", required_argument, NULL, O_RATE },
+		{ "rpc-rate", required_argument, NULL, O_RPC_RATE },
+		{ "delay", required_argument, NULL, O_DELAY },
+		{ "jitter", required_argument, NULL, O_JITTER },
+		{ "asym", required_argument, NULL, O_ASYM },
+		{ "loss", required_argument, NULL, O_LOSS },
+		{ "dup", required_argument, NULL, O_DUP },
+		{ "one-way", no_argument, NULL, O_ONE_WAY },
+		{ "drift-change", required_argument, NULL, O_DRIFT_CHANGE },
 		{ 0 },
 	};
+	struct sim_sync_opts so = {
+		.max_offset = 5 * NS, .max_drift_ppb = 100000, .rate = 200, .rpc_rate = 50,
+		.delay = 50000, .jitter = 20000, .asym = 1, .topo = SIM_MESH,
+	};
+	struct sim_drift_change changes[SIM_SYNC_MAX_HOSTS];
+	const char *sync_opt = NULL;	/* a sync option seen */
+	bool sync = false;
+	double d;
 	struct sim S = {
 		.hosts = 2, .cpus = 2, .events = 100000, .seed = 1,
 		.packet_size = 256 * 1024, .progress = isatty(2),
@@ -851,6 +931,9 @@ int cmd_simulate(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fh", opts, NULL)) != -1) {
+		for (size_t i = 0; c > O_SYNC && opts[i].name; i++)
+			if (opts[i].val == c)
+				sync_opt = opts[i].name;
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -895,6 +978,69 @@ int cmd_simulate(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case O_SYNC:
+			sync = true;
+			break;
+		case O_MAX_OFFSET:
+			if (parse_u64(optarg, &v, 1000) || v > 1000 * NS)
+				return usage_error("--max-offset: '%s' is not a number of ns in 0..1000G",
+						   optarg);
+			so.max_offset = v;
+			break;
+		case O_MAX_DRIFT:
+			if (parse_double(optarg, &d, 0, 1000))
+				return usage_error("--max-drift: '%s' is not a number of ppm in 0..1000",
+						   optarg);
+			so.max_drift_ppb = llround(d * 1000);
+			break;
+		case O_TOPOLOGY: {
+			static const char *const names[] = { "mesh", "star", "chain", "split" };
+			size_t i = 0;
+			while (i < ARRAY_LEN(names) && strcmp(optarg, names[i]))
+				i++;
+			if (i == ARRAY_LEN(names))
+				return usage_error("--topology: '%s' is not mesh, star, chain or split",
+						   optarg);
+			so.topo = (enum sim_topology)i;
+			break;
+		}
+		case O_RATE:
+		case O_RPC_RATE:
+			if (parse_double(optarg, &d, 0, 1e7))
+				return usage_error("%s: '%s' is not a rate in 0..1e7 per second",
+						   c == O_RATE ? "--sync-rate" : "--rpc-rate", optarg);
+			*(c == O_RATE ? &so.rate : &so.rpc_rate) = d;
+			break;
+		case O_DELAY:
+		case O_JITTER:
+			if (parse_double(optarg, &d, 0, 1e7))
+				return usage_error("%s: '%s' is not a number of microseconds in 0..1e7",
+						   c == O_DELAY ? "--delay" : "--jitter", optarg);
+			*(c == O_DELAY ? &so.delay : &so.jitter) = d * 1000;
+			break;
+		case O_ASYM:
+			if (parse_double(optarg, &d, 0, 1000) || d == 0)
+				return usage_error("--asym: '%s' is not a factor in (0, 1000]", optarg);
+			so.asym = d;
+			break;
+		case O_LOSS:
+		case O_DUP:
+			if (parse_double(optarg, &d, 0, 1))
+				return usage_error("%s: '%s' is not a fraction in 0..1",
+						   c == O_LOSS ? "--loss" : "--dup", optarg);
+			*(c == O_LOSS ? &so.loss : &so.dup) = d;
+			break;
+		case O_ONE_WAY:
+			so.one_way = true;
+			break;
+		case O_DRIFT_CHANGE:
+			if (so.nchanges == ARRAY_LEN(changes))
+				return usage_error("--drift-change: more than %d", SIM_SYNC_MAX_HOSTS);
+			if (parse_change(optarg, &changes[so.nchanges]))
+				return usage_error("--drift-change: '%s' is not HOST:FRACTION:PPM "
+						   "(fraction 0..1, ppm -1000..1000)", optarg);
+			so.nchanges++;
+			break;
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -903,14 +1049,17 @@ int cmd_simulate(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (sync_opt && !sync)
+		return usage_error("--%s needs --sync", sync_opt);
+	so.changes = changes;
 	if (!S.out)
 		return usage_error("no output directory (-o DIR)");
 	if (!force && dir_nonempty(S.out))
 		return die_msg("simulate: %s is not empty (use --force to write into it)", S.out);
 
 	/* the session: starts at a seeded date in 2024, spans ~5 us per event per host */
-	uint64_t r = seed_for(S.seed, 0, 0, 0);
-	S.wall0 = 1704067200ull * NS + rnd(&r) % (365 * 86400 * NS);
+	uint64_t r = sim_seed_for(S.seed, 0, 0, 0);
+	S.wall0 = 1704067200ull * NS + sim_rnd(&r) % (365 * 86400 * NS);
 	uint64_t per_host = S.events / S.hosts + 1;
 	S.span = per_host * 5000;
 	if (S.span < NS)
@@ -918,16 +1067,20 @@ int cmd_simulate(int argc, char **argv)
 	if (S.shapes && S.span < 20 * NS)
 		S.span = 20 * NS;
 	S.next_progress = PROGRESS_EVERY;
+	char err[512] = "";
+	if (sync && !(S.sync = sim_sync_new(&so, S.hosts, S.seed, S.wall0, S.span, err, sizeof(err))))
+		return errno == EINVAL ? usage_error("%s", err) : die_msg("simulate: %s", err);
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	char err[512] = "";
 	int ret = 0;
 	for (unsigned i = 0; !ret && i < S.hosts; i++) {
 		struct host h;
 		uint64_t n = share(S.events, S.hosts, i);
 		uint64_t nk = n - n / 4;	/* three quarters kernel, one quarter ust */
 		ret = host_init(&S, &h, i);
+		if (!ret && S.sync)
+			h.clk = sim_sync_clock(S.sync, i);
 		if (ret)
 			snprintf(err, sizeof(err), "%s", strerror(-ret));
 		if (!ret)
@@ -938,8 +1091,18 @@ int cmd_simulate(int argc, char **argv)
 		S.ust_events += n - nk;
 		host_free(&h, S.cpus);
 	}
-	if (ret)
-		return die_msg("simulate: %s", err);
+	char *truth = NULL;
+	if (!ret && S.sync) {
+		if (asprintf(&truth, "%s/truth.txt", S.out) < 0)
+			ret = -ENOMEM, truth = NULL;
+		else if ((ret = sim_sync_truth(S.sync, truth)) < 0)
+			snprintf(err, sizeof(err), "%s: %s", truth, strerror(-ret));
+	}
+	if (ret) {
+		free(truth);
+		sim_sync_free(S.sync);
+		return die_msg("simulate: %s", err[0] ? err : strerror(-ret));
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	uint64_t bytes = file_bytes(S.out);
@@ -948,5 +1111,15 @@ int cmd_simulate(int argc, char **argv)
 	       S.events, S.kernel_events, S.ust_events, S.hosts, S.cpus, bytes,
 	       S.events ? (double)bytes / (double)S.events : 0.0, secs,
 	       secs > 0 ? (double)S.events / secs / 1e6 : 0.0, S.out);
+	if (S.sync) {
+		struct sim_sync_stats st;
+		sim_sync_stats(S.sync, &st);
+		printf("trawl simulate: sync: %" PRIu64 " probes and %" PRIu64 " RPCs: %" PRIu64
+		       " sends (%" PRIu64 " duplicated), %" PRIu64 " receives (%" PRIu64
+		       " lost); truth in %s\n", st.probes, st.rpcs, st.sends, st.dups, st.recvs,
+		       st.lost, truth);
+		free(truth);
+		sim_sync_free(S.sync);
+	}
 	return 0;
 }

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
+	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },
 	{ "help", cmd_help, "show a command's manual page or usage" },
 };
 
@@ -54,7 +55,7 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "   %-12s %s\n", commands[i].name, commands[i].help);
 	fprintf(f,
 		"\n"
 		"'trawl help <command>' or 'trawl <command> --help' shows a command's usage;\n"

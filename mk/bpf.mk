@@ -1,0 +1,43 @@
+# mk/bpf.mk - the eBPF program of `trawl tcpcap` (cli/bpf/tcpcap.bpf.c):
+# compiled with clang for the BPF target, stripped of DWARF (BTF kept, CO-RE
+# needs it) and embedded in the trawl binary as a libbpf skeleton,
+# $(O)/gen/tcpcap.skel.h (generated, never committed), so trawl stays one
+# file. Without clang, bpftool or the libbpf headers (or with NO_BPF=1),
+# cmd-tcpcap.c is built without eBPF support and `trawl tcpcap` says so.
+
+BPF_CLANG ?= clang
+BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/i.86/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64.*/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+BPF_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_LIBBPF_INC := $(or $(shell pkg-config --variable=includedir libbpf 2>/dev/null),/usr/include)
+
+ifneq ($(NO_BPF),1)
+ifneq ($(BPFTOOL),)
+ifneq ($(shell command -v $(BPF_CLANG) 2>/dev/null),)
+ifneq ($(wildcard $(BPF_LIBBPF_INC)/bpf/bpf_helpers.h),)
+TCPCAP_BPF := 1
+endif
+endif
+endif
+endif
+
+ifeq ($(TCPCAP_BPF),1)
+TCPCAP_GEN := $(O)/gen
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
+	-I$(BPF_LIBBPF_INC) $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
+
+$(TCPCAP_GEN)/tcpcap.bpf.o: $(SRC)/cli/bpf/tcpcap.bpf.c $(SRC)/cli/bpf/tcpcap.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BPF     cli/bpf/tcpcap.bpf.c")
+	$(Q)$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@.raw $<
+	$(Q)$(BPFTOOL) gen object $@ $@.raw
+	$(Q)rm -f $@.raw
+
+$(TCPCAP_GEN)/tcpcap.skel.h: $(TCPCAP_GEN)/tcpcap.bpf.o
+	@$(if $(Q),echo "  SKEL    tcpcap.skel.h")
+	$(Q)$(BPFTOOL) gen skeleton $< name tcpcap_bpf > $@.tmp && mv $@.tmp $@
+
+$(O)/obj/cli/cmd-tcpcap.o: $(TCPCAP_GEN)/tcpcap.skel.h
+$(O)/obj/cli/cmd-tcpcap.o: CPPFLAGS += -DTRAWL_HAVE_BPF -I$(TCPCAP_GEN)
+endif
