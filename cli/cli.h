@@ -3,11 +3,41 @@
 #ifndef TRAWL_CLI_H
 #define TRAWL_CLI_H
 
+#include <stddef.h>
+
 /* Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
 int cmd_print(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_record(int argc, char **argv);		/* cmd-record.c */
+int cmd_sync(int argc, char **argv);		/* cmd-sync.c */
+int cmd_probe(int argc, char **argv);		/* cmd-probe.c */
 int cmd_tcpcap(int argc, char **argv);		/* cmd-tcpcap.c */
+/* cmd-session.c: the agent and the session commands */
+int cmd_agent(int argc, char **argv);
+int cmd_create(int argc, char **argv);
+int cmd_enable(int argc, char **argv);
+int cmd_disable(int argc, char **argv);
+int cmd_add_context(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_save(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+
+/*
+ * cmd-sync.c: the stored sync result (SESSION/sync.txt) that applies to
+ * the traces under paths, unless no_sync: loads it into *store (free it
+ * with trawl_sync_store_free() after the reader), points ro->fixes at its
+ * corrections and says so once on stderr. Returns 0 (also when there is
+ * none), or 1 after printing the error (a malformed file).
+ */
+struct trawl_reader_opts;
+struct trawl_sync_store;
+int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
+		  struct trawl_reader_opts *ro, struct trawl_sync_store **store);
 
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

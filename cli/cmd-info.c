@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "internal.h"	/* uuid_format */
 #include "trawl/ctf.h"
+#include "trawl/sync.h"
 
 static void info_usage(FILE *f)
 {
@@ -29,6 +30,7 @@ static void info_usage(FILE *f)
 		"  -H, --host <glob>   only traces whose env hostname matches (repeatable)\n"
 		"      --json          one JSON object on stdout instead of text\n"
 		"      --clock-gmt     print dates in UTC instead of local time\n"
+		"      --no-sync       raw clocks: do not apply the session's sync.txt\n"
 		"      --threads <n>   1: decode and merge in one thread; 2: decode ahead\n"
 		"                      in a second thread (default: 2 on 2+ CPUs and\n"
 		"                      more than a few MiB of traces)\n"
@@ -258,11 +260,14 @@ int cmd_info(int argc, char **argv)
 		{ "json", no_argument, NULL, 1 },
 		{ "clock-gmt", no_argument, NULL, 2 },
 		{ "threads", required_argument, NULL, 3 },
+		{ "no-sync", no_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_reader *r = NULL;
+	struct trawl_sync_store *sync = NULL;
+	bool no_sync = false;
 	uint64_t *cnt = NULL;
 	struct cls_count *ccs = NULL;
 	struct trace_sum *sums = NULL;
@@ -307,6 +312,9 @@ int cmd_info(int argc, char **argv)
 			ro.threads = (unsigned)n;
 			break;
 		}
+		case 4:
+			no_sync = true;
+			break;
 		case 'h':
 			info_usage(stdout);
 			return 0;
@@ -323,6 +331,11 @@ int cmd_info(int argc, char **argv)
 	}
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
+	if (cli_sync_load((const char *const *)argv + optind, (size_t)(argc - optind), no_sync,
+			  &ro, &sync)) {
+		status = 1;
+		goto out;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
 			     err, sizeof(err));
@@ -466,6 +479,7 @@ int cmd_info(int argc, char **argv)
 		total, secs, rate / 1e6);
 out:
 	trawl_reader_free(r);
+	trawl_sync_store_free(sync);
 	free(cnt);
 	free(ccs);
 	free(sums);

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "trawl/ctf.h"
+#include "trawl/sync.h"
 
 static void print_usage(FILE *f)
 {
@@ -40,6 +41,7 @@ static void print_usage(FILE *f)
 		"      --clock-seconds    print times as [seconds.nanoseconds]\n"
 		"      --clock-gmt        print times in UTC instead of local time\n"
 		"      --no-delta         do not print the time since the previous event\n"
+		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --threads <n>      1: read and format in one thread; 2 (default):\n"
 		"                         format and write in a second thread; 3: also\n"
 		"                         decode the traces ahead in a third thread\n"
@@ -521,6 +523,9 @@ struct print_opts {
 	uint64_t limit;
 	unsigned flags;
 	int threads;
+	bool no_sync;
+	const struct trawl_reader_clock_fix *fixes;	/* from sync.txt */
+	size_t nfixes;
 };
 
 static int push(const char ***v, size_t *n, const char *s)
@@ -539,6 +544,7 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 {
 	struct trawl_reader_opts ro = {
 		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts, .threads = 1,
+		.fixes = po->fixes, .nfixes = po->nfixes,
 	};
 	char err[512];
 	struct trawl_reader *r = trawl_reader_new((const char *const *)paths, npaths, &ro,
@@ -567,12 +573,14 @@ int cmd_print(int argc, char **argv)
 		{ "clock-gmt", no_argument, NULL, 2 },
 		{ "no-delta", no_argument, NULL, 3 },
 		{ "threads", required_argument, NULL, 4 },
+		{ "no-sync", no_argument, NULL, 5 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct print_opts po = { .limit = UINT64_MAX, .threads = 2 };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_reader *r = NULL;
+	struct trawl_sync_store *sync = NULL;
 	char err[1024];
 	int c, status = 0;
 	bool brel = false, erel = false;
@@ -621,6 +629,9 @@ int cmd_print(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 5:
+			po.no_sync = true;
+			break;
 		case 'h':
 			print_usage(stdout);
 			return 0;
@@ -649,6 +660,12 @@ int cmd_print(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	if (cli_sync_load((const char *const *)paths, npaths, po.no_sync, &ro, &sync)) {
+		status = 1;
+		goto out;
+	}
+	po.fixes = ro.fixes;
+	po.nfixes = ro.nfixes;
 	if (brel || erel) {
 		int64_t day = 0;
 
@@ -702,6 +719,7 @@ int cmd_print(int argc, char **argv)
 	}
 out:
 	trawl_reader_free(r);
+	trawl_sync_store_free(sync);
 	free(po.hosts);
 	free(po.events);
 	return status;

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
+	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
 	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },
 	{ "help", cmd_help, "show a command's manual page or usage" },
 };

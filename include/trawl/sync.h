@@ -278,6 +278,167 @@ int trawl_sync_graph_node(const struct trawl_sync_graph *g, size_t i, struct tra
  */
 int64_t trawl_sync_graph_bound(const struct trawl_sync_graph *g, size_t i, int64_t t);
 
+/* ------------------------------------------------ sync points (traces) */
+
+/*
+ * Finding the messages in traces (lib/sync/points.c). A node is a trace's
+ * env.hostname; a message is a send event on one node and a receive event
+ * on another with the same key:
+ *   - trawl_sync:probe_send / probe_recv, fields key (integer) and peer
+ *     (string: the other node), key unique per sender;
+ *   - trawl_sync:tcp_send / tcp_recv, key (saddr, daddr, sport, dport,
+ *     seq, ack, flags, len);
+ *   - user matches SEND_EVENT.FIELD = RECV_EVENT.FIELD (integer or string
+ *     fields; see trawl_sync_match_parse()).
+ * A key seen more than once on a side is ignored entirely (duplicates,
+ * counted: the copies cannot be told apart); a send without receive is
+ * lost (counted); a receive without send is unmatched (counted); a key
+ * sent and received on one node is ignored (counted).
+ */
+
+/* A user match: SEND_EVENT.FIELD = RECV_EVENT.FIELD. */
+struct trawl_sync_match {
+	char *send_event, *send_field;
+	char *recv_event, *recv_field;
+};
+
+/*
+ * Parses "SEND_EVENT.FIELD = RECV_EVENT.FIELD" (spaces optional; the event
+ * name is everything before the last '.'). Fills *m (strings malloc'd;
+ * trawl_sync_match_release() frees them). 0, -EINVAL (message in err),
+ * -ENOMEM.
+ */
+int trawl_sync_match_parse(const char *spec, struct trawl_sync_match *m,
+			   char *err, size_t errlen);
+void trawl_sync_match_release(struct trawl_sync_match *m);
+
+/* Which messages to look for; NULL means probes and TCP. */
+struct trawl_sync_points_opts {
+	size_t size;				/* sizeof(struct trawl_sync_points_opts) */
+	const struct trawl_sync_match *matches;	/* user matches */
+	size_t nmatches;
+	int no_probes, no_tcp;			/* non-zero: skip those events */
+	unsigned threads;			/* trawl_reader_opts.threads */
+};
+
+/* A node (one hostname) and its traces. */
+struct trawl_sync_host {
+	char *name;
+	char **paths;			/* its trace directories */
+	size_t npaths;
+	int64_t first_ts, last_ts;	/* its events' span, raw (ns since the
+					 * epoch); INT64_MAX/INT64_MIN: none */
+	uint64_t sends, recvs;		/* sync events seen on it */
+	uint64_t unmatched_sends;	/* sends to unknown peers, never received */
+	uint64_t unmatched_recvs;	/* receives whose send is not in the traces */
+};
+
+/* The messages between hosts a < b (indexes into hosts). */
+struct trawl_sync_link {
+	size_t a, b;
+	struct trawl_sync_msg *ab, *ba;	/* a->b (send on a) and b->a */
+	size_t n_ab, n_ba;
+	/* Order in which each message became complete while reading the
+	 * traces in time order (what a live relay would see): the order in
+	 * which the incremental form is fed. */
+	uint64_t *seq_ab, *seq_ba;
+	uint64_t lost_ab, lost_ba;	/* sends whose receive is missing */
+	uint64_t dup_ab, dup_ba;	/* keys ignored: seen twice on a side */
+};
+
+struct trawl_sync_points {
+	struct trawl_sync_host *hosts;	/* sorted by name */
+	size_t nhosts;
+	struct trawl_sync_link *links;	/* only pairs with any message */
+	size_t nlinks;
+	uint64_t events;		/* sync events read */
+	uint64_t by_kind[3];		/* matched messages: probes, tcp, user matches */
+	uint64_t same_host;		/* keys sent and received on one node */
+	uint64_t bad_events;		/* sync events lacking a field (skipped) */
+	unsigned reader_errors;		/* corrupt streams met (the rest is used) */
+	char first_error[256];		/* the first of them, "" if none */
+};
+
+/*
+ * Reads the traces under paths (a session, or trace directories) and
+ * collects the messages. Returns NULL + errno (message in err); free with
+ * trawl_sync_points_free(). Corrupt streams do not fail the call: they
+ * are counted in reader_errors.
+ */
+struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_t npaths,
+						 const struct trawl_sync_points_opts *o,
+						 char *err, size_t errlen);
+void trawl_sync_points_free(struct trawl_sync_points *p);
+
+/*
+ * Computes the pair result of link l (A = hosts[l->a], B = hosts[l->b]):
+ * batch (trawl_sync_pair_compute()) or, when incremental is non-zero, the
+ * incremental form fed in the seq order. Release *out. 0 or -errno.
+ */
+int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
+			    const struct trawl_sync_opts *opts, struct trawl_sync_pair *out,
+			    char *err, size_t errlen);
+
+/* -------------------------------------------- the stored result (sync.txt) */
+
+/*
+ * `trawl sync SESSION` stores its result as SESSION/sync.txt
+ * (lib/sync/store.c; the format is described in docs/sync.md): one line
+ * per node with its transform node time -> reference time.
+ */
+#define TRAWL_SYNC_STORE_NAME "sync.txt"
+#define TRAWL_SYNC_STORE_VERSION 1
+
+struct trawl_sync_store_entry {
+	char *host;
+	struct trawl_sync_xform xform;	/* node time -> reference time */
+	/* Quality: the worst along the node's path to its reference (the
+	 * reference itself: ACCURATE with is_ref set). */
+	enum trawl_sync_quality quality;
+	int is_ref;
+	char *reference;		/* its reference node */
+	size_t group;			/* connected group (0..) */
+	size_t hops;
+	char *path;			/* "host2,host1,host0": the nodes to the reference */
+	int64_t first_ts, last_ts;	/* the node's span, raw ns */
+	/* The accuracy bound at the start, middle and end of the span and its
+	 * maximum over it, ns; TRAWL_SYNC_UNBOUNDED when there is none. */
+	int64_t bound_start, bound_mid, bound_end, bound_max;
+};
+
+struct trawl_reader_clock_fix;		/* <trawl/ctf.h> */
+
+struct trawl_sync_store {
+	struct trawl_sync_store_entry *entries;
+	size_t n;
+	size_t groups;
+	/* The same as reader corrections (host points into entries[i]). */
+	struct trawl_reader_clock_fix *fixes;
+	size_t nfixes;
+};
+
+/*
+ * Writes path (a new file written beside and renamed over: readers never
+ * see half of it). Host names must be free of white space. 0 or -errno.
+ */
+int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry *e, size_t n,
+			   char *err, size_t errlen);
+
+/*
+ * Loads path. NULL + errno (ENOENT: no such file; EINVAL: malformed, with
+ * "FILE:LINE: why" in err); free with trawl_sync_store_free().
+ */
+struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size_t errlen);
+void trawl_sync_store_free(struct trawl_sync_store *s);
+
+/*
+ * The stored result that applies to traces read from paths: PATH/sync.txt
+ * for the first path that has one in it or in one of its two parent
+ * directories (SESSION/HOST/DOMAIN is a trace). Returns a malloc'd path,
+ * or NULL (errno ENOENT when there is none, ENOMEM).
+ */
+char *trawl_sync_store_find(const char *const *paths, size_t npaths);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -1,0 +1,1112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-sync.c - `trawl sync SESSION`: finds the messages the nodes of a
+ * session exchanged (probes, TCP segments, --match'ed application events),
+ * computes every pair's convex-hull result (batch, or --incremental), puts
+ * every node on its group's reference clock, prints per node drift, offset,
+ * start, accuracy bound, quality and reference and per pair the message
+ * counts, stores the result as SESSION/sync.txt (which print, info and the
+ * other readers then apply), and with --apply -o OUT writes a copy of the
+ * session whose metadata clocks are corrected, for babeltrace2 and Trace
+ * Compass.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trawl/ctf.h"
+#include "trawl/sync.h"
+
+#define NSEC ((int64_t)1000000000)
+/* Instants sampled over a node's span for its maximum bound. */
+#define NSAMPLES 64
+
+static void sync_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: trawl sync [<options>] <session>\n"
+		"\n"
+		"Synchronizes the clocks of a session's nodes from the messages they\n"
+		"exchanged (trawl_sync probe and tcp events, and --match'ed events):\n"
+		"prints per node the drift, the offset, the accuracy bound, the quality\n"
+		"and the reference, per pair of nodes the messages, and stores the result\n"
+		"as <session>/sync.txt, which trawl print and trawl info then apply.\n"
+		"\n"
+		"  -m, --match <spec>     also match application events, spec\n"
+		"                         'SEND_EVENT.FIELD = RECV_EVENT.FIELD' (repeatable)\n"
+		"  -r, --reference <host> the reference node (default: the node whose\n"
+		"                         summed bound to the others is smallest)\n"
+		"      --incremental      compute with the incremental (streaming) form\n"
+		"      --max-drift <ppm>  slope assumption of offset-only pairs (default 500)\n"
+		"      --no-probes        ignore trawl_sync:probe_* events\n"
+		"      --no-tcp           ignore trawl_sync:tcp_* events\n"
+		"      --json             one JSON object on stdout instead of text\n"
+		"      --no-store         do not write <session>/sync.txt\n"
+		"      --apply            write a corrected copy of the session to -o\n"
+		"  -o, --output <dir>     the copy's directory (new or empty)\n"
+		"  -h, --help             this help\n");
+}
+
+struct node_out {
+	struct trawl_sync_node nd;
+	enum trawl_sync_quality quality;	/* as reported (absent for loners) */
+	bool is_ref;
+	int64_t start, end;			/* the node's span, raw ns */
+	int64_t b_start, b_mid, b_end, b_max;
+	int64_t offset;				/* node - reference at start, ns */
+	double factor, ppm;
+	char *path;				/* "host2,host1,host0" */
+	char fallback[160];
+};
+
+struct sync_run {
+	const char *session;
+	struct trawl_sync_points *p;
+	struct trawl_sync_pair *pairs;		/* per link */
+	struct trawl_sync_graph *g;
+	struct node_out *no;
+	size_t ngroups;
+	long ref;
+	bool user_ref;
+	bool incremental;
+	uint64_t messages;
+};
+
+/* ----------------------------------------------------------- helpers */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_bound(FILE *f, int64_t b)
+{
+	if (b == TRAWL_SYNC_UNBOUNDED)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRId64, b);
+}
+
+static const char *bound_str(int64_t b, char *buf, size_t len)
+{
+	if (b == TRAWL_SYNC_UNBOUNDED)
+		return "none";
+	snprintf(buf, len, "%" PRId64 " ns", b);
+	return buf;
+}
+
+/* "2023-11-14 22:13:20.000000000 UTC" */
+static const char *date_utc(int64_t ns, char *buf, size_t len)
+{
+	time_t s = (time_t)(ns / NSEC);
+	int64_t frac = ns % NSEC;
+	struct tm tm;
+	size_t n;
+
+	if (frac < 0) {
+		frac += NSEC;
+		s--;
+	}
+	if (!gmtime_r(&s, &tm))
+		return "?";
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%09" PRId64 " UTC", frac);
+	return buf;
+}
+
+static const char *secs(int64_t ns, char *buf, size_t len)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, len, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "+", a / 1000000000u,
+		 a % 1000000000u);
+	return buf;
+}
+
+static int64_t sat_max(int64_t a, int64_t b)
+{
+	if (a == TRAWL_SYNC_UNBOUNDED || b == TRAWL_SYNC_UNBOUNDED)
+		return TRAWL_SYNC_UNBOUNDED;
+	return a > b ? a : b;
+}
+
+/* ------------------------------------------------------------ compute */
+
+static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const char *ref_name)
+{
+	struct trawl_sync_points *p = s->p;
+	char err[512];
+	int rc;
+
+	s->pairs = calloc(p->nlinks + 1, sizeof(*s->pairs));
+	s->no = calloc(p->nhosts + 1, sizeof(*s->no));
+	if (!s->pairs || !s->no)
+		return die_msg("out of memory");
+	for (size_t i = 0; i < p->nlinks; i++) {
+		rc = trawl_sync_link_compute(&p->links[i], s->incremental, so, &s->pairs[i], err,
+					     sizeof(err));
+		if (rc)
+			return die_msg("sync: %s - %s: %s", p->hosts[p->links[i].a].name,
+				       p->hosts[p->links[i].b].name, err);
+		s->messages += p->links[i].n_ab + p->links[i].n_ba;
+	}
+	s->g = trawl_sync_graph_new(p->nhosts);
+	if (!s->g)
+		return die_msg("sync: %s", strerror(errno));
+	for (size_t i = 0; i < p->nlinks; i++)
+		if ((rc = trawl_sync_graph_set_pair(s->g, p->links[i].a, p->links[i].b, &s->pairs[i])))
+			return die_msg("sync: %s", strerror(-rc));
+	s->ref = -1;
+	if (ref_name) {
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (!strcmp(p->hosts[i].name, ref_name))
+				s->ref = (long)i;
+		if (s->ref < 0)
+			return die_msg("sync: no host '%s' in %s", ref_name, s->session);
+		s->user_ref = true;
+	}
+	rc = trawl_sync_graph_solve(s->g, s->ref, err, sizeof(err));
+	if (rc < 0)
+		return die_msg("%s", err);
+	s->ngroups = (size_t)rc;
+
+	for (size_t i = 0; i < p->nhosts; i++) {
+		struct node_out *o = &s->no[i];
+		const struct trawl_sync_host *h = &p->hosts[i];
+		size_t gsize = 0;
+
+		trawl_sync_graph_node(s->g, i, &o->nd);
+		for (size_t j = 0; j < p->nhosts; j++) {
+			struct trawl_sync_node x;
+			trawl_sync_graph_node(s->g, j, &x);
+			gsize += x.group == o->nd.group;
+		}
+		o->is_ref = o->nd.hops == 0;
+		o->quality = o->nd.quality;
+		if (o->is_ref && gsize == 1 && p->nhosts > 1)
+			o->quality = TRAWL_SYNC_ABSENT;
+		o->start = h->first_ts != INT64_MAX ? h->first_ts : o->nd.to_ref.t0;
+		o->end = h->last_ts != INT64_MIN ? h->last_ts : o->start;
+		o->b_start = trawl_sync_graph_bound(s->g, i, o->start);
+		o->b_end = trawl_sync_graph_bound(s->g, i, o->end);
+		o->b_mid = trawl_sync_graph_bound(s->g, i, o->start + (o->end - o->start) / 2);
+		o->b_max = sat_max(o->b_start, o->b_end);
+		for (int k = 1; k < NSAMPLES; k++) {
+			int64_t t = o->start + (int64_t)((double)(o->end - o->start) * k / NSAMPLES);
+			o->b_max = sat_max(o->b_max, trawl_sync_graph_bound(s->g, i, t));
+		}
+		o->offset = o->start - trawl_sync_xform_apply(&o->nd.to_ref, o->start);
+		o->factor = trawl_sync_xform_rate(&o->nd.to_ref);
+		o->ppm = (1.0 / o->factor - 1.0) * 1e6;
+
+		/* the path to the reference, and the fallback used if any */
+		size_t len = 0, cap = 64;
+		char *path = malloc(cap);
+		size_t j = i;
+		if (!path)
+			return die_msg("out of memory");
+		path[0] = 0;
+		for (size_t hop = 0; hop <= o->nd.hops; hop++) {
+			const char *nm = p->hosts[j].name;
+			size_t nl = strlen(nm);
+			if (len + nl + 2 > cap) {
+				cap = (len + nl + 2) * 2;
+				char *np = realloc(path, cap);
+				if (!np) {
+					free(path);
+					return die_msg("out of memory");
+				}
+				path = np;
+			}
+			if (len)
+				path[len++] = ',';
+			memcpy(path + len, nm, nl + 1);
+			len += nl;
+			struct trawl_sync_node x;
+			trawl_sync_graph_node(s->g, j, &x);
+			j = x.next;
+		}
+		o->path = path;
+		switch (o->quality) {
+		case TRAWL_SYNC_FAIL:
+			snprintf(o->fallback, sizeof(o->fallback),
+				 "no line fits every message on its path (a drift change, NTP "
+				 "slewing, a wrong match): fallback = the line with the fewest "
+				 "violations; no bound");
+			break;
+		case TRAWL_SYNC_ONE_WAY:
+			snprintf(o->fallback, sizeof(o->fallback),
+				 "messages in one direction only on its path: fallback = slope 1 "
+				 "and the smallest delay taken as zero; no bound");
+			break;
+		case TRAWL_SYNC_OFFSET_ONLY:
+			snprintf(o->fallback, sizeof(o->fallback),
+				 "the data bound the drift on one side only: the bound assumes "
+				 "|drift| <= %u ppm", so && so->max_drift_ppm ? so->max_drift_ppm : 500);
+			break;
+		case TRAWL_SYNC_ABSENT:
+			snprintf(o->fallback, sizeof(o->fallback),
+				 "no message with any other node: not corrected");
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static size_t group_size(const struct sync_run *s, size_t g)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->p->nhosts; i++)
+		n += s->no[i].nd.group == g;
+	return n;
+}
+
+/* -------------------------------------------------------------- print */
+
+static const char *quality_str(const struct node_out *o)
+{
+	return o->is_ref && o->quality != TRAWL_SYNC_ABSENT ? "reference" :
+	       trawl_sync_quality_name(o->quality);
+}
+
+static void print_text(const struct sync_run *s, const char *stored)
+{
+	const struct trawl_sync_points *p = s->p;
+	char b1[64], b2[64], b3[64], b4[64];
+	size_t ntraces = 0;
+
+	for (size_t i = 0; i < p->nhosts; i++)
+		ntraces += p->hosts[i].npaths;
+	printf("session %s: %zu host%s, %zu trace%s, %" PRIu64 " sync events, %" PRIu64
+	       " messages (probe %" PRIu64 ", tcp %" PRIu64 ", match %" PRIu64 "), %s\n",
+	       s->session, p->nhosts, p->nhosts == 1 ? "" : "s", ntraces, ntraces == 1 ? "" : "s",
+	       p->events, s->messages, p->by_kind[0], p->by_kind[1], p->by_kind[2],
+	       s->incremental ? "incremental" : "batch");
+	for (size_t g = 0; g < s->ngroups; g++) {
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (s->no[i].nd.group == g && s->no[i].is_ref) {
+				printf("reference %s (%s)%s\n", p->hosts[i].name,
+				       s->user_ref && (long)i == s->ref ? "chosen" :
+				       "automatic: smallest summed bound to the others",
+				       s->ngroups > 1 ? "" : "");
+				break;
+			}
+		if (s->ngroups > 1)
+			break;
+	}
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct trawl_sync_host *h = &p->hosts[i];
+		const struct node_out *o = &s->no[i];
+
+		printf("\nhost %s\n", h->name);
+		printf("  traces     ");
+		for (size_t k = 0; k < h->npaths; k++)
+			printf("%s%s", k ? " " : "", h->paths[k]);
+		printf("\n  start      %s (%" PRId64 " ns), span %s s\n",
+		       date_utc(o->start, b1, sizeof(b1)), o->start,
+		       secs(o->end - o->start, b2, sizeof(b2)) + 1);
+		printf("  drift      %+.6f ppm (clock rate against the reference; factor node -> "
+		       "reference %.12f)\n", o->ppm, o->factor);
+		printf("  offset     %+" PRId64 " ns (%s s) at start: node clock minus reference\n",
+		       o->offset, secs(o->offset, b1, sizeof(b1)));
+		printf("  bound      start %s, mid %s, end %s, max %s\n",
+		       bound_str(o->b_start, b1, sizeof(b1)), bound_str(o->b_mid, b2, sizeof(b2)),
+		       bound_str(o->b_end, b3, sizeof(b3)), bound_str(o->b_max, b4, sizeof(b4)));
+		printf("  quality    %s", quality_str(o));
+		if (!o->is_ref) {
+			printf(", via ");
+			for (const char *c = o->path; *c; c++)
+				if (*c == ',')
+					printf(" -> ");
+				else
+					putchar(*c);
+			printf(" (%zu hop%s)", o->nd.hops, o->nd.hops == 1 ? "" : "s");
+		}
+		putchar('\n');
+		if (o->fallback[0])
+			printf("  note       %s\n", o->fallback);
+		printf("  reference  %s%s\n", p->hosts[o->nd.ref].name,
+		       s->ngroups > 1 ? "" : "");
+		if (s->ngroups > 1)
+			printf("  group      %zu\n", o->nd.group);
+		printf("  transform  t0 %" PRId64 " y0 %" PRId64 " slope %" PRId64 "/2^%d\n",
+		       o->nd.to_ref.t0, o->nd.to_ref.y0, o->nd.to_ref.slope, TRAWL_SYNC_SHIFT);
+		if (h->unmatched_sends || h->unmatched_recvs)
+			printf("  unmatched  %" PRIu64 " sends, %" PRIu64 " receives\n",
+			       h->unmatched_sends, h->unmatched_recvs);
+	}
+	printf("\npairs (a -> b / b -> a)\n");
+	for (size_t i = 0; i < p->nlinks; i++) {
+		const struct trawl_sync_link *l = &p->links[i];
+		const struct trawl_sync_pair *r = &s->pairs[i];
+		int64_t bm = trawl_sync_pair_bound(r, r->fwd.t0);
+
+		printf("  %s - %s  %s: messages %zu / %zu, lost %" PRIu64 " / %" PRIu64
+		       ", duplicates %" PRIu64 " / %" PRIu64 ", violations %" PRIu64
+		       ", bound mid %s, drift %+.6f ppm, hull %zu / %zu%s\n",
+		       p->hosts[l->a].name, p->hosts[l->b].name, trawl_sync_quality_name(r->quality),
+		       l->n_ab, l->n_ba, l->lost_ab, l->lost_ba, l->dup_ab, l->dup_ba, r->violations,
+		       bound_str(bm, b1, sizeof(b1)),
+		       (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, r->hull_ab, r->hull_ba,
+		       r->dropped ? " (points dropped)" : "");
+	}
+	if (!p->nlinks)
+		printf("  none\n");
+	printf("\ngroups %zu%s\n", s->ngroups,
+	       s->ngroups > 1 ? " (disconnected: no message between them; their clocks are "
+				"not aligned with each other)" : "");
+	for (size_t g = 0; g < s->ngroups; g++) {
+		printf("  group %zu (%zu host%s):", g, group_size(s, g), group_size(s, g) == 1 ? "" : "s");
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (s->no[i].nd.group == g)
+				printf(" %s%s", p->hosts[i].name, s->no[i].is_ref ? " (reference)" : "");
+		putchar('\n');
+	}
+	if (p->same_host || p->bad_events)
+		printf("ignored: %" PRIu64 " keys sent and received on one node, %" PRIu64
+		       " events lacking a field\n", p->same_host, p->bad_events);
+	if (stored)
+		printf("stored %s\n", stored);
+}
+
+static void print_json(const struct sync_run *s, const char *stored)
+{
+	const struct trawl_sync_points *p = s->p;
+	FILE *f = stdout;
+
+	fprintf(f, "{\"session\":");
+	json_str(f, s->session);
+	fprintf(f, ",\"mode\":\"%s\",\"events\":%" PRIu64 ",\"messages\":{\"total\":%" PRIu64
+		",\"probe\":%" PRIu64 ",\"tcp\":%" PRIu64 ",\"match\":%" PRIu64 "}"
+		",\"same_host\":%" PRIu64 ",\"bad_events\":%" PRIu64 ",\"hosts\":[",
+		s->incremental ? "incremental" : "batch", p->events, s->messages, p->by_kind[0],
+		p->by_kind[1], p->by_kind[2], p->same_host, p->bad_events);
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct trawl_sync_host *h = &p->hosts[i];
+		const struct node_out *o = &s->no[i];
+
+		fprintf(f, "%s{\"host\":", i ? "," : "");
+		json_str(f, h->name);
+		fprintf(f, ",\"traces\":[");
+		for (size_t k = 0; k < h->npaths; k++) {
+			if (k)
+				fputc(',', f);
+			json_str(f, h->paths[k]);
+		}
+		fprintf(f, "],\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"drift_ppm\":%.6f"
+			",\"factor\":%.15f,\"offset_ns\":%" PRId64 ",\"offset_s\":%.9f",
+			o->start, o->end, o->ppm, o->factor, o->offset, (double)o->offset / 1e9);
+		fprintf(f, ",\"bound_start_ns\":");
+		json_bound(f, o->b_start);
+		fprintf(f, ",\"bound_mid_ns\":");
+		json_bound(f, o->b_mid);
+		fprintf(f, ",\"bound_end_ns\":");
+		json_bound(f, o->b_end);
+		fprintf(f, ",\"bound_max_ns\":");
+		json_bound(f, o->b_max);
+		fprintf(f, ",\"quality\":\"%s\",\"fallback\":", quality_str(o));
+		if (o->fallback[0])
+			json_str(f, o->fallback);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"reference\":");
+		json_str(f, p->hosts[o->nd.ref].name);
+		fprintf(f, ",\"group\":%zu,\"hops\":%zu,\"path\":", o->nd.group, o->nd.hops);
+		json_str(f, o->path);
+		fprintf(f, ",\"xform\":{\"t0\":%" PRId64 ",\"y0\":%" PRId64 ",\"slope\":%" PRId64 "}"
+			",\"sends\":%" PRIu64 ",\"recvs\":%" PRIu64 ",\"unmatched_sends\":%" PRIu64
+			",\"unmatched_recvs\":%" PRIu64 "}", o->nd.to_ref.t0, o->nd.to_ref.y0,
+			o->nd.to_ref.slope, h->sends, h->recvs, h->unmatched_sends, h->unmatched_recvs);
+	}
+	fprintf(f, "],\"pairs\":[");
+	for (size_t i = 0; i < p->nlinks; i++) {
+		const struct trawl_sync_link *l = &p->links[i];
+		const struct trawl_sync_pair *r = &s->pairs[i];
+
+		fprintf(f, "%s{\"a\":", i ? "," : "");
+		json_str(f, p->hosts[l->a].name);
+		fprintf(f, ",\"b\":");
+		json_str(f, p->hosts[l->b].name);
+		fprintf(f, ",\"quality\":\"%s\",\"messages_ab\":%zu,\"messages_ba\":%zu"
+			",\"lost_ab\":%" PRIu64 ",\"lost_ba\":%" PRIu64 ",\"duplicates_ab\":%" PRIu64
+			",\"duplicates_ba\":%" PRIu64 ",\"violations\":%" PRIu64 ",\"bound_mid_ns\":",
+			trawl_sync_quality_name(r->quality), l->n_ab, l->n_ba, l->lost_ab, l->lost_ba,
+			l->dup_ab, l->dup_ba, r->violations);
+		json_bound(f, trawl_sync_pair_bound(r, r->fwd.t0));
+		fprintf(f, ",\"drift_ppm\":%.6f,\"hull_ab\":%zu,\"hull_ba\":%zu,\"dropped\":%" PRIu64
+			",\"fwd\":{\"t0\":%" PRId64 ",\"y0\":%" PRId64 ",\"slope\":%" PRId64 "}}",
+			(trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, r->hull_ab, r->hull_ba,
+			r->dropped, r->fwd.t0, r->fwd.y0, r->fwd.slope);
+	}
+	fprintf(f, "],\"groups\":[");
+	for (size_t g = 0; g < s->ngroups; g++) {
+		bool first = true;
+		fprintf(f, "%s{\"reference\":", g ? "," : "");
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (s->no[i].nd.group == g && s->no[i].is_ref)
+				json_str(f, p->hosts[i].name);
+		fprintf(f, ",\"hosts\":[");
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (s->no[i].nd.group == g) {
+				fprintf(f, "%s", first ? "" : ",");
+				json_str(f, p->hosts[i].name);
+				first = false;
+			}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "],\"stored\":");
+	if (stored)
+		json_str(f, stored);
+	else
+		fputs("null", f);
+	fprintf(f, "}\n");
+}
+
+/* -------------------------------------------------------------- store */
+
+static int store(const struct sync_run *s, const char *path)
+{
+	const struct trawl_sync_points *p = s->p;
+	struct trawl_sync_store_entry *e = calloc(p->nhosts + 1, sizeof(*e));
+	char err[512];
+	int rc;
+
+	if (!e)
+		return die_msg("out of memory");
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct node_out *o = &s->no[i];
+		e[i] = (struct trawl_sync_store_entry){
+			.host = p->hosts[i].name, .xform = o->nd.to_ref, .quality = o->quality,
+			.is_ref = o->is_ref && o->quality != TRAWL_SYNC_ABSENT,
+			.reference = p->hosts[o->nd.ref].name, .group = o->nd.group,
+			.hops = o->nd.hops, .path = o->path, .first_ts = o->start, .last_ts = o->end,
+			.bound_start = o->b_start, .bound_mid = o->b_mid, .bound_end = o->b_end,
+			.bound_max = o->b_max,
+		};
+	}
+	rc = trawl_sync_store_write(path, e, p->nhosts, err, sizeof(err));
+	free(e);
+	if (rc)
+		return die_msg("sync: %s", err);
+	return 0;
+}
+
+/* -------------------------------------------------------------- apply */
+
+/* The corrected clock of a trace of a node with transform x. */
+struct clock_fix {
+	uint64_t freq;
+	int64_t offset_s, offset;
+};
+
+/*
+ * A clock (freq f, offset_s S, offset O cycles) read through x: new
+ * frequency f / slope (an integer), offset so that the corrected time is
+ * exact (within half a cycle) at the node's start.
+ */
+static int fix_clock(const struct trawl_ctf_clock *ck, const struct trawl_sync_xform *x,
+		     int64_t start, struct clock_fix *out)
+{
+	long double a = (long double)x->slope / (long double)((int64_t)1 << TRAWL_SYNC_SHIFT);
+	long double f = (long double)(ck->freq ? ck->freq : (uint64_t)NSEC);
+	long double nf = roundl(f / a), cs, q, qi, qf, rem;
+	int64_t ts = trawl_sync_xform_apply(x, start), base, sp;
+
+	if (!(nf >= 1 && nf < 1.8e19L))
+		return -1;
+	/* cycles of this clock at the node's start */
+	cs = ((long double)(start - ck->offset_s * NSEC)) * f / 1e9L - (long double)ck->offset;
+	q = cs * 1e9L / nf;	/* ns of the new clock from its zero to the start */
+	qi = floorl(q);
+	qf = q - qi;
+	base = ts - (int64_t)qi;	/* the new clock's zero, + qf ns */
+	sp = base / NSEC;
+	if (base % NSEC < 0)
+		sp--;
+	rem = (long double)(base - sp * NSEC) - qf;
+	out->freq = (uint64_t)nf;
+	out->offset_s = sp;
+	out->offset = (int64_t)llroundl(rem * nf / 1e9L);
+	while (out->offset < 0) {
+		out->offset += (int64_t)out->freq;
+		out->offset_s--;
+	}
+	while ((uint64_t)out->offset >= out->freq) {
+		out->offset -= (int64_t)out->freq;
+		out->offset_s++;
+	}
+	return 0;
+}
+
+static bool ident_at(const char *s, size_t i, const char *w)
+{
+	size_t n = strlen(w);
+	if (strncmp(s + i, w, n))
+		return false;
+	if (i && (s[i - 1] == '_' || (s[i - 1] >= 'a' && s[i - 1] <= 'z') ||
+		  (s[i - 1] >= 'A' && s[i - 1] <= 'Z') || (s[i - 1] >= '0' && s[i - 1] <= '9')))
+		return false;
+	char c = s[i + n];
+	return !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		 (c >= '0' && c <= '9'));
+}
+
+/* Past a comment or string starting at s[i], or i if none. */
+static size_t skip_lex(const char *s, size_t i, size_t n)
+{
+	if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+		const char *e = strstr(s + i + 2, "*/");
+		return e ? (size_t)(e - s) + 2 : n;
+	}
+	if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+		const char *e = strchr(s + i, '\n');
+		return e ? (size_t)(e - s) + 1 : n;
+	}
+	if (s[i] == '"') {
+		for (i++; i < n && s[i] != '"'; i++)
+			if (s[i] == '\\' && i + 1 < n)
+				i++;
+		return i < n ? i + 1 : n;
+	}
+	return i;
+}
+
+/*
+ * The metadata text with every top-level clock block's freq, offset_s and
+ * offset replaced by fix[k] (k: the clock's order). malloc'd, or NULL.
+ */
+static char *rewrite_clocks(const char *text, size_t n, const struct clock_fix *fix, size_t nfix,
+			    const char *note)
+{
+	size_t cap = n + 1024 * (nfix + 1), len = 0, k = 0;
+	char *out = malloc(cap);
+	size_t i = 0;
+	int depth = 0;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		size_t j = skip_lex(text, i, n);
+		if (j != i) {
+			memcpy(out + len, text + i, j - i);
+			len += j - i;
+			i = j;
+			continue;
+		}
+		if (depth == 0 && ident_at(text, i, "clock")) {
+			size_t b = i + 5;
+			while (b < n && (text[b] == ' ' || text[b] == '\t' || text[b] == '\n' ||
+					 text[b] == '\r'))
+				b++;
+			if (b < n && text[b] == '{' && k < nfix) {
+				/* copy the block, dropping freq/offset_s/offset statements */
+				memcpy(out + len, text + i, b + 1 - i);
+				len += b + 1 - i;
+				i = b + 1;
+				while (i < n && text[i] != '}') {
+					j = skip_lex(text, i, n);
+					if (j != i) {
+						memcpy(out + len, text + i, j - i);
+						len += j - i;
+						i = j;
+						continue;
+					}
+					if (ident_at(text, i, "freq") || ident_at(text, i, "offset_s") ||
+					    ident_at(text, i, "offset")) {
+						while (i < n && text[i] != ';' && text[i] != '}') {
+							j = skip_lex(text, i, n);
+							i = j != i ? j : i + 1;
+						}
+						if (i < n && text[i] == ';')
+							i++;
+						/* the statement's line, if it held only it */
+						while (len && (out[len - 1] == ' ' || out[len - 1] == '\t'))
+							len--;
+						while (i < n && (text[i] == ' ' || text[i] == '\t'))
+							i++;
+						if (i < n && text[i] == '\n' && len && out[len - 1] == '\n')
+							i++;
+						continue;
+					}
+					out[len++] = text[i++];
+				}
+				len += (size_t)sprintf(out + len,
+						       "\t/* %s */\n\tfreq = %" PRIu64 ";\n\toffset_s = %"
+						       PRId64 ";\n\toffset = %" PRId64 ";\n", note,
+						       fix[k].freq, fix[k].offset_s, fix[k].offset);
+				k++;
+				if (i < n)
+					out[len++] = text[i++];
+				continue;
+			}
+		}
+		if (text[i] == '{')
+			depth++;
+		else if (text[i] == '}' && depth > 0)
+			depth--;
+		out[len++] = text[i++];
+	}
+	out[len] = 0;
+	return out;
+}
+
+static int copy_or_link(const char *from, const char *to)
+{
+	char buf[1 << 16];
+	int in, outfd, rc = 0;
+	ssize_t r;
+
+	if (link(from, to) == 0)
+		return 0;
+	in = open(from, O_RDONLY);
+	if (in < 0)
+		return -errno;
+	outfd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (outfd < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while ((r = read(in, buf, sizeof(buf))) > 0) {
+		if (write(outfd, buf, (size_t)r) != r) {
+			rc = -EIO;
+			break;
+		}
+	}
+	if (r < 0)
+		rc = -errno;
+	if (close(outfd) && !rc)
+		rc = -errno;
+	close(in);
+	return rc;
+}
+
+static int mkdirs(const char *path)
+{
+	char *p = strdup(path);
+	int rc = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			rc = -errno;
+		*s = '/';
+		if (rc)
+			break;
+	}
+	if (!rc && mkdir(p, 0755) && errno != EEXIST)
+		rc = -errno;
+	free(p);
+	return rc;
+}
+
+/* Files of dir (regular, not "metadata") linked or copied into out. */
+static int copy_dir_files(const char *dir, const char *out, int *nfiles)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d)
+		return -errno;
+	while (!rc && (de = readdir(d))) {
+		char *from, *to;
+		struct stat st;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "metadata"))
+			continue;
+		if (asprintf(&from, "%s/%s", dir, de->d_name) < 0)
+			return -ENOMEM;
+		if (asprintf(&to, "%s/%s", out, de->d_name) < 0) {
+			free(from);
+			return -ENOMEM;
+		}
+		if (stat(from, &st) == 0) {
+			if (S_ISREG(st.st_mode)) {
+				rc = copy_or_link(from, to);
+				(*nfiles)++;
+			} else if (S_ISDIR(st.st_mode) && !strcmp(de->d_name, "index")) {
+				rc = mkdirs(to);
+				if (!rc)
+					rc = copy_dir_files(from, to, nfiles);
+			}
+		}
+		free(from);
+		free(to);
+	}
+	closedir(d);
+	return rc;
+}
+
+static bool empty_or_new(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool empty = true;
+
+	if (!d)
+		return errno == ENOENT;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+static int apply(const struct sync_run *s, const char *out)
+{
+	const struct trawl_sync_points *p = s->p;
+	size_t slen = strlen(s->session), ntr = 0;
+	int nfiles = 0;
+
+	while (slen > 1 && s->session[slen - 1] == '/')
+		slen--;
+	if (!empty_or_new(out))
+		return die_msg("sync: %s exists and is not empty", out);
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct node_out *o = &s->no[i];
+		for (size_t k = 0; k < p->hosts[i].npaths; k++) {
+			const char *tp = p->hosts[i].paths[k];
+			const char *rel = "";
+			char *dst = NULL, *mpath = NULL, *text = NULL, *newtext = NULL;
+			char err[512], note[200];
+			struct trawl_ctf_trace *m = NULL;
+			struct clock_fix *fx = NULL;
+			size_t tlen;
+			int rc = 0;
+
+			if (!strncmp(tp, s->session, slen) && (tp[slen] == '/' || !tp[slen]))
+				rel = tp + slen + (tp[slen] == '/');
+			else
+				return die_msg("sync: trace %s is not under %s", tp, s->session);
+			if (asprintf(&dst, "%s/%s", out, rel) < 0 ||
+			    asprintf(&mpath, "%s/metadata", tp) < 0)
+				return die_msg("out of memory");
+			if ((rc = mkdirs(dst))) {
+				die_msg("sync: %s: %s", dst, strerror(-rc));
+				goto next;
+			}
+			text = trawl_ctf_metadata_read(mpath, &tlen, err, sizeof(err));
+			if (!text) {
+				rc = die_msg("sync: %s", err);
+				goto next;
+			}
+			m = trawl_ctf_metadata_parse(text, tlen, err, sizeof(err));
+			if (!m) {
+				rc = die_msg("sync: %s: %s", mpath, err);
+				goto next;
+			}
+			fx = calloc(m->nclocks + 1, sizeof(*fx));
+			if (!fx) {
+				rc = die_msg("out of memory");
+				goto next;
+			}
+			for (size_t c = 0; c < m->nclocks; c++)
+				if (fix_clock(&m->clocks[c], &o->nd.to_ref, o->start, &fx[c])) {
+					rc = die_msg("sync: %s: cannot correct clock %s", mpath,
+						     m->clocks[c].name);
+					goto next;
+				}
+			snprintf(note, sizeof(note), "corrected by trawl sync: %s on %s's clock, "
+				 "quality %s", p->hosts[i].name, p->hosts[o->nd.ref].name,
+				 quality_str(o));
+			newtext = rewrite_clocks(text, tlen, fx, m->nclocks, note);
+			if (!newtext) {
+				rc = die_msg("out of memory");
+				goto next;
+			}
+			{
+				char *mout;
+				FILE *f;
+				if (asprintf(&mout, "%s/metadata", dst) < 0) {
+					rc = die_msg("out of memory");
+					goto next;
+				}
+				f = fopen(mout, "w");
+				if (!f || fputs(newtext, f) < 0 || fclose(f)) {
+					rc = die_msg("sync: %s: %s", mout, strerror(errno));
+					free(mout);
+					goto next;
+				}
+				free(mout);
+			}
+			if ((rc = copy_dir_files(tp, dst, &nfiles))) {
+				rc = die_msg("sync: copying %s: %s", tp, strerror(-rc));
+				goto next;
+			}
+			ntr++;
+next:
+			trawl_ctf_trace_free(m);
+			free(fx);
+			free(text);
+			free(newtext);
+			free(dst);
+			free(mpath);
+			if (rc)
+				return 1;
+		}
+	}
+	fprintf(stderr, "trawl sync: wrote %s: %zu trace%s with corrected clocks, %d data and "
+		"index files linked or copied\n", out, ntr, ntr == 1 ? "" : "s", nfiles);
+	return 0;
+}
+
+/* ------------------------------------------------- for print and info */
+
+int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
+		  struct trawl_reader_opts *ro, struct trawl_sync_store **store)
+{
+	char err[1024], *path;
+	struct trawl_sync_store *s;
+	char refs[256] = "", weak[512] = "";
+	size_t rl = 0, wl = 0, nweak = 0;
+
+	*store = NULL;
+	if (no_sync)
+		return 0;
+	path = trawl_sync_store_find(paths, npaths);
+	if (!path)
+		return errno == ENOENT ? 0 : die_msg("out of memory");
+	s = trawl_sync_store_load(path, err, sizeof(err));
+	if (!s) {
+		die_msg("%s (run trawl sync again, or read raw clocks with --no-sync)", err);
+		free(path);
+		return 1;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct trawl_sync_store_entry *e = &s->entries[i];
+		if (e->is_ref && rl < sizeof(refs))
+			rl += (size_t)snprintf(refs + rl, sizeof(refs) - rl, "%s%s", rl ? ", " : "",
+					       e->host);
+		if (!e->is_ref && (e->quality != TRAWL_SYNC_ACCURATE ||
+				   e->bound_max == TRAWL_SYNC_UNBOUNDED)) {
+			if (nweak++ < 4 && wl < sizeof(weak))
+				wl += (size_t)snprintf(weak + wl, sizeof(weak) - wl, "%s%s %s",
+						       wl ? ", " : "", e->host,
+						       trawl_sync_quality_name(e->quality));
+		}
+	}
+	fprintf(stderr, "trawl: clocks corrected by %s (reference%s %s%s%s%s%s)\n", path,
+		s->groups > 1 ? "s" : "", refs[0] ? refs : "none",
+		s->groups > 1 ? "; groups not aligned with each other" : "",
+		nweak ? "; without a bound: " : "", weak, nweak > 4 ? ", ..." : "");
+	free(path);
+	ro->fixes = s->fixes;
+	ro->nfixes = s->nfixes;
+	*store = s;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cmd_sync(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "match", required_argument, NULL, 'm' },
+		{ "reference", required_argument, NULL, 'r' },
+		{ "incremental", no_argument, NULL, 1 },
+		{ "json", no_argument, NULL, 2 },
+		{ "no-store", no_argument, NULL, 3 },
+		{ "apply", no_argument, NULL, 4 },
+		{ "output", required_argument, NULL, 'o' },
+		{ "max-drift", required_argument, NULL, 5 },
+		{ "no-probes", no_argument, NULL, 6 },
+		{ "no-tcp", no_argument, NULL, 7 },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trawl_sync_match *matches = NULL;
+	size_t nmatches = 0;
+	struct trawl_sync_opts so = { .size = sizeof(so) };
+	struct trawl_sync_points_opts po = { .size = sizeof(po) };
+	struct sync_run s = { .ref = -1 };
+	const char *ref_name = NULL, *out = NULL;
+	bool json = false, no_store = false, do_apply = false;
+	char err[1024], *stored = NULL;
+	int c, status = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:r:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm': {
+			struct trawl_sync_match *nm = realloc(matches, (nmatches + 1) * sizeof(*nm));
+			if (!nm) {
+				status = die_msg("out of memory");
+				goto out;
+			}
+			matches = nm;
+			if (trawl_sync_match_parse(optarg, &matches[nmatches], err, sizeof(err))) {
+				fprintf(stderr, "trawl sync: %s\n", err);
+				status = 2;
+				goto out;
+			}
+			nmatches++;
+			break;
+		}
+		case 'r':
+			ref_name = optarg;
+			break;
+		case 1:
+			s.incremental = true;
+			break;
+		case 2:
+			json = true;
+			break;
+		case 3:
+			no_store = true;
+			break;
+		case 4:
+			do_apply = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 5: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v < 1 || v >= 1000000 || optarg[0] == '-') {
+				fprintf(stderr, "trawl sync: bad --max-drift '%s' (1..999999 ppm)\n",
+					optarg);
+				status = 2;
+				goto out;
+			}
+			so.max_drift_ppm = (uint32_t)v;
+			break;
+		}
+		case 6:
+			po.no_probes = 1;
+			break;
+		case 7:
+			po.no_tcp = 1;
+			break;
+		case 'h':
+			sync_usage(stdout);
+			goto out;
+		default:
+			sync_usage(stderr);
+			status = 2;
+			goto out;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "trawl sync: no session given\n");
+		sync_usage(stderr);
+		status = 2;
+		goto out;
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "trawl sync: one session at a time ('%s' is extra)\n", argv[optind + 1]);
+		status = 2;
+		goto out;
+	}
+	if (do_apply != (out != NULL)) {
+		fprintf(stderr, "trawl sync: %s\n", do_apply ? "--apply needs -o <dir>" :
+			"-o is the output of --apply");
+		status = 2;
+		goto out;
+	}
+	if (po.no_probes && po.no_tcp && !nmatches) {
+		fprintf(stderr, "trawl sync: --no-probes and --no-tcp leave nothing to match "
+			"(add --match)\n");
+		status = 2;
+		goto out;
+	}
+	s.session = argv[optind];
+	{
+		struct stat st;
+		if (stat(s.session, &st) || !S_ISDIR(st.st_mode)) {
+			status = die_msg("sync: %s: %s", s.session,
+					 errno && !S_ISDIR(st.st_mode) ? strerror(errno) :
+					 "not a directory");
+			goto out;
+		}
+	}
+	po.matches = matches;
+	po.nmatches = nmatches;
+	s.p = trawl_sync_points_read((const char *const *)&s.session, 1, &po, err, sizeof(err));
+	if (!s.p) {
+		status = die_msg("%s", err);
+		goto out;
+	}
+	if (s.p->reader_errors) {
+		die_msg("sync: %u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
+			s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
+	}
+	if (!s.p->nhosts) {
+		status = die_msg("sync: no trace in %s", s.session);
+		goto out;
+	}
+	if ((status = compute(&s, &so, ref_name)))
+		goto out;
+	if (s.p->nhosts > 1 && !s.messages) {
+		status = die_msg("sync: no message between the nodes of %s (looked for %s%s%s); "
+				 "nothing stored", s.session,
+				 po.no_probes ? "" : "trawl_sync:probe_* ",
+				 po.no_tcp ? "" : "trawl_sync:tcp_* ", nmatches ? "--match events" : "");
+		goto out;
+	}
+	if (!no_store) {
+		if (asprintf(&stored, "%s%s%s", s.session,
+			     s.session[strlen(s.session) - 1] == '/' ? "" : "/",
+			     TRAWL_SYNC_STORE_NAME) < 0) {
+			status = die_msg("out of memory");
+			goto out;
+		}
+		if ((status = store(&s, stored)))
+			goto out;
+	}
+	if (json)
+		print_json(&s, stored);
+	else
+		print_text(&s, stored);
+	fflush(stdout);
+	if (do_apply)
+		status = apply(&s, out);
+	for (size_t i = 0; i < s.p->nhosts; i++)
+		if (s.no[i].quality == TRAWL_SYNC_FAIL) {
+			fprintf(stderr, "trawl sync: warning: %s: quality fail (no line fits every "
+				"message); its correction is a fallback without a bound\n",
+				s.p->hosts[i].name);
+		}
+out:
+	if (s.p)
+		for (size_t i = 0; s.no && i < s.p->nhosts; i++)
+			free(s.no[i].path);
+	for (size_t i = 0; s.pairs && s.p && i < s.p->nlinks; i++)
+		trawl_sync_pair_release(&s.pairs[i]);
+	free(s.pairs);
+	free(s.no);
+	trawl_sync_graph_free(s.g);
+	trawl_sync_points_free(s.p);
+	for (size_t i = 0; i < nmatches; i++)
+		trawl_sync_match_release(&matches[i]);
+	free(matches);
+	free(stored);
+	return status;
+}
