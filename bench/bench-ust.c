@@ -11,8 +11,14 @@
  *     -n N          events in total (default 10000000)
  *     -t T          threads (default 1)
  *     -m MODE       discard | overwrite | disabled | notp | percpu | perthread
+ *                   | agent | count
  *                   (disabled: compiled in, no session; notp: empty loop;
- *                   percpu / perthread: the buffer prototypes, no session)
+ *                   percpu / perthread: the buffer prototypes, no session;
+ *                   agent: no in-process session, the events are recorded
+ *                   by the agent the program registers with (run under
+ *                   `trawl agent --oneshot`, TRAWL_AGENT_SOCKET set);
+ *                   count: emit nothing, read the trace in -o DIR and
+ *                   print recorded, discarded, bytes, bytes_per_event)
  *     -H HDR        large | fixed (event header; default large)
  *     -c CLOCK      auto | monotonic
  *     -S SIZE -N COUNT  sub-buffer size and count (default 256 KiB x 8)
@@ -54,7 +60,7 @@ TRAWL_TRACEPOINT_EVENT(bench, ev, TRAWL_LOGLEVEL_INFO,
 		TRAWL_FIELD_INT(int64_t, val, val)
 		TRAWL_FIELD_STRING(msg, msg)))
 
-enum mode { M_DISCARD, M_OVERWRITE, M_DISABLED, M_NOTP, M_PERCPU, M_PERTHREAD };
+enum mode { M_DISCARD, M_OVERWRITE, M_DISABLED, M_NOTP, M_PERCPU, M_PERTHREAD, M_AGENT, M_COUNT };
 
 static uint64_t nevents = 10000000;
 static int nthreads = 1;
@@ -164,7 +170,8 @@ static void *worker(void *arg)
 		 * compared on equal terms (as in the lttng-ust anchor) */
 		for (uint64_t i = 0; i < n; i++)
 			__asm__ volatile("" ::: "memory");
-	} else if (!rate && (mode == M_DISABLED || mode == M_DISCARD || mode == M_OVERWRITE)) {
+	} else if (!rate && (mode == M_DISABLED || mode == M_DISCARD || mode == M_OVERWRITE ||
+			     mode == M_AGENT)) {
 		for (uint64_t i = 0; i < n; i++)
 			trawl_tracepoint(bench, ev, i, tid, (int64_t)(i * 7), "hello");
 	} else {
@@ -268,7 +275,9 @@ int main(int argc, char **argv)
 			       !strcmp(optarg, "disabled") ? M_DISABLED :
 			       !strcmp(optarg, "notp") ? M_NOTP :
 			       !strcmp(optarg, "percpu") ? M_PERCPU :
-			       !strcmp(optarg, "perthread") ? M_PERTHREAD : M_DISCARD;
+			       !strcmp(optarg, "perthread") ? M_PERTHREAD :
+			       !strcmp(optarg, "agent") ? M_AGENT :
+			       !strcmp(optarg, "count") ? M_COUNT : M_DISCARD;
 			break;
 		case 'H': hdr = !strcmp(optarg, "large") ? TRAWL_UST_HEADER_LARGE : TRAWL_UST_HEADER_FIXED; break;
 		case 'c': clk = !strcmp(optarg, "monotonic") ? TRAWL_UST_CLOCK_MONOTONIC : TRAWL_UST_CLOCK_AUTO; break;
@@ -285,6 +294,14 @@ int main(int argc, char **argv)
 	}
 	if (nthreads < 1 || nthreads > 64)
 		return 2;
+	if (mode == M_COUNT) {
+		uint64_t rec, disc, bytes = du(out);
+		count_trace(out, &rec, &disc);
+		printf("recorded=%llu discarded=%llu bytes=%llu bytes_per_event=%.2f\n",
+		       (unsigned long long)rec, (unsigned long long)disc,
+		       (unsigned long long)bytes, rec ? (double)bytes / (double)rec : 0.0);
+		return 0;
+	}
 	/* TSC ticks per ns, for pacing */
 	uint64_t a = now_ns(), ca = __rdtsc();
 	struct timespec d = { 0, 20000000 };

@@ -13,12 +13,18 @@
 #   ns/event disabled (compiled in, no session) and the empty loop
 #   events lost (flat out, discard mode) and bytes/event on disk
 #   zero-loss check: one thread paced at RATE events/s (default 5 M/s) for
-#     SECONDS seconds with default buffers; events lost on each side
+#     SECONDS seconds with default buffers; events lost on each side:
+#     trawl in-process session, trawl through `trawl agent --oneshot` (the
+#     deployment: the agent process drains the application's buffers), and
+#     lttng-ust with its default channel (no channel options)
 #   trawl only: per-thread vs per-CPU buffer prototypes (producer cost),
 #     fixed vs large event header, TSC vs CLOCK_MONOTONIC timestamps
 #
 #   TRAWL_BUILD=build sh bench/ust.sh        (env: RUNS=3 N=10000000
 #                                             RATE=5000000 SECONDS=5 WORK=...)
+#   PACED_ONLY=1 SECONDS=3 RUNS=5 ...        only the zero-loss check, with
+#                                             one line per run (emitted,
+#                                             recorded, discarded, lost)
 # lttng-ust needs root to install (apt) or an installed lttng-tools; without
 # it the trawl figures are printed alone. Starts its own lttng-sessiond if
 # none runs and stops it (by pid) at exit; touches no other session.
@@ -150,6 +156,48 @@ trawl_run() {	# scenario threads [bench options]
 		"$(kv "$line" lost)" "$(kv "$line" bytes_per_event)"
 }
 
+# the paced run through the agent: a one-shot agent (default settings:
+# buffers 8 x 256 KiB per thread, drained every 2 ms) records the benchmark
+# program, which registers with it (TRAWL_AGENT_SOCKET)
+agent_run() {	# scenario threads rate
+	scn=$1 t=$2 rate=$3 dir="$WORK/agent-trace" sock="$WORK/agent.sock"
+	rm -rf "$dir" "$sock" "$WORK/agent.pid"
+	"$TRAWL_BUILD/trawl" agent --oneshot --socket "$sock" -o "$dir" --enable 'bench:ev' \
+		--pidfile "$WORK/agent.pid" 2> "$WORK/agent.err" &
+	apid=$!
+	for i in $(seq 200); do [ -S "$sock" ] && [ -s "$WORK/agent.pid" ] && break; sleep 0.05; done
+	line=$(TRAWL_AGENT_SOCKET="$sock" "$BENCH" -n "$n" -t "$t" -m agent -r "$rate")
+	kill -TERM "$apid"
+	wait "$apid"
+	cnt=$("$BENCH" -m count -o "$dir")
+	ev=$(kv "$line" events) got=$(kv "$cnt" recorded) disc=$(kv "$cnt" discarded)
+	echo "# $scn: emitted=$ev recorded=$got discarded=$disc lost=$((ev - got))" \
+		"rate=$(kv "$line" Mev_per_s)M/s" >&2
+	rec trawl-agent "$scn" "$t" "$(kv "$line" ns_per_event_wall)" \
+		"$(kv "$line" ns_per_event_thread)" "$((ev - got))" "$(kv "$cnt" bytes_per_event)"
+	rm -rf "$dir"
+}
+
+# the paced run, lttng-ust with its default channel (the one `lttng
+# enable-event -u` creates when no channel is given)
+lttng_default_run() {	# scenario threads rate
+	scn=$1 t=$2 rate=$3 sess="trawlb_$$" dir="$WORK/lttng-trace"
+	rm -rf "$dir"
+	lttng create "$sess" --output="$dir" >/dev/null
+	lttng enable-event -u -s "$sess" bench:ev >/dev/null
+	lttng start "$sess" >/dev/null
+	line=$("$L/bench" "$n" "$t" "$rate")
+	lttng stop "$sess" >/dev/null 2>&1
+	lttng destroy "$sess" >/dev/null
+	got=$(bt_count "$dir")
+	ev=$(kv "$line" events)
+	echo "# $scn: emitted=$ev recorded=${got:-0} lost=$((ev - ${got:-0}))" \
+		"rate=$(kv "$line" Mev_per_s)M/s" >&2
+	rec lttng "$scn" "$t" "$(kv "$line" ns_per_event_wall)" "$(kv "$line" ns_per_event_thread)" \
+		"$((ev - ${got:-0}))" -
+	rm -rf "$dir"
+}
+
 lttng_run() {	# scenario threads [rate]
 	scn=$1 t=$2 rate=${3:-0} sess="trawlb_$$" dir="$WORK/lttng-trace"
 	rm -rf "$dir"
@@ -179,6 +227,30 @@ lttng_run() {	# scenario threads [rate]
 	rm -rf "$dir"
 }
 
+paced() {
+	n=$((RATE * SECS))
+	trawl_run paced 1 -m discard -r "$RATE"
+	tail -n 1 "$RAW" | awk '{ print "# paced (in-process): lost=" $6 }' >&2
+	agent_run paced-agent 1 "$RATE"
+	[ "$LTTNG" = 1 ] && lttng_default_run paced-default 1 "$RATE"
+}
+if [ "${PACED_ONLY:-0}" = 1 ]; then
+	for r in $(seq "$RUNS"); do
+		echo "# run $r/$RUNS" >&2
+		paced
+	done
+	awk -v rate="$RATE" '
+	$6 != "-" { lost[$1 " " $2] = lost[$1 " " $2] " " $6 }
+	END {
+		printf "\n| lost at %d events/s, 1 thread, default buffers (each run) | events lost |\n", rate
+		print "|---|---|"
+		printf "| trawl, in-process session |%s |\n", lost["trawl paced"]
+		printf "| trawl, through trawl agent --oneshot |%s |\n", lost["trawl-agent paced-agent"]
+		printf "| lttng-ust 2.13, default channel |%s |\n", lost["lttng paced-default"]
+	}' "$RAW" | tee "$WORK/summary.md"
+	exit 0
+fi
+
 for r in $(seq "$RUNS"); do
 	echo "# run $r/$RUNS" >&2
 	n=$N
@@ -199,6 +271,8 @@ for r in $(seq "$RUNS"); do
 	n=$((RATE * SECS))
 	trawl_run paced 1 -m discard -r "$RATE"
 	[ "$LTTNG" = 1 ] && lttng_run paced 1 "$RATE"
+	agent_run paced-agent 1 "$RATE"
+	[ "$LTTNG" = 1 ] && lttng_default_run paced-default 1 "$RATE"
 done
 
 # ---------------------------------------------------------------- summary
@@ -238,7 +312,8 @@ END {
 		printf "| lost, %d thread(s) | %s%s | %s%s |\n", t, med(lost["trawl discard " t]), rng(lost["trawl discard " t]), med(lost["lttng discard " t]), rng(lost["lttng discard " t])
 		printf "| bytes/event, %d thread(s) | %s | %s |\n", t, med(bpe["trawl discard " t]), med(bpe["lttng discard " t])
 	}
-	printf "| lost at %d events/s, 1 thread (all runs) |%s |%s |\n", rate, lost["trawl paced 1"], lost["lttng paced 1"]
+	printf "| lost at %d events/s, 1 thread, 8 x 256 KiB (all runs) |%s |%s |\n", rate, lost["trawl paced 1"], lost["lttng paced 1"]
+	printf "| lost at %d events/s, 1 thread, default buffers, trawl through the agent / lttng default channel (all runs) |%s |%s |\n", rate, lost["trawl-agent paced-agent 1"], lost["lttng paced-default 1"]
 	printf "\ntrawl design measurements (ns/event wall, median)\n\n"
 	print "| figure | 1 thread | 2 threads |"
 	print "|---|---|---|"

@@ -32,6 +32,18 @@ static const struct command commands[] = {
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
 	{ "probe", cmd_probe, "exchange clock-sync probe messages with peer nodes, recorded" },
 	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },
+	{ "agent", cmd_agent, "the per-node daemon that applications register with" },
+	{ "create", cmd_create, "create a tracing session (to a directory, or in snapshot mode)" },
+	{ "enable", cmd_enable, "enable events of a session by provider:event glob" },
+	{ "disable", cmd_disable, "disable events of a session" },
+	{ "add-context", cmd_add_context, "add context fields (vpid, vtid, procname, cgroup) to events" },
+	{ "start", cmd_start, "start recording a session" },
+	{ "stop", cmd_stop, "stop recording a session" },
+	{ "snapshot", cmd_snapshot, "record a snapshot of a snapshot-mode session" },
+	{ "destroy", cmd_destroy, "destroy a session" },
+	{ "list", cmd_list, "list sessions, registered applications and their events" },
+	{ "save", cmd_save, "save a session's description to a file" },
+	{ "load", cmd_load, "load a session from a saved description" },
 	{ "help", cmd_help, "show a command's manual page or usage" },
 };
 

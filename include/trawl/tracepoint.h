@@ -110,7 +110,8 @@ struct trawl_tp_field {
 
 /* One event; defined by TRAWL_TRACEPOINT_DEFINE, set by libtrawl. */
 struct trawl_tp_event {
-	volatile int enabled;		/* read by trawl_tracepoint() */
+	int enabled;			/* read by trawl_tracepoint() (acquire load: a
+					 * plain load on every architecture) */
 	uint32_t id;			/* event class id in the session */
 	const char *provider, *name;
 	int loglevel;
@@ -279,13 +280,14 @@ void trawl_ust_commit(const struct trawl_ust_ctx *ctx);
 /* Emits event prov:ev when a session enables it. */
 #define trawl_tracepoint(prov, ev, ...)					\
 	do {								\
-		if (__builtin_expect(__trawl_ev_##prov##_##ev.enabled, 0)) \
+		if (__builtin_expect(__atomic_load_n(&__trawl_ev_##prov##_##ev.enabled, \
+						     __ATOMIC_ACQUIRE), 0))	\
 			__trawl_emit_##prov##_##ev(__VA_ARGS__);	\
 	} while (0)
 
 /* Is prov:ev enabled (e.g. to skip computing arguments)? */
 #define trawl_tracepoint_enabled(prov, ev)				\
-	__builtin_expect(__trawl_ev_##prov##_##ev.enabled, 0)
+	__builtin_expect(__atomic_load_n(&__trawl_ev_##prov##_##ev.enabled, __ATOMIC_ACQUIRE), 0)
 
 /* ------------------------------------------------- the in-process session */
 

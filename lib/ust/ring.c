@@ -13,8 +13,21 @@
 
 #include "ust-internal.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 1U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 2U
+#endif
+#ifndef F_ADD_SEALS
+#define F_ADD_SEALS 1033
+#define F_GET_SEALS 1034
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
 #endif
 
 static size_t page_round(size_t n)
@@ -27,10 +40,13 @@ int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
 	size_t hdr = page_round(sizeof(struct ust_shm) + o->nsubbuf * sizeof(struct ust_sb));
 	size_t len = hdr + (size_t)o->subbuf_size * o->nsubbuf;
 	memset(r, 0, sizeof(*r));
-	r->fd = memfd_create("trawl-ust", MFD_CLOEXEC);
+	r->fd = memfd_create("trawl-ust", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (r->fd < 0)
 		return -errno;
-	if (ftruncate(r->fd, (off_t)len) < 0) {
+	/* the size never changes: an agent that maps the buffer can trust it
+	 * (no SIGBUS from a shrunk file) */
+	if (ftruncate(r->fd, (off_t)len) < 0 ||
+	    fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		int e = -errno;
 		close(r->fd);
 		return e;
@@ -59,6 +75,39 @@ int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
 	memcpy(h->uuid, o->uuid, 16);
 	h->pid = o->pid;
 	h->tid = o->tid;
+	return 0;
+}
+
+int ust_ring_map(struct ust_ring *r, int fd)
+{
+	struct stat st;
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 || st.st_size < 4096)
+		return -EINVAL;
+	struct ust_shm *h = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return -errno;
+	uint32_t S = h->subbuf_size, N = h->nsubbuf, off = h->data_off;
+	bool good = h->magic == UST_SHM_MAGIC && h->version == UST_SHM_VERSION &&
+		    S >= 4096 && S <= (1u << 30) && !(S & (S - 1)) &&
+		    N >= 2 && N <= 65536 && !(N & (N - 1)) &&
+		    off == page_round(sizeof(struct ust_shm) + N * sizeof(struct ust_sb)) &&
+		    (uint64_t)st.st_size == off + (uint64_t)S * N &&
+		    (h->mode == TRAWL_UST_DISCARD || h->mode == TRAWL_UST_OVERWRITE);
+	munmap(h, 4096);
+	if (!good)
+		return -EINVAL;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->shm = m;
+	r->map_len = (size_t)st.st_size;
+	r->data = (uint8_t *)m + off;
+	r->S = S;
+	r->N = N;
+	r->fd = fd;
 	return 0;
 }
 

@@ -97,6 +97,13 @@ struct ust_ring_opts {
 /* Creates the memfd and maps it. Returns 0 or -errno. */
 TRAWL_HIDDEN int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o);
 TRAWL_HIDDEN void ust_ring_destroy(struct ust_ring *r);
+/*
+ * Maps a buffer another process created (its memfd, received by the agent):
+ * checks the seals (the size cannot change), the magic, the version and
+ * that the geometry matches the file size. Takes fd (closed by
+ * ust_ring_destroy) on success. Returns 0 or -EINVAL / -errno.
+ */
+TRAWL_HIDDEN int ust_ring_map(struct ust_ring *r, int fd);
 
 static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
 {
@@ -137,5 +144,91 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 
 /* The clock used for timestamps (set by the session, read per event). */
 TRAWL_HIDDEN uint64_t ust_clock_now(void);
+
+/* ---- shared by the in-process session (ust.c), the application side of
+ * the agent protocol (app.c) and the agent's consumer (consumer.c) */
+
+/* The registry's and sessions' lock (ust.c); app.c sends under it. */
+#include <pthread.h>
+TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
+/* Is the kernel's clocksource the TSC? */
+TRAWL_HIDDEN bool ust_clocksource_is_tsc(void);
+/* A (clock, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns) sample, the tightest of 16. */
+TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real);
+/* Fills the trace's clock: frequency measured from the start sample to
+ * now (TSC), offset to the epoch. */
+TRAWL_HIDDEN void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0,
+				 int64_t mono0, int64_t real0);
+/* A user-space CTF trace writer (env domain "ust", tracer "trawl"). */
+TRAWL_HIDDEN struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname,
+						     bool tsc);
+/* A stream class with the event header form and the context fields
+ * (TRAWL_UST_CTX_*). NULL + errno. */
+TRAWL_HIDDEN struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
+								  unsigned header,
+								  unsigned contexts);
+/* Adds ev as event class ev->id of sc (-EINVAL if the writer's next id
+ * differs). Returns 0 or -errno. */
+TRAWL_HIDDEN int ust_writer_add_event(struct trawl_ctf_writer *w,
+				      struct trawl_ctf_stream_class *sc,
+				      const struct trawl_tp_event *ev);
+/* pthread_once of the fork/exit/thread-exit handlers. */
+TRAWL_HIDDEN void ust_init_once(void);
+/* Starts a session whose buffers the agent consumes (listener thread).
+ * o->events with glob_ll[i] the loglevel of glob i (-1: any). 0 or -errno
+ * (-EBUSY: another session records in this process). */
+TRAWL_HIDDEN int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
+				  const int *glob_ll, const uint8_t uuid[16]);
+/* Stops the agent session `key` (0: whichever): disables its events, waits
+ * for the threads to leave them, hands every buffer to the agent (exited),
+ * unmaps them. 0, or -ENOENT. */
+TRAWL_HIDDEN int ust_remote_stop(uint64_t key);
+
+/* app.c: the application side of the agent protocol. Without an agent,
+ * ust_app_init() is one socket() + connect() + close(), and the rest do
+ * nothing. The senders are called with ust_lock held. */
+TRAWL_HIDDEN void ust_app_init(void);
+TRAWL_HIDDEN void ust_app_send_evreg(const struct trawl_tp_event *ev);
+TRAWL_HIDDEN void ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev);
+/* Async-signal-safe (a thread's first event may be in a signal handler). */
+TRAWL_HIDDEN void ust_app_send_buf(uint64_t key, int32_t tid, int fd);
+/* In a forked child (atfork): closes the parent's connection and, if the
+ * parent was registered, registers the child (as recording into session
+ * key, when non-zero). Returns true when connected. */
+TRAWL_HIDDEN bool ust_app_child(uint64_t key);
+
+/* ---- consumer.c: the agent's view of a ring another process produces */
+struct ust_cons {
+	struct ust_ring ring;		/* mapped with ust_ring_map */
+	struct trawl_ctf_wstream *ws;	/* where drained packets go (may be NULL) */
+	uint64_t consumed;		/* packets written out */
+	uint64_t disc_written;		/* events_discarded of the last one */
+	uint64_t packets;
+	bool flushed;			/* final packet written */
+	bool bad;			/* broke the protocol: abandoned */
+};
+/* Discard mode: writes every finalized packet to c->ws (uuid and stream id
+ * rewritten for the agent's trace) and frees their sub-buffers. 0, -EPROTO
+ * (counters out of range: the ring is abandoned) or the writer's -errno. */
+TRAWL_HIDDEN int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+/* The producer is gone or quiescent: closes its open packet (unless stuck:
+ * it may still be inside an event), drains (discard mode), and adds an
+ * empty packet if events were discarded after the last one, so that the
+ * stream's last events_discarded is exact. Once per ring. */
+TRAWL_HIDDEN int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+				bool stuck);
+/* Copies the newest finished packets (while the producer may write; a
+ * packet rewritten during its copy ends the window and counts in *torn)
+ * into a stream made by mkws(arg) (called only if there is a packet);
+ * copy holds S x N bytes. The events before the window are counted in the
+ * copies' events_discarded. Adds the copied events to *events. */
+TRAWL_HIDDEN int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy,
+				   struct trawl_ctf_wstream *(*mkws)(void *), void *arg,
+				   const uint8_t uuid[16], uint32_t stream_id,
+				   uint64_t *events, uint64_t *torn);
+/* The default agent socket: per user ($XDG_RUNTIME_DIR/trawl/agent.sock,
+ * else /tmp/trawl-$UID/agent.sock) or system-wide (/run/trawl/agent.sock).
+ * Returns snprintf's count. */
+TRAWL_HIDDEN int ust_agent_path(char *buf, size_t len, bool system);
 
 #endif

@@ -40,6 +40,7 @@
 #endif
 #include <linux/membarrier.h>
 
+#include "proto.h"
 #include "ust-internal.h"
 
 /* ------------------------------------------------------------ state */
@@ -87,6 +88,10 @@ struct trawl_ust_session {
 	uint32_t S, N;
 	char **globs;
 	size_t nglobs;
+	int *glob_ll;			/* remote: per-glob loglevel (-1: any) */
+	bool remote;			/* the agent consumes (app.c) */
+	struct trawl_ust_session *remote_next;	/* remote_all list */
+	uint64_t key;			/* remote: the agent's session key */
 	int loglevel;
 	unsigned contexts;
 	enum trawl_ust_header header;
@@ -113,9 +118,10 @@ struct trawl_ust_session {
 	int64_t mono0, real0;		/* ns */
 	int err;
 	struct trawl_ust_stats st;
+	uint64_t orphans;		/* counted in no buffer (fold_orphans) */
 };
 
-static pthread_mutex_t ust_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t ust_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Held by the consumer thread during a pass, and by fork() (atfork), so
  * that a child never inherits a half-done write. */
 static pthread_mutex_t cons_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -125,6 +131,7 @@ static uint64_t ust_gen = 1;		/* atomic: bumped at start and stop */
 static int use_tsc;			/* read per event */
 static pthread_key_t thr_key;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void init_once(void);
 static bool membarrier_ok;
 /* Writers inherited from the parent by a forked child: never closed there
  * (their files belong to the parent), kept reachable. */
@@ -134,6 +141,20 @@ static size_t nabandoned;
 static __thread struct ust_thread *tls_thr __attribute__((tls_model("initial-exec")));
 static __thread struct ust_thread tls_thr_mem __attribute__((tls_model("initial-exec")));
 static __thread int tls_dead __attribute__((tls_model("initial-exec")));
+/*
+ * Events no buffer can take: emitted by a thread whose TLS destructors
+ * already ran (a signal handler, or a later destructor, in an exiting
+ * thread), or whose buffer could not be created. Counted process-wide
+ * with one atomic add (async-signal-safe); stop folds the count into the
+ * discarded counter of a quiescent buffer of the session (fold_orphans),
+ * whose last packet then carries it.
+ */
+static uint64_t ust_orphans;
+
+static void count_orphan(void)
+{
+	__atomic_fetch_add(&ust_orphans, 1, __ATOMIC_RELAXED);
+}
 
 /* ------------------------------------------------------------ clock */
 
@@ -153,7 +174,7 @@ uint64_t ust_clock_now(void)
 	return (uint64_t)ns_of(CLOCK_MONOTONIC);
 }
 
-static bool clocksource_is_tsc(void)
+bool ust_clocksource_is_tsc(void)
 {
 	char buf[32] = "";
 	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -166,7 +187,7 @@ static bool clocksource_is_tsc(void)
 }
 
 /* A (clock, CLOCK_MONOTONIC, CLOCK_REALTIME) triple: the tightest of a few. */
-static void clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real)
+void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real)
 {
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 16; i++) {
@@ -186,26 +207,31 @@ static void clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real)
 /* Clock declaration for the trace, from the start sample to now. */
 static void clock_fill(struct trawl_ust_session *s, struct trawl_ctf_trace *t)
 {
+	ust_clock_fill(t, s->tsc, s->c0, s->mono0, s->real0);
+}
+
+void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0, int64_t mono0, int64_t real0)
+{
 	struct trawl_ctf_clock *c = &t->clocks[0];
 	uint64_t c1;
 	int64_t m1, r1;
-	if (!s->tsc) {
-		int64_t off = s->real0 - s->mono0;
+	if (!tsc) {
+		int64_t off = real0 - mono0;
 		c->freq = 1000000000;
 		c->offset_s = off / 1000000000;
 		c->offset = off % 1000000000;
 		return;
 	}
-	clock_sample(true, &c1, &m1, &r1);
+	ust_clock_sample(true, &c1, &m1, &r1);
 	uint64_t freq = 1000000000;
-	if (m1 > s->mono0 && c1 > s->c0)
-		freq = (uint64_t)((__int128)(c1 - s->c0) * 1000000000 / (m1 - s->mono0));
+	if (m1 > mono0 && c1 > c0)
+		freq = (uint64_t)((__int128)(c1 - c0) * 1000000000 / (m1 - mono0));
 	/* round to 1 kHz: the measurement is no better over short sessions */
 	freq = (freq + 500) / 1000 * 1000;
 	c->freq = freq;
 	c->description = "x86 TSC, frequency measured over the session";
 	/* epoch ns of cycle 0 = real0 - c0 / freq */
-	__int128 off = (__int128)s->real0 - (__int128)s->c0 * 1000000000 / freq;
+	__int128 off = (__int128)real0 - (__int128)c0 * 1000000000 / freq;
 	int64_t o = (int64_t)off;
 	int64_t os = o / 1000000000, rem = o % 1000000000;
 	if (rem < 0) {
@@ -227,7 +253,8 @@ static bool event_matches(const struct trawl_ust_session *s, const struct trawl_
 	char name[512];
 	snprintf(name, sizeof(name), "%s:%s", ev->provider, ev->name);
 	for (size_t i = 0; i < s->nglobs; i++)
-		if (glob_match(s->globs[i], name))
+		if (glob_match(s->globs[i], name) &&
+		    !(s->glob_ll && s->glob_ll[i] >= 0 && ev->loglevel > s->glob_ll[i]))
 			return true;
 	return false;
 }
@@ -261,8 +288,8 @@ static struct trawl_ctf_type *field_type(struct trawl_ctf_writer *w, const struc
 }
 
 /* Adds event class ev (its id already set) to writer w. */
-static int writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
-			    const struct trawl_tp_event *ev)
+int ust_writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
+			 const struct trawl_tp_event *ev)
 {
 	struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
 	if (!st)
@@ -309,8 +336,10 @@ static int session_enable(struct trawl_ust_session *s, struct trawl_tp_event *ev
 		s->evcap = ncap;
 	}
 	ev->id = (uint32_t)s->nevs;
+	if (s->remote)
+		ust_app_send_evdesc(s->key, ev);
 	if (s->w) {
-		int r = writer_add_event(s->w, s->sc, ev);
+		int r = ust_writer_add_event(s->w, s->sc, ev);
 		if (r < 0)
 			return r;
 	}
@@ -323,12 +352,14 @@ void trawl_tp_register(struct trawl_tp_event *ev)
 {
 	if (!ev)
 		return;
+	ust_app_init();
 	pthread_mutex_lock(&ust_lock);
 	for (struct trawl_tp_event *e = registry; e; e = e->next)
 		if (e == ev)
 			goto out;
 	ev->next = registry;
 	registry = ev;
+	ust_app_send_evreg(ev);
 	if (cur_sess && cur_sess->state == S_ACTIVE && cur_sess->pid == getpid() &&
 	    event_matches(cur_sess, ev))
 		session_enable(cur_sess, ev);
@@ -493,6 +524,8 @@ static int child_reinit(struct trawl_ust_session *s)
 	child_forget(s);
 	s->next_instance = 0;
 	memset(&s->st, 0, sizeof(s->st));
+	if (s->remote)		/* same uuid; the agent consumes */
+		return 0;
 	free(s->outdir);
 	s->outdir = NULL;
 	if (s->output && asprintf(&s->outdir, "%s-%d", s->output, (int)s->pid) < 0) {
@@ -566,6 +599,8 @@ static int attach(struct ust_thread *t)
 		__atomic_store_n(&s->bufs, b, __ATOMIC_RELEASE);
 	s->tail = b;
 	s->st.buffers++;
+	if (s->remote)		/* before the thread's first event */
+		ust_app_send_buf(s->key, b->tid, b->ring.fd);
 	t->buf = b;
 	t->h = b->ring.shm;
 	t->ring = &b->ring;
@@ -606,8 +641,10 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 	struct ust_thread *t = tls_thr;
 	if (unlikely(!t)) {
 		t = thr_new();
-		if (!t)
+		if (!t) {
+			count_orphan();	/* an exiting thread: no buffer any more */
 			return NULL;
+		}
 	}
 	if (unlikely(__atomic_load_n(&t->nest, __ATOMIC_RELAXED) | t->in_slow)) {
 		drop_nested(t);
@@ -624,8 +661,10 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 		__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_slow = 0;
-		if (r == -EAGAIN)
-			drop_nested(t);
+		if (r < 0 && r != -ENOENT)
+			/* no buffer (lock busy, no memory, no fd): its
+			 * pending count would never reach a packet */
+			count_orphan();
 		if (r < 0 || t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED))
 			goto out;
 	}
@@ -831,6 +870,8 @@ static void on_child(void)
 {
 	pthread_mutex_init(&ust_lock, NULL);
 	pthread_mutex_init(&cons_lock, NULL);
+	/* the parent's: its session counts them */
+	__atomic_store_n(&ust_orphans, 0, __ATOMIC_RELAXED);
 	if (tls_thr) {
 		/* its buffer is the parent's: the next event attaches anew */
 		tls_thr->buf = NULL;
@@ -840,6 +881,19 @@ static void on_child(void)
 	if (cur_sess && cur_sess->state == S_ACTIVE) {
 		cur_sess->fork_pending = true;
 		__atomic_fetch_add(&ust_gen, 1, __ATOMIC_RELAXED);
+	}
+	/* a child of a registered application registers itself (the parent's
+	 * connection is closed here); if it records into an agent session,
+	 * the agent learns the events it inherited enabled */
+	struct trawl_ust_session *rs = cur_sess && cur_sess->state == S_ACTIVE &&
+				       cur_sess->remote ? cur_sess : NULL;
+	if (ust_app_child(rs ? rs->key : 0)) {
+		pthread_mutex_lock(&ust_lock);
+		for (struct trawl_tp_event *e = registry; e; e = e->next)
+			ust_app_send_evreg(e);
+		for (size_t i = 0; rs && i < rs->nevs; i++)
+			ust_app_send_evdesc(rs->key, rs->evs[i]);
+		pthread_mutex_unlock(&ust_lock);
 	}
 }
 
@@ -851,6 +905,11 @@ static void on_exit_stop(void)
 	pthread_mutex_unlock(&ust_lock);
 	if (mine)
 		trawl_ust_session_stop(s);
+}
+
+void ust_init_once(void)
+{
+	pthread_once(&once, init_once);
 }
 
 static void init_once(void)
@@ -866,8 +925,17 @@ static bool is_pow2(size_t v)
 	return v && !(v & (v - 1));
 }
 
+static struct trawl_ust_session *session_new(const struct trawl_ust_session_opts *o,
+					     bool remote, char *err, size_t errlen);
+
 struct trawl_ust_session *trawl_ust_session_new(const struct trawl_ust_session_opts *o,
 						char *err, size_t errlen)
+{
+	return session_new(o, false, err, errlen);
+}
+
+static struct trawl_ust_session *session_new(const struct trawl_ust_session_opts *o,
+					     bool remote, char *err, size_t errlen)
 {
 	if (!o || o->sz < sizeof(*o)) {
 		seterr(err, errlen, EINVAL, "session options: bad size");
@@ -883,7 +951,7 @@ struct trawl_ust_session *trawl_ust_session_new(const struct trawl_ust_session_o
 		why = "sub-buffer count must be a power of two from 2 to 65536";
 	else if (o->mode != TRAWL_UST_DISCARD && o->mode != TRAWL_UST_OVERWRITE)
 		why = "bad mode";
-	else if (o->mode == TRAWL_UST_DISCARD && (!o->output || !*o->output))
+	else if (o->mode == TRAWL_UST_DISCARD && !remote && (!o->output || !*o->output))
 		why = "discard mode needs an output directory";
 	else if (o->header != TRAWL_UST_HEADER_FIXED && o->header != TRAWL_UST_HEADER_LARGE)
 		why = "bad event header";
@@ -899,6 +967,7 @@ struct trawl_ust_session *trawl_ust_session_new(const struct trawl_ust_session_o
 	struct trawl_ust_session *s = calloc(1, sizeof(*s));
 	if (!s)
 		goto nomem;
+	s->remote = remote;
 	s->mode = o->mode;
 	s->S = (uint32_t)S;
 	s->N = N;
@@ -926,48 +995,61 @@ nomem:
 	return NULL;
 }
 
-static int session_build_writer(struct trawl_ust_session *s, const char *dir,
-				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
+struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc)
 {
 	struct trawl_ctf_writer_opts wo = {
-		.sz = sizeof(wo), .path = dir, .hostname = s->hostname, .domain = "ust",
-		.tracer_name = "trawl", .clock_name = s->tsc ? "tsc" : "monotonic",
+		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "ust",
+		.tracer_name = "trawl", .clock_name = tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
 		.packet_size = 4096,
 	};
-	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&wo);
-	if (!w)
-		return -errno;
+	return trawl_ctf_writer_new(&wo);
+}
+
+struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
+						    unsigned header, unsigned contexts)
+{
 	struct trawl_ctf_type *ctx = NULL;
 	int r = 0;
-	if (s->contexts) {
+	if (contexts) {
 		ctx = trawl_ctf_type_struct(w);
 		if (!ctx)
 			r = -ENOMEM;
-		if (!r && (s->contexts & TRAWL_UST_CTX_VPID))
+		if (!r && (contexts & TRAWL_UST_CTX_VPID))
 			r = trawl_ctf_struct_add(w, ctx, "vpid", trawl_ctf_type_int(w, 32, true, 10));
-		if (!r && (s->contexts & TRAWL_UST_CTX_VTID))
+		if (!r && (contexts & TRAWL_UST_CTX_VTID))
 			r = trawl_ctf_struct_add(w, ctx, "vtid", trawl_ctf_type_int(w, 32, true, 10));
-		if (!r && (s->contexts & TRAWL_UST_CTX_PROCNAME)) {
+		if (!r && (contexts & TRAWL_UST_CTX_PROCNAME)) {
 			struct trawl_ctf_type *c = trawl_ctf_type_int(w, 8, false, 10);
 			if (c)
 				c->u.i.encoding = TRAWL_CTF_ENC_UTF8;
 			struct trawl_ctf_type *a = c ? trawl_ctf_type_array(w, c, 17) : NULL;
 			r = a ? trawl_ctf_struct_add(w, ctx, "procname", a) : -ENOMEM;
 		}
-		if (!r && (s->contexts & TRAWL_UST_CTX_CGROUP_ID))
+		if (!r && (contexts & TRAWL_UST_CTX_CGROUP_ID))
 			r = trawl_ctf_struct_add(w, ctx, "cgroup_id",
 						 trawl_ctf_type_int(w, 64, false, 10));
 	}
-	struct trawl_ctf_stream_class *sc = NULL;
-	if (!r) {
-		sc = trawl_ctf_writer_stream_class(w, s->header == TRAWL_UST_HEADER_LARGE ?
-						   TRAWL_CTF_HEADER_LARGE : TRAWL_CTF_HEADER_FIXED, ctx);
-		if (!sc)
-			r = -errno;
+	if (r < 0) {
+		errno = -r;
+		return NULL;
 	}
+	return trawl_ctf_writer_stream_class(w, header == TRAWL_UST_HEADER_LARGE ?
+					     TRAWL_CTF_HEADER_LARGE : TRAWL_CTF_HEADER_FIXED, ctx);
+}
+
+static int session_build_writer(struct trawl_ust_session *s, const char *dir,
+				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
+{
+	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc);
+	if (!w)
+		return -errno;
+	int r = 0;
+	struct trawl_ctf_stream_class *sc = ust_stream_class_new(w, s->header, s->contexts);
+	if (!sc)
+		r = -errno;
 	for (size_t i = 0; !r && i < s->nevs; i++)
-		r = writer_add_event(w, sc, s->evs[i]);
+		r = ust_writer_add_event(w, sc, s->evs[i]);
 	if (r < 0) {
 		trawl_ctf_writer_free(w);
 		return r;
@@ -988,10 +1070,12 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 		goto out;
 	s->pid = getpid();
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
-		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && clocksource_is_tsc());
+		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && ust_clocksource_is_tsc());
 	__atomic_store_n(&use_tsc, s->tsc, __ATOMIC_RELAXED);
-	clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
-	if (s->output && s->mode == TRAWL_UST_DISCARD) {
+	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
+	if (s->remote) {
+		/* the agent consumes: no writer, no thread; uuid set by it */
+	} else if (s->output && s->mode == TRAWL_UST_DISCARD) {
 		s->outdir = strdup(s->output);
 		ret = s->outdir ? session_build_writer(s, s->outdir, &s->w, &s->sc) : -ENOMEM;
 		if (ret < 0)
@@ -1000,6 +1084,8 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 	} else {
 		uuid_random(s->uuid);
 	}
+	/* counted while no session recorded: not this one's events */
+	__atomic_store_n(&ust_orphans, 0, __ATOMIC_RELAXED);
 	for (struct trawl_tp_event *e = registry; e; e = e->next)
 		if (event_matches(s, e) && (ret = session_enable(s, e)) < 0)
 			goto out;
@@ -1057,6 +1143,40 @@ static void quiesce(struct trawl_ust_session *s)
 
 static int snapshot_locked(struct trawl_ust_session *s, const char *dir);
 
+/*
+ * At stop, producers quiescent (lock held): moves the orphan count into the
+ * discarded counter of one buffer of s that no producer will touch again
+ * and that is still ours (remote: not handed to the agent yet), preferring
+ * the newest; its last packet (an empty one if needed: final_flush, or the
+ * agent's ust_cons_final) carries it. Without such a buffer the count only
+ * reaches the session's stats.
+ */
+static void fold_orphans(struct trawl_ust_session *s)
+{
+	uint64_t n = __atomic_exchange_n(&ust_orphans, 0, __ATOMIC_RELAXED);
+	if (!n)
+		return;
+	struct ust_buf *pick = NULL;
+	for (struct ust_buf *b = s->bufs; b; b = b->next) {
+		struct ust_shm *h = b->ring.shm;
+		if (b->stuck || b->thr || !h)
+			continue;
+		if (s->remote && __atomic_load_n(&h->exited, __ATOMIC_RELAXED))
+			continue;	/* the agent's already */
+		pick = b;
+	}
+	if (!pick) {
+		s->orphans += n;
+		return;
+	}
+	UST_ADD(pick->ring.shm->discarded, n);
+	if (!s->remote && pick->flushed) {
+		/* one more (empty) packet carries the new count */
+		pick->flushed = false;
+		final_flush(s, pick);
+	}
+}
+
 int trawl_ust_session_stop(struct trawl_ust_session *s)
 {
 	if (!s)
@@ -1069,6 +1189,8 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 	}
 	if (s->fork_pending || s->pid != getpid()) {
 		/* a child that never traced: the parent's buffers are not ours */
+		for (size_t i = 0; i < s->nevs; i++)
+			__atomic_store_n(&s->evs[i]->enabled, 0, __ATOMIC_RELAXED);
 		child_forget(s);
 		s->state = S_STOPPED;
 		if (cur_sess == s)
@@ -1081,6 +1203,20 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 	for (size_t i = 0; i < s->nevs; i++)
 		__atomic_store_n(&s->evs[i]->enabled, 0, __ATOMIC_RELAXED);
 	quiesce(s);
+	if (s->remote) {
+		fold_orphans(s);
+		/* hand every buffer to the agent: it finalizes and drains the
+		 * last packets (2: a producer stuck in an event, leave its
+		 * open packet) */
+		for (struct ust_buf *b = s->bufs; b; b = b->next)
+			__atomic_store_n(&b->ring.shm->exited, b->stuck ? 2u : 1u,
+					 __ATOMIC_RELEASE);
+		s->state = S_STOPPED;
+		if (cur_sess == s)
+			cur_sess = NULL;
+		pthread_mutex_unlock(&ust_lock);
+		return 0;
+	}
 	bool join = s->consumer_running;
 	__atomic_store_n(&s->stopping, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ust_lock);
@@ -1090,6 +1226,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 	s->consumer_running = false;
 	for (struct ust_buf *b = s->bufs; b; b = b->next)
 		final_flush(s, b);
+	fold_orphans(s);
 	if (s->w) {
 		clock_fill(s, trawl_ctf_writer_trace(s->w));
 		int r = trawl_ctf_writer_close(s->w);
@@ -1217,7 +1354,10 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 	st->snap_events = s->st.snap_events;
 	st->snap_torn = s->st.snap_torn;
 	st->packets = __atomic_load_n(&s->st.packets, __ATOMIC_RELAXED);
-	st->recorded = st->discarded = st->overwritten = 0;
+	st->recorded = st->overwritten = 0;
+	st->discarded = s->orphans;
+	if (s == cur_sess && s->state == S_ACTIVE)	/* not folded yet */
+		st->discarded += __atomic_load_n(&ust_orphans, __ATOMIC_RELAXED);
 	for (struct ust_buf *b = s->bufs; b; b = b->next) {
 		struct ust_shm *h = b->ring.shm;
 		st->recorded += __atomic_load_n(&h->recorded, __ATOMIC_RELAXED);
@@ -1243,9 +1383,64 @@ void trawl_ust_session_free(struct trawl_ust_session *s)
 	for (size_t i = 0; i < s->nglobs; i++)
 		free(s->globs[i]);
 	free(s->globs);
+	free(s->glob_ll);
 	free(s->evs);
 	free(s->output);
 	free(s->outdir);
 	free(s->hostname);
 	free(s);
+}
+
+/* ------------------------------------------------------------ agent sessions */
+
+/* Every agent session of the process: stopped ones are kept (see
+ * ust_remote_stop), reachable from here. */
+static struct trawl_ust_session *remote_all;
+
+int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
+		     const int *glob_ll, const uint8_t uuid[16])
+{
+	char err[128];
+	struct trawl_ust_session *s = session_new(o, true, err, sizeof(err));
+	if (!s)
+		return -errno;
+	s->key = key;
+	memcpy(s->uuid, uuid, 16);
+	if (s->nglobs && glob_ll) {
+		s->glob_ll = malloc(s->nglobs * sizeof(*s->glob_ll));
+		if (!s->glob_ll) {
+			trawl_ust_session_free(s);
+			return -ENOMEM;
+		}
+		memcpy(s->glob_ll, glob_ll, s->nglobs * sizeof(*s->glob_ll));
+	}
+	int r = trawl_ust_session_start(s);
+	if (r < 0) {
+		trawl_ust_session_free(s);
+		return r;
+	}
+	pthread_mutex_lock(&ust_lock);
+	s->remote_next = remote_all;
+	remote_all = s;
+	pthread_mutex_unlock(&ust_lock);
+	return 0;
+}
+
+int ust_remote_stop(uint64_t key)
+{
+	pthread_mutex_lock(&ust_lock);
+	struct trawl_ust_session *s = cur_sess;
+	bool mine = s && s->remote && (!key || s->key == key);
+	pthread_mutex_unlock(&ust_lock);
+	if (!mine)
+		return -ENOENT;
+	int r = trawl_ust_session_stop(s);
+	/* the agent has its own mappings; ours go. The session itself stays
+	 * allocated (a few hundred bytes per agent session): the exit
+	 * handler may still be looking at it */
+	pthread_mutex_lock(&ust_lock);
+	if (s->state == S_STOPPED)
+		free_bufs(s);
+	pthread_mutex_unlock(&ust_lock);
+	return r;
 }

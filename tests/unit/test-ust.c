@@ -478,6 +478,82 @@ static void test_signals(void)
 	free(rb);
 }
 
+
+/*
+ * Signal handlers in every thread, also in a thread whose TLS destructors
+ * (trawl's included) already ran: a later destructor raises SIGALRM in
+ * its thread, and the handler's event has no buffer any more. It must
+ * still be counted (as discarded), in the stats and in the trace.
+ */
+static uint64_t exit_sig_emitted;
+static pthread_key_t late_key;
+
+static void on_exit_alarm(int sig)
+{
+	(void)sig;
+	trawl_tracepoint(tst, sig, 0);
+	__atomic_fetch_add(&exit_sig_emitted, 1, __ATOMIC_RELAXED);
+}
+
+static void late_dtor(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		pthread_kill(pthread_self(), SIGALRM);
+}
+
+static void *exit_sig_thread(void *arg)
+{
+	uint32_t th = (uint32_t)(uintptr_t)arg;
+	for (uint64_t i = 0; i < 1000; i++)
+		trawl_tracepoint(tst, seq, th, i);
+	pthread_setspecific(late_key, (void *)1);
+	return NULL;
+}
+
+static void test_signals_exiting_threads(void)
+{
+	char dir[512];
+	dir_of(dir, sizeof(dir), "signals-exit");
+	const char *globs[] = { "tst:seq", "tst:sig" };
+	struct trawl_ust_session *s = mk(dir, TRAWL_UST_DISCARD, 65536, 4, 0,
+					 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 2, -1);
+	if (!ok(s && trawl_ust_session_start(s) == 0, "signals in exiting threads: start"))
+		return;
+	/* created after the session's key: its destructor runs after trawl's */
+	pthread_key_create(&late_key, late_dtor);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_exit_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	pthread_t th[4];
+	for (unsigned i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, exit_sig_thread, (void *)(uintptr_t)i);
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	signal(SIGALRM, SIG_DFL);
+	pthread_key_delete(late_key);
+	struct trawl_ust_stats live;
+	trawl_ust_session_stats(s, &live);
+	is_int(trawl_ust_session_stop(s), 0, "signals in exiting threads: stop");
+	struct trawl_ust_stats st;
+	trawl_ust_session_stats(s, &st);
+	trawl_ust_session_free(s);
+	is_int(exit_sig_emitted, 12, "signals in exiting threads: 4 x 3 handler events");
+	is_int(live.recorded + live.discarded, 4000 + 12,
+	       "signals in exiting threads: stats before stop: recorded + discarded = emitted");
+	is_int(st.recorded, 4000, "signals in exiting threads: stats: every event before exit recorded");
+	is_int(st.discarded, 12, "signals in exiting threads: stats: the 12 handler events discarded");
+	struct readback *rb = calloc(1, sizeof(*rb));
+	ok(read_back(dir, rb, 0) == 0, "signals in exiting threads: read back");
+	uint64_t disc = 0;
+	for (size_t i = 0; i < rb->n; i++)
+		disc += rb->s[i].discarded;
+	is_int(rb->total, 4000, "signals in exiting threads: trace: 4000 events");
+	is_int(disc, 12, "signals in exiting threads: trace: 12 counted as discarded");
+	free(rb);
+}
+
 /* ---------------------------------------------------------- fork */
 
 static __attribute__((unused)) void test_fork(void)
@@ -673,6 +749,7 @@ int main(void)
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_LARGE, "discard-large");
 	test_stress(TRAWL_UST_OVERWRITE, TRAWL_UST_HEADER_FIXED, "overwrite");
 	test_signals();
+	test_signals_exiting_threads();
 	test_sessions_in_turn();
 #if defined(__SANITIZE_THREAD__)
 	/* ThreadSanitizer cannot run threads in the child of a threaded

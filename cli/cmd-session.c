@@ -1,0 +1,768 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-session.c - `trawl agent` and the session commands (create, enable,
+ * disable, add-context, start, stop, snapshot, destroy, list, save, load),
+ * modelled on LTTng's. The commands check their options here, then send
+ * one request to the agent (docs/agent.md) and print its answer; the agent
+ * itself is cli/agent/agent.c.
+ *
+ * Settings (cli/config.h): [agent] socket, flush-ms, start-timeout-ms;
+ * [session] output-dir, mode, subbuf-size, num-subbuf, clock, header.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "cli.h"
+#include "config.h"
+#include "ust/proto.h"
+#include "ust/ust-internal.h"
+
+/* ------------------------------------------------------------- helpers */
+
+__attribute__((format(printf, 2, 3)))
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fprintf(stderr, "trawl: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'trawl %s --help'.\n", cmd);
+	return 2;
+}
+
+static struct trawl_conf *conf;
+
+static const char *setting(const char *section, const char *key)
+{
+	if (!conf) {
+		char err[256];
+		conf = conf_load(err, sizeof(err));
+		if (!conf) {
+			die_msg("%s", err);
+			exit(1);
+		}
+	}
+	return conf_get(conf, section, key);
+}
+
+/* The agent's socket: [agent] socket (or TRAWL_AGENT_SOCKET), else the
+ * per-user one, else the system-wide one if it exists. */
+static void agent_socket(char *buf, size_t len)
+{
+	const char *s = setting("agent", "socket");
+	if (s && *s) {
+		snprintf(buf, len, "%s", s);
+		return;
+	}
+	struct stat st;
+	ust_agent_path(buf, len, false);
+	if (stat(buf, &st) == 0)
+		return;
+	char sys[108];
+	ust_agent_path(sys, sizeof(sys), true);
+	if (stat(sys, &st) == 0)
+		snprintf(buf, len, "%s", sys);
+}
+
+/* Sends argv to the agent, prints its answer; returns its status. */
+static int request(const char *cmd, int argc, const char *const *argv)
+{
+	char path[108];
+	agent_socket(path, sizeof(path));
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(a.sun_path))
+		return die_msg("%s: socket path too long: %s", cmd, path);
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return die_msg("%s: no agent at %s (%s); start one with 'trawl agent'", cmd, path,
+			       strerror(e));
+	}
+	uint8_t *m = malloc(AM_MSG_MAX);
+	if (!m) {
+		close(fd);
+		return die_msg("%s: out of memory", cmd);
+	}
+	struct am_wr w;
+	am_wr_init(&w, m, AM_MSG_MAX, AM_CMD);
+	for (int i = 0; i < argc; i++)
+		am_put_str(&w, argv[i]);
+	size_t n = am_wr_done(&w);
+	int status = 1;
+	if (!n) {
+		status = die_msg("%s: request too large", cmd);
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (send(fd, m, n, MSG_NOSIGNAL) != (ssize_t)n) {
+		status = die_msg("%s: cannot talk to the agent: %s", cmd, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = recv(fd, m, AM_MSG_MAX, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		struct am_hdr h;
+		if (r < (ssize_t)sizeof(h)) {
+			status = die_msg("%s: the agent closed the connection", cmd);
+			break;
+		}
+		memcpy(&h, m, sizeof(h));
+		size_t tl = (size_t)r - sizeof(h);
+		if (h.type == AM_OUT) {
+			fwrite(m + sizeof(h), 1, tl, stdout);
+		} else if (h.type == AM_ERR) {
+			fflush(stdout);
+			fprintf(stderr, "trawl: %s: %.*s\n", cmd, (int)tl, (const char *)m + sizeof(h));
+		} else if (h.type == AM_END && tl >= sizeof(struct am_end)) {
+			struct am_end e;
+			memcpy(&e, m + sizeof(h), sizeof(e));
+			status = e.status;
+			break;
+		}
+	}
+out:
+	free(m);
+	close(fd);
+	fflush(stdout);
+	return status;
+}
+
+/* Short commands: NAME and maybe more positional arguments. */
+static int simple(int argc, char **argv, const char *usage, int minpos, int maxpos)
+{
+	const char *cmd = argv[0];
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: trawl %s %s\n", cmd, usage);
+			return 0;
+		}
+		return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	}
+	int npos = argc - optind;
+	if (npos < minpos)
+		return usage_error(cmd, "missing argument (%s)", usage);
+	if (maxpos >= 0 && npos > maxpos)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind + maxpos]);
+	const char **av = calloc((size_t)npos + 2, sizeof(*av));
+	if (!av)
+		return die_msg("%s: out of memory", cmd);
+	av[0] = cmd;
+	for (int i = 0; i < npos; i++)
+		av[i + 1] = argv[optind + i];
+	int r = request(cmd, npos + 1, av);
+	free(av);
+	return r;
+}
+
+static char *absolute(const char *p)
+{
+	if (p[0] == '/')
+		return strdup(p);
+	char cwd[PATH_MAX];
+	char *out = NULL;
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
+}
+
+/* ------------------------------------------------------------- create */
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "snapshot", no_argument, NULL, 's' },
+		{ "overwrite", no_argument, NULL, 'O' },
+		{ "discard", no_argument, NULL, 'D' },
+		{ "subbuf-size", required_argument, NULL, 'S' },
+		{ "num-subbuf", required_argument, NULL, 'N' },
+		{ "clock", required_argument, NULL, 'c' },
+		{ "header", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL, *mode = NULL, *S = NULL, *N = NULL, *clock = NULL, *hdr = NULL;
+	bool snap = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 's': snap = true; break;
+		case 'O': mode = "overwrite"; break;
+		case 'D': mode = "discard"; break;
+		case 'S': S = optarg; break;
+		case 'N': N = optarg; break;
+		case 'c': clock = optarg; break;
+		case 'H': hdr = optarg; break;
+		case 'h':
+			printf("usage: trawl create NAME [-o DIR | --snapshot [-o DIR]] [--overwrite | --discard]\n"
+			       "                    [--subbuf-size BYTES] [--num-subbuf N] [--clock auto|tsc|monotonic]\n"
+			       "                    [--header large|fixed]\n"
+			       "Creates a session in the agent. Its trace goes to DIR/HOST/ust/ (default\n"
+			       "~/trawl-traces/NAME-DATE, or [session] output-dir/NAME-DATE). --snapshot: a\n"
+			       "flight recorder (overwrite mode) written only by 'trawl snapshot record'.\n");
+			return 0;
+		case ':':
+			return usage_error("create", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("create", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error("create", optind >= argc ? "missing session name" :
+				   "unexpected argument '%s'", argv[argc - 1]);
+	const char *name = argv[optind];
+	if (!mode)
+		mode = snap ? "overwrite" : setting("session", "mode");
+	if (snap && mode && strcmp(mode, "overwrite") != 0)
+		return usage_error("create", "--snapshot records in overwrite mode");
+	S = S ? S : setting("session", "subbuf-size");
+	N = N ? N : setting("session", "num-subbuf");
+	clock = clock ? clock : setting("session", "clock");
+	hdr = hdr ? hdr : setting("session", "header");
+	char *dir = NULL;
+	if (out) {
+		dir = absolute(out);
+	} else {
+		const char *base = setting("session", "output-dir");
+		const char *home = getenv("HOME");
+		char date[32];
+		time_t t = time(NULL);
+		strftime(date, sizeof(date), "%Y%m%d-%H%M%S", localtime(&t));
+		int r;
+		if (base && *base)
+			r = asprintf(&dir, "%s/%s-%s", base, name, date);
+		else
+			r = asprintf(&dir, "%s/trawl-traces/%s-%s", home && *home ? home : "/tmp",
+				     name, date);
+		if (r < 0)
+			dir = NULL;
+	}
+	if (!dir)
+		return die_msg("create: out of memory");
+	char kv[8][PATH_MAX + 32];
+	const char *av[12] = { "create", name };
+	int n = 2;
+	snprintf(kv[0], sizeof(kv[0]), "output=%s", dir);
+	av[n++] = kv[0];
+	if (snap)
+		av[n++] = "snapshot=yes";
+	if (mode) {
+		snprintf(kv[1], sizeof(kv[1]), "mode=%s", mode);
+		av[n++] = kv[1];
+	}
+	if (S) {
+		snprintf(kv[2], sizeof(kv[2]), "subbuf-size=%s", S);
+		av[n++] = kv[2];
+	}
+	if (N) {
+		snprintf(kv[3], sizeof(kv[3]), "num-subbuf=%s", N);
+		av[n++] = kv[3];
+	}
+	if (clock) {
+		snprintf(kv[4], sizeof(kv[4]), "clock=%s", clock);
+		av[n++] = kv[4];
+	}
+	if (hdr) {
+		snprintf(kv[5], sizeof(kv[5]), "header=%s", hdr);
+		av[n++] = kv[5];
+	}
+	free(dir);
+	return request("create", n, av);
+}
+
+/* ------------------------------------------------------------- enable */
+
+int cmd_enable(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "loglevel", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *ll = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":l:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': ll = optarg; break;
+		case 'h':
+			printf("usage: trawl enable NAME 'PROVIDER:EVENT-GLOB'... [--loglevel LEVEL]\n"
+			       "Enables the matching events of every application in session NAME; with\n"
+			       "--loglevel, only events of LEVEL or more severe (emerg, alert, crit, err,\n"
+			       "warning, notice, info, debug, or 0..14).\n");
+			return 0;
+		case ':':
+			return usage_error("enable", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("enable", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind < 2)
+		return usage_error("enable", "expected NAME and at least one 'provider:event' glob");
+	if (ll && agent_loglevel(ll) < 0)
+		return usage_error("enable", "--loglevel: '%s' is not a log level", ll);
+	int n = argc - optind;
+	const char **av = calloc((size_t)n + 2, sizeof(*av));
+	char **tmp = calloc((size_t)n + 1, sizeof(*tmp));
+	if (!av || !tmp)
+		return die_msg("enable: out of memory");
+	av[0] = "enable";
+	av[1] = argv[optind];
+	for (int i = 1; i < n; i++) {
+		const char *g = argv[optind + i];
+		if (!*g || strchr(g, '@'))
+			return usage_error("enable", "bad event glob '%s'", g);
+		if (ll && asprintf(&tmp[i], "%s@%d", g, agent_loglevel(ll)) < 0)
+			return die_msg("enable: out of memory");
+		av[i + 1] = ll ? tmp[i] : g;
+	}
+	int r = request("enable", n + 1, av);
+	for (int i = 0; i < n; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(av);
+	return r;
+}
+
+int cmd_disable(int argc, char **argv)
+{
+	/* "--all" is passed through as a rule name the agent understands */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-a") == 0)
+			argv[i] = (char *)"--all";
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			printf("usage: trawl disable NAME ('PROVIDER:EVENT-GLOB'... | --all)\n"
+			       "Removes enable rules from session NAME (before it starts).\n");
+			return 0;
+		}
+	if (argc < 3)
+		return usage_error("disable", "expected NAME and a glob (or --all)");
+	const char **av = calloc((size_t)argc + 1, sizeof(*av));
+	if (!av)
+		return die_msg("disable: out of memory");
+	av[0] = "disable";
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' && strcmp(argv[i], "--all") != 0) {
+			free(av);
+			return usage_error("disable", "unknown option '%s'", argv[i]);
+		}
+		av[i] = argv[i];
+	}
+	int r = request("disable", argc, av);
+	free(av);
+	return r;
+}
+
+int cmd_add_context(int argc, char **argv)
+{
+	/* LTTng's -t CTX form is accepted too */
+	int j = 1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			printf("usage: trawl add-context NAME CONTEXT... (vpid, vtid, procname, cgroup)\n"
+			       "Adds context fields to every event of session NAME (before it starts).\n");
+			return 0;
+		}
+		if (strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--type") == 0)
+			continue;
+		if (argv[i][0] == '-')
+			return usage_error("add-context", "unknown option '%s'", argv[i]);
+		argv[j++] = argv[i];
+	}
+	if (j < 3)
+		return usage_error("add-context", "expected NAME and at least one context");
+	argv[0] = (char *)"add-context";
+	return request("add-context", j, (const char *const *)argv);
+}
+
+int cmd_start(int argc, char **argv)
+{
+	return simple(argc, argv, "NAME", 1, 1);
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	return simple(argc, argv, "NAME", 1, 1);
+}
+
+int cmd_destroy(int argc, char **argv)
+{
+	return simple(argc, argv, "NAME", 1, 1);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	return simple(argc, argv, "[NAME]", 0, 1);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h':
+			printf("usage: trawl snapshot record NAME [-o DIR]\n"
+			       "Writes the newest packets of every buffer of session NAME (snapshot or\n"
+			       "overwrite mode) to DIR/HOST/ust/ (default: the session's\n"
+			       "output/snapshot-N).\n");
+			return 0;
+		case ':':
+			return usage_error("snapshot", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("snapshot", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2 || strcmp(argv[optind], "record") != 0)
+		return usage_error("snapshot", "expected 'record NAME'");
+	char *dir = out ? absolute(out) : NULL;
+	if (out && !dir)
+		return die_msg("snapshot: out of memory");
+	const char *av[3] = { "snapshot", argv[optind + 1], dir };
+	int r = request("snapshot", dir ? 3 : 2, av);
+	free(dir);
+	return r;
+}
+
+/* save: the agent describes the session; the file is written here, with
+ * the user's rights. */
+int cmd_save(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		printf("usage: trawl save NAME FILE\n"
+		       "Writes session NAME's description (docs/agent.md) to FILE ('-': stdout).\n");
+		return 0;
+	}
+	if (argc != 3 || argv[1][0] == '-')
+		return usage_error("save", "expected NAME FILE");
+	const char *file = argv[2];
+	fflush(stdout);
+	int saved = -1;
+	if (strcmp(file, "-") != 0) {
+		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return die_msg("save: %s: %s", file, strerror(errno));
+		saved = dup(1);
+		dup2(fd, 1);
+		close(fd);
+	}
+	const char *av[2] = { "describe", argv[1] };
+	int r = request("save", 2, av);
+	fflush(stdout);
+	if (saved >= 0) {
+		dup2(saved, 1);
+		close(saved);
+		if (r == 0)
+			printf("session %s saved to %s\n", argv[1], file);
+		else
+			unlink(file);
+	}
+	return r;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *name = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': name = optarg; break;
+		case 'h':
+			printf("usage: trawl load FILE [--name NAME]\n"
+			       "Creates the session FILE describes (written by 'trawl save'; format in\n"
+			       "docs/agent.md), named NAME if given. It is not started.\n");
+			return 0;
+		case ':':
+			return usage_error("load", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("load", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("load", "expected one FILE");
+	const char *file = argv[optind];
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+	if (!f)
+		return die_msg("load: %s: %s", file, strerror(errno));
+	char *text = calloc(1, AM_MSG_MAX);
+	size_t n = text ? fread(text, 1, AM_MSG_MAX - 1024, f) : 0;
+	bool big = text && !feof(f);
+	if (f != stdin)
+		fclose(f);
+	if (!text)
+		return die_msg("load: out of memory");
+	if (big || memchr(text, 0, n)) {
+		free(text);
+		return die_msg("load: %s: not a session description (too large or binary)", file);
+	}
+	const char *av[3] = { "load", text, name };
+	int r = request("load", name ? 3 : 2, av);
+	free(text);
+	return r;
+}
+
+/* ------------------------------------------------------------- agent */
+
+static void agent_usage(FILE *f)
+{
+	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
+	      "                   [--ready-fd N] [--flush-ms MS]\n"
+	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--context CTX]...\n"
+	      "                   [--overwrite] [--subbuf-size BYTES] [--num-subbuf N]\n"
+	      "                   [--clock auto|tsc|monotonic] [--socket PATH] ...\n"
+	      "The per-node daemon applications linked with libtrawl register with.\n"
+	      "  --socket PATH    listen there (default: [agent] socket, TRAWL_AGENT_SOCKET,\n"
+	      "                   else $XDG_RUNTIME_DIR/trawl/agent.sock or /tmp/trawl-UID/agent.sock)\n"
+	      "  --system         the system-wide socket, /run/trawl/agent.sock\n"
+	      "  -f, --foreground do not detach (logs on stderr); the default detaches once\n"
+	      "                   listening, so that the command returning means ready\n"
+	      "  --pidfile FILE   write the agent's pid there\n"
+	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
+	      "  --oneshot        create, enable and start one session at once, recording to\n"
+	      "                   -o DIR (DIR/HOST/ust/); SIGTERM or SIGINT stops it, flushes\n"
+	      "                   everything and exits (implies --foreground)\n", f);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER, O_SB, O_NSB,
+	       O_CLOCK, O_FLUSH, O_SOCK, O_LL };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, O_SOCK },
+		{ "system", no_argument, NULL, O_SYSTEM },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "pidfile", required_argument, NULL, O_PID },
+		{ "ready-fd", required_argument, NULL, O_READY },
+		{ "oneshot", no_argument, NULL, O_ONESHOT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "enable", required_argument, NULL, O_ENABLE },
+		{ "loglevel", required_argument, NULL, O_LL },
+		{ "context", required_argument, NULL, O_CTX },
+		{ "overwrite", no_argument, NULL, O_OVER },
+		{ "subbuf-size", required_argument, NULL, O_SB },
+		{ "num-subbuf", required_argument, NULL, O_NSB },
+		{ "clock", required_argument, NULL, O_CLOCK },
+		{ "flush-ms", required_argument, NULL, O_FLUSH },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct agent_opts o = { .ready_fd = -1, .flush_ms = 2, .start_timeout_ms = 3000 };
+	struct agent_oneshot os = { 0 };
+	const char *globs[256], *ctx[16], *set[16];
+	char setbuf[16][128];
+	const char *sock = NULL, *out = NULL, *ll = NULL;
+	bool system = false, oneshot = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SOCK: sock = optarg; break;
+		case O_SYSTEM: system = true; break;
+		case 'f': o.foreground = true; break;
+		case O_PID: o.pidfile = optarg; break;
+		case O_READY: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
+				return usage_error("agent", "--ready-fd: '%s' is not an open descriptor",
+						   optarg);
+			o.ready_fd = (int)v;
+			break;
+		}
+		case O_ONESHOT: oneshot = true; break;
+		case 'o': out = optarg; break;
+		case O_ENABLE:
+			if (os.nglobs == ARRAY_SIZE(globs))
+				return usage_error("agent", "too many --enable");
+			globs[os.nglobs++] = optarg;
+			break;
+		case O_LL:
+			ll = optarg;
+			if (agent_loglevel(ll) < 0)
+				return usage_error("agent", "--loglevel: '%s' is not a log level", ll);
+			break;
+		case O_CTX:
+			if (os.nctx == ARRAY_SIZE(ctx))
+				return usage_error("agent", "too many --context");
+			ctx[os.nctx++] = optarg;
+			break;
+		case O_OVER:
+		case O_SB:
+		case O_NSB:
+		case O_CLOCK:
+			if (os.nsettings == ARRAY_SIZE(set))
+				return usage_error("agent", "too many settings");
+			snprintf(setbuf[os.nsettings], sizeof(setbuf[0]), "%s=%s",
+				 c == O_OVER ? "mode" : c == O_SB ? "subbuf-size" :
+				 c == O_NSB ? "num-subbuf" : "clock", c == O_OVER ? "overwrite" : optarg);
+			set[os.nsettings] = setbuf[os.nsettings];
+			os.nsettings++;
+			break;
+		case O_FLUSH: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 10000)
+				return usage_error("agent", "--flush-ms: '%s' is not 1..10000", optarg);
+			o.flush_ms = (unsigned)v;
+			break;
+		}
+		case 'h':
+			agent_usage(stdout);
+			return 0;
+		case ':':
+			return usage_error("agent", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("agent", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
+	if (oneshot && !out)
+		return usage_error("agent", "--oneshot needs -o DIR");
+	if (!oneshot && (out || os.nglobs || os.nctx || os.nsettings))
+		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
+	if (sock && system)
+		return usage_error("agent", "--socket and --system exclude each other");
+	/* settings: [agent] flush-ms, start-timeout-ms; the session's from [session] */
+	const char *v = setting("agent", "flush-ms");
+	if (v) {
+		long x = atol(v);
+		if (x < 1 || x > 10000)
+			return die_msg("agent: [agent] flush-ms: '%s' is not 1..10000", v);
+		o.flush_ms = (unsigned)x;
+	}
+	if ((v = setting("agent", "start-timeout-ms"))) {
+		long x = atol(v);
+		if (x < 1 || x > 600000)
+			return die_msg("agent: [agent] start-timeout-ms: '%s' is not 1..600000", v);
+		o.start_timeout_ms = (unsigned)x;
+	}
+	char path[108];
+	if (system)
+		ust_agent_path(path, sizeof(path), true);
+	else if (sock)
+		snprintf(path, sizeof(path), "%s", sock);
+	else
+		agent_socket(path, sizeof(path));
+	o.socket = path;
+	char *dir = NULL;
+	char *lglobs[256];
+	if (oneshot) {
+		static const char *const keys[] = { "mode", "subbuf-size", "num-subbuf", "clock", "header" };
+		static char cbuf[5][128];
+		const char *merged[32];
+		size_t nm = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+			const char *x = setting("session", keys[i]);
+			if (x) {
+				snprintf(cbuf[i], sizeof(cbuf[i]), "%s=%s", keys[i], x);
+				merged[nm++] = cbuf[i];
+			}
+		}
+		for (size_t i = 0; i < os.nsettings; i++)
+			merged[nm++] = set[i];	/* the command line last */
+		memcpy(set, merged, nm * sizeof(*set) > sizeof(set) ? sizeof(set) : nm * sizeof(*set));
+		os.nsettings = nm > ARRAY_SIZE(set) ? ARRAY_SIZE(set) : nm;
+		dir = absolute(out);
+		if (!dir)
+			return die_msg("agent: out of memory");
+		for (size_t i = 0; i < os.nglobs; i++) {
+			lglobs[i] = NULL;
+			if (ll && !strchr(globs[i], '@') &&
+			    asprintf(&lglobs[i], "%s@%s", globs[i], ll) >= 0)
+				globs[i] = lglobs[i];
+		}
+		os.output = dir;
+		os.globs = globs;
+		os.ctx = ctx;
+		os.settings = set;
+		o.oneshot = &os;
+		o.foreground = true;
+	}
+	if (!o.foreground) {
+		/* detach once listening: the parent returns when the agent is ready */
+		int p[2];
+		if (pipe(p) < 0)
+			return die_msg("agent: pipe: %s", strerror(errno));
+		pid_t pid = fork();
+		if (pid < 0)
+			return die_msg("agent: fork: %s", strerror(errno));
+		if (pid > 0) {
+			char b[8];
+			close(p[1]);
+			ssize_t n = read(p[0], b, sizeof(b));
+			close(p[0]);
+			if (n <= 0) {
+				int st;
+				waitpid(pid, &st, 0);
+				return 1;	/* the child said why */
+			}
+			return 0;
+		}
+		close(p[0]);
+		setsid();
+		if (o.ready_fd >= 0)
+			close(o.ready_fd);
+		o.ready_fd = p[1];
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			/* stderr stays until ready: errors reach the caller */
+			if (nul > 2)
+				close(nul);
+		}
+	}
+	int r = agent_run(&o);
+	free(dir);
+	conf_free(conf);
+	return r;
+}

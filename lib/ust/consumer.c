@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's side of a ring buffer another process produces into (its
+ * memfd came with SCM_RIGHTS): draining finished packets to a CTF stream,
+ * the final flush once the producer is gone (it exited, was stopped, or was
+ * killed: the shared memory still holds everything it committed), and the
+ * flight-recorder snapshot. The protocol is the one of ust-internal.h; the
+ * in-process consumer in ust.c does the same for its own buffers.
+ *
+ * The shared memory is written by another process, maybe a broken one:
+ * every offset and counter read from it is checked before use, and a ring
+ * that breaks the protocol is abandoned (ust_cons.bad).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ust-internal.h"
+
+/* Rewrites the packet's ids for the agent's trace (the producer does not
+ * know them), then writes it. The packet is not the producer's any more. */
+static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
+		      const uint8_t uuid[16], uint32_t stream_id)
+{
+	uint64_t inst = trawl_ctf_wstream_instance_id(ws);
+	memcpy(pk + PK_UUID, uuid, 16);
+	put_le32(pk + PK_STREAM_ID, stream_id);
+	put_le64(pk + PK_INSTANCE_ID, inst);
+	return trawl_ctf_wstream_packet(ws, pk, size);
+}
+
+int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
+{
+	struct ust_shm *h = c->ring.shm;
+	int ret = 0;
+	if (c->bad || h->mode != TRAWL_UST_DISCARD)
+		return 0;
+	/* partner: ust_ring_finalize's release store of produced */
+	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	if (P < c->consumed || P - c->consumed > c->ring.N) {
+		c->bad = true;
+		return -EPROTO;
+	}
+	while (c->consumed < P) {
+		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
+		if (c->ws) {
+			int r = put_packet(c->ws, pk, c->ring.S, uuid, stream_id);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+		c->disc_written = get_le64(pk + PK_DISCARDED);
+		c->consumed++;
+		c->packets++;
+		/* partner: ust_ring_open's acquire load of consumed */
+		__atomic_store_n(&h->consumed, c->consumed, __ATOMIC_RELEASE);
+	}
+	return ret;
+}
+
+int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+		   bool stuck)
+{
+	struct ust_shm *h = c->ring.shm;
+	bool discard = h->mode == TRAWL_UST_DISCARD;
+	int ret = 0, r;
+	if (c->flushed || c->bad)
+		goto out;
+	/* partner: commit's release store of pos */
+	uint64_t pos = __atomic_load_n(&h->pos, __ATOMIC_ACQUIRE);
+	if (stuck) {
+		/* the producer may still be inside an event: leave it */
+		ret = ust_cons_drain(c, uuid, stream_id);
+		goto out;
+	}
+	if (h->open) {
+		if (pos < PK_HDR_END || pos > c->ring.S) {
+			c->bad = true;
+			ret = -EPROTO;
+			goto out;
+		}
+		ust_ring_finalize(&c->ring, h->last_ts);
+	}
+	if (discard && (r = ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
+		ret = r;
+	uint64_t last = discard ? c->disc_written :
+			h->produced ? get_le64(ust_ring_subbuf(&c->ring, h->produced - 1) +
+					       PK_DISCARDED) : 0;
+	/* discards after the last packet: one more, empty, to carry them */
+	if (!c->bad && h->discarded != last && ust_ring_open(&c->ring, h->last_ts)) {
+		ust_ring_finalize(&c->ring, h->last_ts);
+		if (discard && (r = ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
+			ret = r;
+	}
+out:
+	c->flushed = true;
+	return ret;
+}
+
+int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstream *(*mkws)(void *),
+		      void *arg, const uint8_t uuid[16], uint32_t stream_id,
+		      uint64_t *events, uint64_t *torn)
+{
+	struct ust_ring *r = &c->ring;
+	struct ust_shm *h = r->shm;
+	bool over = h->mode == TRAWL_UST_OVERWRITE;
+	if (c->bad)
+		return 0;
+	/* partner: ust_ring_finalize's release store of produced */
+	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	uint64_t lo = P > r->N ? P - r->N : 0;
+	if (!over && lo < c->consumed)
+		lo = c->consumed;	/* discard mode: the rest is written out */
+	size_t n = 0;
+	uint64_t ev_before = 0, nev = 0;
+	/* newest first, so that a torn packet ends the window */
+	for (uint64_t k = P; k-- > lo;) {
+		struct ust_sb *sb = &h->sb[k & (r->N - 1)];
+		/* partner: the release store of gen in ust_ring_finalize */
+		uint64_t g1 = __atomic_load_n(&sb->gen, __ATOMIC_ACQUIRE);
+		if (over && g1 != 2 * k + 2)
+			break;	/* already reused: the window starts after it */
+		uint8_t *dst = copy + n * r->S;
+		UST_RACY_READS_BEGIN();
+		memcpy(dst, ust_ring_subbuf(r, k), r->S);
+		uint64_t eb = sb->ev_before, ne = sb->nev;
+		UST_RACY_READS_END();
+		/* partner: the release fence after the odd gen in ust_ring_open */
+		UST_FENCE(__ATOMIC_ACQUIRE);
+		if (over && __atomic_load_n(&sb->gen, __ATOMIC_RELAXED) != g1) {
+			(*torn)++;
+			break;
+		}
+		n++;
+		ev_before = eb;
+		nev += ne;
+	}
+	if (!n)
+		return 0;
+	struct trawl_ctf_wstream *ws = mkws(arg);
+	if (!ws)
+		return -errno;
+	int ret = 0;
+	for (size_t i = n; i-- > 0 && !ret;) {
+		uint8_t *pk = copy + i * r->S;
+		/* the events before the window count as discarded */
+		put_le64(pk + PK_DISCARDED, get_le64(pk + PK_DISCARDED) + ev_before);
+		ret = put_packet(ws, pk, r->S, uuid, stream_id);
+	}
+	*events += nev;
+	return ret;
+}
