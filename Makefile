@@ -2,7 +2,7 @@
 #   make                 library (static + shared) and the trawl binary
 #   make check           unit + end-to-end tests (installs Debian deps first)
 #   make bench           benchmarks against the anchors (babeltrace2, ...)
-#   make demo            a small simulated cluster, recorded and shown
+#   make demo            a small cluster on this machine (namespaces), recorded, synchronized, shown
 #   make fuzz            builds the fuzz targets (clang libFuzzer)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 # Options: O=DIR (out-of-tree build), V=1 (verbose), SAN=address,undefined
@@ -140,10 +140,10 @@ check: deps
 		TRAWL_MAKE_ARGS='O=$(abspath $(O_BASE)) SAN=$(SAN)' sh $(SRC)/tests/run.sh
 test: check
 
-# bench: the reader, writer and sync figures (bench/run.sh), then the
-# user-space tracepoints against lttng-ust (bench/ust.sh); BENCH=run or
-# BENCH=ust runs one of them.
-BENCH ?= run ust
+# bench: the reader, writer and sync figures (bench/run.sh), the user-space
+# tracepoints against lttng-ust (bench/ust.sh), kernel recording against
+# trace-cmd and perf (bench/kernel.sh); BENCH=run, ust or kernel runs one.
+BENCH ?= run ust kernel
 # (deps first, then a new make: pkg-config must see the installed packages)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O_BASE) SAN=$(SAN) bench-run

@@ -565,6 +565,8 @@ static void agent_usage(FILE *f)
 	      "                   listening, so that the command returning means ready\n"
 	      "  --pidfile FILE   write the agent's pid there\n"
 	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
+	      "  --host NAME      the host name of the traces (DIR/NAME/ust/, env hostname;\n"
+	      "                   default: this machine's)\n"
 	      "  --oneshot        create, enable and start one session at once, recording to\n"
 	      "                   -o DIR (DIR/HOST/ust/); SIGTERM or SIGINT stops it, flushes\n"
 	      "                   everything and exits (implies --foreground)\n", f);
@@ -573,9 +575,10 @@ static void agent_usage(FILE *f)
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER, O_SB, O_NSB,
-	       O_CLOCK, O_FLUSH, O_SOCK, O_LL };
+	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCK },
+		{ "host", required_argument, NULL, O_HOST },
 		{ "system", no_argument, NULL, O_SYSTEM },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "pidfile", required_argument, NULL, O_PID },
@@ -605,6 +608,7 @@ int cmd_agent(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":fo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_SOCK: sock = optarg; break;
+		case O_HOST: o.host = optarg; break;
 		case O_SYSTEM: system = true; break;
 		case 'f': o.foreground = true; break;
 		case O_PID: o.pidfile = optarg; break;

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
+	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
 	{ "probe", cmd_probe, "exchange clock-sync probe messages with peer nodes, recorded" },
 	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },

@@ -1586,7 +1586,9 @@ int agent_run(const struct agent_opts *o)
 	msgbuf = malloc(AM_MSG_MAX);
 	if (!msgbuf)
 		return die_msg("agent: out of memory");
-	if (gethostname(hostname, sizeof(hostname) - 1) < 0 || !*hostname)
+	if (o->host && *o->host)
+		snprintf(hostname, sizeof(hostname), "%s", o->host);
+	else if (gethostname(hostname, sizeof(hostname) - 1) < 0 || !*hostname)
 		strcpy(hostname, "localhost");
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa;

@@ -25,6 +25,8 @@ struct agent_opts {
 	unsigned flush_ms;		/* consumer period */
 	unsigned start_timeout_ms;	/* waiting for applications' acks */
 	const struct agent_oneshot *oneshot;	/* NULL: a normal daemon */
+	const char *host;		/* SESSION/HOST and env hostname; NULL:
+					 * gethostname() */
 };
 
 /* Runs the agent until SIGTERM/SIGINT; returns the exit status. */

@@ -186,13 +186,24 @@ bool ust_clocksource_is_tsc(void)
 	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
 }
 
+/* The TSC itself, whatever this process's own tracing uses (the agent
+ * samples it for the applications' traces without tracing itself). */
+static inline uint64_t tsc_now(void)
+{
+#if HAVE_TSC
+	return __rdtsc();
+#else
+	return (uint64_t)ns_of(CLOCK_MONOTONIC);
+#endif
+}
+
 /* A (clock, CLOCK_MONOTONIC, CLOCK_REALTIME) triple: the tightest of a few. */
 void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real)
 {
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 16; i++) {
 		int64_t m1 = ns_of(CLOCK_MONOTONIC);
-		uint64_t cc = tsc ? ust_clock_now() : (uint64_t)0;
+		uint64_t cc = tsc ? tsc_now() : (uint64_t)0;
 		int64_t r = ns_of(CLOCK_REALTIME);
 		int64_t m2 = ns_of(CLOCK_MONOTONIC);
 		if (m2 - m1 < best) {

@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-record.c - `trawl record`: records kernel events (a private
+ * tracefs instance, see cli/kernel/krec.h and docs/kernel.md) into
+ * DIR/HOST/kernel/, while a command runs (its exit status becomes ours),
+ * for a duration, or until SIGINT/SIGTERM. With a COMMAND, its trawl
+ * tracepoints (and its children's) are recorded too, into DIR/HOST/ust/, by
+ * a private agent (`trawl agent --oneshot` on a socket of its own, passed
+ * to the command as TRAWL_AGENT_SOCKET), stopped once the command exits.
+ */
+#include <poll.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kernel/krec.h"
+
+/* The private agent of a recording (user space). */
+struct ust_agent {
+	pid_t pid;
+	char dir[64];		/* mkdtemp'd, holds the socket */
+	char sock[96];
+};
+
+#define MAX_PIDS 4096
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: trawl record -o DIR [-k EVENTS]... [-u GLOB]... [--host NAME]\n"
+	      "                    [--buffer-size KB] [--filter EXPR] [--pid PID]...\n"
+	      "                    [--cgroup PATH] [--duration S] [--only-command]\n"
+	      "                    [--no-kernel | --no-ust] [-- COMMAND ARGS...]\n"
+	      "\n"
+	      "Records kernel events into DIR/HOST/kernel/ (a CTF 1.8 trace with LTTng's\n"
+	      "event and field names), through a private tracefs instance. With COMMAND:\n"
+	      "until it exits, and its exit status is trawl's; the trawl tracepoints of\n"
+	      "the command and its children go to DIR/HOST/ust/ (a private agent records\n"
+	      "them). Without COMMAND: until --duration has passed, or SIGINT/SIGTERM.\n"
+	      "\n"
+	      "  -o, --output DIR       the session directory\n"
+	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
+	      "                         sched:*, any of tracefs events/*/format) and presets:\n"
+	      "                         sched, syscalls, irq, block, net, kvm (default: sched)\n"
+	      "      --host NAME        host directory and env hostname (default: hostname)\n"
+	      "  -u, --ust GLOB         user-space events of COMMAND to record, as\n"
+	      "                         provider:event globs (repeatable; default: all)\n"
+	      "      --no-ust           no user-space recording\n"
+	      "      --no-kernel        no kernel recording (user space only; no root needed)\n"
+	      "  -b, --buffer-size KB   ring buffer per CPU, KiB (default 4096)\n"
+	      "      --filter EXPR      ftrace filter applied to every event, e.g.\n"
+	      "                         'common_pid == 42' or 'prev_pid != 0'\n"
+	      "  -p, --pid PID          only events of PID and its threads (repeatable)\n"
+	      "      --cgroup PATH      only events of the tasks in cgroup PATH (under\n"
+	      "                         /sys/fs/cgroup) and their children\n"
+	      "      --only-command     only events of COMMAND and its descendants\n"
+	      "  -d, --duration S       stop after S seconds (decimals allowed)\n"
+	      "      --clock CLOCK      auto (x86-tsc if the clocksource is the TSC, as\n"
+	      "                         user space does; else mono), tsc or mono\n"
+	      "      --no-statedump     no state dump of processes and files at start\n"
+	      "      --no-tid           no { tid } context on every event\n"
+	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
+	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
+	      "  -f, --force            write into an existing DIR/HOST/kernel\n"
+	      "  -q, --quiet            no summary on stderr\n"
+	      "  -h, --help             this help\n", f);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("trawl record: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\nTry 'trawl record --help'.\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+static int parse_ulong(const char *s, unsigned long *v)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+/* The tasks of cgroup PATH (relative to /sys/fs/cgroup, or absolute). */
+static int cgroup_pids(const char *path, pid_t *pids, size_t *n, size_t cap)
+{
+	char fn[4200];
+	if (!strncmp(path, "/sys/fs/cgroup", 14))
+		snprintf(fn, sizeof(fn), "%s/cgroup.procs", path);
+	else
+		snprintf(fn, sizeof(fn), "/sys/fs/cgroup/%s/cgroup.procs",
+			 path[0] == '/' ? path + 1 : path);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return die_msg("record: --cgroup %s: %s: %s", path, fn, strerror(errno));
+	long p;
+	size_t before = *n;
+	while (fscanf(f, "%ld", &p) == 1)
+		if (*n < cap)
+			pids[(*n)++] = (pid_t)p;
+	fclose(f);
+	if (*n == before)
+		return die_msg("record: --cgroup %s: no task in that cgroup", path);
+	return 0;
+}
+
+/* Splits a comma list into v (strdup'd pieces). */
+static int split_events(const char *s, char ***v, size_t *n)
+{
+	char *copy = strdup(s), *save = NULL;
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (*t == ' ')
+			t++;
+		if (!*t)
+			continue;
+		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv || !(nv[*n] = strdup(t))) {
+			free(copy);
+			if (nv)
+				*v = nv;
+			return -ENOMEM;
+		}
+		*v = nv;
+		(*n)++;
+	}
+	free(copy);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/* Stops the private agent (SIGTERM: it writes everything and exits 0)
+ * and removes its socket directory. 0, or -1 after printing why. */
+static int ust_stop(struct ust_agent *ua)
+{
+	int st = 0, rc = 0;
+	if (ua->pid > 0) {
+		kill(ua->pid, SIGTERM);
+		while (waitpid(ua->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "trawl: record: the user-space agent failed (%s %d)\n",
+				WIFEXITED(st) ? "exit" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			rc = -1;
+		}
+		ua->pid = -1;
+	}
+	if (ua->dir[0]) {
+		unlink(ua->sock);
+		rmdir(ua->dir);
+		ua->dir[0] = 0;
+	}
+	return rc;
+}
+
+static void rm_tree(const char *dir)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		execlp("rm", "rm", "-rf", "--", dir, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+/*
+ * Starts `trawl agent --oneshot` on a private socket, recording to
+ * out/host/ust/ (the globs, or every event), and waits until it listens.
+ * 0, or -1 after printing why.
+ */
+static int ust_start(struct ust_agent *ua, const char *out, const char *host,
+		     const char *const *globs, size_t nglobs)
+{
+	snprintf(ua->dir, sizeof(ua->dir), "/tmp/trawl-record-XXXXXX");
+	if (!mkdtemp(ua->dir))
+		return die_msg("record: cannot create a directory for the agent's socket: %s",
+			       strerror(errno)), -1;
+	snprintf(ua->sock, sizeof(ua->sock), "%s/agent.sock", ua->dir);
+	int rd[2];
+	if (pipe2(rd, O_CLOEXEC) < 0) {
+		rmdir(ua->dir);
+		return die_msg("record: pipe: %s", strerror(errno)), -1;
+	}
+	char fdnum[16];
+	snprintf(fdnum, sizeof(fdnum), "%d", rd[1]);
+	const char *av[16 + 2 * 64];
+	size_t n = 0;
+	av[n++] = "trawl";
+	av[n++] = "agent";
+	av[n++] = "--oneshot";
+	av[n++] = "--socket";
+	av[n++] = ua->sock;
+	av[n++] = "-o";
+	av[n++] = out;
+	av[n++] = "--host";
+	av[n++] = host;
+	av[n++] = "--ready-fd";
+	av[n++] = fdnum;
+	for (size_t i = 0; i < nglobs && i < 64; i++) {
+		av[n++] = "--enable";
+		av[n++] = globs[i];
+	}
+	av[n] = NULL;
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0) {
+		close(rd[0]);
+		close(rd[1]);
+		rmdir(ua->dir);
+		return die_msg("record: fork: %s", strerror(errno)), -1;
+	}
+	if (p == 0) {
+		close(rd[0]);
+		fcntl(rd[1], F_SETFD, 0);	/* the agent's --ready-fd */
+		/* the agent must not see the signals meant for the command */
+		setpgid(0, 0);
+		execv("/proc/self/exe", (char *const *)av);
+		fprintf(stderr, "trawl: record: cannot start the agent: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(rd[1]);
+	ua->pid = p;
+	char buf[8] = "";
+	struct pollfd pf = { .fd = rd[0], .events = POLLIN };
+	ssize_t got = -1;
+	if (poll(&pf, 1, 10000) == 1)
+		got = read(rd[0], buf, sizeof(buf) - 1);
+	close(rd[0]);
+	if (got < 6 || strncmp(buf, "ready\n", 6) != 0) {
+		ust_stop(ua);
+		return die_msg("record: the user-space agent did not start (see above)"), -1;
+	}
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'C' },
+		{ "only-command", no_argument, NULL, 'O' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "clock", required_argument, NULL, 'c' },
+		{ "no-statedump", no_argument, NULL, 'S' },
+		{ "no-tid", no_argument, NULL, 'T' },
+		{ "rt-prio", required_argument, NULL, 'r' },
+		{ "period", required_argument, NULL, 'P' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "ust", required_argument, NULL, 'u' },
+		{ "no-ust", no_argument, NULL, 'U' },
+		{ "no-kernel", no_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *ust_globs[64];
+	size_t nust = 0;
+	bool no_ust = false, no_kernel = false;
+	struct ust_agent ua = { .pid = -1 };
+	const char *out = NULL, *host = NULL, *filter = NULL, *cgroup = NULL;
+	char **events = NULL;
+	size_t nevents = 0, npids = 0;
+	static pid_t pids[MAX_PIDS];
+	unsigned long buffer_kb = 0, rt = 0, period = 0, v;
+	double duration = 0;
+	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
+	int clock = KREC_CLOCK_AUTO, c, status = 1;
+
+	optind = 0;
+	opterr = 0;
+	/* '+': options end at the first non-option (the command) */
+	while ((c = getopt_long(argc, argv, "+:o:k:b:p:d:u:fqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return usage_error("empty output directory");
+			out = optarg;
+			break;
+		case 'k':
+			if (split_events(optarg, &events, &nevents) < 0)
+				return die_msg("record: out of memory");
+			break;
+		case 'H':
+			if (!*optarg || strchr(optarg, '/'))
+				return usage_error("--host: '%s' is not a host name", optarg);
+			host = optarg;
+			break;
+		case 'b':
+			if (parse_ulong(optarg, &buffer_kb) || buffer_kb < 4 || buffer_kb > (1ul << 24))
+				return usage_error("--buffer-size: '%s' is not a size in KiB (4..16777216)",
+						   optarg);
+			break;
+		case 'F':
+			filter = optarg;
+			break;
+		case 'p':
+			if (parse_ulong(optarg, &v) || v < 1 || v > 0x7fffffff)
+				return usage_error("--pid: '%s' is not a pid", optarg);
+			if (npids < MAX_PIDS)
+				pids[npids++] = (pid_t)v;
+			break;
+		case 'C':
+			cgroup = optarg;
+			break;
+		case 'O':
+			only_cmd = true;
+			break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			duration = strtod(optarg, &end);
+			if (errno || *end || !(duration > 0) || duration > 1e9)
+				return usage_error("--duration: '%s' is not a positive number of seconds",
+						   optarg);
+			break;
+		}
+		case 'c':
+			if (!strcmp(optarg, "auto"))
+				clock = KREC_CLOCK_AUTO;
+			else if (!strcmp(optarg, "tsc") || !strcmp(optarg, "x86-tsc"))
+				clock = KREC_CLOCK_TSC;
+			else if (!strcmp(optarg, "mono"))
+				clock = KREC_CLOCK_MONO;
+			else
+				return usage_error("--clock: '%s' is not auto, tsc or mono", optarg);
+			break;
+		case 'S':
+			statedump = false;
+			break;
+		case 'T':
+			tid = false;
+			break;
+		case 'r':
+			if (parse_ulong(optarg, &rt) || rt < 1 || rt > 99)
+				return usage_error("--rt-prio: '%s' is not a priority in 1..99", optarg);
+			break;
+		case 'P':
+			if (parse_ulong(optarg, &period) || period < 1 || period > 10000)
+				return usage_error("--period: '%s' is not a number of ms in 1..10000",
+						   optarg);
+			break;
+		case 'u':
+			if (!*optarg)
+				return usage_error("--ust: empty glob");
+			if (nust == sizeof(ust_globs) / sizeof(ust_globs[0]))
+				return usage_error("--ust: at most %zu globs", nust);
+			ust_globs[nust++] = optarg;
+			break;
+		case 'U':
+			no_ust = true;
+			break;
+		case 'K':
+			no_kernel = true;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	char **cmd = optind < argc ? &argv[optind] : NULL;
+	if (!out)
+		return usage_error("no output directory (-o DIR)");
+	if (only_cmd && !cmd)
+		return usage_error("--only-command needs a COMMAND (after --)");
+	if (no_kernel && no_ust)
+		return usage_error("--no-kernel and --no-ust leave nothing to record");
+	if (no_kernel && !cmd)
+		return usage_error("--no-kernel needs a COMMAND (after --): user space is the command's");
+	if (nust && (no_ust || !cmd))
+		return usage_error("--ust needs a COMMAND (after --) and excludes --no-ust");
+	const bool want_ust = cmd && !no_ust;
+	if (only_cmd && (npids || cgroup))
+		return usage_error("--only-command excludes --pid and --cgroup");
+	if (!nevents && split_events("sched", &events, &nevents) < 0)
+		return die_msg("record: out of memory");
+	if (cgroup && cgroup_pids(cgroup, pids, &npids, MAX_PIDS))
+		goto out_events;
+
+	char hostname[256];
+	if (!host) {
+		if (gethostname(hostname, sizeof(hostname)) < 0 || !*hostname)
+			snprintf(hostname, sizeof(hostname), "localhost");
+		hostname[sizeof(hostname) - 1] = 0;
+		host = hostname;
+	}
+	char *hostdir = NULL, *kdir = NULL, *udir = NULL;
+	if (asprintf(&hostdir, "%s/%s", out, host) < 0 || asprintf(&kdir, "%s/kernel", hostdir) < 0 ||
+	    asprintf(&udir, "%s/ust", hostdir) < 0) {
+		status = die_msg("record: out of memory");
+		goto out_events;
+	}
+	if (!force && !no_kernel && exists(kdir)) {
+		status = die_msg("record: %s exists (use --force to replace its files)", kdir);
+		goto out_dirs;
+	}
+	if (!force && want_ust && exists(udir)) {
+		status = die_msg("record: %s exists (use --force to replace its files)", udir);
+		goto out_dirs;
+	}
+	if ((mkdir(out, 0777) < 0 && errno != EEXIST) || (mkdir(hostdir, 0777) < 0 && errno != EEXIST)) {
+		status = die_msg("record: %s: %s", hostdir, strerror(errno));
+		goto out_dirs;
+	}
+
+	/* User space: the private agent listens before the command exists, so
+	 * the command (which inherits TRAWL_AGENT_SOCKET) registers at once. */
+	if (want_ust) {
+		if (force && exists(udir))
+			rm_tree(udir);
+		if (ust_start(&ua, out, host, ust_globs, nust) < 0)
+			goto out_dirs;
+		setenv("TRAWL_AGENT_SOCKET", ua.sock, 1);
+	}
+
+	/* The command waits on a pipe until tracing is on. */
+	int go[2] = { -1, -1 };
+	pid_t child = -1;
+	if (cmd) {
+		if (pipe2(go, O_CLOEXEC) < 0) {
+			status = die_msg("record: pipe: %s", strerror(errno));
+			goto out_dirs;
+		}
+		fflush(NULL);
+		child = fork();
+		if (child < 0) {
+			status = die_msg("record: fork: %s", strerror(errno));
+			goto out_dirs;
+		}
+		if (child == 0) {
+			char b;
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(127);
+			close(go[0]);
+			execvp(cmd[0], cmd);
+			fprintf(stderr, "trawl: record: cannot run '%s': %s\n", cmd[0], strerror(errno));
+			_exit(127);
+		}
+		close(go[0]);
+		if (only_cmd && npids < MAX_PIDS)
+			pids[npids++] = child;
+	}
+
+	struct krec_opts ko = {
+		.dir = kdir, .hostname = host,
+		.events = (const char *const *)events, .nevents = nevents,
+		.buffer_kb = buffer_kb, .filter = filter,
+		.pids = npids ? pids : NULL, .npids = npids,
+		.follow_fork = only_cmd || cgroup,
+		.statedump = statedump, .tid_context = tid, .clock = clock,
+		.rt_prio = (int)rt, .period_ms = (unsigned)period,
+	};
+	char err[512] = "";
+	struct krec *k = NULL;
+	if (!no_kernel && !(k = krec_new(&ko, err, sizeof(err)))) {
+		status = die_msg("record: %s", err);
+		goto out_child;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (k && krec_start(k, err, sizeof(err)) < 0) {
+		status = die_msg("record: %s", err);
+		krec_free(k);
+		goto out_child;
+	}
+
+	/*
+	 * User space stamps with the TSC when the clocksource is the TSC, as
+	 * the kernel's x86-tsc clock here; each side measures its frequency
+	 * over its own run, so the two traces merge to within the difference
+	 * of two calibrations (tens of ns; docs/kernel.md).
+	 */
+
+	double t0 = now_s();
+	if (!cmd && !quiet)
+		fprintf(stderr, "trawl record: recording into %s (Ctrl-C to stop)\n", kdir);
+	if (want_ust && !quiet)
+		fprintf(stderr, "trawl record: user space of '%s' into %s\n", cmd[0], udir);
+	if (cmd) {
+		char b = 1;
+		if (write(go[1], &b, 1) != 1)
+			fprintf(stderr, "trawl: record: cannot start the command: %s\n", strerror(errno));
+		close(go[1]);
+		go[1] = -1;
+	}
+	int wst = 0;
+	bool forwarded = false;
+	for (;;) {
+		if (child > 0) {
+			pid_t r = waitpid(child, &wst, WNOHANG);
+			if (r == child) {
+				child = -1;
+				break;
+			}
+			if (got_signal == SIGTERM && !forwarded) {
+				kill(child, SIGTERM);
+				forwarded = true;
+			}
+		} else if (got_signal) {
+			break;
+		}
+		if (duration > 0 && now_s() - t0 >= duration)
+			break;
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+	double secs = now_s() - t0;
+	int r = 0;
+	if (k && (r = krec_stop(k, err, sizeof(err))) < 0)
+		fprintf(stderr, "trawl: record: %s\n", err);
+	if (ua.pid > 0) {
+		/* the command has exited (or the duration is over): the agent
+		 * drains what it committed and writes the trace */
+		int ur = ust_stop(&ua);
+		if (ur)
+			r = -1;
+	}
+	if (k && !quiet) {
+		uint64_t ev = 0, lost = 0;
+		for (unsigned i = 0; i < krec_ncpus(k); i++) {
+			ev += krec_stats(k, i)->events;
+			lost += krec_stats(k, i)->lost;
+		}
+		fprintf(stderr, "trawl record: %" PRIu64 " kernel events, %" PRIu64 " lost, "
+			"%" PRIu64 " state dump events, %.3f s, clock %s, in %s\n",
+			ev, lost, krec_statedump_events(k), secs, krec_clock_name(k), kdir);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		fprintf(stderr, "trawl record: recorder CPU %.3f s (%.3f user, %.3f system)\n", cpu,
+			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+		for (unsigned i = 0; i < krec_ncpus(k); i++) {
+			const struct krec_cpu_stats *s = krec_stats(k, i);
+			fprintf(stderr, "trawl record:   cpu %u: %" PRIu64 " events, %" PRIu64
+				" lost, %" PRIu64 " pages\n", i, s->events, s->lost, s->pages);
+		}
+	}
+	if (k)
+		krec_free(k);
+	if (r < 0)
+		status = 1;
+	else if (cmd && child < 0)
+		status = WIFEXITED(wst) ? WEXITSTATUS(wst) :
+			 WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : 1;
+	else
+		status = 0;
+	if (cmd && child > 0) {
+		/* duration over: the command goes on, we wait for it */
+		if (waitpid(child, &wst, 0) == child && r >= 0)
+			status = WIFEXITED(wst) ? WEXITSTATUS(wst) :
+				 WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : 1;
+		child = -1;
+	}
+out_child:
+	if (go[1] >= 0)
+		close(go[1]);	/* the child reads EOF and exits 127 */
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	if (ua.pid > 0)
+		ust_stop(&ua);
+out_dirs:
+	free(hostdir);
+	free(kdir);
+	free(udir);
+out_events:
+	for (size_t i = 0; i < nevents; i++)
+		free(events[i]);
+	free(events);
+	return status;
+}

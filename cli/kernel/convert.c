@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/kernel/convert.c - ftrace records to CTF events with LTTng's names.
+ *
+ * Each event type (ftrace common_type) is compiled once, when its first
+ * record comes, into a list of copy operations from the record to the CTF
+ * payload (byte-aligned little-endian, the writer's layout) and a CTF event
+ * class; contiguous fixed-size fields become one memcpy. Names follow
+ * LTTng's kernel tracer:
+ *  - sched_*: the task's pid is the thread id: fields pid -> tid,
+ *    *_pid -> *_tid; priorities as LTTng shows them (prio - 100, so a
+ *    normal task has 20 and a real-time one -100..-1);
+ *  - raw_syscalls sys_enter/sys_exit -> syscall_entry_<name> with the
+ *    syscall's arguments as its syscalls:sys_enter_<name> format names
+ *    them, and syscall_exit_<name> { ret } (syscall_entry_unknown /
+ *    syscall_exit_unknown with id and args when the number or format is
+ *    unknown); syscalls:sys_enter_X / sys_exit_X map to the same classes;
+ *  - irq softirq_* -> irq_softirq_*, timer hrtimer_* -> timer_hrtimer_*,
+ *    kmem and power events get their system as prefix, as in LTTng;
+ *  - every other tracepoint keeps its own name and fields.
+ * Fixed char arrays (comm) become char[N] arrays printed as text (bytes
+ * after the NUL are zeroed), __data_loc strings CTF strings, other dynamic
+ * arrays a <name>_length + sequence pair, pointers hexadecimal integers.
+ * With tid_context, every event carries { tid } = ftrace's common_pid.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "kernel/krec.h"
+
+enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ };
+
+struct op {
+	uint8_t kind;
+	uint8_t rel;			/* OP_DSTR/OP_DSEQ: __rel_loc */
+	uint16_t elem;			/* OP_DSEQ: element size */
+	uint32_t off, len;
+};
+
+enum conv_kind { CV_NORMAL, CV_SYS_ENTER, CV_SYS_EXIT, CV_SKIP };
+
+struct conv {
+	int kind;
+	const struct trawl_ctf_event_class *ec;
+	struct op *ops;
+	unsigned nops;
+	unsigned minsize;		/* bytes the fixed ops read */
+};
+
+struct sysent {
+	const struct trawl_ctf_event_class *entry, *exit;
+	unsigned nargs;
+	bool built;
+};
+
+struct named {
+	char *name;
+	const struct trawl_ctf_event_class *ec;
+	unsigned nargs;			/* syscall entries */
+};
+
+#define MAX_SYSCALLS 1024
+#define PAYLOAD_MAX 16384
+
+struct krec_conv {
+	struct trawl_ctf_writer *w;
+	struct tep_handle *tep;
+	bool tid;
+	struct trawl_ctf_stream_class *sc;
+	struct conv **byid;
+	size_t nbyid;
+	struct sysent sys[MAX_SYSCALLS];
+	const struct trawl_ctf_event_class *sys_entry_unknown, *sys_exit_unknown;
+	struct named *names;
+	size_t nnames, capnames;
+	uint8_t buf[PAYLOAD_MAX];
+};
+
+/* ------------------------------------------------------------ names */
+
+const char *krec_lttng_name(const char *sys, const char *name)
+{
+	static char out[256];
+	const char *prefix = "";
+
+	if (!strcmp(sys, "syscalls")) {
+		if (!strncmp(name, "sys_enter_", 10)) {
+			snprintf(out, sizeof(out), "syscall_entry_%s", name + 10);
+			return out;
+		}
+		if (!strncmp(name, "sys_exit_", 9)) {
+			snprintf(out, sizeof(out), "syscall_exit_%s", name + 9);
+			return out;
+		}
+	} else if (!strcmp(sys, "irq") && !strncmp(name, "softirq_", 8)) {
+		prefix = "irq_";
+	} else if (!strcmp(sys, "timer") &&
+		   (!strncmp(name, "hrtimer_", 8) || !strncmp(name, "itimer_", 7))) {
+		prefix = "timer_";
+	} else if ((!strcmp(sys, "kmem") || !strcmp(sys, "power")) &&
+		   strncmp(name, sys, strlen(sys))) {
+		snprintf(out, sizeof(out), "%s_%s", sys, name);
+		return out;
+	}
+	snprintf(out, sizeof(out), "%s%s", prefix, name);
+	return out;
+}
+
+static struct named *named_find(struct krec_conv *c, const char *name)
+{
+	for (size_t i = 0; i < c->nnames; i++)
+		if (!strcmp(c->names[i].name, name))
+			return &c->names[i];
+	return NULL;
+}
+
+static struct named *named_add(struct krec_conv *c, const char *name,
+			       const struct trawl_ctf_event_class *ec)
+{
+	if (c->nnames == c->capnames) {
+		size_t cap = c->capnames ? 2 * c->capnames : 64;
+		struct named *n = realloc(c->names, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		c->names = n;
+		c->capnames = cap;
+	}
+	struct named *n = &c->names[c->nnames];
+	if (!(n->name = strdup(name)))
+		return NULL;
+	n->ec = ec;
+	n->nargs = 0;
+	c->nnames++;
+	return n;
+}
+
+/* A class name not used yet: name, else name_<sys> */
+static const char *unique_name(struct krec_conv *c, const char *name, const char *sys,
+			       char *tmp, size_t cap)
+{
+	if (!named_find(c, name))
+		return name;
+	snprintf(tmp, cap, "%s_%s", name, sys);
+	return tmp;
+}
+
+/* ------------------------------------------------------------ types */
+
+static struct trawl_ctf_type *int_type(struct krec_conv *c, unsigned bytes, bool sign, bool hex)
+{
+	return trawl_ctf_type_int(c->w, bytes * 8, sign, hex ? 16 : 10);
+}
+
+static struct trawl_ctf_type *text_array(struct krec_conv *c, unsigned n)
+{
+	struct trawl_ctf_type *ch = trawl_ctf_type_int(c->w, 8, false, 10);
+	if (!ch)
+		return NULL;
+	ch->u.i.encoding = TRAWL_CTF_ENC_UTF8;
+	return trawl_ctf_type_array(c->w, ch, n);
+}
+
+static bool is_pow2_size(unsigned n)
+{
+	return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+static int add_op(struct conv *cv, int kind, unsigned off, unsigned len, unsigned elem,
+		  bool rel)
+{
+	/* contiguous copies merge into one memcpy */
+	if (kind == OP_COPY && cv->nops && cv->ops[cv->nops - 1].kind == OP_COPY &&
+	    cv->ops[cv->nops - 1].off + cv->ops[cv->nops - 1].len == off) {
+		cv->ops[cv->nops - 1].len += len;
+	} else {
+		struct op *o = realloc(cv->ops, (cv->nops + 1) * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		cv->ops = o;
+		o[cv->nops++] = (struct op){ .kind = (uint8_t)kind, .off = off, .len = len,
+					     .elem = (uint16_t)elem, .rel = rel };
+	}
+	if (kind == OP_DSTR || kind == OP_DSEQ)
+		len = 4;
+	if (off + len > cv->minsize)
+		cv->minsize = off + len;
+	return 0;
+}
+
+static const char *field_rename(bool sched, const char *name, char *tmp, size_t cap)
+{
+	size_t n = strlen(name);
+	if (!sched)
+		return name;
+	if (!strcmp(name, "pid"))
+		return "tid";
+	if (n > 4 && !strcmp(name + n - 4, "_pid")) {
+		snprintf(tmp, cap, "%.*s_tid", (int)(n - 4), name);
+		return tmp;
+	}
+	return name;
+}
+
+static int struct_add(struct krec_conv *c, struct trawl_ctf_type *st, const char *name,
+		      const char *orig, struct trawl_ctf_type *t)
+{
+	if (!t)
+		return -ENOMEM;
+	int r = trawl_ctf_struct_add(c->w, st, name, t);
+	if (r == -EEXIST && orig != name)
+		r = trawl_ctf_struct_add(c->w, st, orig, t);
+	return r;
+}
+
+/* The payload of one ftrace field: type + op. */
+static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type *st,
+		     struct tep_format_field *f, bool sched)
+{
+	char tmp[128];
+	const char *name = field_rename(sched, f->name, tmp, sizeof(tmp));
+	unsigned off = (unsigned)f->offset, size = (unsigned)f->size;
+	bool sign = f->flags & TEP_FIELD_IS_SIGNED;
+	bool hex = (f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*');
+	int r;
+
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		bool rel = f->flags & TEP_FIELD_IS_RELATIVE;
+		if ((f->flags & TEP_FIELD_IS_STRING) || strstr(f->type, "char")) {
+			r = struct_add(c, st, name, f->name, trawl_ctf_type_string(c->w));
+			return r ? r : add_op(cv, OP_DSTR, off, 4, 0, rel);
+		}
+		unsigned elem = is_pow2_size(f->elementsize) ? f->elementsize : 1;
+		char lname[160];
+		snprintf(lname, sizeof(lname), "%s_length", name);
+		r = struct_add(c, st, lname, lname, int_type(c, 4, false, false));
+		if (!r) {
+			struct trawl_ctf_type *e = int_type(c, elem, sign, hex);
+			struct trawl_ctf_type *q = e ? trawl_ctf_type_sequence(c->w, e, lname) : NULL;
+			r = struct_add(c, st, name, f->name, q);
+		}
+		return r ? r : add_op(cv, OP_DSEQ, off, 4, elem, rel);
+	}
+	if (f->flags & TEP_FIELD_IS_ARRAY) {
+		if ((f->flags & TEP_FIELD_IS_STRING) || !strncmp(f->type, "char", 4)) {
+			r = struct_add(c, st, name, f->name, text_array(c, size));
+			return r ? r : add_op(cv, OP_COMM, off, size, 0, false);
+		}
+		unsigned elem = f->elementsize, n = f->arraylen;
+		if (!is_pow2_size(elem) || !n || elem * n != size) {
+			elem = 1;
+			n = size;
+			sign = false;
+		}
+		struct trawl_ctf_type *e = int_type(c, elem, sign, hex);
+		r = struct_add(c, st, name, f->name, e ? trawl_ctf_type_array(c->w, e, n) : NULL);
+		return r ? r : add_op(cv, OP_COPY, off, size, 0, false);
+	}
+	if (!is_pow2_size(size)) {
+		struct trawl_ctf_type *e = int_type(c, 1, false, true);
+		r = struct_add(c, st, name, f->name, e ? trawl_ctf_type_array(c->w, e, size) : NULL);
+		return r ? r : add_op(cv, OP_COPY, off, size, 0, false);
+	}
+	bool prio = sched && size == 4 && strlen(f->name) >= 4 &&
+		    !strcmp(f->name + strlen(f->name) - 4, "prio");
+	r = struct_add(c, st, name, f->name, int_type(c, size, sign || prio, hex));
+	return r ? r : add_op(cv, prio ? OP_PRIO : OP_COPY, off, size, 0, false);
+}
+
+static const struct trawl_ctf_event_class *new_class(struct krec_conv *c, const char *name,
+						     struct trawl_ctf_type *fields)
+{
+	const struct trawl_ctf_event_class *ec =
+		trawl_ctf_writer_event_class(c->w, c->sc, name, INT64_MIN, fields);
+	if (ec && !named_add(c, name, ec))
+		return NULL;
+	return ec;
+}
+
+/*
+ * The syscall_entry_<name> / syscall_exit_<name> classes of a syscall,
+ * made once and shared by raw_syscalls and syscalls:sys_enter_<name>.
+ * Entry fields: those of syscalls:sys_enter_<name>, each a 64-bit integer
+ * (as ftrace stores them), hexadecimal for pointers. Exit: { ret }.
+ * *fmt receives the sys_enter_<name> format (NULL if the kernel has none:
+ * then nothing is made and -ENOENT returned).
+ */
+static int sys_classes(struct krec_conv *c, const char *sname,
+		       const struct trawl_ctf_event_class **entry,
+		       const struct trawl_ctf_event_class **exit_, unsigned *nargs)
+{
+	char en[160], xn[160];
+	snprintf(en, sizeof(en), "syscall_entry_%s", sname);
+	snprintf(xn, sizeof(xn), "syscall_exit_%s", sname);
+	struct named *ne = named_find(c, en), *nx = named_find(c, xn);
+	if (ne && nx) {
+		*entry = ne->ec;
+		*exit_ = nx->ec;
+		*nargs = ne->nargs;
+		return 0;
+	}
+	char evn[160];
+	snprintf(evn, sizeof(evn), "sys_enter_%s", sname);
+	struct tep_event *fmt = tep_find_event_by_name(c->tep, "syscalls", evn);
+	if (!fmt)
+		return -ENOENT;
+	struct trawl_ctf_type *st = trawl_ctf_type_struct(c->w);
+	struct trawl_ctf_type *xt = trawl_ctf_type_struct(c->w);
+	if (!st || !xt)
+		return -ENOMEM;
+	unsigned n = 0;
+	for (struct tep_format_field *f = fmt->format.fields; f; f = f->next) {
+		if (!strcmp(f->name, "__syscall_nr"))
+			continue;
+		bool hex = (f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*');
+		int r = trawl_ctf_struct_add(c->w, st, f->name,
+					     int_type(c, 8, f->flags & TEP_FIELD_IS_SIGNED, hex));
+		if (r)
+			return r;
+		n++;
+	}
+	if (n > 6)
+		return -EINVAL;
+	int r = trawl_ctf_struct_add(c->w, xt, "ret", int_type(c, 8, true, false));
+	if (r)
+		return r;
+	if (!ne) {
+		const struct trawl_ctf_event_class *ec = new_class(c, en, st);
+		if (!ec)
+			return -errno;
+		ne = named_find(c, en);
+		ne->nargs = n;
+	}
+	if (!nx && !new_class(c, xn, xt))
+		return -errno;
+	nx = named_find(c, xn);
+	*entry = ne->ec;
+	*exit_ = nx->ec;
+	*nargs = ne->nargs;
+	return 0;
+}
+
+static int unknown_sys_classes(struct krec_conv *c)
+{
+	if (c->sys_entry_unknown)
+		return 0;
+	struct trawl_ctf_type *st = trawl_ctf_type_struct(c->w);
+	struct trawl_ctf_type *xt = trawl_ctf_type_struct(c->w);
+	struct trawl_ctf_type *u64x = int_type(c, 8, false, true);
+	if (!st || !xt || !u64x)
+		return -ENOMEM;
+	int r = 0;
+	r |= trawl_ctf_struct_add(c->w, st, "id", int_type(c, 8, true, false));
+	r |= trawl_ctf_struct_add(c->w, st, "args", trawl_ctf_type_array(c->w, u64x, 6));
+	r |= trawl_ctf_struct_add(c->w, xt, "id", int_type(c, 8, true, false));
+	r |= trawl_ctf_struct_add(c->w, xt, "ret", int_type(c, 8, true, false));
+	if (r)
+		return -EINVAL;
+	c->sys_entry_unknown = new_class(c, "syscall_entry_unknown", st);
+	c->sys_exit_unknown = new_class(c, "syscall_exit_unknown", xt);
+	return c->sys_entry_unknown && c->sys_exit_unknown ? 0 : -errno;
+}
+
+static struct sysent *sysent_get(struct krec_conv *c, long nr)
+{
+	static struct sysent unknown;
+	if (nr < 0 || nr >= MAX_SYSCALLS) {
+		unknown.entry = c->sys_entry_unknown;
+		unknown.exit = c->sys_exit_unknown;
+		return &unknown;
+	}
+	struct sysent *s = &c->sys[nr];
+	if (s->built)
+		return s;
+	s->built = true;
+	const char *name = krec_syscall_name(nr);
+	if (!name || sys_classes(c, name, &s->entry, &s->exit, &s->nargs) < 0) {
+		s->entry = c->sys_entry_unknown;
+		s->exit = c->sys_exit_unknown;
+		s->nargs = 0;
+	}
+	return s;
+}
+
+/* Compiles event type `type`. */
+static struct conv *conv_build(struct krec_conv *c, int type)
+{
+	struct conv *cv = calloc(1, sizeof(*cv));
+	if (!cv)
+		return NULL;
+	cv->kind = CV_SKIP;
+	struct tep_event *ev = tep_find_event(c->tep, type);
+	if (!ev)
+		return cv;
+	const char *sys = ev->system;
+	if (!strcmp(sys, "raw_syscalls")) {
+		if (unknown_sys_classes(c) < 0)
+			goto err;
+		if (!strcmp(ev->name, "sys_enter"))
+			cv->kind = CV_SYS_ENTER, cv->minsize = 16 + 48;
+		else if (!strcmp(ev->name, "sys_exit"))
+			cv->kind = CV_SYS_EXIT, cv->minsize = 24;
+		return cv;
+	}
+	bool sched = !strcmp(sys, "sched");
+	bool scall = !strcmp(sys, "syscalls");
+	if (scall && (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))) {
+		bool enter = ev->name[4] == 'e' && ev->name[5] == 'n';
+		const char *sname = ev->name + (enter ? 10 : 9);
+		const struct trawl_ctf_event_class *en, *ex;
+		unsigned nargs;
+		if (sys_classes(c, sname, &en, &ex, &nargs) == 0) {
+			cv->ec = enter ? en : ex;
+			for (struct tep_format_field *f = ev->format.fields; f; f = f->next) {
+				if (!strcmp(f->name, "__syscall_nr"))
+					continue;
+				if (f->size != 8 || add_op(cv, OP_COPY, (unsigned)f->offset, 8, 0, false))
+					goto generic;
+			}
+			cv->kind = CV_NORMAL;
+			return cv;
+		}
+generic:
+		free(cv->ops);
+		cv->ops = NULL;
+		cv->nops = 0;
+		cv->minsize = 0;
+	}
+	char tmp[300];
+	const char *lname = krec_lttng_name(sys, ev->name);
+	char lbuf[256];
+	snprintf(lbuf, sizeof(lbuf), "%s", lname);
+	lname = unique_name(c, lbuf, sys, tmp, sizeof(tmp));
+	struct trawl_ctf_type *st = trawl_ctf_type_struct(c->w);
+	if (!st)
+		goto err;
+	for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
+		if (add_field(c, cv, st, f, sched) < 0)
+			goto err;
+	if (!(cv->ec = new_class(c, lname, st)))
+		goto err;
+	cv->kind = CV_NORMAL;
+	return cv;
+err:
+	free(cv->ops);
+	free(cv);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ public */
+
+struct krec_conv *krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
+				bool tid_context)
+{
+	struct krec_conv *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->w = w;
+	c->tep = tep;
+	c->tid = tid_context;
+	struct trawl_ctf_type *ctx = NULL;
+	if (tid_context) {
+		ctx = trawl_ctf_type_struct(w);
+		if (!ctx || trawl_ctf_struct_add(w, ctx, "tid", int_type(c, 4, true, false)))
+			goto err;
+	}
+	if (!(c->sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, ctx)))
+		goto err;
+	int maxid = 0;
+	for (int i = 0; i < tep_get_events_count(tep); i++) {
+		struct tep_event *e = tep_get_event(tep, i);
+		if (e && e->id > maxid)
+			maxid = e->id;
+	}
+	c->nbyid = (size_t)maxid + 1;
+	if (!(c->byid = calloc(c->nbyid, sizeof(*c->byid))))
+		goto err;
+	return c;
+err:
+	krec_conv_free(c);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void krec_conv_free(struct krec_conv *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nbyid; i++)
+		if (c->byid[i]) {
+			free(c->byid[i]->ops);
+			free(c->byid[i]);
+		}
+	free(c->byid);
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i].name);
+	free(c->names);
+	free(c);
+}
+
+struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c)
+{
+	return c->sc;
+}
+
+static inline uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
+		     const void *data, unsigned size)
+{
+	const uint8_t *d = data;
+	if (size < 8)
+		return 0;
+	uint16_t type;
+	memcpy(&type, d, 2);
+	struct conv *cv = type < c->nbyid ? c->byid[type] : NULL;
+	if (!cv) {
+		if (type >= c->nbyid)
+			return 0;
+		if (!(cv = conv_build(c, type)))
+			return -ENOMEM;
+		c->byid[type] = cv;
+	}
+	if (cv->kind == CV_SKIP || size < cv->minsize)
+		return 0;
+	uint8_t *p = c->buf, *end = c->buf + sizeof(c->buf);
+	if (c->tid) {
+		memcpy(p, d + 4, 4);
+		p += 4;
+	}
+	const struct trawl_ctf_event_class *ec = cv->ec;
+	if (cv->kind == CV_SYS_ENTER) {
+		int64_t nr = (int64_t)ld64(d + 8);
+		struct sysent *s = sysent_get(c, nr);
+		ec = s->entry;
+		if (ec == c->sys_entry_unknown) {
+			memcpy(p, d + 8, 8 + 48);
+			p += 56;
+		} else {
+			memcpy(p, d + 16, 8 * s->nargs);
+			p += 8 * s->nargs;
+		}
+	} else if (cv->kind == CV_SYS_EXIT) {
+		int64_t nr = (int64_t)ld64(d + 8);
+		struct sysent *s = sysent_get(c, nr);
+		ec = s->exit;
+		if (ec == c->sys_exit_unknown) {
+			memcpy(p, d + 8, 16);
+			p += 16;
+		} else {
+			memcpy(p, d + 16, 8);
+			p += 8;
+		}
+	} else {
+		for (unsigned i = 0; i < cv->nops; i++) {
+			const struct op *o = &cv->ops[i];
+			switch (o->kind) {
+			case OP_COPY:
+				memcpy(p, d + o->off, o->len);
+				p += o->len;
+				break;
+			case OP_PRIO: {
+				int32_t v;
+				memcpy(&v, d + o->off, 4);
+				v -= 100;
+				memcpy(p, &v, 4);
+				p += 4;
+				break;
+			}
+			case OP_COMM: {
+				const uint8_t *z = memchr(d + o->off, 0, o->len);
+				size_t n = z ? (size_t)(z - (d + o->off)) : o->len;
+				memcpy(p, d + o->off, n);
+				memset(p + n, 0, o->len - n);
+				p += o->len;
+				break;
+			}
+			case OP_DSTR:
+			case OP_DSEQ: {
+				uint32_t loc = ld32(d + o->off);
+				size_t at = (loc & 0xffff) + (o->rel ? o->off + 4 : 0), n = loc >> 16;
+				if (at > size || n > size - at)
+					n = 0;
+				if (o->kind == OP_DSTR) {
+					const uint8_t *z = n ? memchr(d + at, 0, n) : NULL;
+					if (z)
+						n = (size_t)(z - (d + at));
+					if (p + n + 1 > end)
+						return 0;
+					memcpy(p, d + at, n);
+					p[n] = 0;
+					p += n + 1;
+				} else {
+					uint32_t cnt = (uint32_t)(n / o->elem);
+					if (p + 4 + (size_t)cnt * o->elem > end)
+						return 0;
+					memcpy(p, &cnt, 4);
+					memcpy(p + 4, d + at, (size_t)cnt * o->elem);
+					p += 4 + (size_t)cnt * o->elem;
+				}
+				break;
+			}
+			}
+		}
+	}
+	int r = trawl_ctf_wstream_event(ws, ec, ts, c->buf, (size_t)(p - c->buf));
+	return r < 0 ? r : 1;
+}

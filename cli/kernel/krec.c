@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/kernel/krec.c - the kernel recorder: a private tracefs instance
+ * (never the top-level buffer, so another tracer on the machine is not
+ * disturbed), its events, filters and pid lists, and one reader thread that
+ * reads every CPU's raw ring-buffer pages (trace_pipe_raw, one read(2) per
+ * page of events, never one per event), decodes them with kbuffer and
+ * writes one CTF stream per CPU. See docs/kernel.md.
+ *
+ * Losses: the instance keeps ftrace's overwrite mode; when the reader falls
+ * behind, the kernel overwrites the oldest pages and flags the next page
+ * read with the number of events missed before it (kbuffer's missed-events
+ * count). That number becomes events_discarded of the packet the page's
+ * events go to. When the kernel could not store the count on the page, the
+ * per-CPU stats file (overrun + dropped events) gives it; at the end, the
+ * stats are checked again and whatever the pages did not account for is
+ * added to the last packet: nothing is lost silently.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+#include <traceevent/event-parse.h>
+#include <traceevent/kbuffer.h>
+
+#include "internal.h"	/* glob_match */
+#include "kernel/krec.h"
+
+/* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
+ * events/s fills ~20 pages in this time, far below any buffer size */
+#define BUSY_SLEEP_MS 2
+
+struct kcpu {
+	int fd;
+	struct trawl_ctf_wstream *ws;
+	struct krec_cpu_stats st;
+	uint64_t last_ts;
+	uint64_t attributed;		/* losses counted so far */
+	bool any;			/* an event was written */
+};
+
+struct evname {
+	char *sys, *name;
+};
+
+struct krec {
+	struct tracefs_instance *inst;
+	char *inst_dir;			/* the instance's directory */
+	struct tep_handle *tep;
+	struct kbuffer *kb;
+	struct trawl_ctf_writer *w;
+	struct krec_conv *conv;
+	struct trawl_ctf_wstream *sd_ws;
+	struct kcpu *cpus;
+	unsigned ncpus;
+	size_t psize;
+	uint8_t *page;
+	struct evname *evs;
+	size_t nevs;
+	bool tsc, statedump, tid, started, stopped, thread;
+	int rt_prio;
+	unsigned period_ms;
+	struct krec_clock_sample s0, s1;
+	pthread_t th;
+	int stop;			/* atomic: the reader drains and exits */
+	int err;			/* the reader's first error */
+	char errmsg[256];
+	long sd_events;
+};
+
+/* ------------------------------------------------------------ tracefs */
+
+static char *inst_path(struct krec *k, const char *rel)
+{
+	char *p;
+	if (asprintf(&p, "%s/%s", k->inst_dir, rel) < 0)
+		return NULL;
+	return p;
+}
+
+/* Writes s to the instance file rel (append: no O_TRUNC). */
+static int inst_write(struct krec *k, const char *rel, const char *s, bool append)
+{
+	char *p = inst_path(k, rel);
+	if (!p)
+		return -ENOMEM;
+	int fd = open(p, O_WRONLY | O_CLOEXEC | (append ? 0 : O_TRUNC));
+	free(p);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(s);
+	ssize_t w = write(fd, s, n);
+	int r = w == (ssize_t)n ? 0 : (w < 0 ? -errno : -EIO);
+	close(fd);
+	return r;
+}
+
+static int read_text(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, cap - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = 0;
+	return 0;
+}
+
+/* The kernel's loss count of one CPU: overrun + dropped events. */
+static uint64_t kernel_lost(struct krec *k, unsigned cpu)
+{
+	char rel[64], buf[1024];
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%u/stats", cpu);
+	char *p = inst_path(k, rel);
+	if (!p)
+		return 0;
+	int r = read_text(p, buf, sizeof(buf));
+	free(p);
+	if (r < 0)
+		return 0;
+	uint64_t n = 0;
+	const char *s;
+	if ((s = strstr(buf, "overrun:")))
+		n += strtoull(s + 8, NULL, 10);
+	if ((s = strstr(buf, "dropped events:")))
+		n += strtoull(s + 15, NULL, 10);
+	return n;
+}
+
+/* ------------------------------------------------------------ events */
+
+struct preset {
+	const char *name;
+	const char *const *events;
+};
+
+static const char *const p_sched[] = {
+	"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
+	"sched:sched_migrate_task", "sched:sched_process_fork", "sched:sched_process_exec",
+	"sched:sched_process_exit", NULL,
+};
+static const char *const p_syscalls[] = { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit", NULL };
+static const char *const p_irq[] = {
+	"irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
+	"irq:softirq_exit", "irq:softirq_raise", NULL,
+};
+static const char *const p_block[] = {
+	"block:block_rq_insert", "block:block_rq_issue", "block:block_rq_complete",
+	"block:block_bio_queue", NULL,
+};
+static const char *const p_net[] = {
+	"net:net_dev_queue", "net:net_dev_xmit", "net:netif_receive_skb", "net:netif_rx", NULL,
+};
+static const char *const p_kvm[] = { "kvm:kvm_entry", "kvm:kvm_exit", NULL };
+
+static const struct preset presets[] = {
+	{ "sched", p_sched }, { "syscalls", p_syscalls }, { "irq", p_irq },
+	{ "block", p_block }, { "net", p_net }, { "kvm", p_kvm },
+};
+
+static bool have_event(const char *sys, const char *ev)
+{
+	char p[1100];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/events/%s/%s/format", tracefs_tracing_dir(), sys, ev);
+	return stat(p, &st) == 0;
+}
+
+static int add_ev(struct krec *k, const char *sys, const char *name)
+{
+	for (size_t i = 0; i < k->nevs; i++)
+		if (!strcmp(k->evs[i].sys, sys) && !strcmp(k->evs[i].name, name))
+			return 0;
+	struct evname *e = realloc(k->evs, (k->nevs + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	k->evs = e;
+	e[k->nevs].sys = strdup(sys);
+	e[k->nevs].name = strdup(name);
+	if (!e[k->nevs].sys || !e[k->nevs].name)
+		return -ENOMEM;
+	k->nevs++;
+	return 0;
+}
+
+/* "sys:event", "sys/event", globs in either part, or a bare event name. */
+static int add_spec(struct krec *k, const char *spec, bool from_preset, char *err, size_t errlen)
+{
+	char sysg[256], evg[256];
+	const char *sep = strpbrk(spec, ":/");
+	if (sep) {
+		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
+		snprintf(evg, sizeof(evg), "%s", sep + 1);
+	} else {
+		snprintf(sysg, sizeof(sysg), "*");
+		snprintf(evg, sizeof(evg), "%s", spec);
+	}
+	if (!*sysg || !*evg)
+		return seterr(err, errlen, EINVAL, "'%s' is not a tracepoint (SYSTEM:EVENT)", spec);
+	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
+		if (have_event(sysg, evg))
+			return add_ev(k, sysg, evg);
+		if (from_preset)
+			return 0;
+		return seterr(err, errlen, ENOENT,
+			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
+			      sysg, evg);
+	}
+	char **systems = tracefs_event_systems(NULL);
+	int n = 0, r = 0;
+	for (size_t i = 0; systems && systems[i] && !r; i++) {
+		if (!glob_match(sysg, systems[i]))
+			continue;
+		char **evs = tracefs_system_events(NULL, systems[i]);
+		for (size_t j = 0; evs && evs[j] && !r; j++)
+			if (glob_match(evg, evs[j])) {
+				r = add_ev(k, systems[i], evs[j]);
+				n++;
+			}
+		tracefs_list_free(evs);
+	}
+	tracefs_list_free(systems);
+	if (r)
+		return seterr(err, errlen, -r, "out of memory");
+	if (!n && !from_preset)
+		return seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+	return 0;
+}
+
+static int expand_events(struct krec *k, const struct krec_opts *o, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < o->nevents; i++) {
+		const char *s = o->events[i];
+		const struct preset *p = NULL;
+		for (size_t j = 0; j < ARRAY_SIZE(presets); j++)
+			if (!strcmp(s, presets[j].name))
+				p = &presets[j];
+		if (p) {
+			size_t before = k->nevs;
+			for (const char *const *e = p->events; *e; e++) {
+				int r = add_spec(k, *e, true, err, errlen);
+				if (r)
+					return r;
+			}
+			if (k->nevs == before)
+				return seterr(err, errlen, ENOENT,
+					      "preset '%s': this kernel offers none of its tracepoints", s);
+			continue;
+		}
+		int r = add_spec(k, s, false, err, errlen);
+		if (r)
+			return r;
+	}
+	if (!k->nevs)
+		return seterr(err, errlen, EINVAL, "no kernel event to record");
+	return 0;
+}
+
+/* The event formats of every system we record (plus syscalls' for the
+ * argument names of raw_syscalls). */
+static struct tep_handle *load_formats(struct krec *k)
+{
+	const char **sys = calloc(k->nevs + 2, sizeof(*sys));
+	size_t n = 0;
+	if (!sys)
+		return NULL;
+	for (size_t i = 0; i < k->nevs; i++) {
+		const char *s = k->evs[i].sys;
+		bool dup = false;
+		for (size_t j = 0; j < n; j++)
+			dup |= !strcmp(sys[j], s);
+		if (!dup)
+			sys[n++] = s;
+		if (!strcmp(s, "raw_syscalls")) {
+			bool have = false;
+			for (size_t j = 0; j < n; j++)
+				have |= !strcmp(sys[j], "syscalls");
+			for (size_t j = 0; j < k->nevs; j++)
+				have |= !strcmp(k->evs[j].sys, "syscalls");
+			if (!have)
+				sys[n++] = "syscalls";
+		}
+	}
+	sys[n] = NULL;
+	struct tep_handle *t = tracefs_local_events_system(NULL, sys);
+	free(sys);
+	return t;
+}
+
+/* ------------------------------------------------------------ pids */
+
+static int add_pid_threads(struct krec *k, const char *file, pid_t pid)
+{
+	char path[64], num[32];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	int r = 0;
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	r = inst_write(k, file, num, true);
+	struct dirent *e;
+	while (!r && d && (e = readdir(d))) {
+		int tid = atoi(e->d_name);
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(num, sizeof(num), "%d", tid);
+		r = inst_write(k, file, num, true);
+		if (r == -ESRCH || r == -EINVAL)
+			r = 0;	/* exited meanwhile */
+	}
+	if (d)
+		closedir(d);
+	return r;
+}
+
+int krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
+{
+	int r = add_pid_threads(k, "set_event_pid", pid);
+	if (r)
+		return seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
+	return 0;
+}
+
+/* ------------------------------------------------------------ setup */
+
+/*
+ * tracefs mounted (mounting it at /sys/kernel/tracing if needed). Not
+ * through tracefs_tracing_dir_is_mounted(), which leaks a copy of the path
+ * on every call in libtracefs 1.6.
+ */
+static bool tracing_dir_ready(void)
+{
+	struct stat st;
+	const char *d = tracefs_tracing_dir();
+	char p[1100];
+	if (d) {
+		snprintf(p, sizeof(p), "%s/events", d);
+		if (stat(p, &st) == 0)
+			return true;
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0 && errno != EBUSY)
+		return false;
+	return stat("/sys/kernel/tracing/events", &st) == 0 && tracefs_tracing_dir();
+}
+
+static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, size_t errlen)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "trawl-%d", (int)getpid());
+	errno = 0;
+	k->inst = tracefs_instance_create(name);
+	if (!k->inst) {
+		int e = errno ? errno : EPERM;
+		return seterr(err, errlen, e, "cannot create the tracefs instance %s/instances/%s: %s",
+			      tracefs_tracing_dir(), name, strerror(e));
+	}
+	k->inst_dir = tracefs_instance_get_dir(k->inst);
+	if (!k->inst_dir)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	/* a new instance traces at once: off until krec_start() */
+	int r = inst_write(k, "tracing_on", "0", false);
+	if (r)
+		return seterr(err, errlen, -r, "%s/tracing_on: %s", k->inst_dir, strerror(-r));
+	const char *clk = k->tsc ? "x86-tsc" : "mono";
+	if ((r = inst_write(k, "trace_clock", clk, false)))
+		return seterr(err, errlen, -r, "trace clock %s: %s", clk, strerror(-r));
+	char kb[32];
+	snprintf(kb, sizeof(kb), "%zu", o->buffer_kb ? o->buffer_kb : 4096);
+	if ((r = inst_write(k, "buffer_size_kb", kb, false)))
+		return seterr(err, errlen, -r, "buffer size %s KiB per CPU: %s", kb, strerror(-r));
+	if (o->follow_fork && (r = inst_write(k, "options/event-fork", "1", false)))
+		return seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
+	/* our own threads are not traced (the reader adds itself) */
+	char self[32];
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	inst_write(k, "set_event_notrace_pid", self, true);
+	for (size_t i = 0; i < o->npids; i++)
+		if ((r = krec_add_pid(k, o->pids[i], err, errlen)))
+			return r;
+	for (size_t i = 0; i < k->nevs; i++) {
+		char rel[600];
+		if (o->filter && *o->filter) {
+			snprintf(rel, sizeof(rel), "events/%s/%s/filter", k->evs[i].sys, k->evs[i].name);
+			if ((r = inst_write(k, rel, o->filter, false)))
+				return seterr(err, errlen, -r,
+					      "filter '%s' does not apply to %s:%s (ftrace filter syntax; fields of the event or common_pid)",
+					      o->filter, k->evs[i].sys, k->evs[i].name);
+		}
+		snprintf(rel, sizeof(rel), "events/%s/%s/enable", k->evs[i].sys, k->evs[i].name);
+		if ((r = inst_write(k, rel, "1", false)))
+			return seterr(err, errlen, -r, "enabling %s:%s: %s", k->evs[i].sys,
+				      k->evs[i].name, strerror(-r));
+	}
+	return 0;
+}
+
+static size_t subbuf_size(struct krec *k)
+{
+	char buf[64];
+	char *p = inst_path(k, "buffer_subbuf_size_kb");
+	size_t sz = (size_t)getpagesize();
+	if (p && read_text(p, buf, sizeof(buf)) == 0 && atol(buf) > 0)
+		sz = (size_t)atol(buf) * 1024;
+	free(p);
+	return sz;
+}
+
+struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
+{
+	struct krec *k = calloc(1, sizeof(*k));
+	int r = -ENOMEM;
+	if (!k) {
+		errno = ENOMEM;
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	k->statedump = o->statedump;
+	k->tid = o->tid_context;
+	k->rt_prio = o->rt_prio;
+	k->period_ms = o->period_ms ? o->period_ms : 50;
+	k->tsc = o->clock == KREC_CLOCK_TSC ||
+		 (o->clock == KREC_CLOCK_AUTO && krec_clocksource_is_tsc());
+	if (!tracing_dir_ready()) {
+		r = seterr(err, errlen, ENODEV,
+			   "tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		goto fail;
+	}
+	if ((r = expand_events(k, o, err, errlen)))
+		goto fail;
+	if ((r = setup_instance(k, o, err, errlen)))
+		goto fail;
+	if (!(k->tep = load_formats(k))) {
+		r = seterr(err, errlen, EIO, "cannot read the event formats from tracefs");
+		goto fail;
+	}
+	if (!(k->kb = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+				    KBUFFER_ENDIAN_LITTLE))) {
+		r = seterr(err, errlen, ENOMEM, "cannot make a kbuffer for this kernel's pages");
+		goto fail;
+	}
+	k->psize = subbuf_size(k);
+	if (!(k->page = malloc(k->psize)))
+		goto nomem;
+
+	struct utsname u;
+	uname(&u);
+	struct trawl_ctf_writer_opts wo = {
+		.sz = sizeof(wo), .path = o->dir, .hostname = o->hostname, .domain = "kernel",
+		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
+		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
+	};
+	if (!(k->w = trawl_ctf_writer_new(&wo))) {
+		r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
+		goto fail;
+	}
+	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
+	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
+	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
+	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
+	if (!(k->conv = krec_conv_new(k->w, k->tep, k->tid)))
+		goto nomem;
+	long nc = sysconf(_SC_NPROCESSORS_CONF);
+	k->ncpus = nc > 0 ? (unsigned)nc : 1;
+	if (!(k->cpus = calloc(k->ncpus, sizeof(*k->cpus))))
+		goto nomem;
+	for (unsigned c = 0; c < k->ncpus; c++)
+		k->cpus[c].fd = -1;
+	for (unsigned c = 0; c < k->ncpus; c++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "per_cpu/cpu%u/trace_pipe_raw", c);
+		char *p = inst_path(k, rel);
+		if (!p)
+			goto nomem;
+		k->cpus[c].fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (k->cpus[c].fd < 0) {
+			r = seterr(err, errlen, errno, "%s: %s", p, strerror(errno));
+			free(p);
+			goto fail;
+		}
+		free(p);
+		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, krec_conv_stream_class(k->conv),
+							"channel0", c);
+		if (!k->cpus[c].ws)
+			goto nomem;
+	}
+	if (k->statedump) {
+		int cpu = sched_getcpu();
+		k->sd_ws = trawl_ctf_writer_stream(k->w, krec_conv_stream_class(k->conv),
+						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
+		if (!k->sd_ws)
+			goto nomem;
+	}
+	return k;
+nomem:
+	r = seterr(err, errlen, ENOMEM, "out of memory");
+fail:
+	krec_free(k);
+	errno = -r;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ reader */
+
+static void set_err(struct krec *k, int r, const char *what)
+{
+	if (!k->err) {
+		k->err = r;
+		snprintf(k->errmsg, sizeof(k->errmsg), "%s: %s", what, strerror(-r));
+	}
+}
+
+static void count_lost(struct krec *k, unsigned cpu, uint64_t n)
+{
+	struct kcpu *c = &k->cpus[cpu];
+	if (!n)
+		return;
+	trawl_ctf_wstream_discarded(c->ws, n);
+	c->st.lost += n;
+	c->attributed += n;
+}
+
+/* Decodes one page; returns its data bytes (less than a full page when
+ * the reader caught up with the writer). */
+static size_t process_page(struct krec *k, unsigned cpu, size_t len)
+{
+	struct kcpu *c = &k->cpus[cpu];
+	if (len < 16)
+		return 0;
+	if (len < k->psize)
+		memset(k->page + len, 0, k->psize - len);
+	if (kbuffer_load_subbuffer(k->kb, k->page) < 0)
+		return 0;
+	c->st.pages++;
+	c->st.bytes += len;
+	int missed = kbuffer_missed_events(k->kb);
+	if (missed > 0) {
+		count_lost(k, cpu, (uint64_t)missed);
+	} else if (missed < 0) {
+		/* lost, count not on the page: the kernel's stats tell */
+		uint64_t total = kernel_lost(k, cpu);
+		count_lost(k, cpu, total > c->attributed ? total - c->attributed : 1);
+	}
+	unsigned long long ts;
+	for (void *d = kbuffer_read_event(k->kb, &ts); d; d = kbuffer_next_event(k->kb, &ts)) {
+		int size = kbuffer_event_size(k->kb);
+		uint64_t t = ts;
+		if (t < c->last_ts)
+			t = c->last_ts;	/* never backwards within a stream */
+		int r = krec_conv_record(k->conv, c->ws, t, d, (unsigned)size);
+		if (r < 0) {
+			set_err(k, r, "writing the kernel trace");
+			return 0;
+		}
+		c->last_ts = t;
+		if (r) {
+			c->st.events++;
+			c->any = true;
+		}
+	}
+	int data = kbuffer_subbuffer_size(k->kb);
+	return data > 0 ? (size_t)data : 0;
+}
+
+/*
+ * Reads CPU cpu's full pages, up to max, and stops after the first page
+ * that is not full (the reader caught up with the writer: reading on would
+ * copy a few events at a time out of the page being written). Returns the
+ * pages read; *caught_up tells whether it stopped for that reason.
+ */
+static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caught_up)
+{
+	unsigned pages = 0;
+	*caught_up = true;
+	for (unsigned i = 0; i < max && !k->err; i++) {
+		ssize_t n = read(k->cpus[cpu].fd, k->page, k->psize);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return pages;
+		}
+		size_t data = process_page(k, cpu, (size_t)n);
+		pages++;
+		if (data < k->psize / 2)
+			return pages;
+	}
+	*caught_up = false;
+	return pages;
+}
+
+static void *reader(void *arg)
+{
+	struct krec *k = arg;
+	char self[32];
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	snprintf(self, sizeof(self), "%d", (int)gettid());
+	inst_write(k, "set_event_notrace_pid", self, true);
+	if (k->rt_prio > 0) {
+		struct sched_param sp = { .sched_priority = k->rt_prio };
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	if (k->sd_ws) {
+		long n = krec_statedump(k->w, krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,
+					k->tid);
+		if (n < 0)
+			set_err(k, (int)n, "state dump");
+		else
+			k->sd_events = n;
+	}
+	/*
+	 * Each pass reads every CPU's full pages. Once all CPUs are caught up,
+	 * sleep: briefly (BUSY_SLEEP_MS) when the pass found data, so that a
+	 * busy buffer is read in batches of full pages without filling up,
+	 * else the idle period.
+	 */
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
+		unsigned pages = 0;
+		bool all_caught_up = true;
+		for (unsigned c = 0; c < k->ncpus; c++) {
+			bool cu;
+			pages += drain_cpu(k, c, 256, &cu);
+			all_caught_up &= cu;
+		}
+		if (!all_caught_up)
+			continue;
+		unsigned ms = pages > k->ncpus ? BUSY_SLEEP_MS : k->period_ms;
+		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	/* tracing is off now: take everything left */
+	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
+		bool cu;
+		while (drain_cpu(k, c, 1024, &cu) > 0)
+			;
+	}
+	return NULL;
+}
+
+int krec_start(struct krec *k, char *err, size_t errlen)
+{
+	if (k->started)
+		return seterr(err, errlen, EBUSY, "already started");
+	krec_clock_sample(k->tsc, &k->s0);
+	int r = inst_write(k, "tracing_on", "1", false);
+	if (r)
+		return seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
+	k->started = true;
+	r = pthread_create(&k->th, NULL, reader, k);
+	if (r) {
+		inst_write(k, "tracing_on", "0", false);
+		return seterr(err, errlen, r, "reader thread: %s", strerror(r));
+	}
+	k->thread = true;
+	return 0;
+}
+
+int krec_stop(struct krec *k, char *err, size_t errlen)
+{
+	if (!k || k->stopped)
+		return 0;
+	k->stopped = true;
+	if (k->started)
+		inst_write(k, "tracing_on", "0", false);
+	krec_clock_sample(k->tsc, &k->s1);
+	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
+	if (k->thread)
+		pthread_join(k->th, NULL);
+	k->thread = false;
+	int r = k->err;
+	if (r)
+		seterr(err, errlen, -r, "%s", k->errmsg);
+	/* what the pages did not report */
+	for (unsigned c = 0; c < k->ncpus; c++) {
+		struct kcpu *kc = &k->cpus[c];
+		uint64_t total = kernel_lost(k, c);
+		if (total > kc->attributed) {
+			count_lost(k, c, total - kc->attributed);
+			trawl_ctf_wstream_flush(kc->ws, kc->last_ts);
+		}
+	}
+	if (k->started)
+		krec_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+	int rc = trawl_ctf_writer_close(k->w);
+	if (rc < 0 && !r)
+		r = seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
+	return r;
+}
+
+void krec_free(struct krec *k)
+{
+	if (!k)
+		return;
+	if (k->w && !k->stopped)
+		krec_stop(k, NULL, 0);
+	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
+		if (k->cpus[c].fd >= 0)
+			close(k->cpus[c].fd);
+	if (k->inst) {
+		if (k->inst_dir)
+			inst_write(k, "tracing_on", "0", false);
+		tracefs_instance_destroy(k->inst);
+		tracefs_instance_free(k->inst);
+	}
+	free(k->inst_dir);
+	trawl_ctf_writer_free(k->w);
+	krec_conv_free(k->conv);
+	if (k->kb)
+		kbuffer_free(k->kb);
+	if (k->tep)
+		tep_free(k->tep);
+	for (size_t i = 0; i < k->nevs; i++) {
+		free(k->evs[i].sys);
+		free(k->evs[i].name);
+	}
+	free(k->evs);
+	free(k->cpus);
+	free(k->page);
+	free(k);
+}
+
+unsigned krec_ncpus(const struct krec *k)
+{
+	return k->ncpus;
+}
+
+const struct krec_cpu_stats *krec_stats(const struct krec *k, unsigned cpu)
+{
+	return cpu < k->ncpus ? &k->cpus[cpu].st : NULL;
+}
+
+uint64_t krec_statedump_events(const struct krec *k)
+{
+	return k->sd_events > 0 ? (uint64_t)k->sd_events : 0;
+}
+
+const char *krec_clock_name(const struct krec *k)
+{
+	return k->tsc ? "x86-tsc" : "mono";
+}
+
+int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
+{
+	if (!k->stopped || !k->started)
+		return -EAGAIN;
+	struct trawl_ctf_clock c = { .freq = 1000000000 };
+	krec_clock_fill(k->tsc, &k->s0, &k->s1, &c);
+	*freq = c.freq;
+	*offset_s = c.offset_s;
+	*offset = c.offset;
+	return 0;
+}

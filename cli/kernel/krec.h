@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/kernel/krec.h - the kernel recorder of `trawl record`: ftrace
+ * tracepoints of a private tracefs instance, read page by page from the
+ * per-CPU raw buffers, decoded with libtraceevent and written as a CTF
+ * trace with LTTng's kernel event and field names (docs/kernel.md).
+ *
+ * Only the trawl binary uses this (libtrawl stays free of libtracefs and
+ * libtraceevent). Functions return 0 or -errno, with a message in the
+ * (err, errlen) buffer.
+ *
+ * Life cycle: krec_new() (instance, events, filters, buffers: nothing is
+ * recorded yet), krec_start() (tracing on, state dump, reader thread),
+ * krec_stop() (tracing off, the buffers drained, trace closed, losses
+ * checked against the kernel's per-CPU stats), krec_free() (the instance
+ * destroyed). The instance is also destroyed when krec_new() fails.
+ */
+#ifndef TRAWL_CLI_KREC_H
+#define TRAWL_CLI_KREC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trawl/ctf.h"
+
+struct krec_opts {
+	const char *dir;		/* the kernel trace directory (SESSION/HOST/kernel) */
+	const char *hostname;
+	const char *const *events;	/* "sys:event" (globs allowed) or presets */
+	size_t nevents;
+	size_t buffer_kb;		/* per CPU; 0: 4096 */
+	const char *filter;		/* ftrace filter applied to every event, or NULL */
+	const pid_t *pids;		/* set_event_pid (with their threads), or NULL */
+	size_t npids;
+	bool follow_fork;		/* children of pids are traced too */
+	bool statedump;			/* processes, threads, files at start */
+	bool tid_context;		/* event context { tid } (default true in record) */
+	int clock;			/* KREC_CLOCK_* */
+	int rt_prio;			/* reader thread SCHED_FIFO priority, 0: none */
+	unsigned period_ms;		/* reader sleep when the buffers are idle; 0: 50 */
+};
+
+enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };
+
+/* Per CPU results, filled by krec_stop(). */
+struct krec_cpu_stats {
+	uint64_t events;		/* written to the trace */
+	uint64_t lost;			/* counted as events_discarded */
+	uint64_t pages;			/* sub-buffers read */
+	uint64_t bytes;			/* ring-buffer bytes read */
+};
+
+struct krec;
+
+/* Prepares everything; NULL + errno on error, message in err. */
+struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen);
+/*
+ * Starts tracing, then the reader thread (which first writes the state
+ * dump). More pids may have been added with krec_add_pid() before.
+ */
+int krec_start(struct krec *k, char *err, size_t errlen);
+/* Adds a pid (and its threads) to the instance's set_event_pid. */
+int krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
+/* Stops tracing, drains, closes the trace. Idempotent. */
+int krec_stop(struct krec *k, char *err, size_t errlen);
+/* Destroys the instance; accepts NULL. */
+void krec_free(struct krec *k);
+
+unsigned krec_ncpus(const struct krec *k);
+const struct krec_cpu_stats *krec_stats(const struct krec *k, unsigned cpu);
+/* Events written by the state dump. */
+uint64_t krec_statedump_events(const struct krec *k);
+/* The trace clock used ("x86-tsc" or "mono"). */
+const char *krec_clock_name(const struct krec *k);
+/*
+ * After krec_stop(): the clock the kernel trace declares (freq, offset_s,
+ * offset), so that a user-space trace of the same recording (same raw TSC
+ * cycles) can declare the identical clock and merge exactly. Returns 0,
+ * or -EAGAIN before krec_stop().
+ */
+int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
+
+/* ---- the clock (clock.c): the same calibration as lib/ust's TSC clock */
+
+struct krec_clock_sample {
+	uint64_t c;			/* the trace clock: TSC cycles or mono ns */
+	int64_t mono, real;		/* CLOCK_MONOTONIC, CLOCK_REALTIME ns */
+};
+
+/* True when the kernel's clocksource is the TSC (then user space stamps
+ * with rdtsc, and so does ftrace's x86-tsc clock). */
+bool krec_clocksource_is_tsc(void);
+/* The current value of the trace clock (rdtsc or CLOCK_MONOTONIC). */
+uint64_t krec_clock_now(bool tsc);
+/* A tight (clock, mono, real) triple: the best of a few reads. */
+void krec_clock_sample(bool tsc, struct krec_clock_sample *s);
+/*
+ * Fills the CTF clock from a sample at the start and one at the end: for
+ * the TSC, freq measured between them (rounded to 1 kHz) and the offset of
+ * cycle 0 to the epoch; for mono, 1 GHz and real - mono.
+ */
+void krec_clock_fill(bool tsc, const struct krec_clock_sample *s0,
+		     const struct krec_clock_sample *s1, struct trawl_ctf_clock *c);
+
+/* ---- syscall names (syscalls.c, from this machine's kernel headers) */
+
+/* The name of syscall nr (x86-64), or NULL. */
+const char *krec_syscall_name(long nr);
+
+/* ---- event conversion (convert.c) */
+
+struct krec_conv;
+struct tep_handle;
+
+/*
+ * The converter from ftrace records to CTF events: it owns the writer's
+ * kernel stream class and creates event classes as event types (and
+ * syscalls) first appear. tep must hold every enabled event's format.
+ */
+struct krec_conv *krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
+				bool tid_context);
+void krec_conv_free(struct krec_conv *c);
+struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c);
+/*
+ * Converts one ftrace record (data, size bytes, starting with common_type)
+ * and writes it to ws at ts. Returns 1 written, 0 skipped (unknown type),
+ * -errno on a write error.
+ */
+int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
+		     const void *data, unsigned size);
+/* The LTTng name trawl writes for ftrace event sys:name (static buffer). */
+const char *krec_lttng_name(const char *sys, const char *name);
+
+/* ---- state dump (statedump.c) */
+
+/*
+ * Writes lttng_statedump_start, one lttng_statedump_process_state per
+ * thread, one lttng_statedump_file_descriptor per open file of each
+ * process, lttng_statedump_end, into ws with the trace clock's timestamps.
+ * Returns the number of events written or -errno.
+ */
+long krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
+		    struct trawl_ctf_wstream *ws, bool tsc, bool tid_context);
+
+#endif

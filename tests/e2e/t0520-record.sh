@@ -1,0 +1,74 @@
+#!/bin/sh
+# `trawl record -- COMMAND`, the one-shot form: a private agent records the
+# trawl tracepoints of the command and of its children into DIR/HOST/ust/
+# while the kernel recorder writes DIR/HOST/kernel/; both stop when the
+# command exits, whose status is trawl's.
+#  - user space only (--no-kernel): every event the command emitted, no
+#    kernel trace, the private agent's socket gone afterwards;
+#  - the command's children are traced too, its exit status is returned;
+#  - -u GLOB selects events;
+#  - with the kernel (root): the command's user-space events lie between
+#    its sched_process_exec and its sched_process_exit in the merged trace
+#    (the two traces' TSC clocks agree), and babeltrace2 reads both.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+APP="$TRAWL_BUILD/examples/ust-counter"
+[ -x "$APP" ] || skip_all "examples/ust-counter is not built"
+plan 18
+
+# 1. user space only
+"$TRAWL" record -q --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
+is "$?" 0 "record --no-kernel -- ust-counter exits 0"
+is "$(cat app1.out)" "emitted 2100" "the program emitted 3 x 700 ticks"
+"$TRAWL" print s1 > s1.txt 2> /dev/null
+is "$(grep -c 'counter:tick' s1.txt)" 2100 "every tick is in s1/h1/ust"
+is "$(grep -c 'counter:debug' s1.txt)" 2100 "and every debug event (all events by default)"
+[ -d s1/h1/ust ] && [ ! -e s1/h1/kernel ]
+ok $? "a user-space trace and no kernel trace"
+left=$(ls -d /tmp/trawl-record-* 2>/dev/null | while read d; do [ -S "$d/agent.sock" ] && echo "$d"; done)
+is "$left" "" "no private agent socket left behind"
+
+# 2. children of the command, its exit status, -u GLOB
+"$TRAWL" record -q --no-kernel --host h2 -u 'counter:tick' -o s2 -- \
+	sh -c "'$APP' -n 50 -t 1 > /dev/null; '$APP' -n 60 -t 2 > /dev/null; exit 7" 2> rec2.err
+is "$?" 7 "the command's exit status (7) is trawl record's"
+"$TRAWL" print s2 > s2.txt 2> /dev/null
+is "$(grep -c 'counter:tick' s2.txt)" 170 "both children of the shell traced: 50 + 2 x 60 ticks"
+is "$(grep -c 'counter:debug' s2.txt)" 0 "-u counter:tick: no other event"
+is "$(grep -c 'vpid = ' s2.txt)" 0 "no context asked, none recorded"
+
+# 3. usage errors
+"$TRAWL" record --no-kernel -o s3 > /dev/null 2>&1
+is "$?" 2 "--no-kernel without a command: usage error"
+"$TRAWL" record --no-kernel --no-ust -o s3 -- true > /dev/null 2>&1
+is "$?" 2 "--no-kernel --no-ust: usage error"
+
+# 4. with the kernel
+if [ "$(id -u)" != 0 ]; then
+	for i in 1 2 3 4 5 6; do skip "kernel part: needs root (tracefs)"; done
+	finish
+fi
+"$TRAWL" record -q -k sched --only-command --host h4 -o s4 -- "$APP" -n 400 -t 2 > app4.out 2> rec4.err
+rc=$?
+if [ "$rc" -ne 0 ] && grep -qE 'tracefs|instance|Permission|not permitted' rec4.err; then
+	for i in 1 2 3 4 5 6; do skip "kernel part: $(grep -m1 'trawl: record' rec4.err)"; done
+	finish
+fi
+is "$rc" 0 "record -k sched -- ust-counter exits 0"
+[ -f s4/h4/kernel/metadata ] && [ -f s4/h4/ust/metadata ]
+ok $? "a kernel and a user-space trace under one host"
+"$TRAWL" print s4 > s4.txt 2> /dev/null
+is "$(grep -c 'counter:tick' s4.txt)" 800 "every tick recorded beside the kernel events"
+pid=$(grep -m1 'sched_process_exec: .*ust-counter' s4.txt | sed -n 's/.*, tid = \([0-9]*\), old_tid.*/\1/p')
+# the order of the command's life in the merged trace: exec, ticks, exit
+order=$(grep -E "sched_process_exec: .*tid = $pid,|counter:tick|sched_process_exit: .*tid = $pid," s4.txt |
+	sed -e 's/.*sched_process_exec.*/E/' -e 's/.*counter:tick.*/t/' -e 's/.*sched_process_exit.*/X/' | uniq | tr -d '\n')
+is "$order" "EtX" "merged: exec, then every user-space event, then exit (one clock for both traces)"
+if command -v babeltrace2 > /dev/null 2>&1; then
+	babeltrace2 s4 > bt4.txt 2> bt4.err
+	is "$?" 0 "babeltrace2 reads the kernel and user-space traces"
+	is "$(wc -l < bt4.txt)" "$(wc -l < s4.txt)" "babeltrace2 and trawl print: the same number of events"
+else
+	skip "babeltrace2 missing"
+	skip "babeltrace2 missing"
+fi
+finish

@@ -1,0 +1,246 @@
+#!/bin/sh
+# Kernel recording on real kernel events (`trawl record`, a private tracefs
+# instance): workloads whose behaviour is known exactly, built here from a
+# small C program.
+#  - sleep: a process that sleeps N times shows N sched_switch out of its
+#    tid with prev_state 1 (sleeping), each followed by its sched_wakeup;
+#  - pingpong: two processes bounce a byte over two pipes N times: exactly
+#    N one-byte writes and reads per side on the right fds, in causal order
+#    (write a, read a, write b, read b, ...);
+#  - fsync: one write of SIZE bytes and an fsync: entry/exit with the fd and
+#    byte counts, in order; block requests issued and completed when the
+#    file lives on a block device;
+#  - ust: a user-space event emitted between two system calls of a thread
+#    (an in-process trawl session, so record runs with --no-ust; same
+#    clock) lands between their kernel
+#    events in the merged trace;
+#  - babeltrace2 reads every kernel trace and prints what `trawl print` does.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
+command -v cc >/dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
+NORM="$TRAWL_SRC/tests/e2e/normalize.sh"
+NORM_PY="$TRAWL_SRC/tests/e2e/normalize.py"
+
+cat > kwork.c <<'EOF'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef WITH_UST
+#define TRAWL_TRACEPOINT_DEFINE
+#include <trawl/tracepoint.h>
+TRAWL_TRACEPOINT_EVENT(kwork, mark, TRAWL_LOGLEVEL_INFO,
+	TRAWL_ARGS(int32_t i), TRAWL_FIELDS(TRAWL_FIELD_INT(int32_t, i, i)))
+static void spin_us(long us)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec < us * 1000);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	int n = atoi(argv[2]);
+	if (!strcmp(argv[1], "sleep")) {
+		printf("tid=%ld\n", (long)syscall(SYS_gettid));
+		fflush(stdout);
+		for (int i = 0; i < n; i++) {
+			struct timespec ts = { 0, 2000000 };
+			nanosleep(&ts, NULL);
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "pingpong")) {
+		int a[2], b[2];
+		char c = 'x';
+		if (pipe(a) || pipe(b))
+			return 1;
+		printf("a0=%d a1=%d b0=%d b1=%d parent=%d\n", a[0], a[1], b[0], b[1], (int)getpid());
+		fflush(stdout);
+		pid_t p = fork();
+		if (p == 0) {
+			for (int i = 0; i < n; i++)
+				if (read(a[0], &c, 1) != 1 || write(b[1], &c, 1) != 1)
+					_exit(1);
+			_exit(0);
+		}
+		printf("child=%d\n", (int)p);
+		fflush(stdout);
+		for (int i = 0; i < n; i++)
+			if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+				return 1;
+		int st;
+		waitpid(p, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	if (!strcmp(argv[1], "fsync") && argc > 3) {
+		size_t size = (size_t)atol(argv[3]);
+		char *buf = malloc(size);
+		if (!buf)
+			return 1;
+		memset(buf, 'k', size);
+		int fd = open(argv[2], O_CREAT | O_WRONLY | O_TRUNC, 0644);
+		printf("fd=%d tid=%ld\n", fd, (long)syscall(SYS_gettid));
+		fflush(stdout);
+		if (fd < 0 || write(fd, buf, size) != (ssize_t)size || fsync(fd) || close(fd))
+			return 1;
+		free(buf);
+		return 0;
+	}
+#ifdef WITH_UST
+	if (!strcmp(argv[1], "ust") && argc > 4) {
+		struct trawl_ust_session_opts o;
+		char err[256];
+		memset(&o, 0, sizeof(o));
+		o.sz = sizeof(o);
+		o.output = argv[3];
+		o.hostname = argv[4];
+		struct trawl_ust_session *s = trawl_ust_session_new(&o, err, sizeof(err));
+		if (!s || trawl_ust_session_start(s) < 0)
+			return 1;
+		printf("tid=%ld\n", (long)syscall(SYS_gettid));
+		fflush(stdout);
+		for (int i = 0; i < n; i++) {
+			syscall(SYS_getppid);
+			spin_us(2);
+			trawl_tracepoint(kwork, mark, i);
+			spin_us(2);
+			syscall(SYS_getuid);
+		}
+		int r = trawl_ust_session_stop(s);
+		trawl_ust_session_free(s);
+		return r < 0;
+	}
+#endif
+	return 2;
+}
+EOF
+SANF=""
+[ -n "${TRAWL_SAN:-}" ] && SANF="-fsanitize=$TRAWL_SAN"
+cc -O1 -o kwork kwork.c > cc.log 2>&1 &&
+	cc -O1 $SANF -DWITH_UST -I"$TRAWL_SRC/include" -o kwork-ust kwork.c \
+		"$TRAWL_BUILD/libtrawl.a" -lpthread -lm >> cc.log 2>&1 ||
+	{ echo "Bail out! cannot build the workload program"; cat cc.log; exit 1; }
+
+# Can this machine record kernel events at all?
+if ! "$TRAWL" record -o probe --no-statedump -k sched:sched_switch -- true > probe.log 2>&1; then
+	if grep -qE '^trawl: record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
+		skip_all "cannot record kernel events here: $(grep -m1 '^trawl: record:' probe.log)"
+	fi
+fi
+
+# ev FILE: "NAME TID k=v k=v ..." per event, from trawl print's text
+ev() {
+	sed -E 's/^\[[^]]*\] \([^)]*\) [^ ]+ //; s/: \{ cpu_id = [0-9]+ \}, \{ tid = ([0-9-]+) \}, \{ / \1 /; s/ \}$//; s/, / /g; s/ = /=/g' "$1"
+}
+
+plan 27
+
+# ---- sleep: N sleeps
+N=5
+"$TRAWL" record -o s1 --host h -k sched --only-command -- ./kwork sleep $N > sleep.out 2> sleep.err
+ok $? "record sleep: exit 0"
+TID=$(sed -n 's/^tid=//p' sleep.out)
+"$TRAWL" print s1 > sleep.txt
+ok $? "trawl print reads the sleep trace"
+ev sleep.txt > sleep.ev
+# S: switched out sleeping, W: woken; from the first S on: S W S W ...
+seq=$(awk -v t="$TID" '
+	$1 == "sched_switch" && index($0, " prev_tid=" t " ") && index($0, " prev_state=1 ") { printf "S" }
+	$1 == "sched_wakeup" && index($0, " tid=" t " ") { printf "W" }' sleep.ev | sed 's/^W*//')
+is "$seq" "SWSWSWSWSW" "sleep: $N switches out with prev_state 1 for tid $TID, each followed by its wakeup"
+is "$(awk -v t="$TID" '$1 == "sched_process_exit" && index($0, " tid=" t " ")' sleep.ev | wc -l)" 1 \
+	"sleep: one sched_process_exit of the tid"
+is "$(awk '$1 == "sched_switch" && / prev_tid='"$TID"' / && / prev_state=1 /' sleep.ev | grep -c 'prev_comm="kwork" .*prev_prio=20 ')" \
+	"$N" "sleep: prev_comm is kwork and prev_prio 20 (LTTng's prio) in every sleeping switch out"
+grep -q 'trawl record: .* 0 lost' sleep.err
+ok $? "sleep: the summary reports no loss"
+
+# ---- pingpong: N round trips over two pipes
+N=20
+"$TRAWL" record -o p1 --host h -k sched,syscalls --only-command --no-statedump -- ./kwork pingpong $N > pp.out 2> pp.err
+ok $? "record pingpong: exit 0"
+eval "$(sed -n 's/ /;/g; s/^a0/a0/p' pp.out | head -1)"
+CHILD=$(sed -n 's/^child=//p' pp.out)
+"$TRAWL" print p1 > pp.txt
+ev pp.txt > pp.ev
+cnt() { awk -v n="$1" -v t="$2" -v f="$3" '$1 == n && $2 == t && index($0, f)' pp.ev | wc -l; }
+is "$(cnt syscall_entry_write "$parent" " fd=$a1 ")" "$N" "pingpong: $N writes on fd $a1 by the parent"
+is "$(cnt syscall_entry_read "$CHILD" " fd=$a0 ")" "$N" "pingpong: $N reads on fd $a0 by the child"
+is "$(cnt syscall_entry_write "$CHILD" " fd=$b1 ")" "$N" "pingpong: $N writes on fd $b1 by the child"
+is "$(cnt syscall_entry_read "$parent" " fd=$b0 ")" "$N" "pingpong: $N reads on fd $b0 by the parent"
+is "$(awk -v p="$parent" -v a="$a1" '$1 == "syscall_entry_write" && $2 == p && index($0, " fd=" a " ") && $0 ~ / count=1$/' pp.ev | wc -l)" \
+	"$N" "pingpong: every write carries count 1"
+# causal order, one token per step: WA RA WB RB, N times
+seq=$(awk -v p="$parent" -v c="$CHILD" -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1="$b1" '
+	$1 == "syscall_entry_write" && $2 == p && index($0, " fd=" a1 " ") { printf "WA " }
+	$1 == "syscall_entry_write" && $2 == c && index($0, " fd=" b1 " ") { printf "WB " }
+	$1 == "syscall_entry_read" { fd[$2] = $0 }
+	$1 == "syscall_exit_read" && $0 ~ / ret=1( |$)/ && $2 == c && index(fd[c], " fd=" a0 " ") { printf "RA " }
+	$1 == "syscall_exit_read" && $0 ~ / ret=1( |$)/ && $2 == p && index(fd[p], " fd=" b0 " ") { printf "RB " }' pp.ev)
+want=$(i=0; while [ $i -lt $N ]; do printf 'WA RA WB RB '; i=$((i + 1)); done)
+is "$seq" "$want" "pingpong: write a, read a, write b, read b, $N times, in time order"
+is "$(awk -v c="$CHILD" '$1 == "sched_process_fork" && $0 ~ (" child_tid=" c "( |$)")' pp.ev | wc -l)" 1 \
+	"pingpong: the fork of the child, with LTTng's child_tid"
+
+# ---- fsync: one write, one fsync
+SIZE=65536
+FS=$(stat -f -c %T .)
+"$TRAWL" record -o f1 --host h -k syscalls,block -b 16384 --no-statedump -- ./kwork fsync data.bin $SIZE > fs.out 2> fs.err
+ok $? "record fsync: exit 0"
+FD=$(sed -n 's/^fd=\([0-9]*\) .*/\1/p' fs.out)
+FTID=$(sed -n 's/.*tid=//p' fs.out)
+"$TRAWL" print f1 > fs.txt
+ev fs.txt > fs.ev
+seq=$(awk -v t="$FTID" -v fd="$FD" -v sz="$SIZE" '
+	$2 != t { next }
+	$1 == "syscall_entry_write" && index($0, " fd=" fd " ") && $0 ~ (" count=" sz "$") { printf "we " }
+	$1 == "syscall_exit_write" && $0 ~ (" ret=" sz "$") { printf "wx " }
+	$1 == "syscall_entry_fsync" && $0 ~ (" fd=" fd "$") { printf "fe " }
+	$1 == "syscall_exit_fsync" && $0 ~ / ret=0$/ { printf "fx " }' fs.ev)
+is "$seq" "we wx fe fx " "fsync: write(fd $FD, $SIZE bytes) returns $SIZE, then fsync(fd $FD) returns 0"
+case "$FS" in
+tmpfs|ramfs|overlayfs)
+	skip "fsync: $FS has no block device: no block request to expect"
+	skip "fsync: $FS has no block device";;
+*)
+	n=$(grep -c ' block_rq_issue: ' fs.txt)
+	[ "$n" -ge 1 ]; ok $? "fsync on $FS: block requests issued ($n)"
+	n=$(grep -c ' block_rq_complete: ' fs.txt)
+	[ "$n" -ge 1 ]; ok $? "fsync on $FS: block requests completed ($n)";;
+esac
+
+# ---- user-space event between two system calls, merged
+N=10
+"$TRAWL" record -o u1 --host h -k syscalls --only-command --no-statedump --no-ust -- ./kwork-ust ust $N u1/h/ust h > ust.out 2> ust.err
+ok $? "record a traced program: exit 0"
+UTID=$(sed -n 's/^tid=//p' ust.out)
+"$TRAWL" print u1 > ust.txt
+ok $? "trawl print merges the kernel and user-space traces"
+seq=$(awk -v t="$UTID" '
+	/ syscall_exit_getppid: / && index($0, "{ tid = " t " }") { printf "P" }
+	/ kwork:mark: / { printf "M" }
+	/ syscall_entry_getuid: / && index($0, "{ tid = " t " }") { printf "U" }' ust.txt | sed 's/^U*//')
+want=$(i=0; while [ $i -lt $N ]; do printf 'PMU'; i=$((i + 1)); done)
+is "$seq" "$want" "each kwork:mark lies between its getppid exit and getuid entry ($N times)"
+
+# ---- babeltrace2 reads every kernel trace as trawl does
+if command -v babeltrace2 >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+	. "$TRAWL_SRC/tests/e2e/oracle.sh"
+	oracle sleep s1/h/kernel
+	oracle pingpong p1/h/kernel
+else
+	for i in 1 2 3 4 5 6; do skip "babeltrace2 or python3 missing"; done
+fi
+finish
