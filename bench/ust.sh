@@ -162,7 +162,9 @@ trawl_run() {	# scenario threads [bench options]
 agent_run() {	# scenario threads rate
 	scn=$1 t=$2 rate=$3 dir="$WORK/agent-trace" sock="$WORK/agent.sock"
 	rm -rf "$dir" "$sock" "$WORK/agent.pid"
-	"$TRAWL_BUILD/trawl" agent --oneshot --socket "$sock" -o "$dir" --enable 'bench:ev' \
+	# setsid: the agent in a session (autogroup) of its own, as a daemon
+	# is, so the spinning producer's group does not starve it
+	setsid "$TRAWL_BUILD/trawl" agent --oneshot --socket "$sock" -o "$dir" --enable 'bench:ev' \
 		--pidfile "$WORK/agent.pid" 2> "$WORK/agent.err" &
 	apid=$!
 	for i in $(seq 200); do [ -S "$sock" ] && [ -s "$WORK/agent.pid" ] && break; sleep 0.05; done

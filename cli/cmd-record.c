@@ -253,8 +253,10 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	if (p == 0) {
 		close(rd[0]);
 		fcntl(rd[1], F_SETFD, 0);	/* the agent's --ready-fd */
-		/* the agent must not see the signals meant for the command */
-		setpgid(0, 0);
+		/* a session of its own: no terminal signals meant for the
+		 * command, and its own autogroup, so a busy command does not
+		 * starve the consumer of CPU (docs/ust.md) */
+		setsid();
 		execv("/proc/self/exe", (char *const *)av);
 		fprintf(stderr, "trawl: record: cannot start the agent: %s\n", strerror(errno));
 		_exit(127);

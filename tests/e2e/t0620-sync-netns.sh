@@ -15,6 +15,20 @@
 # every recovered offset equals the namespace offset within the reported
 # bound, every node accurate, and `trawl print` of the synced session never
 # shows a probe_recv before its probe_send (and all delays small again).
+#
+# A second run always has asymmetric delays, with or without netem: every
+# probe goes through delay-relay (tests/e2e/delay-relay.c, built here with
+# cc), a UDP relay in the bridge's namespace that forwards each datagram
+# after a configured one-way delay per direction (base + seeded jitter).
+# Each node addresses each peer through a relay port of its own, so the
+# recorded send (before sendto) and receive (after recv) still bracket the
+# true transit. Checks: every datagram recorded went through the relay,
+# every raw one-way delay (less the namespace offsets) is at least the
+# configured one, and `trawl sync`: every node accurate, its offset within
+# its bound, the bound at least half the configured round trip along the
+# node's path (so at least half the asymmetry), the error about what the
+# asymmetry predicts (printed beside the bound: "# pair offset truth error
+# bound"), and no probe_recv printed before its probe_send.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network and time namespaces)"
@@ -24,7 +38,7 @@ unshare --time --monotonic 1 --fork true 2> timens.err ||
 	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
 
 N=4
-P=trawl-probe-$$
+P=trawl-netdelay-$$
 OFFS="0 3 -2 7"
 PORT=7077
 RATE=200
@@ -262,5 +276,166 @@ else
 	skip "babeltrace2 missing"
 	skip "babeltrace2 missing"
 fi
+
+# ==== second run: asymmetric delays through delay-relay (no netem needed)
+# One-way delays in us, "from to base jitter" (jitter: exponential mean):
+# node0 is the hub (smallest summed bound), 1 -> 2 / 2 -> 1 is 200 / 600.
+DELAYS="0 1 100 0
+1 0 300 0
+0 2 250 0
+2 0 250 0
+0 3 300 0
+3 0 100 0
+1 2 200 0
+2 1 600 0
+1 3 300 100
+3 1 300 100
+2 3 500 0
+3 2 300 0"
+RELAY_CHECKS=13
+_r0=$_n	# relay_skip WHY: skips the checks of this run not yet made, and ends
+relay_skip() { while [ $((_n - _r0)) -lt $RELAY_CHECKS ]; do skip "$1"; done; plan "$_n"; finish; }
+san=""
+[ -n "${TRAWL_SAN:-}" ] && san="-fsanitize=$TRAWL_SAN"
+command -v "${CC:-cc}" > /dev/null 2>&1 || relay_skip "no C compiler to build the delay relay"
+${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror $san -o delay-relay \
+	"$TRAWL_SRC/tests/e2e/delay-relay.c" -lm > relay-cc.log 2>&1
+ok $? "the delay relay builds (-Wall -Wextra -Werror)"
+[ -x delay-relay ] || { sed 's/^/#   /' relay-cc.log | head -10; relay_skip "no delay relay"; }
+RELAY=10.231.0.254
+rport() { echo $((7100 + 10 * $1 + $2)); }	# the relay's port for I -> J
+if [ $netem = yes ]; then	# the relay's delays alone
+	for i in $(seq 0 $((N - 1))); do ip netns exec "$P-n$i" tc qdisc del dev eth0 root 2> /dev/null; done
+fi
+routes=$(echo "$DELAYS" | while read -r a b d j; do
+	echo "$RELAY:$(rport "$a" "$b")=10.231.0.$((b + 1)):$PORT:$d:$j"; done)
+ip -n "$P-br" addr add "$RELAY/24" dev br0 2> relay-ip.err
+ip netns exec "$P-br" ./delay-relay -s 620 -t 60 -r relay.ready $routes > relay.out 2> relay.err &
+relay_pid=$!
+pids="$relay_pid"
+k=0
+while [ ! -f relay.ready ] && [ $k -lt 100 ] && kill -0 $relay_pid 2> /dev/null; do sleep 0.05; k=$((k + 1)); done
+[ -f relay.ready ]
+ok $? "delay-relay listens in the bridge namespace ($RELAY, 12 ports, one per direction)"
+[ -f relay.ready ] || { cat relay-ip.err relay.err | sed 's/^/#   /'; relay_skip "no relay"; }
+
+DUR2=2
+ppids=""
+for i in $(seq 0 $((N - 1))); do
+	peers=""
+	for j in $(seq 0 $((N - 1))); do
+		[ "$j" -eq "$i" ] || peers="$peers --peer node$j=$RELAY:$(rport "$i" "$j")"
+	done
+	TRAWL_CONFIG= timeout 30 ip netns exec "$P-n$i" unshare --time --monotonic "$(off_of "$i")" --fork \
+		"$TRAWL" probe -o R --host "node$i" --listen "10.231.0.$((i + 1)):$PORT" $peers \
+		--rate $RATE --duration $DUR2 --clock-offset 0 > "rprobe$i.out" 2> "rprobe$i.err" &
+	ppids="$ppids $!"
+	pids="$pids $!"
+done
+rc=0
+for p in $ppids; do wait "$p" || rc=$?; done
+sleep 0.05	# the last datagrams still in the relay (600 us at most)
+kill -TERM $relay_pid
+wait $relay_pid
+rrc=$?
+pids=""
+[ $rc -eq 0 ] && [ $rrc -eq 0 ]
+ok $? "4 probes through the relay and the relay itself exit 0"
+[ $rc -eq 0 ] || for i in 0 1 2 3; do sed "s/^/# node$i: /" "rprobe$i.err"; done
+sed 's/^/# relay: /' relay.out
+
+"$TRAWL" print --clock-seconds R > rraw.txt 2> rraw.err
+ev rraw.txt > rraw.ev
+is "$(wc -l < rraw.ev) $(wc -l < rraw.txt)" "$(wc -l < rraw.txt) $(wc -l < rraw.txt)" \
+	"trawl print reads the 4 relayed traces: probe events only"
+# per direction: the relay forwarded exactly the probes sent (none dropped),
+# and the receives recorded are those (minus the few sent before the peer
+# listened): "from to sent received" against "from to forwarded dropped"
+awk '{ a = substr($1, 5); b = substr($4, 5) }
+     $2 == "send" { s[a " " b]++ } $2 == "recv" { r[b " " a]++ }
+     END { for (p in s) print p, s[p], r[p] + 0 }' rraw.ev | sort > rdir.count
+sed -n 's/^route [0-9.]*:71\([0-9]\)\([0-9]\) -> .*forwarded \([0-9]*\) dropped \([0-9]*\) .*/\1 \2 \3 \4/p' relay.out |
+	sort > relay.count
+awk 'NR == FNR { s[$1 " " $2] = $3; r[$1 " " $2] = $4; next }
+     { p = $1 " " $2; if (!(p in s) || s[p] != $3 || $4 != 0 || r[p] > $3 || r[p] < 0.9 * $3) bad++; n++ }
+     END { print bad + 0, n + 0 }' rdir.count relay.count > relay.check
+is "$(cat relay.check)" "0 12" \
+	"every direction: the relay forwarded exactly the probes sent, none dropped; >= 90 % of them recorded as received"
+# every message's one-way delay, less the namespace offsets, >= the configured
+# delay; the minimum per direction close to it ("from to configured min" in us)
+echo "$DELAYS" > delays.txt
+awk -v offs="$OFFS" 'BEGIN { split(offs, o, " ") }
+	NR == FNR { d[$1 " " $2] = $3; next }
+	{ t = $5 * 1000000000 + $6 }
+	$2 == "send" { s[$3] = t; from[$3] = substr($1, 5) }
+	$2 == "recv" { r[$3] = t; to[$3] = substr($1, 5) }
+	END { for (k in r) if (k in s) { a = from[k]; b = to[k]
+		x = r[k] - s[k] - (o[b + 1] - o[a + 1]) * 1e9; p = a " " b
+		if (x < d[p] * 1000) early++
+		if (!(p in m) || x < m[p]) m[p] = x }
+	      for (p in m) { split(p, q, " ")
+		printf "# node%s -> node%s: configured %d us, min %.1f us\n", q[1], q[2], d[p], m[p] / 1e3
+		if (m[p] > d[p] * 1000 + 500000) slow++; n++ }
+	      print early + 0, slow + 0, n + 0 }' delays.txt rraw.ev > rdelay.check
+grep '^#' rdelay.check
+is "$(tail -1 rdelay.check)" "0 0 12" \
+	"every relayed probe's one-way delay >= its configured delay; the minimum within 0.5 ms of it, in all 12 directions"
+
+"$TRAWL" sync R > rsync.out 2> rsync.err
+ok $? "trawl sync R (relayed, asymmetric) exits 0"
+sed 's/^/# /' rsync.out | grep -v '^#   \(traces\|start\|transform\) '
+[ -s rsync.err ] && sed 's/^/# stderr: /' rsync.err
+# per node: quality, the offset at mid-trace (t0 - y0) against the truth, the
+# error the asymmetry predicts along the node's path, sum((d(y->x) - d(x->y))/2)
+# per hop x -> y, the worst error at first/mid/last against bound_max, and
+# bound_mid against half the configured round trips along the path:
+# "host ref quality offset truth error predicted bound_mid worst bound_max halfrtt"
+awk -v offs="$OFFS" 'BEGIN { split(offs, o, " "); S = 2 ^ 60 }
+	NR == FNR { d[$1 " " $2] = $3; next }
+	$1 == "host" { h = $2; delete v; for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+		r = v["reference"]; a = substr(h, 5) + 1; b = substr(r, 5) + 1
+		truth = (o[a] - o[b]) * 1e9
+		off = v["t0"] - v["y0"]
+		np = split(v["path"], pa, ","); pred = 0; half = 0
+		for (i = 1; i < np; i++) { x = substr(pa[i], 5); y = substr(pa[i + 1], 5)
+			pred += (d[y " " x] - d[x " " y]) * 500; half += (d[y " " x] + d[x " " y]) * 500 }
+		worst = 0
+		for (j = 0; j <= 2; j++) {
+			t = j == 0 ? v["first"] : j == 1 ? v["t0"] : v["last"]
+			y = v["y0"] + (v["slope"] / S) * (t - v["t0"])
+			e = y - (t - truth); if (e < 0) e = -e; if (e > worst) worst = e
+		}
+		printf "%s %s %s %.0f %.0f %.0f %.0f %s %.0f %s %.0f\n", h, r, v["quality"], off, truth,
+			off - truth, pred, v["bound_mid"], worst, v["bound_max"], half
+	}' delays.txt R/sync.txt > rsync.check
+echo "# pair offset truth error bound (ns; offset: node - reference at mid-trace; predicted: half the asymmetry along the path; worst: over first/mid/last against bound_max)"
+awk '{ printf "# %s-%s %s %s %s %s (predicted %s, worst %s of %s, half-RTT configured %s) %s\n",
+	$1, $2, $4, $5, $6, $8, $7, $9, $10, $11, $3 }' rsync.check
+is "$(wc -l < rsync.check) $(awk '$3 != "accurate" && !($3 == "reference" && $1 == $2)' rsync.check | wc -l)" \
+	"4 0" "relayed: one line per node, every node accurate (the reference: reference)"
+is "$(awk '$1 != $2 && ($10 == "-" || $9 > $10 || $6 > $8 || -$6 > $8)' rsync.check | wc -l)" 0 \
+	"relayed: every recovered offset equals the namespace offset within the reported bound (mid and max)"
+is "$(awk '$1 != $2 && ($8 < 0.9 * $11 || $8 > $11 + 500000 || $8 < ($7 < 0 ? -$7 : $7))' rsync.check | wc -l)" 0 \
+	"relayed: each bound is the configured half round trip along the path (+ < 0.5 ms), so >= half the asymmetry"
+is "$(awk '$1 != $2 && ($6 - $7 > ERRTOL || $7 - $6 > ERRTOL)' ERRTOL=40000 rsync.check | wc -l)" 0 \
+	"relayed: each error is the asymmetry's (d(ref -> node) - d(node -> ref)) / 2 along the path, within 40 us"
+# the pairs: bound mid >= 0.9 x the configured half round trip (>= half the asymmetry)
+sed -n 's/^ *node\([0-9]\) - node\([0-9]\)  *\([a-z-]*\):.* bound mid \([0-9]*\) ns.*/\1 \2 \3 \4/p' rsync.out > rpairs.txt
+awk 'NR == FNR { d[$1 " " $2] = $3; next }
+	{ ab = d[$1 " " $2]; ba = d[$2 " " $1]; half = (ab + ba) * 500; asym = (ab - ba) * 500; if (asym < 0) asym = -asym
+	  printf "# node%s - node%s: %s, bound mid %s ns, configured %d / %d us (half RTT %d ns, half asymmetry %d ns)\n",
+		$1, $2, $3, $4, ab, ba, half, asym
+	  if ($3 != "accurate" || $4 < 0.9 * half || $4 < asym || $4 > half + 500000) bad++; n++ }
+	END { print bad + 0, n + 0 }' delays.txt rpairs.txt > rpairs.check
+grep '^#' rpairs.check
+is "$(tail -1 rpairs.check)" "0 6" \
+	"relayed: all 6 pairs accurate, bound mid = configured half round trip (+ < 0.5 ms), >= half the asymmetry"
+"$TRAWL" print --clock-seconds R > rsynced.txt 2> rsynced.err
+inversions rsynced.txt > rsynced.check
+echo "# relayed print: matched, inverted, over 1 s, min delay ns: $(cat rsynced.check)"
+set -- $(cat rsynced.check)
+nrr=$(awk '$2 == "recv"' rraw.ev | wc -l)
+[ "$1" -eq "$nrr" ] && [ "$2" -eq 0 ] && [ "$3" -eq 0 ] && [ "$nrr" -gt 0 ] && ! cmp -s rsynced.txt rraw.txt
+ok $? "relayed, trawl print of the synced session: every one of $nrr probes received after it was sent"
 plan "$_n"
 finish
