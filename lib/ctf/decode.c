@@ -1088,6 +1088,8 @@ static int compile_stream(struct comp *c, struct trawl_ctf_stream_class *sc,
 					fe[i].ed = ed;
 					fe[i].bytes = ed->fixed_bytes;
 					fe[i].nfix = ed->nfix;
+				} else if (ed && ed->semi && ed->wanted) {
+					fe[i].semi = ed;
 				}
 			}
 			d->fast = fe;

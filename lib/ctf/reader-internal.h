@@ -153,10 +153,12 @@ struct ec_dec {
 enum hdr_kind { HDR_NONE, HDR_GENERIC, HDR_COMPACT, HDR_LARGE };
 
 /* The reader's fast path by event id: ed is NULL unless the class is
- * fast (fixed and wanted); bytes is its fixed_bytes. */
+ * fast (fixed and wanted); bytes is its fixed_bytes. semi: the class when
+ * it is semi-fixed and wanted (a fixed prefix, then strings or sequences). */
 struct fastent {
 	const struct trawl_ctf_event_class *ec;
 	const struct ec_dec *ed;
+	const struct ec_dec *semi;
 	uint32_t bytes;
 	uint32_t nfix;
 };

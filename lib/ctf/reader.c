@@ -1046,26 +1046,49 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 		const struct fastent *fe = &tab[id];
 		const struct ec_dec *ed = fe->ed;
 		const uint8_t *body = h + hl;
-		uint64_t npos = p + ((uint64_t)hl + fe->bytes) * 8;
-		if (unlikely(!ed || npos > end || (uint64_t)(mapend - body) < (uint64_t)fe->bytes + 8))
+		union trawl_ctf_value *v = vals + nv;
+		uint32_t nval;
+		if (likely(ed)) {
+			uint64_t npos = p + ((uint64_t)hl + fe->bytes) * 8;
+			if (unlikely(npos > end || (uint64_t)(mapend - body) < (uint64_t)fe->bytes + 8))
+				break;
+			ctf_decode_fixed_to(v, ed, body, true);
+			pos = npos;
+			nval = fe->nfix;
+		} else if (fe->semi) {
+			/* a fixed prefix and strings/sequences: decoded in place
+			 * into the batch; anything unusual (the values outgrow
+			 * the batch, bad data) is left to the general path */
+			c->pos = p + (uint64_t)hl * 8;
+			c->tape = v;
+			c->cap = (uint32_t)(b->capv - nv > UINT32_MAX ? UINT32_MAX : b->capv - nv);
+			if (unlikely(ctf_decode_semi(c, fe->semi, mapend) || c->tape != v)) {
+				c->pos = pos;
+				c->tape = c->own;
+				c->cap = c->owncap;
+				break;
+			}
+			pos = c->pos;
+			nval = c->nv;
+		} else {
 			break;
-		pos = npos;
+		}
 		clock = ncl;
 		ts = (int64_t)(base + ncl);
 		if (n == n0)
 			ts0 = ts;
-		union trawl_ctf_value *v = vals + nv;
-		ctf_decode_fixed_to(v, ed, body, true);
 		struct trawl_event *e = &evs[n++];
 		e->ts = ts;
 		e->cycles = ncl;
 		e->cls = fe->ec;
 		e->stream = s;
 		e->values = v;
-		e->nvalues = fe->nfix;
+		e->nvalues = nval;
 		e->cpu = cpu;
-		nv += fe->nfix;
+		nv += nval;
 	}
+	c->tape = c->own;
+	c->cap = c->owncap;
 	if (n == n0)
 		return 0;
 	c->pos = pos;
