@@ -7,7 +7,8 @@
  * arrays, sequences sized by fields of other scopes, variants, nested
  * structs. Input byte 0 is a mode: bit 0 splits the rest in two stream files
  * (the merge; then 4 little-endian bytes give the first one's length), bit 1
- * reads with a time range and an event filter. Every event is read and
+ * reads with a time range and an event filter, bit 2 with a 1 GHz clock and
+ * the decode worker thread (its batch fast path). Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
  * parsed once; streams are read from memory (reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
@@ -28,7 +29,14 @@ static const char META[] =
 	"clock { name = \"mono\"; freq = 1000000; offset_s = 1000; offset = 7; absolute = true; };\n"
 	READER_META_TYPES;
 
-static struct trawl_ctf_trace *meta;
+/* The same with a 1 GHz clock: the decode worker's batch fast path */
+static const char META_GHZ[] =
+	READER_META_HEAD
+	"env { hostname = \"fuzz\"; domain = \"ust\"; };\n"
+	"clock { name = \"mono\"; freq = 1000000000; offset_s = 1000; offset = 7; absolute = true; };\n"
+	READER_META_TYPES;
+
+static struct trawl_ctf_trace *meta, *meta_ghz;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!meta) {
 		meta = trawl_ctf_metadata_parse(META, sizeof(META) - 1, err, sizeof(err));
 		if (!meta) {
+			fprintf(stderr, "fuzz-stream: metadata: %s\n", err);
+			abort();
+		}
+	}
+	if (!meta_ghz) {
+		meta_ghz = trawl_ctf_metadata_parse(META_GHZ, sizeof(META_GHZ) - 1, err, sizeof(err));
+		if (!meta_ghz) {
 			fprintf(stderr, "fuzz-stream: metadata: %s\n", err);
 			abort();
 		}
@@ -66,7 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.begin = INT64_C(1000000000000);
 		o.end = INT64_C(1000000000000) + 1000000000;
 	}
-	struct trawl_reader *r = reader_new_mem(meta, bufs, lens, mode & 1 ? 2 : 1, &o, err, sizeof(err));
+	/* mode bit 2: a 1 GHz clock and the decode worker (batches) */
+	if (mode & 4)
+		o.threads = 2;
+	struct trawl_reader *r = reader_new_mem(mode & 4 ? meta_ghz : meta, bufs, lens,
+						mode & 1 ? 2 : 1, &o, err, sizeof(err));
 	if (!r)
 		abort();	/* the metadata is valid: opening cannot fail */
 	const struct trawl_event *ev;
