@@ -4,7 +4,9 @@
  * disable, add-context, start, stop, snapshot, destroy, list, save, load),
  * modelled on LTTng's. The commands check their options here, then send
  * one request to the agent (docs/agent.md) and print its answer; the agent
- * itself is cli/agent/agent.c.
+ * itself is cli/agent/agent.c. Kernel rules (enable/disable -k, --filter,
+ * --pid) travel as "--kernel=SPEC", "--filter=EXPR", "--pid=N" and
+ * "--kernel-all" arguments of the request.
  *
  * Settings (cli/config.h): [agent] socket, flush-ms, start-timeout-ms;
  * [session] output-dir, mode, subbuf-size, num-subbuf, clock, header.
@@ -302,86 +304,242 @@ int cmd_create(int argc, char **argv)
 
 /* ------------------------------------------------------------- enable */
 
+/* Splits a comma list of kernel events into "--kernel=SPEC" requests. */
+static int add_kernel_args(const char *cmd, const char *list, char ***v, size_t *n)
+{
+	char *copy = strdup(list), *save = NULL;
+	if (!copy)
+		return die_msg("%s: out of memory", cmd);
+	int any = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (*t == ' ')
+			t++;
+		size_t l = strlen(t);
+		while (l && t[l - 1] == ' ')
+			t[--l] = 0;
+		if (!*t)
+			continue;
+		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			free(copy);
+			return die_msg("%s: out of memory", cmd);
+		}
+		*v = nv;
+		if (asprintf(&nv[*n], "--kernel=%s", t) < 0) {
+			free(copy);
+			return die_msg("%s: out of memory", cmd);
+		}
+		(*n)++;
+		any = 1;
+	}
+	free(copy);
+	if (!any)
+		return usage_error(cmd, "-k: no kernel event in '%s'", list);
+	return 0;
+}
+
+static int push_arg(const char *cmd, char ***v, size_t *n, const char *prefix, const char *val)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return die_msg("%s: out of memory", cmd);
+	*v = nv;
+	if (asprintf(&nv[*n], "%s%s", prefix, val) < 0)
+		return die_msg("%s: out of memory", cmd);
+	(*n)++;
+	return 0;
+}
+
+static void free_args(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Sends verb NAME then the request arguments v. */
+static int request_args(const char *verb, const char *name, char **v, size_t n)
+{
+	const char **av = calloc(n + 3, sizeof(*av));
+	if (!av)
+		return die_msg("%s: out of memory", verb);
+	av[0] = verb;
+	av[1] = name;
+	for (size_t i = 0; i < n; i++)
+		av[i + 2] = v[i];
+	int r = request(verb, (int)n + 2, av);
+	free(av);
+	return r;
+}
+
 int cmd_enable(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "loglevel", required_argument, NULL, 'l' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *ll = NULL;
-	int c;
+	char **v = NULL;		/* the request's arguments after NAME */
+	size_t n = 0;
+	bool kernel = false, kopt = false;
+	int c, r;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":l:k:p:h", opts, NULL)) != -1) {
+		r = 0;
 		switch (c) {
 		case 'l': ll = optarg; break;
+		case 'k':
+			r = add_kernel_args("enable", optarg, &v, &n);
+			kernel = true;
+			break;
+		case 'F':
+			if (!*optarg || strchr(optarg, '\n'))
+				r = usage_error("enable", "--filter: '%s' is not a filter expression", optarg);
+			else
+				r = push_arg("enable", &v, &n, "--filter=", optarg);
+			kopt = true;
+			break;
+		case 'p': {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+			if (!*optarg || *end || pid < 1 || pid > 0x3fffffff)
+				r = usage_error("enable", "--pid: '%s' is not a pid", optarg);
+			else
+				r = push_arg("enable", &v, &n, "--pid=", optarg);
+			kopt = true;
+			break;
+		}
 		case 'h':
+			free_args(v, n);
 			printf("usage: trawl enable NAME 'PROVIDER:EVENT-GLOB'... [--loglevel LEVEL]\n"
+			       "       trawl enable NAME -k EVENTS [--filter EXPR] [--pid PID]...\n"
 			       "Enables the matching events of every application in session NAME; with\n"
 			       "--loglevel, only events of LEVEL or more severe (emerg, alert, crit, err,\n"
-			       "warning, notice, info, debug, or 0..14).\n");
+			       "warning, notice, info, debug, or 0..14).\n"
+			       "  -k, --kernel EVENTS  kernel tracepoints recorded into DIR/HOST/kernel/\n"
+			       "                       (the agent must run as root): a comma list of\n"
+			       "                       SYSTEM:EVENT (globs allowed) and presets sched,\n"
+			       "                       syscalls, irq, block, net, kvm (as trawl record -k)\n"
+			       "      --filter EXPR    ftrace filter applied to every kernel event of the\n"
+			       "                       session (one per session)\n"
+			       "      --pid PID        kernel events of PID and its threads only\n"
+			       "                       (repeatable)\n");
 			return 0;
 		case ':':
-			return usage_error("enable", "option '%s' needs a value", argv[optind - 1]);
+			r = usage_error("enable", "option '%s' needs a value", argv[optind - 1]);
+			break;
 		default:
-			return usage_error("enable", "unknown option '%s'", argv[optind - 1]);
+			r = usage_error("enable", "unknown option '%s'", argv[optind - 1]);
+			break;
+		}
+		if (r) {
+			free_args(v, n);
+			return r;
 		}
 	}
-	if (argc - optind < 2)
-		return usage_error("enable", "expected NAME and at least one 'provider:event' glob");
-	if (ll && agent_loglevel(ll) < 0)
-		return usage_error("enable", "--loglevel: '%s' is not a log level", ll);
-	int n = argc - optind;
-	const char **av = calloc((size_t)n + 2, sizeof(*av));
-	char **tmp = calloc((size_t)n + 1, sizeof(*tmp));
-	if (!av || !tmp)
-		return die_msg("enable: out of memory");
-	av[0] = "enable";
-	av[1] = argv[optind];
-	for (int i = 1; i < n; i++) {
+	r = 0;
+	int npos = argc - optind;
+	if (npos < 1)
+		r = usage_error("enable", "expected NAME and at least one 'provider:event' glob or -k EVENTS");
+	else if (npos < 2 && !kernel)
+		r = usage_error("enable", kopt ? "--filter and --pid apply to kernel events (-k EVENTS)" :
+				"expected NAME and at least one 'provider:event' glob or -k EVENTS");
+	else if (kopt && !kernel)
+		r = usage_error("enable", "--filter and --pid apply to kernel events (-k EVENTS)");
+	else if (ll && npos < 2)
+		r = usage_error("enable", "--loglevel applies to user-space events ('provider:event' globs)");
+	else if (ll && agent_loglevel(ll) < 0)
+		r = usage_error("enable", "--loglevel: '%s' is not a log level", ll);
+	for (int i = 1; !r && i < npos; i++) {
 		const char *g = argv[optind + i];
-		if (!*g || strchr(g, '@'))
-			return usage_error("enable", "bad event glob '%s'", g);
-		if (ll && asprintf(&tmp[i], "%s@%d", g, agent_loglevel(ll)) < 0)
-			return die_msg("enable: out of memory");
-		av[i + 1] = ll ? tmp[i] : g;
+		if (!*g || strchr(g, '@') || g[0] == '-')
+			r = usage_error("enable", "bad event glob '%s'", g);
+		else if (ll) {
+			char lv[16];
+			snprintf(lv, sizeof(lv), "@%d", agent_loglevel(ll));
+			char **nv = realloc(v, (n + 1) * sizeof(*v));
+			if (!nv || asprintf(&nv[n], "%s%s", g, lv) < 0)
+				r = die_msg("enable: out of memory");
+			if (nv)
+				v = nv;
+			if (!r)
+				n++;
+		} else {
+			r = push_arg("enable", &v, &n, "", g);
+		}
 	}
-	int r = request("enable", n + 1, av);
-	for (int i = 0; i < n; i++)
-		free(tmp[i]);
-	free(tmp);
-	free(av);
+	if (!r)
+		r = request_args("enable", argv[optind], v, n);
+	free_args(v, n);
 	return r;
 }
 
 int cmd_disable(int argc, char **argv)
 {
-	/* "--all" is passed through as a rule name the agent understands */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "-a") == 0)
-			argv[i] = (char *)"--all";
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	char **v = NULL;
+	size_t n = 0;
+	bool all = false, kernel = false;
+	int c, r;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ak:h", opts, NULL)) != -1) {
+		r = 0;
+		switch (c) {
+		case 'a': all = true; break;
+		case 'k':
+			/* -k --all: every kernel rule, the filter and the pids */
+			if (strcmp(optarg, "--all") == 0 || strcmp(optarg, "-a") == 0)
+				r = push_arg("disable", &v, &n, "", "--kernel-all");
+			else
+				r = add_kernel_args("disable", optarg, &v, &n);
+			kernel = true;
+			break;
+		case 'h':
+			free_args(v, n);
 			printf("usage: trawl disable NAME ('PROVIDER:EVENT-GLOB'... | --all)\n"
-			       "Removes enable rules from session NAME (before it starts).\n");
+			       "       trawl disable NAME -k (EVENTS | --all)\n"
+			       "Removes enable rules from session NAME (before it starts): user-space\n"
+			       "globs (--all: every one), or with -k kernel events as they were enabled\n"
+			       "(-k --all: every kernel event, the kernel filter and pids).\n");
 			return 0;
+		case ':':
+			r = usage_error("disable", "option '%s' needs a value", argv[optind - 1]);
+			break;
+		default:
+			r = usage_error("disable", "unknown option '%s'", argv[optind - 1]);
+			break;
 		}
-	if (argc < 3)
-		return usage_error("disable", "expected NAME and a glob (or --all)");
-	const char **av = calloc((size_t)argc + 1, sizeof(*av));
-	if (!av)
-		return die_msg("disable: out of memory");
-	av[0] = "disable";
-	for (int i = 1; i < argc; i++) {
-		if (argv[i][0] == '-' && strcmp(argv[i], "--all") != 0) {
-			free(av);
-			return usage_error("disable", "unknown option '%s'", argv[i]);
+		if (r) {
+			free_args(v, n);
+			return r;
 		}
-		av[i] = argv[i];
 	}
-	int r = request("disable", argc, av);
-	free(av);
+	int npos = argc - optind;
+	r = 0;
+	if (npos < 1 || (npos < 2 && !all && !kernel))
+		r = usage_error("disable", "expected NAME and a glob (or --all)");
+	for (int i = 1; !r && i < npos; i++) {
+		if (argv[optind + i][0] == '-')
+			r = usage_error("disable", "unknown option '%s'", argv[optind + i]);
+		else
+			r = push_arg("disable", &v, &n, "", argv[optind + i]);
+	}
+	if (!r && all)
+		r = push_arg("disable", &v, &n, "", "--all");
+	if (!r)
+		r = request_args("disable", argv[optind], v, n);
+	free_args(v, n);
 	return r;
 }
 

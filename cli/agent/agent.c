@@ -16,11 +16,21 @@
  * buffers are then the agent's alone, and everything committed in them is
  * written. One session records at a time (an application has one set of
  * buffers); any number may exist.
+ *
+ * Kernel events (enable -k): a session with kernel rules also runs the
+ * kernel recorder (cli/kernel/krec.h) from start to stop, writing
+ * SESSION/HOST/kernel/ with the session's clock. The recorder has one
+ * reader thread of its own, created with every signal blocked; it shares
+ * nothing with this loop but the krec object, touched here only at start
+ * and stop. Once stopped, both traces declare the kernel's clock
+ * calibration, so that they merge exactly.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,9 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracefs/tracefs.h>
+
 #include "agent.h"
 #include "cli.h"
 #include "internal.h"
+#include "kernel/krec.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
 
@@ -95,6 +108,20 @@ struct session {
 	int err;
 	bool destroy;			/* free once stopped */
 	uint64_t packets;
+	/* kernel part: rules, and the recorder while recording */
+	char **kev;			/* tracepoints, globs or presets */
+	size_t nkev;
+	char *kfilter;			/* ftrace filter for every event, or NULL */
+	int32_t *kpids;			/* set_event_pid, or none */
+	size_t nkpids;
+	struct krec *krec;
+	bool kdone;			/* stopped: the figures below are final */
+	bool kclock_ok;			/* kfreq.. hold the kernel trace's clock */
+	uint64_t kfreq;
+	int64_t koff_s, koff;
+	uint64_t kevents, klost, ksd;
+	char kclock[16];
+	char *kerr;			/* the recorder's error at stop, or NULL */
 	struct session *next;
 };
 
@@ -123,6 +150,10 @@ static const struct agent_opts *opt;
 static volatile sig_atomic_t quit;
 static bool quitting;
 static uint8_t *msgbuf;
+
+static void kernel_stop(struct session *s);
+static void clear_kernel(struct session *s);
+static void ust_clock(struct session *s, struct trawl_ctf_trace *t);
 
 /* ------------------------------------------------------------- helpers */
 
@@ -562,7 +593,7 @@ static int snapshot_to(struct session *s, const char *dir, uint64_t *events, uin
 	}
 	free(copy);
 	if (!ret)
-		ust_clock_fill(trawl_ctf_writer_trace(w), s->tsc, s->c0, s->mono0, s->real0);
+		ust_clock(s, trawl_ctf_writer_trace(w));
 	int r = trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return ret ? ret : r;
@@ -603,6 +634,8 @@ static void reply_start(struct session *s)
  * metadata. */
 static void finish_stop(struct session *s)
 {
+	/* the kernel first: its clock is the user-space trace's too */
+	kernel_stop(s);
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (!p->stopped && !p->dead)
 			logmsg("pid %d did not stop in time: its open packets are left", (int)p->pid);
@@ -623,11 +656,11 @@ static void finish_stop(struct session *s)
 	}
 	uint64_t ev = 0, torn = 0;
 	if (s->w) {
-		ust_clock_fill(trawl_ctf_writer_trace(s->w), s->tsc, s->c0, s->mono0, s->real0);
+		ust_clock(s, trawl_ctf_writer_trace(s->w));
 		note_err(s, trawl_ctf_writer_close(s->w));
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
-	} else if (s->output && !s->snapshot) {
+	} else if (s->output && !s->snapshot && s->nrules) {
 		/* overwrite mode with an output: the flight recorder's content */
 		char *d = trace_dir(s->output);
 		note_err(s, d ? snapshot_to(s, d, &ev, &torn) : -ENOMEM);
@@ -645,8 +678,13 @@ static void finish_stop(struct session *s)
 	struct conn *c = s->waiter;
 	s->waiter = NULL;
 	if (c) {
+		if (s->kdone)
+			cprint(c, AM_OUT, "kernel: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64
+			       " state dump events, clock %s\n", s->kevents, s->klost, s->ksd, s->kclock);
 		if (s->err)
 			cfail(c, 1, "session %s: writing the trace: %s", s->name, strerror(-s->err));
+		else if (s->kerr)
+			cfail(c, 1, "session %s: kernel events: %s", s->name, s->kerr);
 		else {
 			if (s->output && !s->snapshot)
 				cprint(c, AM_OUT, "session %s stopped; trace in %s\n", s->name, s->output);
@@ -678,6 +716,9 @@ static void session_free(struct session *s)
 		part_free(p);
 	}
 	trawl_ctf_writer_free(s->w);
+	krec_free(s->krec);
+	clear_kernel(s);
+	free(s->kerr);
 	for (size_t i = 0; i < s->nrules; i++)
 		free(s->rules[i].glob);
 	free(s->rules);
@@ -719,6 +760,261 @@ static void check_waiters(void)
 	}
 }
 
+/* ------------------------------------------------------------- kernel */
+
+static const struct {
+	const char *name, *system;
+} kpresets[] = {
+	{ "sched", "sched" }, { "syscalls", "raw_syscalls" }, { "irq", "irq" },
+	{ "block", "block" }, { "net", "net" }, { "kvm", "kvm" },
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The number of events of system sys (a directory of tdir/events) that
+ * match evg, at most 1 is enough. */
+static int kmatch_events(const char *tdir, const char *sys, const char *evg)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/events/%s", tdir, sys);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while (!n && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !glob_match(evg, e->d_name))
+			continue;
+		char f[PATH_MAX + 300];
+		struct stat st;
+		snprintf(f, sizeof(f), "%s/%s/format", p, e->d_name);
+		n += stat(f, &st) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Kernel events need root, and a tracepoint this kernel offers (as
+ * `trawl record -k` takes them: SYSTEM:EVENT, globs in either part, a bare
+ * event name, or a preset). The recorder checks again, in full (the
+ * filter too), at start. 0, or -errno with a message in why.
+ */
+static int kspec_check(const char *spec, char *why, size_t wlen)
+{
+	if (geteuid() != 0)
+		return seterr(why, wlen, EPERM, "kernel events need root (the agent runs as uid %u)",
+			      (unsigned)geteuid());
+	const char *tdir = tracefs_tracing_dir();
+	char p[PATH_MAX];
+	if (tdir)
+		snprintf(p, sizeof(p), "%s/events", tdir);
+	if (!tdir || !is_dir(p))
+		return seterr(why, wlen, ENODEV,
+			      "kernel events: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+	for (size_t i = 0; i < ARRAY_SIZE(kpresets); i++)
+		if (strcmp(spec, kpresets[i].name) == 0) {
+			snprintf(p, sizeof(p), "%s/events/%s", tdir, kpresets[i].system);
+			if (!is_dir(p))
+				return seterr(why, wlen, ENOENT,
+					      "preset '%s': this kernel has no %s tracepoints", spec,
+					      kpresets[i].system);
+			return 0;
+		}
+	char sysg[256], evg[256];
+	const char *sep = strpbrk(spec, ":/");
+	if (sep) {
+		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
+		snprintf(evg, sizeof(evg), "%s", sep + 1);
+	} else {
+		snprintf(sysg, sizeof(sysg), "*");
+		snprintf(evg, sizeof(evg), "%s", spec);
+	}
+	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,"))
+		return seterr(why, wlen, EINVAL,
+			      "'%s' is not a kernel event (SYSTEM:EVENT, globs allowed, or a preset: sched, syscalls, irq, block, net, kvm)",
+			      spec);
+	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/events/%s/%s/format", tdir, sysg, evg);
+		if (stat(p, &st) == 0)
+			return 0;
+		return seterr(why, wlen, ENOENT,
+			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
+			      sysg, evg);
+	}
+	snprintf(p, sizeof(p), "%s/events", tdir);
+	DIR *d = opendir(p);
+	int n = 0;
+	struct dirent *e;
+	while (d && !n && (e = readdir(d)))
+		if (e->d_name[0] != '.' && glob_match(sysg, e->d_name))
+			n += kmatch_events(tdir, e->d_name, evg);
+	if (d)
+		closedir(d);
+	if (!n)
+		return seterr(why, wlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+	return 0;
+}
+
+static int add_kspec(struct session *s, const char *spec)
+{
+	for (size_t i = 0; i < s->nkev; i++)
+		if (strcmp(s->kev[i], spec) == 0)
+			return 0;
+	char **m = realloc(s->kev, (s->nkev + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	s->kev = m;
+	if (!(s->kev[s->nkev] = strdup(spec)))
+		return -ENOMEM;
+	s->nkev++;
+	return 0;
+}
+
+static int set_kfilter(struct session *s, const char *expr, char *why, size_t wlen)
+{
+	if (!*expr || strchr(expr, '\n'))
+		return seterr(why, wlen, EINVAL, "bad kernel filter '%s'", expr);
+	if (s->kfilter && strcmp(s->kfilter, expr) != 0)
+		return seterr(why, wlen, EEXIST,
+			      "session %s already has the kernel filter '%s' (one filter applies to every kernel event; disable -k --all first)",
+			      s->name, s->kfilter);
+	if (!s->kfilter && !(s->kfilter = strdup(expr)))
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int add_kpid(struct session *s, const char *v, char *why, size_t wlen)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(v, &end, 10);
+	if (errno || !*v || *end || pid < 1 || pid > 0x3fffffff)
+		return seterr(why, wlen, EINVAL, "'%s' is not a pid", v);
+	for (size_t i = 0; i < s->nkpids; i++)
+		if (s->kpids[i] == (int32_t)pid)
+			return 0;
+	if (s->nkpids >= 4096)
+		return seterr(why, wlen, E2BIG, "too many kernel pids");
+	int32_t *m = realloc(s->kpids, (s->nkpids + 1) * sizeof(*m));
+	if (!m)
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	s->kpids = m;
+	s->kpids[s->nkpids++] = (int32_t)pid;
+	return 0;
+}
+
+/* Forgets every kernel rule, the filter and the pids. */
+static void clear_kernel(struct session *s)
+{
+	for (size_t i = 0; i < s->nkev; i++)
+		free(s->kev[i]);
+	free(s->kev);
+	s->kev = NULL;
+	s->nkev = 0;
+	free(s->kfilter);
+	s->kfilter = NULL;
+	free(s->kpids);
+	s->kpids = NULL;
+	s->nkpids = 0;
+}
+
+static char *kernel_dir(const struct session *s)
+{
+	char *d = NULL;
+	if (asprintf(&d, "%s/%s/kernel", s->output, hostname) < 0)
+		return NULL;
+	return d;
+}
+
+/* Prepares the kernel recorder (nothing recorded yet); with the session's
+ * clock: x86-tsc when user space stamps with the TSC, else mono. */
+static int kernel_new(struct session *s, char *why, size_t wlen)
+{
+	if (geteuid() != 0)
+		return seterr(why, wlen, EPERM, "kernel events need root (the agent runs as uid %u)",
+			      (unsigned)geteuid());
+	char *d = kernel_dir(s);
+	if (!d)
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	pid_t *pids = NULL;
+	if (s->nkpids && !(pids = calloc(s->nkpids, sizeof(*pids)))) {
+		free(d);
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->nkpids; i++)
+		pids[i] = (pid_t)s->kpids[i];
+	struct krec_opts ko = {
+		.dir = d, .hostname = hostname,
+		.events = (const char *const *)s->kev, .nevents = s->nkev,
+		.filter = s->kfilter, .pids = pids, .npids = s->nkpids,
+		.statedump = true, .tid_context = true,
+		.clock = s->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
+	};
+	char err[400] = "";
+	s->krec = krec_new(&ko, err, sizeof(err));
+	int e = errno;
+	free(pids);
+	free(d);
+	if (!s->krec)
+		return seterr(why, wlen, e ? e : EIO, "kernel events: %s", err);
+	snprintf(s->kclock, sizeof(s->kclock), "%s", krec_clock_name(s->krec));
+	return 0;
+}
+
+/* Starts the recorder; its reader thread is born with every signal
+ * blocked (SIGTERM and SIGINT are this loop's, in ppoll). */
+static int kernel_start(struct session *s, char *why, size_t wlen)
+{
+	sigset_t all, old;
+	char err[400] = "";
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int r = krec_start(s->krec, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return seterr(why, wlen, -r, "kernel events: %s", err);
+	return 0;
+}
+
+/* Stops the recorder: tracing off, every CPU's buffer drained, the trace
+ * closed; keeps its figures and its clock, destroys the instance. */
+static void kernel_stop(struct session *s)
+{
+	char err[400] = "";
+	if (!s->krec)
+		return;
+	if (krec_stop(s->krec, err, sizeof(err)) < 0 && !s->kerr)
+		s->kerr = strdup(err[0] ? err : "the kernel trace could not be written");
+	for (unsigned i = 0; i < krec_ncpus(s->krec); i++) {
+		s->kevents += krec_stats(s->krec, i)->events;
+		s->klost += krec_stats(s->krec, i)->lost;
+	}
+	s->ksd = krec_statedump_events(s->krec);
+	s->kclock_ok = krec_clock_get(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	krec_free(s->krec);
+	s->krec = NULL;
+	s->kdone = true;
+}
+
+/* The user-space trace's clock: the kernel trace's when there is one
+ * (same raw clock, same declaration: they merge exactly), else measured
+ * over the session. */
+static void ust_clock(struct session *s, struct trawl_ctf_trace *t)
+{
+	ust_clock_fill(t, s->tsc, s->c0, s->mono0, s->real0);
+	if (s->kclock_ok) {
+		t->clocks[0].freq = s->kfreq;
+		t->clocks[0].offset_s = s->koff_s;
+		t->clocks[0].offset = s->koff;
+	}
+}
+
 static int do_start(struct session *s, char *why, size_t wlen)
 {
 	struct session *busy = recording();
@@ -731,15 +1027,20 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		snprintf(why, wlen, "session %s was already started (create a new one)", s->name);
 		return -EINVAL;
 	}
-	if (!s->nrules) {
-		snprintf(why, wlen, "session %s has no enabled event (trawl enable %s 'GLOB')",
+	if (!s->nrules && !s->nkev) {
+		snprintf(why, wlen, "session %s has no enabled event (trawl enable %s 'GLOB' or -k EVENTS)",
 			 s->name, s->name);
 		return -EINVAL;
 	}
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
 		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && ust_clocksource_is_tsc());
+	/* the kernel recorder is ready (instance, events, filter) before the
+	 * user-space trace exists, and records before applications start */
+	int r;
+	if (s->nkev && (r = kernel_new(s, why, wlen)) < 0)
+		return r;
 	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
-	if (s->mode == TRAWL_UST_DISCARD) {
+	if (s->mode == TRAWL_UST_DISCARD && s->nrules) {
 		char *d = trace_dir(s->output);
 		s->w = d ? ust_writer_new(d, hostname, s->tsc) : NULL;
 		if (!s->w) {
@@ -747,6 +1048,8 @@ static int do_start(struct session *s, char *why, size_t wlen)
 			snprintf(why, wlen, "cannot create the trace in %s: %s", d ? d : s->output,
 				 strerror(e));
 			free(d);
+			krec_free(s->krec);
+			s->krec = NULL;
 			return -e;
 		}
 		free(d);
@@ -754,10 +1057,17 @@ static int do_start(struct session *s, char *why, size_t wlen)
 	} else {
 		uuid_random(s->uuid);
 	}
+	if (s->krec && (r = kernel_start(s, why, wlen)) < 0) {
+		trawl_ctf_writer_free(s->w);
+		s->w = NULL;
+		krec_free(s->krec);
+		s->krec = NULL;
+		return r;
+	}
 	s->state = S_ACTIVE;
 	s->deadline = now_ms() + (int64_t)opt->start_timeout_ms;
 	for (struct conn *c = conns; c; c = c->next) {
-		if (c->type != C_APP || c->closing)
+		if (c->type != C_APP || c->closing || !s->nrules)
 			continue;
 		if (!part_new(s, c)) {
 			c->closing = true;
@@ -903,6 +1213,10 @@ static int session_check(struct session *s, char *why, size_t wlen)
 		snprintf(why, wlen, "no output directory");
 		return -EINVAL;
 	}
+	if (s->snapshot && (s->nkev || s->kfilter || s->nkpids)) {
+		snprintf(why, wlen, "kernel events are recorded by sessions with an output only (not in snapshots)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -942,6 +1256,12 @@ static char *describe(struct session *s)
 		else
 			fprintf(f, "event = %s\n", s->rules[i].glob);
 	}
+	for (size_t i = 0; i < s->nkev; i++)
+		fprintf(f, "kernel-event = %s\n", s->kev[i]);
+	if (s->kfilter)
+		fprintf(f, "kernel-filter = %s\n", s->kfilter);
+	for (size_t i = 0; i < s->nkpids; i++)
+		fprintf(f, "kernel-pid = %d\n", (int)s->kpids[i]);
 	fclose(f);
 	return out;
 }
@@ -994,6 +1314,23 @@ static struct session *load_text(char *text, const char *rename, char *why, size
 				goto bad;
 			}
 			s->contexts |= (unsigned)b;
+		} else if (strcmp(k, "kernel-event") == 0) {
+			char w2[400];
+			if (kspec_check(v, w2, sizeof(w2)) < 0) {
+				snprintf(why, wlen, "line %u: %s", lineno, w2);
+				goto bad;
+			}
+			if (add_kspec(s, v) < 0) {
+				snprintf(why, wlen, "out of memory");
+				goto bad;
+			}
+		} else if (strcmp(k, "kernel-filter") == 0 || strcmp(k, "kernel-pid") == 0) {
+			char w2[400];
+			if ((k[7] == 'f' ? set_kfilter(s, v, w2, sizeof(w2)) :
+			     add_kpid(s, v, w2, sizeof(w2))) < 0) {
+				snprintf(why, wlen, "line %u: %s", lineno, w2);
+				goto bad;
+			}
 		} else if (strcmp(k, "event") == 0) {
 			char *sp = strpbrk(v, " \t");
 			int ll = -1;
@@ -1058,6 +1395,19 @@ static void list_all(struct conn *c, const char *only)
 		for (size_t i = 0; i < ARRAY_SIZE(ctx_names); i++)
 			if (s->contexts & (1u << i))
 				cprint(c, AM_OUT, "    context %s\n", ctx_names[i]);
+		for (size_t i = 0; i < s->nkev; i++)
+			cprint(c, AM_OUT, "    kernel event %s\n", s->kev[i]);
+		if (s->kfilter)
+			cprint(c, AM_OUT, "    kernel filter %s\n", s->kfilter);
+		for (size_t i = 0; i < s->nkpids; i++)
+			cprint(c, AM_OUT, "    kernel pid %d\n", (int)s->kpids[i]);
+		if (s->krec)
+			cprint(c, AM_OUT, "    kernel: recording into %s/%s/kernel, clock %s\n",
+			       s->output, hostname, s->kclock);
+		else if (s->kdone)
+			cprint(c, AM_OUT, "    kernel: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64
+			       " state dump events, clock %s%s%s\n", s->kevents, s->klost, s->ksd,
+			       s->kclock, s->kerr ? "; error: " : "", s->kerr ? s->kerr : "");
 		for (struct part *p = s->parts; p; p = p->next) {
 			unsigned nr = 0;
 			for (struct aring *r = p->rings; r; r = r->next)
@@ -1144,8 +1494,59 @@ static void client_cmd(struct conn *c, int argc, char **argv)
 		if (s->state != S_NEW)
 			return cfail(c, 1, "session %s is %s: rules change before start only",
 				     s->name, state_names[s->state]);
+		/* kernel rules ("--kernel=SPEC", "--filter=EXPR", "--pid=N"):
+		 * all checked before any is applied */
+		for (int i = 2; verb[0] == 'e' && i < argc; i++) {
+			if (strncmp(argv[i], "--filter=", 9) == 0 && s->kfilter &&
+			    strcmp(s->kfilter, argv[i] + 9) != 0)
+				return cfail(c, 1, "session %s already has the kernel filter '%s' (one "
+					     "filter applies to every kernel event; disable -k --all first)",
+					     s->name, s->kfilter);
+			if (strncmp(argv[i], "--kernel=", 9) != 0)
+				continue;
+			if (s->snapshot)
+				return cfail(c, 1, "session %s is in snapshot mode: kernel events are "
+					     "recorded by sessions with an output only (not in snapshots)",
+					     s->name);
+			if (kspec_check(argv[i] + 9, why, sizeof(why)) < 0)
+				return cfail(c, 1, "%s", why);
+		}
 		for (int i = 2; i < argc; i++) {
-			if (verb[0] == 'e') {
+			if (strncmp(argv[i], "--kernel=", 9) == 0 && verb[0] == 'e') {
+				if (add_kspec(s, argv[i] + 9) < 0)
+					return cfail(c, 1, "out of memory");
+				cprint(c, AM_OUT, "kernel event %s enabled in session %s\n", argv[i] + 9,
+				       s->name);
+			} else if (strncmp(argv[i], "--filter=", 9) == 0 && verb[0] == 'e') {
+				if (set_kfilter(s, argv[i] + 9, why, sizeof(why)) < 0)
+					return cfail(c, 1, "%s", why);
+				cprint(c, AM_OUT, "kernel filter '%s' set in session %s\n", argv[i] + 9,
+				       s->name);
+			} else if (strncmp(argv[i], "--pid=", 6) == 0 && verb[0] == 'e') {
+				if (add_kpid(s, argv[i] + 6, why, sizeof(why)) < 0)
+					return cfail(c, 2, "%s", why);
+				cprint(c, AM_OUT, "kernel events of pid %s in session %s\n", argv[i] + 6,
+				       s->name);
+			} else if (strcmp(argv[i], "--kernel-all") == 0 && verb[0] == 'd') {
+				clear_kernel(s);
+				cprint(c, AM_OUT, "every kernel event disabled in session %s\n", s->name);
+			} else if (strncmp(argv[i], "--kernel=", 9) == 0 && verb[0] == 'd') {
+				const char *spec = argv[i] + 9;
+				size_t k = 0;
+				bool found = false;
+				for (size_t j = 0; j < s->nkev; j++) {
+					if (strcmp(s->kev[j], spec) == 0) {
+						found = true;
+						free(s->kev[j]);
+					} else {
+						s->kev[k++] = s->kev[j];
+					}
+				}
+				s->nkev = k;
+				if (!found)
+					return cfail(c, 1, "session %s has no kernel rule '%s'", s->name, spec);
+				cprint(c, AM_OUT, "kernel event %s disabled in session %s\n", spec, s->name);
+			} else if (verb[0] == 'e') {
 				char *at = strrchr(argv[i], '@');
 				int ll = -1;
 				if (at) {
@@ -1286,7 +1687,7 @@ static void app_hello(struct conn *c, const uint8_t *m, size_t len)
 			logmsg("pid %d: a child of a session that does not record", (int)c->pid);
 			send_simple(c, AM_STOP, &h.session, 8);
 		}
-	} else if (s && s->state == S_ACTIVE) {
+	} else if (s && s->state == S_ACTIVE && s->nrules) {
 		if (part_new(s, c))
 			send_start(s, c);
 	}
