@@ -15,13 +15,31 @@
 # and babeltrace2 prints with a value the same event field had earlier in
 # babeltrace2's output (a stale value). Such a babeltrace2 line is replaced
 # by the trawl line. Anything else is left alone, so real differences still
-# show. Prints the fixed babeltrace2 text on stdout (regrouped) and the
-# number of lines fixed on stderr.
+# show. The "(+delta)" column is left out of the comparisons (it is
+# positional within a group, see normalize.sh) and each line keeps its own.
+# Prints the fixed babeltrace2 text on stdout, in its order, and the number
+# of lines fixed on stderr.
 import re
 import sys
 
 STR = re.compile(rb'"(?:[^"\\]|\\.)*"')
 NAME = re.compile(rb'([A-Za-z_][A-Za-z0-9_]*) = $')
+
+
+DELTA = re.compile(rb'^(\[[^]]*\] )(\(\+[^)]*\) )')
+
+
+def nodelta(line):
+    return DELTA.sub(rb'\1', line, count=1)
+
+
+def with_delta_of(line, src):
+    """line (without a delta column) with the delta column of src"""
+    m = DELTA.match(src)
+    if not m or not line.startswith(b'[') or b'] ' not in line:
+        return line
+    p = line.index(b'] ') + 2
+    return line[:p] + m.group(2) + line[p:]
 
 
 def key(line):
@@ -74,18 +92,19 @@ def main():
     for g in groups(bt):
         k = key(g[0])
         cand = tg.get(k, [[]])[0] if k is not None else []
-        pool = list(cand)
+        pool = [nodelta(t) for t in cand]
         res = []
         for line in g:
-            if line in pool:
-                pool.remove(line)
+            nd = nodelta(line)
+            if nd in pool:
+                pool.remove(nd)
                 res.append(line)
             else:
                 res.append(None)
         for i, line in enumerate(g):
             if res[i] is not None:
                 continue
-            bp, bs = split(line)
+            bp, bs = split(nodelta(line))
             ev = event_name(line)
             for t in pool:
                 tp, ts = split(t)
@@ -94,7 +113,7 @@ def main():
                 if all(a == b or (a[1] == b'""' and (ev, b[0], b[1]) in seen)
                        for a, b in zip(ts, bs)):
                     pool.remove(t)
-                    res[i] = t
+                    res[i] = with_delta_of(t, line)
                     fixed += 1
                     break
             if res[i] is None:
@@ -104,7 +123,7 @@ def main():
             ev = event_name(line)
             for name, lit in bs:
                 seen.add((ev, name, lit))
-        out.extend(sorted(res))
+        out.extend(res)
     sys.stdout.buffer.write(b''.join(l + b'\n' for l in out))
     print(fixed, file=sys.stderr)
 

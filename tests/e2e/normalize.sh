@@ -4,32 +4,69 @@
 #
 # Two correct muxers may emit events that have the same timestamp in a
 # different order. Within each run of consecutive lines with the identical
-# leading "[timestamp]", the lines are sorted (byte order); nothing is ever
+# leading "[timestamp]", the lines are sorted (byte order, string values
+# left out of the key, stable); nothing is ever
 # moved across a timestamp change, so the global order is still checked.
-# The "(+delta)" column depends only on timestamps, so it is the same either
-# way; --no-delta removes it anyway (for comparing against output printed
-# without it).
+# The "(+delta)" column is positional: both tools print the same sequence of
+# deltas down a run whatever the order of its events, so the lines are sorted
+# without it and the run's deltas are put back in their original order.
+# --no-delta removes it (for comparing against output printed without it).
 set -u
 nodelta=0
 if [ "${1:-}" = "--no-delta" ]; then nodelta=1; shift; fi
-LC_ALL=C exec awk -v nodelta="$nodelta" '
-function flush(   i, j, x) {
+tmp=$(mktemp) || exit 1
+LC_ALL=C awk -v nodelta="$nodelta" -v tmp="$tmp" '
+function flush(   i, j, x, y, p) {
 	if (n == 0)
 		return
+	if (!nodelta && n > 1) {
+		# take the "(+delta) " out of each line; put them back in order below
+		for (i = 1; i <= n; i++) {
+			d[i] = ""
+			if (match(g[i], /^\[[^]]*\] \(\+[^)]*\) /)) {
+				p = index(g[i], "] ")
+				d[i] = substr(g[i], p + 2, RLENGTH - p - 1)
+				g[i] = substr(g[i], 1, p + 1) substr(g[i], RLENGTH + 1)
+			}
+		}
+	}
+	# sort key: the line without its string values, so that a tool that
+	# prints a wrong string (see normalize.py) still sorts the same; equal
+	# keys keep their order (stable)
+	for (i = 1; i <= n; i++) {
+		k[i] = g[i]
+		gsub(/"[^"]*"/, "\"\"", k[i])
+	}
 	if (n < 64) {
 		for (i = 2; i <= n; i++) {
 			x = g[i]
-			for (j = i - 1; j >= 1 && g[j] > x; j--)
+			y = k[i]
+			for (j = i - 1; j >= 1 && k[j] > y; j--) {
 				g[j + 1] = g[j]
+				k[j + 1] = k[j]
+			}
 			g[j + 1] = x
+			k[j + 1] = y
 		}
-		for (i = 1; i <= n; i++)
-			print g[i]
 	} else {
 		fflush()
 		for (i = 1; i <= n; i++)
-			print g[i] | "LC_ALL=C sort"
-		close("LC_ALL=C sort")
+			printf "%s\t%09d\t%s\n", k[i], i, g[i] | ("LC_ALL=C sort > " tmp)
+		close("LC_ALL=C sort > " tmp)
+		i = 0
+		while ((getline x < tmp) > 0) {
+			sub(/^[^\t]*\t[0-9]*\t/, "", x)
+			g[++i] = x
+		}
+		close(tmp)
+	}
+	for (i = 1; i <= n; i++) {
+		if (!nodelta && n > 1 && d[i] != "") {
+			p = index(g[i], "] ")
+			print substr(g[i], 1, p + 1) d[i] substr(g[i], p + 2)
+		} else {
+			print g[i]
+		}
 	}
 	n = 0
 }
@@ -48,3 +85,6 @@ function flush(   i, j, x) {
 }
 END { flush() }
 ' "$@"
+rc=$?
+rm -f "$tmp"
+exit $rc
