@@ -594,14 +594,30 @@ static void fix_add(struct fixb *x, uint8_t kind, unsigned bits, bool sign, uint
 		f->off = (uint32_t)x->off;
 		f->kind = kind;
 		f->mask = mask;
+		f->slot = (uint16_t)(x->n - x->run0);	/* < MAX_FIXED */
 		if (kind == FK_INT) {
 			f->sh = (uint8_t)(64 - bits);
-			f->bytes = (uint8_t)(bits / 8);
 			f->mask = sign || bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
 		}
 	}
 	x->n++;
 	x->off += bytes;
+}
+
+/* Moves the FK_INT entries of f[0 .. n) first, in order (each keeps its
+ * slot); returns how many. */
+static uint32_t ints_first(struct fent *f, uint32_t n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (f[i].kind != FK_INT)
+			continue;
+		struct fent t = f[i];
+		memmove(&f[k + 1], &f[k], (i - k) * sizeof(*f));
+		f[k++] = t;
+	}
+	return k;
 }
 
 static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t n)
@@ -736,79 +752,80 @@ static void semi_walk(struct semib *b, const struct op *ops, uint32_t n)
 
 int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 {
-	const uint8_t *p = c->pkt + (c->pos >> 3), *end = c->pkt + (c->end >> 3);
-	const struct seg *g = d->segs, *ge = g + d->nseg;
+	const uint8_t *p = c->pkt + (c->pos >> 3), *const end = c->pkt + (c->end >> 3);
+	union trawl_ctf_value *const t = c->tape;
+	const uint32_t cap = c->cap;
+	uint32_t nv = 0;
 
-	c->nv = 0;
-	for (; g < ge; g++) {
+	/* Room for every value but the sequences' elements (a sequence
+	 * checks for its elements and all of these); else the caller's
+	 * interpreter, which grows the tape, does it. */
+	if (unlikely(cap < d->semi_min))
+		return -1;
+	for (const struct seg *g = d->segs, *ge = g + d->nseg; g < ge; g++) {
 		switch (g->kind) {
 		case SG_FIXED: {
 			if (unlikely((size_t)(end - p) < g->bytes))
 				return -1;
-			while (unlikely(c->cap - c->nv < g->nfix))
-				if (ctf_tape_grow(c))
-					return -1;
-			union trawl_ctf_value *v = c->tape + c->nv;
-			const struct fent *f = d->semifix + g->fix, *fe = f + g->nfix;
-			ctf_decode_fents(v, f, fe, p, (size_t)(limit - p) >= (size_t)g->bytes + 8, false);
-			const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst;
-			for (; rs < re; rs++)
-				c->regs[rs->reg] = c->tape[c->nv + rs->tape].u;
-			c->nv += g->nfix;
+			union trawl_ctf_value *v = t + nv;
+			ctf_decode_fents(v, d->semifix + g->fix, g->nint, g->nfix, p,
+					 (size_t)(limit - p) >= (size_t)g->bytes + 8);
+			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
+				c->regs[rs->reg] = v[rs->tape].u;
+			nv += g->nfix;
 			p += g->bytes;
 			break;
 		}
 		case SG_STRING: {
-			const uint8_t *z = memchr(p, 0, (size_t)(end - p));
-			if (unlikely(!z))
+			/* short strings: a word at a time; long ones: memchr */
+			size_t left = (size_t)(end - p), len = ctf_text_len(p, left < 32 ? (uint32_t)left : 32);
+			if (len == 32) {
+				const uint8_t *z = memchr(p + 32, 0, left - 32);
+				len = z ? (size_t)(z - p) : left;
+			}
+			if (unlikely(len >= left || len > UINT32_MAX))
 				return -1;
-			if (unlikely(c->nv >= c->cap) && ctf_tape_grow(c))
-				return -1;
-			union trawl_ctf_value *v = &c->tape[c->nv++];
-			v->s.p = (const char *)p;
-			v->s.len = (uint32_t)(z - p);
-			p = z + 1;
+			t[nv].s.p = (const char *)p;
+			t[nv].s.len = (uint32_t)len;
+			nv++;
+			p += len + 1;
 			break;
 		}
 		case SG_TEXTSEQ: {
 			uint64_t cnt = c->regs[g->src];
 			if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
 				return -1;
-			if (unlikely(c->nv >= c->cap) && ctf_tape_grow(c))
-				return -1;
-			union trawl_ctf_value *v = &c->tape[c->nv++];
-			v->s.p = (const char *)p;
-			v->s.len = (uint32_t)strnlen((const char *)p, cnt);
+			t[nv].s.p = (const char *)p;
+			t[nv].s.len = (uint32_t)strnlen((const char *)p, cnt);
+			nv++;
 			p += cnt;
 			break;
 		}
 		case SG_SEQ: {
 			uint64_t cnt = c->regs[g->src];
 			unsigned nb = g->esize, sh = 64 - 8 * nb;
-			if (unlikely(cnt > (uint64_t)(end - p) / nb))
+			if (unlikely(cnt > (uint64_t)(end - p) / nb || cnt + d->semi_min > cap - nv))
 				return -1;
-			while (unlikely(c->cap - c->nv < cnt + 1))
-				if (ctf_tape_grow(c))
-					return -1;
-			union trawl_ctf_value *t = c->tape + c->nv;
-			t->n = cnt;
-			t++;
+			union trawl_ctf_value *e = t + nv;
+			e->n = cnt;
+			e++;
 			if (nb == 1 && !g->esign) {
 				for (uint64_t k = 0; k < cnt; k++)
-					t[k].u = p[k];
+					e[k].u = p[k];
 			} else {
 				for (uint64_t k = 0; k < cnt; k++) {
 					uint64_t v = 0;
 					memcpy(&v, p + k * nb, nb);	/* little-endian host */
-					t[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+					e[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
 				}
 			}
-			c->nv += (uint32_t)cnt + 1;
+			nv += (uint32_t)cnt + 1;
 			p += cnt * nb;
 			break;
 		}
 		}
 	}
+	c->nv = nv;
 	c->pos = (uint64_t)(p - c->pkt) * 8;
 	return 0;
 }
@@ -981,9 +998,7 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 		d->nfix = (uint32_t)f2.n;
 		d->fixed_bytes = (uint32_t)f2.off;
 		d->fixed = true;
-		d->all_int = true;
-		for (uint32_t i = 0; i < d->nfix; i++)
-			d->all_int &= d->fix[i].kind == FK_INT;
+		d->nint = ints_first(extra, d->nfix);
 	}
 	if (sb.fx.ok) {
 		char *m = extra;
@@ -994,8 +1009,14 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 		s2.fx.rs = (struct rstore *)((char *)s2.segs + ns * sizeof(struct seg));
 		semi_walk(&s2, p.ops, p.nops);
 		if (s2.fx.ok && s2.fx.n == nf && s2.nseg == ns && s2.fx.nrs == nr) {
+			for (size_t k = 0; k < ns; k++)
+				if (s2.segs[k].kind == SG_FIXED)
+					s2.segs[k].nint = ints_first(s2.fx.e + s2.segs[k].fix,
+								     s2.segs[k].nfix);
 			d->semi = true;
 			d->nseg = (uint32_t)ns;
+			for (size_t k = 0; k < ns; k++)
+				d->semi_min += s2.segs[k].kind == SG_FIXED ? s2.segs[k].nfix : 1;
 			d->segs = s2.segs;
 			d->semifix = s2.fx.e;
 			d->rst = s2.fx.rs;

@@ -97,12 +97,16 @@ enum fixed_kind {
 	FK_TEXT,	/* a char array of mask bytes: .s up to its first NUL */
 };
 
+/*
+ * One fixed field. The entries of a layout (or of a semi-fixed run) are
+ * stored integers first, each naming its place on the tape (`slot`), so
+ * that the common integers decode in a loop with no test of their kind.
+ */
 struct fent {
 	uint32_t off;		/* bytes from the start of the body */
 	uint8_t kind;
 	uint8_t sh;		/* FK_INT: 64 - bits */
-	uint8_t bytes;		/* FK_INT: bits / 8 */
-	uint8_t pad;
+	uint16_t slot;		/* tape index, from the layout's (run's) first value */
 	uint64_t mask;		/* FK_INT: ~0 if signed else low bits; see kinds */
 };
 
@@ -123,6 +127,7 @@ struct seg {
 	uint8_t pad;
 	int32_t src;		/* SG_TEXTSEQ, SG_SEQ: length register */
 	uint32_t fix, nfix;	/* SG_FIXED: d->semifix[fix .. fix+nfix) */
+	uint32_t nint;		/* SG_FIXED: the FK_INT entries, first of them */
 	uint32_t bytes;		/* SG_FIXED: bytes of the run */
 	uint32_t rst, nrst;	/* SG_FIXED: d->rst[rst .. rst+nrst) */
 };
@@ -139,12 +144,13 @@ struct ec_dec {
 	uint32_t nfix;		/* tape entries when fixed */
 	uint32_t fixed_bytes;
 	bool fixed;
-	bool all_int;		/* fixed, and every entry is FK_INT */
+	uint32_t nint;		/* fixed: the FK_INT entries, first in fix */
 	bool fast;		/* fixed and wanted: the reader's fast path */
 	bool wanted;		/* passes the reader's event filter */
 	bool empty;		/* no body at all */
 	bool semi;		/* not fixed, but semi-fixed: segs below */
 	uint32_t nseg;
+	uint32_t semi_min;	/* semi: values but the sequences' elements */
 	const struct seg *segs;
 	const struct fent *semifix;
 	const struct rstore *rst;
@@ -161,6 +167,7 @@ struct fastent {
 	const struct ec_dec *semi;
 	uint32_t bytes;
 	uint32_t nfix;
+	uint32_t cls;		/* ec->index, set by the reader once numbered */
 };
 
 /* sc->priv */
@@ -238,9 +245,11 @@ TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint
 
 /*
  * Decodes a semi-fixed body (d->semi, c->pos byte-aligned) into the tape;
- * `limit`: the end of the readable mapping. Returns 0, or -1 having decoded
- * part of it (truncated, bad data, no memory): the caller then decodes the
- * body again with ctf_exec() from the same position, for its exact error.
+ * `limit`: the end of the readable mapping. It never grows the tape.
+ * Returns 0, or -1 having decoded part of it (truncated, bad data, more
+ * values than the tape holds): the caller then decodes the body again
+ * with ctf_exec() from the same position, for its exact error or a
+ * larger tape.
  */
 TRAWL_HIDDEN int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
 
@@ -270,7 +279,7 @@ static inline void fixed_slow(union trawl_ctf_value *v, const struct fent *f, co
 	switch (f->kind) {
 	case FK_INT: {
 		uint64_t x = 0;
-		memcpy(&x, q, f->bytes);	/* little-endian host */
+		memcpy(&x, q, (64u - f->sh) / 8);	/* little-endian host */
 		v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
 		break;
 	}
@@ -291,34 +300,25 @@ static inline void fixed_slow(union trawl_ctf_value *v, const struct fent *f, co
 }
 
 /*
- * Decodes the fixed fields [f, e) of a body at p into v. `slack`: at least
- * 7 readable bytes follow the last field, so every integer is one unaligned
- * 8-byte load, shifted into place; `all_int`: every field is an integer.
+ * Decodes the n fixed fields at f (the first nint of them integers) of a
+ * body at p into v. `slack`: at least 7 readable bytes follow the last
+ * field, so every integer is one unaligned 8-byte load, shifted into place.
  */
 static inline __attribute__((always_inline))
-void ctf_decode_fents(union trawl_ctf_value *v, const struct fent *f, const struct fent *e,
-		      const uint8_t *p, bool slack, bool all_int)
+void ctf_decode_fents(union trawl_ctf_value *v, const struct fent *f, uint32_t nint, uint32_t n,
+		      const uint8_t *p, bool slack)
 {
-	if (likely(slack && all_int)) {
-		for (; f < e; f++, v++) {
+	const struct fent *e = f + n;
+
+	if (likely(slack)) {
+		for (const struct fent *ie = f + nint; f < ie; f++) {
 			uint64_t x;
 			memcpy(&x, p + f->off, 8);
-			v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
+			v[f->slot].i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
 		}
-	} else if (slack) {
-		for (; f < e; f++, v++) {
-			if (likely(f->kind == FK_INT)) {
-				uint64_t x;
-				memcpy(&x, p + f->off, 8);
-				v->i = ((int64_t)(x << f->sh) >> f->sh) & (int64_t)f->mask;
-			} else {
-				fixed_slow(v, f, p + f->off);
-			}
-		}
-	} else {
-		for (; f < e; f++, v++)
-			fixed_slow(v, f, p + f->off);
 	}
+	for (; f < e; f++)
+		fixed_slow(&v[f->slot], f, p + f->off);
 }
 
 /* Decodes a fixed-layout body at p into v (d->nfix values); see above. */
@@ -326,7 +326,7 @@ static inline __attribute__((always_inline))
 void ctf_decode_fixed_to(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
 			 bool slack)
 {
-	ctf_decode_fents(v, d->fix, d->fix + d->nfix, p, slack, d->all_int);
+	ctf_decode_fents(v, d->fix, d->nint, d->nfix, p, slack);
 }
 
 /* The same into the tape (its capacity is ensured at open). */

@@ -43,9 +43,29 @@
 #define BATCH_MIN_EVENTS 64u
 #define AUTO_MIN_BYTES (2u << 20)	/* threads = 0: a worker from this much data */
 
+/*
+ * A decoded event in a batch, as the merging thread reads it: 16 bytes, so
+ * that it pulls a quarter of a cache line per event from the decoding core
+ * (a whole struct trawl_event is 48). The rest is in arrays it reads less
+ * often or never: the values (consecutive on the batch's tape, so an
+ * event's start is the sum of the previous ones' counts), the cpu, and the
+ * raw clock value, needed only when it is not ts - base.
+ */
+struct brec {
+	int64_t ts;
+	uint32_t cls;			/* trawl_ctf_event_class.index */
+	uint32_t nv;			/* values on the tape */
+};
+
 struct batch {
-	struct trawl_event *ev;
+	struct brec *rec;
+	uint64_t *cyc;			/* per event the raw clock value, unless ghz */
+	uint32_t *cpu;			/* per event the packet's cpu_id, unless onecpu */
 	uint32_t n, cap;		/* events */
+	bool ghz;			/* every event's cycles == ts - base */
+	bool onecpu;			/* every event's cpu == cpu0 */
+	uint32_t cpu0;
+	uint64_t base;
 	union trawl_ctf_value *vals;
 	size_t nv, capv;		/* values of the events' tapes */
 	int term;			/* 0; after the events: 1 end, -errno error */
@@ -138,10 +158,15 @@ typedef unsigned __int128 mkey;
  * false sharing): a loser tree whose leaf i is the stream of order i.
  */
 struct leaf {
-	const struct trawl_event *ev, *end;	/* next event of the current batch */
+	const struct brec *rec, *end;	/* next event of the current batch */
+	const union trawl_ctf_value *vals;	/* rec's values */
+	const struct batch *b;
 	struct trawl_reader_stream *s;
-	uint64_t pad;
-};
+	uint64_t base;			/* b->base when b->ghz */
+	bool ghz;
+	bool onecpu;
+	uint32_t cpu0;			/* b->cpu0 when b->onecpu */
+} __attribute__((aligned(64)));
 
 struct merge {
 	uint32_t win;			/* the leaf returned last, or NOLEAF */
@@ -164,6 +189,8 @@ struct merge {
 	mkey *tree;
 	mkey *key;			/* per leaf, to build; KEY_INF: no event */
 	struct leaf *leaf;
+	const struct trawl_ctf_event_class **cls;	/* by index */
+	struct trawl_event out;		/* the event returned last */
 } __attribute__((aligned(64)));
 
 struct trawl_reader {
@@ -960,8 +987,8 @@ static uint32_t batch_events(const struct trawl_reader *r)
 {
 	if (r->batch_events)
 		return r->batch_events;
-	/* an event and its tape: ~48 + 8 * 8 bytes */
-	uint64_t n = BATCH_BUDGET / ((uint64_t)r->nstreams * NQ * 112);
+	/* an event and its tape: 16 + 12 + 8 * 16 bytes */
+	uint64_t n = BATCH_BUDGET / ((uint64_t)r->nstreams * NQ * 156);
 	return n > BATCH_MAX_EVENTS ? BATCH_MAX_EVENTS : n < BATCH_MIN_EVENTS ? BATCH_MIN_EVENTS : (uint32_t)n;
 }
 
@@ -979,46 +1006,101 @@ static int alloc_queue(struct trawl_reader *r, struct trawl_reader_stream *s)
 		struct batch *b = &s->q[i];
 		b->cap = nev;
 		b->capv = capv;
-		b->ev = malloc(nev * sizeof(*b->ev));
+		b->rec = malloc(nev * sizeof(*b->rec));
+		b->cyc = malloc(nev * sizeof(*b->cyc));
+		b->cpu = malloc(nev * sizeof(*b->cpu));
 		b->vals = malloc(capv * sizeof(*b->vals));
-		if (!b->ev || !b->vals)
+		if (!b->rec || !b->cyc || !b->cpu || !b->vals)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
 /*
+ * The next events of b have cycles == ts - base and this cpu. A batch
+ * stores each event's raw clock value and cpu only once they stop being
+ * the same for all (almost never: a stream's clock and cpu_id rarely
+ * change), writing those of the events before then.
+ */
+static __attribute__((noinline, cold)) void batch_split(struct batch *b, uint64_t base, uint32_t cpu)
+{
+	if (b->ghz && b->base != base) {
+		b->ghz = false;
+		for (uint32_t i = 0; i < b->n; i++)
+			b->cyc[i] = (uint64_t)b->rec[i].ts - b->base;
+	}
+	if (b->onecpu && b->cpu0 != cpu) {
+		b->onecpu = false;
+		for (uint32_t i = 0; i < b->n; i++)
+			b->cpu[i] = b->cpu0;
+	}
+}
+
+static inline void batch_same(struct batch *b, uint64_t base, uint32_t cpu)
+{
+	if (!b->n) {
+		b->ghz = b->onecpu = true;
+		b->base = base;
+		b->cpu0 = cpu;
+	} else if (unlikely((b->ghz && b->base != base) || (b->onecpu && b->cpu0 != cpu))) {
+		batch_split(b, base, cpu);
+	}
+}
+
+/* Appends e (its values already on b's tape) to b. */
+static inline void batch_push(struct batch *b, const struct trawl_event *e)
+{
+	uint32_t i = b->n;
+
+	batch_same(b, (uint64_t)e->ts - e->cycles, e->cpu);
+	b->rec[i] = (struct brec){ e->ts, e->cls->index, e->nvalues };
+	if (!b->ghz)
+		b->cyc[i] = e->cycles;
+	if (!b->onecpu)
+		b->cpu[i] = e->cpu;
+	b->n = i + 1;
+	b->nv += e->nvalues;
+}
+
+/*
  * fill()'s fast path: decodes the run of common events that comes next (as
  * fast_next() defines them; no time range) straight into b, with the
  * decode state in registers. Returns how many; stops before the first
- * event it does not handle, having changed nothing for it.
+ * event it does not handle, having changed nothing for it. `compact`: the
+ * stream's header form (a constant in each copy of the loop).
  */
-static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
-			 size_t least)
+static inline __attribute__((always_inline)) uint32_t fill_run_hdr(struct trawl_reader_stream *s,
+								 struct batch *b, size_t least,
+								 const bool compact)
 {
 	struct dctx *c = &s->d;
 	const struct sc_dec *sd = s->scd;
-
-	if (!sd || !sd->fast || (r->has_begin | r->has_end) || !s->ghz ||
-	    (sd->hdr != HDR_COMPACT && sd->hdr != HDR_LARGE))
-		return 0;
-	const bool compact = sd->hdr == HDR_COMPACT;
+	const unsigned hl = compact ? 4 : 6;	/* header bytes */
 	const struct fastent *tab = sd->fast;
 	const uint64_t ntab = sd->nbyid, base = s->base, end = c->end;
 	const uint8_t *const pkt = c->pkt, *const mapend = s->map + s->size;
-	struct trawl_event *const evs = b->ev;
+	/*
+	 * A fixed event fits when it ends within the packet content and 8
+	 * readable bytes follow it in the mapping (its integers are read as
+	 * 8-byte loads): both are npos <= flim.
+	 */
+	const uint64_t mapbits = (uint64_t)(mapend - pkt) * 8;
+	const uint64_t flim = mapbits < 64 ? 0 : end < mapbits - 64 ? end : mapbits - 64;
+	struct brec *const recs = b->rec;
+	uint64_t *const cycs = b->cyc;
+	uint32_t *const cpus = b->cpu;
 	union trawl_ctf_value *const vals = b->vals;
 	const uint32_t cpu = s->ev.cpu, cap = b->cap;
 	uint64_t pos = c->pos, clock = c->clock;
 	uint32_t n = b->n, n0 = n;
 	size_t nv = b->nv, lim = b->capv - least;
-	int64_t ts = 0, ts0 = 0;
 
+	batch_same(b, base, cpu);	/* every event below: ts = base + cycles, cpu */
+	const bool wcyc = !b->ghz, wcpu = !b->onecpu;
 	while (n < cap && nv <= lim) {
 		uint64_t p = (pos + 7) & ~(uint64_t)7, id, ncl;
-		unsigned hl;
-		if (unlikely(p >= end || end - p < 112))
-			break;
+		if (unlikely(p + 112 > end))
+			break;	/* no room for the longest header */
 		const uint8_t *h = pkt + (p >> 3);
 		__builtin_prefetch(h + PREFETCH);
 		if (compact) {
@@ -1029,7 +1111,6 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 			if (unlikely(id == 31))
 				break;	/* extended */
 			ncl = ctf_clock_update(clock, w >> 5, 27);
-			hl = 4;
 		} else {
 			uint16_t x16;
 			uint32_t x;
@@ -1039,7 +1120,6 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 			if (unlikely(id == 65535))
 				break;	/* extended */
 			ncl = ctf_clock_update(clock, le32toh(x), 32);
-			hl = 6;
 		}
 		if (unlikely(id >= ntab))
 			break;
@@ -1050,7 +1130,7 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 		uint32_t nval;
 		if (likely(ed)) {
 			uint64_t npos = p + ((uint64_t)hl + fe->bytes) * 8;
-			if (unlikely(npos > end || (uint64_t)(mapend - body) < (uint64_t)fe->bytes + 8))
+			if (unlikely(npos > flim))
 				break;
 			ctf_decode_fixed_to(v, ed, body, true);
 			pos = npos;
@@ -1074,17 +1154,12 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 			break;
 		}
 		clock = ncl;
-		ts = (int64_t)(base + ncl);
-		if (n == n0)
-			ts0 = ts;
-		struct trawl_event *e = &evs[n++];
-		e->ts = ts;
-		e->cycles = ncl;
-		e->cls = fe->ec;
-		e->stream = s;
-		e->values = v;
-		e->nvalues = nval;
-		e->cpu = cpu;
+		recs[n] = (struct brec){ (int64_t)(base + ncl), fe->cls, nval };
+		if (unlikely(wcyc))
+			cycs[n] = ncl;
+		if (unlikely(wcpu))
+			cpus[n] = cpu;
+		n++;
 		nv += nval;
 	}
 	c->tape = c->own;
@@ -1095,12 +1170,25 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 	c->clock = clock;
 	s->st.events += n - n0;
 	if (unlikely(s->st.first_ts == INT64_MAX))
-		s->st.first_ts = ts0;
-	s->st.last_ts = ts;
+		s->st.first_ts = recs[n0].ts;
+	s->st.last_ts = recs[n - 1].ts;
 	b->nv = nv;
-	uint32_t k = n - n0;
 	b->n = n;
-	return k;
+	return n - n0;
+}
+
+static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
+			 size_t least)
+{
+	const struct sc_dec *sd = s->scd;
+
+	if (!sd || !sd->fast || (r->has_begin | r->has_end) || !s->ghz)
+		return 0;
+	if (sd->hdr == HDR_COMPACT)
+		return fill_run_hdr(s, b, least, true);
+	if (sd->hdr == HDR_LARGE)
+		return fill_run_hdr(s, b, least, false);
+	return 0;
 }
 
 /*
@@ -1131,10 +1219,7 @@ static void fill(struct trawl_reader *r, struct trawl_reader_stream *s, struct b
 			b->capv = need;
 		}
 		memcpy(b->vals, s->ev.values, s->ev.nvalues * sizeof(*b->vals));
-		b->ev[0] = s->ev;
-		b->ev[0].values = b->vals;
-		b->nv = s->ev.nvalues;
-		b->n = 1;
+		batch_push(b, &s->ev);
 		s->carry = false;
 	}
 	while (b->n < b->cap) {
@@ -1146,7 +1231,7 @@ static void fill(struct trawl_reader *r, struct trawl_reader_stream *s, struct b
 		union trawl_ctf_value *t = b->vals + b->nv;
 		c->tape = t;
 		c->cap = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
-		struct trawl_event *e = &b->ev[b->n];
+		struct trawl_event *e = &s->ev;	/* the consumer reads batches only */
 		int rc = fast_next(r, s, e);
 		if (!rc)
 			rc = stream_next(r, s, e);
@@ -1157,15 +1242,12 @@ static void fill(struct trawl_reader *r, struct trawl_reader_stream *s, struct b
 		if (unlikely(e->values != t)) {
 			/* the tape outgrew the room: the event is in c->own */
 			if (e->nvalues > room) {
-				s->ev = *e;
-				s->carry = true;
+				s->carry = true;	/* s->ev goes first in the next batch */
 				break;
 			}
 			memcpy(t, e->values, e->nvalues * sizeof(*t));
-			e->values = t;
 		}
-		b->n++;
-		b->nv += e->nvalues;
+		batch_push(b, e);
 	}
 out:
 	c->tape = c->own;
@@ -1257,8 +1339,14 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 		if (s->qhead != s->qtail) {
 			b = &s->q[s->qtail % NQ];
 			s->cur = b;
-			L->ev = b->ev;
-			L->end = b->ev + b->n;
+			L->rec = b->rec;
+			L->end = b->rec + b->n;
+			L->vals = b->vals;
+			L->b = b;
+			L->ghz = b->ghz;
+			L->onecpu = b->onecpu;
+			L->cpu0 = b->cpu0;
+			L->base = b->base;
 			s->pub = b->st;
 			if (b->n || b->term) {
 				pthread_mutex_unlock(&r->mu);
@@ -1295,7 +1383,7 @@ static mkey lt_build(struct merge *m, uint32_t p)
 	return a;
 }
 
-/* Leaf kw's key changed to kw: plays its matches up to the root. */
+/* Leaf w's key changed to kw: plays its matches up to the root. */
 static inline void lt_replay(struct merge *m, uint32_t w, mkey kw)
 {
 	mkey *tree = m->tree;
@@ -1324,6 +1412,7 @@ static uint64_t lt_build64(struct merge *m, uint32_t p)
 	return a;
 }
 
+/* The same with 64-bit keys. */
 static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
 {
 	uint64_t *tree = m->t64;
@@ -1348,8 +1437,8 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 
 	for (uint32_t i = 0; i < m->k; i++) {
 		const struct leaf *L = &m->leaf[i];
-		if (L->ev < L->end) {
-			uint64_t u = (uint64_t)L->ev->ts ^ (UINT64_C(1) << 63);	/* ordered */
+		if (L->rec < L->end) {
+			uint64_t u = (uint64_t)L->rec->ts ^ (UINT64_C(1) << 63);	/* ordered */
 			m->key[i] = (mkey)u << 64 | i;
 			lo = u < lo ? u : lo;
 			hi = u > hi ? u : hi;
@@ -1370,7 +1459,7 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 static inline void merge_update(struct merge *m, uint32_t w, bool live)
 {
 	if (likely(!m->wide)) {
-		uint64_t d = live ? ((uint64_t)m->leaf[w].ev->ts ^ (UINT64_C(1) << 63)) - m->base : 0;
+		uint64_t d = live ? ((uint64_t)m->leaf[w].rec->ts ^ (UINT64_C(1) << 63)) - m->base : 0;
 		if (!live)
 			lt_replay64(m, w, UINT64_MAX);
 		else if (likely(d < m->range))
@@ -1379,7 +1468,7 @@ static inline void merge_update(struct merge *m, uint32_t w, bool live)
 			rekey(m);
 		return;
 	}
-	lt_replay(m, w, live ? mkkey(m->leaf[w].ev->ts, w) : KEY_INF);
+	lt_replay(m, w, live ? mkkey(m->leaf[w].rec->ts, w) : KEY_INF);
 }
 
 /* Starts the worker and takes every stream's first batch. */
@@ -1404,8 +1493,15 @@ static int prime_threaded(struct trawl_reader *r)
 	m->tree = aligned_alloc(64, ((k * sizeof(*m->tree)) + 63) & ~(size_t)63);
 	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
 	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
-	if (!m->t64 || !m->tree || !m->key || !m->leaf)
+	m->cls = malloc((r->nclasses ? r->nclasses : 1) * sizeof(*m->cls));
+	if (!m->t64 || !m->tree || !m->key || !m->leaf || !m->cls)
 		goto single;
+	for (size_t i = 0; i < r->ntraces; i++) {
+		const struct trawl_ctf_trace *t = r->traces[i]->meta;
+		for (size_t j = 0; j < t->nstreams; j++)
+			for (size_t e = 0; e < t->streams[j]->nevents; e++)
+				m->cls[t->streams[j]->events[e]->index] = t->streams[j]->events[e];
+	}
 	memset(m->leaf, 0, k * sizeof(*m->leaf));
 	for (uint32_t i = 0; i < r->nstreams; i++)
 		if (alloc_queue(r, r->all[i]))
@@ -1440,7 +1536,28 @@ single:
 	return -1;
 }
 
-static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
+/* The event of leaf w (the winner), from its record and its batch's arrays. */
+static inline __attribute__((always_inline)) int emit(struct merge *m, uint32_t w,
+						      const struct trawl_event **ev)
+{
+	const struct leaf *L = &m->leaf[w];
+	const struct brec *x = L->rec;
+	struct trawl_event *o = &m->out;
+
+	m->win = w;
+	o->ts = x->ts;
+	o->cycles = likely(L->ghz) ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
+	o->cls = m->cls[x->cls];
+	o->stream = L->s;
+	o->values = L->vals;
+	o->nvalues = x->nv;
+	o->cpu = likely(L->onecpu) ? L->cpu0 : L->b->cpu[x - L->b->rec];
+	*ev = o;
+	return 1;
+}
+
+static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
+							const struct trawl_event **ev)
 {
 	struct merge *m = r->m;
 	uint32_t w = m ? m->win : NOLEAF;
@@ -1448,9 +1565,10 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 	if (likely(w != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];
 		bool live = true;
-		if (likely(++L->ev < L->end)) {
+		L->vals += L->rec->nv;
+		if (likely(++L->rec < L->end)) {
 			/* the batch was written by the other core: fetch ahead */
-			__builtin_prefetch(L->ev + 4);
+			__builtin_prefetch(L->rec + 8);
 		} else {
 			int rc = take_next(r, L->s, L);
 			if (rc <= 0) {
@@ -1484,17 +1602,42 @@ static int next_threaded(struct trawl_reader *r, const struct trawl_event **ev)
 		}
 		w = (uint32_t)top;
 	}
-	m->win = w;
-	*ev = m->leaf[w].ev;
-	return 1;
+	return emit(m, w, ev);
 }
 
-int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
+/*
+ * The common case of next_threaded_slow(): the last winner has another
+ * event in its batch, within the range of the 64-bit keys. (An error to
+ * report always leaves m->win at NOLEAF.)
+ */
+static inline __attribute__((always_inline)) int next_threaded(struct trawl_reader *r,
+							       const struct trawl_event **ev)
+{
+	struct merge *m = r->m;
+	uint32_t w;
+
+	if (likely(m && (w = m->win) != NOLEAF && !m->wide)) {
+		struct leaf *L = &m->leaf[w];
+		const struct brec *x = L->rec;
+		if (likely(x + 1 < L->end)) {
+			uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
+			if (likely(d < m->range)) {
+				L->vals += x->nv;
+				L->rec = x + 1;
+				/* the batch was written by the other core: fetch ahead */
+				__builtin_prefetch(x + 32);
+				lt_replay64(m, w, d << m->lb | w);
+				return emit(m, (uint32_t)(m->t64[0] & (m->k - 1)), ev);
+			}
+		}
+	}
+	return next_threaded_slow(r, ev);
+}
+
+/* trawl_reader_next() without a worker. */
+static __attribute__((noinline)) int next_single(struct trawl_reader *r, const struct trawl_event **ev)
 {
 	struct trawl_reader_stream *s = r->pending;
-
-	if (r->threaded)
-		return next_threaded(r, ev);
 
 	if (likely(s) && likely(fast_next(r, s, &s->ev))) {
 		top_changed(r, s);
@@ -1507,6 +1650,13 @@ int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
 		return next_slow(r, ev, true);
 	}
 	return next_slow(r, ev, false);
+}
+
+int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
+{
+	if (likely(r->threaded))
+		return next_threaded(r, ev);
+	return next_single(r, ev);
 }
 
 const char *trawl_reader_error(const struct trawl_reader *r)
@@ -1528,7 +1678,9 @@ static void stream_free(struct trawl_reader_stream *s)
 	if (s->map && s->size && !s->borrowed)
 		munmap((void *)s->map, s->size);
 	for (int i = 0; s->q && i < NQ; i++) {
-		free(s->q[i].ev);
+		free(s->q[i].rec);
+		free(s->q[i].cyc);
+		free(s->q[i].cpu);
 		free(s->q[i].vals);
 	}
 	free(s->q);
@@ -1574,6 +1726,7 @@ void trawl_reader_free(struct trawl_reader *r)
 		free(r->m->tree);
 		free(r->m->key);
 		free(r->m->leaf);
+		free(r->m->cls);
 		free(r->m);
 	}
 	for (size_t i = 0; i < r->ntraces; i++)
@@ -1675,13 +1828,20 @@ err:
 	return rc;
 }
 
-/* Numbers the trace's event classes after those of the traces before. */
+/* Numbers the trace's event classes after those of the traces before
+ * (also in the decoders' fast tables). */
 static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
 {
 	for (size_t i = 0; i < t->meta->nstreams; i++) {
 		const struct trawl_ctf_stream_class *sc = t->meta->streams[i];
 		for (size_t j = 0; j < sc->nevents; j++)
 			sc->events[j]->index = r->nclasses++;
+		const struct sc_dec *sd = sc->priv;
+		if (sd && sd->fast) {
+			struct fastent *fe = (struct fastent *)sd->fast;	/* the reader's own */
+			for (uint64_t id = 0; id < sd->nbyid; id++)
+				fe[id].cls = fe[id].ec ? fe[id].ec->index : 0;
+		}
 	}
 }
 

@@ -21,6 +21,7 @@
 #include "ctf/reader-internal.h"
 #include "tap.h"
 #include "reader-meta.h"
+#include "ctf/packet.h"
 #include "trawl/ctf.h"
 
 static char root[256];
@@ -1001,6 +1002,88 @@ static void write_many(const char *dir, int nstreams, int nev)
 	trawl_ctf_writer_free(w);
 }
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(*n + 1);
+	if (b && fread(b, 1, *n, f) != *n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	return b;
+}
+
+/*
+ * One stream file whose packets change cpu_id halfway (two writer streams,
+ * cpu 0 then cpu 1, one after the other in one file): a decode-ahead
+ * batch that spans the change keeps each event's own cpu.
+ */
+static void test_cpu_change(void)
+{
+	char src[300], dir[300];
+	struct trawl_reader_opts o = { .sz = sizeof(o) };
+	int nerr;
+
+	snprintf(src, sizeof(src), "%s/twocpu-src", root);
+	write_many(src, 2, 2000);	/* chan_0 compact, chan_1 large: keep chan_0 twice */
+	size_t nm, n0;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/metadata", src);
+	uint8_t *meta = slurp(path, &nm);
+	snprintf(path, sizeof(path), "%s/chan_0", src);
+	uint8_t *c0 = slurp(path, &n0);
+	uint8_t *both = malloc(2 * n0 + 1);
+	if (!meta || !c0 || !both)
+		abort();
+	memcpy(both, c0, n0);
+	memcpy(both + n0, c0, n0);
+	/* the second copy's packets say cpu_id = 1 */
+	size_t fixed = 0;
+	for (size_t off = 0; off + PK_HDR_END <= n0;) {
+		uint64_t bits;
+		uint32_t one32 = 1;
+		memcpy(&bits, c0 + off + PK_PACKET_SIZE, 8);	/* little-endian host */
+		memcpy(both + n0 + off + PK_CPU_ID, &one32, 4);
+		fixed++;
+		if (bits < 8 * PK_HDR_END)
+			abort();
+		off += bits / 8;
+	}
+	snprintf(dir, sizeof(dir), "%s/twocpu", root);
+	write_file(dir, "metadata", meta, nm);
+	write_file(dir, "chan_0", both, 2 * n0);
+	free(meta);
+	free(c0);
+	free(both);
+	long n = same_reading("cpu_id changing mid-stream, tiny batches", dir, o, 7, &nerr);
+	is_int(n, 2 * 2000, "cpu change: every event of both halves");
+	same_reading("cpu_id changing mid-stream, default batches", dir, o, 0, &nerr);
+	/* and the values themselves, from the worker */
+	o.threads = 2;
+	char err[256];
+	const char *p2[] = { dir };
+	struct trawl_reader *r = trawl_reader_new(p2, 1, &o, err, sizeof(err));
+	const struct trawl_event *ev;
+	long c[2] = { 0, 0 }, other = 0;
+	while (r && trawl_reader_next(r, &ev) > 0) {
+		if (ev->cpu < 2)
+			c[ev->cpu]++;
+		else
+			other++;
+	}
+	trawl_reader_free(r);
+	ok(c[0] == 2000 && c[1] == 2000 && other == 0 && fixed > 1,
+	   "cpu change: 2000 events on cpu 0, 2000 on cpu 1 (%ld, %ld, %ld other; %zu packets)",
+	   c[0], c[1], other, fixed);
+}
+
 static void test_threaded(void)
 {
 	char dir[300], sess[300];
@@ -1206,24 +1289,6 @@ static void sh(const char *fmt, ...)
 	va_end(ap);
 	if (system(cmd) != 0)
 		printf("# failed: %s\n", cmd);
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b = NULL;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc(*n + 1);
-	if (b && fread(b, 1, *n, f) != *n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
 }
 
 static void spew(const char *path, const void *p, size_t n)
@@ -1547,6 +1612,7 @@ int main(void)
 	test_corrupt();
 	test_writer();
 	test_threaded();
+	test_cpu_change();
 	test_index();
 	test_fixes();
 	char cmd[300];
