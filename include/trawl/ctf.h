@@ -238,6 +238,14 @@ struct trawl_ctf_writer_opts {
 	int64_t clock_offset_s;		/* epoch -> clock zero; when both are */
 	int64_t clock_offset;		/* 0, measured at creation */
 	size_t packet_size;		/* bytes, default 256 KiB, >= 4 KiB */
+	/*
+	 * 0: packets are written by the thread that finishes them. Else they
+	 * are copied into a queue of this many bytes and written by a thread
+	 * of the writer's own, so that a slow disk stalls the caller only
+	 * once the queue is full (a recorder draining buffers keeps going).
+	 * Write errors then surface at a later call or at close.
+	 */
+	size_t io_queue;
 };
 
 struct trawl_ctf_writer;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ctf/ioq.h"
 #include "ctf/packet.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -76,6 +77,7 @@ struct trawl_ctf_writer {
 	size_t nstreams, streams_cap;
 	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
 	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
+	struct ioq *ioq;		/* NULL: synchronous writes */
 	bool closed;
 	int err;
 };
@@ -536,7 +538,8 @@ static int version_part(int which)
 
 struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o)
 {
-	if (!o || o->sz < sizeof(*o) || !o->path || !*o->path ||
+	/* io_queue is the last field: callers built before it have none */
+	if (!o || o->sz < offsetof(struct trawl_ctf_writer_opts, io_queue) || !o->path || !*o->path ||
 	    (o->packet_size && (o->packet_size < MIN_PACKET_SIZE ||
 				o->packet_size % 8 || o->packet_size > (1u << 30)))) {
 		errno = EINVAL;
@@ -582,6 +585,10 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	free(idx);
 	if (ret < 0)
 		goto err;
+	if (o->sz >= sizeof(*o) && o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
+		ret = -errno;
+		goto err;
+	}
 	return w;
 err:
 	if (w) {
@@ -744,6 +751,15 @@ err:
 
 /* ------------------------------------------------------------- packets */
 
+/* Writes a packet and its index entry, or queues them for the I/O thread. */
+static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size, const uint8_t *e)
+{
+	if (s->w->ioq)
+		return ioq_write(s->w->ioq, s->fd, pkt, size, s->idxfd, e, IDX_ENTRY_LEN);
+	int ret = write_all(s->fd, pkt, size);
+	return ret ? ret : write_all(s->idxfd, e, IDX_ENTRY_LEN);
+}
+
 /* Completes the current packet (header, context, padding) and writes it. */
 static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 {
@@ -777,9 +793,7 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	put_be64(e + 56, s->instance_id);
 	put_be64(e + 64, s->seq);
 
-	int ret = write_all(s->fd, b, s->cap);
-	if (!ret)
-		ret = write_all(s->idxfd, e, sizeof(e));
+	int ret = put_out(s, b, s->cap, e);
 	if (ret) {
 		s->err = ret;
 		return ret;
@@ -889,9 +903,7 @@ int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_
 	put_be64(e + 48, s->sc_id);
 	put_be64(e + 56, s->instance_id);
 	put_be64(e + 64, seq);
-	int ret = write_all(s->fd, b, size);
-	if (!ret)
-		ret = write_all(s->idxfd, e, sizeof(e));
+	int ret = put_out(s, b, size, e);
 	if (ret) {
 		s->err = ret;
 		return ret;
@@ -965,9 +977,17 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 	int ret = 0;
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct trawl_ctf_wstream *s = w->streams[i];
+		if (!s->err && s->nev)
+			close_packet(s, s->last_ts);	/* an error stays in s->err */
+	}
+	/* everything queued is written before the files close */
+	int qr = ioq_free(w->ioq);
+	w->ioq = NULL;
+	if (qr)
+		ret = qr;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct trawl_ctf_wstream *s = w->streams[i];
 		int r = s->err;
-		if (!r && s->nev)
-			r = close_packet(s, s->last_ts);
 		if (close(s->fd) < 0 && !r)
 			r = -errno;
 		if (close(s->idxfd) < 0 && !r)

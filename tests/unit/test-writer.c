@@ -896,6 +896,71 @@ static void check_api(const char *base)
 	free(dir);
 }
 
+/* A trace of three streams (flushes, discards) written with io_queue q. */
+static void write_q(const char *dir, size_t q)
+{
+	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = dir, .hostname = "q",
+					   .trace_uuid = trace_uuid, .clock_uuid = clock_uuid,
+					   .clock_offset_s = 5, .clock_offset = 1, .packet_size = PKT,
+					   .io_queue = q };
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		abort();
+	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
+	struct trawl_ctf_type *f = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, f, "v", u64);
+	trawl_ctf_struct_add(w, f, "s", trawl_ctf_type_string(w));
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
+	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "e", INT64_MIN, f);
+	struct trawl_ctf_wstream *st[3];
+	for (uint32_t i = 0; i < 3; i++)
+		st[i] = trawl_ctf_writer_stream(w, sc, "c", i);
+	uint8_t pl[64];
+	int bad = 0;
+	for (uint64_t k = 0; k < 30000; k++) {
+		struct trawl_ctf_buf b;
+		trawl_ctf_buf_init(&b, pl, sizeof(pl));
+		trawl_ctf_buf_u64(&b, k * 2654435761u);
+		trawl_ctf_buf_str(&b, strs[k % 4]);
+		bad += trawl_ctf_wstream_event(st[k % 3], ec, 1000 + k * 10, pl, b.len) != 0;
+		if (k % 7001 == 0) {
+			trawl_ctf_wstream_discarded(st[k % 3], 3);
+			bad += trawl_ctf_wstream_flush(st[k % 3], 1000 + k * 10) != 0;
+		}
+	}
+	is_int(bad, 0, "io_queue %zu: every event and flush accepted", q);
+	is_int(trawl_ctf_writer_close(w), 0, "io_queue %zu: close", q);
+	trawl_ctf_writer_free(w);
+}
+
+/* With an I/O queue (here small: two packets, so writers wait for room),
+ * the files are byte for byte those written synchronously. */
+static void check_io_queue(const char *base)
+{
+	char *d0 = path_in(base, "q0"), *d1 = path_in(base, "q1");
+	write_q(d0, 0);
+	write_q(d1, 2 * PKT);
+	const char *files[] = { "metadata", "c_0", "c_1", "c_2", "index/c_0.idx", "index/c_1.idx",
+				"index/c_2.idx" };
+	int same = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		char *a = path_in(d0, files[i]), *b = path_in(d1, files[i]);
+		size_t na = 0, nb = 0;
+		uint8_t *x = slurp(a, &na), *y = slurp(b, &nb);
+		if (x && y && na == nb && na > 0 && memcmp(x, y, na) == 0)
+			same++;
+		else
+			printf("# %s differs (%zu vs %zu bytes)\n", files[i], na, nb);
+		free(x);
+		free(y);
+		free(a);
+		free(b);
+	}
+	is_int(same, 7, "io_queue: metadata, streams and indexes identical to synchronous writes");
+	free(d0);
+	free(d1);
+}
+
 /* An I/O error (file size limit) comes back from the event that hit it. */
 static void check_io_error(const char *base)
 {
@@ -929,6 +994,37 @@ static void check_io_error(const char *base)
 	free(dir);
 }
 
+/* The same through an I/O queue: the error comes back from a later event
+ * (the queue's thread met it) and from close. */
+static void check_io_error_queued(const char *base)
+{
+	char *dir = path_in(base, "ioq");
+	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = dir, .clock_offset_s = 1,
+					   .packet_size = PKT, .io_queue = 4 * PKT };
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
+	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "e", INT64_MIN, NULL);
+	struct trawl_ctf_wstream *s = trawl_ctf_writer_stream(w, sc, "c", 0);
+	struct rlimit old, lim;
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = 2 * PKT;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &lim);
+	uint8_t pl[100] = { 0 };
+	int r = 0;
+	uint64_t i;
+	for (i = 0; i < 100000 && !r; i++)
+		r = trawl_ctf_wstream_event(s, ec, i, pl, sizeof(pl));
+	int rc = trawl_ctf_writer_close(w);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, SIG_DFL);
+	is_int(r, -EFBIG, "queued: a later event returns the thread's -EFBIG");
+	is_int(rc, -EFBIG, "queued: close reports it");
+	trawl_ctf_writer_free(w);
+	free(dir);
+}
+
 int main(void)
 {
 	char base[] = "/tmp/trawl-test-writer-XXXXXX";
@@ -944,6 +1040,8 @@ int main(void)
 	check_extended_ids(base);
 	check_api(base);
 	check_io_error(base);
+	check_io_error_queued(base);
+	check_io_queue(base);
 
 	shadow_free(&A);
 	shadow_free(&B);
