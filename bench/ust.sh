@@ -229,11 +229,16 @@ lttng_run() {	# scenario threads [rate]
 	rm -rf "$dir"
 }
 
+# Each paced run starts once the previous run's trace is on disk (sync):
+# otherwise its writeback (about 0.5 GB) competes with the next recorder.
 paced() {
 	n=$((RATE * SECS))
+	sync
 	trawl_run paced 1 -m discard -r "$RATE"
 	tail -n 1 "$RAW" | awk '{ print "# paced (in-process): lost=" $6 }' >&2
+	sync
 	agent_run paced-agent 1 "$RATE"
+	sync
 	[ "$LTTNG" = 1 ] && lttng_default_run paced-default 1 "$RATE"
 }
 if [ "${PACED_ONLY:-0}" = 1 ]; then

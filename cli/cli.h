@@ -39,6 +39,12 @@ struct trawl_sync_store;
 int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		  struct trawl_reader_opts *ro, struct trawl_sync_store **store);
 
+/* Default size of a recorder's write queue (trawl_ctf_writer_opts.io_queue),
+ * MiB: `trawl agent --io-queue`, `trawl record --io-queue`. */
+#define AGENT_IO_QUEUE_MB 64
+/* Default SCHED_FIFO priority of the agent's loop (where permitted). */
+#define AGENT_RT_PRIO 1
+
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

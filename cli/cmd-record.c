@@ -80,6 +80,8 @@ static void usage(FILE *f)
 	      "      --no-tid           no { tid } context on every event\n"
 	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
 	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
+	      "      --io-queue MB      packets wait for the disk in a queue of MB MiB written\n"
+	      "                         by a thread of their own (default 64; 0: none)\n"
 	      "  -f, --force            write into an existing DIR/HOST/kernel\n"
 	      "  -q, --quiet            no summary on stderr\n"
 	      "  -h, --help             this help\n", f);
@@ -298,6 +300,7 @@ int cmd_record(int argc, char **argv)
 		{ "ust", required_argument, NULL, 'u' },
 		{ "no-ust", no_argument, NULL, 'U' },
 		{ "no-kernel", no_argument, NULL, 'K' },
+		{ "io-queue", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -309,7 +312,7 @@ int cmd_record(int argc, char **argv)
 	char **events = NULL;
 	size_t nevents = 0, npids = 0;
 	static pid_t pids[MAX_PIDS];
-	unsigned long buffer_kb = 0, rt = 0, period = 0, v;
+	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = AGENT_IO_QUEUE_MB, v;
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
 	int clock = KREC_CLOCK_AUTO, c, status = 1;
@@ -381,6 +384,10 @@ int cmd_record(int argc, char **argv)
 		case 'r':
 			if (parse_ulong(optarg, &rt) || rt < 1 || rt > 99)
 				return usage_error("--rt-prio: '%s' is not a priority in 1..99", optarg);
+			break;
+		case 'Q':
+			if (parse_ulong(optarg, &ioq) || ioq > 65536)
+				return usage_error("--io-queue: '%s' is not 0..65536 (MiB)", optarg);
 			break;
 		case 'P':
 			if (parse_ulong(optarg, &period) || period < 1 || period > 10000)
@@ -507,6 +514,7 @@ int cmd_record(int argc, char **argv)
 		.follow_fork = only_cmd || cgroup,
 		.statedump = statedump, .tid_context = tid, .clock = clock,
 		.rt_prio = (int)rt, .period_ms = (unsigned)period,
+		.io_queue = (size_t)ioq << 20,
 	};
 	char err[512] = "";
 	struct krec *k = NULL;

@@ -711,7 +711,7 @@ int cmd_load(int argc, char **argv)
 static void agent_usage(FILE *f)
 {
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
-	      "                   [--ready-fd N] [--flush-ms MS]\n"
+	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB]\n"
 	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--context CTX]...\n"
 	      "                   [--overwrite] [--subbuf-size BYTES] [--num-subbuf N]\n"
 	      "                   [--clock auto|tsc|monotonic] [--socket PATH] ...\n"
@@ -723,6 +723,12 @@ static void agent_usage(FILE *f)
 	      "                   listening, so that the command returning means ready\n"
 	      "  --pidfile FILE   write the agent's pid there\n"
 	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
+	      "  --flush-ms MS    drain the applications' buffers every MS ms (default 2)\n"
+	      "  --io-queue MB    finished packets wait for the disk in a queue of MB MiB,\n"
+	      "                   written by a thread of their own, so a slow disk does not\n"
+	      "                   stall the draining (default 64; 0: write in the drain)\n"
+	      "  --rt-prio N      run the drain loop SCHED_FIFO at priority N where allowed,\n"
+	      "                   so a busy machine does not delay it (default 1; 0: no)\n"
 	      "  --host NAME      the host name of the traces (DIR/NAME/ust/, env hostname;\n"
 	      "                   default: this machine's)\n"
 	      "  --oneshot        create, enable and start one session at once, recording to\n"
@@ -733,7 +739,7 @@ static void agent_usage(FILE *f)
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER, O_SB, O_NSB,
-	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST };
+	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
@@ -751,11 +757,15 @@ int cmd_agent(int argc, char **argv)
 		{ "num-subbuf", required_argument, NULL, O_NSB },
 		{ "clock", required_argument, NULL, O_CLOCK },
 		{ "flush-ms", required_argument, NULL, O_FLUSH },
+		{ "io-queue", required_argument, NULL, O_IOQ },
+		{ "rt-prio", required_argument, NULL, O_RT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct agent_opts o = { .ready_fd = -1, .flush_ms = 2, .start_timeout_ms = 3000 };
+	struct agent_opts o = { .ready_fd = -1, .flush_ms = 2, .start_timeout_ms = 3000,
+				.io_queue = (size_t)AGENT_IO_QUEUE_MB << 20, .rt_prio = AGENT_RT_PRIO };
 	struct agent_oneshot os = { 0 };
+	bool cli_flush = false, cli_ioq = false, cli_rt = false;	/* set on the command line */
 	const char *globs[256], *ctx[16], *set[16];
 	char setbuf[16][128];
 	const char *sock = NULL, *out = NULL, *ll = NULL;
@@ -814,6 +824,25 @@ int cmd_agent(int argc, char **argv)
 			if (*end || v < 1 || v > 10000)
 				return usage_error("agent", "--flush-ms: '%s' is not 1..10000", optarg);
 			o.flush_ms = (unsigned)v;
+			cli_flush = true;
+			break;
+		}
+		case O_IOQ: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 65536)
+				return usage_error("agent", "--io-queue: '%s' is not 0..65536 (MiB)", optarg);
+			o.io_queue = (size_t)v << 20;
+			cli_ioq = true;
+			break;
+		}
+		case O_RT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 99)
+				return usage_error("agent", "--rt-prio: '%s' is not 0..99", optarg);
+			o.rt_prio = (int)v;
+			cli_rt = true;
 			break;
 		}
 		case 'h':
@@ -833,13 +862,28 @@ int cmd_agent(int argc, char **argv)
 		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
 		return usage_error("agent", "--socket and --system exclude each other");
-	/* settings: [agent] flush-ms, start-timeout-ms; the session's from [session] */
+	/* settings: [agent] flush-ms, io-queue-mb, start-timeout-ms (the
+	 * session's from [session]), where the command line did not set them */
 	const char *v = setting("agent", "flush-ms");
-	if (v) {
+	if (v && !cli_flush) {
 		long x = atol(v);
 		if (x < 1 || x > 10000)
 			return die_msg("agent: [agent] flush-ms: '%s' is not 1..10000", v);
 		o.flush_ms = (unsigned)x;
+	}
+	if ((v = setting("agent", "rt-prio")) && !cli_rt) {
+		char *end;
+		long x = strtol(v, &end, 10);
+		if (*end || x < 0 || x > 99)
+			return die_msg("agent: [agent] rt-prio: '%s' is not 0..99", v);
+		o.rt_prio = (int)x;
+	}
+	if ((v = setting("agent", "io-queue-mb")) && !cli_ioq) {
+		char *end;
+		long x = strtol(v, &end, 10);
+		if (*end || x < 0 || x > 65536)
+			return die_msg("agent: [agent] io-queue-mb: '%s' is not 0..65536", v);
+		o.io_queue = (size_t)x << 20;
 	}
 	if ((v = setting("agent", "start-timeout-ms"))) {
 		long x = atol(v);

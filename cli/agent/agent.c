@@ -31,6 +31,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -567,7 +568,7 @@ static struct trawl_ctf_wstream *mkws(void *arg)
 /* Writes the newest packets of every buffer to a new trace in dir. */
 static int snapshot_to(struct session *s, const char *dir, uint64_t *events, uint64_t *torn)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, hostname, s->tsc);
+	struct trawl_ctf_writer *w = ust_writer_new(dir, hostname, s->tsc, 0);
 	if (!w)
 		return -errno;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
@@ -955,6 +956,7 @@ static int kernel_new(struct session *s, char *why, size_t wlen)
 		.filter = s->kfilter, .pids = pids, .npids = s->nkpids,
 		.statedump = true, .tid_context = true,
 		.clock = s->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
+		.io_queue = opt->io_queue,
 	};
 	char err[400] = "";
 	s->krec = krec_new(&ko, err, sizeof(err));
@@ -1042,7 +1044,7 @@ static int do_start(struct session *s, char *why, size_t wlen)
 	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
 	if (s->mode == TRAWL_UST_DISCARD && s->nrules) {
 		char *d = trace_dir(s->output);
-		s->w = d ? ust_writer_new(d, hostname, s->tsc) : NULL;
+		s->w = d ? ust_writer_new(d, hostname, s->tsc, opt->io_queue) : NULL;
 		if (!s->w) {
 			int e = errno;
 			snprintf(why, wlen, "cannot create the trace in %s: %s", d ? d : s->output,
@@ -2037,6 +2039,16 @@ int agent_run(const struct agent_opts *o)
 		}
 	}
 	logmsg("listening on %s", o->socket);
+	if (o->rt_prio > 0) {
+		/* the drain is short and periodic: real time, it is never kept
+		 * waiting by the busy threads of a loaded machine (children and
+		 * the threads that do bulk work go back to normal) */
+		struct sched_param sp = { .sched_priority = o->rt_prio };
+		if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+			logmsg("drain loop at SCHED_FIFO priority %d", o->rt_prio);
+		else
+			logmsg("drain loop at normal priority (SCHED_FIFO: %s)", strerror(errno));
+	}
 	int status = 0;
 	for (;;) {
 		if (quit && !quitting) {

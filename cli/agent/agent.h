@@ -23,6 +23,8 @@ struct agent_opts {
 	const char *pidfile;
 	int ready_fd;			/* -1, or written "ready\n" and closed */
 	unsigned flush_ms;		/* consumer period */
+	size_t io_queue;		/* bytes of the trace writers' I/O queues; 0: none */
+	int rt_prio;			/* SCHED_FIFO priority of the loop; 0: none */
 	unsigned start_timeout_ms;	/* waiting for applications' acks */
 	const struct agent_oneshot *oneshot;	/* NULL: a normal daemon */
 	const char *host;		/* SESSION/HOST and env hostname; NULL:

@@ -462,6 +462,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		.sz = sizeof(wo), .path = o->dir, .hostname = o->hostname, .domain = "kernel",
 		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
+		.io_queue = o->io_queue,
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
 		r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
@@ -613,6 +614,11 @@ static void *reader(void *arg)
 	if (k->rt_prio > 0) {
 		struct sched_param sp = { .sched_priority = k->rt_prio };
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	} else {
+		/* not the priority of the thread that started it (an agent's
+		 * real-time loop): decoding is bulk work */
+		struct sched_param sp = { 0 };
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	}
 	if (k->sd_ws) {
 		long n = krec_statedump(k->w, krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,

@@ -40,6 +40,7 @@ struct krec_opts {
 	int clock;			/* KREC_CLOCK_* */
 	int rt_prio;			/* reader thread SCHED_FIFO priority, 0: none */
 	unsigned period_ms;		/* reader sleep when the buffers are idle; 0: 50 */
+	size_t io_queue;		/* the trace writer's I/O queue, bytes; 0: none */
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };

@@ -159,9 +159,10 @@ TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t
  * now (TSC), offset to the epoch. */
 TRAWL_HIDDEN void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0,
 				 int64_t mono0, int64_t real0);
-/* A user-space CTF trace writer (env domain "ust", tracer "trawl"). */
+/* A user-space CTF trace writer (env domain "ust", tracer "trawl");
+ * io_queue: trawl_ctf_writer_opts.io_queue. */
 TRAWL_HIDDEN struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname,
-						     bool tsc);
+						     bool tsc, size_t io_queue);
 /* A stream class with the event header form and the context fields
  * (TRAWL_UST_CTX_*). NULL + errno. */
 TRAWL_HIDDEN struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,

@@ -1006,13 +1006,14 @@ nomem:
 	return NULL;
 }
 
-struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc)
+struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc,
+				       size_t io_queue)
 {
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "ust",
 		.tracer_name = "trawl", .clock_name = tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
-		.packet_size = 4096,
+		.packet_size = 4096, .io_queue = io_queue,
 	};
 	return trawl_ctf_writer_new(&wo);
 }
@@ -1052,7 +1053,7 @@ struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
 static int session_build_writer(struct trawl_ust_session *s, const char *dir,
 				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc);
+	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, 0);
 	if (!w)
 		return -errno;
 	int r = 0;

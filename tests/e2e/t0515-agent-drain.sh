@@ -1,0 +1,86 @@
+#!/bin/sh
+# The agent's drain: its write queue (--io-queue, [agent] io-queue-mb) and
+# its real-time priority (--rt-prio, [agent] rt-prio). Bad values are
+# refused; the command line wins over the settings; with root the loop
+# runs SCHED_FIFO at the asked priority (normal with 0); one-shot
+# recordings through the queue and without it hold every event, in order,
+# and the same events.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+APP="$TRAWL_BUILD/examples/ust-counter"
+[ -x "$APP" ] || { echo "Bail out! $APP is not built"; exit 1; }
+plan 14
+
+: > empty.conf
+export TRAWL_CONFIG="$TRASH/empty.conf"
+ONESHOT_PID=""
+trap '[ -n "$ONESHOT_PID" ] && kill "$ONESHOT_PID" 2>/dev/null' EXIT
+
+# usage and settings errors
+"$TRAWL" agent --io-queue -1 2> e1.err; is "$?:$(grep -c 'io-queue' e1.err)" "2:1" "--io-queue -1: usage error naming it"
+"$TRAWL" agent --io-queue 12x 2>/dev/null; is $? 2 "--io-queue 12x: usage error"
+"$TRAWL" agent --rt-prio 100 2> e2.err; is "$?:$(grep -c 'rt-prio' e2.err)" "2:1" "--rt-prio 100: usage error naming it"
+printf '[agent]\nio-queue-mb = lots\n' > bad.conf
+TRAWL_CONFIG="$TRASH/bad.conf" "$TRAWL" agent --socket "$TRASH/x.sock" 2> e3.err
+is "$?:$(grep -c 'io-queue-mb' e3.err)" "1:1" "[agent] io-queue-mb = lots: refused, named"
+TRAWL_AGENT_RT_PRIO=high "$TRAWL" agent --socket "$TRASH/x.sock" 2> e4.err
+is "$?:$(grep -c 'rt-prio' e4.err)" "1:1" "TRAWL_AGENT_RT_PRIO=high: refused, named"
+[ ! -e x.sock ]; ok $? "no agent was left listening"
+
+# policy PID: "POLICY PRIO" from /proc/PID/stat (fields 41 and 40, after
+# the parenthesized command name)
+policy() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $39, $38 }'; }
+# oneshot NAME ARGS...: a one-shot agent recording counter:tick to NAME/,
+# its pid in ONESHOT_PID once it listens
+oneshot() {
+	n=$1; shift
+	"$TRAWL" agent --oneshot --socket "$TRASH/$n.sock" -o "$n" --enable 'counter:tick' \
+		--context vtid --pidfile "$n.pid" "$@" 2> "$n.err" &
+	ONESHOT_PID=$!
+	for i in $(seq 100); do [ -S "$n.sock" ] && [ -s "$n.pid" ] && break; sleep 0.05; done
+}
+stop_oneshot() {
+	kill -TERM "$ONESHOT_PID"
+	wait "$ONESHOT_PID"
+	r=$?
+	ONESHOT_PID=""
+	return $r
+}
+
+# the priority (SCHED_FIFO is 1, SCHED_OTHER 0)
+if [ "$(id -u)" = 0 ]; then
+	oneshot p1
+	is "$(policy "$ONESHOT_PID")" "1 1" "root, default: the drain loop is SCHED_FIFO, priority 1"
+	stop_oneshot
+	oneshot p0 --rt-prio 0
+	is "$(policy "$ONESHOT_PID")" "0 0" "--rt-prio 0: normal priority"
+	stop_oneshot
+	printf '[agent]\nrt-prio = 3\n' > rt.conf
+	TRAWL_CONFIG="$TRASH/rt.conf" oneshot p3
+	is "$(policy "$ONESHOT_PID")" "1 3" "[agent] rt-prio = 3: priority 3"
+	stop_oneshot
+	TRAWL_CONFIG="$TRASH/rt.conf" oneshot p2 --rt-prio 2
+	is "$(policy "$ONESHOT_PID")" "1 2" "--rt-prio 2 wins over the settings' 3"
+	stop_oneshot
+else
+	for i in 1 2 3 4; do skip "not root: SCHED_FIFO needs CAP_SYS_NICE"; done
+fi
+
+# the same recording with the default queue, a tiny one (always full: the
+# drain waits for room) and none; 4 threads x 20000 events
+for q in default 1 0; do
+	if [ "$q" = default ]; then oneshot "q$q"; else oneshot "q$q" --io-queue "$q"; fi
+	TRAWL_AGENT_SOCKET="$TRASH/q$q.sock" "$APP" -n 20000 -t 4 > "q$q-app.out"
+	stop_oneshot
+	"$TRAWL" print "q$q" > "q$q.txt"
+	# each thread's seq numbers 0..19999 in order
+	awk '/counter:tick/ { match($0, /vtid = [0-9]+/); k = substr($0, RSTART, RLENGTH)
+		match($0, /seq = [0-9]+/); s = substr($0, RSTART + 6, RLENGTH - 6) + 0
+		if (s != n[k]++) bad++ } END { print NR, length(n), bad + 0 }' "q$q.txt" > "q$q.chk"
+	is "$(cat "q$q.chk")" "80000 4 0" "io-queue $q: 80000 events, 4 threads, each in order"
+done
+# the same events (seq per thread, thread order by first appearance aside)
+for q in default 1 0; do
+	sed -n 's/.*counter:tick.*\(seq = [0-9]*\).*/\1/p' "q$q.txt" | sort > "q$q.seqs"
+done
+cmp_files qdefault.seqs q0.seqs "the queued and the direct recordings: the same events"
+finish
