@@ -200,9 +200,9 @@ static void send_ack(uint64_t key, uint32_t what, int status)
 	m.a.session = key;
 	m.a.what = what;
 	m.a.status = status;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	send_msg(&m, sizeof(m), -1);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 }
 
 static void on_start(const uint8_t *msg, size_t len)
@@ -281,10 +281,10 @@ static uint32_t handle(int fd, uint8_t *buf)
 /* The agent is gone: stop recording for it. */
 static void disconnect(int fd)
 {
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	if (agent_fd == fd)
 		agent_fd = -1;
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	close(fd);
 	ust_remote_stop(0);
 }
@@ -333,10 +333,10 @@ static bool hello(int fd, uint64_t key)
 	m.m.session = key;
 	prctl(PR_GET_NAME, m.m.name, 0, 0, 0);
 	m.m.name[15] = 0;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	agent_fd = fd;
 	bool ok = send_msg(&m, sizeof(m), -1);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return ok;
 }
 

@@ -151,6 +151,11 @@ TRAWL_HIDDEN uint64_t ust_clock_now(void);
 /* The registry's and sessions' lock (ust.c); app.c sends under it. */
 #include <pthread.h>
 TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
+/* Take and give ust_lock always through these (they track, per thread,
+ * whether it is held or being taken or given: ust_lock_mine()). */
+TRAWL_HIDDEN void ust_lock_take(void);
+TRAWL_HIDDEN void ust_lock_give(void);
+TRAWL_HIDDEN bool ust_lock_mine(void);
 /* Is the kernel's clocksource the TSC? */
 TRAWL_HIDDEN bool ust_clocksource_is_tsc(void);
 /* A (clock, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns) sample, the tightest of 16. */

@@ -122,6 +122,29 @@ struct trawl_ust_session {
 };
 
 pthread_mutex_t ust_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set from just before this thread takes ust_lock until just after it gave
+ * it back, so that an event of a signal handler can tell whether waiting
+ * for the lock would wait for the very code it interrupted. */
+static __thread int tls_lock_held __attribute__((tls_model("initial-exec")));
+
+void ust_lock_take(void)
+{
+	tls_lock_held = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* before the lock, for a handler */
+	pthread_mutex_lock(&ust_lock);
+}
+
+void ust_lock_give(void)
+{
+	pthread_mutex_unlock(&ust_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* after the unlock, for a handler */
+	tls_lock_held = 0;
+}
+
+bool ust_lock_mine(void)
+{
+	return tls_lock_held;
+}
 /* Held by the consumer thread during a pass, and by fork() (atfork), so
  * that a child never inherits a half-done write. */
 static pthread_mutex_t cons_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -364,7 +387,7 @@ void trawl_tp_register(struct trawl_tp_event *ev)
 	if (!ev)
 		return;
 	ust_app_init();
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	for (struct trawl_tp_event *e = registry; e; e = e->next)
 		if (e == ev)
 			goto out;
@@ -375,21 +398,21 @@ void trawl_tp_register(struct trawl_tp_event *ev)
 	    event_matches(cur_sess, ev))
 		session_enable(cur_sess, ev);
 out:
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 }
 
 void trawl_tp_unregister(struct trawl_tp_event *ev)
 {
 	if (!ev)
 		return;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	for (struct trawl_tp_event **pp = &registry; *pp; pp = &(*pp)->next)
 		if (*pp == ev) {
 			*pp = ev->next;
 			break;
 		}
 	__atomic_store_n(&ev->enabled, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 }
 
 /* ------------------------------------------------------------ threads */
@@ -399,7 +422,7 @@ static void thr_exit(void *arg)
 	struct ust_thread *t = arg;
 	tls_dead = 1;
 	tls_thr = NULL;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	if (t->buf && t->gen == __atomic_load_n(&ust_gen, __ATOMIC_RELAXED) &&
 	    t->buf->thr == t) {
 		struct ust_shm *h = t->h;
@@ -409,7 +432,7 @@ static void thr_exit(void *arg)
 		 * buffer from then on and flushes the last packet */
 		__atomic_store_n(&h->exited, 1, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	memset(t, 0, sizeof(*t));
 }
 
@@ -562,13 +585,14 @@ static int child_reinit(struct trawl_ust_session *s)
 static int attach(struct ust_thread *t)
 {
 	int ret = -ENOENT;
-	/* never block: the lock may be held by code this event interrupted
-	 * (a signal handler's event); then the event is counted as lost */
-	for (int i = 0; pthread_mutex_trylock(&ust_lock) != 0; i++) {
-		if (i == 1000)
-			return -EAGAIN;
-		sched_yield();
-	}
+	/* The lock may be held by the code this event interrupted (a signal
+	 * handler's event in a thread inside a locked section, or taking or
+	 * giving the lock): never wait then, the event is counted as lost.
+	 * Held by another thread (registering its own buffer with the agent,
+	 * say): wait for it, however long, rather than lose the event. */
+	if (ust_lock_mine())
+		return -EAGAIN;
+	ust_lock_take();
 	struct trawl_ust_session *s = cur_sess;
 	if (!s || s->state != S_ACTIVE)
 		goto out;
@@ -622,7 +646,7 @@ static int attach(struct ust_thread *t)
 	t->gen = __atomic_load_n(&ust_gen, __ATOMIC_RELAXED);
 	ret = 0;
 out:
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return ret;
 }
 
@@ -868,18 +892,19 @@ static void *consumer_main(void *arg)
 static void on_prepare(void)
 {
 	pthread_mutex_lock(&cons_lock);
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 }
 
 static void on_parent(void)
 {
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	pthread_mutex_unlock(&cons_lock);
 }
 
 static void on_child(void)
 {
 	pthread_mutex_init(&ust_lock, NULL);
+	tls_lock_held = 0;	/* taken by on_prepare, in the parent's copy */
 	pthread_mutex_init(&cons_lock, NULL);
 	/* the parent's: its session counts them */
 	__atomic_store_n(&ust_orphans, 0, __ATOMIC_RELAXED);
@@ -899,21 +924,21 @@ static void on_child(void)
 	struct trawl_ust_session *rs = cur_sess && cur_sess->state == S_ACTIVE &&
 				       cur_sess->remote ? cur_sess : NULL;
 	if (ust_app_child(rs ? rs->key : 0)) {
-		pthread_mutex_lock(&ust_lock);
+		ust_lock_take();
 		for (struct trawl_tp_event *e = registry; e; e = e->next)
 			ust_app_send_evreg(e);
 		for (size_t i = 0; rs && i < rs->nevs; i++)
 			ust_app_send_evdesc(rs->key, rs->evs[i]);
-		pthread_mutex_unlock(&ust_lock);
+		ust_lock_give();
 	}
 }
 
 static void on_exit_stop(void)
 {
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	struct trawl_ust_session *s = cur_sess;
 	bool mine = s && s->state == S_ACTIVE && (s->pid == getpid() || s->fork_pending);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	if (mine)
 		trawl_ust_session_stop(s);
 }
@@ -1076,7 +1101,7 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 	if (!s)
 		return -EINVAL;
 	pthread_once(&once, init_once);
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	int ret = -EBUSY;
 	if (cur_sess || s->state != S_NEW)
 		goto out;
@@ -1120,7 +1145,7 @@ out:
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
 	}
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return ret;
 }
 
@@ -1193,10 +1218,10 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 {
 	if (!s)
 		return -EINVAL;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	if (s->state != S_ACTIVE) {
 		int r = s->err;
-		pthread_mutex_unlock(&ust_lock);
+		ust_lock_give();
 		return r;
 	}
 	if (s->fork_pending || s->pid != getpid()) {
@@ -1207,7 +1232,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		s->state = S_STOPPED;
 		if (cur_sess == s)
 			cur_sess = NULL;
-		pthread_mutex_unlock(&ust_lock);
+		ust_lock_give();
 		return 0;
 	}
 	/* no new buffer from here (attach checks the state) */
@@ -1226,15 +1251,15 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		s->state = S_STOPPED;
 		if (cur_sess == s)
 			cur_sess = NULL;
-		pthread_mutex_unlock(&ust_lock);
+		ust_lock_give();
 		return 0;
 	}
 	bool join = s->consumer_running;
 	__atomic_store_n(&s->stopping, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	if (join)
 		pthread_join(s->consumer, NULL);
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	s->consumer_running = false;
 	for (struct ust_buf *b = s->bufs; b; b = b->next)
 		final_flush(s, b);
@@ -1255,7 +1280,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 	if (cur_sess == s)
 		cur_sess = NULL;
 	int r = s->err;
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return r;
 }
 
@@ -1347,12 +1372,12 @@ int trawl_ust_session_snapshot(struct trawl_ust_session *s, const char *dir)
 {
 	if (!s || !dir || !*dir)
 		return -EINVAL;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	int ret = -EINVAL;
 	if (s->mode == TRAWL_UST_OVERWRITE && s->state != S_NEW && s->pid == getpid() &&
 	    !s->fork_pending)
 		ret = snapshot_locked(s, dir);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return ret;
 }
 
@@ -1360,7 +1385,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 {
 	if (!s || !st)
 		return;
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	memset(st, 0, sizeof(*st));
 	st->buffers = s->st.buffers;
 	st->snap_events = s->st.snap_events;
@@ -1378,7 +1403,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 		if (b->thr)
 			st->discarded += __atomic_load_n(&b->thr->pending, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 }
 
 void trawl_ust_session_free(struct trawl_ust_session *s)
@@ -1386,10 +1411,10 @@ void trawl_ust_session_free(struct trawl_ust_session *s)
 	if (!s)
 		return;
 	trawl_ust_session_stop(s);
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	if (cur_sess == s)
 		cur_sess = NULL;
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	free_bufs(s);
 	trawl_ctf_writer_free(s->w);
 	for (size_t i = 0; i < s->nglobs; i++)
@@ -1431,28 +1456,28 @@ int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 		trawl_ust_session_free(s);
 		return r;
 	}
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	s->remote_next = remote_all;
 	remote_all = s;
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return 0;
 }
 
 int ust_remote_stop(uint64_t key)
 {
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	struct trawl_ust_session *s = cur_sess;
 	bool mine = s && s->remote && (!key || s->key == key);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	if (!mine)
 		return -ENOENT;
 	int r = trawl_ust_session_stop(s);
 	/* the agent has its own mappings; ours go. The session itself stays
 	 * allocated (a few hundred bytes per agent session): the exit
 	 * handler may still be looking at it */
-	pthread_mutex_lock(&ust_lock);
+	ust_lock_take();
 	if (s->state == S_STOPPED)
 		free_bufs(s);
-	pthread_mutex_unlock(&ust_lock);
+	ust_lock_give();
 	return r;
 }

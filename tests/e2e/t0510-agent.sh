@@ -74,7 +74,8 @@ is "$?:$(grep -c 'no enabled event' nr.err)" "1:1" "start without an enabled eve
 ok $? "create, enable --loglevel info, add-context"
 "$APP" -w -i -n 3000 -t 3 -s 5 > before.out &
 APID=$!
-for i in $(seq 100); do grep -q "pid $APID" list1.out 2>/dev/null && break; "$TRAWL" list > list1.out; sleep 0.05; done
+# the events are registered after the application itself: wait for both
+for i in $(seq 100); do grep -q "pid $APID" list1.out 2>/dev/null && grep -q "counter:debug" list1.out && break; "$TRAWL" list > list1.out; sleep 0.05; done
 grep -q "counter:tick (loglevel 6)" list1.out && grep -q "counter:debug (loglevel 14)" list1.out
 ok $? "list: the registered application and its events"
 "$TRAWL" start s1 > start1.out

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "ust/ust-internal.h"	/* ust_lock_take/give: a slow registration */
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -426,7 +427,95 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 	free(rb);
 }
 
+/* ---------------------------------------------------- first events */
+
+static void *first_main(void *arg)
+{
+	uint32_t idx = (uint32_t)(uintptr_t)arg;
+	for (uint64_t i = 0; i < 3; i++)
+		trawl_tracepoint(tst, seq, idx, i);
+	return NULL;
+}
+
+/*
+ * A thread's first event attaches a buffer under the library's lock. While
+ * another thread holds it (registering its own buffer with a slow agent,
+ * say; here the test holds it for 50 ms), the first events of starting
+ * threads wait for it: none is lost.
+ */
+static void test_first_event_waits(void)
+{
+	enum { NT = 16 };
+	char dir[512];
+	dir_of(dir, sizeof(dir), "first");
+	const char *globs[] = { "tst:seq" };
+	struct trawl_ust_session *s = mk(dir, TRAWL_UST_DISCARD, 65536, 4, TRAWL_UST_CTX_VTID,
+					 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
+	if (!ok(s && trawl_ust_session_start(s) == 0, "first events: start"))
+		return;
+	pthread_t th[NT];
+	ust_lock_take();
+	for (int i = 0; i < NT; i++)
+		pthread_create(&th[i], NULL, first_main, (void *)(uintptr_t)i);
+	usleep(50000);
+	ust_lock_give();
+	for (int i = 0; i < NT; i++)
+		pthread_join(th[i], NULL);
+	is_int(trawl_ust_session_stop(s), 0, "first events: stop");
+	struct trawl_ust_stats st;
+	trawl_ust_session_stats(s, &st);
+	trawl_ust_session_free(s);
+	ok(st.recorded == NT * 3 && st.discarded == 0 && st.buffers == NT,
+	   "first events: a thread waits for the lock another holds: %" PRIu64 " recorded, %" PRIu64
+	   " discarded, %" PRIu64 " buffers (want %d, 0, %d)", st.recorded, st.discarded, st.buffers,
+	   NT * 3, NT);
+}
+
 /* ---------------------------------------------------------- signals */
+
+static void on_usr1_emit(int sig)
+{
+	(void)sig;
+	trawl_tracepoint(tst, seq, 99, 0);
+}
+
+static void *self_lock_main(void *arg)
+{
+	(void)arg;
+	/* this thread has no buffer yet and holds the lock: the handler's
+	 * event must not wait for it (it would wait for itself) */
+	ust_lock_take();
+	raise(SIGUSR1);
+	ust_lock_give();
+	return NULL;
+}
+
+/* An event of a signal handler that interrupted its own thread inside the
+ * library's locked code is counted as discarded, never a deadlock. */
+static void test_signal_in_locked_code(void)
+{
+	char dir[512];
+	dir_of(dir, sizeof(dir), "selflock");
+	const char *globs[] = { "tst:seq" };
+	struct trawl_ust_session *s = mk(dir, TRAWL_UST_DISCARD, 65536, 4, 0,
+					 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
+	if (!ok(s && trawl_ust_session_start(s) == 0, "signal in locked code: start"))
+		return;
+	struct sigaction sa = { .sa_handler = on_usr1_emit }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	pthread_t th;
+	pthread_create(&th, NULL, self_lock_main, NULL);
+	pthread_join(th, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	is_int(trawl_ust_session_stop(s), 0, "signal in locked code: stop");
+	struct trawl_ust_stats st;
+	trawl_ust_session_stats(s, &st);
+	trawl_ust_session_free(s);
+	ok(st.recorded == 0 && st.discarded == 1,
+	   "signal in locked code: the handler's event counted as discarded (%" PRIu64
+	   " recorded, %" PRIu64 " discarded), no deadlock", st.recorded, st.discarded);
+}
 
 static volatile uint64_t sig_emitted;
 
@@ -748,6 +837,8 @@ int main(void)
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_FIXED, "discard");
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_LARGE, "discard-large");
 	test_stress(TRAWL_UST_OVERWRITE, TRAWL_UST_HEADER_FIXED, "overwrite");
+	test_first_event_waits();
+	test_signal_in_locked_code();
 	test_signals();
 	test_signals_exiting_threads();
 	test_sessions_in_turn();
