@@ -39,8 +39,8 @@ struct trawl_sync_store;
 int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		  struct trawl_reader_opts *ro, struct trawl_sync_store **store);
 
-/* Default size of a recorder's write queue (trawl_ctf_writer_opts.io_queue),
- * MiB: `trawl agent --io-queue`, `trawl record --io-queue`. */
+/* Default size of the agent's write queue for user-space traces
+ * (trawl_ctf_writer_opts.io_queue), MiB: `trawl agent --io-queue`. */
 #define AGENT_IO_QUEUE_MB 64
 /* Default SCHED_FIFO priority of the agent's loop (where permitted). */
 #define AGENT_RT_PRIO 1

@@ -81,7 +81,8 @@ static void usage(FILE *f)
 	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
 	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
 	      "      --io-queue MB      packets wait for the disk in a queue of MB MiB written\n"
-	      "                         by a thread of their own (default 64; 0: none)\n"
+	      "                         by a thread of their own, at normal priority (default\n"
+	      "                         0: the reader writes them, at its own priority)\n"
 	      "  -f, --force            write into an existing DIR/HOST/kernel\n"
 	      "  -q, --quiet            no summary on stderr\n"
 	      "  -h, --help             this help\n", f);
@@ -312,7 +313,7 @@ int cmd_record(int argc, char **argv)
 	char **events = NULL;
 	size_t nevents = 0, npids = 0;
 	static pid_t pids[MAX_PIDS];
-	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = AGENT_IO_QUEUE_MB, v;
+	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = 0, v;
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
 	int clock = KREC_CLOCK_AUTO, c, status = 1;

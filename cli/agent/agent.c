@@ -956,7 +956,6 @@ static int kernel_new(struct session *s, char *why, size_t wlen)
 		.filter = s->kfilter, .pids = pids, .npids = s->nkpids,
 		.statedump = true, .tid_context = true,
 		.clock = s->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
-		.io_queue = opt->io_queue,
 	};
 	char err[400] = "";
 	s->krec = krec_new(&ko, err, sizeof(err));
@@ -2013,6 +2012,21 @@ int agent_run(const struct agent_opts *o)
 		return die_msg("agent: %s", why);
 	struct stat lst;
 	stat(o->socket, &lst);
+	/* before any session exists: the threads its writers start take the
+	 * loop's scheduling */
+	bool rt_ok = false;
+	int rt_err = 0;
+	if (o->rt_prio > 0) {
+		/* the drain is short and periodic: real time, it is never kept
+		 * waiting by the busy threads of a loaded machine (its write
+		 * queue's thread takes the same, children and the kernel
+		 * recorder's reader go back to normal) */
+		struct sched_param sp = { .sched_priority = o->rt_prio };
+		if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+			rt_ok = true;
+		else
+			rt_err = errno;
+	}
 	if (o->oneshot && oneshot_setup(o->oneshot) != 0) {
 		unlink(o->socket);
 		close(lfd);
@@ -2039,16 +2053,10 @@ int agent_run(const struct agent_opts *o)
 		}
 	}
 	logmsg("listening on %s", o->socket);
-	if (o->rt_prio > 0) {
-		/* the drain is short and periodic: real time, it is never kept
-		 * waiting by the busy threads of a loaded machine (children and
-		 * the threads that do bulk work go back to normal) */
-		struct sched_param sp = { .sched_priority = o->rt_prio };
-		if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
-			logmsg("drain loop at SCHED_FIFO priority %d", o->rt_prio);
-		else
-			logmsg("drain loop at normal priority (SCHED_FIFO: %s)", strerror(errno));
-	}
+	if (rt_ok)
+		logmsg("drain loop at SCHED_FIFO priority %d", o->rt_prio);
+	else if (rt_err)
+		logmsg("drain loop at normal priority (SCHED_FIFO: %s)", strerror(rt_err));
 	int status = 0;
 	for (;;) {
 		if (quit && !quitting) {

@@ -241,7 +241,8 @@ struct trawl_ctf_writer_opts {
 	/*
 	 * 0: packets are written by the thread that finishes them. Else they
 	 * are copied into a queue of this many bytes and written by a thread
-	 * of the writer's own, so that a slow disk stalls the caller only
+	 * of the writer's own (with the scheduling policy of the thread that
+	 * creates the writer), so that a slow disk stalls the caller only
 	 * once the queue is full (a recorder draining buffers keeps going).
 	 * Write errors then surface at a later call or at close.
 	 */

@@ -35,6 +35,8 @@ struct ioq {
 	bool busy;			/* the thread is writing an item */
 	bool stop;
 	int err;			/* first write error, sticky */
+	int policy;			/* the creator's scheduling, for the thread */
+	struct sched_param sp;
 	pthread_t th;
 };
 
@@ -58,11 +60,11 @@ static int write_all(int fd, const uint8_t *b, size_t n)
 static void *io_main(void *arg)
 {
 	struct ioq *q = arg;
-	struct sched_param sp = { 0 };
 
-	/* bulk work: never at the real-time priority of the thread that
-	 * created the queue (a recorder's drain loop may have one) */
-	pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	/* the creator's policy and priority (a real-time drain loop's too,
+	 * which SCHED_RESET_ON_FORK would not pass on): the writing must
+	 * keep up with what feeds it; without the right to, normal */
+	pthread_setschedparam(pthread_self(), q->policy, &q->sp);
 
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
@@ -103,6 +105,11 @@ struct ioq *ioq_new(size_t budget)
 	if (!q)
 		return NULL;
 	q->budget = budget;
+	if (pthread_getschedparam(pthread_self(), &q->policy, &q->sp)) {
+		q->policy = SCHED_OTHER;
+		q->sp.sched_priority = 0;
+	}
+	q->policy &= ~SCHED_RESET_ON_FORK;	/* reported with the policy */
 	if (pthread_mutex_init(&q->mu, NULL))
 		goto err_q;
 	if (pthread_cond_init(&q->work, NULL))

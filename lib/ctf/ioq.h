@@ -19,8 +19,9 @@
 
 struct ioq;
 
-/* A queue of `budget` bytes and its thread (signals blocked); NULL and
- * errno on failure. */
+/* A queue of `budget` bytes and its thread (signals blocked; the caller's
+ * scheduling policy and priority, so that the writing keeps up with the
+ * thread that feeds it); NULL and errno on failure. */
 TRAWL_HIDDEN struct ioq *ioq_new(size_t budget);
 
 /*

@@ -8,7 +8,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || { echo "Bail out! $APP is not built"; exit 1; }
-plan 14
+plan 15
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -27,8 +27,9 @@ is "$?:$(grep -c 'rt-prio' e4.err)" "1:1" "TRAWL_AGENT_RT_PRIO=high: refused, na
 [ ! -e x.sock ]; ok $? "no agent was left listening"
 
 # policy PID: "POLICY PRIO" from /proc/PID/stat (fields 41 and 40, after
-# the parenthesized command name)
+# the parenthesized command name); threads PID: the same for each thread
 policy() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $39, $38 }'; }
+threads() { for t in /proc/"$1"/task/*; do sed 's/^.*) //' "$t/stat" | awk '{ print $39, $38 }'; done | sort | uniq -c | awk '{ printf "%s x %s %s; ", $1, $2, $3 }'; }
 # oneshot NAME ARGS...: a one-shot agent recording counter:tick to NAME/,
 # its pid in ONESHOT_PID once it listens
 oneshot() {
@@ -50,6 +51,8 @@ stop_oneshot() {
 if [ "$(id -u)" = 0 ]; then
 	oneshot p1
 	is "$(policy "$ONESHOT_PID")" "1 1" "root, default: the drain loop is SCHED_FIFO, priority 1"
+	# the one-shot session records at once: its writer's queue thread too
+	is "$(threads "$ONESHOT_PID")" "2 x 1 1; " "... and so is its write queue's thread (2 threads)"
 	stop_oneshot
 	oneshot p0 --rt-prio 0
 	is "$(policy "$ONESHOT_PID")" "0 0" "--rt-prio 0: normal priority"
@@ -62,7 +65,7 @@ if [ "$(id -u)" = 0 ]; then
 	is "$(policy "$ONESHOT_PID")" "1 2" "--rt-prio 2 wins over the settings' 3"
 	stop_oneshot
 else
-	for i in 1 2 3 4; do skip "not root: SCHED_FIFO needs CAP_SYS_NICE"; done
+	for i in 1 2 3 4 5; do skip "not root: SCHED_FIFO needs CAP_SYS_NICE"; done
 fi
 
 # the same recording with the default queue, a tiny one (always full: the
