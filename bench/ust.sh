@@ -277,10 +277,16 @@ for r in $(seq "$RUNS"); do
 		trawl_run overwrite-fixed "$t" -m overwrite -H fixed
 		trawl_run overwrite-mono "$t" -m overwrite -c monotonic
 	done
+	# the paced runs: each after a sync (see paced() above), not in the
+	# writeback of the flat-out runs before them
 	n=$((RATE * SECS))
+	sync
 	trawl_run paced 1 -m discard -r "$RATE"
+	sync
 	[ "$LTTNG" = 1 ] && lttng_run paced 1 "$RATE"
+	sync
 	agent_run paced-agent 1 "$RATE"
+	sync
 	[ "$LTTNG" = 1 ] && lttng_default_run paced-default 1 "$RATE"
 done
 

@@ -80,6 +80,8 @@ static void usage(FILE *f)
 	      "      --no-tid           no { tid } context on every event\n"
 	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
 	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
+	      "      --exclude-self     do not record trawl's own threads (their reads of the\n"
+	      "                         buffers; costs a pid check at every context switch)\n"
 	      "      --io-queue MB      packets wait for the disk in a queue of MB MiB written\n"
 	      "                         by a thread of their own, at normal priority (default\n"
 	      "                         0: the reader writes them, at its own priority)\n"
@@ -302,6 +304,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-ust", no_argument, NULL, 'U' },
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "io-queue", required_argument, NULL, 'Q' },
+		{ "exclude-self", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -316,6 +319,7 @@ int cmd_record(int argc, char **argv)
 	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = 0, v;
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
+	bool exclude_self = false;
 	int clock = KREC_CLOCK_AUTO, c, status = 1;
 
 	optind = 0;
@@ -385,6 +389,9 @@ int cmd_record(int argc, char **argv)
 		case 'r':
 			if (parse_ulong(optarg, &rt) || rt < 1 || rt > 99)
 				return usage_error("--rt-prio: '%s' is not a priority in 1..99", optarg);
+			break;
+		case 'X':
+			exclude_self = true;
 			break;
 		case 'Q':
 			if (parse_ulong(optarg, &ioq) || ioq > 65536)
@@ -515,7 +522,7 @@ int cmd_record(int argc, char **argv)
 		.follow_fork = only_cmd || cgroup,
 		.statedump = statedump, .tid_context = tid, .clock = clock,
 		.rt_prio = (int)rt, .period_ms = (unsigned)period,
-		.io_queue = (size_t)ioq << 20,
+		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
 	};
 	char err[512] = "";
 	struct krec *k = NULL;

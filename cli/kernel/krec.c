@@ -70,6 +70,7 @@ struct krec {
 	struct evname *evs;
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
+	bool exclude_self;
 	int rt_prio;
 	unsigned period_ms;
 	struct krec_clock_sample s0, s1;
@@ -384,10 +385,12 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 		return seterr(err, errlen, -r, "buffer size %s KiB per CPU: %s", kb, strerror(-r));
 	if (o->follow_fork && (r = inst_write(k, "options/event-fork", "1", false)))
 		return seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
-	/* our own threads are not traced (the reader adds itself) */
+	/* with exclude_self, our own threads are not traced (the reader adds
+	 * itself); it costs a pid-list check at every context switch */
 	char self[32];
 	snprintf(self, sizeof(self), "%d", (int)getpid());
-	inst_write(k, "set_event_notrace_pid", self, true);
+	if (o->exclude_self)
+		inst_write(k, "set_event_notrace_pid", self, true);
 	for (size_t i = 0; i < o->npids; i++)
 		if ((r = krec_add_pid(k, o->pids[i], err, errlen)))
 			return r;
@@ -431,6 +434,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->statedump = o->statedump;
 	k->tid = o->tid_context;
 	k->rt_prio = o->rt_prio;
+	k->exclude_self = o->exclude_self;
 	k->period_ms = o->period_ms ? o->period_ms : 50;
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
 		 (o->clock == KREC_CLOCK_AUTO && krec_clocksource_is_tsc());
@@ -610,7 +614,8 @@ static void *reader(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	snprintf(self, sizeof(self), "%d", (int)gettid());
-	inst_write(k, "set_event_notrace_pid", self, true);
+	if (k->exclude_self)
+		inst_write(k, "set_event_notrace_pid", self, true);
 	if (k->rt_prio > 0) {
 		struct sched_param sp = { .sched_priority = k->rt_prio };
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);

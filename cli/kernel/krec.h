@@ -41,6 +41,7 @@ struct krec_opts {
 	int rt_prio;			/* reader thread SCHED_FIFO priority, 0: none */
 	unsigned period_ms;		/* reader sleep when the buffers are idle; 0: 50 */
 	size_t io_queue;		/* the trace writer's I/O queue, bytes; 0: none */
+	bool exclude_self;		/* our threads in set_event_notrace_pid */
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };

@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-plan 20
+plan 22
 
 # ---- losses
 N=200000
@@ -122,4 +122,23 @@ ok $? "state dump: this shell (tid = pid = $$, ppid $PPID)"
 grep -q " lttng_statedump_file_descriptor: .*{ pid = $$, fd = 7, filename = \"$(pwd)/held-open.txt\" }" sd.txt
 ok $? "state dump: its fd 7 on held-open.txt"
 exec 7>&-
+
+# ---- the recorder's own threads: recorded like any task, or not at all
+# with --exclude-self (its threads are in the state dump, named trawl)
+# selfreads DIR: syscall_entry_read events of the recorder's own threads
+selfreads() {
+	"$TRAWL" print "$1" > "$1.txt"
+	awk '/lttng_statedump_process_state:/ && /name = "trawl"/ {
+		match($0, /\}, \{ tid = [0-9]+, pid = [0-9]+/); split(substr($0, RSTART, RLENGTH), a, " ")
+		self[a[5] + 0] = 1
+	}
+	/syscall_entry_read:/ { match($0, /\{ tid = [0-9]+ \}/); split(substr($0, RSTART, RLENGTH), b, " ")
+		if ((b[4] + 0) in self) n++ }
+	END { print n + 0 }' "$1.txt"
+}
+"$TRAWL" record -o s0 --host h -k syscalls:sys_enter_read -d 0.3 > s0.out 2>&1
+n0=$(selfreads s0)
+[ "$n0" -gt 0 ]; ok $? "by default the recorder's own reads are recorded ($n0)"
+"$TRAWL" record -o s1 --host h -k syscalls:sys_enter_read -d 0.3 --exclude-self > s1.out 2>&1
+is "$(selfreads s1)" 0 "--exclude-self: none of its own reads"
 finish
