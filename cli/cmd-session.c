@@ -51,6 +51,18 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 
 static struct trawl_conf *conf;
 
+/* The whole of s as a number in [lo, hi] into *v: true, else false. */
+static bool num_in(const char *s, long lo, long hi, long *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (!*s || *end || errno || x < lo || x > hi)
+		return false;
+	*v = x;
+	return true;
+}
+
 static const char *setting(const char *section, const char *key)
 {
 	if (!conf) {
@@ -765,7 +777,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent_opts o = { .ready_fd = -1, .flush_ms = 2, .start_timeout_ms = 3000,
 				.io_queue = (size_t)AGENT_IO_QUEUE_MB << 20, .rt_prio = AGENT_RT_PRIO };
 	struct agent_oneshot os = { 0 };
-	bool cli_flush = false, cli_ioq = false, cli_rt = false;	/* set on the command line */
+	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
 	const char *globs[256], *ctx[16], *set[16];
 	char setbuf[16][128];
 	const char *sock = NULL, *out = NULL, *ll = NULL;
@@ -818,33 +830,9 @@ int cmd_agent(int argc, char **argv)
 			set[os.nsettings] = setbuf[os.nsettings];
 			os.nsettings++;
 			break;
-		case O_FLUSH: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 10000)
-				return usage_error("agent", "--flush-ms: '%s' is not 1..10000", optarg);
-			o.flush_ms = (unsigned)v;
-			cli_flush = true;
-			break;
-		}
-		case O_IOQ: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 65536)
-				return usage_error("agent", "--io-queue: '%s' is not 0..65536 (MiB)", optarg);
-			o.io_queue = (size_t)v << 20;
-			cli_ioq = true;
-			break;
-		}
-		case O_RT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 99)
-				return usage_error("agent", "--rt-prio: '%s' is not 0..99", optarg);
-			o.rt_prio = (int)v;
-			cli_rt = true;
-			break;
-		}
+		case O_FLUSH: cli_num[0] = optarg; break;
+		case O_IOQ: cli_num[1] = optarg; break;
+		case O_RT: cli_num[2] = optarg; break;
 		case 'h':
 			agent_usage(stdout);
 			return 0;
@@ -862,35 +850,29 @@ int cmd_agent(int argc, char **argv)
 		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
 		return usage_error("agent", "--socket and --system exclude each other");
-	/* settings: [agent] flush-ms, io-queue-mb, start-timeout-ms (the
-	 * session's from [session]), where the command line did not set them */
-	const char *v = setting("agent", "flush-ms");
-	if (v && !cli_flush) {
-		long x = atol(v);
-		if (x < 1 || x > 10000)
-			return die_msg("agent: [agent] flush-ms: '%s' is not 1..10000", v);
-		o.flush_ms = (unsigned)x;
+	/* the numbers: the command line's, else [agent] settings (the
+	 * session's come from [session]), else the defaults */
+	static const struct { const char *key, *opt; long lo, hi; } nums[] = {
+		{ "flush-ms", "--flush-ms", 1, 10000 },
+		{ "io-queue-mb", "--io-queue", 0, 65536 },
+		{ "rt-prio", "--rt-prio", 0, 99 },
+		{ "start-timeout-ms", NULL, 1, 600000 },
+	};
+	long val[4] = { o.flush_ms, AGENT_IO_QUEUE_MB, AGENT_RT_PRIO, o.start_timeout_ms };
+	for (size_t i = 0; i < ARRAY_SIZE(nums); i++) {
+		const char *v = cli_num[i] ? cli_num[i] : setting("agent", nums[i].key);
+		if (!v || num_in(v, nums[i].lo, nums[i].hi, &val[i]))
+			continue;
+		if (cli_num[i])
+			return usage_error("agent", "%s: '%s' is not %ld..%ld", nums[i].opt, v,
+					   nums[i].lo, nums[i].hi);
+		return die_msg("agent: [agent] %s: '%s' is not %ld..%ld", nums[i].key, v, nums[i].lo,
+			       nums[i].hi);
 	}
-	if ((v = setting("agent", "rt-prio")) && !cli_rt) {
-		char *end;
-		long x = strtol(v, &end, 10);
-		if (*end || x < 0 || x > 99)
-			return die_msg("agent: [agent] rt-prio: '%s' is not 0..99", v);
-		o.rt_prio = (int)x;
-	}
-	if ((v = setting("agent", "io-queue-mb")) && !cli_ioq) {
-		char *end;
-		long x = strtol(v, &end, 10);
-		if (*end || x < 0 || x > 65536)
-			return die_msg("agent: [agent] io-queue-mb: '%s' is not 0..65536", v);
-		o.io_queue = (size_t)x << 20;
-	}
-	if ((v = setting("agent", "start-timeout-ms"))) {
-		long x = atol(v);
-		if (x < 1 || x > 600000)
-			return die_msg("agent: [agent] start-timeout-ms: '%s' is not 1..600000", v);
-		o.start_timeout_ms = (unsigned)x;
-	}
+	o.flush_ms = (unsigned)val[0];
+	o.io_queue = (size_t)val[1] << 20;
+	o.rt_prio = (int)val[2];
+	o.start_timeout_ms = (unsigned)val[3];
 	char path[108];
 	if (system)
 		ust_agent_path(path, sizeof(path), true);

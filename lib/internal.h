@@ -55,6 +55,9 @@ TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const ch
 				       size_t *len, char *err, size_t errlen);
 
 /* ---- misc */
+/* Writes all n bytes (again after EINTR or a short write): 0 or -errno
+ * (-EIO when write returns 0). */
+TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);
 /* Value of a hex digit, or -1. */
 TRAWL_HIDDEN int hexval(int c);
 TRAWL_HIDDEN int uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */

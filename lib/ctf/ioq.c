@@ -40,23 +40,6 @@ struct ioq {
 	pthread_t th;
 };
 
-static int write_all(int fd, const uint8_t *b, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, b, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static void *io_main(void *arg)
 {
 	struct ioq *q = arg;

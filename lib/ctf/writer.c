@@ -103,24 +103,6 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	return (char *)m + n * sz;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t r = write(fd, b, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static int mkdir_p(const char *path)
 {
 	char *p = strdup(path);

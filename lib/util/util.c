@@ -22,6 +22,24 @@ int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
+int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 int hexval(int c)
 {
 	if (c >= '0' && c <= '9')

@@ -961,12 +961,17 @@ static void check_io_queue(const char *base)
 	free(d1);
 }
 
-/* An I/O error (file size limit) comes back from the event that hit it. */
-static void check_io_error(const char *base)
+/*
+ * Writes events of 100 bytes into a stream whose file may not grow past
+ * two packets (RLIMIT_FSIZE), through an I/O queue of q bytes (0: none),
+ * until an event fails or n were written. *r: that event's result, *i:
+ * events tried, *r2: one more event's, *rc: close's.
+ */
+static void fill_to_limit(const char *dir, size_t q, uint64_t n, int *r, uint64_t *i, int *r2,
+			  int *rc)
 {
-	char *dir = path_in(base, "io");
 	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = dir, .clock_offset_s = 1,
-					   .packet_size = PKT };
+					   .packet_size = PKT, .io_queue = q };
 	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
 	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
 	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "e", INT64_MIN, NULL);
@@ -978,50 +983,34 @@ static void check_io_error(const char *base)
 	signal(SIGXFSZ, SIG_IGN);
 	setrlimit(RLIMIT_FSIZE, &lim);
 	uint8_t pl[100] = { 0 };
-	int r = 0;
-	uint64_t i;
-	for (i = 0; i < 1000 && !r; i++)
-		r = trawl_ctf_wstream_event(s, ec, i, pl, sizeof(pl));
-	int r2 = trawl_ctf_wstream_event(s, ec, i, pl, sizeof(pl));
-	int rc = trawl_ctf_writer_close(w);
+	*r = 0;
+	for (*i = 0; *i < n && !*r; (*i)++)
+		*r = trawl_ctf_wstream_event(s, ec, *i, pl, sizeof(pl));
+	*r2 = trawl_ctf_wstream_event(s, ec, *i, pl, sizeof(pl));
+	*rc = trawl_ctf_writer_close(w);
 	setrlimit(RLIMIT_FSIZE, &old);
 	signal(SIGXFSZ, SIG_DFL);
+	trawl_ctf_writer_free(w);
+}
+
+/* An I/O error (file size limit) comes back from the event that hit it;
+ * through an I/O queue, from a later event (the queue's thread met it). */
+static void check_io_error(const char *base)
+{
+	char *dir = path_in(base, "io");
+	int r, r2, rc;
+	uint64_t i;
+	fill_to_limit(dir, 0, 1000, &r, &i, &r2, &rc);
 	is_int(r, -EFBIG, "write error on the third packet: -EFBIG from the event");
 	ok(i > 60 && i < 200, "after two packets of events (%llu)", (unsigned long long)i);
 	is_int(r2, -EFBIG, "the error sticks");
 	is_int(rc, -EFBIG, "close reports it");
-	trawl_ctf_writer_free(w);
 	free(dir);
-}
-
-/* The same through an I/O queue: the error comes back from a later event
- * (the queue's thread met it) and from close. */
-static void check_io_error_queued(const char *base)
-{
-	char *dir = path_in(base, "ioq");
-	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = dir, .clock_offset_s = 1,
-					   .packet_size = PKT, .io_queue = 4 * PKT };
-	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
-	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
-	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "e", INT64_MIN, NULL);
-	struct trawl_ctf_wstream *s = trawl_ctf_writer_stream(w, sc, "c", 0);
-	struct rlimit old, lim;
-	getrlimit(RLIMIT_FSIZE, &old);
-	lim = old;
-	lim.rlim_cur = 2 * PKT;
-	signal(SIGXFSZ, SIG_IGN);
-	setrlimit(RLIMIT_FSIZE, &lim);
-	uint8_t pl[100] = { 0 };
-	int r = 0;
-	uint64_t i;
-	for (i = 0; i < 100000 && !r; i++)
-		r = trawl_ctf_wstream_event(s, ec, i, pl, sizeof(pl));
-	int rc = trawl_ctf_writer_close(w);
-	setrlimit(RLIMIT_FSIZE, &old);
-	signal(SIGXFSZ, SIG_DFL);
+	dir = path_in(base, "ioq");
+	fill_to_limit(dir, 4 * PKT, 100000, &r, &i, &r2, &rc);
 	is_int(r, -EFBIG, "queued: a later event returns the thread's -EFBIG");
+	is_int(r2, -EFBIG, "queued: the error sticks");
 	is_int(rc, -EFBIG, "queued: close reports it");
-	trawl_ctf_writer_free(w);
 	free(dir);
 }
 
@@ -1040,7 +1029,6 @@ int main(void)
 	check_extended_ids(base);
 	check_api(base);
 	check_io_error(base);
-	check_io_error_queued(base);
 	check_io_queue(base);
 
 	shadow_free(&A);
