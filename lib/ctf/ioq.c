@@ -31,7 +31,6 @@ struct ioq {
 	struct item *head, *tail;	/* to write, in order */
 	struct item *spare;		/* written, kept for reuse */
 	size_t used, budget;		/* bytes of items allocated */
-	uint64_t queued, peak;		/* bytes waiting now, most ever */
 	bool busy;			/* the thread is writing an item */
 	bool stop;
 	int err;			/* first write error, sticky */
@@ -71,7 +70,6 @@ static void *io_main(void *arg)
 		if (r && !q->err)
 			q->err = r;
 		q->busy = false;
-		q->queued -= it->alen + it->blen;
 		it->next = q->spare;
 		q->spare = it;
 		pthread_cond_broadcast(&q->room);
@@ -185,9 +183,6 @@ int ioq_write(struct ioq *q, int fd, const void *a, size_t alen, int fd2, const 
 	else
 		q->head = it;
 	q->tail = it;
-	q->queued += n;
-	if (q->queued > q->peak)
-		q->peak = q->queued;
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
@@ -201,14 +196,6 @@ int ioq_sync(struct ioq *q)
 	int r = q->err;
 	pthread_mutex_unlock(&q->mu);
 	return r;
-}
-
-uint64_t ioq_peak(struct ioq *q)
-{
-	pthread_mutex_lock(&q->mu);
-	uint64_t p = q->peak;
-	pthread_mutex_unlock(&q->mu);
-	return p;
 }
 
 int ioq_free(struct ioq *q)

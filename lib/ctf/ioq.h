@@ -35,9 +35,6 @@ TRAWL_HIDDEN int ioq_write(struct ioq *q, int fd, const void *a, size_t alen, in
 /* Waits until everything queued is written; 0 or the first write error. */
 TRAWL_HIDDEN int ioq_sync(struct ioq *q);
 
-/* The most bytes ever waiting in the queue. */
-TRAWL_HIDDEN uint64_t ioq_peak(struct ioq *q);
-
 /* Writes what is queued, stops the thread, frees; 0 or the first write
  * error. Accepts NULL. */
 TRAWL_HIDDEN int ioq_free(struct ioq *q);
