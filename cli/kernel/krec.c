@@ -387,10 +387,11 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 		return seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
 	/* with exclude_self, our own threads are not traced (the reader adds
 	 * itself); it costs a pid-list check at every context switch */
-	char self[32];
-	snprintf(self, sizeof(self), "%d", (int)getpid());
-	if (o->exclude_self)
+	if (o->exclude_self) {
+		char self[32];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
 		inst_write(k, "set_event_notrace_pid", self, true);
+	}
 	for (size_t i = 0; i < o->npids; i++)
 		if ((r = krec_add_pid(k, o->pids[i], err, errlen)))
 			return r;
@@ -613,9 +614,10 @@ static void *reader(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	snprintf(self, sizeof(self), "%d", (int)gettid());
-	if (k->exclude_self)
+	if (k->exclude_self) {
+		snprintf(self, sizeof(self), "%d", (int)gettid());
 		inst_write(k, "set_event_notrace_pid", self, true);
+	}
 	if (k->rt_prio > 0) {
 		struct sched_param sp = { .sched_priority = k->rt_prio };
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);

@@ -6,8 +6,8 @@
  * ioq_write() copies its bytes into the queue and returns; the queue's
  * thread writes them, in the order they came, whatever their files. When
  * the queue holds its whole budget, ioq_write() waits until some is
- * written (back-pressure, as a blocking write would give). One thread at a
- * time calls ioq_write() on a given queue, or callers serialize it.
+ * written (back-pressure, as a blocking write would give). Several threads
+ * may write to one queue: items are written in the order they were queued.
  */
 #ifndef TRAWL_CTF_IOQ_H
 #define TRAWL_CTF_IOQ_H
