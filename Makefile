@@ -104,6 +104,10 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@$(if $(Q),echo "  TEST    $*")
 	$(Q)$(CC) $(CPPFLAGS) -I$(SRC)/tests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
 
+# test-kpage compares the kernel recorder's page iterator with libtraceevent's
+$(O)/tests/test-kpage: CPPFLAGS += $(CLI_PKG_CFLAGS)
+$(O)/tests/test-kpage: LDLIBS += $(CLI_LDLIBS)
+
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SRC)/tests/fuzz/replay.c $(STATIC) $(LDLIBS)

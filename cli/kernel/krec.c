@@ -36,6 +36,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "internal.h"	/* glob_match */
+#include "kernel/kpage.h"
 #include "kernel/krec.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
@@ -71,6 +72,7 @@ struct krec {
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
 	bool exclude_self;
+	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
 	unsigned period_ms;
 	struct krec_clock_sample s0, s1;
@@ -423,6 +425,18 @@ static size_t subbuf_size(struct krec *k)
 	return sz;
 }
 
+/* kpage.h reads this kernel's pages: little-endian, 8-byte timestamps and
+ * commit words (events/header_page), the current record format */
+static bool kpage_layout_ok(struct krec *k)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return sizeof(long) == 8 && tep_get_header_page_size(k->tep) == 8 &&
+	       tep_get_header_timestamp_size(k->tep) == 8 && !tep_is_old_format(k->tep);
+#else
+	return false;
+#endif
+}
+
 struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 {
 	struct krec *k = calloc(1, sizeof(*k));
@@ -458,6 +472,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		goto fail;
 	}
 	k->psize = subbuf_size(k);
+	k->fast = kpage_layout_ok(k) && !getenv("TRAWL_KBUFFER");
 	if (!(k->page = malloc(k->psize)))
 		goto nomem;
 
@@ -521,6 +536,7 @@ fail:
 
 /* ------------------------------------------------------------ reader */
 
+
 static void set_err(struct krec *k, int r, const char *what)
 {
 	if (!k->err) {
@@ -539,20 +555,9 @@ static void count_lost(struct krec *k, unsigned cpu, uint64_t n)
 	c->attributed += n;
 }
 
-/* Decodes one page; returns its data bytes (less than a full page when
- * the reader caught up with the writer). */
-static size_t process_page(struct krec *k, unsigned cpu, size_t len)
+static void page_missed(struct krec *k, unsigned cpu, int64_t missed)
 {
 	struct kcpu *c = &k->cpus[cpu];
-	if (len < 16)
-		return 0;
-	if (len < k->psize)
-		memset(k->page + len, 0, k->psize - len);
-	if (kbuffer_load_subbuffer(k->kb, k->page) < 0)
-		return 0;
-	c->st.pages++;
-	c->st.bytes += len;
-	int missed = kbuffer_missed_events(k->kb);
 	if (missed > 0) {
 		count_lost(k, cpu, (uint64_t)missed);
 	} else if (missed < 0) {
@@ -560,23 +565,58 @@ static size_t process_page(struct krec *k, unsigned cpu, size_t len)
 		uint64_t total = kernel_lost(k, cpu);
 		count_lost(k, cpu, total > c->attributed ? total - c->attributed : 1);
 	}
-	unsigned long long ts;
-	for (void *d = kbuffer_read_event(k->kb, &ts); d; d = kbuffer_next_event(k->kb, &ts)) {
-		int size = kbuffer_event_size(k->kb);
-		uint64_t t = ts;
-		if (t < c->last_ts)
-			t = c->last_ts;	/* never backwards within a stream */
-		int r = krec_conv_record(k->conv, c->ws, t, d, (unsigned)size);
-		if (r < 0) {
-			set_err(k, r, "writing the kernel trace");
-			return 0;
-		}
-		c->last_ts = t;
-		if (r) {
-			c->st.events++;
-			c->any = true;
-		}
+}
+
+static inline bool page_event(struct krec *k, struct kcpu *c, uint64_t t, const void *d,
+			      unsigned size)
+{
+	if (t < c->last_ts)
+		t = c->last_ts;	/* never backwards within a stream */
+	int r = krec_conv_record(k->conv, c->ws, t, d, size);
+	if (r < 0) {
+		set_err(k, r, "writing the kernel trace");
+		return false;
 	}
+	c->last_ts = t;
+	if (r) {
+		c->st.events++;
+		c->any = true;
+	}
+	return true;
+}
+
+/* Decodes one page; returns its data bytes (less than a full page when
+ * the reader caught up with the writer). */
+static size_t process_page(struct krec *k, unsigned cpu, size_t len)
+{
+	struct kcpu *c = &k->cpus[cpu];
+	if (len < 16)
+		return 0;
+	if (k->fast) {
+		struct kpage pg;
+		if (kpage_load(&pg, k->page, len, k->psize) < 0)
+			return 0;
+		c->st.pages++;
+		c->st.bytes += len;
+		page_missed(k, cpu, pg.missed);
+		uint64_t ts;
+		uint32_t size;
+		for (const uint8_t *d; (d = kpage_next(&pg, &ts, &size));)
+			if (!page_event(k, c, ts, d, size))
+				return 0;
+		return pg.size;
+	}
+	if (len < k->psize)
+		memset(k->page + len, 0, k->psize - len);
+	if (kbuffer_load_subbuffer(k->kb, k->page) < 0)
+		return 0;
+	c->st.pages++;
+	c->st.bytes += len;
+	page_missed(k, cpu, kbuffer_missed_events(k->kb));
+	unsigned long long ts;
+	for (void *d = kbuffer_read_event(k->kb, &ts); d; d = kbuffer_next_event(k->kb, &ts))
+		if (!page_event(k, c, ts, d, (unsigned)kbuffer_event_size(k->kb)))
+			return 0;
 	int data = kbuffer_subbuffer_size(k->kb);
 	return data > 0 ? (size_t)data : 0;
 }
