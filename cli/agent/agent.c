@@ -94,7 +94,7 @@ struct session {
 	int state;
 	bool snapshot;			/* flight recorder, snapshot record only */
 	char *output;			/* session directory (may be NULL in snapshot mode) */
-	unsigned mode, S, N, header, contexts, clock_opt;
+	unsigned mode, S, N, header, contexts, clock_opt;	/* N: 0 = default */
 	struct rule *rules;
 	size_t nrules;
 	bool tsc;
@@ -125,6 +125,12 @@ struct session {
 	char *kerr;			/* the recorder's error at stop, or NULL */
 	struct session *next;
 };
+
+/* N = 0: the default of the session's mode */
+static unsigned nsubbuf(const struct session *s)
+{
+	return s->N ? s->N : TRAWL_UST_DEFAULT_NSUBBUF(s->mode);
+}
 
 enum { C_NEW, C_APP, C_CLIENT };
 
@@ -379,7 +385,7 @@ static void send_start(struct session *s, struct conn *c)
 	memcpy(st.uuid, s->uuid, 16);
 	st.mode = s->mode;
 	st.subbuf_size = s->S;
-	st.nsubbuf = s->N;
+	st.nsubbuf = nsubbuf(s);
 	st.header = s->header;
 	st.contexts = s->contexts;
 	st.clock = s->tsc ? TRAWL_UST_CLOCK_TSC : TRAWL_UST_CLOCK_MONOTONIC;
@@ -572,7 +578,7 @@ static int snapshot_to(struct session *s, const char *dir, uint64_t *events, uin
 	if (!w)
 		return -errno;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
-	uint8_t *copy = malloc((size_t)s->S * s->N);
+	uint8_t *copy = malloc((size_t)s->S * nsubbuf(s));
 	int ret = copy ? 0 : -ENOMEM;
 	for (struct part *p = s->parts; p && !ret; p = p->next) {
 		if (p->bad)
@@ -1203,8 +1209,7 @@ static struct session *session_create(const char *name, char *why, size_t wlen)
 		return NULL;
 	}
 	s->key = next_key++;
-	s->S = 256 * 1024;
-	s->N = 8;
+	s->S = TRAWL_UST_DEFAULT_SUBBUF_SIZE;
 	return s;
 }
 
@@ -1244,7 +1249,7 @@ static char *describe(struct session *s)
 	fprintf(f, "snapshot = %s\n", s->snapshot ? "yes" : "no");
 	fprintf(f, "mode = %s\n", s->mode == TRAWL_UST_OVERWRITE ? "overwrite" : "discard");
 	fprintf(f, "subbuf-size = %u\n", s->S);
-	fprintf(f, "num-subbuf = %u\n", s->N);
+	fprintf(f, "num-subbuf = %u\n", nsubbuf(s));
 	fprintf(f, "clock = %s\n", s->clock_opt == TRAWL_UST_CLOCK_TSC ? "tsc" :
 		s->clock_opt == TRAWL_UST_CLOCK_MONOTONIC ? "monotonic" : "auto");
 	fprintf(f, "header = %s\n", s->header == TRAWL_UST_HEADER_FIXED ? "fixed" : "large");
@@ -1384,7 +1389,7 @@ static void list_all(struct conn *c, const char *only)
 		any = true;
 		cprint(c, AM_OUT, "  %s [%s] %s%s, %u x %u bytes%s%s\n", s->name, state_names[s->state],
 		       s->snapshot ? "snapshot, " : "",
-		       s->mode == TRAWL_UST_OVERWRITE ? "overwrite" : "discard", s->N, s->S,
+		       s->mode == TRAWL_UST_OVERWRITE ? "overwrite" : "discard", nsubbuf(s), s->S,
 		       s->output ? ", output " : "", s->output ? s->output : "");
 		for (size_t i = 0; i < s->nrules; i++) {
 			if (s->rules[i].loglevel >= 0)

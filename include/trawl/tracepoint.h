@@ -331,7 +331,7 @@ struct trawl_ust_session_opts {
 	const char *output;
 	enum trawl_ust_mode mode;
 	size_t subbuf_size;		/* bytes, power of two >= 4096; default 256 KiB */
-	unsigned nsubbuf;		/* power of two >= 2; default 8 */
+	unsigned nsubbuf;		/* power of two >= 2; default 32 (discard), 8 (overwrite) */
 	const char *const *events;	/* globs on "provider:event"; NULL: all */
 	size_t nevents;
 	/* with by_loglevel: only events whose loglevel <= loglevel (this
@@ -344,6 +344,15 @@ struct trawl_ust_session_opts {
 	const char *hostname;		/* env.hostname; default this machine's */
 	unsigned flush_ms;		/* consumer poll period; default 1 */
 };
+
+/*
+ * Default buffer of each thread: 32 x 256 KiB (52 ms at 5 M events/s of
+ * 32 bytes) in discard mode, of which a thread that traces slowly keeps
+ * about two sub-buffers resident (docs/ust.md, "Buffer size and memory");
+ * 8 x 256 KiB in overwrite mode, whose memory all stays in use.
+ */
+#define TRAWL_UST_DEFAULT_SUBBUF_SIZE (256u * 1024)
+#define TRAWL_UST_DEFAULT_NSUBBUF(mode) ((mode) == TRAWL_UST_OVERWRITE ? 8u : 32u)
 
 /* Counters, summed over the session's buffers (including exited threads'). */
 struct trawl_ust_stats {

@@ -40,6 +40,7 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 		c->bad = true;
 		return -EPROTO;
 	}
+	uint64_t now = c->consumed < P ? ust_now_ns() : 0;
 	while (c->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
 		if (c->ws) {
@@ -48,6 +49,8 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 				ret = r;
 		}
 		c->disc_written = get_le64(pk + PK_DISCARDED);
+		if (ust_reclaim_due(now, &c->last_ns))
+			ust_ring_reclaim(&c->ring, c->consumed);
 		c->consumed++;
 		c->packets++;
 		/* partner: ust_ring_open's acquire load of consumed */

@@ -131,6 +131,14 @@ static void put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+uint64_t ust_reclaim_ns = 100000000;
+
+void ust_ring_reclaim(struct ust_ring *r, uint64_t k)
+{
+	/* best effort: where it fails, the pages just stay */
+	madvise(ust_ring_subbuf(r, k), r->S, MADV_REMOVE);
+}
+
 void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 {
 	struct ust_shm *h = r->shm;

@@ -28,6 +28,7 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "internal.h"
 #include "trawl/tracepoint.h"
@@ -108,6 +109,33 @@ TRAWL_HIDDEN int ust_ring_map(struct ust_ring *r, int fd);
 static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
 {
 	return r->data + (size_t)(k & (r->N - 1)) * r->S;
+}
+
+/*
+ * Residency. A buffer's memory is only allocated where the producer wrote,
+ * and a sub-buffer whose packet took longer than ust_reclaim_ns to fill is
+ * given back to the kernel once written out (MADV_REMOVE: the producer's
+ * next use of it faults in zeroed pages, a few microseconds per sub-buffer
+ * at such rates). A thread that traces slowly so keeps about two
+ * sub-buffers resident whatever the buffer's size, and only threads fast
+ * enough to need them hold the default's 8 MiB. The consumer calls
+ * ust_reclaim_due with the time it writes packet k out and the time it
+ * wrote the previous one (*last_ns, updated), before it hands the
+ * sub-buffer back (the producer cannot be in it then).
+ */
+TRAWL_HIDDEN extern uint64_t ust_reclaim_ns;	/* 100 ms; tests lower it */
+static inline uint64_t ust_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+TRAWL_HIDDEN void ust_ring_reclaim(struct ust_ring *r, uint64_t k);
+static inline bool ust_reclaim_due(uint64_t now_ns, uint64_t *last_ns)
+{
+	bool due = *last_ns && now_ns - *last_ns > ust_reclaim_ns;
+	*last_ns = now_ns;
+	return due;
 }
 
 /*
@@ -210,6 +238,7 @@ struct ust_cons {
 	uint64_t consumed;		/* packets written out */
 	uint64_t disc_written;		/* events_discarded of the last one */
 	uint64_t packets;
+	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last packet out */
 	bool flushed;			/* final packet written */
 	bool bad;			/* broke the protocol: abandoned */
 };

@@ -70,6 +70,7 @@ struct ust_buf {
 	struct trawl_ctf_wstream *ws;
 	struct ust_thread *thr;		/* NULL once quiescent for good */
 	uint64_t consumed;
+	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last packet out */
 	uint64_t disc_written;		/* events_discarded of the last packet out */
 	uint64_t instance;		/* stream_instance_id in its packets */
 	pid_t pid, tid;
@@ -514,7 +515,12 @@ static void ctx_fill(struct trawl_ust_session *s, struct ust_thread *t)
 	t->ctxlen = (uint8_t)(p - t->ctx);
 }
 
-static int session_build_writer(struct trawl_ust_session *s, const char *dir,
+/* The consumer writes through a queue of this size with a thread of its
+ * own (as the agent does, docs/agent.md "Draining"): a write(2) that stalls
+ * for milliseconds (writeback) then does not hold up the draining. */
+#define SESSION_IO_QUEUE (16u << 20)
+
+static int session_build_writer(struct trawl_ust_session *s, const char *dir, size_t io_queue,
 				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc);
 static void *consumer_main(void *arg);
 
@@ -568,7 +574,7 @@ static int child_reinit(struct trawl_ust_session *s)
 	}
 	uuid_random(s->uuid);
 	if (s->mode == TRAWL_UST_DISCARD && s->outdir) {
-		int r = session_build_writer(s, s->outdir, &s->w, &s->sc);
+		int r = session_build_writer(s, s->outdir, SESSION_IO_QUEUE, &s->w, &s->sc);
 		if (r < 0)
 			return r;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
@@ -814,6 +820,7 @@ static void drain(struct trawl_ust_session *s, struct ust_buf *b)
 	}
 	/* partner: ust_ring_finalize's release store of produced */
 	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	uint64_t now = b->consumed < P ? ust_now_ns() : 0;
 	while (b->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&b->ring, b->consumed);
 		if (b->ws) {
@@ -825,6 +832,8 @@ static void drain(struct trawl_ust_session *s, struct ust_buf *b)
 				s->err = r;
 		}
 		b->disc_written = pk_get64(pk + PK_DISCARDED);
+		if (ust_reclaim_due(now, &b->last_ns))
+			ust_ring_reclaim(&b->ring, b->consumed);
 		b->consumed++;
 		UST_ADD(s->st.packets, 1);
 		/* partner: ust_ring_open's acquire load of consumed */
@@ -978,8 +987,8 @@ static struct trawl_ust_session *session_new(const struct trawl_ust_session_opts
 		errno = EINVAL;
 		return NULL;
 	}
-	size_t S = o->subbuf_size ? o->subbuf_size : 256 * 1024;
-	unsigned N = o->nsubbuf ? o->nsubbuf : 8;
+	size_t S = o->subbuf_size ? o->subbuf_size : TRAWL_UST_DEFAULT_SUBBUF_SIZE;
+	unsigned N = o->nsubbuf ? o->nsubbuf : TRAWL_UST_DEFAULT_NSUBBUF(o->mode);
 	const char *why = NULL;
 	if (!is_pow2(S) || S < 4096 || S > (1u << 30))
 		why = "sub-buffer size must be a power of two from 4 KiB to 1 GiB";
@@ -1075,10 +1084,10 @@ struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
 					     TRAWL_CTF_HEADER_LARGE : TRAWL_CTF_HEADER_FIXED, ctx);
 }
 
-static int session_build_writer(struct trawl_ust_session *s, const char *dir,
+static int session_build_writer(struct trawl_ust_session *s, const char *dir, size_t io_queue,
 				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, 0);
+	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, io_queue);
 	if (!w)
 		return -errno;
 	int r = 0;
@@ -1114,7 +1123,7 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 		/* the agent consumes: no writer, no thread; uuid set by it */
 	} else if (s->output && s->mode == TRAWL_UST_DISCARD) {
 		s->outdir = strdup(s->output);
-		ret = s->outdir ? session_build_writer(s, s->outdir, &s->w, &s->sc) : -ENOMEM;
+		ret = s->outdir ? session_build_writer(s, s->outdir, SESSION_IO_QUEUE, &s->w, &s->sc) : -ENOMEM;
 		if (ret < 0)
 			goto out;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
@@ -1293,7 +1302,7 @@ static int snapshot_locked(struct trawl_ust_session *s, const char *dir)
 {
 	struct trawl_ctf_writer *w;
 	struct trawl_ctf_stream_class *sc;
-	int ret = session_build_writer(s, dir, &w, &sc);
+	int ret = session_build_writer(s, dir, 0, &w, &sc);
 	if (ret < 0)
 		return ret;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;

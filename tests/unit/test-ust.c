@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -471,6 +472,92 @@ static void test_first_event_waits(void)
 	   NT * 3, NT);
 }
 
+/* ---------------------------------------------------------- residency */
+
+/* The bytes of shared memory allocated to the one trawl buffer (memfd)
+ * that is not among the first nbefore descriptors' */
+static long buffer_resident(int nbefore)
+{
+	long bytes = -1;
+	for (int fd = nbefore; fd < 1024; fd++) {
+		char link[64], target[128];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		struct stat st;
+		if (strstr(target, "memfd:trawl-ust") && fstat(fd, &st) == 0)
+			bytes = (long)st.st_blocks * 512;
+	}
+	return bytes;
+}
+
+struct resid_arg {
+	int nbefore;
+	long resident;
+};
+
+/* 48 packets of a 16 x 4 KiB buffer, one every 4 ms */
+static void *resid_main(void *arg)
+{
+	struct resid_arg *a = arg;
+	uint64_t seq = 0;
+	for (int p = 0; p < 48; p++) {
+		for (int i = 0; i < 200; i++, seq++)
+			trawl_tracepoint(tst, seq, 7, seq);
+		usleep(4000);
+	}
+	a->resident = buffer_resident(a->nbefore);
+	return NULL;
+}
+
+/*
+ * A thread that fills a sub-buffer more slowly than ust_reclaim_ns keeps
+ * only a few of them resident: the consumer gives each back to the kernel
+ * once written. The same thread without reclaiming holds all 16; both
+ * traces hold every event in order.
+ */
+static void test_residency(void)
+{
+	uint64_t saved = ust_reclaim_ns;
+	for (int reclaim = 1; reclaim >= 0; reclaim--) {
+		char dir[512];
+		dir_of(dir, sizeof(dir), reclaim ? "resid" : "resid-kept");
+		const char *globs[] = { "tst:seq" };
+		struct trawl_ust_session *s = mk(dir, TRAWL_UST_DISCARD, 4096, 16, 0,
+						 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
+		if (!ok(s && trawl_ust_session_start(s) == 0, "residency: start"))
+			return;
+		ust_reclaim_ns = reclaim ? 1000000 : UINT64_MAX;
+		struct resid_arg a = { .nbefore = dup(0) };
+		close(a.nbefore);
+		pthread_t th;
+		pthread_create(&th, NULL, resid_main, &a);
+		pthread_join(th, NULL);
+		is_int(trawl_ust_session_stop(s), 0, "residency: stop");
+		struct trawl_ust_stats st;
+		trawl_ust_session_stats(s, &st);
+		trawl_ust_session_free(s);
+		ust_reclaim_ns = saved;
+		struct readback rb;
+		read_back(dir, &rb, 0);
+		ok(st.recorded == 48 * 200 && st.discarded == 0 && rb.by_name[0] == 48 * 200 &&
+		   rb.n == 1 && rb.s[0].order_ok && !rb.s[0].gaps,
+		   "residency (%s): %" PRIu64 " recorded, %" PRIu64 " discarded, %" PRIu64
+		   " read back in order", reclaim ? "reclaimed" : "kept", st.recorded, st.discarded,
+		   rb.by_name[0]);
+		/* the data part: 16 sub-buffers of 4 KiB; the header page is one more */
+		if (reclaim)
+			ok(a.resident >= 0 && a.resident <= (4 + 1) * 4096,
+			   "residency: a slow thread keeps %ld bytes of its 64 KiB buffer resident (<= 5 pages)",
+			   a.resident);
+		else
+			ok(a.resident >= 16 * 4096,
+			   "residency: without reclaiming, all of it stays: %ld bytes (>= 64 KiB)", a.resident);
+	}
+}
+
 /* ---------------------------------------------------------- signals */
 
 static void on_usr1_emit(int sig)
@@ -838,6 +925,7 @@ int main(void)
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_LARGE, "discard-large");
 	test_stress(TRAWL_UST_OVERWRITE, TRAWL_UST_HEADER_FIXED, "overwrite");
 	test_first_event_waits();
+	test_residency();
 	test_signal_in_locked_code();
 	test_signals();
 	test_signals_exiting_threads();
