@@ -58,11 +58,11 @@ static inline uint64_t kpage_ld64(const uint8_t *p)
 	return v;
 }
 
-/* Loads the page of len bytes (a whole page buffer must be readable:
- * cap bytes). Returns -1 when len is too short to hold a header. */
-static inline int kpage_load(struct kpage *p, const uint8_t *page, size_t len, size_t cap)
+/* Loads the page of len bytes (what read(2) returned; nothing past it is
+ * read). Returns -1 when len is too short to hold a header. */
+static inline int kpage_load(struct kpage *p, const uint8_t *page, size_t len)
 {
-	if (len < KPAGE_HDR || cap < KPAGE_HDR)
+	if (len < KPAGE_HDR)
 		return -1;
 	uint64_t commit = kpage_ld64(page + 8);
 	uint32_t size = (uint32_t)commit & KPAGE_COMMIT_MASK;
@@ -72,7 +72,8 @@ static inline int kpage_load(struct kpage *p, const uint8_t *page, size_t len, s
 	p->missed = 0;
 	if (commit & KPAGE_MISSED) {
 		p->missed = -1;
-		if ((commit & KPAGE_MISSED_STORED) && size <= cap - KPAGE_HDR - 8)
+		if ((commit & KPAGE_MISSED_STORED) && len >= KPAGE_HDR + 8 &&
+		    size <= len - KPAGE_HDR - 8)
 			p->missed = (int64_t)kpage_ld64(p->data + size);
 	}
 	/* never past what was read */

@@ -594,7 +594,7 @@ static size_t process_page(struct krec *k, unsigned cpu, size_t len)
 		return 0;
 	if (k->fast) {
 		struct kpage pg;
-		if (kpage_load(&pg, k->page, len, k->psize) < 0)
+		if (kpage_load(&pg, k->page, len) < 0)
 			return 0;
 		c->st.pages++;
 		c->st.bytes += len;

@@ -12,10 +12,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void walk(const uint8_t *page, size_t len, size_t cap)
+static void walk(const uint8_t *page, size_t len)
 {
 	struct kpage p;
-	if (kpage_load(&p, page, len, cap) < 0)
+	if (kpage_load(&p, page, len) < 0)
 		return;
 	uint64_t ts;
 	uint32_t n;
@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!page)
 		return 0;
 	memcpy(page, data, size);
-	walk(page, size, size);
-	walk(page, size / 2, size);
+	walk(page, size);
+	walk(page, size / 2);
 	free(page);
 	return 0;
 }

@@ -134,7 +134,7 @@ static size_t by_kpage(const uint8_t *page, size_t len, struct ev *out, size_t c
 		       int64_t *missed)
 {
 	struct kpage p;
-	if (kpage_load(&p, page, len, PSIZE) < 0)
+	if (kpage_load(&p, page, len) < 0)
 		return 0;
 	*missed = p.missed;
 	size_t n = 0;
