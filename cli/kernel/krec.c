@@ -4,12 +4,13 @@
  * (never the top-level buffer, so another tracer on the machine is not
  * disturbed), its events, filters and pid lists, and one reader thread that
  * reads every CPU's raw ring-buffer pages (trace_pipe_raw, one read(2) per
- * page of events, never one per event), decodes them with kbuffer and
- * writes one CTF stream per CPU. See docs/kernel.md.
+ * page of events, never one per event), walks their records with kpage.h
+ * (libtraceevent's kbuffer where the page layout is another), decodes them
+ * and writes one CTF stream per CPU. See docs/kernel.md.
  *
  * Losses: the instance keeps ftrace's overwrite mode; when the reader falls
  * behind, the kernel overwrites the oldest pages and flags the next page
- * read with the number of events missed before it (kbuffer's missed-events
+ * read with the number of events missed before it (the page's missed-events
  * count). That number becomes events_discarded of the packet the page's
  * events go to. When the kernel could not store the count on the page, the
  * per-CPU stats file (overrun + dropped events) gives it; at the end, the
@@ -535,7 +536,6 @@ fail:
 }
 
 /* ------------------------------------------------------------ reader */
-
 
 static void set_err(struct krec *k, int r, const char *what)
 {
