@@ -30,6 +30,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "kernel/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
 #include "kernel/krec.h"
 
 enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ };
@@ -506,19 +507,6 @@ struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c)
 	return c->sc;
 }
 
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
 int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size)
@@ -545,7 +533,7 @@ int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t
 	}
 	const struct trawl_ctf_event_class *ec = cv->ec;
 	if (cv->kind == CV_SYS_ENTER) {
-		int64_t nr = (int64_t)ld64(d + 8);
+		int64_t nr = (int64_t)kpage_ld64(d + 8);
 		struct sysent *s = sysent_get(c, nr);
 		ec = s->entry;
 		if (ec == c->sys_entry_unknown) {
@@ -556,7 +544,7 @@ int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t
 			p += 8 * s->nargs;
 		}
 	} else if (cv->kind == CV_SYS_EXIT) {
-		int64_t nr = (int64_t)ld64(d + 8);
+		int64_t nr = (int64_t)kpage_ld64(d + 8);
 		struct sysent *s = sysent_get(c, nr);
 		ec = s->exit;
 		if (ec == c->sys_exit_unknown) {
@@ -592,7 +580,7 @@ int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t
 			}
 			case OP_DSTR:
 			case OP_DSEQ: {
-				uint32_t loc = ld32(d + o->off);
+				uint32_t loc = kpage_ld32(d + o->off);
 				size_t at = (loc & 0xffff) + (o->rel ? o->off + 4 : 0), n = loc >> 16;
 				if (at > size || n > size - at)
 					n = 0;
