@@ -195,7 +195,7 @@ uint64_t ust_clock_now(void)
 	if (likely(__atomic_load_n(&use_tsc, __ATOMIC_RELAXED)))
 		return __rdtsc();
 #endif
-	return (uint64_t)ns_of(CLOCK_MONOTONIC);
+	return ust_now_ns();
 }
 
 bool ust_clocksource_is_tsc(void)
@@ -217,7 +217,7 @@ static inline uint64_t tsc_now(void)
 #if HAVE_TSC
 	return __rdtsc();
 #else
-	return (uint64_t)ns_of(CLOCK_MONOTONIC);
+	return ust_now_ns();
 #endif
 }
 

@@ -474,41 +474,58 @@ static void test_first_event_waits(void)
 
 /* ---------------------------------------------------------- residency */
 
-/* The bytes of shared memory allocated to the one trawl buffer (memfd)
- * that is not among the first nbefore descriptors' */
-static long buffer_resident(int nbefore)
+/*
+ * The trawl buffers (memfds) open in this process: up to max inode numbers
+ * into ino; with want_new, the allocated bytes of the one whose inode is
+ * not among the first nold of ino (-1: none, -2: more than one).
+ */
+static long buffers(ino_t *ino, int max, int nold, bool want_new, int *n)
 {
 	long bytes = -1;
-	for (int fd = nbefore; fd < 1024; fd++) {
+	*n = 0;
+	for (int fd = 0; fd < 1024; fd++) {
 		char link[64], target[128];
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		ssize_t n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
 			continue;
-		target[n] = 0;
+		target[len] = 0;
 		struct stat st;
-		if (strstr(target, "memfd:trawl-ust") && fstat(fd, &st) == 0)
-			bytes = (long)st.st_blocks * 512;
+		if (!strstr(target, "memfd:trawl-ust") || fstat(fd, &st) != 0)
+			continue;
+		if (!want_new) {
+			if (*n < max)
+				ino[(*n)++] = st.st_ino;
+			continue;
+		}
+		bool old = false;
+		for (int i = 0; i < nold; i++)
+			old |= ino[i] == st.st_ino;
+		if (!old)
+			bytes = bytes == -1 ? (long)st.st_blocks * 512 : -2;
 	}
 	return bytes;
 }
 
 struct resid_arg {
-	int nbefore;
 	long resident;
 };
 
-/* 48 packets of a 16 x 4 KiB buffer, one every 4 ms */
+/* 48 packets of a 16 x 4 KiB buffer, one every 4 ms; then the allocated
+ * bytes of the buffer this thread got (the one memfd that is new) */
 static void *resid_main(void *arg)
 {
 	struct resid_arg *a = arg;
+	ino_t before[256];
+	int nold, n;
+	buffers(before, 256, 0, false, &nold);
 	uint64_t seq = 0;
 	for (int p = 0; p < 48; p++) {
 		for (int i = 0; i < 200; i++, seq++)
 			trawl_tracepoint(tst, seq, 7, seq);
 		usleep(4000);
 	}
-	a->resident = buffer_resident(a->nbefore);
+	a->resident = buffers(before, 256, nold, true, &n);
 	return NULL;
 }
 
@@ -530,8 +547,7 @@ static void test_residency(void)
 		if (!ok(s && trawl_ust_session_start(s) == 0, "residency: start"))
 			return;
 		ust_reclaim_ns = reclaim ? 1000000 : UINT64_MAX;
-		struct resid_arg a = { .nbefore = dup(0) };
-		close(a.nbefore);
+		struct resid_arg a = { 0 };
 		pthread_t th;
 		pthread_create(&th, NULL, resid_main, &a);
 		pthread_join(th, NULL);
