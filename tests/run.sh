@@ -50,6 +50,10 @@ for t in "$TRAWL_BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
 	run_one "$(basename "$t")" "$t"
 done
+# the reader's plain decoding too, where the CPU has the vector one
+if [ -x "$TRAWL_BUILD/tests/test-reader" ]; then
+	run_one test-reader-nosimd env TRAWL_NO_SIMD=1 "$TRAWL_BUILD/tests/test-reader"
+fi
 for t in "$TRAWL_SRC"/tests/e2e/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	run_one "$(basename "$t" .sh)" sh "$t"

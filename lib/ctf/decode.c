@@ -674,6 +674,53 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 	}
 }
 
+/*
+ * Fills x for the layout's integers f[0 .. nint) (slots below VFIX_SLOTS,
+ * bytes within the body's first 64). Returns false when the layout does
+ * not qualify or has nothing for it.
+ */
+static bool vfix_build(struct vfix *x, const struct fent *f, uint32_t nint, uint32_t nfix)
+{
+	uint32_t end = 0;
+
+	if (!nint || nfix > VFIX_SLOTS)
+		return false;
+	memset(x, 0, sizeof(*x));
+	for (uint32_t i = 0; i < nint; i++) {
+		uint32_t bytes = (64u - f[i].sh) / 8, g = f[i].slot / 8, lane = f[i].slot % 8;
+		if (f[i].kind != FK_INT || f[i].slot >= VFIX_SLOTS || f[i].off > 64 - bytes)
+			return false;
+		for (uint32_t k = 0; k < bytes; k++) {
+			x->idx[g][lane * 8 + k] = (uint8_t)(f[i].off + k);
+			x->take[g] |= UINT64_C(1) << (lane * 8 + k);
+		}
+		/* signed narrower than 64 bits: mask is all ones, sh > 0 */
+		x->shift[g][lane] = f[i].mask == ~UINT64_C(0) ? f[i].sh : 0;
+		if (f[i].off + bytes > end)
+			end = f[i].off + bytes;
+	}
+	x->load = end >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << end) - 1;
+	x->ngroups = nfix > 8 ? 2 : 1;
+	return true;
+}
+
+bool ctf_simd(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	static int have = -1;	/* benign race: every thread computes the same */
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+	if (h < 0) {
+		__builtin_cpu_init();
+		h = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		    __builtin_cpu_supports("avx512vbmi") && !getenv("TRAWL_NO_SIMD");
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h;
+#else
+	return false;
+#endif
+}
+
 /* ---------------------------------------------------- semi-fixed layouts */
 
 struct semib {
@@ -979,10 +1026,13 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 	size_t semisz = 0;
 	if (sb.fx.ok)
 		semisz = sb.fx.n * sizeof(struct fent) + sb.nseg * sizeof(struct seg) +
-			 sb.fx.nrs * sizeof(struct rstore) + 32;
+			 sb.fx.nrs * sizeof(struct rstore) + 32 +
+			 (ctf_simd() ? sb.nseg * sizeof(struct vfix) + 64 : 0);
 	void *extra;
 	struct prog p;
-	struct ec_dec *d = pack(&body, sizeof(*d), &p, nfix * sizeof(struct fent) + semisz, &extra);
+	size_t vxsz = fx.ok && ctf_simd() ? sizeof(struct vfix) + 64 : 0;
+	struct ec_dec *d = pack(&body, sizeof(*d), &p, nfix * sizeof(struct fent) + semisz + vxsz,
+				&extra);
 	if (!d) {
 		r = nomem(c);
 		goto out;
@@ -999,6 +1049,12 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 		d->fixed_bytes = (uint32_t)f2.off;
 		d->fixed = true;
 		d->nint = ints_first(extra, d->nfix);
+		if (vxsz) {
+			uintptr_t a = (uintptr_t)((char *)extra + d->nfix * sizeof(struct fent));
+			struct vfix *vx = (struct vfix *)((a + 63) & ~(uintptr_t)63);
+			if (vfix_build(vx, d->fix, d->nint, d->nfix))
+				d->vx = vx;
+		}
 	}
 	if (sb.fx.ok) {
 		char *m = extra;
@@ -1009,10 +1065,16 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 		s2.fx.rs = (struct rstore *)((char *)s2.segs + ns * sizeof(struct seg));
 		semi_walk(&s2, p.ops, p.nops);
 		if (s2.fx.ok && s2.fx.n == nf && s2.nseg == ns && s2.fx.nrs == nr) {
-			for (size_t k = 0; k < ns; k++)
-				if (s2.segs[k].kind == SG_FIXED)
-					s2.segs[k].nint = ints_first(s2.fx.e + s2.segs[k].fix,
-								     s2.segs[k].nfix);
+			uintptr_t a = (uintptr_t)(s2.fx.rs + nr);
+			struct vfix *vx = (struct vfix *)((a + 63) & ~(uintptr_t)63);
+			for (size_t k = 0; k < ns; k++) {
+				struct seg *g = &s2.segs[k];
+				if (g->kind != SG_FIXED)
+					continue;
+				g->nint = ints_first(s2.fx.e + g->fix, g->nfix);
+				if (ctf_simd() && vfix_build(vx, s2.fx.e + g->fix, g->nint, g->nfix))
+					g->vx = vx++;
+			}
 			d->semi = true;
 			d->nseg = (uint32_t)ns;
 			for (size_t k = 0; k < ns; k++)
@@ -1067,7 +1129,10 @@ static int compile_stream(struct comp *c, struct trawl_ctf_stream_class *sc,
 	size_t ehsz = beh.n * sizeof(struct op) + beh.nvr * sizeof(struct vrange) +
 		      beh.nvo * sizeof(struct vopt);
 	ehsz = (ehsz + 15) & ~(size_t)15;
-	size_t fastsz = dense ? ntab * sizeof(struct fastent) : 0;
+	/* at least 32 entries (zeroed: no fast path), so that a compact
+	 * header's id (5 bits) needs no bound check */
+	size_t nfast = ntab < 32 ? 32 : ntab;
+	size_t fastsz = dense ? nfast * sizeof(struct fastent) : 0;
 	struct sc_dec *d = pack(&bpc, sizeof(*d), &ppc,
 				ehsz + ntab * sizeof(void *) + 16 + fastsz + 16, &extra);
 	if (!d) {

@@ -111,6 +111,22 @@ struct fent {
 };
 
 /*
+ * The integers of a fixed layout decoded with AVX-512 (VBMI), on CPUs that
+ * have it: the tape's first 16 slots in groups of 8 lanes, each group one
+ * byte permutation of the body's first 64 bytes into zero-extended 64-bit
+ * lanes, then a sign extension by a shift left and an arithmetic shift
+ * right. Slots that are not integers come out 0 and are written after.
+ */
+#define VFIX_SLOTS 16
+struct vfix {
+	uint8_t idx[2][64];	/* per group: body byte of each lane byte */
+	uint64_t shift[2][8];	/* per lane: 64 - bits when signed, else 0 */
+	uint64_t take[2];	/* per group: the lane bytes taken from the body */
+	uint64_t load;		/* body bytes read: the first min(64, bytes) */
+	uint32_t ngroups;	/* 1 or 2 */
+};
+
+/*
  * A "semi-fixed" layout: runs of fixed entries (offsets from the run's
  * start) between variable items: strings, sequences of chars (text) and
  * sequences of byte-sized little-endian integers. For bodies that are byte
@@ -130,6 +146,7 @@ struct seg {
 	uint32_t nint;		/* SG_FIXED: the FK_INT entries, first of them */
 	uint32_t bytes;		/* SG_FIXED: bytes of the run */
 	uint32_t rst, nrst;	/* SG_FIXED: d->rst[rst .. rst+nrst) */
+	const struct vfix *vx;	/* SG_FIXED: as ec_dec.vx, or NULL */
 };
 
 struct rstore {
@@ -137,10 +154,12 @@ struct rstore {
 	int32_t reg;
 };
 
+
 /* cls->priv */
 struct ec_dec {
 	struct prog body;	/* stream event context + context + payload */
 	const struct fent *fix;
+	const struct vfix *vx;	/* fixed, with integers, on a CPU with VBMI */
 	uint32_t nfix;		/* tape entries when fixed */
 	uint32_t fixed_bytes;
 	bool fixed;
@@ -183,7 +202,7 @@ struct sc_dec {
 	const struct trawl_ctf_event_class **sorted;	/* else sorted by id */
 	uint64_t nsorted;
 	const struct trawl_ctf_event_class *only;	/* single class */
-	const struct fastent *fast;	/* [nbyid] when byid, else NULL */
+	const struct fastent *fast;	/* [max(nbyid, 32)] when byid, else NULL */
 };
 
 /* Per-trace compile result that is not stored in the model. */
@@ -252,6 +271,10 @@ TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint
  * larger tape.
  */
 TRAWL_HIDDEN int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
+
+/* The CPU decodes with AVX-512 VBMI (struct vfix), and TRAWL_NO_SIMD is
+ * not set in the environment. */
+TRAWL_HIDDEN bool ctf_simd(void);
 
 /* Grows the tape to hold at least one more value (a lent tape: moves to
  * the own one, see struct dctx); 0 or -EBADMSG/-ENOMEM. */

@@ -159,12 +159,13 @@ typedef unsigned __int128 mkey;
  */
 struct leaf {
 	const struct brec *rec, *end;	/* next event of the current batch */
-	const union trawl_ctf_value *vals;	/* rec's values */
+	struct trawl_event ev;		/* rec's, values and all (leaf_set()) */
 	const struct batch *b;
 	struct trawl_reader_stream *s;
 	uint64_t base;			/* b->base when b->ghz */
 	bool ghz;
 	bool onecpu;
+	bool plain;			/* ghz && onecpu */
 	uint32_t cpu0;			/* b->cpu0 when b->onecpu */
 } __attribute__((aligned(64)));
 
@@ -190,7 +191,6 @@ struct merge {
 	mkey *key;			/* per leaf, to build; KEY_INF: no event */
 	struct leaf *leaf;
 	const struct trawl_ctf_event_class **cls;	/* by index */
-	struct trawl_event out;		/* the event returned last */
 } __attribute__((aligned(64)));
 
 struct trawl_reader {
@@ -218,6 +218,7 @@ struct trawl_reader {
 	unsigned threads;		/* as asked; 0: auto */
 	/* decode-ahead: one worker thread, a loser tree over the batch heads */
 	bool threaded, started;
+	bool simd;			/* ctf_simd(): the AVX-512 fill loop */
 	uint32_t batch_events;		/* 0: from BATCH_BUDGET */
 	struct trawl_reader_stream **all;	/* by order */
 	struct merge *m;		/* the consumer's, aligned */
@@ -1062,120 +1063,17 @@ static inline void batch_push(struct batch *b, const struct trawl_event *e)
 	b->nv += e->nvalues;
 }
 
-/*
- * fill()'s fast path: decodes the run of common events that comes next (as
- * fast_next() defines them; no time range) straight into b, with the
- * decode state in registers. Returns how many; stops before the first
- * event it does not handle, having changed nothing for it. `compact`: the
- * stream's header form (a constant in each copy of the loop).
- */
-static inline __attribute__((always_inline)) uint32_t fill_run_hdr(struct trawl_reader_stream *s,
-								 struct batch *b, size_t least,
-								 const bool compact)
-{
-	struct dctx *c = &s->d;
-	const struct sc_dec *sd = s->scd;
-	const unsigned hl = compact ? 4 : 6;	/* header bytes */
-	const struct fastent *tab = sd->fast;
-	const uint64_t ntab = sd->nbyid, base = s->base, end = c->end;
-	const uint8_t *const pkt = c->pkt, *const mapend = s->map + s->size;
-	/*
-	 * A fixed event fits when it ends within the packet content and 8
-	 * readable bytes follow it in the mapping (its integers are read as
-	 * 8-byte loads): both are npos <= flim.
-	 */
-	const uint64_t mapbits = (uint64_t)(mapend - pkt) * 8;
-	const uint64_t flim = mapbits < 64 ? 0 : end < mapbits - 64 ? end : mapbits - 64;
-	struct brec *const recs = b->rec;
-	uint64_t *const cycs = b->cyc;
-	uint32_t *const cpus = b->cpu;
-	union trawl_ctf_value *const vals = b->vals;
-	const uint32_t cpu = s->ev.cpu, cap = b->cap;
-	uint64_t pos = c->pos, clock = c->clock;
-	uint32_t n = b->n, n0 = n;
-	size_t nv = b->nv, lim = b->capv - least;
+#define FR_SIMD 0
+#define FR_NAME(x) x
+#define FR_ATTR
+#include "ctf/fill-run.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FR_SIMD 1
+#define FR_NAME(x) x##_vbmi
+#define FR_ATTR __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+#include "ctf/fill-run.h"
+#endif
 
-	batch_same(b, base, cpu);	/* every event below: ts = base + cycles, cpu */
-	const bool wcyc = !b->ghz, wcpu = !b->onecpu;
-	while (n < cap && nv <= lim) {
-		uint64_t p = (pos + 7) & ~(uint64_t)7, id, ncl;
-		if (unlikely(p + 112 > end))
-			break;	/* no room for the longest header */
-		const uint8_t *h = pkt + (p >> 3);
-		__builtin_prefetch(h + PREFETCH);
-		if (compact) {
-			uint32_t w;
-			memcpy(&w, h, 4);
-			w = le32toh(w);
-			id = w & 31;
-			if (unlikely(id == 31))
-				break;	/* extended */
-			ncl = ctf_clock_update(clock, w >> 5, 27);
-		} else {
-			uint16_t x16;
-			uint32_t x;
-			memcpy(&x16, h, 2);
-			memcpy(&x, h + 2, 4);
-			id = le16toh(x16);
-			if (unlikely(id == 65535))
-				break;	/* extended */
-			ncl = ctf_clock_update(clock, le32toh(x), 32);
-		}
-		if (unlikely(id >= ntab))
-			break;
-		const struct fastent *fe = &tab[id];
-		const struct ec_dec *ed = fe->ed;
-		const uint8_t *body = h + hl;
-		union trawl_ctf_value *v = vals + nv;
-		uint32_t nval;
-		if (likely(ed)) {
-			uint64_t npos = p + ((uint64_t)hl + fe->bytes) * 8;
-			if (unlikely(npos > flim))
-				break;
-			ctf_decode_fixed_to(v, ed, body, true);
-			pos = npos;
-			nval = fe->nfix;
-		} else if (fe->semi) {
-			/* a fixed prefix and strings/sequences: decoded in place
-			 * into the batch; anything unusual (the values outgrow
-			 * the batch, bad data) is left to the general path */
-			c->pos = p + (uint64_t)hl * 8;
-			c->tape = v;
-			c->cap = (uint32_t)(b->capv - nv > UINT32_MAX ? UINT32_MAX : b->capv - nv);
-			if (unlikely(ctf_decode_semi(c, fe->semi, mapend) || c->tape != v)) {
-				c->pos = pos;
-				c->tape = c->own;
-				c->cap = c->owncap;
-				break;
-			}
-			pos = c->pos;
-			nval = c->nv;
-		} else {
-			break;
-		}
-		clock = ncl;
-		recs[n] = (struct brec){ (int64_t)(base + ncl), fe->cls, nval };
-		if (unlikely(wcyc))
-			cycs[n] = ncl;
-		if (unlikely(wcpu))
-			cpus[n] = cpu;
-		n++;
-		nv += nval;
-	}
-	c->tape = c->own;
-	c->cap = c->owncap;
-	if (n == n0)
-		return 0;
-	c->pos = pos;
-	c->clock = clock;
-	s->st.events += n - n0;
-	if (unlikely(s->st.first_ts == INT64_MAX))
-		s->st.first_ts = recs[n0].ts;
-	s->st.last_ts = recs[n - 1].ts;
-	b->nv = nv;
-	b->n = n;
-	return n - n0;
-}
 
 static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
 			 size_t least)
@@ -1184,10 +1082,19 @@ static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, 
 
 	if (!sd || !sd->fast || (r->has_begin | r->has_end) || !s->ghz)
 		return 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (r->simd) {
+		if (sd->hdr == HDR_COMPACT)
+			return fill_run_compact_vbmi(s, b, least);
+		if (sd->hdr == HDR_LARGE)
+			return fill_run_large_vbmi(s, b, least);
+		return 0;
+	}
+#endif
 	if (sd->hdr == HDR_COMPACT)
-		return fill_run_hdr(s, b, least, true);
+		return fill_run_compact(s, b, least);
 	if (sd->hdr == HDR_LARGE)
-		return fill_run_hdr(s, b, least, false);
+		return fill_run_large(s, b, least);
 	return 0;
 }
 
@@ -1341,10 +1248,11 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			s->cur = b;
 			L->rec = b->rec;
 			L->end = b->rec + b->n;
-			L->vals = b->vals;
+			L->ev.values = b->vals;
 			L->b = b;
 			L->ghz = b->ghz;
 			L->onecpu = b->onecpu;
+			L->plain = b->ghz && b->onecpu;
 			L->cpu0 = b->cpu0;
 			L->base = b->base;
 			s->pub = b->st;
@@ -1417,7 +1325,8 @@ static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
 {
 	uint64_t *tree = m->t64;
 
-	for (uint32_t p = (w + m->k) >> 1; p; p >>= 1) {
+	/* size_t p: one addressing mode for the load and the store */
+	for (size_t p = ((size_t)w + m->k) >> 1; p; p >>= 1) {
 		uint64_t kl = tree[p];
 		bool sw = kl < kw;
 		tree[p] = sw ? kw : kl;
@@ -1460,15 +1369,29 @@ static inline void merge_update(struct merge *m, uint32_t w, bool live)
 {
 	if (likely(!m->wide)) {
 		uint64_t d = live ? ((uint64_t)m->leaf[w].rec->ts ^ (UINT64_C(1) << 63)) - m->base : 0;
-		if (!live)
-			lt_replay64(m, w, UINT64_MAX);
-		else if (likely(d < m->range))
-			lt_replay64(m, w, d << m->lb | w);
-		else
+		if (live && unlikely(d >= m->range)) {
 			rekey(m);
+			return;
+		}
+		uint64_t kw = live ? d << m->lb | w : UINT64_MAX;
+		lt_replay64(m, w, kw);
 		return;
 	}
 	lt_replay(m, w, live ? mkkey(m->leaf[w].rec->ts, w) : KEY_INF);
+}
+
+/* Makes L->ev the event of L->rec (L->ev.values already its values). */
+static inline void leaf_set(const struct merge *m, struct leaf *L)
+{
+	const struct brec *x = L->rec;
+	struct trawl_event *o = &L->ev;
+
+	o->ts = x->ts;
+	o->cycles = likely(L->ghz) ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
+	o->cls = m->cls[x->cls];
+	o->stream = L->s;
+	o->nvalues = x->nv;
+	o->cpu = likely(L->onecpu) ? L->cpu0 : L->b->cpu[x - L->b->rec];
 }
 
 /* Starts the worker and takes every stream's first batch. */
@@ -1522,7 +1445,10 @@ static int prime_threaded(struct trawl_reader *r)
 	for (uint32_t i = 0; i < r->nstreams; i++) {
 		struct leaf *L = &m->leaf[i];
 		L->s = r->all[i];
-		if (take_next(r, L->s, L) < 0)
+		int rc = take_next(r, L->s, L);
+		if (rc > 0)
+			leaf_set(m, L);
+		else if (rc < 0)
 			r->errq[r->nerrq++] = L->s;
 	}
 	rekey(m);
@@ -1536,23 +1462,12 @@ single:
 	return -1;
 }
 
-/* The event of leaf w (the winner), from its record and its batch's arrays. */
+/* Returns the event of leaf w, the winner. */
 static inline __attribute__((always_inline)) int emit(struct merge *m, uint32_t w,
 						      const struct trawl_event **ev)
 {
-	const struct leaf *L = &m->leaf[w];
-	const struct brec *x = L->rec;
-	struct trawl_event *o = &m->out;
-
 	m->win = w;
-	o->ts = x->ts;
-	o->cycles = likely(L->ghz) ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
-	o->cls = m->cls[x->cls];
-	o->stream = L->s;
-	o->values = L->vals;
-	o->nvalues = x->nv;
-	o->cpu = likely(L->onecpu) ? L->cpu0 : L->b->cpu[x - L->b->rec];
-	*ev = o;
+	*ev = &m->leaf[w].ev;
 	return 1;
 }
 
@@ -1565,13 +1480,16 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 	if (likely(w != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];
 		bool live = true;
-		L->vals += L->rec->nv;
+		L->ev.values += L->rec->nv;
 		if (likely(++L->rec < L->end)) {
 			/* the batch was written by the other core: fetch ahead */
 			__builtin_prefetch(L->rec + 8);
+			leaf_set(m, L);
 		} else {
 			int rc = take_next(r, L->s, L);
-			if (rc <= 0) {
+			if (rc > 0) {
+				leaf_set(m, L);
+			} else {
 				live = false;
 				if (rc < 0)
 					r->errq[r->nerrq++] = L->s;
@@ -1621,9 +1539,14 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 		const struct brec *x = L->rec;
 		if (likely(x + 1 < L->end)) {
 			uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
-			if (likely(d < m->range)) {
-				L->vals += x->nv;
+			if (likely(d < m->range && L->plain)) {
+				/* leaf_set(), for what changes */
+				L->ev.values += x->nv;
 				L->rec = x + 1;
+				L->ev.ts = x[1].ts;
+				L->ev.cycles = (uint64_t)x[1].ts - L->base;
+				L->ev.cls = m->cls[x[1].cls];
+				L->ev.nvalues = x[1].nv;
 				/* the batch was written by the other core: fetch ahead */
 				__builtin_prefetch(x + 32);
 				lt_replay64(m, w, d << m->lb | w);
@@ -1654,8 +1577,9 @@ static __attribute__((noinline)) int next_single(struct trawl_reader *r, const s
 
 int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
 {
-	if (likely(r->threaded))
+	if (likely(r->threaded)) {
 		return next_threaded(r, ev);
+	}
 	return next_single(r, ev);
 }
 
@@ -2013,6 +1937,7 @@ static int discover(struct trawl_reader *r, const char *dir, int depth, char *er
 
 static void set_opts(struct trawl_reader *r, const struct trawl_reader_opts *o)
 {
+	r->simd = ctf_simd();
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
 		r->hosts = o->hosts;
 		r->nhosts = o->hosts ? o->nhosts : 0;

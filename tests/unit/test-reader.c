@@ -1598,6 +1598,249 @@ static void test_fixes(void)
 	ok(inr, "every event in the range");
 }
 
+/* ------------------------------------------------- random layouts */
+
+/*
+ * Event classes of random fixed and semi-fixed layouts (integers of every
+ * byte size and sign, floats, char arrays with and without their NUL,
+ * static arrays, strings, byte and 16-bit sequences), long enough to pass
+ * the 64 bytes and 16 values the vector decoder takes; random values
+ * written by the writer, read back with a worker (the fast fill loop, with
+ * vectors when the CPU has them, see TRAWL_NO_SIMD) and compared value by
+ * value with what was written.
+ */
+enum { RK_U, RK_S, RK_F32, RK_F64, RK_TEXT, RK_ARR, RK_STR, RK_SEQ8, RK_SEQ16, RK_N };
+
+struct rfield {
+	int kind;
+	unsigned bits;		/* RK_U, RK_S */
+	unsigned n;		/* RK_TEXT: bytes */
+};
+
+struct rclass {
+	struct rfield f[28];
+	int nf;
+	struct trawl_ctf_event_class *ec[2];
+};
+
+struct rval {
+	int kind;		/* 0: .u, 1: .d bits, 2: string */
+	uint64_t u;
+	uint32_t soff, slen;	/* kind 2: in the pool */
+};
+
+static uint64_t rl_state = 88172645463325252ull;
+
+static uint64_t rl_rand(void)
+{
+	rl_state ^= rl_state << 13;
+	rl_state ^= rl_state >> 7;
+	rl_state ^= rl_state << 17;
+	return rl_state;
+}
+
+static void test_random_layouts(void)
+{
+	enum { NCLS = 14, NSTREAMS = 4, NEV = 6000 };
+	char dir[300];
+	struct trawl_ctf_writer_opts wo = {
+		.sz = sizeof(wo), .path = dir, .hostname = "layouts", .domain = "ust",
+		.clock_offset_s = 1700000000, .packet_size = 16384,
+	};
+	static struct rclass cl[NCLS];
+	/* grown before each event by what one event can take at most */
+	size_t capw = 1 << 16, capp = 1 << 16, npool = 0, nwant = 0;
+	struct rval *want = malloc(capw * sizeof(*want));
+	uint32_t *wstart = calloc(NEV + 1, sizeof(*wstart)), *wcls = calloc(NEV, sizeof(*wcls));
+	char *pool = malloc(capp);
+
+	snprintf(dir, sizeof(dir), "%s/layouts", root);
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&wo);
+	if (!w || !want || !wstart || !wcls || !pool)
+		abort();
+	struct trawl_ctf_type *ch = trawl_ctf_type_int(w, 8, false, 10);
+	ch->u.i.encoding = TRAWL_CTF_ENC_UTF8;
+	struct trawl_ctf_type *u16 = trawl_ctf_type_int(w, 16, false, 10);
+	struct trawl_ctf_stream_class *sc[2] = {
+		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL),
+		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL),
+	};
+	for (int c = 0; c < NCLS; c++) {
+		struct rclass *k = &cl[c];
+		bool semi = c % 2;
+		struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
+		/* a few short ones; two of 9 to 16 narrow fields (two vector
+		 * groups within 64 bytes); the others up to 28 fields */
+		bool narrow = c == 4 || c == 5;
+		k->nf = narrow ? 9 + (int)(rl_rand() % 8) : 1 + (int)(rl_rand() % (c < 4 ? 6 : 28));
+		for (int i = 0; i < k->nf; i++) {
+			struct rfield *f = &k->f[i];
+			char name[16], len[16];
+			struct trawl_ctf_type *t = NULL;
+			snprintf(name, sizeof(name), "f%d", i);
+			do
+				f->kind = (int)(rl_rand() % RK_N);
+			while ((!semi && f->kind >= RK_STR) || (semi && i < 2 && f->kind >= RK_STR) ||
+			       (narrow && f->kind != RK_U && f->kind != RK_S && f->kind != RK_F32));
+			f->bits = 8u << (rl_rand() % (narrow ? 3 : 4));
+			f->n = 1 + (unsigned)(rl_rand() % 70);
+			switch (f->kind) {
+			case RK_U: case RK_S:
+				t = trawl_ctf_type_int(w, f->bits, f->kind == RK_S, 10);
+				break;
+			case RK_F32: t = trawl_ctf_type_float(w, 32); break;
+			case RK_F64: t = trawl_ctf_type_float(w, 64); break;
+			case RK_TEXT: t = trawl_ctf_type_array(w, ch, f->n); break;
+			case RK_ARR: t = trawl_ctf_type_array(w, u16, 3); break;
+			case RK_STR: t = trawl_ctf_type_string(w); break;
+			case RK_SEQ8: case RK_SEQ16:
+				snprintf(len, sizeof(len), "n%d", i);
+				if (trawl_ctf_struct_add(w, st, len, trawl_ctf_type_int(w, 32, false, 10)))
+					abort();
+				t = trawl_ctf_type_sequence(w, f->kind == RK_SEQ8 ?
+							       trawl_ctf_type_int(w, 8, false, 10) : u16, len);
+				break;
+			}
+			if (!t || trawl_ctf_struct_add(w, st, name, t))
+				abort();
+		}
+		char cname[16];
+		snprintf(cname, sizeof(cname), "l%d", c);
+		k->ec[0] = trawl_ctf_writer_event_class(w, sc[0], cname, 0, st);
+		k->ec[1] = trawl_ctf_writer_event_class(w, sc[1], cname, 0, st);
+		if (!k->ec[0] || !k->ec[1])
+			abort();
+	}
+	struct trawl_ctf_wstream *ws[NSTREAMS];
+	for (int i = 0; i < NSTREAMS; i++)
+		ws[i] = trawl_ctf_writer_stream(w, sc[i % 2], "chan", (uint32_t)i);
+	static uint8_t buf[8192];
+	for (int e = 0; e < NEV; e++) {
+		int c = (int)(rl_rand() % NCLS), si = (int)(rl_rand() % NSTREAMS);
+		const struct rclass *k = &cl[c];
+		struct trawl_ctf_buf b;
+		trawl_ctf_buf_init(&b, buf, sizeof(buf));
+		if (nwant + 28 * 102 > capw && !(want = realloc(want, (capw *= 2) * sizeof(*want))))
+			abort();
+		if (npool + 28 * 151 > capp && !(pool = realloc(pool, capp *= 2)))
+			abort();
+		wstart[e] = (uint32_t)nwant;
+		wcls[e] = (uint32_t)c;
+		for (int i = 0; i < k->nf; i++) {
+			const struct rfield *f = &k->f[i];
+			uint64_t r = rl_rand(), u;
+			struct rval *v = &want[nwant++];
+			switch (f->kind) {
+			case RK_U: case RK_S:
+				u = f->bits == 64 ? r : r & ((UINT64_C(1) << f->bits) - 1);
+				trawl_ctf_buf_put(&b, &u, f->bits / 8);
+				if (f->kind == RK_S && f->bits < 64 && (u >> (f->bits - 1) & 1))
+					u |= ~UINT64_C(0) << f->bits;	/* sign-extended */
+				*v = (struct rval){ 0, u, 0, 0 };
+				break;
+			case RK_F32: {
+				float x = (float)(int32_t)r / 7.0f;
+				double d = x;
+				trawl_ctf_buf_f32(&b, x);
+				memcpy(&u, &d, 8);
+				*v = (struct rval){ 1, u, 0, 0 };
+				break;
+			}
+			case RK_F64: {
+				double d = (double)(int64_t)r / 3.0;
+				trawl_ctf_buf_f64(&b, d);
+				memcpy(&u, &d, 8);
+				*v = (struct rval){ 1, u, 0, 0 };
+				break;
+			}
+			case RK_TEXT: {
+				/* a NUL somewhere, or none in a third of them */
+				unsigned nul = r % 3 ? (unsigned)(r >> 8) % f->n : f->n;
+				for (unsigned j = 0; j < f->n; j++)
+					pool[npool + j] = j == nul ? 0 : (char)('a' + (r >> (j % 40)) % 26);
+				trawl_ctf_buf_put(&b, pool + npool, f->n);
+				*v = (struct rval){ 2, 0, (uint32_t)npool, nul };
+				npool += f->n;
+				break;
+			}
+			case RK_ARR:
+				*v = (struct rval){ 0, 3, 0, 0 };
+				for (int j = 0; j < 3; j++) {
+					uint16_t x = (uint16_t)(r >> (16 * j));
+					trawl_ctf_buf_u16(&b, x);
+					want[nwant++] = (struct rval){ 0, x, 0, 0 };
+				}
+				break;
+			case RK_STR: {
+				unsigned n = (unsigned)(r % 5 ? r % 20 : r % 150);	/* some past 64 */
+				for (unsigned j = 0; j < n; j++)
+					pool[npool + j] = (char)('A' + (r >> (j % 50)) % 26);
+				pool[npool + n] = 0;
+				trawl_ctf_buf_str(&b, pool + npool);
+				*v = (struct rval){ 2, 0, (uint32_t)npool, n };
+				npool += n + 1;
+				break;
+			}
+			case RK_SEQ8: case RK_SEQ16: {
+				uint32_t n = (uint32_t)(r % 4 ? r % 20 : r % 100);
+				trawl_ctf_buf_u32(&b, n);
+				*v = (struct rval){ 0, n, 0, 0 };
+				want[nwant++] = (struct rval){ 0, n, 0, 0 };	/* the count */
+				for (uint32_t j = 0; j < n; j++) {
+					uint64_t x = rl_rand() & (f->kind == RK_SEQ8 ? 0xff : 0xffff);
+					trawl_ctf_buf_put(&b, &x, f->kind == RK_SEQ8 ? 1 : 2);
+					want[nwant++] = (struct rval){ 0, x, 0, 0 };
+				}
+				break;
+			}
+			}
+		}
+		if (trawl_ctf_wstream_event(ws[si], k->ec[si % 2], 1000 + (uint64_t)e * 10, buf, b.len))
+			abort();
+	}
+	wstart[NEV] = (uint32_t)nwant;
+	if (trawl_ctf_writer_close(w))
+		abort();
+	trawl_ctf_writer_free(w);
+
+	for (int threads = 1; threads <= 2; threads++) {
+		struct trawl_reader_opts o = { .sz = sizeof(o) };
+		struct trawl_reader *r = open_t(dir, o, (unsigned)threads, 0);
+		const struct trawl_event *ev;
+		long n = 0, bad = 0;
+		while (r && trawl_reader_next(r, &ev) == 1 && n < NEV) {
+			const struct rval *x = &want[wstart[n]];
+			uint32_t nv = wstart[n + 1] - wstart[n];
+			char cname[16];
+			snprintf(cname, sizeof(cname), "l%u", wcls[n]);
+			bool same = ev->ts - 1700000000 * INT64_C(1000000000) == 1000 + n * 10 &&
+				    strcmp(ev->cls->name, cname) == 0 && ev->nvalues == nv;
+			for (uint32_t i = 0; same && i < nv; i++) {
+				const union trawl_ctf_value *y = &ev->values[i];
+				if (x[i].kind == 2)
+					same = y->s.len == x[i].slen &&
+					       memcmp(y->s.p, pool + x[i].soff, x[i].slen) == 0;
+				else
+					same = y->u == x[i].u;
+				if (!same)
+					printf("# threads %d: event %ld (%s) value %u: %#llx, want %#llx\n",
+					       threads, n, cname, i, (unsigned long long)y->u,
+					       (unsigned long long)x[i].u);
+			}
+			if (!same && bad++ < 3)
+				printf("# threads %d: event %ld differs\n", threads, n);
+			n++;
+		}
+		is_int(n, NEV, "random layouts, threads %d: every event", threads);
+		is_int(bad, 0, "random layouts, threads %d: every value as written", threads);
+		trawl_reader_free(r);
+	}
+	free(want);
+	free(wstart);
+	free(wcls);
+	free(pool);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/test-reader-XXXXXX");
@@ -1615,6 +1858,7 @@ int main(void)
 	test_cpu_change();
 	test_index();
 	test_fixes();
+	test_random_layouts();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (!getenv("TEST_READER_KEEP") && system(cmd) != 0)

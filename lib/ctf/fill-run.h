@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/ctf/fill-run.h - the decode-ahead fast loop, a template that
+ * reader.c includes twice: plain (FR_SIMD 0), and compiled for AVX-512
+ * VBMI (FR_SIMD 1, FR_ATTR its target attribute, FR_NAME a suffix), chosen
+ * at run time by ctf_simd(). The AVX-512 copy decodes a fixed layout's
+ * integers with the event class's struct vfix, and char arrays with one
+ * compare; everything else is the same code.
+ */
+
+#if FR_SIMD
+#include <immintrin.h>
+
+/* The integer slots of a fixed body at p (see struct vfix); v has room
+ * for 8 * x->ngroups slots. */
+static inline __attribute__((always_inline)) FR_ATTR
+void vfix_decode(union trawl_ctf_value *v, const struct vfix *x, const uint8_t *p)
+{
+	const __m512i raw = _mm512_maskz_loadu_epi8(x->load, p);
+	const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+	const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+	uint32_t g = 0;
+
+	do {
+		__m512i q = _mm512_maskz_permutexvar_epi8(x->take[g],
+							  _mm512_loadu_si512(x->idx[g]), raw);
+		const __m512i sh = _mm512_loadu_si512(x->shift[g]);
+		q = _mm512_srav_epi64(_mm512_sllv_epi64(q, sh), sh);
+		/* value, 0 in each 16-byte slot */
+		_mm512_storeu_si512(v + 8 * g, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
+		_mm512_storeu_si512(v + 8 * g + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+	} while (++g < x->ngroups);
+}
+
+/* ctf_text_len() of a char array of n <= 64 bytes at q. */
+static inline __attribute__((always_inline)) FR_ATTR
+uint32_t vtext_len(const uint8_t *q, uint32_t n)
+{
+	const __mmask64 in = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+	const __mmask64 z = _mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, q),
+							 _mm512_setzero_si512());
+	return z ? (uint32_t)__builtin_ctzll(z) : n;
+}
+
+/* The n fixed entries at f (nint integers first) of a body at p, by x. */
+static inline __attribute__((always_inline)) FR_ATTR
+void vfix_decode_ents(union trawl_ctf_value *v, const struct vfix *x, const struct fent *f,
+		      uint32_t nint, uint32_t n, const uint8_t *p)
+{
+	vfix_decode(v, x, p);
+	for (const struct fent *e = f + n, *g = f + nint; g < e; g++) {
+		if (g->kind == FK_TEXT && g->mask <= 64) {
+			v[g->slot].s.p = (const char *)(p + g->off);
+			v[g->slot].s.len = vtext_len(p + g->off, (uint32_t)g->mask);
+		} else {
+			fixed_slow(&v[g->slot], g, p + g->off);
+		}
+	}
+}
+
+/*
+ * ctf_decode_semi() with vectors: fixed runs through their vfix, strings
+ * of up to 63 bytes and byte sequences a vector at a time. Anything else
+ * goes to ctf_decode_semi(), from the start.
+ */
+static inline __attribute__((always_inline)) FR_ATTR
+int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
+{
+	const uint8_t *p = c->pkt + (c->pos >> 3), *const end = c->pkt + (c->end >> 3);
+	union trawl_ctf_value *const t = c->tape;
+	const uint32_t cap = c->cap;
+	uint32_t nv = 0;
+
+	/* every fixed run writes up to 16 slots, a byte sequence 8 more
+	 * than its elements: one event never takes more than this */
+	if (unlikely(cap < d->semi_min + 16 * d->nseg))
+		return ctf_decode_semi(c, d, limit);
+	for (const struct seg *g = d->segs, *ge = g + d->nseg; g < ge; g++) {
+		switch (g->kind) {
+		case SG_FIXED: {
+			if (unlikely((size_t)(end - p) < g->bytes))
+				return -1;
+			union trawl_ctf_value *v = t + nv;
+			const struct fent *f = d->semifix + g->fix;
+			if (likely(g->vx))
+				vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p);
+			else
+				ctf_decode_fents(v, f, g->nint, g->nfix, p,
+						 (size_t)(limit - p) >= (size_t)g->bytes + 8);
+			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
+				c->regs[rs->reg] = v[rs->tape].u;
+			nv += g->nfix;
+			p += g->bytes;
+			break;
+		}
+		case SG_STRING: {
+			size_t left = (size_t)(end - p);
+			uint32_t len = vtext_len(p, left < 64 ? (uint32_t)left : 64);
+			if (unlikely(len >= 64 || len >= left))
+				return ctf_decode_semi(c, d, limit);
+			t[nv].s.p = (const char *)p;
+			t[nv].s.len = len;
+			nv++;
+			p += len + 1;
+			break;
+		}
+		case SG_SEQ: {
+			uint64_t cnt = c->regs[g->src];
+			if (g->esize != 1 || g->esign)
+				return ctf_decode_semi(c, d, limit);
+			if (unlikely(cnt > (uint64_t)(end - p) ||
+				     cnt + 8 + d->semi_min + 16 * d->nseg > cap - nv))
+				return -1;
+			union trawl_ctf_value *e = t + nv;
+			e->n = cnt;
+			e++;
+			const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+			const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+			for (uint64_t k = 0; k < cnt; k += 8) {
+				uint64_t left = cnt - k;
+				__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
+				__m512i q = _mm512_cvtepu8_epi64(
+					_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
+				_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
+				_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+			}
+			nv += (uint32_t)cnt + 1;
+			p += cnt;
+			break;
+		}
+		default:
+			return ctf_decode_semi(c, d, limit);
+		}
+	}
+	c->nv = nv;
+	c->pos = (uint64_t)(p - c->pkt) * 8;
+	return 0;
+}
+
+/* ctf_decode_fixed_to() with the integers done by vfix_decode(). */
+static inline __attribute__((always_inline)) FR_ATTR
+void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p)
+{
+	vfix_decode(v, d->vx, p);
+	if (likely(d->nint == d->nfix))
+		return;
+	for (const struct fent *f = d->fix + d->nint, *e = d->fix + d->nfix; f < e; f++) {
+		if (f->kind == FK_TEXT && f->mask <= 64) {
+			v[f->slot].s.p = (const char *)(p + f->off);
+			v[f->slot].s.len = vtext_len(p + f->off, (uint32_t)f->mask);
+		} else {
+			fixed_slow(&v[f->slot], f, p + f->off);
+		}
+	}
+}
+#endif
+
+/* The semi-fixed events, out of the loop below: it keeps its state in
+ * registers. */
+static __attribute__((noinline)) FR_ATTR
+int FR_NAME(fill_semi)(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
+{
+#if FR_SIMD
+	return vsemi_decode(c, d, limit);
+#else
+	return ctf_decode_semi(c, d, limit);
+#endif
+}
+
+/*
+ * fill()'s fast path: decodes the run of common events that comes next (as
+ * fast_next() defines them; no time range) straight into b, with the
+ * decode state in registers. Returns how many; stops before the first
+ * event it does not handle, having changed nothing for it. `compact`: the
+ * stream's header form (a constant in each copy of the loop).
+ */
+static inline __attribute__((always_inline)) FR_ATTR
+uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, size_t least,
+			       const bool compact)
+{
+	struct dctx *c = &s->d;
+	const struct sc_dec *sd = s->scd;
+	const unsigned hl = compact ? 4 : 6;	/* header bytes */
+	const struct fastent *const tab = sd->fast;	/* compact: 32 entries or more */
+	const uint64_t ntab = sd->nbyid, base = s->base;
+	const uint8_t *const pkt = c->pkt, *const mapend = s->map + s->size;
+
+	batch_same(b, base, s->ev.cpu);
+	if (unlikely(!b->ghz || !b->onecpu))
+		return 0;	/* events need their own cycles or cpu: fill() */
+	/*
+	 * Byte positions. Everything decoded here ends by qflim: within the
+	 * content, with 8 readable bytes after it in the mapping (integers
+	 * are read as 8-byte loads). A header needs 14 bytes before it (the
+	 * longest); the events closer to the end (a packet's last one or
+	 * two) are left to the general path.
+	 */
+	const uint64_t mapbits = (uint64_t)(mapend - pkt) * 8, end = c->end;
+	const uint64_t flim = mapbits < 64 ? 0 : end < mapbits - 64 ? end : mapbits - 64;
+	const uint8_t *const qflim = pkt + (flim >> 3);
+	struct brec *const recs = b->rec, *const rend = recs + b->cap;
+	struct brec *r = recs + b->n;
+	union trawl_ctf_value *const vals = b->vals, *const vlim = vals + (b->capv - least);
+	union trawl_ctf_value *vp = vals + b->nv;
+	const uint64_t pos0 = c->pos;
+	const uint8_t *q = pkt + ((pos0 + 7) >> 3);
+	uint64_t clock = c->clock;
+	const struct brec *const r0 = r;
+
+	while (r < rend && vp <= vlim) {
+		uint64_t id, ncl;
+		if (unlikely(qflim - q < 14))
+			break;	/* no room for the longest header */
+		__builtin_prefetch(q + PREFETCH);
+		if (compact) {
+			uint32_t w;
+			memcpy(&w, q, 4);
+			w = le32toh(w);
+			id = w & 31;
+			if (unlikely(id == 31))
+				break;	/* extended */
+			ncl = ctf_clock_update(clock, w >> 5, 27);
+		} else {
+			uint16_t x16;
+			uint32_t x;
+			memcpy(&x16, q, 2);
+			memcpy(&x, q + 2, 4);
+			id = le16toh(x16);
+			if (unlikely(id == 65535 || id >= ntab))
+				break;	/* extended, or no such class */
+			ncl = ctf_clock_update(clock, le32toh(x), 32);
+		}
+		const struct fastent *fe = &tab[id];
+		const struct ec_dec *ed = fe->ed;
+		const uint8_t *body = q + hl;
+		uint32_t nval;
+		if (likely(ed)) {
+			const uint8_t *nq = body + fe->bytes;
+			if (unlikely(nq > qflim))
+				break;
+#if FR_SIMD
+			if (likely(ed->vx))
+				vfix_decode_all(vp, ed, body);
+			else
+#endif
+				ctf_decode_fixed_to(vp, ed, body, true);
+			q = nq;
+			nval = fe->nfix;
+		} else if (fe->semi) {
+			/* a fixed prefix and strings/sequences: decoded in place
+			 * into the batch; anything unusual (the values outgrow
+			 * the batch, bad data) is left to the general path */
+			size_t room = (size_t)(vals + b->capv - vp);
+			c->pos = (uint64_t)(body - c->pkt) * 8;
+			c->tape = vp;
+			c->cap = (uint32_t)(room > UINT32_MAX ? UINT32_MAX : room);
+			if (unlikely(FR_NAME(fill_semi)(c, fe->semi, mapend) || c->tape != vp))
+				break;
+			q = c->pkt + (c->pos >> 3);
+			nval = c->nv;
+		} else {
+			break;
+		}
+		clock = ncl;
+		r->ts = (int64_t)(base + ncl);
+		r->cls = fe->cls;
+		r->nv = nval;
+		r++;
+		vp += nval;
+	}
+	c->tape = c->own;
+	c->cap = c->owncap;
+	uint32_t k = (uint32_t)(r - r0);
+	if (!k) {
+		c->pos = pos0;	/* a semi-fixed event may have moved it */
+		return 0;
+	}
+	c->pos = (uint64_t)(q - pkt) * 8;
+	c->clock = clock;
+	s->st.events += k;
+	if (unlikely(s->st.first_ts == INT64_MAX))
+		s->st.first_ts = r0->ts;
+	s->st.last_ts = r[-1].ts;
+	b->nv = (size_t)(vp - vals);
+	b->n = (uint32_t)(r - recs);
+	return k;
+}
+
+/* Each its own function: inlined into fill(), the loop's state spills. */
+static __attribute__((noinline)) FR_ATTR
+uint32_t FR_NAME(fill_run_compact)(struct trawl_reader_stream *s, struct batch *b, size_t least)
+{
+	return FR_NAME(fill_run_hdr)(s, b, least, true);
+}
+
+static __attribute__((noinline)) FR_ATTR
+uint32_t FR_NAME(fill_run_large)(struct trawl_reader_stream *s, struct batch *b, size_t least)
+{
+	return FR_NAME(fill_run_hdr)(s, b, least, false);
+}
+
+#undef FR_SIMD
+#undef FR_NAME
+#undef FR_ATTR
