@@ -328,15 +328,15 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 	int r = trawl_ctf_struct_add(c->w, xt, "ret", int_type(c, 8, true, false));
 	if (r)
 		return r;
+	/* new_class() may move c->names: look both up again after */
 	if (!ne) {
-		const struct trawl_ctf_event_class *ec = new_class(c, en, st);
-		if (!ec)
+		if (!new_class(c, en, st))
 			return -errno;
-		ne = named_find(c, en);
-		ne->nargs = n;
+		named_find(c, en)->nargs = n;
 	}
 	if (!nx && !new_class(c, xn, xt))
 		return -errno;
+	ne = named_find(c, en);
 	nx = named_find(c, xn);
 	*entry = ne->ec;
 	*exit_ = nx->ec;
