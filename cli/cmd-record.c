@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -248,6 +249,7 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	}
 	av[n] = NULL;
 	fflush(NULL);
+	pid_t self = getpid();
 	pid_t p = fork();
 	if (p < 0) {
 		close(rd[0]);
@@ -256,6 +258,11 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 		return die_msg("record: fork: %s", strerror(errno)), -1;
 	}
 	if (p == 0) {
+		/* if record dies without stopping it (a crash, SIGKILL), the
+		 * agent gets SIGTERM: it ends the traces and exits, instead of
+		 * waiting for an end that never comes */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != self)
+			_exit(127);
 		close(rd[0]);
 		fcntl(rd[1], F_SETFD, 0);	/* the agent's --ready-fd */
 		/* a session of its own: no terminal signals meant for the

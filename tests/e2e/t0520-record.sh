@@ -13,7 +13,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || skip_all "examples/ust-counter is not built"
-plan 18
+plan 21
 
 # 1. user space only
 "$TRAWL" record -q --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
@@ -47,6 +47,35 @@ if [ "$(id -u)" != 0 ]; then
 	for i in 1 2 3 4 5 6; do skip "kernel part: needs root (tracefs)"; done
 	finish
 fi
+# record killed outright (SIGKILL): its agent is told by the kernel (parent
+# death signal), ends the trace and exits instead of waiting forever
+"$TRAWL" record -q --no-kernel --host h5 -o s5 -- "$APP" -n 100000 -s 1000 > /dev/null 2> rec5.err &
+rpid=$!
+apid="" cpid=""
+for i in $(seq 50); do
+	apid=$(pgrep -P "$rpid" -f 'agent --oneshot')
+	cpid=$(pgrep -P "$rpid" -f 'ust-counter')
+	[ -n "$apid" ] && [ -n "$cpid" ] && [ -f s5/h5/ust/metadata ] && break
+	sleep 0.1
+done
+sleep 0.3
+kill -9 "$rpid"
+wait "$rpid" 2> /dev/null
+gone=1
+for i in $(seq 100); do
+	kill -0 "$apid" 2> /dev/null || { gone=0; break; }
+	sleep 0.1
+done
+[ -n "$apid" ] && [ "$gone" -eq 0 ]
+ok $? "record killed: its agent (${apid:-none found}) exits by itself"
+[ "$gone" -ne 0 ] && [ -n "$apid" ] && kill "$apid" 2> /dev/null	# not left running
+[ -n "$cpid" ] && kill "$cpid" 2> /dev/null
+"$TRAWL" print s5 > s5.txt 2> s5.err
+is "$?" 0 "record killed: the trace its agent ended reads cleanly"
+n5=$(grep -c 'counter:tick' s5.txt)
+[ "$n5" -gt 0 ]
+ok $? "record killed: the ticks before the kill are there ($n5)"
+
 "$TRAWL" record -q -k sched --only-command --host h4 -o s4 -- "$APP" -n 400 -t 2 > app4.out 2> rec4.err
 rc=$?
 if [ "$rc" -ne 0 ] && grep -qE 'tracefs|instance|Permission|not permitted' rec4.err; then
