@@ -631,7 +631,9 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 		}
 		if (o->reg >= 0) {
 			if (x->rs)
-				x->rs[x->nrs] = (struct rstore){ (uint32_t)(x->n - x->run0), o->reg };
+				x->rs[x->nrs] = (struct rstore){ (uint32_t)(x->n - x->run0), o->reg,
+								 (uint32_t)x->off, (uint8_t)(o->size / 8),
+								 (uint8_t)(o->flags & OPF_SIGN) };
 			x->nrs++;
 		}
 		switch (o->code) {
@@ -681,7 +683,7 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
  */
 static bool vfix_build(struct vfix *x, const struct fent *f, uint32_t nint, uint32_t nfix)
 {
-	uint32_t end = 0;
+	uint32_t end = 0, top = 0;
 
 	if (!nint || nfix > VFIX_SLOTS)
 		return false;
@@ -698,9 +700,11 @@ static bool vfix_build(struct vfix *x, const struct fent *f, uint32_t nint, uint
 		x->shift[g][lane] = f[i].mask == ~UINT64_C(0) ? f[i].sh : 0;
 		if (f[i].off + bytes > end)
 			end = f[i].off + bytes;
+		if (f[i].slot + 1u > top)
+			top = f[i].slot + 1u;
 	}
 	x->load = end >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << end) - 1;
-	x->ngroups = nfix > 8 ? 2 : 1;
+	x->nquads = (top + 3) / 4;
 	return true;
 }
 

@@ -11,47 +11,80 @@
 #if FR_SIMD
 #include <immintrin.h>
 
-/* The integer slots of a fixed body at p (see struct vfix); v has room
- * for 8 * x->ngroups slots. */
+/*
+ * The 64 bytes at p, of which those in `need` are readable (lim: the end
+ * of what is): one plain load, unless p is within 64 bytes of lim.
+ */
 static inline __attribute__((always_inline)) FR_ATTR
-void vfix_decode(union trawl_ctf_value *v, const struct vfix *x, const uint8_t *p)
+__m512i vload(const uint8_t *p, __mmask64 need, const uint8_t *lim)
 {
-	const __m512i raw = _mm512_maskz_loadu_epi8(x->load, p);
+	if (likely(lim - p >= 64))
+		return _mm512_loadu_si512(p);
+	return _mm512_maskz_loadu_epi8(need, p);
+}
+
+/* The integer slots of a fixed body at p (see struct vfix), and the other
+ * slots up to the last integer's as 0: 4 * x->nquads slots at v. */
+static inline __attribute__((always_inline)) FR_ATTR
+void vfix_decode(union trawl_ctf_value *v, const struct vfix *x, const uint8_t *p,
+		 const uint8_t *lim)
+{
+	const __m512i raw = vload(p, x->load, lim);
 	const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
 	const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+	const uint32_t nq = x->nquads;
 	uint32_t g = 0;
 
 	do {
-		__m512i q = _mm512_maskz_permutexvar_epi8(x->take[g],
-							  _mm512_loadu_si512(x->idx[g]), raw);
-		const __m512i sh = _mm512_loadu_si512(x->shift[g]);
+		__m512i q = _mm512_maskz_permutexvar_epi8(x->take[g / 2],
+							  _mm512_loadu_si512(x->idx[g / 2]), raw);
+		const __m512i sh = _mm512_loadu_si512(x->shift[g / 2]);
 		q = _mm512_srav_epi64(_mm512_sllv_epi64(q, sh), sh);
 		/* value, 0 in each 16-byte slot */
-		_mm512_storeu_si512(v + 8 * g, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
-		_mm512_storeu_si512(v + 8 * g + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
-	} while (++g < x->ngroups);
+		_mm512_storeu_si512(v + 4 * g, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
+		if (g + 1 < nq)
+			_mm512_storeu_si512(v + 4 * g + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+		g += 2;
+	} while (g < nq);
 }
 
 /* ctf_text_len() of a char array of n <= 64 bytes at q. */
 static inline __attribute__((always_inline)) FR_ATTR
-uint32_t vtext_len(const uint8_t *q, uint32_t n)
+uint32_t vtext_len(const uint8_t *q, uint32_t n, const uint8_t *lim)
 {
 	const __mmask64 in = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
-	const __mmask64 z = _mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, q),
+	const __mmask64 z = _mm512_mask_cmpeq_epi8_mask(in, vload(q, in, lim),
 							 _mm512_setzero_si512());
 	return z ? (uint32_t)__builtin_ctzll(z) : n;
+}
+
+/* A register's integer of `bytes` bytes at p (little-endian). */
+static inline __attribute__((always_inline)) FR_ATTR
+uint64_t rload(const uint8_t *p, unsigned bytes, bool sign)
+{
+	uint8_t b8;
+	uint16_t b16;
+	uint32_t b32;
+	uint64_t b64;
+
+	switch (bytes) {
+	case 1: memcpy(&b8, p, 1); return sign ? (uint64_t)(int8_t)b8 : b8;
+	case 2: memcpy(&b16, p, 2); return sign ? (uint64_t)(int16_t)b16 : b16;
+	case 4: memcpy(&b32, p, 4); return sign ? (uint64_t)(int32_t)b32 : b32;
+	default: memcpy(&b64, p, 8); return b64;
+	}
 }
 
 /* The n fixed entries at f (nint integers first) of a body at p, by x. */
 static inline __attribute__((always_inline)) FR_ATTR
 void vfix_decode_ents(union trawl_ctf_value *v, const struct vfix *x, const struct fent *f,
-		      uint32_t nint, uint32_t n, const uint8_t *p)
+		      uint32_t nint, uint32_t n, const uint8_t *p, const uint8_t *lim)
 {
-	vfix_decode(v, x, p);
+	vfix_decode(v, x, p, lim);
 	for (const struct fent *e = f + n, *g = f + nint; g < e; g++) {
 		if (g->kind == FK_TEXT && g->mask <= 64) {
 			v[g->slot].s.p = (const char *)(p + g->off);
-			v[g->slot].s.len = vtext_len(p + g->off, (uint32_t)g->mask);
+			v[g->slot].s.len = vtext_len(p + g->off, (uint32_t)g->mask, lim);
 		} else {
 			fixed_slow(&v[g->slot], g, p + g->off);
 		}
@@ -83,19 +116,21 @@ int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 			union trawl_ctf_value *v = t + nv;
 			const struct fent *f = d->semifix + g->fix;
 			if (likely(g->vx))
-				vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p);
+				vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p, limit);
 			else
 				ctf_decode_fents(v, f, g->nint, g->nfix, p,
 						 (size_t)(limit - p) >= (size_t)g->bytes + 8);
+			/* from the bytes, not the tape: a load of what a vector
+			 * store just wrote waits for it */
 			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
-				c->regs[rs->reg] = v[rs->tape].u;
+				c->regs[rs->reg] = rload(p + rs->off, rs->bytes, rs->sign);
 			nv += g->nfix;
 			p += g->bytes;
 			break;
 		}
 		case SG_STRING: {
 			size_t left = (size_t)(end - p);
-			uint32_t len = vtext_len(p, left < 64 ? (uint32_t)left : 64);
+			uint32_t len = vtext_len(p, left < 64 ? (uint32_t)left : 64, limit);
 			if (unlikely(len >= 64 || len >= left))
 				return ctf_decode_semi(c, d, limit);
 			t[nv].s.p = (const char *)p;
@@ -120,6 +155,8 @@ int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 				uint64_t left = cnt - k;
 				__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
 				__m512i q = _mm512_cvtepu8_epi64(
+					likely(limit - (p + k) >= 8) ?
+					_mm_loadl_epi64((const __m128i *)(p + k)) :
 					_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
 				_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
 				_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
@@ -139,15 +176,16 @@ int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 
 /* ctf_decode_fixed_to() with the integers done by vfix_decode(). */
 static inline __attribute__((always_inline)) FR_ATTR
-void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p)
+void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
+		     const uint8_t *lim)
 {
-	vfix_decode(v, d->vx, p);
+	vfix_decode(v, d->vx, p, lim);
 	if (likely(d->nint == d->nfix))
 		return;
 	for (const struct fent *f = d->fix + d->nint, *e = d->fix + d->nfix; f < e; f++) {
 		if (f->kind == FK_TEXT && f->mask <= 64) {
 			v[f->slot].s.p = (const char *)(p + f->off);
-			v[f->slot].s.len = vtext_len(p + f->off, (uint32_t)f->mask);
+			v[f->slot].s.len = vtext_len(p + f->off, (uint32_t)f->mask, lim);
 		} else {
 			fixed_slow(&v[f->slot], f, p + f->off);
 		}
@@ -240,7 +278,7 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 				break;
 #if FR_SIMD
 			if (likely(ed->vx))
-				vfix_decode_all(vp, ed, body);
+				vfix_decode_all(vp, ed, body, mapend);
 			else
 #endif
 				ctf_decode_fixed_to(vp, ed, body, true);

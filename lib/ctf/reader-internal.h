@@ -123,7 +123,8 @@ struct vfix {
 	uint64_t shift[2][8];	/* per lane: 64 - bits when signed, else 0 */
 	uint64_t take[2];	/* per group: the lane bytes taken from the body */
 	uint64_t load;		/* body bytes read: the first min(64, bytes) */
-	uint32_t ngroups;	/* 1 or 2 */
+	uint32_t nquads;	/* 1 to 4: slots written, 4 at a time (to the
+				 * last integer's) */
 };
 
 /*
@@ -152,6 +153,9 @@ struct seg {
 struct rstore {
 	uint32_t tape;		/* value index within the run */
 	int32_t reg;
+	uint32_t off;		/* the integer's bytes from the run's start */
+	uint8_t bytes;		/* 1, 2, 4, 8 */
+	uint8_t sign;
 };
 
 

@@ -159,6 +159,13 @@ typedef unsigned __int128 mkey;
  */
 struct leaf {
 	const struct brec *rec, *end;	/* next event of the current batch */
+	/*
+	 * The 64-bit merge key of rec[1], the event after the head, so that
+	 * the common step replays at once and advances the leaf meanwhile;
+	 * UINT64_MAX when that step cannot be taken (no rec[1] in the batch,
+	 * out of the keys' range, wide keys, raw clock or cpu per event).
+	 */
+	uint64_t nk;
 	struct trawl_event ev;		/* rec's, values and all (leaf_set()) */
 	const struct batch *b;
 	struct trawl_reader_stream *s;
@@ -1335,6 +1342,17 @@ static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
 	tree[0] = kw;
 }
 
+/* Leaf w's nk, from its current head (see struct leaf). */
+static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uint32_t w)
+{
+	const struct brec *x = L->rec;
+
+	if (m->wide || !L->plain || !x || x + 1 >= L->end)
+		return UINT64_MAX;
+	uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
+	return d < m->range ? d << m->lb | w : UINT64_MAX;
+}
+
 /*
  * Rebuilds the tree from the leaves' current events: 64-bit keys from the
  * earliest of them when they span less than half the range (room to go
@@ -1358,10 +1376,12 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 	if (!m->wide && (lo > hi || hi - lo < m->range / 2)) {
 		m->base = lo > hi ? 0 : lo;
 		m->t64[0] = lt_build64(m, 1);
-		return;
+	} else {
+		m->wide = true;
+		m->tree[0] = lt_build(m, 1);
 	}
-	m->wide = true;
-	m->tree[0] = lt_build(m, 1);
+	for (uint32_t i = 0; i < m->k; i++)
+		m->leaf[i].nk = next_key(m, &m->leaf[i], i);
 }
 
 /* The winner w has a new event (live) or none: replays it. */
@@ -1496,6 +1516,7 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			}
 		}
 		merge_update(m, w, live);
+		L->nk = live ? next_key(m, L, w) : UINT64_MAX;
 	} else if (!r->primed) {
 		if (prime_threaded(r))
 			return trawl_reader_next(r, ev);	/* single-threaded after all */
@@ -1534,24 +1555,29 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 	struct merge *m = r->m;
 	uint32_t w;
 
-	if (likely(m && (w = m->win) != NOLEAF && !m->wide)) {
+	if (likely(m && (w = m->win) != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];
-		const struct brec *x = L->rec;
-		if (likely(x + 1 < L->end)) {
-			uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
-			if (likely(d < m->range && L->plain)) {
-				/* leaf_set(), for what changes */
-				L->ev.values += x->nv;
-				L->rec = x + 1;
-				L->ev.ts = x[1].ts;
-				L->ev.cycles = (uint64_t)x[1].ts - L->base;
-				L->ev.cls = m->cls[x[1].cls];
-				L->ev.nvalues = x[1].nv;
-				/* the batch was written by the other core: fetch ahead */
-				__builtin_prefetch(x + 32);
-				lt_replay64(m, w, d << m->lb | w);
-				return emit(m, (uint32_t)(m->t64[0] & (m->k - 1)), ev);
+		uint64_t kw = L->nk;
+		if (likely(kw != UINT64_MAX)) {
+			/* the replay first: it is what the next call waits for */
+			lt_replay64(m, w, kw);
+			const struct brec *x = L->rec;
+			/* leaf_set(), for what changes */
+			L->ev.values += x->nv;
+			L->rec = ++x;
+			L->ev.ts = x->ts;
+			L->ev.cycles = (uint64_t)x->ts - L->base;
+			L->ev.cls = m->cls[x->cls];
+			L->ev.nvalues = x->nv;
+			/* the batch was written by the other core: fetch ahead */
+			__builtin_prefetch(x + 32);
+			uint64_t nk = UINT64_MAX;
+			if (likely(x + 1 < L->end)) {
+				uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
+				nk = likely(d < m->range) ? d << m->lb | w : UINT64_MAX;
 			}
+			L->nk = nk;
+			return emit(m, (uint32_t)(m->t64[0] & (m->k - 1)), ev);
 		}
 	}
 	return next_threaded_slow(r, ev);
