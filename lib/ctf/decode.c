@@ -679,13 +679,13 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 /*
  * Fills x for the layout's integers f[0 .. nint) (slots below VFIX_SLOTS,
  * bytes within the body's first 64). Returns false when the layout does
- * not qualify or has nothing for it.
+ * not qualify, or has one integer or none (plain loads do those for less).
  */
 static bool vfix_build(struct vfix *x, const struct fent *f, uint32_t nint, uint32_t nfix)
 {
 	uint32_t end = 0, top = 0;
 
-	if (!nint || nfix > VFIX_SLOTS)
+	if (nint < 2 || nfix > VFIX_SLOTS)
 		return false;
 	memset(x, 0, sizeof(*x));
 	for (uint32_t i = 0; i < nint; i++) {
