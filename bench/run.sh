@@ -94,6 +94,11 @@ fi
 got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
 [ "$got" = "$N" ] || echo "bench: warning: trawl print printed $got lines, simulate wrote $N events" >&2
 
+# Flush what the setup wrote (the sessions, bench-writer's files) to disk
+# first: otherwise the kernel's writeback competes for the CPUs during the
+# first timed runs.
+sync
+
 for r in $(seq "$RUNS"); do
 	echo "bench: run $r/$RUNS ..." >&2
 	tm trawl-info "$TRAWL" info "$WORK/full"
