@@ -347,30 +347,20 @@ int cmd_info(int argc, char **argv)
 	/* Decode everything, counting per class. */
 	size_t nclasses = trawl_reader_nclasses(r);
 
-	/*
-	 * Four rows of counters, one event each in turn: the events of one
-	 * class often come in a row, and an increment waits for the one
-	 * before it to the same counter (a store, then its load).
-	 */
-	size_t ncnt = nclasses + 1;
-	cnt = calloc(4 * ncnt, sizeof(*cnt));
+	cnt = calloc(nclasses + 1, sizeof(*cnt));
 	if (!cnt) {
 		status = die_msg("out of memory");
 		goto out;
 	}
-	for (size_t k = 0;; k++) {
-		if ((rc = trawl_reader_next(r, &ev)) <= 0) {
-			if (!rc)
-				break;
+	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+		if (__builtin_expect(rc < 0, 0)) {
 			die_msg("%s", trawl_reader_error(r));
 			nerr++;
 			status = 1;
 			continue;
 		}
-		cnt[(k & 3) * ncnt + ev->cls->index]++;
+		cnt[ev->cls->index]++;
 	}
-	for (size_t i = 0; i < ncnt; i++)
-		cnt[i] += cnt[ncnt + i] + cnt[2 * ncnt + i] + cnt[3 * ncnt + i];
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	/* Per trace sums, traces grouped by host. */
