@@ -1934,6 +1934,26 @@ static int listen_on(const char *path, bool system, char *why, size_t wlen)
 	return fd;
 }
 
+/*
+ * The private directory `trawl record` made for a oneshot agent's socket
+ * (/tmp/trawl-record-XXXXXX): removed when empty, for when record died
+ * without doing it (it removes it too; whoever comes second finds nothing).
+ */
+static void rmdir_record_dir(const char *sock)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(sock, '/');
+	size_t n = slash ? (size_t)(slash - sock) : 0;
+
+	if (!n || n >= sizeof(dir))
+		return;
+	memcpy(dir, sock, n);
+	dir[n] = 0;
+	const char *base = strrchr(dir, '/');
+	if (base && strncmp(base + 1, "trawl-record-", 13) == 0)
+		rmdir(dir);
+}
+
 static int oneshot_setup(const struct agent_oneshot *os)
 {
 	char why[512];
@@ -2150,6 +2170,8 @@ int agent_run(const struct agent_opts *o)
 	struct stat now;
 	if (stat(o->socket, &now) == 0 && now.st_ino == lst.st_ino && now.st_dev == lst.st_dev)
 		unlink(o->socket);
+	if (o->oneshot)
+		rmdir_record_dir(o->socket);
 	close(lfd);
 	free(msgbuf);
 	logmsg("exiting");

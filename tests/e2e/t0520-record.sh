@@ -13,7 +13,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || skip_all "examples/ust-counter is not built"
-plan 21
+plan 22
 
 # 1. user space only
 "$TRAWL" record -q --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
@@ -69,6 +69,9 @@ done
 [ -n "$apid" ] && [ "$gone" -eq 0 ]
 ok $? "record killed: its agent (${apid:-none found}) exits by itself"
 [ "$gone" -ne 0 ] && [ -n "$apid" ] && kill "$apid" 2> /dev/null	# not left running
+sdir=$(sed -n 's/.*listening on \(\/tmp\/trawl-record-[A-Za-z0-9]*\)\/agent.sock.*/\1/p' rec5.err | head -1)
+[ -n "$sdir" ] && [ ! -e "$sdir" ]
+ok $? "record killed: its private socket directory (${sdir:-not found in the log}) is gone"
 [ -n "$cpid" ] && kill "$cpid" 2> /dev/null
 "$TRAWL" print s5 > s5.txt 2> s5.err
 is "$?" 0 "record killed: the trace its agent ended reads cleanly"
