@@ -507,7 +507,6 @@ struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c)
 	return c->sc;
 }
 
-
 int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size)
 {

@@ -631,8 +631,8 @@ static void fix_walk(struct fixb *x, const struct op *ops, uint32_t i, uint32_t 
 		}
 		if (o->reg >= 0) {
 			if (x->rs)
-				x->rs[x->nrs] = (struct rstore){ (uint32_t)(x->n - x->run0), o->reg,
-								 (uint32_t)x->off, (uint8_t)(o->size / 8),
+				x->rs[x->nrs] = (struct rstore){ o->reg, (uint32_t)x->off,
+								 (uint8_t)(o->size / 8),
 								 (uint8_t)(o->flags & OPF_SIGN) };
 			x->nrs++;
 		}
@@ -799,86 +799,6 @@ static void semi_walk(struct semib *b, const struct op *ops, uint32_t n)
 	semi_close(b);
 	if (!var || b->nseg > 64)
 		b->fx.ok = false;
-}
-
-int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
-{
-	const uint8_t *p = c->pkt + (c->pos >> 3), *const end = c->pkt + (c->end >> 3);
-	union trawl_ctf_value *const t = c->tape;
-	const uint32_t cap = c->cap;
-	uint32_t nv = 0;
-
-	/* Room for every value but the sequences' elements (a sequence
-	 * checks for its elements and all of these); else the caller's
-	 * interpreter, which grows the tape, does it. */
-	if (unlikely(cap < d->semi_min))
-		return -1;
-	for (const struct seg *g = d->segs, *ge = g + d->nseg; g < ge; g++) {
-		switch (g->kind) {
-		case SG_FIXED: {
-			if (unlikely((size_t)(end - p) < g->bytes))
-				return -1;
-			union trawl_ctf_value *v = t + nv;
-			ctf_decode_fents(v, d->semifix + g->fix, g->nint, g->nfix, p,
-					 (size_t)(limit - p) >= (size_t)g->bytes + 8);
-			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
-				c->regs[rs->reg] = v[rs->tape].u;
-			nv += g->nfix;
-			p += g->bytes;
-			break;
-		}
-		case SG_STRING: {
-			/* short strings: a word at a time; long ones: memchr */
-			size_t left = (size_t)(end - p), len = ctf_text_len(p, left < 32 ? (uint32_t)left : 32);
-			if (len == 32) {
-				const uint8_t *z = memchr(p + 32, 0, left - 32);
-				len = z ? (size_t)(z - p) : left;
-			}
-			if (unlikely(len >= left || len > UINT32_MAX))
-				return -1;
-			t[nv].s.p = (const char *)p;
-			t[nv].s.len = (uint32_t)len;
-			nv++;
-			p += len + 1;
-			break;
-		}
-		case SG_TEXTSEQ: {
-			uint64_t cnt = c->regs[g->src];
-			if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
-				return -1;
-			t[nv].s.p = (const char *)p;
-			t[nv].s.len = (uint32_t)strnlen((const char *)p, cnt);
-			nv++;
-			p += cnt;
-			break;
-		}
-		case SG_SEQ: {
-			uint64_t cnt = c->regs[g->src];
-			unsigned nb = g->esize, sh = 64 - 8 * nb;
-			if (unlikely(cnt > (uint64_t)(end - p) / nb || cnt + d->semi_min > cap - nv))
-				return -1;
-			union trawl_ctf_value *e = t + nv;
-			e->n = cnt;
-			e++;
-			if (nb == 1 && !g->esign) {
-				for (uint64_t k = 0; k < cnt; k++)
-					e[k].u = p[k];
-			} else {
-				for (uint64_t k = 0; k < cnt; k++) {
-					uint64_t v = 0;
-					memcpy(&v, p + k * nb, nb);	/* little-endian host */
-					e[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
-				}
-			}
-			nv += (uint32_t)cnt + 1;
-			p += cnt * nb;
-			break;
-		}
-		}
-	}
-	c->nv = nv;
-	c->pos = (uint64_t)(p - c->pkt) * 8;
-	return 0;
 }
 
 /* ------------------------------------------------- LTTng event headers */

@@ -4,8 +4,10 @@
  * reader.c includes twice: plain (FR_SIMD 0), and compiled for AVX-512
  * VBMI (FR_SIMD 1, FR_ATTR its target attribute, FR_NAME a suffix), chosen
  * at run time by ctf_simd(). The AVX-512 copy decodes a fixed layout's
- * integers with the event class's struct vfix, and char arrays with one
- * compare; everything else is the same code.
+ * integers (and a semi-fixed layout's fixed runs) with their struct vfix,
+ * scans char arrays and strings with one compare, and widens byte
+ * sequences 8 elements at a time; everything else is the same code. The
+ * plain copy's semi_decode() also serves the single-threaded reader.
  */
 
 #if FR_SIMD
@@ -58,23 +60,6 @@ uint32_t vtext_len(const uint8_t *q, uint32_t n, const uint8_t *lim)
 	return z ? (uint32_t)__builtin_ctzll(z) : n;
 }
 
-/* A register's integer of `bytes` bytes at p (little-endian). */
-static inline __attribute__((always_inline)) FR_ATTR
-uint64_t rload(const uint8_t *p, unsigned bytes, bool sign)
-{
-	uint8_t b8;
-	uint16_t b16;
-	uint32_t b32;
-	uint64_t b64;
-
-	switch (bytes) {
-	case 1: memcpy(&b8, p, 1); return sign ? (uint64_t)(int8_t)b8 : b8;
-	case 2: memcpy(&b16, p, 2); return sign ? (uint64_t)(int16_t)b16 : b16;
-	case 4: memcpy(&b32, p, 4); return sign ? (uint64_t)(int32_t)b32 : b32;
-	default: memcpy(&b64, p, 8); return b64;
-	}
-}
-
 /* The n fixed entries at f (nint integers first) of a body at p, by x. */
 static inline __attribute__((always_inline)) FR_ATTR
 void vfix_decode_ents(union trawl_ctf_value *v, const struct vfix *x, const struct fent *f,
@@ -91,23 +76,39 @@ void vfix_decode_ents(union trawl_ctf_value *v, const struct vfix *x, const stru
 	}
 }
 
-/*
- * ctf_decode_semi() with vectors: fixed runs through their vfix, strings
- * of up to 63 bytes and byte sequences a vector at a time. Anything else
- * goes to ctf_decode_semi(), from the start.
- */
+/* ctf_decode_fixed_to() with the integers done by vfix_decode(). */
 static inline __attribute__((always_inline)) FR_ATTR
-int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
+void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
+		     const uint8_t *lim)
+{
+	vfix_decode_ents(v, d->vx, d->fix, d->nint, d->nfix, p, lim);
+}
+#endif
+
+/*
+ * Decodes a semi-fixed body (d->semi, c->pos byte-aligned) into the tape;
+ * `limit`: the end of the readable mapping. It never grows the tape.
+ * Returns 0, or -1 having decoded part of it (truncated, bad data, more
+ * values than the tape holds): the caller then decodes the body again
+ * with ctf_exec() from the same position, for its exact error or a
+ * larger tape. Out of line: fill_run_hdr() keeps its state in registers.
+ * The vector copy decodes fixed runs by their vfix, scans strings 64
+ * bytes at a time and widens byte sequences 8 elements at a time; its
+ * stores may run up to 7 slots past the last value written.
+ */
+static __attribute__((noinline)) FR_ATTR
+int FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 {
 	const uint8_t *p = c->pkt + (c->pos >> 3), *const end = c->pkt + (c->end >> 3);
 	union trawl_ctf_value *const t = c->tape;
-	const uint32_t cap = c->cap;
+	const uint32_t cap = c->cap, over = FR_SIMD ? 8 : 0, scan = FR_SIMD ? 64 : 32;
 	uint32_t nv = 0;
 
-	/* every fixed run writes up to 16 slots, a byte sequence 8 more
-	 * than its elements: one event never takes more than this */
-	if (unlikely(cap < d->semi_min + 16 * d->nseg))
-		return ctf_decode_semi(c, d, limit);
+	/* Room for every value but the sequences' elements (a sequence
+	 * checks for its elements and all of these); else the caller's
+	 * interpreter, which grows the tape, does it. */
+	if (unlikely(cap < d->semi_min + over))
+		return -1;
 	for (const struct seg *g = d->segs, *ge = g + d->nseg; g < ge; g++) {
 		switch (g->kind) {
 		case SG_FIXED: {
@@ -115,94 +116,95 @@ int vsemi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
 				return -1;
 			union trawl_ctf_value *v = t + nv;
 			const struct fent *f = d->semifix + g->fix;
+#if FR_SIMD
 			if (likely(g->vx))
 				vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p, limit);
 			else
+#endif
 				ctf_decode_fents(v, f, g->nint, g->nfix, p,
 						 (size_t)(limit - p) >= (size_t)g->bytes + 8);
 			/* from the bytes, not the tape: a load of what a vector
 			 * store just wrote waits for it */
 			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
-				c->regs[rs->reg] = rload(p + rs->off, rs->bytes, rs->sign);
+				c->regs[rs->reg] = ctf_reg_load(p + rs->off, rs->bytes, rs->sign);
 			nv += g->nfix;
 			p += g->bytes;
 			break;
 		}
 		case SG_STRING: {
+			/* short strings in one scan; long ones: memchr */
 			size_t left = (size_t)(end - p);
-			uint32_t len = vtext_len(p, left < 64 ? (uint32_t)left : 64, limit);
-			if (unlikely(len >= 64 || len >= left))
-				return ctf_decode_semi(c, d, limit);
+			uint32_t n = left < scan ? (uint32_t)left : scan;
+#if FR_SIMD
+			size_t len = vtext_len(p, n, limit);
+#else
+			size_t len = ctf_text_len(p, n);
+#endif
+			if (len == scan) {
+				const uint8_t *z = memchr(p + scan, 0, left - scan);
+				len = z ? (size_t)(z - p) : left;
+			}
+			if (unlikely(len >= left || len > UINT32_MAX))
+				return -1;
 			t[nv].s.p = (const char *)p;
-			t[nv].s.len = len;
+			t[nv].s.len = (uint32_t)len;
 			nv++;
 			p += len + 1;
 			break;
 		}
+		case SG_TEXTSEQ: {
+			uint64_t cnt = c->regs[g->src];
+			if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
+				return -1;
+			t[nv].s.p = (const char *)p;
+			t[nv].s.len = (uint32_t)strnlen((const char *)p, cnt);
+			nv++;
+			p += cnt;
+			break;
+		}
 		case SG_SEQ: {
 			uint64_t cnt = c->regs[g->src];
-			if (g->esize != 1 || g->esign)
-				return ctf_decode_semi(c, d, limit);
-			if (unlikely(cnt > (uint64_t)(end - p) ||
-				     cnt + 8 + d->semi_min + 16 * d->nseg > cap - nv))
+			unsigned nb = g->esize, sh = 64 - 8 * nb;
+			if (unlikely(cnt > (uint64_t)(end - p) / nb ||
+				     cnt + d->semi_min + over > cap - nv))
 				return -1;
 			union trawl_ctf_value *e = t + nv;
 			e->n = cnt;
 			e++;
-			const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
-			const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
-			for (uint64_t k = 0; k < cnt; k += 8) {
-				uint64_t left = cnt - k;
-				__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
-				__m512i q = _mm512_cvtepu8_epi64(
-					likely(limit - (p + k) >= 8) ?
-					_mm_loadl_epi64((const __m128i *)(p + k)) :
-					_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
-				_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
-				_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+			if (nb == 1 && !g->esign) {
+#if FR_SIMD
+				const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+				const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+				for (uint64_t k = 0; k < cnt; k += 8) {
+					uint64_t left = cnt - k;
+					__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
+					__m512i q = _mm512_cvtepu8_epi64(
+						likely(limit - (p + k) >= 8) ?
+						_mm_loadl_epi64((const __m128i *)(p + k)) :
+						_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
+					_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
+					_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+				}
+#else
+				for (uint64_t k = 0; k < cnt; k++)
+					e[k].u = p[k];
+#endif
+			} else {
+				for (uint64_t k = 0; k < cnt; k++) {
+					uint64_t v = 0;
+					memcpy(&v, p + k * nb, nb);	/* little-endian host */
+					e[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+				}
 			}
 			nv += (uint32_t)cnt + 1;
-			p += cnt;
+			p += cnt * nb;
 			break;
 		}
-		default:
-			return ctf_decode_semi(c, d, limit);
 		}
 	}
 	c->nv = nv;
 	c->pos = (uint64_t)(p - c->pkt) * 8;
 	return 0;
-}
-
-/* ctf_decode_fixed_to() with the integers done by vfix_decode(). */
-static inline __attribute__((always_inline)) FR_ATTR
-void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uint8_t *p,
-		     const uint8_t *lim)
-{
-	vfix_decode(v, d->vx, p, lim);
-	if (likely(d->nint == d->nfix))
-		return;
-	for (const struct fent *f = d->fix + d->nint, *e = d->fix + d->nfix; f < e; f++) {
-		if (f->kind == FK_TEXT && f->mask <= 64) {
-			v[f->slot].s.p = (const char *)(p + f->off);
-			v[f->slot].s.len = vtext_len(p + f->off, (uint32_t)f->mask, lim);
-		} else {
-			fixed_slow(&v[f->slot], f, p + f->off);
-		}
-	}
-}
-#endif
-
-/* The semi-fixed events, out of the loop below: it keeps its state in
- * registers. */
-static __attribute__((noinline)) FR_ATTR
-int FR_NAME(fill_semi)(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
-{
-#if FR_SIMD
-	return vsemi_decode(c, d, limit);
-#else
-	return ctf_decode_semi(c, d, limit);
-#endif
 }
 
 /*
@@ -292,7 +294,7 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 			c->pos = (uint64_t)(body - c->pkt) * 8;
 			c->tape = vp;
 			c->cap = (uint32_t)(room > UINT32_MAX ? UINT32_MAX : room);
-			if (unlikely(FR_NAME(fill_semi)(c, fe->semi, mapend) || c->tape != vp))
+			if (unlikely(FR_NAME(semi_decode)(c, fe->semi, mapend)))
 				break;
 			q = c->pkt + (c->pos >> 3);
 			nval = c->nv;

@@ -151,13 +151,11 @@ struct seg {
 };
 
 struct rstore {
-	uint32_t tape;		/* value index within the run */
 	int32_t reg;
 	uint32_t off;		/* the integer's bytes from the run's start */
 	uint8_t bytes;		/* 1, 2, 4, 8 */
 	uint8_t sign;
 };
-
 
 /* cls->priv */
 struct ec_dec {
@@ -266,16 +264,6 @@ TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 
-/*
- * Decodes a semi-fixed body (d->semi, c->pos byte-aligned) into the tape;
- * `limit`: the end of the readable mapping. It never grows the tape.
- * Returns 0, or -1 having decoded part of it (truncated, bad data, more
- * values than the tape holds): the caller then decodes the body again
- * with ctf_exec() from the same position, for its exact error or a
- * larger tape.
- */
-TRAWL_HIDDEN int ctf_decode_semi(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
-
 /* The CPU decodes with AVX-512 VBMI (struct vfix), and TRAWL_NO_SIMD is
  * not set in the environment. */
 TRAWL_HIDDEN bool ctf_simd(void);
@@ -283,6 +271,22 @@ TRAWL_HIDDEN bool ctf_simd(void);
 /* Grows the tape to hold at least one more value (a lent tape: moves to
  * the own one, see struct dctx); 0 or -EBADMSG/-ENOMEM. */
 TRAWL_HIDDEN int ctf_tape_grow(struct dctx *c);
+
+/* A register's little-endian integer of `bytes` (1, 2, 4, 8) at p. */
+static inline uint64_t ctf_reg_load(const uint8_t *p, unsigned bytes, bool sign)
+{
+	uint8_t b8;
+	uint16_t b16;
+	uint32_t b32;
+	uint64_t b64;
+
+	switch (bytes) {
+	case 1: memcpy(&b8, p, 1); return sign ? (uint64_t)(int8_t)b8 : b8;
+	case 2: memcpy(&b16, p, 2); return sign ? (uint64_t)(int16_t)b16 : b16;
+	case 4: memcpy(&b32, p, 4); return sign ? (uint64_t)(int32_t)b32 : b32;
+	default: memcpy(&b64, p, 8); return b64;
+	}
+}
 
 /* Length of the text in p[0..n) up to its first NUL. */
 static inline uint32_t ctf_text_len(const uint8_t *p, uint32_t n)

@@ -172,7 +172,6 @@ struct leaf {
 	uint64_t base;			/* b->base when b->ghz */
 	bool ghz;
 	bool onecpu;
-	bool plain;			/* ghz && onecpu */
 	uint32_t cpu0;			/* b->cpu0 when b->onecpu */
 } __attribute__((aligned(64)));
 
@@ -660,6 +659,9 @@ static const struct trawl_ctf_event_class *lookup(const struct sc_dec *sd, uint6
 
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
  * the end, -errno on corruption. */
+/* In ctf/fill-run.h, included below. */
+static int semi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
+
 static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct trawl_reader_stream *s,
 						 struct trawl_event *e)
 {
@@ -765,7 +767,7 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 			}
 			c->pos += (uint64_t)ed->fixed_bytes * 8;
 		} else if (likely(ed->semi && !(c->pos & 7)) &&
-			   likely(!ctf_decode_semi(c, ed, s->map + s->size))) {
+			   likely(!semi_decode(c, ed, s->map + s->size))) {
 			/* decoded */
 		} else {
 			c->pos = evbody;
@@ -1081,7 +1083,6 @@ static inline void batch_push(struct batch *b, const struct trawl_event *e)
 #include "ctf/fill-run.h"
 #endif
 
-
 static uint32_t fill_run(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
 			 size_t least)
 {
@@ -1259,7 +1260,6 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			L->b = b;
 			L->ghz = b->ghz;
 			L->onecpu = b->onecpu;
-			L->plain = b->ghz && b->onecpu;
 			L->cpu0 = b->cpu0;
 			L->base = b->base;
 			s->pub = b->st;
@@ -1342,15 +1342,21 @@ static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
 	tree[0] = kw;
 }
 
+/* The 64-bit key of an event at ts of leaf w; UINT64_MAX out of range. */
+static inline uint64_t key64(const struct merge *m, int64_t ts, uint32_t w)
+{
+	uint64_t d = ((uint64_t)ts ^ (UINT64_C(1) << 63)) - m->base;
+	return d < m->range ? d << m->lb | w : UINT64_MAX;
+}
+
 /* Leaf w's nk, from its current head (see struct leaf). */
 static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uint32_t w)
 {
 	const struct brec *x = L->rec;
 
-	if (m->wide || !L->plain || !x || x + 1 >= L->end)
+	if (m->wide || !L->ghz || !L->onecpu || !x || x + 1 >= L->end)
 		return UINT64_MAX;
-	uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
-	return d < m->range ? d << m->lb | w : UINT64_MAX;
+	return key64(m, x[1].ts, w);
 }
 
 /*
@@ -1388,30 +1394,35 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 static inline void merge_update(struct merge *m, uint32_t w, bool live)
 {
 	if (likely(!m->wide)) {
-		uint64_t d = live ? ((uint64_t)m->leaf[w].rec->ts ^ (UINT64_C(1) << 63)) - m->base : 0;
-		if (live && unlikely(d >= m->range)) {
-			rekey(m);
-			return;
-		}
-		uint64_t kw = live ? d << m->lb | w : UINT64_MAX;
-		lt_replay64(m, w, kw);
+		uint64_t kw = live ? key64(m, m->leaf[w].rec->ts, w) : UINT64_MAX;
+		if (live && unlikely(kw == UINT64_MAX))
+			rekey(m);	/* out of range */
+		else
+			lt_replay64(m, w, kw);
 		return;
 	}
 	lt_replay(m, w, live ? mkkey(m->leaf[w].rec->ts, w) : KEY_INF);
 }
 
-/* Makes L->ev the event of L->rec (L->ev.values already its values). */
-static inline void leaf_set(const struct merge *m, struct leaf *L)
+/*
+ * Makes L->ev the event of L->rec (L->ev.values already its values).
+ * `same`: the leaf only moved to the next event of a batch that is ghz
+ * and onecpu, so its stream and cpu stay.
+ */
+static inline __attribute__((always_inline)) void leaf_set(const struct merge *m, struct leaf *L,
+							   const bool same)
 {
 	const struct brec *x = L->rec;
 	struct trawl_event *o = &L->ev;
 
 	o->ts = x->ts;
-	o->cycles = likely(L->ghz) ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
+	o->cycles = same || L->ghz ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
 	o->cls = m->cls[x->cls];
-	o->stream = L->s;
 	o->nvalues = x->nv;
-	o->cpu = likely(L->onecpu) ? L->cpu0 : L->b->cpu[x - L->b->rec];
+	if (!same) {
+		o->stream = L->s;
+		o->cpu = L->onecpu ? L->cpu0 : L->b->cpu[x - L->b->rec];
+	}
 }
 
 /* Starts the worker and takes every stream's first batch. */
@@ -1467,7 +1478,7 @@ static int prime_threaded(struct trawl_reader *r)
 		L->s = r->all[i];
 		int rc = take_next(r, L->s, L);
 		if (rc > 0)
-			leaf_set(m, L);
+			leaf_set(m, L, false);
 		else if (rc < 0)
 			r->errq[r->nerrq++] = L->s;
 	}
@@ -1504,11 +1515,11 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 		if (likely(++L->rec < L->end)) {
 			/* the batch was written by the other core: fetch ahead */
 			__builtin_prefetch(L->rec + 8);
-			leaf_set(m, L);
+			leaf_set(m, L, false);
 		} else {
 			int rc = take_next(r, L->s, L);
 			if (rc > 0) {
-				leaf_set(m, L);
+				leaf_set(m, L, false);
 			} else {
 				live = false;
 				if (rc < 0)
@@ -1561,22 +1572,14 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 		if (likely(kw != UINT64_MAX)) {
 			/* the replay first: it is what the next call waits for */
 			lt_replay64(m, w, kw);
+			/* nk is set: the batch is ghz and onecpu, keys narrow */
 			const struct brec *x = L->rec;
-			/* leaf_set(), for what changes */
 			L->ev.values += x->nv;
 			L->rec = ++x;
-			L->ev.ts = x->ts;
-			L->ev.cycles = (uint64_t)x->ts - L->base;
-			L->ev.cls = m->cls[x->cls];
-			L->ev.nvalues = x->nv;
+			leaf_set(m, L, true);
 			/* the batch was written by the other core: fetch ahead */
 			__builtin_prefetch(x + 32);
-			uint64_t nk = UINT64_MAX;
-			if (likely(x + 1 < L->end)) {
-				uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - m->base;
-				nk = likely(d < m->range) ? d << m->lb | w : UINT64_MAX;
-			}
-			L->nk = nk;
+			L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
 			return emit(m, (uint32_t)(m->t64[0] & (m->k - 1)), ev);
 		}
 	}

@@ -31,10 +31,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(tap_xorshift(&rng) % n);
 }
 
 static void put32(uint8_t *p, uint32_t v)

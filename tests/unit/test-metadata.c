@@ -734,14 +734,6 @@ static char *repeat(const char *pre, const char *unit, size_t n, const char *pos
 
 static uint64_t rng = 88172645463325252ull;
 
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static void test_hostile(void)
 {
 	char *s = repeat(HDR "typealias ", "struct { ", 100000, "");
@@ -815,11 +807,11 @@ static void test_hostile(void)
 	nok = nbad = 0;
 	for (int i = 0; i < 3000; i++) {
 		memcpy(m, text, len);
-		int k = 1 + (int)(xorshift() % 4);
+		int k = 1 + (int)(tap_xorshift(&rng) % 4);
 		for (int j = 0; j < k; j++) {
-			size_t at = xorshift() % len;
-			if (xorshift() & 1)
-				m[at] = pool[xorshift() % (sizeof(pool) - 1)];
+			size_t at = tap_xorshift(&rng) % len;
+			if (tap_xorshift(&rng) & 1)
+				m[at] = pool[tap_xorshift(&rng) % (sizeof(pool) - 1)];
 			else
 				memmove(m + at, m + at + 1, len - at - 1);
 		}

@@ -1631,14 +1631,6 @@ struct rval {
 
 static uint64_t rl_state = 88172645463325252ull;
 
-static uint64_t rl_rand(void)
-{
-	rl_state ^= rl_state << 13;
-	rl_state ^= rl_state >> 7;
-	rl_state ^= rl_state << 17;
-	return rl_state;
-}
-
 static void test_random_layouts(void)
 {
 	enum { NCLS = 14, NSTREAMS = 4, NEV = 6000 };
@@ -1672,18 +1664,18 @@ static void test_random_layouts(void)
 		/* a few short ones; two of 9 to 16 narrow fields (two vector
 		 * groups within 64 bytes); the others up to 28 fields */
 		bool narrow = c == 4 || c == 5;
-		k->nf = narrow ? 9 + (int)(rl_rand() % 8) : 1 + (int)(rl_rand() % (c < 4 ? 6 : 28));
+		k->nf = narrow ? 9 + (int)(tap_xorshift(&rl_state) % 8) : 1 + (int)(tap_xorshift(&rl_state) % (c < 4 ? 6 : 28));
 		for (int i = 0; i < k->nf; i++) {
 			struct rfield *f = &k->f[i];
 			char name[16], len[16];
 			struct trawl_ctf_type *t = NULL;
 			snprintf(name, sizeof(name), "f%d", i);
 			do
-				f->kind = (int)(rl_rand() % RK_N);
+				f->kind = (int)(tap_xorshift(&rl_state) % RK_N);
 			while ((!semi && f->kind >= RK_STR) || (semi && i < 2 && f->kind >= RK_STR) ||
 			       (narrow && f->kind != RK_U && f->kind != RK_S && f->kind != RK_F32));
-			f->bits = 8u << (rl_rand() % (narrow ? 3 : 4));
-			f->n = 1 + (unsigned)(rl_rand() % 70);
+			f->bits = 8u << (tap_xorshift(&rl_state) % (narrow ? 3 : 4));
+			f->n = 1 + (unsigned)(tap_xorshift(&rl_state) % 70);
 			switch (f->kind) {
 			case RK_U: case RK_S:
 				t = trawl_ctf_type_int(w, f->bits, f->kind == RK_S, 10);
@@ -1716,7 +1708,7 @@ static void test_random_layouts(void)
 		ws[i] = trawl_ctf_writer_stream(w, sc[i % 2], "chan", (uint32_t)i);
 	static uint8_t buf[8192];
 	for (int e = 0; e < NEV; e++) {
-		int c = (int)(rl_rand() % NCLS), si = (int)(rl_rand() % NSTREAMS);
+		int c = (int)(tap_xorshift(&rl_state) % NCLS), si = (int)(tap_xorshift(&rl_state) % NSTREAMS);
 		const struct rclass *k = &cl[c];
 		struct trawl_ctf_buf b;
 		trawl_ctf_buf_init(&b, buf, sizeof(buf));
@@ -1728,7 +1720,7 @@ static void test_random_layouts(void)
 		wcls[e] = (uint32_t)c;
 		for (int i = 0; i < k->nf; i++) {
 			const struct rfield *f = &k->f[i];
-			uint64_t r = rl_rand(), u;
+			uint64_t r = tap_xorshift(&rl_state), u;
 			struct rval *v = &want[nwant++];
 			switch (f->kind) {
 			case RK_U: case RK_S:
@@ -1772,7 +1764,11 @@ static void test_random_layouts(void)
 				}
 				break;
 			case RK_STR: {
-				unsigned n = (unsigned)(r % 5 ? r % 20 : r % 150);	/* some past 64 */
+				/* some past 64; some at the ends of the decoders' first
+				 * scan (32 bytes plain, 64 vector) */
+				static const unsigned edge[] = { 31, 32, 33, 63, 64, 65 };
+				unsigned n = (unsigned)(r % 5 == 0 ? r % 150 : r % 5 == 1 ? edge[(r >> 8) % 6]
+										 : r % 20);
 				for (unsigned j = 0; j < n; j++)
 					pool[npool + j] = (char)('A' + (r >> (j % 50)) % 26);
 				pool[npool + n] = 0;
@@ -1787,7 +1783,7 @@ static void test_random_layouts(void)
 				*v = (struct rval){ 0, n, 0, 0 };
 				want[nwant++] = (struct rval){ 0, n, 0, 0 };	/* the count */
 				for (uint32_t j = 0; j < n; j++) {
-					uint64_t x = rl_rand() & (f->kind == RK_SEQ8 ? 0xff : 0xffff);
+					uint64_t x = tap_xorshift(&rl_state) & (f->kind == RK_SEQ8 ? 0xff : 0xffff);
 					trawl_ctf_buf_put(&b, &x, f->kind == RK_SEQ8 ? 1 : 2);
 					want[nwant++] = (struct rval){ 0, x, 0, 0 };
 				}
