@@ -12,6 +12,9 @@
 #      targets (decode >= 50x, text >= 10x), and each one's peak RSS.
 #   3. trawl info's peak RSS on a session half the size: it must not grow
 #      with the length of the trace.
+#   4. trawl info on the session dropped from the page cache (from disk).
+# Each timed run of 2 and 3 starts with the session read into the page
+# cache (see warm()), as the anchors measured babeltrace2.
 # Figures go to stdout and to $TRAWL_BUILD/bench/results-<UTC time>.md.
 # Environment: EVENTS, RUNS, HOSTS, CPUS, SEED, BENCH_WORK (where the
 # sessions are written; default $TRAWL_BUILD/bench/work, removed at the end
@@ -40,15 +43,17 @@ mkdir -p "$WORK" "$TRAWL_BUILD/bench" || die "cannot create $WORK"
 now_ns() { date +%s%N; }
 
 # tm LABEL CMD...: runs CMD (stdout to /dev/null), appends
-# "LABEL wall_s maxrss_kib exit" to $RAW.
+# "LABEL wall_s maxrss_kib exit cpu_s" to $RAW (cpu: user + system).
 tm() {
 	label=$1; shift
 	t0=$(now_ns)
-	/usr/bin/time -o "$WORK/time.out" -f '%M' "$@" > /dev/null 2> "$WORK/$label.err"
+	/usr/bin/time -o "$WORK/time.out" -f '%M %U %S' "$@" > /dev/null 2> "$WORK/$label.err"
 	rc=$?
 	t1=$(now_ns)
-	rss=$(tail -1 "$WORK/time.out")
-	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $rss $rc" >> "$RAW"
+	set -- $(tail -1 "$WORK/time.out")
+	echo "$label $(awk -v a="$t0" -v b="$t1" -v u="${2:-0}" -v s="${3:-0}" \
+		'BEGIN { printf "%.4f", (b - a) / 1e9 }') ${1:-0} $rc $(awk -v u="${2:-0}" -v s="${3:-0}" \
+		'BEGIN { printf "%.2f", u + s }')" >> "$RAW"
 	[ "$rc" -eq 0 ] || echo "bench: warning: $label exited $rc: $(head -2 "$WORK/$label.err")" >&2
 }
 
@@ -99,13 +104,35 @@ got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
 # first timed runs.
 sync
 
+# warm DIR: reads the session's files into the page cache and appends
+# "cache DIR percent" (of its pages resident afterwards) to $RAW. Each timed
+# run is preceded by one: on a machine that reclaims idle page cache within
+# seconds, the session would otherwise be partly on disk for whichever tool
+# runs after a long run of the other, and the figures would mix decoding
+# with disk reads. Reading from the page cache is how the anchors measured
+# babeltrace2 (CPU-bound decoding, not disk speed).
+warm() {
+	find "$1" -type f -exec cat {} + > /dev/null
+	if command -v fincore > /dev/null 2>&1; then
+		find "$1" -type f -exec fincore -b -n -o RES,SIZE {} + |
+			awk -v d="$1" '{ r += $1 < $2 ? $1 : $2; s += $2 } END { printf "cache %s %.1f\n", d, s ? 100 * r / s : 100 }' >> "$RAW"
+	fi
+}
+
+# cold DIR: drops the session's files from the page cache (their pages
+# only), for the one figure read from disk.
+cold() {
+	find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
+}
+
 for r in $(seq "$RUNS"); do
 	echo "bench: run $r/$RUNS ..." >&2
-	tm trawl-info "$TRAWL" info "$WORK/full"
-	tm bt2-dummy babeltrace2 -o dummy "$WORK/full"
-	tm trawl-print "$TRAWL" print "$WORK/full"
-	tm bt2-text babeltrace2 "$WORK/full"
-	tm trawl-info-half "$TRAWL" info "$WORK/half"
+	warm "$WORK/full"; tm trawl-info "$TRAWL" info "$WORK/full"
+	warm "$WORK/full"; tm bt2-dummy babeltrace2 -o dummy "$WORK/full"
+	warm "$WORK/full"; tm trawl-print "$TRAWL" print "$WORK/full"
+	warm "$WORK/full"; tm bt2-text babeltrace2 "$WORK/full"
+	warm "$WORK/half"; tm trawl-info-half "$TRAWL" info "$WORK/half"
+	cold "$WORK/full"; tm trawl-info-cold "$TRAWL" info "$WORK/full"
 done
 
 # stats LABEL: "median_eps min_eps max_eps median_wall median_rss" over runs.
@@ -127,6 +154,9 @@ set -- $(stats bt2-dummy "$N");		BD_E=$1 BD_LO=$2 BD_HI=$3 BD_W=$4 BD_RSS=$5
 set -- $(stats trawl-print "$N");	TP_E=$1 TP_LO=$2 TP_HI=$3 TP_W=$4 TP_RSS=$5
 set -- $(stats bt2-text "$N");		BT_E=$1 BT_LO=$2 BT_HI=$3 BT_W=$4 BT_RSS=$5
 set -- $(stats trawl-info-half "$HALF_N"); HI_RSS=$5
+set -- $(stats trawl-info-cold "$N");	TC_E=$1 TC_LO=$2 TC_HI=$3 TC_W=$4
+# the least of the session's pages found resident after a warm-up
+CACHE_MIN=$(awk '$1 == "cache" { if (m == "" || $3 + 0 < m) m = $3 + 0 } END { print (m == "") ? "n/a" : m "%" }' "$RAW")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "met" : "NOT met" }'; }
@@ -145,6 +175,15 @@ pratio() {
 }
 R_DEC=$(pratio trawl-info bt2-dummy)
 R_TXT=$(pratio trawl-print bt2-text)
+# perrun A B: each run's ratio (B's wall / A's), in run order.
+perrun() {
+	awk -v a="$1" -v b="$2" '$1 == a { x[++na] = $2 } $1 == b { y[++nb] = $2 }
+	END { m = na < nb ? na : nb; for (i = 1; i <= m; i++) printf "%s%.1f", (i > 1 ? " " : ""), (x[i] > 0 ? y[i] / x[i] : 0) }' "$RAW"
+}
+# cpus LABEL: each run's CPU time / wall time, in run order.
+cpus() {
+	awk -v l="$1" '$1 == l && $2 > 0 { printf "%s%.2f", k++ ? " " : "", $5 / $2 }' "$RAW"
+}
 
 {
 	echo "# trawl benchmark, $STAMP"
@@ -153,7 +192,7 @@ R_TXT=$(pratio trawl-print bt2-text)
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo);" \
 		"$($TRAWL --version 2>/dev/null | head -1); $(babeltrace2 --version | head -1)"
 	echo "session: $N events, $HOSTS hosts x $CPUS CPUs (kernel + ust traces), seed $SEED;" \
-		"$RUNS runs each, interleaved; read from the page cache"
+		"$RUNS runs each, interleaved; each run starts from the page cache"
 	echo
 	echo "## writer (trawl simulate)"
 	echo
@@ -177,6 +216,11 @@ R_TXT=$(pratio trawl-print bt2-text)
 	echo "| text (trawl print / bt2, > /dev/null) | $(meps "$TP_E") ($(meps "$TP_LO")-$(meps "$TP_HI")) |" \
 		"$(meps "$BT_E") ($(meps "$BT_LO")-$(meps "$BT_HI")) | ${R_TXT}x | >= 10x | $(verdict "$R_TXT" 10) |"
 	echo
+	echo "Each timed run above starts with the session in the page cache (read just before; at least" \
+		"$CACHE_MIN of its pages were resident at each start). From disk instead (the session's pages" \
+		"dropped first), trawl info decodes $(meps "$TC_E") M events/s ($(meps "$TC_LO")-$(meps "$TC_HI")," \
+		"median $TC_W s): the disk, not decoding, sets that figure."
+	echo
 	echo "## peak RSS (KiB, median)"
 	echo
 	echo "| what | trawl | babeltrace2 |"
@@ -186,6 +230,9 @@ R_TXT=$(pratio trawl-print bt2-text)
 	echo "| trawl info, $HALF_N events (half) | $HI_RSS | |"
 	echo
 	echo "ratio (paired): the median over the runs of trawl's speed / babeltrace2's speed in the same run."
+	echo "per run, in order: decode $(perrun trawl-info bt2-dummy); text $(perrun trawl-print bt2-text)"
+	echo "CPUs busy (CPU time / wall time) per run: trawl info $(cpus trawl-info); trawl print $(cpus trawl-print);" \
+		"bt2 dummy $(cpus bt2-dummy)"
 	echo "wall seconds (median): trawl info $TI_W, bt2 dummy $BD_W, trawl print $TP_W, bt2 text $BT_W"
 	if [ -n "$SYNC_OUT" ]; then
 		echo
