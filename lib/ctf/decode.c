@@ -754,6 +754,25 @@ static void semi_close(struct semib *b)
 	b->open = false;
 }
 
+/*
+ * A run of one integer becomes SG_INT, when the only register it stores is
+ * its own value (an integer register holds what the tape does: sign- or
+ * zero-extended alike).
+ */
+static void semi_int(struct seg *g, const struct fent *f, const struct rstore *rs)
+{
+	if (g->kind != SG_FIXED || g->nfix != 1 || g->nint != 1 || g->nrst > 1)
+		return;
+	if (g->nrst && (rs->off != f->off || rs->bytes * 8u != 64u - f->sh ||
+			(rs->sign && f->mask != ~UINT64_C(0))))
+		return;
+	g->kind = SG_INT;
+	g->dst = g->nrst ? rs->reg : -1;
+	g->off = f->off;
+	g->sh = f->sh;
+	g->mask = f->mask;
+}
+
 /* Walks the top-level ops of a body; b->fx.ok = false when not semi-fixed. */
 static void semi_walk(struct semib *b, const struct op *ops, uint32_t n)
 {
@@ -996,13 +1015,15 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 				if (g->kind != SG_FIXED)
 					continue;
 				g->nint = ints_first(s2.fx.e + g->fix, g->nfix);
-				if (ctf_simd() && vfix_build(vx, s2.fx.e + g->fix, g->nint, g->nfix))
+				semi_int(g, s2.fx.e + g->fix, s2.fx.rs + g->rst);
+				if (g->kind == SG_FIXED && ctf_simd() &&
+				    vfix_build(vx, s2.fx.e + g->fix, g->nint, g->nfix))
 					g->vx = vx++;
 			}
 			d->semi = true;
 			d->nseg = (uint32_t)ns;
 			for (size_t k = 0; k < ns; k++)
-				d->semi_min += s2.segs[k].kind == SG_FIXED ? s2.segs[k].nfix : 1;
+				d->semi_min += s2.segs[k].kind <= SG_INT ? s2.segs[k].nfix : 1;
 			d->segs = s2.segs;
 			d->semifix = s2.fx.e;
 			d->rst = s2.fx.rs;

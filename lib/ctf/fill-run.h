@@ -10,8 +10,47 @@
  * plain copy's semi_decode() also serves the single-threaded reader.
  */
 
+#ifndef TRAWL_FILL_RUN_ONCE
+#define TRAWL_FILL_RUN_ONCE
+/*
+ * The cnt elements of a sequence of nb-byte integers (2, 4, 8, or signed
+ * bytes) at p, onto e: out of line, so that semi_seg()'s copies stay small.
+ */
+static __attribute__((noinline)) void seq_wide(union trawl_ctf_value *e, const uint8_t *p,
+					       uint64_t cnt, unsigned nb, bool sign)
+{
+	const unsigned sh = 64 - 8 * nb;
+
+	for (uint64_t k = 0; k < cnt; k++) {
+		uint64_t v = 0;
+		memcpy(&v, p + k * nb, nb);	/* little-endian host */
+		e[k].u = sign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
+	}
+}
+#endif
+
 #if FR_SIMD
 #include <immintrin.h>
+
+/* Elements 16 and on of a byte sequence of cnt > 16 at p, widened onto e
+ * 8 at a time (up to 7 slots of scratch past the last). */
+static __attribute__((noinline)) FR_ATTR
+void seq_u8_tail(union trawl_ctf_value *e, const uint8_t *p, uint64_t cnt, const uint8_t *limit)
+{
+	const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+	const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+
+	for (uint64_t k = 16; k < cnt; k += 8) {
+		uint64_t left = cnt - k;
+		__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
+		__m512i q = _mm512_cvtepu8_epi64(
+			likely(limit - (p + k) >= 8) ?
+			_mm_loadl_epi64((const __m128i *)(p + k)) :
+			_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
+		_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
+		_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
+	}
+}
 
 /*
  * The 64 bytes at p, of which those in `need` are readable (lim: the end
@@ -86,125 +125,182 @@ void vfix_decode_all(union trawl_ctf_value *v, const struct ec_dec *d, const uin
 #endif
 
 /*
- * Decodes a semi-fixed body (d->semi, c->pos byte-aligned) into the tape;
- * `limit`: the end of the readable mapping. It never grows the tape.
- * Returns 0, or -1 having decoded part of it (truncated, bad data, more
- * values than the tape holds): the caller then decodes the body again
- * with ctf_exec() from the same position, for its exact error or a
- * larger tape. Out of line: fill_run_hdr() keeps its state in registers.
+ * One segment of semi_decode(): the values of g at p onto t (from *nvp),
+ * or NULL. Inlined once per position of the first SEMI_UNROLL segments, so
+ * that each position has its own jump on the segment's kind: the same
+ * target every time for a given class, where one shared jump would follow
+ * the kinds of the whole body (and mispredict on them).
+ */
+static inline __attribute__((always_inline)) FR_ATTR
+const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const struct seg *g,
+				 const uint8_t *p, const uint8_t *end, const uint8_t *limit,
+				 union trawl_ctf_value *t, uint32_t *nvp)
+{
+	const uint32_t cap = c->cap, over = FR_SIMD ? 16 : 0, scan = FR_SIMD ? 64 : 32;
+	uint32_t nv = *nvp;
+
+	switch (g->kind) {
+	case SG_INT: {
+		if (unlikely((size_t)(end - p) < g->bytes))
+			return NULL;
+		uint64_t x = 0;
+		if (likely((size_t)(limit - p) >= (size_t)g->off + 8))
+			memcpy(&x, p + g->off, 8);
+		else
+			memcpy(&x, p + g->off, (64u - g->sh) / 8);	/* little-endian host */
+		int64_t v = ((int64_t)(x << g->sh) >> g->sh) & (int64_t)g->mask;
+		t[nv++].i = v;
+		if (g->dst >= 0)
+			c->regs[g->dst] = (uint64_t)v;
+		p += g->bytes;
+		break;
+	}
+	case SG_FIXED: {
+		if (unlikely((size_t)(end - p) < g->bytes))
+			return NULL;
+		union trawl_ctf_value *v = t + nv;
+		const struct fent *f = d->semifix + g->fix;
+#if FR_SIMD
+		if (likely(g->vx))
+			vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p, limit);
+		else
+#endif
+			ctf_decode_fents(v, f, g->nint, g->nfix, p,
+					 (size_t)(limit - p) >= (size_t)g->bytes + 8);
+		/* from the bytes, not the tape: a load of what a vector
+		 * store just wrote waits for it */
+		for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
+			c->regs[rs->reg] = ctf_reg_load(p + rs->off, rs->bytes, rs->sign);
+		nv += g->nfix;
+		p += g->bytes;
+		break;
+	}
+	case SG_STRING: {
+		/* short strings in one scan; long ones: memchr */
+		size_t left = (size_t)(end - p);
+		uint32_t n = left < scan ? (uint32_t)left : scan;
+#if FR_SIMD
+		size_t len = vtext_len(p, n, limit);
+#else
+		size_t len = ctf_text_len(p, n);
+#endif
+		if (len == scan) {
+			const uint8_t *z = memchr(p + scan, 0, left - scan);
+			len = z ? (size_t)(z - p) : left;
+		}
+		if (unlikely(len >= left || len > UINT32_MAX))
+			return NULL;
+		t[nv].s.p = (const char *)p;
+		t[nv].s.len = (uint32_t)len;
+		nv++;
+		p += len + 1;
+		break;
+	}
+	case SG_TEXTSEQ: {
+		uint64_t cnt = c->regs[g->src];
+		if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
+			return NULL;
+		t[nv].s.p = (const char *)p;
+		t[nv].s.len = (uint32_t)strnlen((const char *)p, cnt);
+		nv++;
+		p += cnt;
+		break;
+	}
+	case SG_SEQ: {
+		uint64_t cnt = c->regs[g->src];
+		unsigned nb = g->esize;
+		/* nb is 1, 2, 4 or 8: a shift, not a division */
+		if (unlikely(cnt > (uint64_t)(end - p) >> __builtin_ctz(nb) ||
+			     cnt + d->semi_min + over > cap - nv))
+			return NULL;
+		union trawl_ctf_value *e = t + nv;
+		e->n = cnt;
+		e++;
+		if (nb == 1 && !g->esign) {
+#if FR_SIMD
+			const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
+			const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
+			/* the first 16 elements without a test of the count
+			 * (short payloads of varying length would mispredict
+			 * the loop's exit); slots past cnt get scratch */
+			__m128i b16 = likely(limit - p >= 16) ?
+				_mm_loadu_si128((const __m128i *)p) :
+				_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(
+					cnt >= 16 ? 0xffff : ((__mmask64)1 << cnt) - 1, p));
+			__m512i q0 = _mm512_cvtepu8_epi64(b16);
+			__m512i q1 = _mm512_cvtepu8_epi64(_mm_srli_si128(b16, 8));
+			_mm512_storeu_si512(e, _mm512_maskz_permutexvar_epi64(0x55, lo, q0));
+			_mm512_storeu_si512(e + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q0));
+			_mm512_storeu_si512(e + 8, _mm512_maskz_permutexvar_epi64(0x55, lo, q1));
+			_mm512_storeu_si512(e + 12, _mm512_maskz_permutexvar_epi64(0x55, hi, q1));
+			if (unlikely(cnt > 16))
+				seq_u8_tail(e, p, cnt, limit);
+#else
+			for (uint64_t k = 0; k < cnt; k++)
+				e[k].u = p[k];
+#endif
+		} else {
+			seq_wide(e, p, cnt, nb, g->esign);
+		}
+		nv += (uint32_t)cnt + 1;
+		p += cnt * nb;
+		break;
+	}
+	}
+	*nvp = nv;
+	return p;
+}
+
+#define SEMI_UNROLL 6
+
+/*
+ * Decodes a semi-fixed body (d->semi) at p, in c's packet, into c's tape
+ * (c->nv values); `limit`: the end of the readable mapping. It never grows
+ * the tape. Returns the end of the body, or NULL having decoded part of it
+ * (truncated, bad data, more values than the tape holds): the caller then
+ * decodes the body again with ctf_exec() from the same position, for its
+ * exact error or a larger tape. The position goes in and out as a pointer,
+ * not through c->pos: with strings and sequences, each event's end waits
+ * for the previous one's, and a round trip through memory would lengthen
+ * that chain. Out of line: fill_run_hdr() keeps its state in registers.
  * The vector copy decodes fixed runs by their vfix, scans strings 64
  * bytes at a time and widens byte sequences 8 elements at a time; its
- * stores may run up to 7 slots past the last value written.
+ * stores may run up to 15 slots past the last value written.
  */
 static __attribute__((noinline)) FR_ATTR
-int FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, const uint8_t *limit)
+const uint8_t *FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, const uint8_t *p,
+				    const uint8_t *limit)
 {
-	const uint8_t *p = c->pkt + (c->pos >> 3), *const end = c->pkt + (c->end >> 3);
+	const uint8_t *const end = c->pkt + (c->end >> 3);
 	union trawl_ctf_value *const t = c->tape;
-	const uint32_t cap = c->cap, over = FR_SIMD ? 8 : 0, scan = FR_SIMD ? 64 : 32;
+	const uint32_t over = FR_SIMD ? 16 : 0;
 	uint32_t nv = 0;
 
 	/* Room for every value but the sequences' elements (a sequence
 	 * checks for its elements and all of these); else the caller's
 	 * interpreter, which grows the tape, does it. */
-	if (unlikely(cap < d->semi_min + over))
-		return -1;
-	for (const struct seg *g = d->segs, *ge = g + d->nseg; g < ge; g++) {
-		switch (g->kind) {
-		case SG_FIXED: {
-			if (unlikely((size_t)(end - p) < g->bytes))
-				return -1;
-			union trawl_ctf_value *v = t + nv;
-			const struct fent *f = d->semifix + g->fix;
-#if FR_SIMD
-			if (likely(g->vx))
-				vfix_decode_ents(v, g->vx, f, g->nint, g->nfix, p, limit);
-			else
-#endif
-				ctf_decode_fents(v, f, g->nint, g->nfix, p,
-						 (size_t)(limit - p) >= (size_t)g->bytes + 8);
-			/* from the bytes, not the tape: a load of what a vector
-			 * store just wrote waits for it */
-			for (const struct rstore *rs = d->rst + g->rst, *re = rs + g->nrst; rs < re; rs++)
-				c->regs[rs->reg] = ctf_reg_load(p + rs->off, rs->bytes, rs->sign);
-			nv += g->nfix;
-			p += g->bytes;
-			break;
-		}
-		case SG_STRING: {
-			/* short strings in one scan; long ones: memchr */
-			size_t left = (size_t)(end - p);
-			uint32_t n = left < scan ? (uint32_t)left : scan;
-#if FR_SIMD
-			size_t len = vtext_len(p, n, limit);
-#else
-			size_t len = ctf_text_len(p, n);
-#endif
-			if (len == scan) {
-				const uint8_t *z = memchr(p + scan, 0, left - scan);
-				len = z ? (size_t)(z - p) : left;
-			}
-			if (unlikely(len >= left || len > UINT32_MAX))
-				return -1;
-			t[nv].s.p = (const char *)p;
-			t[nv].s.len = (uint32_t)len;
-			nv++;
-			p += len + 1;
-			break;
-		}
-		case SG_TEXTSEQ: {
-			uint64_t cnt = c->regs[g->src];
-			if (unlikely(cnt > (uint64_t)(end - p) || cnt > UINT32_MAX))
-				return -1;
-			t[nv].s.p = (const char *)p;
-			t[nv].s.len = (uint32_t)strnlen((const char *)p, cnt);
-			nv++;
-			p += cnt;
-			break;
-		}
-		case SG_SEQ: {
-			uint64_t cnt = c->regs[g->src];
-			unsigned nb = g->esize, sh = 64 - 8 * nb;
-			if (unlikely(cnt > (uint64_t)(end - p) / nb ||
-				     cnt + d->semi_min + over > cap - nv))
-				return -1;
-			union trawl_ctf_value *e = t + nv;
-			e->n = cnt;
-			e++;
-			if (nb == 1 && !g->esign) {
-#if FR_SIMD
-				const __m512i lo = _mm512_set_epi64(3, 3, 2, 2, 1, 1, 0, 0);
-				const __m512i hi = _mm512_set_epi64(7, 7, 6, 6, 5, 5, 4, 4);
-				for (uint64_t k = 0; k < cnt; k += 8) {
-					uint64_t left = cnt - k;
-					__mmask64 in = left >= 8 ? 0xff : ((__mmask64)1 << left) - 1;
-					__m512i q = _mm512_cvtepu8_epi64(
-						likely(limit - (p + k) >= 8) ?
-						_mm_loadl_epi64((const __m128i *)(p + k)) :
-						_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(in, p + k)));
-					_mm512_storeu_si512(e + k, _mm512_maskz_permutexvar_epi64(0x55, lo, q));
-					_mm512_storeu_si512(e + k + 4, _mm512_maskz_permutexvar_epi64(0x55, hi, q));
-				}
-#else
-				for (uint64_t k = 0; k < cnt; k++)
-					e[k].u = p[k];
-#endif
-			} else {
-				for (uint64_t k = 0; k < cnt; k++) {
-					uint64_t v = 0;
-					memcpy(&v, p + k * nb, nb);	/* little-endian host */
-					e[k].u = g->esign ? (uint64_t)((int64_t)(v << sh) >> sh) : v;
-				}
-			}
-			nv += (uint32_t)cnt + 1;
-			p += cnt * nb;
-			break;
-		}
-		}
+	if (unlikely(c->cap < d->semi_min + over))
+		return NULL;
+	const struct seg *g = d->segs;
+	const uint32_t n = d->nseg;
+#define SEMI_STEP(i) \
+	if (n > (i)) { \
+		p = FR_NAME(semi_seg)(c, d, g + (i), p, end, limit, t, &nv); \
+		if (unlikely(!p)) \
+			return NULL; \
+	} else { \
+		goto done; \
 	}
+	SEMI_STEP(0) SEMI_STEP(1) SEMI_STEP(2) SEMI_STEP(3) SEMI_STEP(4) SEMI_STEP(5)
+#undef SEMI_STEP
+	for (uint32_t i = SEMI_UNROLL; i < n; i++) {
+		p = FR_NAME(semi_seg)(c, d, g + i, p, end, limit, t, &nv);
+		if (unlikely(!p))
+			return NULL;
+	}
+done:
 	c->nv = nv;
-	c->pos = (uint64_t)(p - c->pkt) * 8;
-	return 0;
+	return p;
 }
 
 /*
@@ -291,12 +387,12 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 			 * into the batch; anything unusual (the values outgrow
 			 * the batch, bad data) is left to the general path */
 			size_t room = (size_t)(vals + b->capv - vp);
-			c->pos = (uint64_t)(body - c->pkt) * 8;
 			c->tape = vp;
 			c->cap = (uint32_t)(room > UINT32_MAX ? UINT32_MAX : room);
-			if (unlikely(FR_NAME(semi_decode)(c, fe->semi, mapend)))
+			const uint8_t *nq = FR_NAME(semi_decode)(c, fe->semi, body, mapend);
+			if (unlikely(!nq))
 				break;
-			q = c->pkt + (c->pos >> 3);
+			q = nq;
 			nval = c->nv;
 		} else {
 			break;
@@ -311,10 +407,8 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 	c->tape = c->own;
 	c->cap = c->owncap;
 	uint32_t k = (uint32_t)(r - r0);
-	if (!k) {
-		c->pos = pos0;	/* a semi-fixed event may have moved it */
+	if (!k)
 		return 0;
-	}
 	c->pos = (uint64_t)(q - pkt) * 8;
 	c->clock = clock;
 	s->st.events += k;

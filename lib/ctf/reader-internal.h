@@ -135,7 +135,7 @@ struct vfix {
  * a byte payload). A run's integers may store into registers (a later
  * sequence's length).
  */
-enum seg_kind { SG_FIXED, SG_STRING, SG_TEXTSEQ, SG_SEQ };
+enum seg_kind { SG_FIXED, SG_INT, SG_STRING, SG_TEXTSEQ, SG_SEQ };
 
 struct seg {
 	uint8_t kind;
@@ -148,6 +148,16 @@ struct seg {
 	uint32_t bytes;		/* SG_FIXED: bytes of the run */
 	uint32_t rst, nrst;	/* SG_FIXED: d->rst[rst .. rst+nrst) */
 	const struct vfix *vx;	/* SG_FIXED: as ec_dec.vx, or NULL */
+	/*
+	 * SG_INT: a run of one integer (a sequence's length, an enum between
+	 * strings), decoded without a loop: its fent's off, sh and mask, and
+	 * the register it also goes to (-1: none). fix, nfix (1), nint (1),
+	 * bytes, rst and nrst stay those of the run.
+	 */
+	int32_t dst;
+	uint32_t off;
+	uint8_t sh;
+	uint64_t mask;
 };
 
 struct rstore {

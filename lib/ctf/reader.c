@@ -660,7 +660,8 @@ static const struct trawl_ctf_event_class *lookup(const struct sc_dec *sd, uint6
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
  * the end, -errno on corruption. */
 /* In ctf/fill-run.h, included below. */
-static int semi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *limit);
+static const uint8_t *semi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *p,
+				  const uint8_t *limit);
 
 static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct trawl_reader_stream *s,
 						 struct trawl_event *e)
@@ -755,6 +756,7 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 		const struct ec_dec *ed = ec->priv;
 		bool keep = ed->wanted && (!r->has_begin || ts >= r->begin);
 		uint64_t evbody = c->pos;
+		const uint8_t *semi_end;
 		if (likely(ed->fixed && !(c->pos & 7))) {
 			if (unlikely((c->end - c->pos) >> 3 < ed->fixed_bytes))
 				return stream_fail(s, s->pkt_off + evpos / 8,
@@ -767,8 +769,9 @@ static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct 
 			}
 			c->pos += (uint64_t)ed->fixed_bytes * 8;
 		} else if (likely(ed->semi && !(c->pos & 7)) &&
-			   likely(!semi_decode(c, ed, s->map + s->size))) {
-			/* decoded */
+			   likely(semi_end = semi_decode(c, ed, c->pkt + (c->pos >> 3),
+							 s->map + s->size))) {
+			c->pos = (uint64_t)(semi_end - c->pkt) * 8;
 		} else {
 			c->pos = evbody;
 			c->nv = 0;
