@@ -5,7 +5,7 @@
 #   1. writer: `trawl simulate` writes a session of EVENTS events (default
 #      20 M) over HOSTS hosts (4) x CPUS CPUs (2) with kernel and ust traces;
 #      events/s and bytes/event on disk.
-#   2. interleaved, RUNS times (3) each, on that session:
+#   2. interleaved, RUNS times (5) each, on that session:
 #        decode  trawl info S           vs  babeltrace2 -o dummy S
 #        text    trawl print S >/dev/null  vs  babeltrace2 S >/dev/null
 #      events/s (median, min-max), the ratios trawl/babeltrace2 against the
@@ -23,7 +23,7 @@ set -u
 : "${TRAWL_BUILD:?run through make bench}" "${TRAWL_SRC:?}"
 TRAWL=${TRAWL:-$TRAWL_BUILD/trawl}
 EVENTS=${EVENTS:-20000000}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 HOSTS=${HOSTS:-4}
 CPUS=${CPUS:-2}
 SEED=${SEED:-1}
