@@ -104,25 +104,32 @@ got=$("$TRAWL" print "$WORK/full" 2>/dev/null | wc -l)
 # first timed runs.
 sync
 
+# cold DIR: drops the session's files from the page cache (their pages
+# only), for the figure read from disk.
+cold() {
+	find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
+}
+
 # warm DIR: reads the session's files into the page cache and appends
 # "cache DIR percent" (of its pages resident afterwards) to $RAW. Each timed
 # run is preceded by one: on a machine that reclaims idle page cache within
 # seconds, the session would otherwise be partly on disk for whichever tool
 # runs after a long run of the other, and the figures would mix decoding
 # with disk reads. Reading from the page cache is how the anchors measured
-# babeltrace2 (CPU-bound decoding, not disk speed).
+# babeltrace2 (CPU-bound decoding, not disk speed). The pages still cached
+# stay as they are: the kernel caches a file in larger or smaller blocks
+# depending on how it came in (written, read(), faulted in through a
+# mapping; and larger for larger files), and a mapped reader's resident
+# size counts whole blocks (trawl info: 32 MB on a session just written,
+# 43 MB after reading it from disk itself, 48 MB after cat, for the same
+# reads), so the runs that compare the full and the half session's peak
+# RSS must find both as written. The from-disk runs come after them.
 warm() {
 	find "$1" -type f -exec cat {} + > /dev/null
 	if command -v fincore > /dev/null 2>&1; then
 		find "$1" -type f -exec fincore -b -n -o RES,SIZE {} + |
 			awk -v d="$1" '{ r += $1 < $2 ? $1 : $2; s += $2 } END { printf "cache %s %.1f\n", d, s ? 100 * r / s : 100 }' >> "$RAW"
 	fi
-}
-
-# cold DIR: drops the session's files from the page cache (their pages
-# only), for the one figure read from disk.
-cold() {
-	find "$1" -type f -exec sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh {} +
 }
 
 for r in $(seq "$RUNS"); do
@@ -132,6 +139,8 @@ for r in $(seq "$RUNS"); do
 	warm "$WORK/full"; tm trawl-print "$TRAWL" print "$WORK/full"
 	warm "$WORK/full"; tm bt2-text babeltrace2 "$WORK/full"
 	warm "$WORK/half"; tm trawl-info-half "$TRAWL" info "$WORK/half"
+done
+for r in $(seq "$RUNS"); do
 	cold "$WORK/full"; tm trawl-info-cold "$TRAWL" info "$WORK/full"
 done
 
