@@ -274,7 +274,6 @@ int cmd_info(int argc, char **argv)
 	struct cls_count **cls = NULL;
 	const char **hosts = NULL;
 	size_t nhosts = 0, ntr = 0, ncls = 0;
-	const struct trawl_event *ev;
 	struct timespec t0, t1;
 	bool json = false;
 	char err[1024];
@@ -352,14 +351,17 @@ int cmd_info(int argc, char **argv)
 		status = die_msg("out of memory");
 		goto out;
 	}
-	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+	/* several events per call: the merge keeps its state in registers */
+	static struct trawl_event evs[256];
+	while ((rc = trawl_reader_read(r, evs, 256)) != 0) {
 		if (__builtin_expect(rc < 0, 0)) {
 			die_msg("%s", trawl_reader_error(r));
 			nerr++;
 			status = 1;
 			continue;
 		}
-		cnt[ev->cls->index]++;
+		for (int i = 0; i < rc; i++)
+			cnt[evs[i].cls->index]++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 

@@ -469,6 +469,16 @@ void trawl_reader_free(struct trawl_reader *r);
  * goes on with the others.
  */
 int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
+/*
+ * The next events in the same order, copied into out[0 .. max): returns
+ * how many (at least 1, at most max), 0 at the end, or -errno as
+ * trawl_reader_next() does (no event then). The events and their values
+ * stay valid until the next call of either function; the two can be mixed.
+ * With a worker it returns up to the end of some stream's batch, so that
+ * the merge keeps its state in registers between events (cheaper than a
+ * call per event); without one, one event per call.
+ */
+int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max);
 const char *trawl_reader_error(const struct trawl_reader *r);
 /* Number of corrupt-stream errors met so far. */
 unsigned trawl_reader_nerrors(const struct trawl_reader *r);

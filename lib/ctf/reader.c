@@ -1615,6 +1615,46 @@ int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
 	return next_single(r, ev);
 }
 
+int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max)
+{
+	const struct trawl_event *ev;
+
+	if (!max)
+		return 0;
+	int rc = trawl_reader_next(r, &ev);
+	if (rc <= 0)
+		return rc;
+	out[0] = *ev;
+	if (!r->threaded)
+		return 1;	/* the next event reuses the stream's tape */
+	/*
+	 * next_threaded()'s common step, with the merge's state in registers:
+	 * until the winner's batch ends (or keys leave the 64-bit range), when
+	 * the next call's first step takes the slow path. No batch goes back
+	 * to the filler meanwhile, so every event of out[] stays valid.
+	 */
+	struct merge *m = r->m;
+	const uint32_t mask = m->k - 1;
+	uint32_t w = m->win, n = 1;
+	while (n < max) {
+		struct leaf *L = &m->leaf[w];
+		uint64_t kw = L->nk;
+		if (kw == UINT64_MAX)
+			break;
+		lt_replay64(m, w, kw);
+		const struct brec *x = L->rec;
+		L->ev.values += x->nv;
+		L->rec = ++x;
+		leaf_set(m, L, true);
+		__builtin_prefetch(x + 32);
+		L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
+		w = (uint32_t)(m->t64[0] & mask);
+		out[n++] = m->leaf[w].ev;
+	}
+	m->win = w;
+	return (int)n;
+}
+
 const char *trawl_reader_error(const struct trawl_reader *r)
 {
 	return r->lasterr ? r->lasterr : "";

@@ -869,18 +869,57 @@ static int stream_index(const struct trawl_reader *r, const struct trawl_reader_
 }
 
 /*
- * Reads path with threads = 1 and with a worker (batch events per batch)
- * side by side: the same events (stream, ts, cycles, cpu, class, values;
- * strings by content where the class says), errors (code and message) and
- * end, then the same per-stream stats. Returns the number of events.
+ * The next event of r through trawl_reader_read(), up to 1 + calls % 8
+ * events a call (several from one call when r has a worker), every third
+ * call through trawl_reader_next() instead: the two mixed must give what
+ * trawl_reader_next() alone gives. `most`: the most one call returned.
+ */
+struct rdbuf {
+	struct trawl_event ev[8];
+	int n, i, most;
+	unsigned calls;
+};
+
+static int rdbuf_next(struct trawl_reader *r, struct rdbuf *q, const struct trawl_event **e)
+{
+	if (q->i < q->n) {
+		*e = &q->ev[q->i++];
+		return 1;
+	}
+	q->n = q->i = 0;
+	if (++q->calls % 3 == 0)
+		return trawl_reader_next(r, e);
+	int rc = trawl_reader_read(r, q->ev, 1 + q->calls % 8);
+	if (rc <= 0)
+		return rc;
+	if (rc > q->most)
+		q->most = rc;
+	q->n = rc;
+	q->i = 1;
+	*e = &q->ev[0];
+	return 1;
+}
+
+static int same_most;	/* same_reading(): the most events one read returned */
+
+/*
+ * Reads path with threads = 1 (trawl_reader_next()) and with a worker
+ * (batch events per batch; trawl_reader_read() and trawl_reader_next()
+ * mixed, see rdbuf_next()) side by side: the same events (stream, ts,
+ * cycles, cpu, class, values; strings by content where the class says),
+ * errors (code and message) and end, then the same per-stream stats.
+ * Returns the number of events.
  */
 static long same_reading(const char *what, const char *path, struct trawl_reader_opts o,
 			 uint32_t batch, int *nerr)
 {
 	struct trawl_reader *a = open_t(path, o, 1, 0), *b = open_t(path, o, 2, batch);
 	const struct trawl_event *ea, *eb;
+	static struct rdbuf q;
 	long n = 0, bad = 0;
 	int ra, rb;
+
+	memset(&q, 0, sizeof(q));
 
 	*nerr = 0;
 	if (!a || !b) {
@@ -891,7 +930,7 @@ static long same_reading(const char *what, const char *path, struct trawl_reader
 	}
 	do {
 		ra = trawl_reader_next(a, &ea);
-		rb = trawl_reader_next(b, &eb);
+		rb = rdbuf_next(b, &q, &eb);
 		if (ra != rb) {
 			printf("# %s: at %ld: %d vs %d (%s | %s)\n", what, n, ra, rb,
 			       trawl_reader_error(a), trawl_reader_error(b));
@@ -943,6 +982,7 @@ static long same_reading(const char *what, const char *path, struct trawl_reader
 		}
 	}
 	ok(stats, "%s: same stream stats at the end", what);
+	same_most = q.most;
 	trawl_reader_free(a);
 	trawl_reader_free(b);
 	return n;
@@ -1097,6 +1137,7 @@ static void test_threaded(void)
 	is_int(n, 64 * 300, "64 streams: every event");
 	same_reading("64 streams, batches of 1", dir, o, 1, &nerr);
 	same_reading("64 streams, default batches", dir, o, 0, &nerr);
+	is_int(same_most, 8, "64 streams: trawl_reader_read() returned 8 events from one call");
 
 	/* errors mid-stream: events before, then each error once, in place */
 	snprintf(dir, sizeof(dir), "%s/corrupt", root);
