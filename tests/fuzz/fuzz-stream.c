@@ -8,7 +8,8 @@
  * structs. Input byte 0 is a mode: bit 0 splits the rest in two stream files
  * (the merge; then 4 little-endian bytes give the first one's length), bit 1
  * reads with a time range and an event filter, bit 2 with a 1 GHz clock and
- * the decode worker thread (its batch fast path). Every event is read and
+ * the decode worker thread (its batch fast path), bit 3 reads through
+ * trawl_reader_read() (up to 7 events a call). Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
  * parsed once; streams are read from memory (reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
@@ -89,17 +90,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		abort();	/* the metadata is valid: opening cannot fail */
 	const struct trawl_event *ev;
+	struct trawl_event evs[7];
 	uint64_t sum = 0;
 	int rc, errors = 0;
-	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+	for (;;) {
+		/* mode bit 3: several events a call; every event before the next call */
+		if (mode & 8) {
+			rc = trawl_reader_read(r, evs, 7);
+			ev = evs;
+		} else {
+			rc = trawl_reader_next(r, &ev);
+		}
+		if (!rc)
+			break;
 		if (rc < 0) {
 			if (!strstr(trawl_reader_error(r), "mem/s_"))
 				abort();	/* an error names its file */
 			errors++;
 			continue;
 		}
-		char line[8192];
-		sum += trawl_text_event(line, sizeof(line), ev, INT64_MIN, 0);
+		for (int i = 0; i < rc; i++) {
+			char line[8192];
+			sum += trawl_text_event(line, sizeof(line), &ev[i], INT64_MIN, 0);
+		}
 	}
 	if ((unsigned)errors != trawl_reader_nerrors(r) || errors > 2)
 		abort();
