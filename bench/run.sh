@@ -50,10 +50,9 @@ tm() {
 	/usr/bin/time -o "$WORK/time.out" -f '%M %U %S' "$@" > /dev/null 2> "$WORK/$label.err"
 	rc=$?
 	t1=$(now_ns)
-	set -- $(tail -1 "$WORK/time.out")
-	echo "$label $(awk -v a="$t0" -v b="$t1" -v u="${2:-0}" -v s="${3:-0}" \
-		'BEGIN { printf "%.4f", (b - a) / 1e9 }') ${1:-0} $rc $(awk -v u="${2:-0}" -v s="${3:-0}" \
-		'BEGIN { printf "%.2f", u + s }')" >> "$RAW"
+	set -- $(tail -1 "$WORK/time.out")	# maxrss user system
+	awk -v l="$label" -v a="$t0" -v b="$t1" -v m="${1:-0}" -v rc="$rc" -v u="${2:-0}" -v s="${3:-0}" \
+		'BEGIN { printf "%s %.4f %s %s %.2f\n", l, (b - a) / 1e9, m, rc, u + s }' >> "$RAW"
 	[ "$rc" -eq 0 ] || echo "bench: warning: $label exited $rc: $(head -2 "$WORK/$label.err")" >&2
 }
 
@@ -170,25 +169,26 @@ CACHE_MIN=$(awk '$1 == "cache" { if (m == "" || $3 + 0 < m) m = $3 + 0 } END { p
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r + 0 >= t) ? "met" : "NOT met" }'; }
 meps() { awk -v e="$1" 'BEGIN { printf "%.2f", e / 1e6 }'; }
-# pratio A B: the median over runs of (B's wall time / A's wall time) in the
-# same run: paired, so a slow period of the machine hits both sides.
-pratio() {
+# ratios A B: each run's B wall time / A's (paired: a slow period of the
+# machine hits both sides), one per line, in run order.
+ratios() {
 	awk -v a="$1" -v b="$2" '$1 == a { x[++na] = $2 } $1 == b { y[++nb] = $2 }
+	END { m = na < nb ? na : nb; for (i = 1; i <= m; i++) print ((x[i] > 0) ? y[i] / x[i] : 0) }' "$RAW"
+}
+# pratio A B: the median of ratios A B.
+pratio() {
+	ratios "$1" "$2" | sort -g | awk '{ r[NR] = $1 }
 	END {
-		m = na < nb ? na : nb
-		if (!m) { print "n/a"; exit }
-		for (i = 1; i <= m; i++) r[i] = (x[i] > 0) ? y[i] / x[i] : 0
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-		printf "%.1f", (m % 2) ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2
-	}' "$RAW"
+		if (!NR) { print "n/a"; exit }
+		printf "%.1f", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+	}'
+}
+# perrun A B: ratios A B on one line.
+perrun() {
+	ratios "$1" "$2" | awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1 }'
 }
 R_DEC=$(pratio trawl-info bt2-dummy)
 R_TXT=$(pratio trawl-print bt2-text)
-# perrun A B: each run's ratio (B's wall / A's), in run order.
-perrun() {
-	awk -v a="$1" -v b="$2" '$1 == a { x[++na] = $2 } $1 == b { y[++nb] = $2 }
-	END { m = na < nb ? na : nb; for (i = 1; i <= m; i++) printf "%s%.1f", (i > 1 ? " " : ""), (x[i] > 0 ? y[i] / x[i] : 0) }' "$RAW"
-}
 # cpus LABEL: each run's CPU time / wall time, in run order.
 cpus() {
 	awk -v l="$1" '$1 == l && $2 > 0 { printf "%s%.2f", k++ ? " " : "", $5 / $2 }' "$RAW"

@@ -12,6 +12,11 @@
 
 #ifndef TRAWL_FILL_RUN_ONCE
 #define TRAWL_FILL_RUN_ONCE
+/* semi_decode() inlines its step for this many first segments (SEMI_STEP) */
+#define SEMI_UNROLL 6
+/* tape slots the vector copy's stores may write past a body's last value */
+#define SEMI_OVER (FR_SIMD ? 16 : 0)
+
 /*
  * The cnt elements of a sequence of nb-byte integers (2, 4, 8, or signed
  * bytes) at p, onto e: out of line, so that semi_seg()'s copies stay small.
@@ -136,7 +141,7 @@ const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const s
 				 const uint8_t *p, const uint8_t *end, const uint8_t *limit,
 				 union trawl_ctf_value *t, uint32_t *nvp)
 {
-	const uint32_t cap = c->cap, over = FR_SIMD ? 16 : 0, scan = FR_SIMD ? 64 : 32;
+	const uint32_t cap = c->cap, scan = FR_SIMD ? 64 : 32;
 	uint32_t nv = *nvp;
 
 	switch (g->kind) {
@@ -211,7 +216,7 @@ const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const s
 		unsigned nb = g->esize;
 		/* nb is 1, 2, 4 or 8: a shift, not a division */
 		if (unlikely(cnt > (uint64_t)(end - p) >> __builtin_ctz(nb) ||
-			     cnt + d->semi_min + over > cap - nv))
+			     cnt + d->semi_min + SEMI_OVER > cap - nv))
 			return NULL;
 		union trawl_ctf_value *e = t + nv;
 		e->n = cnt;
@@ -251,8 +256,6 @@ const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const s
 	return p;
 }
 
-#define SEMI_UNROLL 6
-
 /*
  * Decodes a semi-fixed body (d->semi) at p, in c's packet, into c's tape
  * (c->nv values); `limit`: the end of the readable mapping. It never grows
@@ -265,7 +268,7 @@ const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const s
  * that chain. Out of line: fill_run_hdr() keeps its state in registers.
  * The vector copy decodes fixed runs by their vfix, scans strings 64
  * bytes at a time and widens byte sequences 8 elements at a time; its
- * stores may run up to 15 slots past the last value written.
+ * stores may run up to 16 slots past the last value written.
  */
 static __attribute__((noinline)) FR_ATTR
 const uint8_t *FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, const uint8_t *p,
@@ -273,13 +276,12 @@ const uint8_t *FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, cons
 {
 	const uint8_t *const end = c->pkt + (c->end >> 3);
 	union trawl_ctf_value *const t = c->tape;
-	const uint32_t over = FR_SIMD ? 16 : 0;
 	uint32_t nv = 0;
 
 	/* Room for every value but the sequences' elements (a sequence
 	 * checks for its elements and all of these); else the caller's
 	 * interpreter, which grows the tape, does it. */
-	if (unlikely(c->cap < d->semi_min + over))
+	if (unlikely(c->cap < d->semi_min + SEMI_OVER))
 		return NULL;
 	const struct seg *g = d->segs;
 	const uint32_t n = d->nseg;
@@ -293,6 +295,7 @@ const uint8_t *FR_NAME(semi_decode)(struct dctx *c, const struct ec_dec *d, cons
 	}
 	SEMI_STEP(0) SEMI_STEP(1) SEMI_STEP(2) SEMI_STEP(3) SEMI_STEP(4) SEMI_STEP(5)
 #undef SEMI_STEP
+	_Static_assert(SEMI_UNROLL == 6, "one SEMI_STEP per unrolled position");
 	for (uint32_t i = SEMI_UNROLL; i < n; i++) {
 		p = FR_NAME(semi_seg)(c, d, g + i, p, end, limit, t, &nv);
 		if (unlikely(!p))

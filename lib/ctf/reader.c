@@ -657,12 +657,12 @@ static const struct trawl_ctf_event_class *lookup(const struct sc_dec *sd, uint6
 	return has_id ? NULL : sd->only;
 }
 
-/* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
- * the end, -errno on corruption. */
 /* In ctf/fill-run.h, included below. */
 static const uint8_t *semi_decode(struct dctx *c, const struct ec_dec *d, const uint8_t *p,
 				  const uint8_t *limit);
 
+/* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
+ * the end, -errno on corruption. */
 static __attribute__((noinline)) int stream_next(struct trawl_reader *r, struct trawl_reader_stream *s,
 						 struct trawl_event *e)
 {
@@ -1496,6 +1496,29 @@ single:
 	return -1;
 }
 
+/*
+ * The merge's common step: leaf w, the last winner, has nk set (its next
+ * event is in its batch, which is ghz and onecpu, and its key is narrow).
+ * Replays it first (what the next step waits for), advances the leaf and
+ * returns the new winner. `mask`: m->k - 1, which a caller looping over
+ * steps loads once.
+ */
+static inline __attribute__((always_inline)) uint32_t merge_step(struct merge *m, uint32_t w,
+								  uint32_t mask)
+{
+	struct leaf *L = &m->leaf[w];
+
+	lt_replay64(m, w, L->nk);
+	const struct brec *x = L->rec;
+	L->ev.values += x->nv;
+	L->rec = ++x;
+	leaf_set(m, L, true);
+	/* the batch was written by the other core: fetch ahead */
+	__builtin_prefetch(x + 32);
+	L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
+	return (uint32_t)(m->t64[0] & mask);
+}
+
 /* Returns the event of leaf w, the winner. */
 static inline __attribute__((always_inline)) int emit(struct merge *m, uint32_t w,
 						      const struct trawl_event **ev)
@@ -1569,23 +1592,8 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 	struct merge *m = r->m;
 	uint32_t w;
 
-	if (likely(m && (w = m->win) != NOLEAF)) {
-		struct leaf *L = &m->leaf[w];
-		uint64_t kw = L->nk;
-		if (likely(kw != UINT64_MAX)) {
-			/* the replay first: it is what the next call waits for */
-			lt_replay64(m, w, kw);
-			/* nk is set: the batch is ghz and onecpu, keys narrow */
-			const struct brec *x = L->rec;
-			L->ev.values += x->nv;
-			L->rec = ++x;
-			leaf_set(m, L, true);
-			/* the batch was written by the other core: fetch ahead */
-			__builtin_prefetch(x + 32);
-			L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
-			return emit(m, (uint32_t)(m->t64[0] & (m->k - 1)), ev);
-		}
-	}
+	if (likely(m && (w = m->win) != NOLEAF) && likely(m->leaf[w].nk != UINT64_MAX))
+		return emit(m, merge_step(m, w, m->k - 1), ev);
 	return next_threaded_slow(r, ev);
 }
 
@@ -1628,27 +1636,16 @@ int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned 
 	if (!r->threaded)
 		return 1;	/* the next event reuses the stream's tape */
 	/*
-	 * next_threaded()'s common step, with the merge's state in registers:
-	 * until the winner's batch ends (or keys leave the 64-bit range), when
-	 * the next call's first step takes the slow path. No batch goes back
-	 * to the filler meanwhile, so every event of out[] stays valid.
+	 * merge_step() in a loop, the merge's state in registers, until the
+	 * winner's batch ends (or keys leave the 64-bit range): the next
+	 * call's first step then takes the slow path. No batch goes back to
+	 * the filler meanwhile, so every event of out[] stays valid.
 	 */
 	struct merge *m = r->m;
 	const uint32_t mask = m->k - 1;
 	uint32_t w = m->win, n = 1;
-	while (n < max) {
-		struct leaf *L = &m->leaf[w];
-		uint64_t kw = L->nk;
-		if (kw == UINT64_MAX)
-			break;
-		lt_replay64(m, w, kw);
-		const struct brec *x = L->rec;
-		L->ev.values += x->nv;
-		L->rec = ++x;
-		leaf_set(m, L, true);
-		__builtin_prefetch(x + 32);
-		L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
-		w = (uint32_t)(m->t64[0] & mask);
+	while (n < max && m->leaf[w].nk != UINT64_MAX) {
+		w = merge_step(m, w, mask);
 		out[n++] = m->leaf[w].ev;
 	}
 	m->win = w;
