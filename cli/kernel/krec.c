@@ -361,10 +361,74 @@ static bool tracing_dir_ready(void)
 	return stat("/sys/kernel/tracing/events", &st) == 0 && tracefs_tracing_dir();
 }
 
+/* The inode of the initial pid namespace (PROC_PID_INIT_INO). */
+#define PID_INIT_INO 0xEFFFFFFCu
+
+/* Our pid namespace's inode, or 0 when /proc does not tell. */
+static unsigned long pidns_ino(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/*
+ * The instance's name: "trawl-PID" in the initial pid namespace, else
+ * "trawl-NS-PID" (NS our pid namespace's inode), so that a recorder can
+ * tell which instances were made by processes whose pids it sees.
+ */
+static void instance_name(char *name, size_t sz, unsigned long ns, int pid)
+{
+	if (ns == PID_INIT_INO || !ns)
+		snprintf(name, sz, "trawl-%d", pid);
+	else
+		snprintf(name, sz, "trawl-%lu-%d", ns, pid);
+}
+
+/*
+ * Removes the instances left by recorders that died without removing
+ * theirs (SIGKILL, a crash): named for a process of our pid namespace that
+ * no longer exists. Their events stay enabled, so every tracepoint they
+ * name keeps costing the whole machine something until they go.
+ */
+static void remove_stale_instances(unsigned long ns)
+{
+	char dir[1100], name[64];
+	const char *td = tracefs_tracing_dir();
+	if (!td || !ns)
+		return;
+	snprintf(dir, sizeof(dir), "%s/instances", td);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned long ens = PID_INIT_INO;
+		int pid, n = 0;
+		if (sscanf(e->d_name, "trawl-%d%n", &pid, &n) != 1 || e->d_name[n]) {
+			n = 0;
+			if (sscanf(e->d_name, "trawl-%lu-%d%n", &ens, &pid, &n) != 2 || e->d_name[n])
+				continue;
+		}
+		if (ens != ns || pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		instance_name(name, sizeof(name), ns, pid);
+		if (strcmp(name, e->d_name))
+			continue;	/* not in our canonical form */
+		struct tracefs_instance *in = tracefs_instance_alloc(td, name);
+		if (in) {
+			tracefs_instance_destroy(in);
+			tracefs_instance_free(in);
+		}
+	}
+	closedir(d);
+}
+
 static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, size_t errlen)
 {
 	char name[64];
-	snprintf(name, sizeof(name), "trawl-%d", (int)getpid());
+	unsigned long ns = pidns_ino();
+	remove_stale_instances(ns);
+	instance_name(name, sizeof(name), ns, (int)getpid());
 	errno = 0;
 	k->inst = tracefs_instance_create(name);
 	if (!k->inst) {

@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-plan 22
+plan 25
 
 # ---- losses
 N=200000
@@ -73,6 +73,21 @@ is "$?" 1 "--filter on a field the event lacks: exit 1"
 grep -q "^trawl: record: filter 'no_such_field == 1' does not apply to sched:sched_switch" filt2.err
 ok $? "--filter error names the filter and the event"
 is "$(ls /sys/kernel/tracing/instances)" "$inst_before" "no tracefs instance is left behind by a failed record"
+
+# ---- instances of recorders that died (SIGKILL) are removed; others stay
+DEAD=$(sh -c 'echo $$')
+sleep 30 &
+LIVE=$!
+mkdir /sys/kernel/tracing/instances/trawl-$DEAD /sys/kernel/tracing/instances/trawl-$LIVE
+echo 1 > /sys/kernel/tracing/instances/trawl-$DEAD/events/sched/sched_switch/enable
+"$TRAWL" record -o st1 --host h -k sched:sched_switch -d 0.1 --no-statedump > st.out 2> st.err
+ok $? "record with a stale instance present: exit 0"
+[ ! -e /sys/kernel/tracing/instances/trawl-$DEAD ]
+ok $? "the instance of a dead recorder (pid $DEAD) is removed"
+[ -d /sys/kernel/tracing/instances/trawl-$LIVE ]
+ok $? "the instance named for a live process (pid $LIVE) stays"
+rmdir /sys/kernel/tracing/instances/trawl-$LIVE /sys/kernel/tracing/instances/trawl-$DEAD 2>/dev/null
+kill "$LIVE"; wait "$LIVE" 2>/dev/null
 
 # ---- --pid
 dd if=/dev/zero of=/dev/null bs=1 count=100000000 2>/dev/null &
