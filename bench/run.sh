@@ -183,9 +183,10 @@ pratio() {
 		printf "%.1f", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
 	}'
 }
-# perrun A B: ratios A B on one line.
+# perrun A B TARGET: ratios A B on one line, then how many reach TARGET.
 perrun() {
-	ratios "$1" "$2" | awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1 }'
+	ratios "$1" "$2" | awk -v t="$3" '{ printf "%s%.1f", (NR > 1 ? " " : ""), $1; k += $1 >= t }
+		END { if (NR) printf " (%d of %d at or above %sx)", k, NR, t }'
 }
 R_DEC=$(pratio trawl-info bt2-dummy)
 R_TXT=$(pratio trawl-print bt2-text)
@@ -225,8 +226,13 @@ cpus() {
 	echo "| text (trawl print / bt2, > /dev/null) | $(meps "$TP_E") ($(meps "$TP_LO")-$(meps "$TP_HI")) |" \
 		"$(meps "$BT_E") ($(meps "$BT_LO")-$(meps "$BT_HI")) | ${R_TXT}x | >= 10x | $(verdict "$R_TXT" 10) |"
 	echo
-	echo "Each timed run above starts with the session in the page cache (read just before; at least" \
-		"$CACHE_MIN of its pages were resident at each start). From disk instead (the session's pages" \
+	if [ "$CACHE_MIN" = 100% ]; then
+		resident="all of its pages were resident at each start"
+	else
+		resident="at least $CACHE_MIN of its pages were resident at each start"
+	fi
+	echo "Each timed run above starts with the session in the page cache (read just before;" \
+		"$resident). From disk instead (the session's pages" \
 		"dropped first), trawl info decodes $(meps "$TC_E") M events/s ($(meps "$TC_LO")-$(meps "$TC_HI")," \
 		"median $TC_W s): the disk, not decoding, sets that figure."
 	echo
@@ -239,7 +245,7 @@ cpus() {
 	echo "| trawl info, $HALF_N events (half) | $HI_RSS | |"
 	echo
 	echo "ratio (paired): the median over the runs of trawl's speed / babeltrace2's speed in the same run."
-	echo "per run, in order: decode $(perrun trawl-info bt2-dummy); text $(perrun trawl-print bt2-text)"
+	echo "per run, in order: decode $(perrun trawl-info bt2-dummy 50); text $(perrun trawl-print bt2-text 10)"
 	echo "CPUs busy (CPU time / wall time) per run: trawl info $(cpus trawl-info); trawl print $(cpus trawl-print);" \
 		"bt2 dummy $(cpus bt2-dummy)"
 	echo "wall seconds (median): trawl info $TI_W, bt2 dummy $BD_W, trawl print $TP_W, bt2 text $BT_W"

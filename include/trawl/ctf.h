@@ -431,7 +431,9 @@ struct trawl_reader_opts {
 	 * (one worker whatever the number; the calling thread also decodes
 	 * when it would otherwise wait). 0 (or a struct without this field):
 	 * a worker when the machine has 2 CPUs or more and the traces more
-	 * than a few MiB of streams. Events, order and errors are the same.
+	 * than a few MiB of streams. Without a worker, such traces are still
+	 * decoded in batches, by the calling thread. Events, order and errors
+	 * are the same.
 	 */
 	unsigned threads;
 	/*

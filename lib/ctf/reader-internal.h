@@ -271,6 +271,17 @@ TRAWL_HIDDEN struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta,
  * trawl_reader_next(). For tests. */
 TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
 
+/*
+ * How a reader reads (set at open from trawl_reader_opts.threads and the
+ * traces' size): event by event with a heap (READ_EVENTS), in batches
+ * merged by a loser tree in the calling thread (READ_BATCHES), or the
+ * same with a worker thread decoding ahead (READ_WORKER).
+ */
+enum read_mode { READ_EVENTS, READ_BATCHES, READ_WORKER };
+
+/* Forces a mode, before the first trawl_reader_next(). For tests. */
+TRAWL_HIDDEN void reader_set_mode(struct trawl_reader *r, enum read_mode m);
+
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 

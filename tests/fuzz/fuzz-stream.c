@@ -9,7 +9,8 @@
  * (the merge; then 4 little-endian bytes give the first one's length), bit 1
  * reads with a time range and an event filter, bit 2 with a 1 GHz clock and
  * the decode worker thread (its batch fast path), bit 3 reads through
- * trawl_reader_read() (up to 7 events a call). Every event is read and
+ * trawl_reader_read() (up to 7 events a call), bit 4 with bit 2 decodes
+ * the batches in the calling thread instead. Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
  * parsed once; streams are read from memory (reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
@@ -89,6 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						mode & 1 ? 2 : 1, &o, err, sizeof(err));
 	if (!r)
 		abort();	/* the metadata is valid: opening cannot fail */
+	/* mode bit 4 with bit 2: the batches in this thread, no worker */
+	if ((mode & 0x14) == 0x14)
+		reader_set_mode(r, READ_BATCHES);
 	const struct trawl_event *ev;
 	struct trawl_event evs[7];
 	uint64_t sum = 0;

@@ -902,72 +902,29 @@ static int rdbuf_next(struct trawl_reader *r, struct rdbuf *q, const struct traw
 
 static int same_most;	/* same_reading(): the most events one read returned */
 
-/*
- * Reads path with threads = 1 (trawl_reader_next()) and with a worker
- * (batch events per batch; trawl_reader_read() and trawl_reader_next()
- * mixed, see rdbuf_next()) side by side: the same events (stream, ts,
- * cycles, cpu, class, values; strings by content where the class says),
- * errors (code and message) and end, then the same per-stream stats.
- * Returns the number of events.
- */
-static long same_reading(const char *what, const char *path, struct trawl_reader_opts o,
-			 uint32_t batch, int *nerr)
+/* ea of a and eb of b: the same event (strings by content where the class
+ * says). */
+static bool same_event(const struct trawl_reader *a, const struct trawl_event *ea,
+		       const struct trawl_reader *b, const struct trawl_event *eb)
 {
-	struct trawl_reader *a = open_t(path, o, 1, 0), *b = open_t(path, o, 2, batch);
-	const struct trawl_event *ea, *eb;
-	static struct rdbuf q;
-	long n = 0, bad = 0;
-	int ra, rb;
-
-	memset(&q, 0, sizeof(q));
-
-	*nerr = 0;
-	if (!a || !b) {
-		ok(false, "%s: open", what);
-		trawl_reader_free(a);
-		trawl_reader_free(b);
-		return -1;
+	bool same = ea->ts == eb->ts && ea->cycles == eb->cycles && ea->cpu == eb->cpu &&
+		    ea->cls->id == eb->cls->id && strcmp(ea->cls->name, eb->cls->name) == 0 &&
+		    stream_index(a, ea->stream) == stream_index(b, eb->stream) &&
+		    ea->nvalues == eb->nvalues;
+	uint32_t nv = same ? ea->nvalues : 0;
+	if (same && strcmp(ea->cls->name, "var") == 0 && nv) {
+		const union trawl_ctf_value *x = &ea->values[nv - 1], *y = &eb->values[nv - 1];
+		same = x->s.len == y->s.len && memcmp(x->s.p, y->s.p, x->s.len) == 0;
+		nv--;	/* the string: by content */
 	}
-	do {
-		ra = trawl_reader_next(a, &ea);
-		rb = rdbuf_next(b, &q, &eb);
-		if (ra != rb) {
-			printf("# %s: at %ld: %d vs %d (%s | %s)\n", what, n, ra, rb,
-			       trawl_reader_error(a), trawl_reader_error(b));
-			bad++;
-			break;
-		}
-		if (ra < 0) {
-			(*nerr)++;
-			if (strcmp(trawl_reader_error(a), trawl_reader_error(b)) != 0) {
-				printf("# %s: errors differ: %s | %s\n", what, trawl_reader_error(a),
-				       trawl_reader_error(b));
-				bad++;
-			}
-			continue;
-		}
-		if (ra == 0)
-			break;
-		bool same = ea->ts == eb->ts && ea->cycles == eb->cycles && ea->cpu == eb->cpu &&
-			    ea->cls->id == eb->cls->id && strcmp(ea->cls->name, eb->cls->name) == 0 &&
-			    stream_index(a, ea->stream) == stream_index(b, eb->stream) &&
-			    ea->nvalues == eb->nvalues;
-		uint32_t nv = same ? ea->nvalues : 0;
-		if (same && strcmp(ea->cls->name, "var") == 0 && nv) {
-			const union trawl_ctf_value *x = &ea->values[nv - 1], *y = &eb->values[nv - 1];
-			same = x->s.len == y->s.len && memcmp(x->s.p, y->s.p, x->s.len) == 0;
-			nv--;	/* the string: by content */
-		}
-		for (uint32_t i = 0; same && i < nv; i++)
-			same = ea->values[i].u == eb->values[i].u;
-		if (!same && bad++ < 5)
-			printf("# %s: event %ld differs (ts %lld vs %lld)\n", what, n,
-			       (long long)ea->ts, (long long)eb->ts);
-		n++;
-	} while (bad < 5);
-	is_int(bad, 0, "%s: threads=1 and the worker (batch %u) agree on %ld events", what, batch, n);
-	is_int(trawl_reader_next(b, &eb), 0, "%s: the worker's reader stays at the end", what);
-	is_int(trawl_reader_nerrors(a), trawl_reader_nerrors(b), "%s: same error count", what);
+	for (uint32_t i = 0; same && i < nv; i++)
+		same = ea->values[i].u == eb->values[i].u;
+	return same;
+}
+
+/* a's and b's streams: the same stats. */
+static bool same_stats(const struct trawl_reader *a, const struct trawl_reader *b)
+{
 	bool stats = true;
 	for (size_t i = 0; i < trawl_reader_ntraces(a); i++) {
 		const struct trawl_reader_trace *ta = trawl_reader_trace_at(a, i);
@@ -981,10 +938,83 @@ static long same_reading(const char *what, const char *path, struct trawl_reader
 				 sa.last_ts == sb.last_ts && sa.cpu == sb.cpu && sa.bytes == sb.bytes;
 		}
 	}
-	ok(stats, "%s: same stream stats at the end", what);
-	same_most = q.most;
+	return stats;
+}
+
+/*
+ * Reads path three ways side by side: event by event (READ_EVENTS,
+ * trawl_reader_next()), with a worker (READ_WORKER) and in batches in the
+ * calling thread (READ_BATCHES), both of these with batch events per
+ * batch and trawl_reader_read() and trawl_reader_next() mixed (see
+ * rdbuf_next()): the same events (stream, ts, cycles, cpu, class, values;
+ * strings by content where the class says), errors (code and message) and
+ * end, then the same per-stream stats. Returns the number of events.
+ */
+static long same_reading(const char *what, const char *path, struct trawl_reader_opts o,
+			 uint32_t batch, int *nerr)
+{
+	struct trawl_reader *a = open_t(path, o, 1, 0), *b = open_t(path, o, 2, batch),
+			    *c = open_t(path, o, 1, batch);
+	const struct trawl_event *ea, *eb, *ec;
+	static struct rdbuf q, qc;
+	long n = 0, bad = 0;
+	int ra, rb, rc;
+
+	memset(&q, 0, sizeof(q));
+	memset(&qc, 0, sizeof(qc));
+
+	*nerr = 0;
+	if (!a || !b || !c) {
+		ok(false, "%s: open", what);
+		trawl_reader_free(a);
+		trawl_reader_free(b);
+		trawl_reader_free(c);
+		return -1;
+	}
+	reader_set_mode(a, READ_EVENTS);
+	reader_set_mode(b, READ_WORKER);
+	reader_set_mode(c, READ_BATCHES);
+	do {
+		ra = trawl_reader_next(a, &ea);
+		rb = rdbuf_next(b, &q, &eb);
+		rc = rdbuf_next(c, &qc, &ec);
+		if (ra != rb || ra != rc) {
+			printf("# %s: at %ld: %d vs %d vs %d (%s | %s | %s)\n", what, n, ra, rb, rc,
+			       trawl_reader_error(a), trawl_reader_error(b), trawl_reader_error(c));
+			bad++;
+			break;
+		}
+		if (ra < 0) {
+			(*nerr)++;
+			if (strcmp(trawl_reader_error(a), trawl_reader_error(b)) != 0 ||
+			    strcmp(trawl_reader_error(a), trawl_reader_error(c)) != 0) {
+				printf("# %s: errors differ: %s | %s | %s\n", what, trawl_reader_error(a),
+				       trawl_reader_error(b), trawl_reader_error(c));
+				bad++;
+			}
+			continue;
+		}
+		if (ra == 0)
+			break;
+		bool sb = same_event(a, ea, b, eb), sc = same_event(a, ea, c, ec);
+		if ((!sb || !sc) && bad++ < 5)
+			printf("# %s: event %ld differs (ts %lld vs %lld vs %lld)\n", what, n,
+			       (long long)ea->ts, (long long)eb->ts, (long long)ec->ts);
+		n++;
+	} while (bad < 5);
+	is_int(bad, 0, "%s: event by event, the worker and batches in one thread (batch %u) agree "
+	       "on %ld events", what, batch, n);
+	is_int(trawl_reader_next(b, &eb), 0, "%s: the worker's reader stays at the end", what);
+	is_int(trawl_reader_next(c, &ec), 0, "%s: the one-thread batch reader stays at the end", what);
+	is_int(trawl_reader_nerrors(a), trawl_reader_nerrors(b), "%s: same error count", what);
+	is_int(trawl_reader_nerrors(a), trawl_reader_nerrors(c), "%s: same error count in one thread",
+	       what);
+	ok(same_stats(a, b), "%s: same stream stats at the end", what);
+	ok(same_stats(a, c), "%s: same stream stats at the end, batches in one thread", what);
+	same_most = q.most < qc.most ? q.most : qc.most;
 	trawl_reader_free(a);
 	trawl_reader_free(b);
+	trawl_reader_free(c);
 	return n;
 }
 
