@@ -45,6 +45,17 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 /* Default SCHED_FIFO priority of the agent's loop (where permitted). */
 #define AGENT_RT_PRIO 1
 
+/*
+ * cli/daemon.c: detaches a daemon once it is ready. Forks; the child
+ * (return 0) gets *ready_fd, a pipe to write its ready line to (then to
+ * close), and stdin/stdout on /dev/null; the parent (return 1) waits for
+ * that line and returns it in line. -1 when the fork failed or the child
+ * exited before it was ready (it printed why).
+ */
+int cli_detach(const char *who, int *ready_fd, char *line, size_t linelen);
+
+int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
+
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -917,37 +917,10 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (!o.foreground) {
 		/* detach once listening: the parent returns when the agent is ready */
-		int p[2];
-		if (pipe(p) < 0)
-			return die_msg("agent: pipe: %s", strerror(errno));
-		pid_t pid = fork();
-		if (pid < 0)
-			return die_msg("agent: fork: %s", strerror(errno));
-		if (pid > 0) {
-			char b[8];
-			close(p[1]);
-			ssize_t n = read(p[0], b, sizeof(b));
-			close(p[0]);
-			if (n <= 0) {
-				int st;
-				waitpid(pid, &st, 0);
-				return 1;	/* the child said why */
-			}
-			return 0;
-		}
-		close(p[0]);
-		setsid();
-		if (o.ready_fd >= 0)
-			close(o.ready_fd);
-		o.ready_fd = p[1];
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-			/* stderr stays until ready: errors reach the caller */
-			if (nul > 2)
-				close(nul);
-		}
+		char line[64];
+		int d = cli_detach("agent", &o.ready_fd, line, sizeof(line));
+		if (d != 0)
+			return d > 0 ? 0 : 1;
 	}
 	int r = agent_run(&o);
 	free(dir);

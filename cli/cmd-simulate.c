@@ -100,7 +100,8 @@ struct host {
 };
 
 struct sim {
-	const char *out;
+	const char *out;		/* NULL: to the relay only */
+	const char *relay, *session;	/* --relay, --session */
 	unsigned hosts, cpus;
 	uint64_t events, seed;
 	size_t packet_size;
@@ -668,12 +669,17 @@ static uint64_t share(uint64_t n, uint64_t k, uint64_t i)
 static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, char *err,
 		       size_t errlen)
 {
-	char *path = path_join(S->out, h->name, kernel ? "kernel" : "ust");
-	if (!path)
+	char *path = S->out ? path_join(S->out, h->name, kernel ? "kernel" : "ust") : NULL;
+	if (S->out && !path)
 		return -ENOMEM;
+	char rerr[300] = "";
 	struct trawl_ctf_writer_opts o = {
 		.sz = sizeof(o),
 		.path = path,
+		.relay = S->relay,
+		.relay_session = S->session,
+		.err = rerr,
+		.errlen = sizeof(rerr),
 		.hostname = h->name,
 		.domain = kernel ? "kernel" : "ust",
 		.trace_uuid = kernel ? h->kernel_uuid : h->ust_uuid,
@@ -686,7 +692,10 @@ static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, c
 	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
 	if (!w) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (*rerr)
+			snprintf(err, errlen, "%s", rerr);
+		else
+			snprintf(err, errlen, "%s: %s", path ? path : S->relay, strerror(errno));
 		free(path);
 		return ret;
 	}
@@ -713,7 +722,7 @@ static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, c
 		ret = r;
 	trawl_ctf_writer_free(w);
 	if (ret)
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "%s: %s", path ? path : S->relay, strerror(-ret));
 	free(path);
 	return ret;
 }
@@ -724,7 +733,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl simulate -o DIR [--hosts N] [--events M] [--seed S] [--cpus C]\n"
 	      "                      [--packet-size BYTES] [--shapes] [--progress] [--force]\n"
-	      "                      [--sync [SYNC OPTIONS]]\n"
+	      "                      [--relay HOST[:PORT] [--session NAME]] [--sync [SYNC OPTIONS]]\n"
 	      "\n"
 	      "Writes a synthetic multi-host session DIR/host<i>/{kernel,ust}/ of CTF 1.8\n"
 	      "traces: M events in all (default 100000) over N hosts (default 2) with C CPUs\n"
@@ -742,6 +751,9 @@ static void usage(FILE *f)
 	      "                          event ids >= 31, extreme values, tricky strings\n"
 	      "      --progress          report progress on stderr (default: when a tty)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
+	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
+	      "                          only there), as session NAME (--session, default\n"
+	      "                          \"simulate\"): RELAY-OUTPUT/NAME/host<i>/{kernel,ust}/\n"
 	      "  -h, --help              this help\n"
 	      "\n"
 	      "Clocks and sync traffic with known truth (written to DIR/truth.txt):\n"
@@ -881,7 +893,7 @@ static uint64_t file_bytes(const char *dir)
 
 enum {
 	O_SYNC = 256, O_MAX_OFFSET, O_MAX_DRIFT, O_TOPOLOGY, O_RATE, O_RPC_RATE, O_DELAY,
-	O_JITTER, O_ASYM, O_LOSS, O_DUP, O_ONE_WAY, O_DRIFT_CHANGE,
+	O_JITTER, O_ASYM, O_LOSS, O_DUP, O_ONE_WAY, O_DRIFT_CHANGE, O_RELAY, O_SESSION,
 };
 
 int cmd_simulate(int argc, char **argv)
@@ -898,6 +910,8 @@ int cmd_simulate(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "sync", no_argument, NULL, O_SYNC },
+		{ "relay", required_argument, NULL, O_RELAY },
+		{ "session", required_argument, NULL, O_SESSION },
 		{ "max-offset", required_argument, NULL, O_MAX_OFFSET },
 		{ "max-drift", required_argument, NULL, O_MAX_DRIFT },
 		{ "topology", required_argument, NULL, O_TOPOLOGY },
@@ -931,10 +945,16 @@ int cmd_simulate(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fh", opts, NULL)) != -1) {
-		for (size_t i = 0; c > O_SYNC && opts[i].name; i++)
+		for (size_t i = 0; c > O_SYNC && c < O_RELAY && opts[i].name; i++)
 			if (opts[i].val == c)
 				sync_opt = opts[i].name;
 		switch (c) {
+		case O_RELAY:
+			S.relay = optarg;
+			break;
+		case O_SESSION:
+			S.session = optarg;
+			break;
 		case 'o':
 			if (!*optarg)
 				return usage_error("empty output directory");
@@ -1052,9 +1072,15 @@ int cmd_simulate(int argc, char **argv)
 	if (sync_opt && !sync)
 		return usage_error("--%s needs --sync", sync_opt);
 	so.changes = changes;
-	if (!S.out)
-		return usage_error("no output directory (-o DIR)");
-	if (!force && dir_nonempty(S.out))
+	if (!S.out && !S.relay)
+		return usage_error("no output directory (-o DIR) nor relay (--relay)");
+	if (S.session && !S.relay)
+		return usage_error("--session needs --relay");
+	if (S.relay && !S.session)
+		S.session = "simulate";
+	if (S.relay && S.sync && !S.out)
+		return usage_error("--sync writes truth.txt: it needs -o DIR");
+	if (S.out && !force && dir_nonempty(S.out))
 		return die_msg("simulate: %s is not empty (use --force to write into it)", S.out);
 
 	/* the session: starts at a seeded date in 2024, spans ~5 us per event per host */
@@ -1105,12 +1131,12 @@ int cmd_simulate(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	uint64_t bytes = file_bytes(S.out);
+	uint64_t bytes = S.out ? file_bytes(S.out) : 0;
 	printf("trawl simulate: %" PRIu64 " events (%" PRIu64 " kernel, %" PRIu64 " ust), "
 	       "%u hosts x %u CPUs, %" PRIu64 " bytes (%.1f bytes/event), %.3f s, %.2f M/s, in %s\n",
 	       S.events, S.kernel_events, S.ust_events, S.hosts, S.cpus, bytes,
 	       S.events ? (double)bytes / (double)S.events : 0.0, secs,
-	       secs > 0 ? (double)S.events / secs / 1e6 : 0.0, S.out);
+	       secs > 0 ? (double)S.events / secs / 1e6 : 0.0, S.out ? S.out : S.relay);
 	if (S.sync) {
 		struct sim_sync_stats st;
 		sim_sync_stats(S.sync, &st);

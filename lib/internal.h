@@ -7,6 +7,8 @@
 #define TRAWL_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +55,26 @@ TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, .
  * in error messages. NULL + errno on error. */
 TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
 				       size_t *len, char *err, size_t errlen);
+
+/*
+ * Metadata in chunks (lib/ctf/metadata-print.c), for live streaming: a mark
+ * remembers what was printed; metadata_print_new() prints what the model
+ * declared since (the header, trace, env and clocks the first time, then
+ * new stream classes, then new event classes), as TSDL that appended to the
+ * earlier chunks gives a valid whole. 0, -ENOMEM or -EIO.
+ */
+struct metadata_mark {
+	bool header;
+	size_t nstreams;
+	size_t *nevents;		/* per stream class */
+	size_t cap;
+};
+TRAWL_HIDDEN int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
+				    struct metadata_mark *m);
+/* Nothing new to print? */
+TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
+					const struct metadata_mark *m);
+TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
 
 /* ---- misc */
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno

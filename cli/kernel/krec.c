@@ -76,6 +76,8 @@ struct krec {
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
 	unsigned period_ms;
+	unsigned live_ms;		/* live timer; 0: none */
+	bool relay;
 	struct krec_clock_sample s0, s1;
 	pthread_t th;
 	int stop;			/* atomic: the reader drains and exits */
@@ -518,6 +520,16 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->period_ms = o->period_ms ? o->period_ms : 50;
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
 		 (o->clock == KREC_CLOCK_AUTO && krec_clocksource_is_tsc());
+	k->relay = o->relay != NULL;
+	k->live_ms = o->relay ? o->live_ms : 0;
+	if (k->relay && o->clock == KREC_CLOCK_TSC) {
+		r = seterr(err, errlen, EINVAL,
+			   "streaming to a relay takes the mono clock (the TSC's frequency is only "
+			   "known at the end)");
+		goto fail;
+	}
+	if (k->relay)
+		k->tsc = false;
 	if (!tracing_dir_ready()) {
 		r = seterr(err, errlen, ENODEV,
 			   "tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
@@ -543,14 +555,19 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 
 	struct utsname u;
 	uname(&u);
+	char werr[300] = "";
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = o->dir, .hostname = o->hostname, .domain = "kernel",
 		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
-		.io_queue = o->io_queue,
+		.io_queue = o->io_queue, .relay = o->relay, .relay_session = o->relay_session,
+		.live_timer_us = (uint64_t)k->live_ms * 1000, .err = werr, .errlen = sizeof(werr),
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
-		r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
+		if (*werr)
+			r = seterr(err, errlen, errno, "%s", werr);
+		else
+			r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
 		goto fail;
 	}
 	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
@@ -711,6 +728,45 @@ static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caug
 	return pages;
 }
 
+/*
+ * The live timer: everything the buffers hold now is read, then every
+ * stream's packet is closed (or, if it holds nothing, a beacon sent) at a
+ * time just before the reads began. An event still being written then
+ * (preemption is off while the kernel writes one: microseconds) has an
+ * earlier timestamp; one found later is moved up to the flush's time
+ * (page_event), never behind it.
+ */
+#define LIVE_MARGIN_NS 100000
+
+static void live_tick(struct krec *k)
+{
+	uint64_t now = krec_clock_now(false);
+	uint64_t t0 = now > LIVE_MARGIN_NS ? now - LIVE_MARGIN_NS : 0;
+	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
+		bool cu;
+		while (drain_cpu(k, c, 256, &cu) && !cu && !k->err)
+			;
+	}
+	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
+		struct kcpu *kc = &k->cpus[c];
+		uint64_t ts = t0 > kc->last_ts ? t0 : kc->last_ts;
+		int r = trawl_ctf_wstream_tick(kc->ws, ts);
+		if (r < 0)
+			set_err(k, r, "streaming the kernel trace");
+		kc->last_ts = ts;
+	}
+	if (k->sd_ws && !k->err) {
+		int r = trawl_ctf_wstream_tick(k->sd_ws, t0);
+		if (r < 0 && r != -EINVAL)
+			set_err(k, r, "streaming the state dump");
+	}
+}
+
+static uint64_t mono_ms(void)
+{
+	return krec_clock_now(false) / 1000000;
+}
+
 static void *reader(void *arg)
 {
 	struct krec *k = arg;
@@ -745,6 +801,7 @@ static void *reader(void *arg)
 	 * busy buffer is read in batches of full pages without filling up,
 	 * else the idle period.
 	 */
+	uint64_t next_tick = k->live_ms ? mono_ms() + k->live_ms : 0;
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
@@ -753,9 +810,16 @@ static void *reader(void *arg)
 			pages += drain_cpu(k, c, 256, &cu);
 			all_caught_up &= cu;
 		}
+		uint64_t now = k->live_ms ? mono_ms() : 0;
+		if (k->live_ms && now >= next_tick) {
+			live_tick(k);
+			next_tick = now + k->live_ms;
+		}
 		if (!all_caught_up)
 			continue;
 		unsigned ms = pages > k->ncpus ? BUSY_SLEEP_MS : k->period_ms;
+		if (k->live_ms && next_tick - now < ms)
+			ms = (unsigned)(next_tick - now);
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -773,6 +837,10 @@ int krec_start(struct krec *k, char *err, size_t errlen)
 	if (k->started)
 		return seterr(err, errlen, EBUSY, "already started");
 	krec_clock_sample(k->tsc, &k->s0);
+	/* streamed, the metadata leaves with the first packet: the clock is
+	 * final now (mono: from the start sample only) */
+	if (k->relay)
+		krec_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
 		return seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
@@ -810,7 +878,7 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 			trawl_ctf_wstream_flush(kc->ws, kc->last_ts);
 		}
 	}
-	if (k->started)
+	if (k->started && !k->relay)
 		krec_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
 	if (rc < 0 && !r)

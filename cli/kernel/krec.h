@@ -42,6 +42,16 @@ struct krec_opts {
 	unsigned period_ms;		/* reader sleep when the buffers are idle; 0: 50 */
 	size_t io_queue;		/* the trace writer's I/O queue, bytes; 0: none */
 	bool exclude_self;		/* our threads in set_event_notrace_pid */
+	/*
+	 * Streaming (docs/relay.md): the trace also (dir NULL: only) goes to
+	 * the trawl relay at relay, as session relay_session; the clock is
+	 * then CLOCK_MONOTONIC (its metadata is sent before the first
+	 * packet). live_ms: every live_ms the reader flushes each CPU's
+	 * packet, or tells the relay the CPU was idle (a beacon); 0: packets
+	 * go when full.
+	 */
+	const char *relay, *relay_session;
+	unsigned live_ms;
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };

@@ -247,6 +247,24 @@ struct trawl_ctf_writer_opts {
 	 * Write errors then surface at a later call or at close.
 	 */
 	size_t io_queue;
+	/*
+	 * Streaming to `trawl relay` (docs/relay.md). relay = "HOST[:PORT]":
+	 * the writer connects at creation (refused or unreachable: NULL and
+	 * errno, the reason in err) and sends the metadata, each stream, each
+	 * packet with its index entry and beacons there, through the I/O
+	 * queue when there is one; with path NULL, only there. The relay
+	 * stores the trace as SESSION/HOST/TRACE/ under its output directory:
+	 * relay_session (default "trawl"), the hostname option, relay_trace
+	 * (default the domain). The clock must be final before the first
+	 * packet: the metadata is sent then, and only new stream and event
+	 * classes are sent after. live_timer_us is shown to live viewers.
+	 */
+	const char *relay;
+	const char *relay_session;
+	const char *relay_trace;
+	uint64_t live_timer_us;
+	char *err;			/* a message on failure, if not NULL */
+	size_t errlen;
 };
 
 struct trawl_ctf_writer;
@@ -351,6 +369,23 @@ int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts);
  * I/O error.
  */
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size);
+/*
+ * Live streaming: tells the relay that no event of s before ts is still to
+ * come (live viewers then read past an idle stream); ts must not be below
+ * the stream's last event. Without a relay, nothing. Returns 0 or -errno.
+ */
+int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts);
+/*
+ * A live timer's tick: closes the open packet at ts if it holds events
+ * (trimmed to its content, see below), else sends a beacon at ts. Either
+ * way, later events of s must not be before ts. Returns 0 or -errno.
+ * A writer that streams to a relay trims every packet it closes itself to
+ * its content (rounded up to 8 bytes): live flushes send small packets.
+ */
+int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts);
+/* Sends the relay the metadata declared since the last packet, now (the
+ * writer does it before each packet anyway). 0, or -errno. */
+int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w);
 /* The stream_instance_id the writer gave the stream (in its packet headers). */
 uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s);
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -228,11 +229,10 @@ static void print_uuid(struct printer *p, const uint8_t u[16])
 	fprintf(p->f, "\tuuid = \"%s\";\n", s);
 }
 
-int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out)
+static void print_header(struct printer *p)
 {
-	if (!t || !out)
-		return -EINVAL;
-	struct printer pr = { .f = out, .t = t }, *p = &pr;
+	const struct trawl_ctf_trace *t = p->t;
+	FILE *out = p->f;
 
 	fputs("/* CTF 1.8 */\n\n", out);
 	fputs("trace {\n", out);
@@ -275,36 +275,101 @@ int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out)
 			c->freq, c->precision, c->offset_s, c->offset,
 			c->absolute ? "true" : "false");
 	}
+}
 
-	for (size_t i = 0; i < t->nstreams; i++) {
-		const struct trawl_ctf_stream_class *sc = t->streams[i];
-		fprintf(out, "stream {\n\tid = %" PRIu64 ";\n", sc->id);
-		print_scope(p, "packet.context", sc->packet_context);
-		print_scope(p, "event.header", sc->event_header);
-		print_scope(p, "event.context", sc->event_context);
-		fputs("};\n\n", out);
+static void print_stream(struct printer *p, const struct trawl_ctf_stream_class *sc)
+{
+	fprintf(p->f, "stream {\n\tid = %" PRIu64 ";\n", sc->id);
+	print_scope(p, "packet.context", sc->packet_context);
+	print_scope(p, "event.header", sc->event_header);
+	print_scope(p, "event.context", sc->event_context);
+	fputs("};\n\n", p->f);
+}
+
+static void print_event(struct printer *p, const struct trawl_ctf_event_class *ec)
+{
+	FILE *out = p->f;
+
+	fputs("event {\n\tname = ", out);
+	quoted(p, ec->name);
+	fprintf(out, ";\n\tid = %" PRIu64 ";\n\tstream_id = %" PRIu64 ";\n",
+		ec->id, ec->stream_id);
+	if (ec->loglevel != INT64_MIN)
+		fprintf(out, "\tloglevel = %" PRId64 ";\n", ec->loglevel);
+	if (ec->model_emf_uri) {
+		fputs("\tmodel.emf.uri = ", out);
+		quoted(p, ec->model_emf_uri);
+		fputs(";\n", out);
 	}
+	print_scope(p, "context", ec->context);
+	print_scope(p, "fields", ec->fields);
+	fputs("};\n\n", out);
+}
 
+int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out)
+{
+	if (!t || !out)
+		return -EINVAL;
+	struct printer pr = { .f = out, .t = t };
+
+	print_header(&pr);
+	for (size_t i = 0; i < t->nstreams; i++)
+		print_stream(&pr, t->streams[i]);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		const struct trawl_ctf_stream_class *sc = t->streams[i];
-		for (size_t j = 0; j < sc->nevents; j++) {
-			const struct trawl_ctf_event_class *ec = sc->events[j];
-			fputs("event {\n\tname = ", out);
-			quoted(p, ec->name);
-			fprintf(out, ";\n\tid = %" PRIu64 ";\n\tstream_id = %" PRIu64 ";\n",
-				ec->id, ec->stream_id);
-			if (ec->loglevel != INT64_MIN)
-				fprintf(out, "\tloglevel = %" PRId64 ";\n", ec->loglevel);
-			if (ec->model_emf_uri) {
-				fputs("\tmodel.emf.uri = ", out);
-				quoted(p, ec->model_emf_uri);
-				fputs(";\n", out);
-			}
-			print_scope(p, "context", ec->context);
-			print_scope(p, "fields", ec->fields);
-			fputs("};\n\n", out);
-		}
+		for (size_t j = 0; j < sc->nevents; j++)
+			print_event(&pr, sc->events[j]);
 	}
 	fflush(out);
 	return ferror(out) ? -EIO : 0;
+}
+
+int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out, struct metadata_mark *m)
+{
+	if (!t || !out || !m)
+		return -EINVAL;
+	if (t->nstreams > m->cap) {
+		size_t ncap = t->nstreams + 8;
+		size_t *n = realloc(m->nevents, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + m->cap, 0, (ncap - m->cap) * sizeof(*n));
+		m->nevents = n;
+		m->cap = ncap;
+	}
+	struct printer pr = { .f = out, .t = t };
+
+	if (!m->header)
+		print_header(&pr);
+	for (size_t i = m->nstreams; i < t->nstreams; i++)
+		print_stream(&pr, t->streams[i]);
+	for (size_t i = 0; i < t->nstreams; i++) {
+		const struct trawl_ctf_stream_class *sc = t->streams[i];
+		for (size_t j = m->nevents[i]; j < sc->nevents; j++)
+			print_event(&pr, sc->events[j]);
+	}
+	fflush(out);
+	if (ferror(out))
+		return -EIO;
+	m->header = true;
+	m->nstreams = t->nstreams;
+	for (size_t i = 0; i < t->nstreams; i++)
+		m->nevents[i] = t->streams[i]->nevents;
+	return 0;
+}
+
+bool metadata_mark_current(const struct trawl_ctf_trace *t, const struct metadata_mark *m)
+{
+	if (!m->header || m->nstreams != t->nstreams)
+		return false;
+	for (size_t i = 0; i < t->nstreams; i++)
+		if (m->nevents[i] != t->streams[i]->nevents)
+			return false;
+	return true;
+}
+
+void metadata_mark_release(struct metadata_mark *m)
+{
+	free(m->nevents);
+	memset(m, 0, sizeof(*m));
 }

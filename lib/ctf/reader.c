@@ -337,7 +337,7 @@ static void release_pages(struct trawl_reader_stream *s, uint64_t off)
  * packet_seq_num. The data file is the truth: an index that is malformed or
  * disagrees with a packet read is dropped with a warning in the stats.
  */
-#define IDX_MAGIC 0xC1F1DCC1u
+
 #define IDX_HDR 16u
 #define IDX_V10 56u
 #define IDX_V11 72u
@@ -399,8 +399,8 @@ static void load_index(struct trawl_reader_stream *s, const char *dir, const cha
 	}
 	uint32_t magic = get_be32(m), major = get_be32(m + 4), minor = get_be32(m + 8);
 	uint32_t esz = get_be32(m + 12);
-	if (magic != IDX_MAGIC) {
-		index_drop(s, "bad magic 0x%08" PRIx32 " (want 0x%08x)", magic, IDX_MAGIC);
+	if (magic != CTF_IDX_MAGIC) {
+		index_drop(s, "bad magic 0x%08" PRIx32 " (want 0x%08x)", magic, CTF_IDX_MAGIC);
 		goto out;
 	}
 	if (major != 1 || minor > 1) {

@@ -28,14 +28,13 @@
 #include "internal.h"
 #include "ctf/ioq.h"
 #include "ctf/packet.h"
+#include "net/relay-proto.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
 #error "the CTF writer supports little-endian hosts only"
 #endif
 
-#define IDX_MAGIC		0xC1F1DCC1u
-#define IDX_ENTRY_LEN		72
 
 
 #define COMPACT_ID_EXT		31u
@@ -62,8 +61,10 @@ struct trawl_ctf_wstream {
 	uint64_t offset;		/* file offset of the next packet */
 	uint64_t instance_id;
 	uint32_t cpu;
-	int fd, idxfd;
+	int fd, idxfd;			/* -1: no local files (relay only) */
 	char *name;			/* file name */
+	uint32_t handle;		/* index in w->streams: the relay's handle */
+	bool announced;			/* STREAM sent to the relay */
 	struct trawl_ctf_writer *w;
 };
 
@@ -78,6 +79,8 @@ struct trawl_ctf_writer {
 	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
 	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
 	struct ioq *ioq;		/* NULL: synchronous writes */
+	struct relay_out *relay;	/* NULL: not streamed */
+	struct metadata_mark sent;	/* metadata the relay has */
 	bool closed;
 	int err;
 };
@@ -521,7 +524,10 @@ static int version_part(int which)
 struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o)
 {
 	/* io_queue is the last field: callers built before it have none */
-	if (!o || o->sz < offsetof(struct trawl_ctf_writer_opts, io_queue) || !o->path || !*o->path ||
+	bool has_relay = o && o->sz >= offsetof(struct trawl_ctf_writer_opts, errlen) + sizeof(size_t) &&
+			 o->relay;
+	if (!o || o->sz < offsetof(struct trawl_ctf_writer_opts, io_queue) ||
+	    (!has_relay && (!o->path || !*o->path)) || (o->path && !*o->path) ||
 	    (o->packet_size && (o->packet_size < MIN_PACKET_SIZE ||
 				o->packet_size % 8 || o->packet_size > (1u << 30)))) {
 		errno = EINVAL;
@@ -535,8 +541,8 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	if (!w->arena)
 		goto err;
 	w->t = arena_alloc(w->arena, sizeof(*w->t));
-	w->path = strdup(o->path);
-	if (!w->t || !w->path)
+	w->path = o->path ? strdup(o->path) : NULL;
+	if (!w->t || (o->path && !w->path))
 		goto err;
 	w->t->arena = NULL;	/* owned by the writer, freed with it */
 	w->packet_size = o->packet_size ? o->packet_size : DEFAULT_PACKET_SIZE;
@@ -555,25 +561,44 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0)
 		goto err;
 
-	ret = mkdir_p(w->path);
-	if (ret < 0)
-		goto err;
-	char *idx;
-	if (asprintf(&idx, "%s/index", w->path) < 0) {
-		ret = -ENOMEM;
-		goto err;
+	if (w->path) {
+		ret = mkdir_p(w->path);
+		if (ret < 0)
+			goto err;
+		char *idx;
+		if (asprintf(&idx, "%s/index", w->path) < 0) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
+		free(idx);
+		if (ret < 0)
+			goto err;
 	}
-	ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
-	free(idx);
-	if (ret < 0)
-		goto err;
-	if (o->sz >= sizeof(*o) && o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
+	if (has_relay) {
+		struct relay_hello h = {
+			.addr = o->relay,
+			.session = o->relay_session ? o->relay_session : "trawl",
+			.host = o->hostname ? o->hostname : host,
+			.trace = o->relay_trace ? o->relay_trace : o->domain ? o->domain : "ust",
+			.uuid = w->t->uuid,
+			.live_timer_us = o->live_timer_us,
+		};
+		w->relay = relay_out_connect(&h, o->err, o->errlen);
+		if (!w->relay) {
+			ret = -errno;
+			goto err;
+		}
+	}
+	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
+	    o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
 		ret = -errno;
 		goto err;
 	}
 	return w;
 err:
 	if (w) {
+		relay_out_free(w->relay);
 		arena_free(w->arena);
 		free(w->path);
 		free(w);
@@ -678,7 +703,10 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	s->fixed = sc->event_header == w->hdr_fixed;
 	s->cpu = cpu;
 	s->instance_id = w->nstreams;
+	s->handle = (uint32_t)w->nstreams;
 	s->pos = PK_HDR_END;
+	if (!w->path)
+		goto add;
 	if (asprintf(&path, "%s/%s", w->path, s->name) < 0) {
 		path = NULL;
 		goto err;
@@ -697,14 +725,12 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 		ret = -errno;
 		goto err;
 	}
-	uint8_t ih[16];
-	put_be32(ih, IDX_MAGIC);
-	put_be32(ih + 4, 1);
-	put_be32(ih + 8, 1);
-	put_be32(ih + 12, IDX_ENTRY_LEN);
+	uint8_t ih[CTF_IDX_HEADER_LEN];
+	ctf_index_put_header(ih);
 	ret = write_all(s->idxfd, ih, sizeof(ih));
 	if (ret < 0)
 		goto err;
+add:
 	if (w->nstreams == w->streams_cap) {
 		size_t ncap = w->streams_cap ? w->streams_cap * 2 : 8;
 		void *m = realloc(w->streams, ncap * sizeof(*w->streams));
@@ -733,13 +759,127 @@ err:
 
 /* ------------------------------------------------------------- packets */
 
-/* Writes a packet and its index entry, or queues them for the I/O thread. */
-static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size, const uint8_t *e)
+/* ---------------------------------------------------------------- relay */
+
+/* Sends one message to the relay: through the I/O queue when there is one
+ * (so that it goes in order with everything queued before). */
+static int relay_put(struct trawl_ctf_writer *w, const void *a, size_t alen, const void *b,
+		     size_t blen)
 {
-	if (s->w->ioq)
-		return ioq_write(s->w->ioq, s->fd, pkt, size, s->idxfd, e, IDX_ENTRY_LEN);
-	int ret = write_all(s->fd, pkt, size);
-	return ret ? ret : write_all(s->idxfd, e, IDX_ENTRY_LEN);
+	if (w->ioq) {
+		int fd = relay_out_fd(w->relay);
+		return ioq_write(w->ioq, fd, a, alen, fd, b, blen);
+	}
+	return relay_out_send(w->relay, a, alen, b, blen);
+}
+
+int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (!w->relay || metadata_mark_current(w->t, &w->sent))
+		return 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return -errno;
+	/* on a failure the mark has moved on all the same: the connection
+	 * is broken, and the error sticks to the streams */
+	int ret = metadata_print_new(w->t, f, &w->sent);
+	if (fclose(f) != 0 && !ret)
+		ret = -ENOMEM;
+	if (!ret && len > RELAY_MSG_MAX)
+		ret = -EMSGSIZE;
+	if (!ret) {
+		uint8_t hdr[RELAY_HDR_LEN];
+		relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)len);
+		ret = relay_put(w, hdr, sizeof(hdr), text, len);
+	}
+	free(text);
+	return ret;
+}
+
+/* Metadata, then the stream, before anything of the stream goes out. */
+static int relay_ready(struct trawl_ctf_wstream *s)
+{
+	struct trawl_ctf_writer *w = s->w;
+	int ret = trawl_ctf_writer_sync_metadata(w);
+	if (ret || s->announced)
+		return ret;
+	size_t nl = strlen(s->name) + 1;
+	uint8_t m[RELAY_HDR_LEN + 16 + RELAY_NAME_MAX + 1];
+	if (nl > RELAY_NAME_MAX + 1)
+		return -ENAMETOOLONG;
+	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
+	put_le32(m + RELAY_HDR_LEN, s->handle);
+	put_le32(m + RELAY_HDR_LEN + 4, s->cpu);
+	put_le64(m + RELAY_HDR_LEN + 8, s->sc_id);
+	memcpy(m + RELAY_HDR_LEN + 16, s->name, nl);
+	ret = relay_put(w, m, RELAY_HDR_LEN + 16 + nl, NULL, 0);
+	if (!ret)
+		s->announced = true;
+	return ret;
+}
+
+int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
+{
+	if (!s || ts < s->last_ts)
+		return -EINVAL;
+	if (!s->w->relay)
+		return 0;
+	if (s->err)
+		return s->err;
+	int ret = relay_ready(s);
+	if (!ret) {
+		uint8_t m[RELAY_HDR_LEN + 16];
+		relay_put_hdr(m, RELAY_BEACON, 16);
+		put_le32(m + RELAY_HDR_LEN, s->handle);
+		put_le32(m + RELAY_HDR_LEN + 4, 0);
+		put_le64(m + RELAY_HDR_LEN + 8, ts);
+		ret = relay_put(s->w, m, sizeof(m), NULL, 0);
+	}
+	if (ret)
+		s->err = ret;
+	else
+		s->last_ts = ts;	/* a promise: nothing before it any more */
+	return ret;
+}
+
+int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts)
+{
+	if (!s || ts < s->last_ts)
+		return -EINVAL;
+	return s->nev ? trawl_ctf_wstream_flush(s, ts) : trawl_ctf_wstream_beacon(s, ts);
+}
+
+/* ------------------------------------------------------------- packets */
+
+/*
+ * Writes a packet and its index entry (locally, or queues them for the I/O
+ * thread), and sends them to the relay. The entry's offset is the packet's
+ * in the stream file.
+ */
+static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
+		   const struct ctf_index *ix)
+{
+	struct trawl_ctf_writer *w = s->w;
+	int ret = 0;
+	if (s->fd >= 0) {
+		uint8_t e[CTF_IDX_ENTRY_LEN];
+		ctf_index_put_entry(e, s->offset, ix);
+		if (w->ioq)
+			ret = ioq_write(w->ioq, s->fd, pkt, size, s->idxfd, e, CTF_IDX_ENTRY_LEN);
+		else if (!(ret = write_all(s->fd, pkt, size)))
+			ret = write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
+	}
+	if (!ret && w->relay && !(ret = relay_ready(s))) {
+		uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN];
+		relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
+		relay_put_index(m + RELAY_HDR_LEN, s->handle, ix);
+		ret = relay_put(w, m, sizeof(m), pkt, size);
+	}
+	return ret;
 }
 
 /* Completes the current packet (header, context, padding) and writes it. */
@@ -747,7 +887,9 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 {
 	struct trawl_ctf_writer *w = s->w;
 	uint8_t *b = s->buf;
-	uint64_t content = (uint64_t)s->pos * 8, size = (uint64_t)s->cap * 8;
+	/* streamed: trimmed, so that the live timer's flushes stay small */
+	size_t bytes = w->relay ? (s->pos + 7) & ~(size_t)7 : s->cap;
+	uint64_t content = (uint64_t)s->pos * 8, size = (uint64_t)bytes * 8;
 
 	if (s->err)
 		return s->err;
@@ -762,25 +904,19 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	put_le64(b + PK_SEQ_NUM, s->seq);
 	put_le64(b + PK_DISCARDED, s->discarded);
 	put_le32(b + PK_CPU_ID, s->cpu);
-	memset(b + s->pos, 0, s->cap - s->pos);
+	memset(b + s->pos, 0, bytes - s->pos);
 
-	uint8_t e[IDX_ENTRY_LEN];
-	put_be64(e + 0, s->offset);
-	put_be64(e + 8, size);
-	put_be64(e + 16, content);
-	put_be64(e + 24, s->ts_begin);
-	put_be64(e + 32, ts_end);
-	put_be64(e + 40, s->discarded);
-	put_be64(e + 48, s->sc_id);
-	put_be64(e + 56, s->instance_id);
-	put_be64(e + 64, s->seq);
-
-	int ret = put_out(s, b, s->cap, e);
+	const struct ctf_index ix = {
+		.packet_size = size, .content_size = content, .ts_begin = s->ts_begin,
+		.ts_end = ts_end, .events_discarded = s->discarded, .stream_id = s->sc_id,
+		.instance_id = s->instance_id, .seq = s->seq,
+	};
+	int ret = put_out(s, b, bytes, &ix);
 	if (ret) {
 		s->err = ret;
 		return ret;
 	}
-	s->offset += s->cap;
+	s->offset += bytes;
 	s->seq++;
 	s->pos = PK_HDR_END;
 	s->nev = 0;
@@ -875,17 +1011,12 @@ int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_
 	    content > psize || content < PK_HDR_END * 8 || te < tb || tb < s->last_ts)
 		return -EINVAL;
 	uint64_t seq = get_le64(b + PK_SEQ_NUM), disc = get_le64(b + PK_DISCARDED);
-	uint8_t e[IDX_ENTRY_LEN];
-	put_be64(e + 0, s->offset);
-	put_be64(e + 8, psize);
-	put_be64(e + 16, content);
-	put_be64(e + 24, tb);
-	put_be64(e + 32, te);
-	put_be64(e + 40, disc);
-	put_be64(e + 48, s->sc_id);
-	put_be64(e + 56, s->instance_id);
-	put_be64(e + 64, seq);
-	int ret = put_out(s, b, size, e);
+	const struct ctf_index ix = {
+		.packet_size = psize, .content_size = content, .ts_begin = tb, .ts_end = te,
+		.events_discarded = disc, .stream_id = s->sc_id, .instance_id = s->instance_id,
+		.seq = seq,
+	};
+	int ret = put_out(s, b, size, &ix);
 	if (ret) {
 		s->err = ret;
 		return ret;
@@ -962,24 +1093,39 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 		if (!s->err && s->nev)
 			close_packet(s, s->last_ts);	/* an error stays in s->err */
 	}
+	/* the relay gets every stream (even one without a packet) and the
+	 * whole metadata */
+	for (size_t i = 0; w->relay && i < w->nstreams; i++) {
+		struct trawl_ctf_wstream *s = w->streams[i];
+		if (!s->err && (s->err = relay_ready(s)) && !ret)
+			ret = s->err;
+	}
 	/* everything queued is written before the files close */
 	int qr = ioq_free(w->ioq);
 	w->ioq = NULL;
-	if (qr)
+	if (qr && !ret)
 		ret = qr;
+	if (w->relay) {
+		/* the ACK comes once the relay has it all on disk */
+		int r = ret ? ret : relay_out_close(w->relay, 0);
+		relay_out_free(w->relay);
+		w->relay = NULL;
+		if (r && !ret)
+			ret = r;
+	}
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct trawl_ctf_wstream *s = w->streams[i];
 		int r = s->err;
-		if (close(s->fd) < 0 && !r)
+		if (s->fd >= 0 && close(s->fd) < 0 && !r)
 			r = -errno;
-		if (close(s->idxfd) < 0 && !r)
+		if (s->idxfd >= 0 && close(s->idxfd) < 0 && !r)
 			r = -errno;
 		s->fd = s->idxfd = -1;
 		s->err = r ? r : -EBADF;	/* no more events after close */
 		if (r && !ret)
 			ret = r;
 	}
-	int r = write_metadata(w);
+	int r = w->path ? write_metadata(w) : 0;
 	if (r && !ret)
 		ret = r;
 	w->err = ret;
@@ -998,6 +1144,8 @@ void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
 		free(w->streams[i]);
 	}
 	free(w->streams);
+	relay_out_free(w->relay);
+	metadata_mark_release(&w->sent);
 	arena_free(w->arena);
 	free(w->path);
 	free(w);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-relay.c - `trawl relay`: receives the traces every node streams
+ * (trawl record --relay, trawl create --relay) into one session directory
+ * per session name, and serves them live on LTTng's viewer protocol.
+ * Settings: [relay] output-dir, data, live, max-conns (docs/config.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "relay/relay.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: trawl relay [-o DIR] [--data [HOST:]PORT] [--live [HOST:]PORT]\n"
+	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
+	      "                   [--live-from-now] [--max-conns N]\n"
+	      "Receives the traces nodes stream to it and serves them live.\n"
+	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
+	      "                     (default: [relay] output-dir, else ~/trawl-traces)\n"
+	      "  --data [HOST:]PORT producers connect there (default 0.0.0.0:5347; port 0:\n"
+	      "                     any free one, told on the ready line)\n"
+	      "  --live [HOST:]PORT live viewers connect there, LTTng's viewer protocol\n"
+	      "                     (default 127.0.0.1:5344, babeltrace2's default port):\n"
+	      "                     babeltrace2 -i lttng-live net://RELAY/host/HOST/SESSION\n"
+	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
+	      "                     packet, as with lttng-relayd (default: from the first)\n"
+	      "  --max-conns N      producers and viewers at once (default 1000)\n"
+	      "  -f, --foreground   do not detach (logs on stderr); the default detaches once\n"
+	      "                     listening and prints where\n"
+	      "  --pidfile FILE     write the relay's pid there\n"
+	      "  --ready-fd N       write \"ready DATA-ADDR LIVE-ADDR\\n\" to descriptor N once\n"
+	      "                     listening\n"
+	      "SIGTERM or SIGINT stops it; every trace keeps what reached it.\n", f);
+}
+
+static char *home_dir(const char *base)
+{
+	char *dir;
+	if (base && *base)
+		return strdup(base);
+	const char *home = getenv("HOME");
+	if (asprintf(&dir, "%s/trawl-traces", home && *home ? home : "/tmp") < 0)
+		return NULL;
+	return dir;
+}
+
+int cmd_relay(int argc, char **argv)
+{
+	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX };
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "data", required_argument, NULL, O_DATA },
+		{ "live", required_argument, NULL, O_LIVE },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "pidfile", required_argument, NULL, O_PID },
+		{ "ready-fd", required_argument, NULL, O_READY },
+		{ "live-from-now", no_argument, NULL, O_NOW },
+		{ "max-conns", required_argument, NULL, O_MAX },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct relay_opts o = { .ready_fd = -1, .max_conns = 1000 };
+	const char *out = NULL, *max = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case O_DATA: o.data_addr = optarg; break;
+		case O_LIVE: o.live_addr = optarg; break;
+		case 'f': o.foreground = true; break;
+		case O_PID: o.pidfile = optarg; break;
+		case O_READY: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0) {
+				die_msg("relay: --ready-fd: '%s' is not an open descriptor", optarg);
+				return 2;
+			}
+			o.ready_fd = (int)v;
+			break;
+		}
+		case O_NOW: live_from_now = true; break;
+		case O_MAX: max = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			die_msg("relay: option '%s' needs a value", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		default:
+			die_msg("relay: unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		die_msg("relay: unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	char err[256];
+	struct trawl_conf *conf = conf_load(err, sizeof(err));
+	if (!conf)
+		return die_msg("%s", err);
+	if (!o.data_addr)
+		o.data_addr = conf_get(conf, "relay", "data");
+	if (!o.live_addr)
+		o.live_addr = conf_get(conf, "relay", "live");
+	if (!max)
+		max = conf_get(conf, "relay", "max-conns");
+	if (max) {
+		char *end;
+		long v = strtol(max, &end, 10);
+		if (*end || v < 1 || v > 1000000) {
+			conf_free(conf);
+			die_msg("relay: max-conns: '%s' is not a number from 1 to 1000000", max);
+			return 2;
+		}
+		o.max_conns = (int)v;
+	}
+	char *dir = out ? strdup(out) : home_dir(conf_get(conf, "relay", "output-dir"));
+	char *abs = dir ? realpath(dir, NULL) : NULL;
+	if (dir && !abs && dir[0] != '/') {
+		/* not there yet: absolute from here, so detaching keeps it */
+		char cwd[PATH_MAX];
+		if (getcwd(cwd, sizeof(cwd)) && asprintf(&abs, "%s/%s", cwd, dir) < 0)
+			abs = NULL;
+	}
+	o.output = abs ? abs : dir;
+	if (!o.output) {
+		conf_free(conf);
+		return die_msg("relay: out of memory");
+	}
+	/* every stream holds two descriptors while it lives */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	int r;
+	if (!o.foreground) {
+		char line[700];
+		int d = cli_detach("relay", &o.ready_fd, line, sizeof(line));
+		if (d != 0) {
+			char data[300], live[300];
+			if (d > 0 && sscanf(line, "ready %299s %299s", data, live) == 2)
+				printf("trawl relay: data on %s, live on %s, sessions in %s\n", data,
+				       live, o.output);
+			r = d > 0 ? 0 : 1;
+			goto out;
+		}
+	}
+	r = relay_run(&o);
+out:
+	free(abs);
+	free(dir);
+	conf_free(conf);
+	return r;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* cli/daemon.c - what the daemons (agent, relay) share: detaching once ready. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_detach(const char *who, int *ready_fd, char *line, size_t linelen)
+{
+	int p[2];
+	if (pipe(p) < 0) {
+		die_msg("%s: pipe: %s", who, strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		die_msg("%s: fork: %s", who, strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		close(p[1]);
+		size_t n = 0;
+		for (;;) {
+			ssize_t r = read(p[0], line + n, linelen - 1 - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+			if (memchr(line, '\n', n) || n == linelen - 1)
+				break;
+		}
+		line[n] = 0;
+		close(p[0]);
+		if (n == 0) {
+			int st;
+			waitpid(pid, &st, 0);
+			return -1;	/* the child said why */
+		}
+		return 1;
+	}
+	close(p[0]);
+	setsid();
+	if (*ready_fd >= 0)
+		close(*ready_fd);
+	*ready_fd = p[1];
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		/* stderr stays until ready: errors reach the caller */
+		if (nul > 2)
+			close(nul);
+	}
+	return 0;
+}

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/relay/live.c - the relay's live port: the LTTng live viewer protocol
+ * 2.4 (lib/net/live-proto.h), so that `babeltrace2 -i lttng-live
+ * net://RELAY/host/HOST/SESSION` (and any viewer of lttng-relayd) follows
+ * a session while its nodes record it (docs/relay.md).
+ *
+ * What a viewer may rely on, and how this side keeps it:
+ * - Per stream, packets in order, each beginning at or after the previous
+ *   one's end and after every beacon given before it (the data side
+ *   refuses producers that break this).
+ * - A stream with nothing new is answered at once only when its beacon
+ *   moved (INACTIVE, "no event before T"); otherwise its GET_NEXT_INDEX is
+ *   held until a packet or a beacon comes, for at most LIVE_HOLD_MS, then
+ *   RETRY. Held, the viewer waits on the socket instead of sleeping its
+ *   retry period (babeltrace2: 100 ms), so a packet reaches it as soon as
+ *   the producer sends it.
+ * - Metadata: append-only, served from the trace's metadata file, each
+ *   reply a whole number of the producer's chunks, each starting with the
+ *   CTF 1.8 signature (babeltrace2 2.0.4 checks it on every reply).
+ * - A trace is announced (its metadata stream with its data streams, in
+ *   one reply) once it has a stream; NEW_STREAM and NEW_METADATA ride on
+ *   OK index replies, the only ones that carry flags.
+ * - A viewer reads from the session's first packet on (the relay has them
+ *   all on disk); with SEEK_LAST and `--live-from-now`, from the next one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "relay/relay.h"
+#include "net/live-proto.h"
+#include "ctf/packet.h"
+
+#define LIVE_HOLD_MS 1000
+#define SIG "/* CTF 1.8 */\n"
+
+bool live_from_now;	/* --live-from-now */
+
+struct vstream {
+	struct rstream *st;
+	uint64_t next;			/* next packet to give */
+	uint64_t beacon;		/* the last beacon given */
+	bool hup;			/* HUP given */
+};
+
+struct vtrace {
+	struct rtrace *t;
+	uint64_t meta_sent;		/* metadata bytes given */
+	size_t nstreams;		/* of t->streams announced */
+};
+
+struct viewer {
+	struct rconn *c;
+	bool connected;
+	struct rsession *s;		/* attached, or NULL */
+	bool from_now;
+	struct vtrace *traces;
+	size_t ntraces;
+	struct vstream *streams;
+	size_t nstreams;
+	bool held;			/* a GET_NEXT_INDEX waits for data */
+	uint64_t held_id;
+	int64_t held_until;		/* ms */
+	struct viewer *next;
+};
+
+static struct viewer *viewers;
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void reply32(struct rconn *c, uint32_t v)
+{
+	uint8_t b[4];
+	put_be32(b, v);
+	rconn_queue(c, b, 4);
+}
+
+static bool session_listed(const struct rsession *s)
+{
+	for (size_t i = 0; i < s->ntraces; i++)
+		if (!s->traces[i]->closed)
+			return true;
+	return false;
+}
+
+static size_t session_streams(const struct rsession *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->ntraces; i++)
+		if (s->traces[i]->nstreams)
+			n += s->traces[i]->nstreams + 1;	/* + its metadata */
+	return n;
+}
+
+static void put_stream(uint8_t *b, uint64_t id, uint64_t trace_id, bool meta, const char *path,
+		       const char *channel)
+{
+	put_be64(b, id);
+	put_be64(b + 8, trace_id);
+	put_be32(b + 16, meta ? 1 : 0);
+	live_put_str(b + 20, LIVE_PATH_MAX, path);
+	live_put_str(b + 20 + LIVE_PATH_MAX, LIVE_NAME_MAX, channel);
+}
+
+static struct vtrace *vtrace_of(struct viewer *v, const struct rtrace *t)
+{
+	for (size_t i = 0; i < v->ntraces; i++)
+		if (v->traces[i].t == t)
+			return &v->traces[i];
+	return NULL;
+}
+
+/* Streams of the session this viewer has not been told of yet. */
+static bool unannounced(struct viewer *v)
+{
+	for (size_t i = 0; i < v->s->ntraces; i++) {
+		struct rtrace *t = v->s->traces[i];
+		struct vtrace *vt = vtrace_of(v, t);
+		if (t->nstreams > (vt ? vt->nstreams : 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Replies status, then the streams not announced yet (with each new
+ * trace's metadata stream first), to ATTACH or GET_NEW_STREAMS. Returns
+ * how many it announced, or -1 (out of memory: the viewer is closed).
+ */
+static int announce(struct viewer *v, uint32_t status)
+{
+	struct rsession *s = v->s;
+	size_t n = 0;
+	for (size_t i = 0; i < s->ntraces; i++) {
+		struct rtrace *t = s->traces[i];
+		struct vtrace *vt = vtrace_of(v, t);
+		size_t had = vt ? vt->nstreams : 0;
+		if (t->nstreams > had)
+			n += t->nstreams - had + (vt ? 0 : 1);
+	}
+	uint8_t *b = calloc(1, 8 + n * LIVE_STREAM_LEN);
+	struct vtrace *tv = realloc(v->traces, (v->ntraces + s->ntraces) * sizeof(*tv));
+	if (tv)
+		v->traces = tv;
+	struct vstream *sv = realloc(v->streams, (v->nstreams + n + 1) * sizeof(*sv));
+	if (sv)
+		v->streams = sv;
+	if (!b || !tv || !sv) {
+		free(b);
+		return -1;
+	}
+	put_be32(b, status);
+	put_be32(b + 4, (uint32_t)n);
+	uint8_t *p = b + 8;
+	for (size_t i = 0; i < s->ntraces; i++) {
+		struct rtrace *t = s->traces[i];
+		struct vtrace *vt = vtrace_of(v, t);
+		if (t->nstreams == 0 || (vt && vt->nstreams == t->nstreams))
+			continue;
+		if (!vt) {
+			vt = &v->traces[v->ntraces++];
+			memset(vt, 0, sizeof(*vt));
+			vt->t = t;
+			put_stream(p, t->id, t->id, true, t->dir, "metadata");
+			p += LIVE_STREAM_LEN;
+		}
+		for (size_t j = vt->nstreams; j < t->nstreams; j++) {
+			struct rstream *st = t->streams[j];
+			struct vstream *vs = &v->streams[v->nstreams++];
+			memset(vs, 0, sizeof(*vs));
+			vs->st = st;
+			if (v->from_now)
+				vs->next = st->npackets;
+			put_stream(p, st->id, t->id, false, t->dir, st->name);
+			p += LIVE_STREAM_LEN;
+		}
+		vt->nstreams = t->nstreams;
+	}
+	int r = rconn_queue(v->c, b, 8 + n * LIVE_STREAM_LEN);
+	free(b);
+	return r ? -1 : (int)n;
+}
+
+static struct vstream *vstream_by_id(struct viewer *v, uint64_t id)
+{
+	for (size_t i = 0; i < v->nstreams; i++)
+		if (v->streams[i].st->id == id)
+			return &v->streams[i];
+	return NULL;
+}
+
+static void index_reply(struct rconn *c, const uint8_t *entry, uint64_t ts_end,
+			uint64_t class_id, uint32_t status, uint32_t flags)
+{
+	uint8_t b[LIVE_INDEX_LEN] = { 0 };
+	if (entry) {
+		/* offset, packet_size, content_size, timestamp_begin,
+		 * timestamp_end, events_discarded, stream_id: as the index
+		 * file has them (big-endian) */
+		memcpy(b, entry, 56);
+	} else {
+		put_be64(b + 32, ts_end);
+		put_be64(b + 48, class_id);
+	}
+	put_be32(b + 56, status);
+	put_be32(b + 60, flags);
+	rconn_queue(c, b, sizeof(b));
+}
+
+/*
+ * Answers GET_NEXT_INDEX for stream id, unless it should wait (may_hold
+ * and nothing new): then returns false and sends nothing.
+ */
+static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
+{
+	struct vstream *vs = v->s ? vstream_by_id(v, id) : NULL;
+	if (!vs) {
+		index_reply(v->c, NULL, 0, 0, LIVE_INDEX_ERR, 0);
+		return true;
+	}
+	struct rstream *st = vs->st;
+	if (vs->next < st->npackets) {
+		uint8_t e[CTF_IDX_ENTRY_LEN];
+		off_t at = CTF_IDX_HEADER_LEN + (off_t)vs->next * CTF_IDX_ENTRY_LEN;
+		if (pread(st->idxfd, e, sizeof(e), at) != (ssize_t)sizeof(e)) {
+			relay_log("%s: %s/index/%s.idx: cannot read entry %llu", v->c->peer,
+				  st->trace->dir, st->name, (unsigned long long)vs->next);
+			index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_ERR, 0);
+			return true;
+		}
+		vs->next++;
+		uint32_t flags = 0;
+		struct vtrace *vt = vtrace_of(v, st->trace);
+		if (vt && vt->meta_sent < st->trace->meta_len)
+			flags |= LIVE_FLAG_NEW_METADATA;
+		if (unannounced(v))
+			flags |= LIVE_FLAG_NEW_STREAM;
+		index_reply(v->c, e, 0, 0, LIVE_INDEX_OK, flags);
+		return true;
+	}
+	if (st->hup) {
+		vs->hup = true;
+		index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
+		return true;
+	}
+	if (st->beacon > vs->beacon) {
+		vs->beacon = st->beacon;
+		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
+		return true;
+	}
+	if (may_hold)
+		return false;
+	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
+	return true;
+}
+
+static void get_packet(struct viewer *v, const struct live_req *r)
+{
+	uint8_t h[12] = { 0 };
+	struct vstream *vs = v->s ? vstream_by_id(v, r->u.packet.stream_id) : NULL;
+	uint32_t len = r->u.packet.len;
+	uint64_t off = r->u.packet.offset;
+	uint8_t *b = NULL;
+	if (!vs || len == 0 || len > LIVE_PACKET_MAX || off > vs->st->size ||
+	    vs->st->size - off < len || !(b = malloc(12 + len)) ||
+	    pread(vs->st->fd, b + 12, len, (off_t)off) != (ssize_t)len) {
+		put_be32(h, LIVE_PACKET_ERR);
+		rconn_queue(v->c, h, sizeof(h));
+		free(b);
+		return;
+	}
+	put_be32(b, LIVE_PACKET_OK);
+	put_be32(b + 4, len);
+	put_be32(b + 8, 0);
+	rconn_queue(v->c, b, 12 + len);
+	free(b);
+}
+
+static void get_metadata(struct viewer *v, uint64_t id)
+{
+	uint8_t h[12] = { 0 };
+	struct vtrace *vt = NULL;
+	for (size_t i = 0; v->s && i < v->ntraces; i++)
+		if (v->traces[i].t->id == id)
+			vt = &v->traces[i];
+	if (!vt || vt->meta_sent >= vt->t->meta_len) {
+		/* never ERR: babeltrace2 takes it as the end of the trace's
+		 * metadata for good */
+		put_be32(h + 8, LIVE_METADATA_NO_NEW);
+		rconn_queue(v->c, h, sizeof(h));
+		return;
+	}
+	size_t n = (size_t)(vt->t->meta_len - vt->meta_sent), sl = strlen(SIG);
+	uint8_t *b = malloc(12 + sl + n);
+	if (!b || pread(vt->t->meta_fd, b + 12 + sl, n, (off_t)vt->meta_sent) != (ssize_t)n) {
+		free(b);
+		put_be32(h + 8, LIVE_METADATA_NO_NEW);
+		rconn_queue(v->c, h, sizeof(h));
+		return;
+	}
+	/* the first chunk has the signature already */
+	uint8_t *p = b + 12 + sl;
+	if (n < 6 || memcmp(p, "/* CTF", 6) != 0) {
+		p -= sl;
+		memcpy(p, SIG, sl);
+		n += sl;
+	}
+	p -= 12;
+	put_be64(p, n);
+	put_be32(p + 8, LIVE_METADATA_OK);
+	rconn_queue(v->c, p, 12 + n);
+	vt->meta_sent = vt->t->meta_len;
+	free(b);
+}
+
+static void list_sessions(struct viewer *v)
+{
+	size_t n = 0;
+	for (struct rsession *s = relay_sessions; s; s = s->next)
+		n += session_listed(s);
+	uint8_t *b = calloc(1, 4 + n * LIVE_SESSION_LEN);
+	if (!b) {
+		v->c->dead = true;
+		return;
+	}
+	put_be32(b, (uint32_t)n);
+	uint8_t *p = b + 4;
+	for (struct rsession *s = relay_sessions; s; s = s->next) {
+		if (!session_listed(s))
+			continue;
+		put_be64(p, s->id);
+		put_be32(p + 8, s->live_timer_us > UINT32_MAX ? UINT32_MAX :
+				(uint32_t)s->live_timer_us);
+		put_be32(p + 12, (uint32_t)s->viewers);
+		put_be32(p + 16, (uint32_t)session_streams(s));
+		live_put_str(p + 20, LIVE_HOST_MAX, s->host);
+		live_put_str(p + 20 + LIVE_HOST_MAX, LIVE_NAME_MAX, s->name);
+		p += LIVE_SESSION_LEN;
+	}
+	rconn_queue(v->c, b, 4 + n * LIVE_SESSION_LEN);
+	free(b);
+}
+
+static void detach(struct viewer *v)
+{
+	if (!v->s)
+		return;
+	v->s->viewers--;
+	v->s = NULL;
+	free(v->traces);
+	free(v->streams);
+	v->traces = NULL;
+	v->streams = NULL;
+	v->ntraces = v->nstreams = 0;
+	v->held = false;
+	relay_session_gc();
+}
+
+static void attach(struct viewer *v, const struct live_req *r)
+{
+	struct rsession *s = relay_session_by_id(r->u.attach.session_id);
+	uint8_t b[8] = { 0 };
+	if (v->s || !s || !session_listed(s)) {
+		put_be32(b, v->s ? LIVE_ATTACH_ALREADY : LIVE_ATTACH_UNK);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	if (s->viewers) {
+		put_be32(b, LIVE_ATTACH_ALREADY);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST) {
+		put_be32(b, LIVE_ATTACH_SEEK_ERR);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	v->s = s;
+	s->viewers++;
+	v->from_now = live_from_now && r->u.attach.seek == LIVE_SEEK_LAST;
+	if (announce(v, LIVE_ATTACH_OK) < 0)
+		v->c->dead = true;
+	relay_log("%s: attached to %s/%s", v->c->peer, s->host, s->name);
+}
+
+static void new_streams(struct viewer *v, uint64_t id)
+{
+	uint8_t b[8] = { 0 };
+	if (!v->s || v->s->id != id) {
+		put_be32(b, LIVE_NEW_STREAMS_ERR);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	/* HUP only once every trace ended and every stream gave its HUP:
+	 * babeltrace2 drops the streams of a closed session at once */
+	bool done = !session_listed(v->s) && !unannounced(v);
+	for (size_t i = 0; done && i < v->nstreams; i++)
+		done = v->streams[i].hup;
+	if (done) {
+		put_be32(b, LIVE_NEW_STREAMS_HUP);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	if (announce(v, LIVE_NEW_STREAMS_OK) < 0)
+		v->c->dead = true;
+}
+
+/* One request; false when the viewer must be closed. */
+static bool request(struct viewer *v, const struct live_req *r)
+{
+	if (!v->connected && r->cmd != LIVE_CONNECT) {
+		relay_log("%s: %s before CONNECT", v->c->peer, live_cmd_name(r->cmd));
+		return false;
+	}
+	switch (r->cmd) {
+	case LIVE_CONNECT: {
+		if (r->u.connect.major != LIVE_MAJOR) {
+			relay_log("%s: live protocol %u.%u, this relay speaks %d.%d", v->c->peer,
+				  r->u.connect.major, r->u.connect.minor, LIVE_MAJOR, LIVE_MINOR);
+			return false;
+		}
+		static uint64_t next_viewer = 1;
+		uint8_t b[20] = { 0 };
+		put_be64(b, next_viewer++);
+		put_be32(b + 8, LIVE_MAJOR);
+		put_be32(b + 12, r->u.connect.minor < LIVE_MINOR ? r->u.connect.minor : LIVE_MINOR);
+		rconn_queue(v->c, b, sizeof(b));
+		v->connected = true;
+		return true;
+	}
+	case LIVE_CREATE_SESSION:
+		reply32(v->c, LIVE_CREATE_OK);
+		return true;
+	case LIVE_LIST_SESSIONS:
+		list_sessions(v);
+		return true;
+	case LIVE_ATTACH_SESSION:
+		attach(v, r);
+		return true;
+	case LIVE_GET_NEW_STREAMS:
+		new_streams(v, r->u.id);
+		return true;
+	case LIVE_GET_METADATA:
+		get_metadata(v, r->u.id);
+		return true;
+	case LIVE_GET_NEXT_INDEX:
+		if (!next_index(v, r->u.id, true)) {
+			v->held = true;
+			v->held_id = r->u.id;
+			v->held_until = now_ms() + LIVE_HOLD_MS;
+		}
+		return true;
+	case LIVE_GET_PACKET:
+		get_packet(v, r);
+		return true;
+	case LIVE_DETACH_SESSION:
+		if (v->s && v->s->id == r->u.id) {
+			detach(v);
+			reply32(v->c, LIVE_DETACH_OK);
+		} else {
+			reply32(v->c, LIVE_DETACH_UNK);
+		}
+		return true;
+	}
+	return false;
+}
+
+long live_input(struct rconn *c)
+{
+	struct viewer *v = c->viewer;
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (!v)
+			return -1;
+		v->c = c;
+		c->viewer = v;
+		v->next = viewers;
+		viewers = v;
+	}
+	size_t off = 0;
+	char err[256];
+	/* one request at a time: a held one is answered before the next */
+	while (!v->held && off < c->inlen) {
+		struct live_req r;
+		ssize_t n = live_req_parse(c->in + off, c->inlen - off, &r, err, sizeof(err));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			relay_log("%s: %s; connection closed", c->peer, err);
+			return -1;
+		}
+		off += (size_t)n;
+		if (!request(v, &r))
+			return -1;
+	}
+	return (long)off;
+}
+
+void live_conn_free(struct rconn *c)
+{
+	struct viewer *v = c->viewer;
+	if (!v)
+		return;
+	for (struct viewer **pp = &viewers; *pp; pp = &(*pp)->next)
+		if (*pp == v) {
+			*pp = v->next;
+			break;
+		}
+	detach(v);
+	free(v);
+	c->viewer = NULL;
+}
+
+void live_wake(struct rsession *s)
+{
+	for (struct viewer *v = viewers; v; v = v->next)
+		if (v->held && v->s == s && next_index(v, v->held_id, true))
+			v->held = false;
+}
+
+void live_tick(void)
+{
+	int64_t now = -1;
+	for (struct viewer *v = viewers; v; v = v->next) {
+		if (!v->held)
+			continue;
+		if (now < 0)
+			now = now_ms();
+		if (now >= v->held_until) {
+			next_index(v, v->held_id, false);
+			v->held = false;
+		}
+	}
+}

@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/relay/relay.c - `trawl relay` (docs/relay.md): the loop, the
+ * connections, and the data side. Producers (trace writers on every node)
+ * send their traces here; each is written to OUTPUT/SESSION/HOST/TRACE/
+ * as the same CTF trace a local recording gives (metadata, stream files,
+ * index/), packet by packet as it comes, and live viewers (live.c) read
+ * it from there while it grows.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "cli.h"
+#include "relay/relay.h"
+#include "net/relay-proto.h"
+
+struct rsession *relay_sessions;
+
+static const struct relay_opts *opt;
+static struct rconn *conns;
+static int nconns;
+static int epfd = -1;
+static uint64_t next_id = 1;	/* sessions, traces and streams */
+
+void relay_log(const char *fmt, ...)
+{
+	va_list ap;
+	if (!opt->foreground)
+		return;
+	fputs("trawl: relay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct rsession *relay_session_by_id(uint64_t id)
+{
+	for (struct rsession *s = relay_sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 4096;
+	while (n < need)
+		n *= 2;
+	uint8_t *b = realloc(*buf, n);
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
+
+static void want_out(struct rconn *c, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
+	epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Sends what it can of c->out now; the rest when the socket has room. */
+static void flush_out(struct rconn *c)
+{
+	while (c->outoff < c->outlen) {
+		ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				want_out(c, true);
+				return;
+			}
+			c->dead = true;
+			return;
+		}
+		c->outoff += (size_t)n;
+	}
+	c->outoff = c->outlen = 0;
+	want_out(c, false);
+	if (c->closing)
+		c->dead = true;
+}
+
+int rconn_queue(struct rconn *c, const void *p, size_t n)
+{
+	if (c->outoff && c->outoff == c->outlen)
+		c->outoff = c->outlen = 0;
+	if (grow(&c->out, &c->outcap, c->outlen + n) < 0)
+		return -ENOMEM;
+	memcpy(c->out + c->outlen, p, n);
+	c->outlen += n;
+	return 0;
+}
+
+/* ------------------------------------------------------------- traces */
+
+static int mkdir_p(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int ret = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char ch = *s;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			ret = -errno;
+			break;
+		}
+		*s = ch;
+		if (!ch)
+			break;
+	}
+	free(p);
+	return ret;
+}
+
+static struct rsession *session_get(const char *name, const char *host, uint64_t live_us)
+{
+	for (struct rsession *s = relay_sessions; s; s = s->next)
+		if (strcmp(s->name, name) == 0 && strcmp(s->host, host) == 0)
+			return s;
+	struct rsession *s = calloc(1, sizeof(*s));
+	if (!s || !(s->name = strdup(name)) || !(s->host = strdup(host))) {
+		if (s)
+			free(s->name);
+		free(s);
+		return NULL;
+	}
+	s->id = next_id++;
+	s->live_timer_us = live_us;
+	struct rsession **pp = &relay_sessions;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = s;
+	return s;
+}
+
+static void stream_free(struct rstream *st);
+
+static void session_free(struct rsession *s)
+{
+	for (size_t i = 0; i < s->ntraces; i++) {
+		struct rtrace *t = s->traces[i];
+		for (size_t j = 0; j < t->nstreams; j++)
+			stream_free(t->streams[j]);
+		if (t->meta_fd >= 0)
+			close(t->meta_fd);
+		free(t->streams);
+		free(t->name);
+		free(t->dir);
+		free(t);
+	}
+	free(s->traces);
+	free(s->name);
+	free(s->host);
+	free(s);
+}
+
+void relay_session_gc(void)
+{
+	for (struct rsession **pp = &relay_sessions; *pp;) {
+		struct rsession *s = *pp;
+		bool over = s->viewers == 0;
+		for (size_t i = 0; over && i < s->ntraces; i++)
+			over = s->traces[i]->closed;
+		if (over) {
+			*pp = s->next;
+			session_free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
+}
+
+static void stream_free(struct rstream *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	if (st->idxfd >= 0)
+		close(st->idxfd);
+	free(st->name);
+	free(st);
+}
+
+/* The producer is gone or said CLOSE: no more packets in any stream. */
+static void trace_end(struct rtrace *t)
+{
+	if (t->closed)
+		return;
+	t->closed = true;
+	t->producer = NULL;
+	for (size_t i = 0; i < t->nstreams; i++)
+		t->streams[i]->hup = true;
+	/* the files stay open while viewers may read them */
+	live_wake(t->session);
+}
+
+/* HELLO: a new trace, in a new directory. */
+static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
+{
+	if (m->u.hello.version != RELAY_VERSION)
+		return seterr(err, errlen, EPROTONOSUPPORT,
+			      "protocol version %u, this relay speaks %u", m->u.hello.version,
+			      RELAY_VERSION);
+	char *dir = NULL, *meta = NULL;
+	if (asprintf(&dir, "%s/%s/%s/%s", opt->output, m->u.hello.session, m->u.hello.host,
+		     m->u.hello.trace) < 0)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	char *parent = strdup(dir);
+	int ret = parent ? 0 : -ENOMEM;
+	if (parent) {
+		*strrchr(parent, '/') = 0;
+		ret = mkdir_p(parent);
+		free(parent);
+	}
+	if (ret < 0) {
+		seterr(err, errlen, -ret, "%s: %s", dir, strerror(-ret));
+		free(dir);
+		return ret;
+	}
+	/* a trace is never written over: another producer's, or an earlier
+	 * recording's */
+	if (mkdir(dir, 0777) < 0) {
+		ret = seterr(err, errlen, errno, "%s%s: %s", dir,
+			     errno == EEXIST ? " exists (another producer, or an earlier recording "
+					       "of this session)" : "",
+			     errno == EEXIST ? "choose another session name" : strerror(errno));
+		free(dir);
+		return ret;
+	}
+	struct rtrace *t = calloc(1, sizeof(*t));
+	struct rsession *s = session_get(m->u.hello.session, m->u.hello.host,
+					 m->u.hello.live_timer_us);
+	struct rtrace **tv = s ? realloc(s->traces, (s->ntraces + 1) * sizeof(*tv)) : NULL;
+	if (tv)
+		s->traces = tv;
+	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) ||
+	    asprintf(&meta, "%s/index", dir) < 0 || mkdir(meta, 0777) < 0) {
+		ret = seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
+		goto err;
+	}
+	free(meta);
+	if (asprintf(&meta, "%s/metadata", dir) < 0) {
+		meta = NULL;
+		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	if (t->meta_fd < 0) {
+		ret = seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
+		goto err;
+	}
+	free(meta);
+	t->id = next_id++;
+	t->dir = dir;
+	t->session = s;
+	t->producer = c;
+	if (m->u.hello.live_timer_us)
+		s->live_timer_us = m->u.hello.live_timer_us;
+	s->traces[s->ntraces++] = t;
+	c->trace = t;
+	relay_log("%s: %s/%s/%s: recording into %s", c->peer, m->u.hello.session,
+		  m->u.hello.host, m->u.hello.trace, dir);
+	return 0;
+err:
+	free(meta);
+	if (t)
+		free(t->name);
+	free(t);
+	rmdir(dir);
+	free(dir);
+	return ret;
+}
+
+static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
+{
+	for (size_t i = 0; i < t->nstreams; i++)
+		if (t->streams[i]->handle == h)
+			return t->streams[i];
+	return NULL;
+}
+
+static int on_stream(struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+{
+	if (stream_by_handle(t, m->u.stream.handle))
+		return seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
+			      m->u.stream.handle);
+	for (size_t i = 0; i < t->nstreams; i++)
+		if (strcmp(t->streams[i]->name, m->u.stream.name) == 0)
+			return seterr(err, errlen, EPROTO, "STREAM: file %s given twice",
+				      m->u.stream.name);
+	struct rstream *st = calloc(1, sizeof(*st));
+	struct rstream **sv = st ? realloc(t->streams, (t->nstreams + 1) * sizeof(*sv)) : NULL;
+	char *path = NULL;
+	int ret;
+	if (!sv || !(st->name = strdup(m->u.stream.name))) {
+		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	t->streams = sv;
+	st->fd = st->idxfd = -1;
+	if (asprintf(&path, "%s/%s", t->dir, st->name) < 0) {
+		path = NULL;
+		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (st->fd < 0) {
+		ret = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		goto err;
+	}
+	free(path);
+	if (asprintf(&path, "%s/index/%s.idx", t->dir, st->name) < 0) {
+		path = NULL;
+		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	st->idxfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	uint8_t ih[CTF_IDX_HEADER_LEN];
+	ctf_index_put_header(ih);
+	if (st->idxfd < 0 || (ret = write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+		ret = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		goto err;
+	}
+	free(path);
+	st->id = next_id++;
+	st->handle = m->u.stream.handle;
+	st->cpu = m->u.stream.cpu;
+	st->class_id = m->u.stream.class_id;
+	st->trace = t;
+	t->streams[t->nstreams++] = st;
+	t->session->gen++;
+	live_wake(t->session);
+	return 0;
+err:
+	free(path);
+	if (st)
+		stream_free(st);
+	return ret;
+}
+
+static int on_packet(struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+{
+	struct rstream *st = stream_by_handle(t, m->u.packet.handle);
+	if (!st)
+		return seterr(err, errlen, EPROTO, "PACKET for unknown stream %u",
+			      m->u.packet.handle);
+	const struct ctf_index *ix = &m->u.packet.ix;
+	if (ix->stream_id != st->class_id)
+		return seterr(err, errlen, EPROTO, "PACKET of %s: stream class %llu, not %llu",
+			      st->name, (unsigned long long)ix->stream_id,
+			      (unsigned long long)st->class_id);
+	if (ix->ts_begin < st->beacon)
+		return seterr(err, errlen, EPROTO,
+			      "PACKET of %s begins at %llu, before its beacon or previous packet "
+			      "(%llu)", st->name, (unsigned long long)ix->ts_begin,
+			      (unsigned long long)st->beacon);
+	int ret = write_all(st->fd, m->u.packet.data, m->u.packet.size);
+	uint8_t e[CTF_IDX_ENTRY_LEN];
+	ctf_index_put_entry(e, st->size, ix);
+	if (!ret)
+		ret = write_all(st->idxfd, e, sizeof(e));
+	if (ret)
+		return seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
+	st->size += m->u.packet.size;
+	st->npackets++;
+	st->last_end = ix->ts_end;
+	if (st->beacon < ix->ts_end)
+		st->beacon = ix->ts_end;
+	live_wake(t->session);
+	return 0;
+}
+
+/* One message of a producer: 0, or -errno with the reason in err. */
+static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
+{
+	struct rtrace *t = c->trace;
+	if (!t && m->type != RELAY_HELLO)
+		return seterr(err, errlen, EPROTO, "%s before HELLO", relay_type_name(m->type));
+	if (t && t->closed)
+		return seterr(err, errlen, EPROTO, "%s after CLOSE", relay_type_name(m->type));
+	switch (m->type) {
+	case RELAY_HELLO: {
+		if (t)
+			return seterr(err, errlen, EPROTO, "a second HELLO");
+		int ret = on_hello(c, m, err, errlen);
+		uint8_t rep[RELAY_HDR_LEN + 4 + 256];
+		size_t ml = ret ? strlen(err) + 1 : 1;
+		if (ml > 256)
+			ml = 256;
+		relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
+		put_le32(rep + RELAY_HDR_LEN, (uint32_t)ret);
+		memcpy(rep + RELAY_HDR_LEN + 4, ret ? err : "", ml);
+		rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+		rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+		if (ret) {
+			relay_log("%s: refused: %s", c->peer, err);
+			c->closing = true;
+		}
+		return 0;
+	}
+	case RELAY_METADATA: {
+		int ret = write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
+		if (ret)
+			return seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
+		t->meta_len += m->u.meta.len;
+		live_wake(t->session);
+		return 0;
+	}
+	case RELAY_STREAM:
+		return on_stream(t, m, err, errlen);
+	case RELAY_PACKET:
+		return on_packet(t, m, err, errlen);
+	case RELAY_BEACON: {
+		struct rstream *st = stream_by_handle(t, m->u.beacon.handle);
+		if (!st)
+			return seterr(err, errlen, EPROTO, "BEACON for unknown stream %u",
+				      m->u.beacon.handle);
+		if (st->beacon < m->u.beacon.ts) {
+			st->beacon = m->u.beacon.ts;
+			live_wake(t->session);
+		}
+		return 0;
+	}
+	case RELAY_CLOSE: {
+		relay_log("%s: %s/%s/%s: complete (%zu streams, %llu bytes of metadata)", c->peer,
+			  t->session->name, t->session->host, t->name, t->nstreams,
+			  (unsigned long long)t->meta_len);
+		trace_end(t);
+		c->trace = NULL;
+		relay_session_gc();
+		uint8_t rep[RELAY_HDR_LEN + 5];
+		relay_put_hdr(rep, RELAY_ACK, 5);
+		put_le32(rep + RELAY_HDR_LEN, 0);
+		rep[RELAY_HDR_LEN + 4] = 0;
+		rconn_queue(c, rep, sizeof(rep));
+		c->closing = true;
+		return 0;
+	}
+	default:
+		return seterr(err, errlen, EPROTO, "%s from a producer", relay_type_name(m->type));
+	}
+}
+
+/* Parses every whole message in c->in; -1 when the producer broke the
+ * protocol. */
+static long producer_input(struct rconn *c)
+{
+	size_t off = 0;
+	char err[512];
+	while (off < c->inlen && !c->closing) {
+		struct relay_msg m;
+		ssize_t n = relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
+		if (n == 0)
+			break;
+		if (n < 0 || producer_msg(c, &m, err, sizeof(err)) < 0) {
+			relay_log("%s: %s; connection closed", c->peer, err);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return (long)off;
+}
+
+/* --------------------------------------------------------- connections */
+
+static void conn_free(struct rconn *c)
+{
+	if (c->kind == RC_PRODUCER && c->trace && !c->trace->closed) {
+		struct rtrace *t = c->trace;
+		relay_log("%s: %s/%s/%s: the producer left before CLOSE; the trace keeps what "
+			  "came", c->peer, t->session->name, t->session->host, t->name);
+		trace_end(t);
+		c->trace = NULL;
+		relay_session_gc();
+	}
+	if (c->kind == RC_VIEWER)
+		live_conn_free(c);
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	free(c);
+	nconns--;
+}
+
+static void conn_read(struct rconn *c)
+{
+	/* a few reads per turn, each parsed at once: the buffer holds at most
+	 * one message more than a read, and other connections get their turn
+	 * (the epoll is level-triggered) */
+	for (int i = 0; i < 16 && !c->dead; i++) {
+		if (grow(&c->in, &c->incap, c->inlen + 65536) < 0) {
+			c->dead = true;
+			return;
+		}
+		size_t room = c->incap - c->inlen;
+		ssize_t n = recv(c->fd, c->in + c->inlen, room, MSG_DONTWAIT);
+		if (n == 0) {
+			c->dead = true;
+			break;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				c->dead = true;
+			break;
+		}
+		c->inlen += (size_t)n;
+		long used = c->kind == RC_PRODUCER ? producer_input(c) : live_input(c);
+		if (used < 0) {
+			c->dead = true;
+			return;
+		}
+		memmove(c->in, c->in + used, c->inlen - (size_t)used);
+		c->inlen -= (size_t)used;
+		if (c->outlen > c->outoff)
+			flush_out(c);
+		if ((size_t)n < room)
+			break;
+	}
+}
+
+static void conn_accept(int lfd, enum rconn_kind kind)
+{
+	for (;;) {
+		struct sockaddr_storage sa;
+		socklen_t sl = sizeof(sa);
+		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (nconns >= opt->max_conns) {
+			relay_log("refused a connection: %d already (--max-conns)", nconns);
+			close(fd);
+			continue;
+		}
+		struct rconn *c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->kind = kind;
+		c->fd = fd;
+		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+		getnameinfo((struct sockaddr *)&sa, sl, host, sizeof(host), port, sizeof(port),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+		snprintf(c->peer, sizeof(c->peer), "%s %s:%s",
+			 kind == RC_PRODUCER ? "producer" : "viewer", host, port);
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = conns;
+		conns = c;
+		nconns++;
+	}
+}
+
+/* Listens on "[HOST:]PORT" (HOST default def_host); *bound gets the
+ * address really bound (port 0 picks a free one). */
+static int listen_on(const char *spec, const char *def_host, unsigned def_port, char *bound,
+		     size_t blen, char *err, size_t errlen)
+{
+	char host[256];
+	unsigned port;
+	char tmp[300];
+	/* a bare port */
+	if (spec && *spec && strspn(spec, "0123456789") == strlen(spec)) {
+		snprintf(tmp, sizeof(tmp), "%s:%s", def_host, spec);
+		spec = tmp;
+	}
+	if (!spec || !*spec) {
+		snprintf(tmp, sizeof(tmp), "%s:%u", def_host, def_port);
+		spec = tmp;
+	}
+	/* port 0 is allowed here: the kernel picks one */
+	char *colon = strrchr(spec, ':');
+	bool zero = colon && strcmp(colon, ":0") == 0;
+	if (zero) {
+		snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(colon - spec), spec);
+		spec = tmp;
+	}
+	if (net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
+		return seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", spec);
+	if (zero)
+		port = 0;
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%u", port);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	int gr = getaddrinfo(host, ps, &hints, &res);
+	if (gr)
+		return seterr(err, errlen, EINVAL, "%s: %s", host, gai_strerror(gr));
+	int fd = -1, e = 0;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return seterr(err, errlen, e, "%s:%u: %s", host, port, strerror(e));
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	char h[INET6_ADDRSTRLEN], p[8];
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+	    getnameinfo((struct sockaddr *)&sa, sl, h, sizeof(h), p, sizeof(p),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(bound, blen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
+	else
+		snprintf(bound, blen, "%s:%u", host, port);
+	return fd;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void sessions_free(void)
+{
+	while (relay_sessions) {
+		struct rsession *s = relay_sessions;
+		relay_sessions = s->next;
+		session_free(s);
+	}
+}
+
+int relay_run(const struct relay_opts *o)
+{
+	char err[512], data_at[300], live_at[300];
+	int status = 0;
+	opt = o;
+
+	int ret = mkdir_p(o->output);
+	if (ret < 0)
+		return die_msg("relay: %s: %s", o->output, strerror(-ret));
+	int dfd = listen_on(o->data_addr, "0.0.0.0", RELAY_DATA_PORT, data_at, sizeof(data_at), err,
+			    sizeof(err));
+	if (dfd < 0)
+		return die_msg("relay: data port %s", err);
+	int lfd = listen_on(o->live_addr, "127.0.0.1", 5344, live_at, sizeof(live_at), err,
+			    sizeof(err));
+	if (lfd < 0) {
+		close(dfd);
+		return die_msg("relay: live port %s", err);
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || epfd < 0)
+		return die_msg("relay: %s", strerror(errno));
+	/* the listeners and the signal are told apart by these markers */
+	static int mark_data, mark_live, mark_sig;
+	struct epoll_event ev = { .events = EPOLLIN };
+	ev.data.ptr = &mark_data;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, dfd, &ev);
+	ev.data.ptr = &mark_live;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.ptr = &mark_sig;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+
+	if (o->pidfile) {
+		FILE *f = fopen(o->pidfile, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0)
+			return die_msg("relay: cannot write %s", o->pidfile);
+	}
+	if (o->ready_fd >= 0) {
+		dprintf(o->ready_fd, "ready %s %s\n", data_at, live_at);
+		close(o->ready_fd);
+	}
+	relay_log("data on %s, live on %s, writing to %s", data_at, live_at, o->output);
+	if (!o->foreground) {
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (nul >= 0) {
+			dup2(nul, 2);
+			close(nul);
+		}
+	}
+
+	bool quit = false;
+	while (!quit) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(epfd, evs, 64, 10);
+		if (n < 0 && errno != EINTR) {
+			status = die_msg("relay: epoll: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &mark_data) {
+				conn_accept(dfd, RC_PRODUCER);
+			} else if (p == &mark_live) {
+				conn_accept(lfd, RC_VIEWER);
+			} else if (p == &mark_sig) {
+				struct signalfd_siginfo si;
+				while (read(sfd, &si, sizeof(si)) == sizeof(si))
+					quit = true;
+			} else {
+				struct rconn *c = p;
+				if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+					conn_read(c);
+				if (!c->dead && (evs[i].events & EPOLLOUT))
+					flush_out(c);
+			}
+		}
+		live_tick();
+		for (struct rconn **pp = &conns; *pp;) {
+			struct rconn *c = *pp;
+			if (!c->dead && c->outlen > c->outoff)
+				flush_out(c);
+			if (c->dead) {
+				*pp = c->next;
+				conn_free(c);
+			} else {
+				pp = &c->next;
+			}
+		}
+	}
+	relay_log("exiting");
+	while (conns) {
+		struct rconn *c = conns;
+		conns = c->next;
+		conn_free(c);
+	}
+	sessions_free();
+	close(dfd);
+	close(lfd);
+	close(sfd);
+	close(epfd);
+	return status;
+}
