@@ -47,7 +47,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("usage: trawl record -o DIR [-k EVENTS]... [-u GLOB]... [--host NAME]\n"
+	fputs("usage: trawl record -o DIR | --relay HOST[:PORT] [--session NAME] [--live-timer MS]\n"
+	      "                    [-k EVENTS]... [-u GLOB]... [--host NAME]\n"
 	      "                    [--buffer-size KB] [--filter EXPR] [--pid PID]...\n"
 	      "                    [--cgroup PATH] [--duration S] [--only-command]\n"
 	      "                    [--no-kernel | --no-ust] [-- COMMAND ARGS...]\n"
@@ -59,6 +60,12 @@ static void usage(FILE *f)
 	      "them). Without COMMAND: until --duration has passed, or SIGINT/SIGTERM.\n"
 	      "\n"
 	      "  -o, --output DIR       the session directory\n"
+	      "      --relay HOST[:PORT] also (without -o: only) stream to a trawl relay, into\n"
+	      "                         RELAY-OUTPUT/SESSION/HOST/{kernel,ust}/ (clock mono)\n"
+	      "      --session NAME     the session's name at the relay: give every node the\n"
+	      "                         same (default: DIR's base name, else record-DATE)\n"
+	      "      --live-timer MS    every MS ms (default 100; 0: none) the events so far go\n"
+	      "                         to the relay: live viewers see them within about MS ms\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
 	      "                         sched:*, any of tracefs events/*/format) and presets:\n"
 	      "                         sched, syscalls, irq, block, net, kvm (default: sched)\n"
@@ -216,7 +223,8 @@ static void rm_tree(const char *dir)
  * 0, or -1 after printing why.
  */
 static int ust_start(struct ust_agent *ua, const char *out, const char *host,
-		     const char *const *globs, size_t nglobs)
+		     const char *const *globs, size_t nglobs, const char *relay,
+		     const char *rsession, const char *live)
 {
 	snprintf(ua->dir, sizeof(ua->dir), "/tmp/trawl-record-XXXXXX");
 	if (!mkdtemp(ua->dir))
@@ -230,15 +238,25 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	}
 	char fdnum[16];
 	snprintf(fdnum, sizeof(fdnum), "%d", rd[1]);
-	const char *av[16 + 2 * 64];
+	const char *av[24 + 2 * 64];
 	size_t n = 0;
 	av[n++] = "trawl";
 	av[n++] = "agent";
 	av[n++] = "--oneshot";
 	av[n++] = "--socket";
 	av[n++] = ua->sock;
-	av[n++] = "-o";
-	av[n++] = out;
+	if (out) {
+		av[n++] = "-o";
+		av[n++] = out;
+	}
+	if (relay) {
+		av[n++] = "--relay";
+		av[n++] = relay;
+		av[n++] = "--relay-session";
+		av[n++] = rsession;
+		av[n++] = "--live-timer";
+		av[n++] = live;
+	}
 	av[n++] = "--host";
 	av[n++] = host;
 	av[n++] = "--ready-fd";
@@ -312,6 +330,9 @@ int cmd_record(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "io-queue", required_argument, NULL, 'Q' },
 		{ "exclude-self", no_argument, NULL, 'X' },
+		{ "relay", required_argument, NULL, 'R' },
+		{ "session", required_argument, NULL, 'N' },
+		{ "live-timer", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -327,6 +348,8 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
 	bool exclude_self = false;
+	const char *relay = NULL, *rsession = NULL;
+	unsigned long live_ms = 100;
 	int clock = KREC_CLOCK_AUTO, c, status = 1;
 
 	optind = 0;
@@ -400,6 +423,17 @@ int cmd_record(int argc, char **argv)
 		case 'X':
 			exclude_self = true;
 			break;
+		case 'R':
+			relay = optarg;
+			break;
+		case 'N':
+			rsession = optarg;
+			break;
+		case 'L':
+			if (parse_ulong(optarg, &live_ms) || live_ms > 60000)
+				return usage_error("--live-timer: '%s' is not a number of ms in 0..60000",
+						   optarg);
+			break;
 		case 'Q':
 			if (parse_ulong(optarg, &ioq) || ioq > 65536)
 				return usage_error("--io-queue: '%s' is not 0..65536 (MiB)", optarg);
@@ -438,8 +472,25 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	char **cmd = optind < argc ? &argv[optind] : NULL;
-	if (!out)
-		return usage_error("no output directory (-o DIR)");
+	if (!out && !relay)
+		return usage_error("no output directory (-o DIR) nor relay (--relay)");
+	if (!relay && rsession)
+		return usage_error("--session names the session at a relay: it needs --relay");
+	if (relay && clock == KREC_CLOCK_TSC)
+		return usage_error("--relay records with the mono clock (not tsc)");
+	char rsbuf[256];
+	if (relay && !rsession) {
+		const char *b = out ? strrchr(out, '/') : NULL;
+		if (out)
+			snprintf(rsbuf, sizeof(rsbuf), "%s", b && b[1] ? b + 1 : b ? "session" : out);
+		else {
+			time_t t = time(NULL);
+			strftime(rsbuf, sizeof(rsbuf), "record-%Y%m%d-%H%M%S", localtime(&t));
+		}
+		rsession = rsbuf;
+	}
+	if (relay)
+		clock = KREC_CLOCK_MONO;
 	if (only_cmd && !cmd)
 		return usage_error("--only-command needs a COMMAND (after --)");
 	if (no_kernel && no_ust)
@@ -464,47 +515,88 @@ int cmd_record(int argc, char **argv)
 		host = hostname;
 	}
 	char *hostdir = NULL, *kdir = NULL, *udir = NULL;
-	if (asprintf(&hostdir, "%s/%s", out, host) < 0 || asprintf(&kdir, "%s/kernel", hostdir) < 0 ||
-	    asprintf(&udir, "%s/ust", hostdir) < 0) {
+	/* where the summary says the traces are */
+	char *kwhere = NULL, *uwhere = NULL;
+	if (out && (asprintf(&hostdir, "%s/%s", out, host) < 0 ||
+		    asprintf(&kdir, "%s/kernel", hostdir) < 0 ||
+		    asprintf(&udir, "%s/ust", hostdir) < 0)) {
 		status = die_msg("record: out of memory");
 		goto out_events;
 	}
-	if (!force && !no_kernel && exists(kdir)) {
+	if (relay && (asprintf(&kwhere, "%s%srelay %s as %s/%s/kernel", kdir ? kdir : "",
+			       kdir ? " and " : "", relay, rsession, host) < 0 ||
+		      asprintf(&uwhere, "%s%srelay %s as %s/%s/ust", udir ? udir : "",
+			       udir ? " and " : "", relay, rsession, host) < 0)) {
+		status = die_msg("record: out of memory");
+		goto out_dirs;
+	}
+	if (out && !force && !no_kernel && exists(kdir)) {
 		status = die_msg("record: %s exists (use --force to replace its files)", kdir);
 		goto out_dirs;
 	}
-	if (!force && want_ust && exists(udir)) {
+	if (out && !force && want_ust && exists(udir)) {
 		status = die_msg("record: %s exists (use --force to replace its files)", udir);
 		goto out_dirs;
 	}
-	if ((mkdir(out, 0777) < 0 && errno != EEXIST) || (mkdir(hostdir, 0777) < 0 && errno != EEXIST)) {
+	if (out && ((mkdir(out, 0777) < 0 && errno != EEXIST) ||
+		    (mkdir(hostdir, 0777) < 0 && errno != EEXIST))) {
 		status = die_msg("record: %s: %s", hostdir, strerror(errno));
+		goto out_dirs;
+	}
+
+	/*
+	 * The kernel trace first: streamed, its connection (and its streams)
+	 * reach the relay before the user-space trace's, so that a live
+	 * viewer attached meanwhile waits for them. The command's pid is
+	 * added to the filter once it exists.
+	 */
+	int go[2] = { -1, -1 };
+	pid_t child = -1;
+	struct krec_opts ko = {
+		.dir = kdir, .hostname = host,
+		.events = (const char *const *)events, .nevents = nevents,
+		.buffer_kb = buffer_kb, .filter = filter,
+		.pids = npids ? pids : NULL, .npids = npids,
+		.follow_fork = only_cmd || cgroup,
+		.statedump = statedump, .tid_context = tid, .clock = clock,
+		.rt_prio = (int)rt, .period_ms = (unsigned)period,
+		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
+		.relay = relay, .relay_session = rsession, .live_ms = (unsigned)live_ms,
+	};
+	char err[512] = "";
+	struct krec *k = NULL;
+	if (!no_kernel && !(k = krec_new(&ko, err, sizeof(err)))) {
+		status = die_msg("record: %s", err);
 		goto out_dirs;
 	}
 
 	/* User space: the private agent listens before the command exists, so
 	 * the command (which inherits TRAWL_AGENT_SOCKET) registers at once. */
 	if (want_ust) {
-		if (force && exists(udir))
+		if (out && force && exists(udir))
 			rm_tree(udir);
-		if (ust_start(&ua, out, host, ust_globs, nust) < 0)
+		char lt[16];
+		snprintf(lt, sizeof(lt), "%lu", live_ms);
+		if (ust_start(&ua, out, host, ust_globs, nust, relay, rsession, lt) < 0) {
+			krec_free(k);
 			goto out_dirs;
+		}
 		setenv("TRAWL_AGENT_SOCKET", ua.sock, 1);
 	}
 
 	/* The command waits on a pipe until tracing is on. */
-	int go[2] = { -1, -1 };
-	pid_t child = -1;
 	if (cmd) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
 			status = die_msg("record: pipe: %s", strerror(errno));
-			goto out_dirs;
+			krec_free(k);
+			goto out_child;
 		}
 		fflush(NULL);
 		child = fork();
 		if (child < 0) {
 			status = die_msg("record: fork: %s", strerror(errno));
-			goto out_dirs;
+			krec_free(k);
+			goto out_child;
 		}
 		if (child == 0) {
 			char b;
@@ -517,26 +609,13 @@ int cmd_record(int argc, char **argv)
 			_exit(127);
 		}
 		close(go[0]);
-		if (only_cmd && npids < MAX_PIDS)
-			pids[npids++] = child;
+		if (only_cmd && k && krec_add_pid(k, child, err, sizeof(err)) < 0) {
+			status = die_msg("record: %s", err);
+			krec_free(k);
+			goto out_child;
+		}
 	}
 
-	struct krec_opts ko = {
-		.dir = kdir, .hostname = host,
-		.events = (const char *const *)events, .nevents = nevents,
-		.buffer_kb = buffer_kb, .filter = filter,
-		.pids = npids ? pids : NULL, .npids = npids,
-		.follow_fork = only_cmd || cgroup,
-		.statedump = statedump, .tid_context = tid, .clock = clock,
-		.rt_prio = (int)rt, .period_ms = (unsigned)period,
-		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
-	};
-	char err[512] = "";
-	struct krec *k = NULL;
-	if (!no_kernel && !(k = krec_new(&ko, err, sizeof(err)))) {
-		status = die_msg("record: %s", err);
-		goto out_child;
-	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -556,9 +635,11 @@ int cmd_record(int argc, char **argv)
 
 	double t0 = now_s();
 	if (!cmd && !quiet)
-		fprintf(stderr, "trawl record: recording into %s (Ctrl-C to stop)\n", kdir);
+		fprintf(stderr, "trawl record: recording into %s (Ctrl-C to stop)\n",
+			kwhere ? kwhere : kdir);
 	if (want_ust && !quiet)
-		fprintf(stderr, "trawl record: user space of '%s' into %s\n", cmd[0], udir);
+		fprintf(stderr, "trawl record: user space of '%s' into %s\n", cmd[0],
+			uwhere ? uwhere : udir);
 	if (cmd) {
 		char b = 1;
 		if (write(go[1], &b, 1) != 1)
@@ -606,7 +687,8 @@ int cmd_record(int argc, char **argv)
 		}
 		fprintf(stderr, "trawl record: %" PRIu64 " kernel events, %" PRIu64 " lost, "
 			"%" PRIu64 " state dump events, %.3f s, clock %s, in %s\n",
-			ev, lost, krec_statedump_events(k), secs, krec_clock_name(k), kdir);
+			ev, lost, krec_statedump_events(k), secs, krec_clock_name(k),
+			kwhere ? kwhere : kdir);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -647,6 +729,8 @@ out_dirs:
 	free(hostdir);
 	free(kdir);
 	free(udir);
+	free(kwhere);
+	free(uwhere);
 out_events:
 	for (size_t i = 0; i < nevents; i++)
 		free(events[i]);

@@ -219,10 +219,14 @@ int cmd_create(int argc, char **argv)
 		{ "num-subbuf", required_argument, NULL, 'N' },
 		{ "clock", required_argument, NULL, 'c' },
 		{ "header", required_argument, NULL, 'H' },
+		{ "relay", required_argument, NULL, 'R' },
+		{ "relay-session", required_argument, NULL, 'r' },
+		{ "live-timer", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *out = NULL, *mode = NULL, *S = NULL, *N = NULL, *clock = NULL, *hdr = NULL;
+	const char *relay = NULL, *rsession = NULL, *live = NULL;
 	bool snap = false;
 	int c;
 	optind = 1;
@@ -237,13 +241,21 @@ int cmd_create(int argc, char **argv)
 		case 'N': N = optarg; break;
 		case 'c': clock = optarg; break;
 		case 'H': hdr = optarg; break;
+		case 'R': relay = optarg; break;
+		case 'r': rsession = optarg; break;
+		case 'L': live = optarg; break;
 		case 'h':
 			printf("usage: trawl create NAME [-o DIR | --snapshot [-o DIR]] [--overwrite | --discard]\n"
 			       "                    [--subbuf-size BYTES] [--num-subbuf N] [--clock auto|tsc|monotonic]\n"
 			       "                    [--header large|fixed]\n"
+			       "                    [--relay HOST[:PORT] [--relay-session NAME] [--live-timer MS]]\n"
 			       "Creates a session in the agent. Its trace goes to DIR/HOST/ust/ (default\n"
 			       "~/trawl-traces/NAME-DATE, or [session] output-dir/NAME-DATE). --snapshot: a\n"
-			       "flight recorder (overwrite mode) written only by 'trawl snapshot record'.\n");
+			       "flight recorder (overwrite mode) written only by 'trawl snapshot record'.\n"
+			       "--relay: streamed to a trawl relay as RELAY-OUTPUT/NAME/HOST/{ust,kernel}\n"
+			       "(--relay-session renames it there); without -o, only there. --live-timer:\n"
+			       "every MS ms (default 100 with --relay; 0: none) the events recorded so far\n"
+			       "go to the relay, so live viewers see them within about MS ms.\n");
 			return 0;
 		case ':':
 			return usage_error("create", "option '%s' needs a value", argv[optind - 1]);
@@ -259,6 +271,11 @@ int cmd_create(int argc, char **argv)
 		mode = snap ? "overwrite" : setting("session", "mode");
 	if (snap && mode && strcmp(mode, "overwrite") != 0)
 		return usage_error("create", "--snapshot records in overwrite mode");
+	if ((rsession || live) && !relay)
+		return usage_error("create", "--relay-session and --live-timer need --relay");
+	if (relay && (snap || (mode && strcmp(mode, "overwrite") == 0)))
+		return usage_error("create", "--relay streams discard-mode sessions (not snapshots "
+				   "nor overwrite mode)");
 	S = S ? S : setting("session", "subbuf-size");
 	N = N ? N : setting("session", "num-subbuf");
 	clock = clock ? clock : setting("session", "clock");
@@ -266,6 +283,8 @@ int cmd_create(int argc, char **argv)
 	char *dir = NULL;
 	if (out) {
 		dir = absolute(out);
+	} else if (relay) {
+		dir = strdup("");	/* only at the relay */
 	} else {
 		const char *base = setting("session", "output-dir");
 		const char *home = getenv("HOME");
@@ -283,8 +302,8 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!dir)
 		return die_msg("create: out of memory");
-	char kv[8][PATH_MAX + 32];
-	const char *av[12] = { "create", name };
+	char kv[11][PATH_MAX + 32];
+	const char *av[16] = { "create", name };
 	int n = 2;
 	snprintf(kv[0], sizeof(kv[0]), "output=%s", dir);
 	av[n++] = kv[0];
@@ -309,6 +328,16 @@ int cmd_create(int argc, char **argv)
 	if (hdr) {
 		snprintf(kv[5], sizeof(kv[5]), "header=%s", hdr);
 		av[n++] = kv[5];
+	}
+	if (relay) {
+		snprintf(kv[6], sizeof(kv[6]), "relay=%s", relay);
+		av[n++] = kv[6];
+		snprintf(kv[7], sizeof(kv[7]), "live-timer=%s", live ? live : "100");
+		av[n++] = kv[7];
+	}
+	if (rsession) {
+		snprintf(kv[8], sizeof(kv[8]), "relay-session=%s", rsession);
+		av[n++] = kv[8];
 	}
 	free(dir);
 	return request("create", n, av);
@@ -751,7 +780,7 @@ static void agent_usage(FILE *f)
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER, O_SB, O_NSB,
-	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT };
+	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_RELAY, O_RSESSION, O_LIVE };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
@@ -771,6 +800,9 @@ int cmd_agent(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, O_FLUSH },
 		{ "io-queue", required_argument, NULL, O_IOQ },
 		{ "rt-prio", required_argument, NULL, O_RT },
+		{ "relay", required_argument, NULL, O_RELAY },
+		{ "relay-session", required_argument, NULL, O_RSESSION },
+		{ "live-timer", required_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -781,7 +813,7 @@ int cmd_agent(int argc, char **argv)
 	const char *globs[256], *ctx[16], *set[16];
 	char setbuf[16][128];
 	const char *sock = NULL, *out = NULL, *ll = NULL;
-	bool system = false, oneshot = false;
+	bool system = false, oneshot = false, relay = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -818,15 +850,22 @@ int cmd_agent(int argc, char **argv)
 				return usage_error("agent", "too many --context");
 			ctx[os.nctx++] = optarg;
 			break;
+		case O_RELAY:
+			relay = true;
+			/* fall through */
 		case O_OVER:
 		case O_SB:
 		case O_NSB:
 		case O_CLOCK:
+		case O_RSESSION:
+		case O_LIVE:
 			if (os.nsettings == ARRAY_SIZE(set))
 				return usage_error("agent", "too many settings");
 			snprintf(setbuf[os.nsettings], sizeof(setbuf[0]), "%s=%s",
 				 c == O_OVER ? "mode" : c == O_SB ? "subbuf-size" :
-				 c == O_NSB ? "num-subbuf" : "clock", c == O_OVER ? "overwrite" : optarg);
+				 c == O_NSB ? "num-subbuf" : c == O_CLOCK ? "clock" :
+				 c == O_RELAY ? "relay" : c == O_RSESSION ? "relay-session" :
+				 "live-timer", c == O_OVER ? "overwrite" : optarg);
 			set[os.nsettings] = setbuf[os.nsettings];
 			os.nsettings++;
 			break;
@@ -844,8 +883,8 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
-	if (oneshot && !out)
-		return usage_error("agent", "--oneshot needs -o DIR");
+	if (oneshot && !out && !relay)
+		return usage_error("agent", "--oneshot needs -o DIR (or --relay)");
 	if (!oneshot && (out || os.nglobs || os.nctx || os.nsettings))
 		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
@@ -899,8 +938,8 @@ int cmd_agent(int argc, char **argv)
 			merged[nm++] = set[i];	/* the command line last */
 		memcpy(set, merged, nm * sizeof(*set) > sizeof(set) ? sizeof(set) : nm * sizeof(*set));
 		os.nsettings = nm > ARRAY_SIZE(set) ? ARRAY_SIZE(set) : nm;
-		dir = absolute(out);
-		if (!dir)
+		dir = out ? absolute(out) : NULL;
+		if (out && !dir)
 			return die_msg("agent: out of memory");
 		for (size_t i = 0; i < os.nglobs; i++) {
 			lglobs[i] = NULL;

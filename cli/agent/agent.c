@@ -123,6 +123,11 @@ struct session {
 	uint64_t kevents, klost, ksd;
 	char kclock[16];
 	char *kerr;			/* the recorder's error at stop, or NULL */
+	/* streaming to a relay (docs/relay.md) */
+	char *relay;			/* HOST[:PORT], or NULL */
+	char *relay_session;		/* name at the relay; NULL: the session's */
+	unsigned live_ms;		/* live timer; 0: packets go when full */
+	int64_t next_live;		/* ms, the next live tick */
 	struct session *next;
 };
 
@@ -367,6 +372,7 @@ static void part_free(struct part *p)
 	for (struct aring *r = p->rings, *n; r; r = n) {
 		n = r->next;
 		ust_ring_destroy(&r->c.ring);
+		ust_cons_live_release(&r->c);
 		free(r);
 	}
 	if (p->app && p->app->part == p)
@@ -398,8 +404,19 @@ static void send_start(struct session *s, struct conn *c)
 		am_put_str(&w, s->rules[i].glob);
 	}
 	size_t n = am_wr_done(&w);
-	if (!n || send_fd_msg(c->fd, msgbuf, n) < 0)
+	if (!n || send_fd_msg(c->fd, msgbuf, n) < 0) {
 		send_failed(c);
+		return;
+	}
+	if (s->live_ms) {
+		/* applications that do not know it ignore it */
+		struct am_live l = { .session = s->key, .period_ms = s->live_ms };
+		am_wr_init(&w, msgbuf, AM_MSG_MAX, AM_LIVE);
+		am_put(&w, &l, sizeof(l));
+		n = am_wr_done(&w);
+		if (!n || send_fd_msg(c->fd, msgbuf, n) < 0)
+			send_failed(c);
+	}
 }
 
 /* Decodes an EVDESC into the part's event table (and the trace). */
@@ -482,6 +499,8 @@ bad:
 	return -EPROTO;
 }
 
+static int ensure_ws(struct session *s, struct part *p, struct aring *r);
+
 static void on_buf(struct conn *c, const uint8_t *m, size_t len, int fd)
 {
 	struct am_rd r;
@@ -507,6 +526,12 @@ static void on_buf(struct conn *c, const uint8_t *m, size_t len, int fd)
 		return;
 	}
 	ar->tid = b.tid;
+	/* the stream now, not at its first packet: a relay announces it to
+	 * live viewers before they see later events of other streams */
+	if (ensure_ws(p->s, p, ar) < 0)
+		logmsg("pid %d: a stream could not be created: %s", (int)c->pid, strerror(errno));
+	if (p->s->live_ms && p->s->mode == TRAWL_UST_DISCARD && ust_cons_live_init(&ar->c) < 0)
+		logmsg("pid %d: out of memory: a buffer goes out packet by packet", (int)c->pid);
 	struct aring **pp = &p->rings;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -529,9 +554,44 @@ static void note_err(struct session *s, int r)
 		s->err = r;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The live timer (every live_ms): every buffer's committed events go out as
+ * a packet, or a beacon when there are none; the streams of threads that
+ * are gone get a beacon at the present (nothing more will come).
+ */
+static void live_tick(struct session *s)
+{
+	uint64_t now = mono_ns();
+	for (struct part *p = s->parts; p; p = p->next) {
+		if (p->bad)
+			continue;
+		for (struct aring *r = p->rings; r; r = r->next) {
+			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
+			if (!r->done)
+				note_err(s, ust_cons_live(&r->c, s->uuid, sid));
+			else
+				note_err(s, ust_cons_live_end(&r->c, now, s->uuid, sid));
+		}
+	}
+}
+
 /* Drains the session's buffers; flushes those whose producer is gone. */
 static void drain_session(struct session *s)
 {
+	if (s->live_ms && s->w) {
+		int64_t t = now_ms();
+		if (t >= s->next_live) {
+			s->next_live = t + s->live_ms;
+			live_tick(s);
+		}
+	}
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
 			continue;
@@ -574,7 +634,7 @@ static struct trawl_ctf_wstream *mkws(void *arg)
 /* Writes the newest packets of every buffer to a new trace in dir. */
 static int snapshot_to(struct session *s, const char *dir, uint64_t *events, uint64_t *torn)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, hostname, s->tsc, 0);
+	struct trawl_ctf_writer *w = ust_writer_new(dir, hostname, s->tsc, 0, NULL);
 	if (!w)
 		return -errno;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
@@ -693,7 +753,10 @@ static void finish_stop(struct session *s)
 		else if (s->kerr)
 			cfail(c, 1, "session %s: kernel events: %s", s->name, s->kerr);
 		else {
-			if (s->output && !s->snapshot)
+			if (s->relay)
+				cprint(c, AM_OUT, "session %s stopped; complete at relay %s\n", s->name,
+				       s->relay);
+			else if (s->output && !s->snapshot)
 				cprint(c, AM_OUT, "session %s stopped; trace in %s\n", s->name, s->output);
 			else
 				cprint(c, AM_OUT, "session %s stopped\n", s->name);
@@ -726,6 +789,8 @@ static void session_free(struct session *s)
 	krec_free(s->krec);
 	clear_kernel(s);
 	free(s->kerr);
+	free(s->relay);
+	free(s->relay_session);
 	for (size_t i = 0; i < s->nrules; i++)
 		free(s->rules[i].glob);
 	free(s->rules);
@@ -957,7 +1022,9 @@ static int kernel_new(struct session *s, char *why, size_t wlen)
 	for (size_t i = 0; i < s->nkpids; i++)
 		pids[i] = (pid_t)s->kpids[i];
 	struct krec_opts ko = {
-		.dir = d, .hostname = hostname,
+		.dir = s->output ? d : NULL, .hostname = hostname,
+		.relay = s->relay, .relay_session = s->relay_session ? s->relay_session : s->name,
+		.live_ms = s->live_ms,
 		.events = (const char *const *)s->kev, .nevents = s->nkev,
 		.filter = s->kfilter, .pids = pids, .npids = s->nkpids,
 		.statedump = true, .tid_context = true,
@@ -1041,6 +1108,16 @@ static int do_start(struct session *s, char *why, size_t wlen)
 	}
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
 		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && ust_clocksource_is_tsc());
+	if (s->relay) {
+		/* streamed, the metadata leaves before the end: the TSC's
+		 * frequency, measured over the session, would come too late */
+		if (s->clock_opt == TRAWL_UST_CLOCK_TSC) {
+			snprintf(why, wlen, "session %s streams to a relay: its clock is monotonic "
+				 "(not tsc)", s->name);
+			return -EINVAL;
+		}
+		s->tsc = false;
+	}
 	/* the kernel recorder is ready (instance, events, filter) before the
 	 * user-space trace exists, and records before applications start */
 	int r;
@@ -1048,12 +1125,21 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		return r;
 	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
 	if (s->mode == TRAWL_UST_DISCARD && s->nrules) {
-		char *d = trace_dir(s->output);
-		s->w = d ? ust_writer_new(d, hostname, s->tsc, opt->io_queue) : NULL;
+		char *d = s->output ? trace_dir(s->output) : NULL;
+		char rerr[300] = "";
+		struct ust_writer_relay rel = {
+			.addr = s->relay, .session = s->relay_session ? s->relay_session : s->name,
+			.live_us = (uint64_t)s->live_ms * 1000, .err = rerr, .errlen = sizeof(rerr),
+		};
+		s->w = d || s->relay ? ust_writer_new(d, hostname, s->tsc, opt->io_queue,
+						      s->relay ? &rel : NULL) : NULL;
 		if (!s->w) {
 			int e = errno;
-			snprintf(why, wlen, "cannot create the trace in %s: %s", d ? d : s->output,
-				 strerror(e));
+			if (*rerr)
+				snprintf(why, wlen, "%s", rerr);
+			else
+				snprintf(why, wlen, "cannot create the trace in %s: %s",
+					 d ? d : s->output, strerror(e));
 			free(d);
 			krec_free(s->krec);
 			s->krec = NULL;
@@ -1061,6 +1147,9 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		}
 		free(d);
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
+		/* streamed: the clock is final before the first packet */
+		if (s->relay)
+			ust_clock_fill(trawl_ctf_writer_trace(s->w), false, s->c0, s->mono0, s->real0);
 	} else {
 		uuid_random(s->uuid);
 	}
@@ -1071,6 +1160,14 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		s->krec = NULL;
 		return r;
 	}
+	/* streamed with kernel events: the kernel trace's clock (final at
+	 * its start) is the user-space trace's too, so that they merge */
+	if (s->relay && s->krec && s->w &&
+	    krec_clock_get(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0) {
+		s->kclock_ok = true;
+		ust_clock(s, trawl_ctf_writer_trace(s->w));
+	}
+	s->next_live = now_ms() + s->live_ms;
 	s->state = S_ACTIVE;
 	s->deadline = now_ms() + (int64_t)opt->start_timeout_ms;
 	for (struct conn *c = conns; c; c = c->next) {
@@ -1143,6 +1240,16 @@ static int apply_setting(struct session *s, const char *kv, char *why, size_t wl
 			s->clock_opt = TRAWL_UST_CLOCK_MONOTONIC;
 		else
 			goto bad;
+	} else if (KEY("relay")) {
+		free(s->relay);
+		s->relay = *v ? strdup(v) : NULL;
+	} else if (KEY("relay-session")) {
+		free(s->relay_session);
+		s->relay_session = *v ? strdup(v) : NULL;
+	} else if (KEY("live-timer")) {
+		if (parse_u32(v, &u) < 0 || u > 60000)
+			goto bad;
+		s->live_ms = u;
 	} else if (KEY("header")) {
 		if (strcmp(v, "large") == 0)
 			s->header = TRAWL_UST_HEADER_LARGE;
@@ -1215,8 +1322,12 @@ static struct session *session_create(const char *name, char *why, size_t wlen)
 
 static int session_check(struct session *s, char *why, size_t wlen)
 {
-	if (!s->snapshot && !s->output) {
-		snprintf(why, wlen, "no output directory");
+	if (!s->snapshot && !s->output && !s->relay) {
+		snprintf(why, wlen, "no output directory (nor relay)");
+		return -EINVAL;
+	}
+	if (s->relay && (s->snapshot || s->mode == TRAWL_UST_OVERWRITE)) {
+		snprintf(why, wlen, "a relay takes discard-mode sessions (not snapshots)");
 		return -EINVAL;
 	}
 	if (s->snapshot && (s->nkev || s->kfilter || s->nkpids)) {
@@ -1266,6 +1377,12 @@ static char *describe(struct session *s)
 		fprintf(f, "kernel-event = %s\n", s->kev[i]);
 	if (s->kfilter)
 		fprintf(f, "kernel-filter = %s\n", s->kfilter);
+	if (s->relay)
+		fprintf(f, "relay = %s\n", s->relay);
+	if (s->relay_session)
+		fprintf(f, "relay-session = %s\n", s->relay_session);
+	if (s->live_ms)
+		fprintf(f, "live-timer = %u\n", s->live_ms);
 	for (size_t i = 0; i < s->nkpids; i++)
 		fprintf(f, "kernel-pid = %d\n", (int)s->kpids[i]);
 	fclose(f);
@@ -1488,6 +1605,11 @@ static void client_cmd(struct conn *c, int argc, char **argv)
 		if (s->snapshot)
 			cprint(c, AM_OUT, "session %s created in snapshot mode%s%s\n", s->name,
 			       s->output ? ", snapshots in " : "", s->output ? s->output : "");
+		else if (s->relay)
+			cprint(c, AM_OUT, "session %s created, streamed to relay %s as %s/%s%s%s%s\n",
+			       s->name, s->relay, s->relay_session ? s->relay_session : s->name,
+			       hostname, s->live_ms ? "" : " (no live timer)",
+			       s->output ? ", trace also in " : "", s->output ? s->output : "");
 		else
 			cprint(c, AM_OUT, "session %s created, trace in %s\n", s->name, s->output);
 		return cend(c, 0);

@@ -940,7 +940,8 @@ const char *krec_clock_name(const struct krec *k)
 
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
-	if (!k->stopped || !k->started)
+	/* streamed, the clock is final at the start (mono, from s0 alone) */
+	if (!k->started || (!k->stopped && !k->relay))
 		return -EAGAIN;
 	struct trawl_ctf_clock c = { .freq = 1000000000 };
 	krec_clock_fill(k->tsc, &k->s0, &k->s1, &c);

@@ -90,7 +90,7 @@ const char *krec_clock_name(const struct krec *k);
  * After krec_stop(): the clock the kernel trace declares (freq, offset_s,
  * offset), so that a user-space trace of the same recording (same raw TSC
  * cycles) can declare the identical clock and merge exactly. Returns 0,
- * or -EAGAIN before krec_stop().
+ * or -EAGAIN before krec_stop() (streamed: before krec_start()).
  */
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
 

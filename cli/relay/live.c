@@ -252,7 +252,9 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
 		return true;
 	}
-	if (st->beacon > vs->beacon) {
+	/* a beacon lets the viewer show other streams up to it: not while it
+	 * has streams to hear of (only OK replies carry NEW_STREAM) */
+	if (st->beacon > vs->beacon && !unannounced(v)) {
 		vs->beacon = st->beacon;
 		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
 		return true;

@@ -65,6 +65,9 @@ struct trawl_ctf_wstream {
 	char *name;			/* file name */
 	uint32_t handle;		/* index in w->streams: the relay's handle */
 	bool announced;			/* STREAM sent to the relay */
+	/* the next live tick sends a packet, empty if need be, instead of a
+	 * beacon: a live viewer learns of new streams only with a packet */
+	bool wants_packet;
 	struct trawl_ctf_writer *w;
 };
 
@@ -669,6 +672,8 @@ trawl_ctf_writer_event_class(struct trawl_ctf_writer *w,
 	return ec;
 }
 
+static int relay_ready(struct trawl_ctf_wstream *s);
+
 struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 						  struct trawl_ctf_stream_class *sc,
 						  const char *name, uint32_t cpu)
@@ -742,6 +747,12 @@ add:
 		w->streams_cap = ncap;
 	}
 	w->streams[w->nstreams++] = s;
+	/* streamed: announced at once, so that live viewers wait for it
+	 * before they show what other streams recorded after it began */
+	if (w->relay && (ret = relay_ready(s)) < 0) {
+		w->nstreams--;
+		goto err;
+	}
 	return s;
 err:
 	if (s) {
@@ -817,9 +828,18 @@ static int relay_ready(struct trawl_ctf_wstream *s)
 	put_le64(m + RELAY_HDR_LEN + 8, s->sc_id);
 	memcpy(m + RELAY_HDR_LEN + 16, s->name, nl);
 	ret = relay_put(w, m, RELAY_HDR_LEN + 16 + nl, NULL, 0);
-	if (!ret)
-		s->announced = true;
-	return ret;
+	if (ret)
+		return ret;
+	s->announced = true;
+	/* viewers hear of it with the next packet of any stream */
+	for (size_t i = 0; i < w->nstreams; i++)
+		w->streams[i]->wants_packet = true;
+	return 0;
+}
+
+bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s)
+{
+	return s->w->relay && s->wants_packet;
 }
 
 int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
@@ -850,7 +870,8 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts)
 {
 	if (!s || ts < s->last_ts)
 		return -EINVAL;
-	return s->nev ? trawl_ctf_wstream_flush(s, ts) : trawl_ctf_wstream_beacon(s, ts);
+	return s->nev || ctf_wstream_wants_packet(s) ? trawl_ctf_wstream_flush(s, ts) :
+						       trawl_ctf_wstream_beacon(s, ts);
 }
 
 /* ------------------------------------------------------------- packets */
@@ -878,6 +899,7 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
 		relay_put_index(m + RELAY_HDR_LEN, s->handle, ix);
 		ret = relay_put(w, m, sizeof(m), pkt, size);
+		s->wants_packet = false;
 	}
 	return ret;
 }

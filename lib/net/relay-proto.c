@@ -230,8 +230,10 @@ int net_split_addr(const char *addr, char *host, size_t hostlen, unsigned *port,
 	*port = def_port;
 	if (colon) {
 		char *end;
+		if (colon[1] < '0' || colon[1] > '9')
+			return -EINVAL;	/* strtoul would take spaces and signs */
 		unsigned long v = strtoul(colon + 1, &end, 10);
-		if (!colon[1] || *end || v == 0 || v > 65535)
+		if (*end || v == 0 || v > 65535)
 			return -EINVAL;
 		*port = (unsigned)v;
 	}

@@ -12,6 +12,7 @@
  * that breaks the protocol is abandoned (ust_cons.bad).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ust-internal.h"
@@ -27,6 +28,133 @@ static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
 	put_le64(pk + PK_INSTANCE_ID, inst);
 	return trawl_ctf_wstream_packet(ws, pk, size);
 }
+
+/* ------------------------------------------------------------ live parts */
+
+int ust_cons_live_init(struct ust_cons *c)
+{
+	if (c->part)
+		return 0;
+	c->part = malloc(c->ring.S);
+	if (!c->part)
+		return -ENOMEM;
+	c->live_off = PK_HDR_END;
+	return 0;
+}
+
+void ust_cons_live_release(struct ust_cons *c)
+{
+	free(c->part);
+	c->part = NULL;
+}
+
+/* Writes bytes [from, to) of packet pk as a packet of its own, from tb to
+ * te, with events_discarded disc. */
+static int put_part(struct ust_cons *c, const uint8_t *pk, size_t from, size_t to, uint64_t tb,
+		    uint64_t te, uint64_t disc, const uint8_t uuid[16], uint32_t stream_id)
+{
+	uint8_t *b = c->part;
+	size_t content = PK_HDR_END + (to - from);
+	size_t size = (content + 7) & ~(size_t)7;
+	memcpy(b, pk, PK_HDR_END);
+	memcpy(b + PK_HDR_END, pk + from, to - from);
+	memset(b + content, 0, size - content);
+	put_le64(b + PK_TS_BEGIN, tb);
+	put_le64(b + PK_TS_END, te);
+	put_le64(b + PK_CONTENT_SIZE, (uint64_t)content * 8);
+	put_le64(b + PK_PACKET_SIZE, (uint64_t)size * 8);
+	put_le64(b + PK_SEQ_NUM, c->out_seq++);
+	put_le64(b + PK_DISCARDED, disc);
+	c->live_end = te;
+	return put_packet(c->ws, b, size, uuid, stream_id);
+}
+
+/* A finished packet, live: what of it is not out yet. */
+static int put_rest(struct ust_cons *c, const uint8_t *pk, const uint8_t uuid[16],
+		    uint32_t stream_id)
+{
+	uint64_t content = get_le64(pk + PK_CONTENT_SIZE) / 8;
+	if (content < c->live_off || content > c->ring.S) {
+		c->bad = true;
+		return -EPROTO;
+	}
+	uint64_t tb = get_le64(pk + PK_TS_BEGIN), te = get_le64(pk + PK_TS_END);
+	if (tb < c->live_end)
+		tb = c->live_end;
+	if (te < tb)
+		te = tb;
+	int r = put_part(c, pk, c->live_off, content, tb, te, get_le64(pk + PK_DISCARDED), uuid,
+			 stream_id);
+	c->live_off = PK_HDR_END;
+	return r;
+}
+
+static uint64_t acq(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
+{
+	struct ust_shm *h = c->ring.shm;
+	if (c->bad || !c->part || !c->ws || h->mode != TRAWL_UST_DISCARD)
+		return 0;
+	/*
+	 * A consistent (open packet, pos, last_ts) without stopping the
+	 * producer: pos and last_ts re-read until neither packet nor pos
+	 * moved. Partners: the release stores of quiet_ts (ust_live_tick),
+	 * produced (finalize), opened and pos (open, commit), last_ts
+	 * (reserve, before pos). Then last_ts is the stamp of the event at
+	 * pos or of the one being written after it: no committed event is
+	 * after it, no later one before it.
+	 */
+	uint64_t q = acq(&h->quiet_ts);
+	uint64_t p1 = acq(&h->produced), o1 = acq(&h->opened);
+	uint64_t pos = acq(&h->pos), last = acq(&h->last_ts), pos2 = acq(&h->pos);
+	uint64_t p2 = acq(&h->produced), o2 = acq(&h->opened);
+	if (p1 != p2 || o1 != o2 || pos != pos2 || p1 != c->consumed)
+		return 0;	/* moving, or a packet to drain first: next time */
+	/* no event not yet out is before x, none out is after it */
+	uint64_t x = last > q ? last : q;
+	if (x < c->live_end)
+		x = c->live_end;
+	if (o1 == p1 + 1 && pos > c->live_off) {
+		if (pos > c->ring.S) {
+			c->bad = true;
+			return -EPROTO;
+		}
+		const uint8_t *pk = ust_ring_subbuf(&c->ring, p1);
+		uint64_t tb = get_le64(pk + PK_TS_BEGIN);
+		if (tb < c->live_end)
+			tb = c->live_end;
+		if (x < tb)
+			x = tb;
+		int r = put_part(c, pk, c->live_off, pos, tb, x, c->disc_written, uuid, stream_id);
+		c->live_off = pos;
+		return r;
+	}
+	return ust_cons_live_end(c, x, uuid, stream_id);
+}
+
+int ust_cons_live_end(struct ust_cons *c, uint64_t ts, const uint8_t uuid[16],
+		      uint32_t stream_id)
+{
+	if (!c->part || !c->ws || (ts <= c->live_end && !ctf_wstream_wants_packet(c->ws)))
+		return 0;
+	if (ts < c->live_end)
+		ts = c->live_end;
+	if (ctf_wstream_wants_packet(c->ws)) {
+		/* an empty packet, so that live viewers learn of new streams */
+		uint8_t hdr[PK_HDR_END] = { 0 };
+		put_le32(hdr + PK_MAGIC, CTF_MAGIC);
+		return put_part(c, hdr, PK_HDR_END, PK_HDR_END, ts, ts, c->disc_written, uuid,
+				stream_id);
+	}
+	c->live_end = ts;
+	return trawl_ctf_wstream_beacon(c->ws, ts);
+}
+
+/* ------------------------------------------------------------ draining */
 
 int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
 {
@@ -44,9 +172,12 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 	while (c->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
 		if (c->ws) {
-			int r = put_packet(c->ws, pk, c->ring.S, uuid, stream_id);
+			int r = c->part ? put_rest(c, pk, uuid, stream_id) :
+					  put_packet(c->ws, pk, c->ring.S, uuid, stream_id);
 			if (r < 0 && !ret)
 				ret = r;
+			if (c->bad)
+				return ret;
 		}
 		c->disc_written = get_le64(pk + PK_DISCARDED);
 		if (ust_reclaim_due(now, &c->last_ns))

@@ -23,6 +23,11 @@
  *                     sent before the event is enabled (so before any packet
  *                     holds it)
  *   A->G BUF + memfd  a thread's ring buffer (sent before its first event)
+ *   G->A LIVE         after START, for a live session: the live timer's
+ *                     period; the application's listener then marks, every
+ *                     period, the buffers of threads outside any event as
+ *                     quiet up to now (ust_live_tick; applications that do
+ *                     not know LIVE ignore it)
  * Client (C) and agent:
  *   C->G CMD          argv: the verb, then its arguments
  *   G->C OUT, ERR     text for the client's stdout, stderr (any number)
@@ -51,7 +56,8 @@
 	X(CMD, 9)		\
 	X(OUT, 10)		\
 	X(ERR, 11)		\
-	X(END, 12)
+	X(END, 12)		\
+	X(LIVE, 13)
 
 enum am_type {
 #define AM_ENUM(n, v) AM_##n = v,
@@ -80,6 +86,13 @@ struct am_start {
 	uint8_t uuid[16];
 	uint32_t mode, subbuf_size, nsubbuf, header, contexts, clock;
 	uint32_t nglobs;
+};
+
+/* LIVE */
+struct am_live {
+	uint64_t session;
+	uint32_t period_ms;
+	uint32_t pad;
 };
 
 struct am_ack {

@@ -153,7 +153,8 @@ void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 	put64(b + PK_DISCARDED, h->discarded);
 	memset(b + pos, 0, r->S - pos);
 	sb->nev = h->nev;
-	h->last_ts = ts_end;	/* the next packet begins at or after it */
+	/* the next packet begins at or after it; partner: ust_cons_live */
+	__atomic_store_n(&h->last_ts, ts_end, __ATOMIC_RELEASE);
 	h->open = 0;
 	if (h->mode == TRAWL_UST_OVERWRITE)
 		/* partner: the snapshot's acquire load of gen before its copy */
@@ -193,9 +194,11 @@ bool ust_ring_open(struct ust_ring *r, uint64_t ts)
 	put32(b + PK_CPU_ID, cpu < 0 ? 0 : (uint32_t)cpu);
 	sb->nev = 0;
 	sb->ev_before = h->recorded;
-	h->pos = PK_HDR_END;
+	/* partner of the three: ust_cons_live's acquire loads */
+	__atomic_store_n(&h->pos, PK_HDR_END, __ATOMIC_RELEASE);
 	h->nev = 0;
-	h->last_ts = ts;
+	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
 	h->open = 1;
+	__atomic_store_n(&h->opened, k + 1, __ATOMIC_RELEASE);
 	return true;
 }

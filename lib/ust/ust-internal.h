@@ -36,7 +36,7 @@
 #include "ctf/packet.h"	/* the packet layout, shared with the writer */
 
 #define UST_SHM_MAGIC 0x54524c55u	/* "ULRT" */
-#define UST_SHM_VERSION 1
+#define UST_SHM_VERSION 2
 #define UST_CACHELINE 64
 
 struct ust_sb {
@@ -61,6 +61,13 @@ struct ust_shm {
 	/* control: written by the consumer side */
 	alignas(UST_CACHELINE) uint32_t active;	/* the producer may record */
 	uint32_t exited;		/* the producer thread is gone (release) */
+	/*
+	 * Live sessions: every event of this buffer not committed yet will
+	 * have a timestamp at or after quiet_ts (release; the application's
+	 * live tick writes it when the thread is outside any event, see
+	 * ust_live_tick), so the agent may tell viewers so.
+	 */
+	uint64_t quiet_ts;
 
 	/* producer line: written by the producer only (by the consumer only
 	 * once the producer is quiescent or gone) */
@@ -72,6 +79,12 @@ struct ust_shm {
 	uint64_t discarded;		/* cumulative: full buffer, too big, nested */
 	uint64_t overwritten;		/* overwrite mode: events in reused packets */
 	uint32_t open;			/* a packet is open */
+	/* packets opened (release, after the packet's pos and last_ts): packet
+	 * `produced` is open when opened == produced + 1. With pos and last_ts
+	 * also stored with release, the live consumer reads a consistent
+	 * (packet, pos, last_ts) without stopping the producer
+	 * (ust_cons_live). */
+	uint64_t opened;
 
 	/* consumer line */
 	alignas(UST_CACHELINE) uint64_t consumed;	/* release; producer acquires */
@@ -193,9 +206,17 @@ TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t
 TRAWL_HIDDEN void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0,
 				 int64_t mono0, int64_t real0);
 /* A user-space CTF trace writer (env domain "ust", tracer "trawl");
- * io_queue: trawl_ctf_writer_opts.io_queue. */
+ * io_queue: trawl_ctf_writer_opts.io_queue; rel: streamed to a relay
+ * (dir may then be NULL), or NULL. */
+struct ust_writer_relay {
+	const char *addr, *session;
+	uint64_t live_us;
+	char *err;
+	size_t errlen;
+};
 TRAWL_HIDDEN struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname,
-						     bool tsc, size_t io_queue);
+						     bool tsc, size_t io_queue,
+						     const struct ust_writer_relay *rel);
 /* A stream class with the event header form and the context fields
  * (TRAWL_UST_CTX_*). NULL + errno. */
 TRAWL_HIDDEN struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
@@ -217,6 +238,20 @@ TRAWL_HIDDEN int ust_remote_start(uint64_t key, const struct trawl_ust_session_o
  * for the threads to leave them, hands every buffer to the agent (exited),
  * unmaps them. 0, or -ENOENT. */
 TRAWL_HIDDEN int ust_remote_stop(uint64_t key);
+
+/* The agent session key's live period (ms; 0: not live). */
+TRAWL_HIDDEN void ust_remote_live(uint64_t key, unsigned period_ms);
+/* The live period of the recording agent session, 0 if none. */
+TRAWL_HIDDEN unsigned ust_live_period(void);
+/*
+ * The live tick (the application's listener, every period): reads the
+ * clock, runs membarrier(), then stores that time as quiet_ts in every
+ * buffer whose thread is outside any event. A thread's event sets its nest
+ * flag before it reads the clock; after the barrier, a thread seen outside
+ * has committed every event stamped before that time, and any later one
+ * is stamped after it (Dekker, as at stop).
+ */
+TRAWL_HIDDEN void ust_live_tick(void);
 
 /* app.c: the application side of the agent protocol. Without an agent,
  * ust_app_init() is one socket() + connect() + close(), and the rest do
@@ -241,7 +276,29 @@ struct ust_cons {
 	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last packet out */
 	bool flushed;			/* final packet written */
 	bool bad;			/* broke the protocol: abandoned */
+	/* live (ust_cons_live_init): packets go out in parts as they fill */
+	uint8_t *part;			/* S bytes to build a part in */
+	uint64_t live_off;		/* bytes of packet `consumed` already out */
+	uint64_t live_end;		/* the last part's end or beacon */
+	uint64_t out_seq;		/* packet_seq_num of the parts */
 };
+/*
+ * Live mode (discard rings of a live session): a finished packet goes out
+ * as its part not sent yet; ust_cons_live, every live period, sends the
+ * open packet's committed events as a part of their own, or a beacon when
+ * there are none. Each part is a CTF packet: the packet's header, a range
+ * of its events, timestamp_begin the previous part's end, timestamp_end a
+ * time no earlier event is after and no later one before, packet_seq_num
+ * counting parts. 0 or -ENOMEM.
+ */
+TRAWL_HIDDEN int ust_cons_live_init(struct ust_cons *c);
+/* 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
+TRAWL_HIDDEN int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+/* A ring whose producer is gone for good: nothing more will come before
+ * ts (a beacon, if the stream is live and ts is later than its last). */
+TRAWL_HIDDEN int ust_cons_live_end(struct ust_cons *c, uint64_t ts, const uint8_t uuid[16],
+				   uint32_t stream_id);
+TRAWL_HIDDEN void ust_cons_live_release(struct ust_cons *c);
 /* Discard mode: writes every finalized packet to c->ws (uuid and stream id
  * rewritten for the agent's trace) and frees their sub-buffers. 0, -EPROTO
  * (counters out of range: the ring is abandoned) or the writer's -errno. */

@@ -91,6 +91,7 @@ struct trawl_ust_session {
 	size_t nglobs;
 	int *glob_ll;			/* remote: per-glob loglevel (-1: any) */
 	bool remote;			/* the agent consumes (app.c) */
+	unsigned live_ms;		/* remote: live period, 0: none */
 	struct trawl_ust_session *remote_next;	/* remote_all list */
 	uint64_t key;			/* remote: the agent's session key */
 	int loglevel;
@@ -764,7 +765,8 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 		memcpy(p, t->ctx, t->ctxlen);
 		p += t->ctxlen;
 	}
-	h->last_ts = ts;
+	/* before the payload, so before pos: partner: ust_cons_live */
+	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
 	ctx->buf = t;
 	ctx->end = (uint32_t)(pos + need);
 	return p;
@@ -1041,13 +1043,16 @@ nomem:
 }
 
 struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc,
-				       size_t io_queue)
+				       size_t io_queue, const struct ust_writer_relay *rel)
 {
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "ust",
 		.tracer_name = "trawl", .clock_name = tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
 		.packet_size = 4096, .io_queue = io_queue,
+		.relay = rel ? rel->addr : NULL, .relay_session = rel ? rel->session : NULL,
+		.live_timer_us = rel ? rel->live_us : 0, .err = rel ? rel->err : NULL,
+		.errlen = rel ? rel->errlen : 0,
 	};
 	return trawl_ctf_writer_new(&wo);
 }
@@ -1087,7 +1092,7 @@ struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
 static int session_build_writer(struct trawl_ust_session *s, const char *dir, size_t io_queue,
 				struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, io_queue);
+	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, io_queue, NULL);
 	if (!w)
 		return -errno;
 	int r = 0;
@@ -1470,6 +1475,49 @@ int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 	remote_all = s;
 	ust_lock_give();
 	return 0;
+}
+
+void ust_remote_live(uint64_t key, unsigned period_ms)
+{
+	ust_lock_take();
+	for (struct trawl_ust_session *s = remote_all; s; s = s->remote_next)
+		if (s->key == key)
+			s->live_ms = period_ms;
+	ust_lock_give();
+}
+
+unsigned ust_live_period(void)
+{
+	ust_lock_take();
+	struct trawl_ust_session *s = cur_sess;
+	unsigned ms = s && s->remote && s->state == S_ACTIVE ? s->live_ms : 0;
+	ust_lock_give();
+	return ms;
+}
+
+void ust_live_tick(void)
+{
+	ust_lock_take();
+	struct trawl_ust_session *s = cur_sess;
+	if (!s || !s->remote || !s->live_ms || s->state != S_ACTIVE || !s->bufs) {
+		ust_lock_give();
+		return;
+	}
+	uint64_t now = ust_clock_now();
+	if (!membarrier_ok ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		/* without the barrier nothing can be promised */
+		ust_lock_give();
+		return;
+	}
+	for (struct ust_buf *b = s->bufs; b; b = b->next) {
+		struct ust_thread *t = b->thr;
+		/* partner: commit's / reserve's release store of nest = 0 */
+		if (t && __atomic_load_n(&t->nest, __ATOMIC_ACQUIRE) == 0)
+			/* partner: ust_cons_live's acquire load */
+			__atomic_store_n(&b->ring.shm->quiet_ts, now, __ATOMIC_RELEASE);
+	}
+	ust_lock_give();
 }
 
 int ust_remote_stop(uint64_t key)
