@@ -108,9 +108,10 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 $(O)/tests/test-kpage: CPPFLAGS += $(CLI_PKG_CFLAGS)
 $(O)/tests/test-kpage: LDLIBS += $(CLI_LDLIBS)
 
+# (the target's own source last: -MMD keeps the last source's dependencies)
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SRC)/tests/fuzz/replay.c $(STATIC) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(SRC)/tests/fuzz/replay.c $< $(STATIC) $(LDLIBS)
 
 # Benchmarks: loops aligned to 64 bytes (also lttng-ust's in bench/ust.sh),
 # so that a nanosecond loop is not timed by where the linker put it.

@@ -9,12 +9,14 @@
  * - Per stream, packets in order, each beginning at or after the previous
  *   one's end and after every beacon given before it (the data side
  *   refuses producers that break this).
- * - A stream with nothing new is answered at once only when its beacon
- *   moved (INACTIVE, "no event before T"); otherwise its GET_NEXT_INDEX is
- *   held until a packet or a beacon comes, for at most LIVE_HOLD_MS, then
- *   RETRY. Held, the viewer waits on the socket instead of sleeping its
- *   retry period (babeltrace2: 100 ms), so a packet reaches it as soon as
- *   the producer sends it.
+ * - A stream with nothing new is answered at once when its beacon moved
+ *   (INACTIVE, "no event before T"). Otherwise: if the viewer got packets
+ *   since its last RETRY, RETRY at once (babeltrace2 shows what it holds
+ *   only once a request says "retry", then sleeps its retry period, 100
+ *   ms); if not, the request is held until a packet or a beacon comes, for
+ *   at most LIVE_HOLD_MS, then RETRY: the viewer waits on the socket
+ *   instead of sleeping, so a packet reaches it as soon as the producer
+ *   sends it, and is shown at the next request.
  * - Metadata: append-only, served from the trace's metadata file, each
  *   reply a whole number of the producer's chunks, each starting with the
  *   CTF 1.8 signature (babeltrace2 2.0.4 checks it on every reply).
@@ -31,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "relay/relay.h"
+#include "relay.h"
 #include "net/live-proto.h"
 #include "ctf/packet.h"
 
@@ -62,6 +64,7 @@ struct viewer {
 	size_t ntraces;
 	struct vstream *streams;
 	size_t nstreams;
+	bool fresh;			/* an OK index since the last RETRY */
 	bool held;			/* a GET_NEXT_INDEX waits for data */
 	uint64_t held_id;
 	int64_t held_until;		/* ms */
@@ -245,6 +248,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		if (unannounced(v))
 			flags |= LIVE_FLAG_NEW_STREAM;
 		index_reply(v->c, e, 0, 0, LIVE_INDEX_OK, flags);
+		v->fresh = true;
 		return true;
 	}
 	if (st->hup) {
@@ -259,9 +263,10 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
 		return true;
 	}
-	if (may_hold)
+	if (may_hold && !v->fresh)
 		return false;
 	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
+	v->fresh = false;
 	return true;
 }
 

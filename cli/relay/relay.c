@@ -24,8 +24,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "cli.h"
-#include "relay/relay.h"
+#include "../cli.h"
+#include "relay.h"
 #include "net/relay-proto.h"
 
 struct rsession *relay_sessions;
@@ -650,8 +650,6 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	return fd;
 }
 
-/* ---------------------------------------------------------------- loop */
-
 static void sessions_free(void)
 {
 	while (relay_sessions) {
@@ -660,6 +658,71 @@ static void sessions_free(void)
 		session_free(s);
 	}
 }
+
+/* ------------------------------------------------- without the loop */
+
+void relay_state_init(const struct relay_opts *o)
+{
+	opt = o;
+}
+
+struct rconn *relay_conn_new(enum rconn_kind kind)
+{
+	struct rconn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->kind = kind;
+	c->fd = -1;
+	snprintf(c->peer, sizeof(c->peer), "%s (test)", kind == RC_PRODUCER ? "producer" : "viewer");
+	c->next = conns;
+	conns = c;
+	nconns++;
+	return c;
+}
+
+int relay_conn_feed(struct rconn *c, const void *p, size_t n)
+{
+	if (c->dead || c->closing)
+		return -1;
+	if (grow(&c->in, &c->incap, c->inlen + n) < 0)
+		return -1;
+	if (!n)
+		return 0;
+	memcpy(c->in + c->inlen, p, n);
+	c->inlen += n;
+	long used = c->kind == RC_PRODUCER ? producer_input(c) : live_input(c);
+	if (used < 0) {
+		c->dead = true;
+		return -1;
+	}
+	memmove(c->in, c->in + used, c->inlen - (size_t)used);
+	c->inlen -= (size_t)used;
+	return 0;
+}
+
+void relay_conn_close(struct rconn *c)
+{
+	for (struct rconn **pp = &conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	conn_free(c);
+}
+
+void relay_state_free(void)
+{
+	while (conns) {
+		struct rconn *c = conns;
+		conns = c->next;
+		conn_free(c);
+	}
+	sessions_free();
+	next_id = 1;
+}
+
+/* ---------------------------------------------------------------- loop */
+
 
 int relay_run(const struct relay_opts *o)
 {

@@ -107,6 +107,18 @@ void live_tick(void);
 
 extern struct rsession *relay_sessions;
 
+/*
+ * The relay's state without its loop or sockets, for the fuzz target:
+ * relay_state_init(), connections made with relay_conn_new() and fed bytes
+ * as if received (relay_conn_feed: 0, or -1 once the relay would close
+ * it; replies pile up in c->out), relay_conn_close(), relay_state_free().
+ */
+void relay_state_init(const struct relay_opts *o);
+struct rconn *relay_conn_new(enum rconn_kind kind);
+int relay_conn_feed(struct rconn *c, const void *p, size_t n);
+void relay_conn_close(struct rconn *c);
+void relay_state_free(void);
+
 /* Sessions and traces the relay knows (relay.c). */
 struct rsession *relay_session_by_id(uint64_t id);
 /* Forgets the sessions whose traces all ended and that no viewer reads

@@ -564,20 +564,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0)
 		goto err;
 
-	if (w->path) {
-		ret = mkdir_p(w->path);
-		if (ret < 0)
-			goto err;
-		char *idx;
-		if (asprintf(&idx, "%s/index", w->path) < 0) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
-		free(idx);
-		if (ret < 0)
-			goto err;
-	}
+	/* the relay first: refused, nothing is left on the disk */
 	if (has_relay) {
 		struct relay_hello h = {
 			.addr = o->relay,
@@ -592,6 +579,20 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 			ret = -errno;
 			goto err;
 		}
+	}
+	if (w->path) {
+		ret = mkdir_p(w->path);
+		if (ret < 0)
+			goto err;
+		char *idx;
+		if (asprintf(&idx, "%s/index", w->path) < 0) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
+		free(idx);
+		if (ret < 0)
+			goto err;
 	}
 	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
 	    o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
