@@ -128,6 +128,7 @@ struct session {
 	char *relay_session;		/* name at the relay; NULL: the session's */
 	unsigned live_ms;		/* live timer; 0: packets go when full */
 	int64_t next_live;		/* ms, the next live tick */
+	bool cut_due;			/* LIVE sent: cut the rings next turn */
 	struct session *next;
 };
 
@@ -404,19 +405,8 @@ static void send_start(struct session *s, struct conn *c)
 		am_put_str(&w, s->rules[i].glob);
 	}
 	size_t n = am_wr_done(&w);
-	if (!n || send_fd_msg(c->fd, msgbuf, n) < 0) {
+	if (!n || send_fd_msg(c->fd, msgbuf, n) < 0)
 		send_failed(c);
-		return;
-	}
-	if (s->live_ms) {
-		/* applications that do not know it ignore it */
-		struct am_live l = { .session = s->key, .period_ms = s->live_ms };
-		am_wr_init(&w, msgbuf, AM_MSG_MAX, AM_LIVE);
-		am_put(&w, &l, sizeof(l));
-		n = am_wr_done(&w);
-		if (!n || send_fd_msg(c->fd, msgbuf, n) < 0)
-			send_failed(c);
-	}
 }
 
 /* Decodes an EVDESC into the part's event table (and the trace). */
@@ -582,14 +572,39 @@ static void live_tick(struct session *s)
 	}
 }
 
+/*
+ * The live timer's first half: every application marks its idle threads'
+ * buffers quiet up to now (LIVE); the rings are cut at the loop's next
+ * turn (at most flush_ms later), once the applications had the time to.
+ * Ticks fall on multiples of the period of CLOCK_MONOTONIC, as the kernel
+ * recorder's do: a viewer waits for every stream's news, so all of them
+ * come at once.
+ */
+static void live_ask(struct session *s)
+{
+	uint8_t m[sizeof(struct am_hdr) + sizeof(struct am_live)];
+	struct am_wr w;
+	struct am_live l = { .session = s->key };
+	am_wr_init(&w, m, sizeof(m), AM_LIVE);
+	am_put(&w, &l, sizeof(l));
+	size_t n = am_wr_done(&w);
+	for (struct part *p = s->parts; p; p = p->next)
+		if (p->app && !p->dead && !p->stopped && send_fd_msg(p->app->fd, m, n) < 0)
+			send_failed(p->app);
+}
+
 /* Drains the session's buffers; flushes those whose producer is gone. */
 static void drain_session(struct session *s)
 {
 	if (s->live_ms && s->w) {
 		int64_t t = now_ms();
-		if (t >= s->next_live) {
-			s->next_live = t + s->live_ms;
+		if (s->cut_due) {
+			s->cut_due = false;
 			live_tick(s);
+		} else if (t >= s->next_live) {
+			s->next_live = (t / s->live_ms + 1) * s->live_ms;
+			live_ask(s);
+			s->cut_due = true;
 		}
 	}
 	for (struct part *p = s->parts; p; p = p->next) {
@@ -1167,7 +1182,7 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		s->kclock_ok = true;
 		ust_clock(s, trawl_ctf_writer_trace(s->w));
 	}
-	s->next_live = now_ms() + s->live_ms;
+	s->next_live = s->live_ms ? (now_ms() / s->live_ms + 1) * s->live_ms : 0;
 	s->state = S_ACTIVE;
 	s->deadline = now_ms() + (int64_t)opt->start_timeout_ms;
 	for (struct conn *c = conns; c; c = c->next) {

@@ -570,6 +570,12 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
 		goto fail;
 	}
+	/* streamed, the metadata leaves when the first stream is created
+	 * (below): the clock must be final now (mono: from one sample) */
+	if (k->relay) {
+		krec_clock_sample(false, &k->s0);
+		krec_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+	}
 	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
 	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
 	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
@@ -801,7 +807,9 @@ static void *reader(void *arg)
 	 * busy buffer is read in batches of full pages without filling up,
 	 * else the idle period.
 	 */
-	uint64_t next_tick = k->live_ms ? mono_ms() + k->live_ms : 0;
+	/* ticks on multiples of the period, as the agent's: a viewer waits
+	 * for every stream's news, so they all come at once */
+	uint64_t next_tick = k->live_ms ? (mono_ms() / k->live_ms + 1) * k->live_ms : 0;
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
@@ -813,7 +821,7 @@ static void *reader(void *arg)
 		uint64_t now = k->live_ms ? mono_ms() : 0;
 		if (k->live_ms && now >= next_tick) {
 			live_tick(k);
-			next_tick = now + k->live_ms;
+			next_tick = (now / k->live_ms + 1) * k->live_ms;
 		}
 		if (!all_caught_up)
 			continue;
@@ -836,11 +844,8 @@ int krec_start(struct krec *k, char *err, size_t errlen)
 {
 	if (k->started)
 		return seterr(err, errlen, EBUSY, "already started");
-	krec_clock_sample(k->tsc, &k->s0);
-	/* streamed, the metadata leaves with the first packet: the clock is
-	 * final now (mono: from the start sample only) */
-	if (k->relay)
-		krec_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+	if (!k->relay)	/* streamed: sampled by krec_new */
+		krec_clock_sample(k->tsc, &k->s0);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
 		return seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
@@ -940,7 +945,7 @@ const char *krec_clock_name(const struct krec *k)
 
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
-	/* streamed, the clock is final at the start (mono, from s0 alone) */
+	/* streamed, the clock is final from the start (mono, from s0 alone) */
 	if (!k->started || (!k->stopped && !k->relay))
 		return -EAGAIN;
 	struct trawl_ctf_clock c = { .freq = 1000000000 };

@@ -10,13 +10,14 @@
  *   one's end and after every beacon given before it (the data side
  *   refuses producers that break this).
  * - A stream with nothing new is answered at once when its beacon moved
- *   (INACTIVE, "no event before T"). Otherwise: if the viewer got packets
- *   since its last RETRY, RETRY at once (babeltrace2 shows what it holds
- *   only once a request says "retry", then sleeps its retry period, 100
- *   ms); if not, the request is held until a packet or a beacon comes, for
- *   at most LIVE_HOLD_MS, then RETRY: the viewer waits on the socket
- *   instead of sleeping, so a packet reaches it as soon as the producer
- *   sends it, and is shown at the next request.
+ *   (INACTIVE, "no event before T"). Otherwise RETRY at once twice after
+ *   anything new (babeltrace2's live source hands its batch on at a
+ *   RETRY, but its muxer passes what it gathered to the output only when
+ *   the source has nothing at all: a second RETRY), and then the request
+ *   is held until a packet or a beacon comes, for at most LIVE_HOLD_MS,
+ *   then RETRY. Held, the viewer waits on the socket instead of sleeping
+ *   its retry period (100 ms), so a packet reaches it, and its output, as
+ *   soon as the producer sends it.
  * - Metadata: append-only, served from the trace's metadata file, each
  *   reply a whole number of the producer's chunks, each starting with the
  *   CTF 1.8 signature (babeltrace2 2.0.4 checks it on every reply).
@@ -64,7 +65,7 @@ struct viewer {
 	size_t ntraces;
 	struct vstream *streams;
 	size_t nstreams;
-	bool fresh;			/* an OK index since the last RETRY */
+	unsigned owed;			/* RETRYs to give before holding */
 	bool held;			/* a GET_NEXT_INDEX waits for data */
 	uint64_t held_id;
 	int64_t held_until;		/* ms */
@@ -248,7 +249,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		if (unannounced(v))
 			flags |= LIVE_FLAG_NEW_STREAM;
 		index_reply(v->c, e, 0, 0, LIVE_INDEX_OK, flags);
-		v->fresh = true;
+		v->owed = 2;
 		return true;
 	}
 	if (st->hup) {
@@ -261,12 +262,14 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 	if (st->beacon > vs->beacon && !unannounced(v)) {
 		vs->beacon = st->beacon;
 		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
+		v->owed = 2;
 		return true;
 	}
-	if (may_hold && !v->fresh)
+	if (may_hold && !v->owed)
 		return false;
 	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
-	v->fresh = false;
+	if (v->owed)
+		v->owed--;
 	return true;
 }
 

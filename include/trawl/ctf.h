@@ -283,6 +283,8 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 int trawl_ctf_writer_close(struct trawl_ctf_writer *w);
 void trawl_ctf_writer_free(struct trawl_ctf_writer *w);	/* closes if open */
 
+/* An env entry (set again: replaced). 0, -EINVAL, -ENOMEM, or -EBUSY once
+ * a streaming writer sent its metadata (its first stream was created). */
 int trawl_ctf_writer_env_str(struct trawl_ctf_writer *w, const char *key, const char *val);
 int trawl_ctf_writer_env_int(struct trawl_ctf_writer *w, const char *key, int64_t val);
 

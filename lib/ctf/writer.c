@@ -477,6 +477,9 @@ static int env_set(struct trawl_ctf_writer *w, const char *key, bool is_int,
 {
 	if (!w || !valid_name(key) || (!is_int && !sval))
 		return -EINVAL;
+	/* the relay has the env block already: it cannot change any more */
+	if (w->sent.header)
+		return -EBUSY;
 	struct trawl_ctf_trace *t = w->t;
 	struct trawl_ctf_env *e = NULL;
 	for (size_t i = 0; i < t->nenv; i++)

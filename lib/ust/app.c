@@ -278,7 +278,7 @@ static uint32_t handle(int fd, uint8_t *buf)
 	} else if (h.type == AM_LIVE && h.len >= sizeof(h) + sizeof(struct am_live)) {
 		struct am_live l;
 		memcpy(&l, buf + sizeof(h), sizeof(l));
-		ust_remote_live(l.session, l.period_ms);
+		ust_live_tick(l.session);
 	}
 	return h.type;
 }
@@ -294,35 +294,13 @@ static void disconnect(int fd)
 	ust_remote_stop(0);
 }
 
-static int64_t now_ms(void);
-
 static void *listener(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	uint8_t *buf = malloc(AM_MSG_MAX);
 	prctl(PR_SET_NAME, "trawl-agent", 0, 0, 0);
-	int64_t next_tick = 0;
-	while (buf) {
-		/* a live session: wake every period for its tick */
-		unsigned ms = ust_live_period();
-		if (ms) {
-			int64_t now = now_ms();
-			if (!next_tick)
-				next_tick = now + ms;
-			if (now >= next_tick) {
-				ust_live_tick();
-				next_tick = now + ms;
-			}
-			struct pollfd p = { fd, POLLIN, 0 };
-			int r = poll(&p, 1, (int)(next_tick - now));
-			if (r == 0 || (r < 0 && errno == EINTR))
-				continue;
-		} else {
-			next_tick = 0;
-		}
-		if (!handle(fd, buf))
-			break;
-	}
+	while (buf && handle(fd, buf))
+		;
 	free(buf);
 	disconnect(fd);
 	return NULL;

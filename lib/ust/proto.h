@@ -23,11 +23,11 @@
  *                     sent before the event is enabled (so before any packet
  *                     holds it)
  *   A->G BUF + memfd  a thread's ring buffer (sent before its first event)
- *   G->A LIVE         after START, for a live session: the live timer's
- *                     period; the application's listener then marks, every
- *                     period, the buffers of threads outside any event as
- *                     quiet up to now (ust_live_tick; applications that do
- *                     not know LIVE ignore it)
+ *   G->A LIVE         a live session's tick: the application's listener
+ *                     marks the buffers of threads outside any event as
+ *                     quiet up to now (ust_live_tick), then the agent cuts
+ *                     the rings (applications that do not know LIVE ignore
+ *                     it: their idle threads get no beacon)
  * Client (C) and agent:
  *   C->G CMD          argv: the verb, then its arguments
  *   G->C OUT, ERR     text for the client's stdout, stderr (any number)
@@ -91,8 +91,6 @@ struct am_start {
 /* LIVE */
 struct am_live {
 	uint64_t session;
-	uint32_t period_ms;
-	uint32_t pad;
 };
 
 struct am_ack {

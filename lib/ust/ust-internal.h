@@ -239,19 +239,15 @@ TRAWL_HIDDEN int ust_remote_start(uint64_t key, const struct trawl_ust_session_o
  * unmaps them. 0, or -ENOENT. */
 TRAWL_HIDDEN int ust_remote_stop(uint64_t key);
 
-/* The agent session key's live period (ms; 0: not live). */
-TRAWL_HIDDEN void ust_remote_live(uint64_t key, unsigned period_ms);
-/* The live period of the recording agent session, 0 if none. */
-TRAWL_HIDDEN unsigned ust_live_period(void);
 /*
- * The live tick (the application's listener, every period): reads the
- * clock, runs membarrier(), then stores that time as quiet_ts in every
- * buffer whose thread is outside any event. A thread's event sets its nest
- * flag before it reads the clock; after the barrier, a thread seen outside
- * has committed every event stamped before that time, and any later one
- * is stamped after it (Dekker, as at stop).
+ * The live tick (the application's listener, at each LIVE of the agent
+ * session key): reads the clock, runs membarrier(), then stores that time
+ * as quiet_ts in every buffer whose thread is outside any event. A thread's
+ * event sets its nest flag before it reads the clock; after the barrier, a
+ * thread seen outside has committed every event stamped before that time,
+ * and any later one is stamped after it (Dekker, as at stop).
  */
-TRAWL_HIDDEN void ust_live_tick(void);
+TRAWL_HIDDEN void ust_live_tick(uint64_t key);
 
 /* app.c: the application side of the agent protocol. Without an agent,
  * ust_app_init() is one socket() + connect() + close(), and the rest do

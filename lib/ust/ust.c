@@ -91,7 +91,6 @@ struct trawl_ust_session {
 	size_t nglobs;
 	int *glob_ll;			/* remote: per-glob loglevel (-1: any) */
 	bool remote;			/* the agent consumes (app.c) */
-	unsigned live_ms;		/* remote: live period, 0: none */
 	struct trawl_ust_session *remote_next;	/* remote_all list */
 	uint64_t key;			/* remote: the agent's session key */
 	int loglevel;
@@ -1477,29 +1476,11 @@ int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 	return 0;
 }
 
-void ust_remote_live(uint64_t key, unsigned period_ms)
-{
-	ust_lock_take();
-	for (struct trawl_ust_session *s = remote_all; s; s = s->remote_next)
-		if (s->key == key)
-			s->live_ms = period_ms;
-	ust_lock_give();
-}
-
-unsigned ust_live_period(void)
+void ust_live_tick(uint64_t key)
 {
 	ust_lock_take();
 	struct trawl_ust_session *s = cur_sess;
-	unsigned ms = s && s->remote && s->state == S_ACTIVE ? s->live_ms : 0;
-	ust_lock_give();
-	return ms;
-}
-
-void ust_live_tick(void)
-{
-	ust_lock_take();
-	struct trawl_ust_session *s = cur_sess;
-	if (!s || !s->remote || !s->live_ms || s->state != S_ACTIVE || !s->bufs) {
+	if (!s || !s->remote || s->key != key || s->state != S_ACTIVE || !s->bufs) {
 		ust_lock_give();
 		return;
 	}
