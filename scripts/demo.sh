@@ -8,9 +8,11 @@
 # trawl probe and trawl tcpcap record for about 3 s while node0, a client,
 # sends small TCP requests to servers on node1 and node2; the kernel's
 # scheduler events of the whole machine are recorded too (node0's clock is
-# the machine's), when trawl record works here. Then: the raw session, a
-# request received before it was sent (raw clocks), trawl sync's table
-# beside the truth, and the corrected timeline of that request.
+# the machine's), when trawl record works here; that recording also streams
+# to a trawl relay, which a babeltrace2 live viewer follows while it
+# records. Then: the raw session, a request received before it was sent
+# (raw clocks), trawl sync's table beside the truth, and the corrected
+# timeline of that request.
 #
 # Without root, network or time namespaces or eBPF (or with
 # DEMO_SIMULATE=1), it falls back to a simulated session and says why.
@@ -176,12 +178,38 @@ else
 fi
 
 # ---------------------------------------------------------------- recording
+# node0's kernel recording also streams to a relay (on this machine's
+# loopback), which a live viewer follows, when babeltrace2 is here
+live=no
+if [ $kernel = yes ] && command -v babeltrace2 > /dev/null 2>&1 && command -v stdbuf > /dev/null 2>&1 &&
+	"$TRAWL" relay -o "$W/relay" --data 127.0.0.1:0 --live 127.0.0.1:0 --pidfile "$W/relay.pid" \
+		> "$W/relay.out" 2> "$W/relay.err"; then
+	RDATA=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\1/p' "$W/relay.out")
+	RLIVE=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\2/p' "$W/relay.out")
+	[ -n "$RDATA" ] && [ -n "$RLIVE" ] && live=yes
+fi
 if [ $kernel = yes ]; then
+	relay=""
+	[ $live = no ] || relay="--relay $RDATA --session demo"
+	# shellcheck disable=SC2086
 	"$TRAWL" record -o "$DIR" --host node0 -k sched:sched_switch,sched:sched_wakeup \
-		-b 16384 --clock mono --no-statedump > "$W/kernel.out" 2> "$W/kernel.err" &
+		-b 16384 --clock mono --no-statedump $relay > "$W/kernel.out" 2> "$W/kernel.err" &
 	kpid=$!
 	pids="$pids $kpid"
 	wait_for "$W/kernel.err" 'recording into'
+fi
+if [ $live = yes ]; then
+	_n=0
+	until babeltrace2 -i lttng-live "net://$RLIVE" 2> /dev/null | grep -q '/host/node0/demo '; do
+		_n=$((_n + 1))
+		[ $_n -le 100 ] || { live=no; break; }
+		sleep 0.05
+	done
+fi
+if [ $live = yes ]; then
+	stdbuf -oL babeltrace2 -i lttng-live "net://$RLIVE/host/node0/demo" > "$W/live.txt" 2> "$W/live.err" &
+	vpid=$!
+	pids="$pids $vpid"
 fi
 for i in 0 1 2; do
 	run_on $i tcp$i "$TRAWL" tcpcap -o "$DIR" --host node$i --port $PORT --clock-offset "$CLKOFF"
@@ -204,11 +232,18 @@ run_on 0 client python3 "$TRAWL_SRC/scripts/demo-app.py" client client0 $COUNT 0
 
 # the client and the probes end by themselves, then the servers
 for t in client probe0 probe1 probe2 srv1 srv2; do wait_for "$W/$t.out" ': '; done
+# what the live viewer has shown while node0 still records
+[ $live = no ] || cp "$W/live.txt" "$W/live-during.txt"
 stop tcp0 tcp1 tcp2
 for i in 0 1 2; do wait_for "$W/tcp$i.out" 'segments'; done
 if [ $kernel = yes ]; then
 	kill -INT $kpid 2> /dev/null || true
 	wait $kpid || { cat "$W/kernel.err" >&2; exit 1; }
+fi
+if [ $live = yes ]; then
+	wait $vpid || true	# the viewer ends once the recording is complete
+	kill "$(cat "$W/relay.pid")" 2> /dev/null || true
+	rm -f "$W/relay.pid"
 fi
 wait
 pids=""
@@ -216,6 +251,22 @@ rm -f "$W"/*.pid
 echo "   $(cat "$W/client.out")"
 
 # ---------------------------------------------------------------- showing
+if [ $live = yes ]; then
+	echo
+	echo "== live: node0's kernel recording streamed to a trawl relay ($RDATA), followed by"
+	echo "   babeltrace2 -i lttng-live net://$RLIVE/host/node0/demo while it recorded"
+	nd=$(wc -l < "$W/live-during.txt")
+	na=$(wc -l < "$W/live.txt")
+	echo "   the viewer showed $nd events while node0 still recorded, $na in all; the first:"
+	head -2 "$W/live-during.txt" | cut -c1-110 | sed 's/^/   /'
+	"$TRAWL" print "$DIR/node0/kernel" > "$W/local-print.txt" 2> /dev/null
+	"$TRAWL" print "$W/relay/demo/node0/kernel" > "$W/relay-print.txt" 2> /dev/null
+	if [ -s "$W/local-print.txt" ] && cmp -s "$W/local-print.txt" "$W/relay-print.txt"; then
+		echo "   the relay's copy ($W/relay/demo) holds the same $(wc -l < "$W/local-print.txt") events as the local one"
+	else
+		echo "   THE RELAY'S COPY DIFFERS FROM THE LOCAL ONE"
+	fi
+fi
 echo
 echo "== trawl info --no-sync SESSION (short): the raw session"
 "$TRAWL" info --no-sync "$DIR" 2> /dev/null |
