@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h"	/* mkdir_p */
 #include "trawl/ctf.h"
 #include "bpf/tcpcap.h"
 
@@ -501,32 +502,6 @@ static bool dir_absent_or_empty(const char *path)
 		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
 	closedir(d);
 	return empty;
-}
-
-static int mkdir_p(const char *path)
-{
-	char *p = strdup(path);
-
-	if (!p)
-		return -ENOMEM;
-	for (char *q = p + 1; ; q++) {
-		if (*q == '/' || !*q) {
-			char c = *q;
-
-			*q = 0;
-			if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-				int e = -errno;
-
-				free(p);
-				return e;
-			}
-			if (!c)
-				break;
-			*q = c;
-		}
-	}
-	free(p);
-	return 0;
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)

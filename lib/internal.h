@@ -86,6 +86,8 @@ TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno
  * (-EIO when write returns 0). */
 TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);
+/* Creates path and its missing parents (mode 0777 & umask): 0 or -errno. */
+TRAWL_HIDDEN int mkdir_p(const char *path);
 /* Value of a hex digit, or -1. */
 TRAWL_HIDDEN int hexval(int c);
 TRAWL_HIDDEN int uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */

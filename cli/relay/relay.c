@@ -116,29 +116,6 @@ int rconn_queue(struct rconn *c, const void *p, size_t n)
 
 /* ------------------------------------------------------------- traces */
 
-static int mkdir_p(const char *path)
-{
-	char *p = strdup(path);
-	if (!p)
-		return -ENOMEM;
-	int ret = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char ch = *s;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-			ret = -errno;
-			break;
-		}
-		*s = ch;
-		if (!ch)
-			break;
-	}
-	free(p);
-	return ret;
-}
-
 static struct rsession *session_get(const char *name, const char *host, uint64_t live_us)
 {
 	for (struct rsession *s = relay_sessions; s; s = s->next)

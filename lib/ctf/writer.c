@@ -109,29 +109,6 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	return (char *)m + n * sz;
 }
 
-static int mkdir_p(const char *path)
-{
-	char *p = strdup(path);
-	if (!p)
-		return -ENOMEM;
-	int ret = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-			ret = -errno;
-			break;
-		}
-		if (!c)
-			break;
-		*s = c;
-	}
-	free(p);
-	return ret;
-}
-
 static int64_t ts_ns(clockid_t id)
 {
 	struct timespec ts;

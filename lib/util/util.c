@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -38,6 +39,29 @@ int write_all(int fd, const void *p, size_t n)
 		n -= (size_t)r;
 	}
 	return 0;
+}
+
+int mkdir_p(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int ret = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+			ret = -errno;
+			break;
+		}
+		if (!c)
+			break;
+		*s = c;
+	}
+	free(p);
+	return ret;
 }
 
 int hexval(int c)

@@ -32,3 +32,15 @@ cmp_files() {	# cmp_files GOT WANT DESCRIPTION: shows the first differences
 		echo "not ok $_n - $3"; diff "$1" "$2" | head -20 | sed 's/^/#   /'; _failed=$((_failed + 1)); fi
 }
 finish() { [ "$_failed" -eq 0 ]; exit $?; }
+# until_ok SECS CMD...: runs CMD every 50 ms until it succeeds; 1 after SECS
+until_ok() {
+	_end=$(( $(date +%s) + $1 )); shift
+	while ! "$@"; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+gone() { ! kill -0 "$1" 2> /dev/null; }		# gone PID: not running
+lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
+has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N

@@ -37,18 +37,6 @@ trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
 bail() { echo "Bail out! $*"; exit 1; }
 
-# until_ok SECS CMD...: runs CMD every 50 ms until it succeeds; 1 after SECS
-until_ok() {
-	_end=$(( $(date +%s) + $1 )); shift
-	while ! "$@"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
-has_lines() { [ "$(lines "$1")" -ge "$2" ]; }
-gone() { ! kill -0 "$1" 2> /dev/null; }
 # waitpid PID SECS: the exit status of a child of ours; 124 if it still runs
 waitpid() { until_ok "$2" gone "$1" || return 124; wait "$1"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

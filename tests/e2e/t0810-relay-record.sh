@@ -30,18 +30,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
 bail() { echo "Bail out! $*"; exit 1; }
-until_ok() {
-	_end=$(( $(date +%s) + $1 )); shift
-	while ! "$@"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
-has_lines() { [ "$(lines "$1")" -ge "$2" ]; }
 listed() { timeout 10 babeltrace2 -i lttng-live "net://$LIVE" 2> /dev/null | grep -q "/host/$1/$2 ("; }
-gone() { ! kill -0 "$1" 2> /dev/null; }
 
 "$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --pidfile relay.pid > relay.out 2> relay.err
 RELAY=$(cat relay.pid 2> /dev/null)
