@@ -480,10 +480,21 @@ int cmd_record(int argc, char **argv)
 		return usage_error("--relay records with the mono clock (not tsc)");
 	char rsbuf[256];
 	if (relay && !rsession) {
-		const char *b = out ? strrchr(out, '/') : NULL;
-		if (out)
-			snprintf(rsbuf, sizeof(rsbuf), "%s", b && b[1] ? b + 1 : b ? "session" : out);
-		else {
+		/* DIR's last component, as the directory is named ("x/", ".") */
+		char *real = out ? realpath(out, NULL) : NULL;
+		const char *b = real ? strrchr(real, '/') : NULL;
+		if (out && b && b[1]) {
+			snprintf(rsbuf, sizeof(rsbuf), "%s", b + 1);
+		} else if (out) {
+			char tmp[256];
+			snprintf(tmp, sizeof(tmp), "%s", out);
+			for (size_t l = strlen(tmp); l > 1 && tmp[l - 1] == '/'; l--)
+				tmp[l - 1] = 0;
+			const char *t = strrchr(tmp, '/');
+			snprintf(rsbuf, sizeof(rsbuf), "%s", t && t[1] ? t + 1 : tmp);
+		}
+		free(real);
+		if (!out) {
 			time_t t = time(NULL);
 			strftime(rsbuf, sizeof(rsbuf), "record-%Y%m%d-%H%M%S", localtime(&t));
 		}

@@ -720,6 +720,9 @@ static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, c
 	int r = trawl_ctf_writer_close(w);
 	if (!ret)
 		ret = r;
+	if ((r = trawl_ctf_writer_relay_error(w)))
+		fprintf(stderr, "trawl: warning: %s: the relay was lost (%s): only the local copy "
+			"is complete\n", path, strerror(-r));
 	trawl_ctf_writer_free(w);
 	if (ret)
 		snprintf(err, errlen, "%s: %s", path ? path : S->relay, strerror(-ret));

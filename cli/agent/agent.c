@@ -564,7 +564,9 @@ static void live_tick(struct session *s)
 			continue;
 		for (struct aring *r = p->rings; r; r = r->next) {
 			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
-			if (!r->done)
+			/* a ring abandoned (it broke the protocol) or done
+			 * sends nothing more: beacons at the present */
+			if (!r->done && !r->c.bad)
 				note_err(s, ust_cons_live(&r->c, s->uuid, sid));
 			else
 				note_err(s, ust_cons_live_end(&r->c, now, s->uuid, sid));
@@ -588,9 +590,11 @@ static void live_ask(struct session *s)
 	am_wr_init(&w, m, sizeof(m), AM_LIVE);
 	am_put(&w, &l, sizeof(l));
 	size_t n = am_wr_done(&w);
+	/* never waiting: an application that does not read (stopped, in a
+	 * debugger) just gets no beacon for its idle threads this time */
 	for (struct part *p = s->parts; p; p = p->next)
-		if (p->app && !p->dead && !p->stopped && send_fd_msg(p->app->fd, m, n) < 0)
-			send_failed(p->app);
+		if (p->app && !p->dead && !p->stopped)
+			(void)!send(p->app->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* Drains the session's buffers; flushes those whose producer is gone. */
@@ -740,6 +744,15 @@ static void finish_stop(struct session *s)
 	if (s->w) {
 		ust_clock(s, trawl_ctf_writer_trace(s->w));
 		note_err(s, trawl_ctf_writer_close(s->w));
+		int rl = trawl_ctf_writer_relay_error(s->w);
+		if (rl) {
+			logmsg("session %s: the relay was lost (%s): the local copy is complete",
+			       s->name, strerror(-rl));
+			if (s->waiter)
+				cprint(s->waiter, AM_ERR, "warning: the relay was lost during the session "
+				       "(%s): the trace is complete only in %s", strerror(-rl),
+				       s->output ? s->output : "(none)");
+		}
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
 	} else if (s->output && !s->snapshot && s->nrules) {

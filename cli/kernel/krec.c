@@ -888,6 +888,10 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 	int rc = trawl_ctf_writer_close(k->w);
 	if (rc < 0 && !r)
 		r = seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
+	int rl = trawl_ctf_writer_relay_error(k->w);
+	if (rl)
+		fprintf(stderr, "trawl: warning: the relay was lost during the recording (%s): "
+			"the kernel trace is complete only in the local copy\n", strerror(-rl));
 	return r;
 }
 

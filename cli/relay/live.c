@@ -140,7 +140,7 @@ static bool unannounced(struct viewer *v)
  * trace's metadata stream first), to ATTACH or GET_NEW_STREAMS. Returns
  * how many it announced, or -1 (out of memory: the viewer is closed).
  */
-static int announce(struct viewer *v, uint32_t status)
+static int announce(struct viewer *v, uint32_t status, bool attach)
 {
 	struct rsession *s = v->s;
 	size_t n = 0;
@@ -182,7 +182,9 @@ static int announce(struct viewer *v, uint32_t status)
 			struct vstream *vs = &v->streams[v->nstreams++];
 			memset(vs, 0, sizeof(*vs));
 			vs->st = st;
-			if (v->from_now)
+			/* from now: the streams there at attach; later ones
+			 * from their first packet */
+			if (attach && v->from_now)
 				vs->next = st->npackets;
 			put_stream(p, st->id, t->id, false, t->dir, st->name);
 			p += LIVE_STREAM_LEN;
@@ -265,7 +267,9 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		v->owed = 2;
 		return true;
 	}
-	if (may_hold && !v->owed)
+	/* not while it has streams to hear of: only an OK tells it, and a
+	 * held request is released by news of this stream only */
+	if (may_hold && !v->owed && !unannounced(v))
 		return false;
 	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
 	if (v->owed)
@@ -397,7 +401,7 @@ static void attach(struct viewer *v, const struct live_req *r)
 	v->s = s;
 	s->viewers++;
 	v->from_now = live_from_now && r->u.attach.seek == LIVE_SEEK_LAST;
-	if (announce(v, LIVE_ATTACH_OK) < 0)
+	if (announce(v, LIVE_ATTACH_OK, true) < 0)
 		v->c->dead = true;
 	relay_log("%s: attached to %s/%s", v->c->peer, s->host, s->name);
 }
@@ -420,7 +424,12 @@ static void new_streams(struct viewer *v, uint64_t id)
 		rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
-	if (announce(v, LIVE_NEW_STREAMS_OK) < 0)
+	if (!unannounced(v)) {
+		put_be32(b, LIVE_NEW_STREAMS_NO_NEW);
+		rconn_queue(v->c, b, sizeof(b));
+		return;
+	}
+	if (announce(v, LIVE_NEW_STREAMS_OK, false) < 0)
 		v->c->dead = true;
 }
 
@@ -537,17 +546,49 @@ void live_wake(struct rsession *s)
 			v->held = false;
 }
 
+/* Requests that came while one was held: answered now. */
+static void pending_input(struct viewer *v)
+{
+	struct rconn *c = v->c;
+	if (v->held || !c->inlen || c->dead)
+		return;
+	long used = live_input(c);
+	if (used < 0) {
+		c->dead = true;
+		return;
+	}
+	memmove(c->in, c->in + used, c->inlen - (size_t)used);
+	c->inlen -= (size_t)used;
+}
+
 void live_tick(void)
 {
 	int64_t now = -1;
 	for (struct viewer *v = viewers; v; v = v->next) {
-		if (!v->held)
-			continue;
-		if (now < 0)
-			now = now_ms();
-		if (now >= v->held_until) {
+		if (v->held) {
+			if (now < 0)
+				now = now_ms();
+			if (now < v->held_until)
+				continue;
 			next_index(v, v->held_id, false);
 			v->held = false;
 		}
+		pending_input(v);
 	}
+}
+
+bool live_holding(void)
+{
+	for (struct viewer *v = viewers; v; v = v->next)
+		if (v->held)
+			return true;
+	return false;
+}
+
+#define LIVE_OUT_MAX (4u << 20)		/* replies waiting to be sent, bytes */
+
+bool live_wants_input(const struct rconn *c)
+{
+	const struct viewer *v = c->viewer;
+	return !v || (!v->held && c->outlen - c->outoff < LIVE_OUT_MAX);
 }

@@ -73,10 +73,18 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-static void want_out(struct rconn *c, bool on)
+/* The events the loop waits for on c: input unless a viewer should not be
+ * read now (level-triggered: waiting for it would spin), output while
+ * replies wait. */
+static void update_events(struct rconn *c)
 {
-	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
-	epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	uint32_t want = (c->kind != RC_VIEWER || live_wants_input(c) ? EPOLLIN : 0) |
+			(c->outlen > c->outoff ? EPOLLOUT : 0);
+	if (want == c->events)
+		return;
+	struct epoll_event ev = { .events = want, .data.ptr = c };
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = want;
 }
 
 /* Sends what it can of c->out now; the rest when the socket has room. */
@@ -88,17 +96,14 @@ static void flush_out(struct rconn *c)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN) {
-				want_out(c, true);
+			if (errno == EAGAIN)
 				return;
-			}
 			c->dead = true;
 			return;
 		}
 		c->outoff += (size_t)n;
 	}
 	c->outoff = c->outlen = 0;
-	want_out(c, false);
 	if (c->closing)
 		c->dead = true;
 }
@@ -107,8 +112,10 @@ int rconn_queue(struct rconn *c, const void *p, size_t n)
 {
 	if (c->outoff && c->outoff == c->outlen)
 		c->outoff = c->outlen = 0;
-	if (grow(&c->out, &c->outcap, c->outlen + n) < 0)
+	if (grow(&c->out, &c->outcap, c->outlen + n) < 0) {
+		c->dead = true;
 		return -ENOMEM;
+	}
 	memcpy(c->out + c->outlen, p, n);
 	c->outlen += n;
 	return 0;
@@ -190,11 +197,17 @@ static void trace_end(struct rtrace *t)
 	if (t->closed)
 		return;
 	t->closed = true;
-	t->producer = NULL;
 	for (size_t i = 0; i < t->nstreams; i++)
 		t->streams[i]->hup = true;
 	/* the files stay open while viewers may read them */
 	live_wake(t->session);
+}
+
+/* dir/name, malloc'd; NULL when out of memory. */
+static char *path_of(const char *dir, const char *name)
+{
+	char *p;
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
 /* HELLO: a new trace, in a new directory. */
@@ -204,6 +217,10 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		return seterr(err, errlen, EPROTONOSUPPORT,
 			      "protocol version %u, this relay speaks %u", m->u.hello.version,
 			      RELAY_VERSION);
+	if (strlen(m->u.hello.host) > RELAY_HOST_MAX)
+		return seterr(err, errlen, ENAMETOOLONG,
+			      "host name longer than %d bytes (live viewers could not name it)",
+			      RELAY_HOST_MAX);
 	char *dir = NULL, *meta = NULL;
 	if (asprintf(&dir, "%s/%s/%s/%s", opt->output, m->u.hello.session, m->u.hello.host,
 		     m->u.hello.trace) < 0)
@@ -230,21 +247,20 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		free(dir);
 		return ret;
 	}
+	char *idx = NULL;
 	struct rtrace *t = calloc(1, sizeof(*t));
 	struct rsession *s = session_get(m->u.hello.session, m->u.hello.host,
 					 m->u.hello.live_timer_us);
 	struct rtrace **tv = s ? realloc(s->traces, (s->ntraces + 1) * sizeof(*tv)) : NULL;
 	if (tv)
 		s->traces = tv;
-	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) ||
-	    asprintf(&meta, "%s/index", dir) < 0 || mkdir(meta, 0777) < 0) {
-		ret = seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
+	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) || !(idx = path_of(dir, "index")) ||
+	    !(meta = path_of(dir, "metadata"))) {
+		ret = seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	free(meta);
-	if (asprintf(&meta, "%s/metadata", dir) < 0) {
-		meta = NULL;
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+	if (mkdir(idx, 0777) < 0) {
+		ret = seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
 	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
@@ -253,10 +269,10 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		goto err;
 	}
 	free(meta);
+	free(idx);
 	t->id = next_id++;
 	t->dir = dir;
 	t->session = s;
-	t->producer = c;
 	if (m->u.hello.live_timer_us)
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
@@ -265,7 +281,11 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		  m->u.hello.host, m->u.hello.trace, dir);
 	return 0;
 err:
+	/* refused: nothing stays on the disk (an empty session is gc'd) */
+	if (idx)
+		rmdir(idx);
 	free(meta);
+	free(idx);
 	if (t)
 		free(t->name);
 	free(t);
@@ -291,16 +311,22 @@ static int on_stream(struct rtrace *t, const struct relay_msg *m, char *err, siz
 		if (strcmp(t->streams[i]->name, m->u.stream.name) == 0)
 			return seterr(err, errlen, EPROTO, "STREAM: file %s given twice",
 				      m->u.stream.name);
+	if (t->nstreams >= RELAY_STREAMS_MAX)
+		return seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
+			      RELAY_STREAMS_MAX);
 	struct rstream *st = calloc(1, sizeof(*st));
-	struct rstream **sv = st ? realloc(t->streams, (t->nstreams + 1) * sizeof(*sv)) : NULL;
 	char *path = NULL;
 	int ret;
+	if (!st)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	st->fd = st->idxfd = -1;
+	struct rstream **sv = realloc(t->streams, (t->nstreams + 1) * sizeof(*sv));
+	if (sv)
+		t->streams = sv;
 	if (!sv || !(st->name = strdup(m->u.stream.name))) {
 		ret = seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	t->streams = sv;
-	st->fd = st->idxfd = -1;
 	if (asprintf(&path, "%s/%s", t->dir, st->name) < 0) {
 		path = NULL;
 		ret = seterr(err, errlen, ENOMEM, "out of memory");
@@ -327,11 +353,9 @@ static int on_stream(struct rtrace *t, const struct relay_msg *m, char *err, siz
 	free(path);
 	st->id = next_id++;
 	st->handle = m->u.stream.handle;
-	st->cpu = m->u.stream.cpu;
 	st->class_id = m->u.stream.class_id;
 	st->trace = t;
 	t->streams[t->nstreams++] = st;
-	t->session->gen++;
 	live_wake(t->session);
 	return 0;
 err:
@@ -366,7 +390,6 @@ static int on_packet(struct rtrace *t, const struct relay_msg *m, char *err, siz
 		return seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
 	st->size += m->u.packet.size;
 	st->npackets++;
-	st->last_end = ix->ts_end;
 	if (st->beacon < ix->ts_end)
 		st->beacon = ix->ts_end;
 	live_wake(t->session);
@@ -402,6 +425,9 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		return 0;
 	}
 	case RELAY_METADATA: {
+		if (t->meta_len + m->u.meta.len > RELAY_METADATA_MAX)
+			return seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
+				      RELAY_METADATA_MAX);
 		int ret = write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
 		if (ret)
 			return seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
@@ -492,6 +518,8 @@ static void conn_read(struct rconn *c)
 	 * one message more than a read, and other connections get their turn
 	 * (the epoll is level-triggered) */
 	for (int i = 0; i < 16 && !c->dead; i++) {
+		if (c->kind == RC_VIEWER && !live_wants_input(c))
+			break;	/* the epoll is level-triggered: later */
 		if (grow(&c->in, &c->incap, c->inlen + 65536) < 0) {
 			c->dead = true;
 			return;
@@ -517,12 +545,27 @@ static void conn_read(struct rconn *c)
 		}
 		memmove(c->in, c->in + used, c->inlen - (size_t)used);
 		c->inlen -= (size_t)used;
+		/* a viewer's requests are small: a peer that sends more than a
+		 * few without reading the replies is cut off */
+		if (c->kind == RC_VIEWER && c->inlen > 64 * 1024) {
+			relay_log("%s: sends requests without reading the replies; closed", c->peer);
+			c->dead = true;
+			return;
+		}
 		if (c->outlen > c->outoff)
 			flush_out(c);
 		if ((size_t)n < room)
 			break;
 	}
+	/* one large packet does not keep its buffer for the connection's life */
+	if (!c->inlen && c->incap > (1u << 20)) {
+		free(c->in);
+		c->in = NULL;
+		c->incap = 0;
+	}
 }
+
+static int spare_fd = -1;	/* given up to refuse a connection at EMFILE */
 
 static void conn_accept(int lfd, enum rconn_kind kind)
 {
@@ -530,6 +573,17 @@ static void conn_accept(int lfd, enum rconn_kind kind)
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
+			/* out of descriptors: refuse it (the listener would stay
+			 * readable and the loop spin) */
+			close(spare_fd);
+			fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				close(fd);
+			spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			relay_log("refused a connection: out of file descriptors");
+			continue;
+		}
 		if (fd < 0)
 			return;
 		if (nconns >= opt->max_conns) {
@@ -552,6 +606,7 @@ static void conn_accept(int lfd, enum rconn_kind kind)
 		snprintf(c->peer, sizeof(c->peer), "%s %s:%s",
 			 kind == RC_PRODUCER ? "producer" : "viewer", host, port);
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+		c->events = EPOLLIN;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
 			free(c);
@@ -727,6 +782,7 @@ int relay_run(const struct relay_opts *o)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || epfd < 0)
 		return die_msg("relay: %s", strerror(errno));
@@ -761,7 +817,8 @@ int relay_run(const struct relay_opts *o)
 	bool quit = false;
 	while (!quit) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(epfd, evs, 64, 10);
+		/* often while a viewer's request is held (its time runs out) */
+		int n = epoll_wait(epfd, evs, 64, live_holding() ? 10 : 1000);
 		if (n < 0 && errno != EINTR) {
 			status = die_msg("relay: epoll: %s", strerror(errno));
 			break;
@@ -793,6 +850,7 @@ int relay_run(const struct relay_opts *o)
 				*pp = c->next;
 				conn_free(c);
 			} else {
+				update_events(c);
 				pp = &c->next;
 			}
 		}
@@ -808,5 +866,7 @@ int relay_run(const struct relay_opts *o)
 	close(lfd);
 	close(sfd);
 	close(epfd);
+	if (spare_fd >= 0)
+		close(spare_fd);
 	return status;
 }

@@ -34,14 +34,13 @@ int relay_run(const struct relay_opts *o);
 struct rstream {
 	uint64_t id;			/* relay-wide, for viewers */
 	uint32_t handle;		/* the producer's */
-	uint32_t cpu;
 	uint64_t class_id;		/* its stream class */
 	char *name;			/* file name */
 	int fd, idxfd;
 	uint64_t size;			/* bytes in the stream file */
 	uint64_t npackets;		/* index entries */
-	uint64_t last_end;		/* timestamp_end of the last packet */
-	uint64_t beacon;		/* no event before it is still to come */
+	uint64_t beacon;		/* no event before it is still to come:
+					 * the last packet's end, or a later beacon */
 	bool hup;			/* the producer is gone: no more packets */
 	struct rtrace *trace;
 };
@@ -57,7 +56,6 @@ struct rtrace {
 	size_t nstreams;
 	bool closed;			/* CLOSE received, or the producer is gone */
 	struct rsession *session;
-	struct rconn *producer;		/* NULL once closed */
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -67,7 +65,6 @@ struct rsession {
 	uint64_t live_timer_us;
 	struct rtrace **traces;
 	size_t ntraces;
-	uint64_t gen;			/* bumped at each new stream */
 	int viewers;			/* attached now */
 	struct rsession *next;
 };
@@ -82,6 +79,7 @@ struct rconn {
 	size_t inlen, incap;
 	uint8_t *out;			/* to send */
 	size_t outoff, outlen, outcap;
+	uint32_t events;		/* what the epoll waits for */
 	bool closing;			/* close once out is sent */
 	bool dead;			/* close now */
 	struct rtrace *trace;		/* producer: after HELLO */
@@ -89,8 +87,12 @@ struct rconn {
 	struct rconn *next;
 };
 
-/* Appends n bytes to c's output (sent by the loop). 0 or -ENOMEM. */
+/* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
+ * the connection is closed: its peer would lose its place). */
 int rconn_queue(struct rconn *c, const void *p, size_t n);
+/* Whether the loop should read more from c (live.c: not while a request
+ * of c is held, nor while much of its replies waits to be sent). */
+bool live_wants_input(const struct rconn *c);
 /* The relay's log (stderr in the foreground, else nowhere). */
 void relay_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -102,8 +104,11 @@ void live_conn_free(struct rconn *c);	/* the viewer's state */
 /* A trace got packets or beacons, or ended: viewers waiting on it can
  * be answered (live.c keeps requests that wait for data). */
 void live_wake(struct rsession *s);
-/* Called every loop turn: answers held requests whose wait is over. */
+/* Called every loop turn: answers held requests whose wait is over, and
+ * requests received while one was held. */
 void live_tick(void);
+/* Whether a request is held (the loop then wakes often enough). */
+bool live_holding(void);
 
 extern struct rsession *relay_sessions;
 

@@ -374,9 +374,18 @@ int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_
 /*
  * Live streaming: tells the relay that no event of s before ts is still to
  * come (live viewers then read past an idle stream); ts must not be below
- * the stream's last event. Without a relay, nothing. Returns 0 or -errno.
+ * the stream's last event. Without a relay, nothing. Returns 0, -EBUSY
+ * when events wait in the stream's open packet (flush it, or use
+ * trawl_ctf_wstream_tick()), -EINVAL, or -errno.
  */
 int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts);
+/*
+ * 0, or the error (-errno) that made a writer with a local copy give up
+ * its relay: the relay closed, or did not read for RELAY_SEND_TIMEOUT_MS
+ * (10 s). The local files go on and are complete. (Without a local copy a
+ * relay's error is the writer's.)
+ */
+int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w);
 /*
  * A live timer's tick: closes the open packet at ts if it holds events
  * (trimmed to its content, see below), else sends a beacon at ts. Either

@@ -82,7 +82,9 @@ struct trawl_ctf_writer {
 	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
 	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
 	struct ioq *ioq;		/* NULL: synchronous writes */
-	struct relay_out *relay;	/* NULL: not streamed */
+	struct relay_out *relay;	/* NULL: not streamed (or no more) */
+	struct ioq *rq;			/* the relay's own queue (with ioq) */
+	int relay_err;			/* the relay was lost (a local copy goes on) */
 	struct metadata_mark sent;	/* metadata the relay has */
 	bool closed;
 	int err;
@@ -575,8 +577,10 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 			goto err;
 	}
 	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
-	    o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
+	    o->io_queue && (!(w->ioq = ioq_new(o->io_queue)) ||
+			    (w->relay && !(w->rq = ioq_new(o->io_queue))))) {
 		ret = -errno;
+		ioq_free(w->ioq);
 		goto err;
 	}
 	return w;
@@ -753,16 +757,41 @@ err:
 
 /* ---------------------------------------------------------------- relay */
 
-/* Sends one message to the relay: through the I/O queue when there is one
- * (so that it goes in order with everything queued before). */
+/*
+ * The relay failed (it closed, or stopped reading for longer than the
+ * socket's send timeout). With a local copy, the writer goes on without
+ * it (trawl_ctf_writer_relay_error() tells); without, the error sticks.
+ */
+static int relay_lost(struct trawl_ctf_writer *w, int err)
+{
+	if (!w->path)
+		return err;
+	w->relay_err = err;
+	ioq_free(w->rq);	/* its thread stopped writing at the error */
+	w->rq = NULL;
+	relay_out_free(w->relay);
+	w->relay = NULL;
+	return 0;
+}
+
+int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w)
+{
+	return w ? w->relay_err : -EINVAL;
+}
+
+/* Sends one message to the relay: through the relay's queue when there is
+ * one (its own: a stalled relay does not hold up the local files). */
 static int relay_put(struct trawl_ctf_writer *w, const void *a, size_t alen, const void *b,
 		     size_t blen)
 {
-	if (w->ioq) {
+	int ret;
+	if (w->rq) {
 		int fd = relay_out_fd(w->relay);
-		return ioq_write(w->ioq, fd, a, alen, fd, b, blen);
+		ret = ioq_write(w->rq, fd, a, alen, fd, b, blen);
+	} else {
+		ret = relay_out_send(w->relay, a, alen, b, blen);
 	}
-	return relay_out_send(w->relay, a, alen, b, blen);
+	return ret ? relay_lost(w, ret) : 0;
 }
 
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)
@@ -827,6 +856,8 @@ int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
 {
 	if (!s || ts < s->last_ts)
 		return -EINVAL;
+	if (s->nev)
+		return -EBUSY;	/* events wait in the open packet: not a promise */
 	if (!s->w->relay)
 		return 0;
 	if (s->err)
@@ -1109,8 +1140,15 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 	if (qr && !ret)
 		ret = qr;
 	if (w->relay) {
-		/* the ACK comes once the relay has it all on disk */
-		int r = ret ? ret : relay_out_close(w->relay, 0);
+		/* the ACK comes once the relay has it all written */
+		int r = ioq_free(w->rq);
+		w->rq = NULL;
+		if (!r && !ret)
+			r = relay_out_close(w->relay, 0);
+		/* lost: with a local copy, only trawl_ctf_writer_relay_error()
+		 * tells (relay_lost frees the connection) */
+		if (r)
+			r = relay_lost(w, r);
 		relay_out_free(w->relay);
 		w->relay = NULL;
 		if (r && !ret)
@@ -1147,6 +1185,7 @@ void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
 		free(w->streams[i]);
 	}
 	free(w->streams);
+	ioq_free(w->rq);
 	relay_out_free(w->relay);
 	metadata_mark_release(&w->sent);
 	arena_free(w->arena);

@@ -30,7 +30,8 @@
 #define LIVE_SESSION_LEN (8 + 4 + 4 + 4 + LIVE_HOST_MAX + LIVE_NAME_MAX)	/* 339 */
 #define LIVE_STREAM_LEN (8 + 8 + 4 + LIVE_PATH_MAX + LIVE_NAME_MAX)	/* 4371 */
 #define LIVE_INDEX_LEN 64
-#define LIVE_PACKET_MAX (256u << 10)	/* the largest GET_PACKET we serve at once */
+#define LIVE_PACKET_MAX (64u << 20)	/* the largest GET_PACKET we serve at once
+					 * (babeltrace2 asks 256 KiB at most) */
 
 #define LIVE_CMDS(X)			\
 	X(CONNECT, 1, 20)		\

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,8 +80,18 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
 		ret = -errno;
 		goto err;
 	}
-	int one = 1;
+	/* a relay that stops reading, or a network that swallows everything,
+	 * fails the sends within seconds instead of stalling the recorder */
+	int one = 1, idle = 10, intvl = 5, cnt = 3;
+	unsigned user_ms = RELAY_SEND_TIMEOUT_MS;
+	struct timeval tv = { RELAY_SEND_TIMEOUT_MS / 1000, 0 };
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
 err:
 	close(fd);
@@ -150,6 +161,12 @@ struct relay_out *relay_out_connect(const struct relay_hello *h, char *err, size
 		       "relay: session, host and trace names must be of [A-Za-z0-9._-] ('%s', '%s', '%s')",
 		       h->session ? h->session : "", h->host ? h->host : "",
 		       h->trace ? h->trace : "");
+		return NULL;
+	}
+	if (strlen(h->host) > RELAY_HOST_MAX) {
+		seterr(err, errlen, ENAMETOOLONG,
+		       "relay: host name longer than %d bytes (live viewers could not name it)",
+		       RELAY_HOST_MAX);
 		return NULL;
 	}
 	snprintf(port, sizeof(port), "%u", p);

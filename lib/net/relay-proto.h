@@ -45,7 +45,11 @@
 #define RELAY_HDR_LEN 8
 #define RELAY_INDEX_LEN 72		/* handle, reserved, 8 x u64 */
 #define RELAY_MSG_MAX ((64u << 20) + RELAY_INDEX_LEN)	/* largest payload */
-#define RELAY_NAME_MAX 255		/* session, host, trace and stream names */
+#define RELAY_NAME_MAX 255		/* session, trace and stream names */
+#define RELAY_HOST_MAX 63		/* host names (the live protocol's 64 bytes) */
+#define RELAY_STREAMS_MAX 4096		/* streams in one trace */
+#define RELAY_METADATA_MAX (64u << 20)	/* metadata bytes of one trace */
+#define RELAY_SEND_TIMEOUT_MS 10000	/* a send that waits longer fails */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -145,8 +149,9 @@ struct relay_hello {
  * err) when the relay cannot be reached or refuses the trace. */
 TRAWL_HIDDEN struct relay_out *relay_out_connect(const struct relay_hello *h, char *err,
 						 size_t errlen);
-/* The connected socket (blocking; write it with MSG_NOSIGNAL or from a
- * thread that blocks SIGPIPE). */
+/* The connected socket (blocking, but a send that cannot go on for
+ * RELAY_SEND_TIMEOUT_MS fails with EAGAIN; write it with MSG_NOSIGNAL or
+ * from a thread that blocks SIGPIPE). */
 TRAWL_HIDDEN int relay_out_fd(const struct relay_out *ro);
 /* Sends hdr then body in one call, without SIGPIPE: 0 or -errno. */
 TRAWL_HIDDEN int relay_out_send(struct relay_out *ro, const void *hdr, size_t hlen,

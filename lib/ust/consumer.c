@@ -108,12 +108,26 @@ int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id
 	 * pos or of the one being written after it: no committed event is
 	 * after it, no later one before it.
 	 */
-	uint64_t q = acq(&h->quiet_ts);
-	uint64_t p1 = acq(&h->produced), o1 = acq(&h->opened);
-	uint64_t pos = acq(&h->pos), last = acq(&h->last_ts), pos2 = acq(&h->pos);
-	uint64_t p2 = acq(&h->produced), o2 = acq(&h->opened);
-	if (p1 != p2 || o1 != o2 || pos != pos2 || p1 != c->consumed)
-		return 0;	/* moving, or a packet to drain first: next time */
+	uint64_t q = acq(&h->quiet_ts), p1, o1, pos, last;
+	uint32_t open;
+	for (int i = 0;; i++) {
+		p1 = acq(&h->produced);
+		o1 = acq(&h->opened);
+		open = __atomic_load_n(&h->open, __ATOMIC_RELAXED);
+		pos = acq(&h->pos);
+		last = acq(&h->last_ts);
+		uint64_t pos2 = acq(&h->pos), p2 = acq(&h->produced), o2 = acq(&h->opened);
+		if (p1 == p2 && o1 == o2 && pos == pos2)
+			break;
+		if (i == 3)
+			return 0;	/* a busy producer: its packets fill up anyway */
+	}
+	if (p1 != c->consumed)
+		return 0;	/* a packet to drain first: next time */
+	/* a packet open that `opened` does not count: a producer of an older
+	 * libtrawl (it never stores opened), or one opening a packet now */
+	if (o1 != p1 + 1 && open)
+		return 0;
 	/* no event not yet out is before x, none out is after it */
 	uint64_t x = last > q ? last : q;
 	if (x < c->live_end)
@@ -139,17 +153,19 @@ int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id
 int ust_cons_live_end(struct ust_cons *c, uint64_t ts, const uint8_t uuid[16],
 		      uint32_t stream_id)
 {
-	if (!c->part || !c->ws || (ts <= c->live_end && !ctf_wstream_wants_packet(c->ws)))
+	if (!c->ws || (ts <= c->live_end && !ctf_wstream_wants_packet(c->ws)))
 		return 0;
 	if (ts < c->live_end)
 		ts = c->live_end;
-	if (ctf_wstream_wants_packet(c->ws)) {
+	if (c->part && ctf_wstream_wants_packet(c->ws)) {
 		/* an empty packet, so that live viewers learn of new streams */
 		uint8_t hdr[PK_HDR_END] = { 0 };
 		put_le32(hdr + PK_MAGIC, CTF_MAGIC);
 		return put_part(c, hdr, PK_HDR_END, PK_HDR_END, ts, ts, c->disc_written, uuid,
 				stream_id);
 	}
+	if (ts <= c->live_end)
+		return 0;
 	c->live_end = ts;
 	return trawl_ctf_wstream_beacon(c->ws, ts);
 }

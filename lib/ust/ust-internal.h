@@ -36,7 +36,7 @@
 #include "ctf/packet.h"	/* the packet layout, shared with the writer */
 
 #define UST_SHM_MAGIC 0x54524c55u	/* "ULRT" */
-#define UST_SHM_VERSION 2
+#define UST_SHM_VERSION 1
 #define UST_CACHELINE 64
 
 struct ust_sb {
@@ -68,6 +68,14 @@ struct ust_shm {
 	 * ust_live_tick), so the agent may tell viewers so.
 	 */
 	uint64_t quiet_ts;
+	/* packets opened (release, by the producer, after the packet's pos
+	 * and last_ts): packet `produced` is open when opened == produced +
+	 * 1. With pos and last_ts also stored with release, the live consumer
+	 * reads a consistent (packet, pos, last_ts) without stopping the
+	 * producer (ust_cons_live). In this line, which had room, not the
+	 * producer's: the layout stays version 1's (older peers read zeros
+	 * and get no live parts); written once per packet. */
+	uint64_t opened;
 
 	/* producer line: written by the producer only (by the consumer only
 	 * once the producer is quiescent or gone) */
@@ -79,12 +87,6 @@ struct ust_shm {
 	uint64_t discarded;		/* cumulative: full buffer, too big, nested */
 	uint64_t overwritten;		/* overwrite mode: events in reused packets */
 	uint32_t open;			/* a packet is open */
-	/* packets opened (release, after the packet's pos and last_ts): packet
-	 * `produced` is open when opened == produced + 1. With pos and last_ts
-	 * also stored with release, the live consumer reads a consistent
-	 * (packet, pos, last_ts) without stopping the producer
-	 * (ust_cons_live). */
-	uint64_t opened;
 
 	/* consumer line */
 	alignas(UST_CACHELINE) uint64_t consumed;	/* release; producer acquires */
