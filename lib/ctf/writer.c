@@ -785,6 +785,8 @@ static int relay_put(struct trawl_ctf_writer *w, const void *a, size_t alen, con
 		     size_t blen)
 {
 	int ret;
+	if (!w->relay)
+		return 0;	/* lost on the way (relay_lost): the local copy goes on */
 	if (w->rq) {
 		int fd = relay_out_fd(w->relay);
 		ret = ioq_write(w->rq, fd, a, alen, fd, b, blen);

@@ -27,7 +27,8 @@
  *                   before it is still to come (live viewers move past
  *                   idle streams)
  *   P->R CLOSE      the trace is complete
- *   R->P ACK        reply to CLOSE: status once everything is on disk
+ *   R->P ACK        reply to CLOSE: status once everything is written
+ *                   (to the page cache: no fsync)
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H

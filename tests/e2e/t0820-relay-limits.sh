@@ -102,7 +102,9 @@ touch $TRASH/at2
 wait $TRASH/go2
 ev 0 2000000 10
 flush 0 2100000
-ev 0 3000000 10
+class later
+stream 1
+ev 1 3000000 10 later
 close
 EOF
 ./live-producer "$DATA2" s2 n2 ust LOCAL2 < s2.txt > p2.out 2> p2.err &
@@ -114,7 +116,7 @@ RELAY2=""
 touch go2
 until_ok 30 gone "$P2"
 wait "$P2"
-is "$?" 0 "the producer goes on once its relay is gone (exit 0)"
+is "$?" 0 "the producer goes on once its relay is gone, new class and stream included (exit 0)"
 n=$("$TRAWL" print LOCAL2 2> /dev/null | wc -l)
 is "$n" 30 "its local trace holds all 30 events"
 n=$("$TRAWL" print OUT2/s2 2> /dev/null | wc -l)
