@@ -875,7 +875,8 @@ int cmd_probe(int argc, char **argv)
 			free(cli_peer_specs);
 			return die_msg("probe: the host name '%s' is not usable as a node name: give --host NAME", h);
 		}
-		snprintf(P.host, sizeof(P.host), "%s", h);
+		/* valid_name() bounded it to MAX_NAME: the copy is whole */
+		memcpy(P.host, h, strlen(h) + 1);
 	}
 	if (cli_peers)
 		snprintf(P.peers_origin, sizeof(P.peers_origin), "command line");

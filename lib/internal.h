@@ -83,6 +83,11 @@ struct trawl_ctf_wstream;
 TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
 
 /* ---- misc */
+/* Is the kernel's clocksource the TSC (on x86; false elsewhere)? Then
+ * trawl's clock is the TSC by default. TRAWL_CLOCKSOURCE=NAME overrides what
+ * the kernel says (tests of the fallback on machines whose clocksource is
+ * the TSC: TRAWL_CLOCKSOURCE=kvm-clock). */
+TRAWL_HIDDEN bool clocksource_is_tsc(void);
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno
  * (-EIO when write returns 0). */
 TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);

@@ -1135,7 +1135,7 @@ static int do_start(struct session *s, char *why, size_t wlen)
 		return -EINVAL;
 	}
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
-		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && ust_clocksource_is_tsc());
+		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && clocksource_is_tsc());
 	if (s->relay) {
 		/* streamed, the metadata leaves before the end: the TSC's
 		 * frequency, measured over the session, would come too late */

@@ -29,22 +29,6 @@ static int64_t ns_of(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-bool krec_clocksource_is_tsc(void)
-{
-#if HAVE_TSC
-	char buf[32] = "";
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
-#else
-	return false;
-#endif
-}
-
 uint64_t krec_clock_now(bool tsc)
 {
 #if HAVE_TSC

@@ -519,7 +519,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->exclude_self = o->exclude_self;
 	k->period_ms = o->period_ms ? o->period_ms : 50;
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
-		 (o->clock == KREC_CLOCK_AUTO && krec_clocksource_is_tsc());
+		 (o->clock == KREC_CLOCK_AUTO && clocksource_is_tsc());
 	k->relay = o->relay != NULL;
 	k->live_ms = o->relay ? o->live_ms : 0;
 	if (k->relay && o->clock == KREC_CLOCK_TSC) {

@@ -101,9 +101,6 @@ struct krec_clock_sample {
 	int64_t mono, real;		/* CLOCK_MONOTONIC, CLOCK_REALTIME ns */
 };
 
-/* True when the kernel's clocksource is the TSC (then user space stamps
- * with rdtsc, and so does ftrace's x86-tsc clock). */
-bool krec_clocksource_is_tsc(void);
 /* The current value of the trace clock (rdtsc or CLOCK_MONOTONIC). */
 uint64_t krec_clock_now(bool tsc);
 /* A tight (clock, mono, real) triple: the best of a few reads. */

@@ -199,8 +199,6 @@ TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
 TRAWL_HIDDEN void ust_lock_take(void);
 TRAWL_HIDDEN void ust_lock_give(void);
 TRAWL_HIDDEN bool ust_lock_mine(void);
-/* Is the kernel's clocksource the TSC? */
-TRAWL_HIDDEN bool ust_clocksource_is_tsc(void);
 /* A (clock, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns) sample, the tightest of 16. */
 TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real);
 /* Fills the trace's clock: frequency measured from the start sample to

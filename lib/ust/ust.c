@@ -198,18 +198,6 @@ uint64_t ust_clock_now(void)
 	return ust_now_ns();
 }
 
-bool ust_clocksource_is_tsc(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == 0);
-}
-
 /* The TSC itself, whatever this process's own tracing uses (the agent
  * samples it for the applications' traces without tracing itself). */
 static inline uint64_t tsc_now(void)
@@ -1120,7 +1108,7 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 		goto out;
 	s->pid = getpid();
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
-		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && ust_clocksource_is_tsc());
+		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && clocksource_is_tsc());
 	__atomic_store_n(&use_tsc, s->tsc, __ATOMIC_RELAXED);
 	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
 	if (s->remote) {

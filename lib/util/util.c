@@ -11,6 +11,31 @@
 
 #include "internal.h"
 
+bool clocksource_is_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	char buf[32] = "";
+	const char *env = secure_getenv("TRAWL_CLOCKSOURCE");
+	if (env) {
+		snprintf(buf, sizeof(buf), "%s", env);
+	} else {
+		int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			      O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		buf[n] = 0;
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return strcmp(buf, "tsc") == 0;
+#else
+	return false;
+#endif
+}
+
 int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	if (err && errlen) {

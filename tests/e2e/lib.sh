@@ -44,3 +44,19 @@ until_ok() {
 gone() { ! kill -0 "$1" 2> /dev/null; }		# gone PID: not running
 lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N
+
+# ---- what this machine is: tests derive their expectations from these
+# The kernel's clocksource as trawl sees it (TRAWL_CLOCKSOURCE overrides the
+# kernel's word in the library too: tests/adverse.sh sets it).
+clocksource() {
+	if [ -n "${TRAWL_CLOCKSOURCE:-}" ]; then echo "$TRAWL_CLOCKSOURCE"
+	else cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown; fi
+}
+# trawl's default clock is the TSC: an x86 machine whose clocksource is the TSC
+tsc_default() { case "$(uname -m)" in x86_64|i?86) [ "$(clocksource)" = tsc ];; *) false;; esac; }
+# Where tracefs is mounted: the first tracefs mount, where libtracefs (and so
+# trawl) finds it; empty when there is none.
+tracefs_dir() { awk '$3 == "tracefs" { print $2; exit }' /proc/mounts; }
+# The priority LTTng prints for a SCHED_OTHER task started from this shell:
+# prio - 100 = 20 + nice.
+lttng_prio() { echo $((20 + $(nice))); }
