@@ -53,7 +53,12 @@ else
 Q := @
 endif
 
-LIB_SRCS := $(sort $(wildcard $(SRC)/lib/*/*.c))
+# lib/kern (the kernel recorder: libtracefs, libtraceevent, libbpf) is an
+# archive of its own, libtrawl-kern.a, linked by the trawl binary and the
+# tests: libtrawl itself stays free of those libraries, so a traced
+# application pulls in nothing more.
+KERN_SRCS := $(sort $(wildcard $(SRC)/lib/kern/*.c))
+LIB_SRCS := $(filter-out $(KERN_SRCS),$(sort $(wildcard $(SRC)/lib/*/*.c)))
 CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c $(SRC)/cli/*/*.c))
 UNIT_SRCS := $(sort $(wildcard $(SRC)/tests/unit/test-*.c))
 BENCH_SRCS := $(sort $(wildcard $(SRC)/bench/*.c))
@@ -62,6 +67,7 @@ EXAMPLE_SRCS := $(sort $(wildcard $(SRC)/examples/*.c))
 
 obj = $(patsubst $(SRC)/%.c,$(O)/obj/%.o,$(1))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
+KERN_OBJS := $(call obj,$(KERN_SRCS))
 CLI_OBJS := $(call obj,$(CLI_SRCS))
 UNIT_BINS := $(patsubst $(SRC)/tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 BENCH_BINS := $(patsubst $(SRC)/bench/%.c,$(O)/bench/%,$(BENCH_SRCS))
@@ -70,6 +76,7 @@ REPLAY_BINS := $(patsubst $(SRC)/tests/fuzz/fuzz-%.c,$(O)/tests/replay-fuzz-%,$(
 EXAMPLE_BINS := $(patsubst $(SRC)/examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
 
 STATIC := $(O)/libtrawl.a
+KSTATIC := $(O)/libtrawl-kern.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
@@ -84,6 +91,11 @@ $(O)/obj/%.o: $(SRC)/%.c
 bin: $(TRAWL)
 
 $(CLI_OBJS): CPPFLAGS += -I$(SRC)/cli $(CLI_PKG_CFLAGS)
+$(KERN_OBJS): CPPFLAGS += $(CLI_PKG_CFLAGS)
+
+$(KSTATIC): $(KERN_OBJS)
+	@$(if $(Q),echo "  AR      $(notdir $@)")
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(STATIC): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $(notdir $@)")
@@ -95,9 +107,9 @@ $(SHARED): $(LIB_OBJS) $(SRC)/lib/libtrawl.map
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf libtrawl.so.$(SOVER) $(O)/libtrawl.so
 
-$(TRAWL): $(CLI_OBJS) $(STATIC)
+$(TRAWL): $(CLI_OBJS) $(KSTATIC) $(STATIC)
 	@$(if $(Q),echo "  LD      $(notdir $@)")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
 $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@mkdir -p $(dir $@)
@@ -106,7 +118,8 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 
 # test-kpage compares the kernel recorder's page iterator with libtraceevent's
 $(O)/tests/test-kpage: CPPFLAGS += $(CLI_PKG_CFLAGS)
-$(O)/tests/test-kpage: LDLIBS += $(CLI_LDLIBS)
+$(O)/tests/test-kpage: $(KSTATIC)
+$(O)/tests/test-kpage: LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
 # (the target's own source last: -MMD keeps the last source's dependencies)
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)

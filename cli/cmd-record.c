@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd-record.c - `trawl record`: records kernel events (a private
- * tracefs instance, see cli/kernel/krec.h and docs/kernel.md) into
+ * tracefs instance, see lib/kern/krec.h and docs/kernel.md) into
  * DIR/HOST/kernel/, while a command runs (its exit status becomes ours),
  * for a duration, or until SIGINT/SIGTERM. With a COMMAND, its trawl
  * tracepoints (and its children's) are recorded too, into DIR/HOST/ust/, by
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "kernel/krec.h"
+#include "kern/krec.h"
 
 /* The private agent of a recording (user space). */
 struct ust_agent {

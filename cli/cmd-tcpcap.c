@@ -2,7 +2,7 @@
 /*
  * cli/cmd-tcpcap.c - `trawl tcpcap`: records every IPv4 TCP segment sent or
  * received in the recorder's own network namespace, through eBPF (the
- * program is cli/bpf/tcpcap.bpf.c, embedded as a skeleton), as the
+ * program is lib/kern/tcpcap.bpf.c, embedded as a skeleton), as the
  * sync-point events trawl_sync:tcp_send / trawl_sync:tcp_recv of a CTF
  * trace DIR/HOST/tcp/ (see docs/tcpcap.md).
  *
@@ -34,7 +34,7 @@
 #include "cli.h"
 #include "internal.h"	/* mkdir_p */
 #include "trawl/ctf.h"
-#include "bpf/tcpcap.h"
+#include "kern/tcpcap.h"
 
 #ifdef TRAWL_HAVE_BPF
 #include <bpf/bpf.h>

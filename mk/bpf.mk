@@ -1,4 +1,4 @@
-# mk/bpf.mk - the eBPF program of `trawl tcpcap` (cli/bpf/tcpcap.bpf.c):
+# mk/bpf.mk - the eBPF program of `trawl tcpcap` (lib/kern/tcpcap.bpf.c):
 # compiled with clang for the BPF target, stripped of DWARF (BTF kept, CO-RE
 # needs it) and embedded in the trawl binary as a libbpf skeleton,
 # $(O)/gen/tcpcap.skel.h (generated, never committed), so trawl stays one
@@ -27,9 +27,9 @@ TCPCAP_GEN := $(O)/gen
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I$(BPF_LIBBPF_INC) $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
 
-$(TCPCAP_GEN)/tcpcap.bpf.o: $(SRC)/cli/bpf/tcpcap.bpf.c $(SRC)/cli/bpf/tcpcap.h
+$(TCPCAP_GEN)/tcpcap.bpf.o: $(SRC)/lib/kern/tcpcap.bpf.c $(SRC)/lib/kern/tcpcap.h
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  BPF     cli/bpf/tcpcap.bpf.c")
+	@$(if $(Q),echo "  BPF     lib/kern/tcpcap.bpf.c")
 	$(Q)$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@.raw $<
 	$(Q)$(BPFTOOL) gen object $@ $@.raw
 	$(Q)rm -f $@.raw

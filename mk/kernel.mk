@@ -1,6 +1,6 @@
 # mk/kernel.mk - the kernel recorder's generated syscall-name table:
 # $(O)/gen/kernel-syscalls.h, one `[NR] = "name",` line per __NR_ macro of
-# this machine's kernel headers, included by cli/kernel/syscalls.c.
+# this machine's kernel headers, included by lib/kern/syscalls.c.
 KERNEL_SYSCALLS_H := $(O)/gen/kernel-syscalls.h
 
 $(KERNEL_SYSCALLS_H):
@@ -10,5 +10,5 @@ $(KERNEL_SYSCALLS_H):
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/\t[\2] = "\1",/p' | \
 		sort -t'[' -k2 -n > $@.tmp && mv $@.tmp $@
 
-$(call obj,$(SRC)/cli/kernel/syscalls.c): $(KERNEL_SYSCALLS_H)
-$(call obj,$(SRC)/cli/kernel/syscalls.c): CPPFLAGS += -I$(O)/gen
+$(call obj,$(SRC)/lib/kern/syscalls.c): $(KERNEL_SYSCALLS_H)
+$(call obj,$(SRC)/lib/kern/syscalls.c): CPPFLAGS += -I$(O)/gen

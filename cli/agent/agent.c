@@ -18,7 +18,7 @@
  * buffers); any number may exist.
  *
  * Kernel events (enable -k): a session with kernel rules also runs the
- * kernel recorder (cli/kernel/krec.h) from start to stop, writing
+ * kernel recorder (lib/kern/krec.h) from start to stop, writing
  * SESSION/HOST/kernel/ with the session's clock. The recorder has one
  * reader thread of its own, created with every signal blocked; it shares
  * nothing with this loop but the krec object, touched here only at start
@@ -48,7 +48,7 @@
 #include "agent.h"
 #include "cli.h"
 #include "internal.h"
-#include "kernel/krec.h"
+#include "kern/krec.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
 

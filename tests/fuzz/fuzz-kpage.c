@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the kernel recorder's ring-buffer page iterator
- * (cli/kernel/kpage.h) on the raw bytes as one page, read whole and cut
+ * (lib/kern/kpage.h) on the raw bytes as one page, read whole and cut
  * short. Every event it returns must lie inside the bytes read, and the
  * walk must end.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../cli/kernel/kpage.h"
+#include "kern/kpage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-kpage: cli/kernel/kpage.h, the kernel recorder's page iterator,
+ * test-kpage: lib/kern/kpage.h, the kernel recorder's page iterator,
  * against libtraceevent's kbuffer on the same pages. Pages are built
  * record by record as the kernel writes them: small and large events,
  * time extends, absolute time stamps, discarded events (padding with a
@@ -17,7 +17,7 @@
 
 #include <traceevent/kbuffer.h>
 
-#include "../../cli/kernel/kpage.h"
+#include "kern/kpage.h"
 #include "tap.h"
 
 #define PSIZE 4096

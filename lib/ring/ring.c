@@ -11,7 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ust-internal.h"
+#include "ring/ring.h"
+#include "ust/ust-internal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0-only */
 /*
- * cli/bpf/tcpcap.bpf.c - the eBPF side of `trawl tcpcap`: every IPv4 TCP
+ * lib/kern/tcpcap.bpf.c - the eBPF side of `trawl tcpcap`: every IPv4 TCP
  * segment leaving or arriving on a network device of ONE network namespace
  * (the recorder's), with its identity (addresses, ports, seq, ack, flags,
  * payload length) and the kernel's CLOCK_MONOTONIC, into a ring buffer.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/statedump.c - the state at the start of a recording, as
+ * lib/kern/statedump.c - the state at the start of a recording, as
  * LTTng's statedump events: lttng_statedump_start, then per thread
  * lttng_statedump_process_state { tid, pid, ppid, name, type, status, cpu,
  * cgroup_id, cgroup }, per open file of each process
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel/krec.h"
+#include "kern/krec.h"
 
 /* LTTng's enums (lttng-statedump): process type and status. */
 enum { LTTNG_USER_THREAD = 0, LTTNG_KERNEL_THREAD = 1 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/convert.c - ftrace records to CTF events with LTTng's names.
+ * lib/kern/convert.c - ftrace records to CTF events with LTTng's names.
  *
  * Each event type (ftrace common_type) is compiled once, when its first
  * record comes, into a list of copy operations from the record to the CTF
@@ -30,8 +30,8 @@
 
 #include <traceevent/event-parse.h>
 
-#include "kernel/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
-#include "kernel/krec.h"
+#include "kern/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
+#include "kern/krec.h"
 
 enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ };
 

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ust-internal.h"
+#include "ring/ring.h"
+#include "ust/ust-internal.h"
 
 /* Rewrites the packet's ids for the agent's trace (the producer does not
  * know them), then writes it. The packet is not the producer's any more. */

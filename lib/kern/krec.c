@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/krec.c - the kernel recorder: a private tracefs instance
+ * lib/kern/krec.c - the kernel recorder: a private tracefs instance
  * (never the top-level buffer, so another tracer on the machine is not
  * disturbed), its events, filters and pid lists, and one reader thread that
  * reads every CPU's raw ring-buffer pages (trace_pipe_raw, one read(2) per
@@ -37,8 +37,8 @@
 #include <traceevent/kbuffer.h>
 
 #include "internal.h"	/* glob_match */
-#include "kernel/kpage.h"
-#include "kernel/krec.h"
+#include "kern/kpage.h"
+#include "kern/krec.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */

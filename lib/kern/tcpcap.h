@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/bpf/tcpcap.h - what the tcpcap eBPF program (tcpcap.bpf.c) and
+ * lib/kern/tcpcap.h - what the tcpcap eBPF program (tcpcap.bpf.c) and
  * `trawl tcpcap` (cmd-tcpcap.c) share: the ring buffer record and the
  * indexes of the per-CPU counters. Included by the BPF program (clang,
  * -target bpf) and by user space.

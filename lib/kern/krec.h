@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/krec.h - the kernel recorder of `trawl record`: ftrace
+ * lib/kern/krec.h - the kernel recorder of `trawl record`: ftrace
  * tracepoints of a private tracefs instance, read page by page from the
  * per-CPU raw buffers, decoded with libtraceevent and written as a CTF
  * trace with LTTng's kernel event and field names (docs/kernel.md).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/kpage.h - iterating the events of one ftrace ring-buffer page
+ * lib/kern/kpage.h - iterating the events of one ftrace ring-buffer page
  * (what trace_pipe_raw returns), for a little-endian kernel with 8-byte
  * longs: the layout the kernel's events/header_page and header_event
  * describe there, and that libtraceevent's kbuffer reads for any kernel.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/kernel/clock.c - the kernel trace's clock. With the TSC clocksource,
+ * lib/kern/clock.c - the kernel trace's clock. With the TSC clocksource,
  * ftrace's x86-tsc clock is the raw rdtsc value, the very value lib/ust
  * stamps user-space events with; the CTF clock then declares the frequency
  * measured over the recording and the epoch offset of cycle 0, computed as
@@ -20,7 +20,7 @@
 #define HAVE_TSC 0
 #endif
 
-#include "kernel/krec.h"
+#include "kern/krec.h"
 
 static int64_t ns_of(clockid_t id)
 {
