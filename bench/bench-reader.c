@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 /* CPU time, not wall time: these machines are shared, and both sides are
  * single-threaded; babeltrace2's is its child rusage. */

@@ -35,6 +35,7 @@
 #define TRAWL_TRACEPOINT_DEFINE
 #include "trawl/tracepoint.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "internal.h"	/* uuid_format */
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync.h"
 
 static void info_usage(FILE *f)

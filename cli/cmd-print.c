@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync.h"
 
 static void print_usage(FILE *f)

@@ -26,6 +26,7 @@
 
 #include "cli.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync.h"
 
 #define NSEC ((int64_t)1000000000)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trawl/ctf.h - the CTF 1.8 trace model, metadata parser, writer and reader.
+ * trawl/ctf.h - the CTF 1.8 trace model, metadata parser, writer, and the
+ * decoded form of events (what trawl/pipe.h's readers hand out).
  *
  * One model (struct trawl_ctf_trace and its types) is shared by the three:
  * the metadata parser builds it from TSDL text, the writer builds it through
@@ -22,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <trawl/sync.h>
+#include <trawl/xform.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -425,7 +426,7 @@ static inline void trawl_ctf_buf_f32(struct trawl_ctf_buf *b, float v) { trawl_c
 static inline void trawl_ctf_buf_f64(struct trawl_ctf_buf *b, double v) { trawl_ctf_buf_put(b, &v, 8); }
 void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s);	/* with its NUL */
 
-/* ----------------------------------------------------------------- reader */
+/* --------------------------------------------------------- decoded events */
 
 /*
  * Decoded values: one flat "tape" per event, in pre-order over the event's
@@ -450,110 +451,9 @@ union trawl_ctf_value {
 	} s;
 };
 
-struct trawl_reader;
-struct trawl_reader_trace;	/* one CTF trace directory */
-struct trawl_reader_stream;	/* one data stream file */
+struct trawl_reader_stream;	/* one data stream (trawl/pipe.h) */
 
-struct trawl_event {
-	int64_t ts;			/* ns since the epoch (clock offset applied) */
-	uint64_t cycles;		/* the raw clock value */
-	const struct trawl_ctf_event_class *cls;
-	const struct trawl_reader_stream *stream;
-	const union trawl_ctf_value *values;	/* the tape, see above */
-	uint32_t nvalues;
-	uint32_t cpu;			/* packet context cpu_id, or 0 */
-};
-
-struct trawl_reader_opts {
-	size_t sz;			/* sizeof(struct trawl_reader_opts) */
-	const char *const *hosts;	/* globs on env.hostname; NULL: all */
-	size_t nhosts;
-	const char *const *events;	/* globs on event names; NULL: all */
-	size_t nevents;
-	int64_t begin, end;		/* ns since epoch; 0, 0: everything */
-	/*
-	 * 1: decode and merge in the calling thread. >= 2: a worker thread
-	 * decodes the streams ahead in batches while trawl_reader_next() merges
-	 * (one worker whatever the number; the calling thread also decodes
-	 * when it would otherwise wait). 0 (or a struct without this field):
-	 * a worker when the machine has 2 CPUs or more and the traces more
-	 * than a few MiB of streams. Without a worker, such traces are still
-	 * decoded in batches, by the calling thread. Events, order and errors
-	 * are the same.
-	 */
-	unsigned threads;
-	/*
-	 * Clock corrections (what `trawl sync` stored): every event of a trace
-	 * whose env.hostname equals fixes[i].host gets its ts mapped through
-	 * fixes[i].xform (node time -> reference time, in ns since the epoch)
-	 * before the merge, so the order is the corrected one; begin and end
-	 * apply to corrected times. Events keep their raw cycles. NULL: none.
-	 */
-	const struct trawl_reader_clock_fix *fixes;
-	size_t nfixes;
-};
-
-/* One node's clock correction, see trawl_reader_opts.fixes. */
-struct trawl_reader_clock_fix {
-	const char *host;
-	struct trawl_sync_xform xform;
-};
-
-/*
- * Opens every CTF trace found under each path (a trace directory holding a
- * `metadata` file, or any directory above some: a session). A trace that
- * cannot be opened is an error (returned, message in err).
- */
-struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
-				      const struct trawl_reader_opts *o,
-				      char *err, size_t errlen);
-void trawl_reader_free(struct trawl_reader *r);
-
-/*
- * The next event in timestamp order across all streams of all traces.
- * Returns 1 with *ev set (valid until the next call), 0 at the end, or
- * -errno on a corrupt stream: the message (file and byte offset) is in
- * trawl_reader_error(); the corrupt stream stops there, and calling again
- * goes on with the others.
- */
-int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
-/*
- * The next events in the same order, copied into out[0 .. max): returns
- * how many (at least 1, at most max), 0 at the end, or -errno as
- * trawl_reader_next() does (no event then). The events and their values
- * stay valid until the next call of either function; the two can be mixed.
- * With a worker it returns up to the end of some stream's batch, so that
- * the merge keeps its state in registers between events (cheaper than a
- * call per event); without one, one event per call.
- */
-int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max);
-const char *trawl_reader_error(const struct trawl_reader *r);
-/* Number of corrupt-stream errors met so far. */
-unsigned trawl_reader_nerrors(const struct trawl_reader *r);
-
-size_t trawl_reader_ntraces(const struct trawl_reader *r);
-/* Number of event classes of every trace of the reader: see
- * trawl_ctf_event_class.index. */
-size_t trawl_reader_nclasses(const struct trawl_reader *r);
-const struct trawl_reader_trace *trawl_reader_trace_at(const struct trawl_reader *r, size_t i);
-
-const char *trawl_reader_trace_path(const struct trawl_reader_trace *t);
-const char *trawl_reader_trace_hostname(const struct trawl_reader_trace *t); /* "" if none */
-const struct trawl_ctf_trace *trawl_reader_trace_meta(const struct trawl_reader_trace *t);
-size_t trawl_reader_trace_nstreams(const struct trawl_reader_trace *t);
-const struct trawl_reader_stream *trawl_reader_trace_stream(const struct trawl_reader_trace *t, size_t i);
-
-const struct trawl_reader_trace *trawl_reader_stream_trace(const struct trawl_reader_stream *s);
-const char *trawl_reader_stream_path(const struct trawl_reader_stream *s);
-
-/*
- * Per-stream statistics, as far as the stream has been read. With a decode
- * worker (see trawl_reader_opts.threads) they are those at the end of the
- * batch being merged: they may run ahead of the events returned so far by
- * up to one batch (a few thousand events), and are complete once
- * trawl_reader_next() has returned 0. Call it from the thread that calls
- * trawl_reader_next().
- */
+/* A stream's statistics (see trawl_reader_stream_stats() in trawl/pipe.h). */
 struct trawl_reader_stream_stats {
 	uint64_t packets;
 	uint64_t events;
@@ -577,46 +477,17 @@ struct trawl_reader_stream_stats {
 	bool index_used, index_bad;
 	const char *index_warning;
 };
-void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
-			       struct trawl_reader_stream_stats *st);
 
-/* ------------------------------------------------------------------- text */
-
-/*
- * Formats one event as babeltrace2's text sink does by default:
- *   [HH:MM:SS.nnnnnnnnn] (+S.nnnnnnnnn) HOST NAME: { cpu_id = C }, { ctx }, { fields }
- * prev_ts is the previous printed event's ts (INT64_MIN: the first, printed
- * as "(+?.?????????)"). Writes at most cap bytes (no NUL, with '\n');
- * returns the length, or the length needed when it is > cap.
- */
-enum {
-	TRAWL_TEXT_CLOCK_SECONDS = 1 << 0,	/* [SSSSSSSSSS.nnnnnnnnn] */
-	TRAWL_TEXT_CLOCK_GMT = 1 << 1,		/* UTC instead of local time */
-	TRAWL_TEXT_NO_DELTA = 1 << 2,
+/* A decoded event. */
+struct trawl_event {
+	int64_t ts;			/* ns since the epoch (clock offset applied) */
+	uint64_t cycles;		/* the raw clock value */
+	const struct trawl_ctf_event_class *cls;
+	const struct trawl_reader_stream *stream;
+	const union trawl_ctf_value *values;	/* the tape, see above */
+	uint32_t nvalues;
+	uint32_t cpu;			/* packet context cpu_id, or 0 */
 };
-size_t trawl_text_event(char *buf, size_t cap, const struct trawl_event *ev,
-			int64_t prev_ts, unsigned flags);
-
-/*
- * The fast form of trawl_text_event() for printing many events: a formatter
- * that compiles each event class once into a list of literal pieces and
- * value formatters, caches the date of the current minute, and keeps the
- * previous event's timestamp for the delta (updated only when the line fit
- * in cap). It keeps pointers to the event classes and hostnames it has
- * seen: free it before the reader the events come from. Not thread-safe;
- * use one per thread.
- * trawl_text_new() returns NULL (errno ENOMEM) on failure.
- * trawl_text_format() returns as trawl_text_event() does; both return 0 on
- * ENOMEM or when ev->cls is NULL.
- */
-struct trawl_text;
-struct trawl_text *trawl_text_new(unsigned flags);
-void trawl_text_free(struct trawl_text *t);
-size_t trawl_text_format(struct trawl_text *t, char *buf, size_t cap,
-			 const struct trawl_event *ev);
-/* Sets the previous event's timestamp (INT64_MIN: the next is the first),
- * e.g. when several formatters share one stream of events. */
-void trawl_text_set_prev(struct trawl_text *t, int64_t prev_ts);
 
 #pragma GCC visibility pop
 

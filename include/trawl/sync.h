@@ -34,50 +34,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <trawl/xform.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #pragma GCC visibility push(default)
 
-/* Fixed-point slopes are scaled by 2^TRAWL_SYNC_SHIFT. */
-#define TRAWL_SYNC_SHIFT 60
 /* A bound or range end that does not exist (unbounded). */
 #define TRAWL_SYNC_UNBOUNDED INT64_MAX
-
-/*
- * A linear clock transform, applied as
- *	out = y0 + floor(slope * (t - t0) / 2^TRAWL_SYNC_SHIFT)
- * t0 is mid-trace on the source clock, y0 its image on the target clock
- * (not an intercept at t = 0, which would lose precision). The floor of a
- * line with slope > 0 is non-decreasing, so corrected times keep their
- * order; 128-bit products never overflow for |t - t0| < 2^63.
- */
-struct trawl_sync_xform {
-	int64_t t0;
-	int64_t y0;
-	int64_t slope;	/* > 0; 1.0 is 1 << TRAWL_SYNC_SHIFT */
-};
-
-/* Applies a transform (see above). */
-static inline int64_t trawl_sync_xform_apply(const struct trawl_sync_xform *x, int64_t t)
-{
-	__int128 d = (__int128)t - x->t0;
-	return x->y0 + (int64_t)(((__int128)x->slope * d) >> TRAWL_SYNC_SHIFT);
-}
-
-/* The identity transform. */
-static inline struct trawl_sync_xform trawl_sync_xform_identity(void)
-{
-	struct trawl_sync_xform x = { 0, 0, (int64_t)1 << TRAWL_SYNC_SHIFT };
-	return x;
-}
-
-/* The slope of a transform as a double (1.0 = same rate). */
-static inline double trawl_sync_xform_rate(const struct trawl_sync_xform *x)
-{
-	return (double)x->slope / (double)((int64_t)1 << TRAWL_SYNC_SHIFT);
-}
 
 enum trawl_sync_quality {
 	TRAWL_SYNC_ABSENT = 0,	/* no message: identity, no bound */
@@ -406,7 +372,7 @@ struct trawl_sync_store_entry {
 	int64_t bound_start, bound_mid, bound_end, bound_max;
 };
 
-struct trawl_reader_clock_fix;		/* <trawl/ctf.h> */
+struct trawl_reader_clock_fix;		/* <trawl/pipe.h> */
 
 struct trawl_sync_store {
 	struct trawl_sync_store_entry *entries;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "ctf/reader-internal.h"
+#include "ctf/decode.h"
 
 #define MAX_DEPTH 64
 #define MAX_FIXED 4096

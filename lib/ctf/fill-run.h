@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/ctf/fill-run.h - the decode-ahead fast loop, a template that
- * reader.c includes twice: plain (FR_SIMD 0), and compiled for AVX-512
+ * stream.c includes twice: plain (FR_SIMD 0), and compiled for AVX-512
  * VBMI (FR_SIMD 1, FR_ATTR its target attribute, FR_NAME a suffix), chosen
  * at run time by ctf_simd(). The AVX-512 copy decodes a fixed layout's
  * integers (and a semi-fixed layout's fixed runs) with their struct vfix,
@@ -314,7 +314,7 @@ done:
  * stream's header form (a constant in each copy of the loop).
  */
 static inline __attribute__((always_inline)) FR_ATTR
-uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, size_t least,
+uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t least,
 			       const bool compact)
 {
 	struct dctx *c = &s->d;
@@ -350,7 +350,7 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 		uint64_t id, ncl;
 		if (unlikely(qflim - q < 14))
 			break;	/* no room for the longest header */
-		__builtin_prefetch(q + PREFETCH);
+		__builtin_prefetch(q + CTF_PREFETCH);
 		if (compact) {
 			uint32_t w;
 			memcpy(&w, q, 4);
@@ -425,13 +425,13 @@ uint32_t FR_NAME(fill_run_hdr)(struct trawl_reader_stream *s, struct batch *b, s
 
 /* Each its own function: inlined into fill(), the loop's state spills. */
 static __attribute__((noinline)) FR_ATTR
-uint32_t FR_NAME(fill_run_compact)(struct trawl_reader_stream *s, struct batch *b, size_t least)
+uint32_t FR_NAME(fill_run_compact)(struct ctf_stream *s, struct batch *b, size_t least)
 {
 	return FR_NAME(fill_run_hdr)(s, b, least, true);
 }
 
 static __attribute__((noinline)) FR_ATTR
-uint32_t FR_NAME(fill_run_large)(struct trawl_reader_stream *s, struct batch *b, size_t least)
+uint32_t FR_NAME(fill_run_large)(struct ctf_stream *s, struct batch *b, size_t least)
 {
 	return FR_NAME(fill_run_hdr)(s, b, least, false);
 }

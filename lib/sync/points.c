@@ -19,6 +19,7 @@
 
 #include "internal.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync.h"
 
 /* ------------------------------------------------------------ matches */

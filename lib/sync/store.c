@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync.h"
 
 static void entry_release(struct trawl_sync_store_entry *e)

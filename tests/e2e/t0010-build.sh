@@ -33,6 +33,7 @@ cat > prog.c <<'C'
 #include <stdio.h>
 #include <string.h>
 #include <trawl/ctf.h>
+#include <trawl/pipe.h>
 int main(int argc, char **argv)
 {
 	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = argv[1], .hostname = "pc", .domain = "ust" };

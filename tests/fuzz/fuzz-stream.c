@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctf/reader-internal.h"
+#include "pipe/pipe-internal.h"
 #include "../unit/reader-meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,11 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctf/reader-internal.h"
+#include "pipe/pipe-internal.h"
 #include "tap.h"
 #include "reader-meta.h"
 #include "ctf/packet.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 static char root[256];
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "trawl/pipe.h"
 #include "trawl/ctf.h"
 #include "trawl/sync.h"
 

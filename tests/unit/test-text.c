@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "tap.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 /* ---- reader stubs */
 struct trawl_reader_trace {

@@ -10,6 +10,7 @@
 #define TRAWL_TRACEPOINT_DEFINE
 #include "trawl/tracepoint.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 #include <errno.h>
 #include <pthread.h>

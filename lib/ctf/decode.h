@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/ctf/reader-internal.h - the CTF reader's compiled decoders, shared by
- * decode.c (compiler and interpreter) and reader.c (streams, packets, merge).
+ * lib/ctf/decode.h - the CTF reader's compiled decoders, shared by
+ * decode.c (compiler and interpreter) and stream.c (packets, events).
  *
  * A decoder is a flat array of ops compiled once per scope from the model:
  * structs are flattened (an OP_ALIGN, then their fields), arrays, sequences
@@ -256,31 +256,6 @@ struct dctx {
 TRAWL_HIDDEN int ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
 				   const char *const *events, size_t nevents,
 				   char *err, size_t errlen);
-
-/*
- * A reader over in-memory stream buffers of one trace whose model the caller
- * owns (parsed once; must outlive the reader; its decoders are recompiled
- * for these options). Streams are named "mem/s_N". For fuzzing and tests.
- */
-TRAWL_HIDDEN struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta,
-						 const uint8_t *const *bufs, const size_t *lens,
-						 size_t n, const struct trawl_reader_opts *o,
-						 char *err, size_t errlen);
-
-/* Events per decode-ahead batch (0: the default), before the first
- * trawl_reader_next(). For tests. */
-TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
-
-/*
- * How a reader reads (set at open from trawl_reader_opts.threads and the
- * traces' size): event by event with a heap (READ_EVENTS), in batches
- * merged by a loser tree in the calling thread (READ_BATCHES), or the
- * same with a worker thread decoding ahead (READ_WORKER).
- */
-enum read_mode { READ_EVENTS, READ_BATCHES, READ_WORKER };
-
-/* Forces a mode, before the first trawl_reader_next(). For tests. */
-TRAWL_HIDDEN void reader_set_mode(struct trawl_reader *r, enum read_mode m);
 
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "trawl/pipe.h"
 
 /* ------------------------------------------------------------ programs */
 

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/pipe/files.c - the traces a reader reads: CTF trace directories found
+ * under paths (a trace, or a session above several), their stream files
+ * mapped; or stream buffers in memory (tests, fuzzing).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipe/pipe-internal.h"
+
+#define MAX_DIR_DEPTH 16
+
+static char *join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = malloc(la + lb + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, a, la);
+	size_t o = la;
+	if (!la || a[la - 1] != '/')
+		p[o++] = '/';
+	memcpy(p + o, b, lb + 1);
+	return p;
+}
+
+
+static int stream_file(const struct dirent *d)
+{
+	return d->d_name[0] != '.' && strcmp(d->d_name, "metadata") != 0;
+}
+
+/* Opens stream file `name` of trace t (at path). 0 or -errno. */
+static int open_stream(struct trawl_reader *r, struct trawl_reader_trace *t, const char *path,
+		       const char *name, char *err, size_t errlen)
+{
+	struct trawl_reader_stream *s = reader_stream_new(t, path, &r->rg);
+	int rc;
+
+	if (!s)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	if ((rc = ctf_stream_map_file(&s->cs, t->path, name, err, errlen)))
+		goto err;
+	if (reader_add_stream(r, t, s)) {
+		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	return 0;
+err:
+	reader_stream_free(s);
+	return rc;
+}
+
+/* Opens the trace in dir: 1, 0 when skipped (given twice, or its host is
+ * not wanted), or -errno with a message in err. */
+static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t errlen)
+{
+	char msg[512] = "";
+	struct trawl_reader_trace *t = NULL;
+	struct dirent **ents = NULL;
+	int nents = 0, rc;
+	char *mpath = join(dir, "metadata"), *text = NULL, *real = realpath(dir, NULL);
+	struct trawl_ctf_trace *meta = NULL;
+
+	if (!mpath || !real) {
+		rc = seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < r->ntraces; i++) {
+		if (strcmp(r->traces[i]->real, real) == 0) {
+			rc = 0;	/* given twice */
+			goto out;
+		}
+	}
+	size_t len = 0;
+	text = trawl_ctf_metadata_read(mpath, &len, msg, sizeof(msg));
+	if (!text) {
+		rc = seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
+		goto out;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	meta = trawl_ctf_metadata_parse(text, len, msg, sizeof(msg));
+	if (!meta) {
+		rc = seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
+		goto out;
+	}
+	t->dec.meta = meta;
+	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
+	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	reader_trace_fix(r, t);
+	if (r->nhosts) {
+		bool match = false;
+		for (size_t i = 0; i < r->nhosts && !match; i++)
+			match = glob_match(r->hosts[i], t->hostname);
+		if (!match) {
+			rc = 0;
+			goto out;
+		}
+	}
+	rc = ctf_tdec_init(&t->dec, meta, r->events, r->nevents, msg, sizeof(msg));
+	if (rc) {
+		rc = seterr(err, errlen, -rc, "%s: %s", mpath, msg);
+		goto out;
+	}
+	t->path = strdup(dir);
+	t->real = real;
+	real = NULL;
+	if (!t->path) {
+		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	nents = scandir(dir, &ents, stream_file, versionsort);
+	if (nents < 0) {
+		rc = seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < nents; i++) {
+		char *p = join(dir, ents[i]->d_name);
+		struct stat st;
+		if (!p) {
+			rc = seterr(err, errlen, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+			rc = open_stream(r, t, p, ents[i]->d_name, err, errlen);
+			if (rc) {
+				free(p);
+				goto out;
+			}
+		}
+		free(p);
+	}
+	if (reader_add_trace(r, t)) {
+		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	t = NULL;
+	rc = 1;
+out:
+	for (int i = 0; i < nents; i++)
+		free(ents[i]);
+	free(ents);
+	if (t)
+		reader_trace_free(t);	/* frees meta */
+	else if (rc <= 0)
+		trawl_ctf_trace_free(meta);
+	free(text);
+	free(mpath);
+	free(real);
+	return rc;
+}
+
+static bool is_trace_dir(const char *dir)
+{
+	char *m = join(dir, "metadata");
+	struct stat st;
+	bool yes = m && stat(m, &st) == 0 && S_ISREG(st.st_mode);
+	free(m);
+	return yes;
+}
+
+static int subdir(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Opens every trace at or under dir; returns how many or -errno. */
+static int discover(struct trawl_reader *r, const char *dir, int depth, char *err, size_t errlen)
+{
+	if (is_trace_dir(dir)) {
+		int rc = open_trace(r, dir, err, errlen);
+		return rc < 0 ? rc : 1;	/* a skipped trace still counts as found */
+	}
+	if (depth >= MAX_DIR_DEPTH)
+		return 0;
+	struct dirent **ents;
+	int n = scandir(dir, &ents, subdir, versionsort), found = 0, rc = 0;
+	if (n < 0)
+		return depth ? 0 : seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		if (rc >= 0) {
+			char *p = join(dir, ents[i]->d_name);
+			struct stat st;
+			if (!p)
+				rc = seterr(err, errlen, ENOMEM, "out of memory");
+			else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+				rc = discover(r, p, depth + 1, err, errlen);
+				if (rc > 0)
+					found += rc;
+			}
+			free(p);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return rc < 0 ? rc : found;
+}
+
+
+struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
+				      const struct trawl_reader_opts *o, char *err, size_t errlen)
+{
+	struct trawl_reader *r = reader_alloc(o);
+	int rc;
+
+	if (!r) {
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) < 0) {
+			rc = seterr(err, errlen, errno, "%s: %s", paths[i], strerror(errno));
+			goto err;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			rc = seterr(err, errlen, ENOTDIR, "%s: not a directory", paths[i]);
+			goto err;
+		}
+		rc = discover(r, paths[i], 0, err, errlen);
+		if (rc < 0)
+			goto err;
+		if (rc == 0) {
+			rc = seterr(err, errlen, ENOENT, "%s: no CTF trace found (no `metadata` file)", paths[i]);
+			goto err;
+		}
+	}
+	if ((rc = reader_ready(r, err, errlen)))
+		goto err;
+	return r;
+err:
+	trawl_reader_free(r);
+	errno = -rc;
+	return NULL;
+}
+
+struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t *const *bufs,
+				    const size_t *lens, size_t n, const struct trawl_reader_opts *o,
+				    char *err, size_t errlen)
+{
+	struct trawl_reader *r = reader_alloc(o);
+	struct trawl_reader_trace *t = calloc(1, sizeof(*t));
+	int rc = -ENOMEM;
+
+	if (!r || !t) {
+		free(t);
+		seterr(err, errlen, ENOMEM, "out of memory");
+		goto err;
+	}
+	t->borrowed = true;
+	t->dec.meta = meta;
+	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
+	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	reader_trace_fix(r, t);
+	t->path = strdup("mem");
+	if (!t->path || (rc = ctf_tdec_init(&t->dec, meta, r->events, r->nevents, err, errlen))) {
+		reader_trace_free(t);
+		goto err;
+	}
+	if ((rc = reader_add_trace(r, t))) {
+		reader_trace_free(t);
+		goto err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "mem/s_%zu", i);
+		struct trawl_reader_stream *s = reader_stream_new(t, name, &r->rg);
+		if (!s) {
+			rc = -ENOMEM;
+			goto err;
+		}
+		s->cs.borrowed = true;
+		s->cs.map = bufs[i];
+		s->cs.size = lens[i];
+		s->cs.st.bytes = lens[i];
+		if ((rc = reader_add_stream(r, t, s))) {
+			reader_stream_free(s);
+			goto err;
+		}
+	}
+	if ((rc = reader_ready(r, err, errlen)))
+		goto err;
+	return r;
+err:
+	trawl_reader_free(r);
+	errno = -rc;
+	return NULL;
+}

@@ -1,0 +1,933 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/pipe/merge.c - the merge: every stream of every trace of a reader, in
+ * timestamp order (ties: the stream's order).
+ *
+ * Event by event (small traces), a binary heap keyed on (ts, stream order):
+ * trawl_reader_next() advances the stream whose event it returned last
+ * time, then returns the heap's top; the event and its tape stay valid
+ * until the next call.
+ *
+ * In batches, each stream is decoded a batch at a time (ctf_stream_fill())
+ * and a loser tree over the batches' heads merges them; with a worker
+ * thread, the batches are decoded ahead. See "decode-ahead" below.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipe/pipe-internal.h"
+
+#define BATCH_BUDGET (6u << 20)	/* bytes of batches, all streams together */
+#define BATCH_MAX_EVENTS 4096u
+#define BATCH_MIN_EVENTS 64u
+#define AUTO_MIN_BYTES (2u << 20)	/* threads = 0: a worker from this much data */
+
+/* --------------------------------------------------------------- merge */
+
+static inline bool before(const struct hent *a, const struct hent *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->order < b->order);
+}
+
+static __attribute__((noinline)) void sift_down(struct trawl_reader *r, size_t i)
+{
+	struct hent *h = r->heap, x = h[i];
+	size_t n = r->nheap;
+	for (;;) {
+		size_t l = 2 * i + 1;
+		if (l >= n)
+			break;
+		size_t m = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
+		if (!before(&h[m], &x))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
+static int report(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	r->nerrors++;
+	r->lasterr = s->cs.err;
+	return -(s->cs.errcode ? s->cs.errcode : EBADMSG);
+}
+
+static void prime(struct trawl_reader *r)
+{
+	r->primed = true;
+	for (size_t i = 0; i < r->ntraces; i++) {
+		struct trawl_reader_trace *t = r->traces[i];
+		for (size_t j = 0; j < t->nstreams; j++) {
+			struct trawl_reader_stream *s = t->streams[j];
+			int rc = ctf_stream_next(&s->cs, &s->cs.ev);
+			if (rc > 0)
+				r->heap[r->nheap++] = (struct hent){ s->cs.ev.ts, s->order, s };
+			else if (rc < 0)
+				r->errq[r->nerrq++] = s;
+		}
+	}
+	for (size_t i = r->nheap / 2; i-- > 0;)
+		sift_down(r, i);
+}
+
+/* After the top stream got a new event: restores the heap order. */
+static inline void top_changed(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	struct hent *h = r->heap;
+	h[0].ts = s->cs.ev.ts;
+	/* still the earliest: no heap work (one stream, or a burst in one) */
+	if (r->nheap > 1) {
+		size_t m = r->nheap > 2 && before(&h[2], &h[1]) ? 2 : 1;
+		if (before(&h[m], &h[0]))
+			sift_down(r, 0);
+	}
+}
+
+/* trawl_reader_next() beyond the fast path; `advanced`: the pending stream
+ * has already moved to its next event and the heap is in order. */
+static __attribute__((noinline)) int next_slow(struct trawl_reader *r, const struct trawl_event **ev,
+					       bool advanced)
+{
+	struct trawl_reader_stream *s = r->pending;
+
+	r->pending = NULL;
+	if (s && !advanced) {
+		int rc = ctf_stream_next(&s->cs, &s->cs.ev);
+		if (likely(rc > 0)) {
+			top_changed(r, s);
+		} else {
+			r->heap[0] = r->heap[--r->nheap];
+			if (r->nheap)
+				sift_down(r, 0);
+			if (rc < 0)
+				return report(r, s);
+		}
+	} else if (!s && !r->primed) {
+		prime(r);
+	}
+	if (r->errq_head < r->nerrq)
+		return report(r, r->errq[r->errq_head++]);
+	if (!r->nheap)
+		return 0;
+	s = r->heap[0].s;
+	r->pending = s;
+	*ev = &s->cs.ev;
+	return 1;
+}
+
+/* ---------------------------------------------------------- decode-ahead */
+
+/*
+ * With a worker (threads >= 2), the streams are decoded ahead into batches:
+ * per stream a queue of NQ batches, each an array of events plus the values
+ * of their tapes, decoded straight into the batch (the tape is lent to the
+ * decode context). Whoever fills a batch (the worker, or the consumer when
+ * it would otherwise wait) owns the stream's decode state while qbusy is
+ * set. The consumer (the thread calling trawl_reader_next()) only merges:
+ * it walks the current batch of each stream and keeps a loser tree over
+ * the streams' next events. A batch goes back to the queue when the
+ * consumer has moved past its last event, i.e. at the call after the one
+ * that returned it. Errors and the end of a stream travel as the `term` of
+ * its last batch, after the events decoded before them.
+ *
+ * Synchronization: one mutex (r->mu) at batch granularity. A filler writes
+ * a batch without the lock, then publishes it with qhead++ under r->mu; the
+ * consumer reads qhead under r->mu before reading the batch. The consumer
+ * gives a batch back with qtail++ under r->mu, after which the filler may
+ * write it again. The stream's decode state passes between fillers through
+ * qbusy, set and cleared under r->mu.
+ */
+
+static uint32_t batch_events(const struct trawl_reader *r)
+{
+	if (r->batch_events)
+		return r->batch_events;
+	/* an event and its tape: 16 + 12 + 8 * 16 bytes */
+	uint64_t n = BATCH_BUDGET / ((uint64_t)r->nstreams * NQ * 156);
+	return n > BATCH_MAX_EVENTS ? BATCH_MAX_EVENTS : n < BATCH_MIN_EVENTS ? BATCH_MIN_EVENTS : (uint32_t)n;
+}
+
+static int alloc_queue(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	uint32_t nev = batch_events(r);
+	size_t capv = (size_t)nev * 8, need = 2 * ((size_t)s->trace->dec.maxfix + 64);
+
+	if (capv < need)
+		capv = need;
+	s->q = calloc(NQ, sizeof(*s->q));
+	if (!s->q)
+		return -ENOMEM;
+	for (int i = 0; i < NQ; i++) {
+		struct batch *b = &s->q[i];
+		b->cap = nev;
+		b->capv = capv;
+		b->rec = malloc(nev * sizeof(*b->rec));
+		b->cyc = malloc(nev * sizeof(*b->cyc));
+		b->cpu = malloc(nev * sizeof(*b->cpu));
+		b->vals = malloc(capv * sizeof(*b->vals));
+		if (!b->rec || !b->cyc || !b->cpu || !b->vals)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool fillable(const struct trawl_reader_stream *s)
+{
+	return !s->qbusy && !s->qfin && s->qhead - s->qtail < NQ;
+}
+
+/* The fillable stream with the fewest batches ready (r->mu held), or NULL. */
+static struct trawl_reader_stream *pick(struct trawl_reader *r)
+{
+	struct trawl_reader_stream *best = NULL;
+	uint32_t n = r->nstreams, bready = NQ;
+
+	for (uint32_t k = 0; k < n; k++) {
+		struct trawl_reader_stream *s = r->all[(r->rr + k) % n];
+		if (fillable(s) && s->qhead - s->qtail < bready) {
+			best = s;
+			bready = s->qhead - s->qtail;
+			if (!bready)
+				break;
+		}
+	}
+	if (best)
+		r->rr = (best->order + 1) % n;
+	return best;
+}
+
+/* Fills the next batch of s (fillable; r->mu held, released meanwhile). */
+static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
+{
+	struct batch *b = &s->q[s->qhead % NQ];
+
+	s->qbusy = true;
+	pthread_mutex_unlock(&r->mu);
+	ctf_stream_fill(&s->cs, b);
+	pthread_mutex_lock(&r->mu);
+	s->qbusy = false;
+	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
+	if (b->term)
+		s->qfin = true;
+	if (r->mwait)
+		pthread_cond_signal(&r->mcv);
+}
+
+static void *worker_main(void *arg)
+{
+	struct trawl_reader *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		struct trawl_reader_stream *s = pick(r);
+		if (!s) {
+			r->widle = true;
+			pthread_cond_wait(&r->wcv, &r->mu);
+			r->widle = false;
+			continue;
+		}
+		fill_locked(r, s);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/*
+ * Moves the consumer of s to its next batch holding an event, giving the
+ * current one back. Returns 1, 0 at the end of the stream, or -errno (the
+ * stream's error). While the batch is not there, decodes some batch itself
+ * (this stream's if nobody is on it, else the one most behind) or waits.
+ */
+static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, struct leaf *L)
+{
+	struct batch *b = s->cur;
+
+	if (b && b->term)
+		return b->term < 0 ? b->term : 0;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		if (b) {
+			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
+			s->cur = b = NULL;
+			if (r->widle)
+				pthread_cond_signal(&r->wcv);
+		}
+		if (s->qhead != s->qtail) {
+			b = &s->q[s->qtail % NQ];
+			s->cur = b;
+			L->rec = b->rec;
+			L->end = b->rec + b->n;
+			L->ev.values = b->vals;
+			L->b = b;
+			L->ghz = b->ghz;
+			L->onecpu = b->onecpu;
+			L->cpu0 = b->cpu0;
+			L->base = b->base;
+			s->pub = b->st;
+			if (b->n || b->term) {
+				pthread_mutex_unlock(&r->mu);
+				return b->n ? 1 : b->term < 0 ? b->term : 0;
+			}
+			continue;	/* empty: next one */
+		}
+		struct trawl_reader_stream *h = fillable(s) ? s : pick(r);
+		if (h) {
+			fill_locked(r, h);
+		} else {
+			r->mwait = true;
+			pthread_cond_wait(&r->mcv, &r->mu);
+			r->mwait = false;
+		}
+	}
+}
+
+static inline mkey mkkey(int64_t ts, uint32_t order)
+{
+	return (mkey)((uint64_t)ts ^ (UINT64_C(1) << 63)) << 64 | order;
+}
+
+static mkey lt_build(struct merge *m, uint32_t p)
+{
+	if (p >= m->k)
+		return m->key[p - m->k];
+	mkey a = lt_build(m, 2 * p), b = lt_build(m, 2 * p + 1);
+	if (b < a) {
+		m->tree[p] = a;
+		return b;
+	}
+	m->tree[p] = b;
+	return a;
+}
+
+/* Leaf w's key changed to kw: plays its matches up to the root. */
+static inline void lt_replay(struct merge *m, uint32_t w, mkey kw)
+{
+	mkey *tree = m->tree;
+
+	for (uint32_t p = (w + m->k) >> 1; p; p >>= 1) {
+		mkey kl = tree[p];
+		bool sw = kl < kw;
+		tree[p] = sw ? kw : kl;
+		kw = sw ? kl : kw;
+	}
+	tree[0] = kw;
+}
+
+static uint64_t lt_build64(struct merge *m, uint32_t p)
+{
+	if (p >= m->k) {
+		mkey x = m->key[p - m->k];
+		return x == KEY_INF ? UINT64_MAX : ((uint64_t)(x >> 64) - m->base) << m->lb | (uint32_t)x;
+	}
+	uint64_t a = lt_build64(m, 2 * p), b = lt_build64(m, 2 * p + 1);
+	if (b < a) {
+		m->t64[p] = a;
+		return b;
+	}
+	m->t64[p] = b;
+	return a;
+}
+
+/* The same with 64-bit keys. */
+static inline void lt_replay64(struct merge *m, uint32_t w, uint64_t kw)
+{
+	uint64_t *tree = m->t64;
+
+	/* size_t p: one addressing mode for the load and the store */
+	for (size_t p = ((size_t)w + m->k) >> 1; p; p >>= 1) {
+		uint64_t kl = tree[p];
+		bool sw = kl < kw;
+		tree[p] = sw ? kw : kl;
+		kw = sw ? kl : kw;
+	}
+	tree[0] = kw;
+}
+
+/* The 64-bit key of an event at ts of leaf w; UINT64_MAX out of range. */
+static inline uint64_t key64(const struct merge *m, int64_t ts, uint32_t w)
+{
+	uint64_t d = ((uint64_t)ts ^ (UINT64_C(1) << 63)) - m->base;
+	return d < m->range ? d << m->lb | w : UINT64_MAX;
+}
+
+/* Leaf w's nk, from its current head (see struct leaf). */
+static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uint32_t w)
+{
+	const struct brec *x = L->rec;
+
+	if (m->wide || !L->ghz || !L->onecpu || !x || x + 1 >= L->end)
+		return UINT64_MAX;
+	return key64(m, x[1].ts, w);
+}
+
+/*
+ * Rebuilds the tree from the leaves' current events: 64-bit keys from the
+ * earliest of them when they span less than half the range (room to go
+ * on), else 128-bit keys from now on.
+ */
+static __attribute__((noinline)) void rekey(struct merge *m)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (uint32_t i = 0; i < m->k; i++) {
+		const struct leaf *L = &m->leaf[i];
+		if (L->rec < L->end) {
+			uint64_t u = (uint64_t)L->rec->ts ^ (UINT64_C(1) << 63);	/* ordered */
+			m->key[i] = (mkey)u << 64 | i;
+			lo = u < lo ? u : lo;
+			hi = u > hi ? u : hi;
+		} else {
+			m->key[i] = KEY_INF;
+		}
+	}
+	if (!m->wide && (lo > hi || hi - lo < m->range / 2)) {
+		m->base = lo > hi ? 0 : lo;
+		m->t64[0] = lt_build64(m, 1);
+	} else {
+		m->wide = true;
+		m->tree[0] = lt_build(m, 1);
+	}
+	for (uint32_t i = 0; i < m->k; i++)
+		m->leaf[i].nk = next_key(m, &m->leaf[i], i);
+}
+
+/* The winner w has a new event (live) or none: replays it. */
+static inline void merge_update(struct merge *m, uint32_t w, bool live)
+{
+	if (likely(!m->wide)) {
+		uint64_t kw = live ? key64(m, m->leaf[w].rec->ts, w) : UINT64_MAX;
+		if (live && unlikely(kw == UINT64_MAX))
+			rekey(m);	/* out of range */
+		else
+			lt_replay64(m, w, kw);
+		return;
+	}
+	lt_replay(m, w, live ? mkkey(m->leaf[w].rec->ts, w) : KEY_INF);
+}
+
+/*
+ * Makes L->ev the event of L->rec (L->ev.values already its values).
+ * `same`: the leaf only moved to the next event of a batch that is ghz
+ * and onecpu, so its stream and cpu stay.
+ */
+static inline __attribute__((always_inline)) void leaf_set(const struct merge *m, struct leaf *L,
+							   const bool same)
+{
+	const struct brec *x = L->rec;
+	struct trawl_event *o = &L->ev;
+
+	o->ts = x->ts;
+	o->cycles = same || L->ghz ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
+	o->cls = m->cls[x->cls];
+	o->nvalues = x->nv;
+	if (!same) {
+		o->stream = L->s;
+		o->cpu = L->onecpu ? L->cpu0 : L->b->cpu[x - L->b->rec];
+	}
+}
+
+/* Starts the worker and takes every stream's first batch. */
+static int prime_threaded(struct trawl_reader *r)
+{
+	struct merge *m;
+	uint32_t k = 1;
+
+	r->primed = true;
+	while (k < r->nstreams)
+		k *= 2;
+	m = r->m = aligned_alloc(64, sizeof(*m));
+	if (!m)
+		goto single;
+	memset(m, 0, sizeof(*m));
+	m->k = k;
+	m->win = NOLEAF;
+	while ((UINT32_C(1) << m->lb) < k)
+		m->lb++;
+	m->range = UINT64_MAX >> m->lb;
+	m->t64 = aligned_alloc(64, ((k * sizeof(*m->t64)) + 63) & ~(size_t)63);
+	m->tree = aligned_alloc(64, ((k * sizeof(*m->tree)) + 63) & ~(size_t)63);
+	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
+	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
+	m->cls = malloc((r->nclasses ? r->nclasses : 1) * sizeof(*m->cls));
+	if (!m->t64 || !m->tree || !m->key || !m->leaf || !m->cls)
+		goto single;
+	for (size_t i = 0; i < r->ntraces; i++) {
+		const struct trawl_ctf_trace *t = r->traces[i]->dec.meta;
+		for (size_t j = 0; j < t->nstreams; j++)
+			for (size_t e = 0; e < t->streams[j]->nevents; e++)
+				m->cls[t->streams[j]->events[e]->index] = t->streams[j]->events[e];
+	}
+	memset(m->leaf, 0, k * sizeof(*m->leaf));
+	for (uint32_t i = 0; i < r->nstreams; i++)
+		if (alloc_queue(r, r->all[i]))
+			goto single;
+	for (uint32_t i = 0; i < r->nstreams; i++) {
+		r->all[i]->pub = r->all[i]->cs.st;	/* before the first batch */
+		r->all[i]->threaded = true;
+	}
+	if (pthread_mutex_init(&r->mu, NULL))
+		goto single;
+	if (pthread_cond_init(&r->wcv, NULL) || pthread_cond_init(&r->mcv, NULL) ||
+	    (r->worker && pthread_create(&r->wthread, NULL, worker_main, r))) {
+		/* cannot happen on Linux once the mutex exists; don't leak it */
+		pthread_mutex_destroy(&r->mu);
+		goto single;
+	}
+	r->started = true;
+	r->worker_on = r->worker;
+	for (uint32_t i = 0; i < r->nstreams; i++) {
+		struct leaf *L = &m->leaf[i];
+		L->s = r->all[i];
+		int rc = take_next(r, L->s, L);
+		if (rc > 0)
+			leaf_set(m, L, false);
+		else if (rc < 0)
+			r->errq[r->nerrq++] = L->s;
+	}
+	rekey(m);
+	return 0;
+single:
+	/* no memory for batches or no thread: read in this thread */
+	for (uint32_t i = 0; i < r->nstreams; i++)
+		r->all[i]->threaded = false;
+	r->threaded = false;
+	r->primed = false;
+	return -1;
+}
+
+/*
+ * The merge's common step: leaf w, the last winner, has nk set (its next
+ * event is in its batch, which is ghz and onecpu, and its key is narrow).
+ * Replays it first (what the next step waits for), advances the leaf and
+ * returns the new winner. `mask`: m->k - 1, which a caller looping over
+ * steps loads once.
+ */
+static inline __attribute__((always_inline)) uint32_t merge_step(struct merge *m, uint32_t w,
+								  uint32_t mask)
+{
+	struct leaf *L = &m->leaf[w];
+
+	lt_replay64(m, w, L->nk);
+	const struct brec *x = L->rec;
+	L->ev.values += x->nv;
+	L->rec = ++x;
+	leaf_set(m, L, true);
+	/* the batch was written by the other core: fetch ahead */
+	__builtin_prefetch(x + 32);
+	L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
+	return (uint32_t)(m->t64[0] & mask);
+}
+
+/* Returns the event of leaf w, the winner. */
+static inline __attribute__((always_inline)) int emit(struct merge *m, uint32_t w,
+						      const struct trawl_event **ev)
+{
+	m->win = w;
+	*ev = &m->leaf[w].ev;
+	return 1;
+}
+
+static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
+							const struct trawl_event **ev)
+{
+	struct merge *m = r->m;
+	uint32_t w = m ? m->win : NOLEAF;
+
+	if (likely(w != NOLEAF)) {
+		struct leaf *L = &m->leaf[w];
+		bool live = true;
+		L->ev.values += L->rec->nv;
+		if (likely(++L->rec < L->end)) {
+			/* the batch was written by the other core: fetch ahead */
+			__builtin_prefetch(L->rec + 8);
+			leaf_set(m, L, false);
+		} else {
+			int rc = take_next(r, L->s, L);
+			if (rc > 0) {
+				leaf_set(m, L, false);
+			} else {
+				live = false;
+				if (rc < 0)
+					r->errq[r->nerrq++] = L->s;
+			}
+		}
+		merge_update(m, w, live);
+		L->nk = live ? next_key(m, L, w) : UINT64_MAX;
+	} else if (!r->primed) {
+		if (prime_threaded(r))
+			return trawl_reader_next(r, ev);	/* single-threaded after all */
+		m = r->m;
+	}
+	if (unlikely(r->errq_head < r->nerrq)) {
+		m->win = NOLEAF;
+		return report(r, r->errq[r->errq_head++]);
+	}
+	if (likely(!m->wide)) {
+		uint64_t top = m->t64[0];
+		if (top == UINT64_MAX) {
+			m->win = NOLEAF;
+			return 0;
+		}
+		w = (uint32_t)(top & ((UINT64_C(1) << m->lb) - 1));
+	} else {
+		mkey top = m->tree[0];
+		if (top == KEY_INF) {
+			m->win = NOLEAF;
+			return 0;
+		}
+		w = (uint32_t)top;
+	}
+	return emit(m, w, ev);
+}
+
+/*
+ * The common case of next_threaded_slow(): the last winner has another
+ * event in its batch, within the range of the 64-bit keys. (An error to
+ * report always leaves m->win at NOLEAF.)
+ */
+static inline __attribute__((always_inline)) int next_threaded(struct trawl_reader *r,
+							       const struct trawl_event **ev)
+{
+	struct merge *m = r->m;
+	uint32_t w;
+
+	if (likely(m && (w = m->win) != NOLEAF) && likely(m->leaf[w].nk != UINT64_MAX))
+		return emit(m, merge_step(m, w, m->k - 1), ev);
+	return next_threaded_slow(r, ev);
+}
+
+/* trawl_reader_next() without a worker. */
+static __attribute__((noinline)) int next_single(struct trawl_reader *r, const struct trawl_event **ev)
+{
+	struct trawl_reader_stream *s = r->pending;
+
+	if (likely(s) && likely(ctf_fast_next(&s->cs, &s->cs.ev))) {
+		top_changed(r, s);
+		if (likely(r->errq_head == r->nerrq)) {
+			s = r->heap[0].s;
+			r->pending = s;
+			*ev = &s->cs.ev;
+			return 1;
+		}
+		return next_slow(r, ev, true);
+	}
+	return next_slow(r, ev, false);
+}
+
+int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
+{
+	if (likely(r->threaded)) {
+		return next_threaded(r, ev);
+	}
+	return next_single(r, ev);
+}
+
+int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max)
+{
+	const struct trawl_event *ev;
+
+	if (!max)
+		return 0;
+	int rc = trawl_reader_next(r, &ev);
+	if (rc <= 0)
+		return rc;
+	out[0] = *ev;
+	if (!r->threaded)
+		return 1;	/* the next event reuses the stream's tape */
+	/*
+	 * merge_step() in a loop, the merge's state in registers, until the
+	 * winner's batch ends (or keys leave the 64-bit range): the next
+	 * call's first step then takes the slow path. No batch goes back to
+	 * the filler meanwhile, so every event of out[] stays valid.
+	 */
+	struct merge *m = r->m;
+	const uint32_t mask = m->k - 1;
+	uint32_t w = m->win, n = 1;
+	while (n < max && m->leaf[w].nk != UINT64_MAX) {
+		w = merge_step(m, w, mask);
+		out[n++] = m->leaf[w].ev;
+	}
+	m->win = w;
+	return (int)n;
+}
+
+const char *trawl_reader_error(const struct trawl_reader *r)
+{
+	return r->lasterr ? r->lasterr : "";
+}
+
+unsigned trawl_reader_nerrors(const struct trawl_reader *r)
+{
+	return r->nerrors;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t, const char *path,
+					      const struct ctf_range *rg)
+{
+	struct trawl_reader_stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->trace = t;
+	if (ctf_stream_init(&s->cs, &t->dec, rg, path, s)) {
+		reader_stream_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void reader_stream_free(struct trawl_reader_stream *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; s->q && i < NQ; i++)
+		ctf_batch_release(&s->q[i]);
+	free(s->q);
+	ctf_stream_release(&s->cs);
+	free(s);
+}
+
+void reader_trace_free(struct trawl_reader_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nstreams; i++)
+		reader_stream_free(t->streams[i]);
+	free(t->streams);
+	if (!t->borrowed)
+		trawl_ctf_trace_free(t->dec.meta);
+	ctf_tdec_release(&t->dec);
+	free(t->path);
+	free(t->real);
+	free(t);
+}
+
+int reader_add_stream(struct trawl_reader *r, struct trawl_reader_trace *t,
+		      struct trawl_reader_stream *s)
+{
+	void *ns = realloc(t->streams, (t->nstreams + 1) * sizeof(*t->streams));
+	if (!ns)
+		return -ENOMEM;
+	s->order = r->nstreams++;
+	t->streams = ns;
+	t->streams[t->nstreams++] = s;
+	return 0;
+}
+
+void reader_trace_fix(const struct trawl_reader *r, struct trawl_reader_trace *t)
+{
+	for (size_t i = 0; i < r->nfixes; i++)
+		if (r->fixes[i].host && strcmp(r->fixes[i].host, t->hostname) == 0) {
+			t->fixv = r->fixes[i].xform;
+			t->dec.fix = &t->fixv;
+		}
+}
+
+/* Numbers the trace's event classes after those of the traces before
+ * (also in the decoders' fast tables). */
+static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
+{
+	const struct trawl_ctf_trace *m = t->dec.meta;
+
+	for (size_t i = 0; i < m->nstreams; i++) {
+		const struct trawl_ctf_stream_class *sc = m->streams[i];
+		for (size_t j = 0; j < sc->nevents; j++)
+			sc->events[j]->index = r->nclasses++;
+		const struct sc_dec *sd = sc->priv;
+		if (sd && sd->fast) {
+			struct fastent *fe = (struct fastent *)sd->fast;	/* the reader's own */
+			for (uint64_t id = 0; id < sd->nbyid; id++)
+				fe[id].cls = fe[id].ec ? fe[id].ec->index : 0;
+		}
+	}
+}
+
+int reader_add_trace(struct trawl_reader *r, struct trawl_reader_trace *t)
+{
+	void *nt = realloc(r->traces, (r->ntraces + 1) * sizeof(*r->traces));
+	if (!nt)
+		return -ENOMEM;
+	r->traces = nt;
+	r->traces[r->ntraces++] = t;
+	number_classes(r, t);
+	return 0;
+}
+
+void trawl_reader_free(struct trawl_reader *r)
+{
+	if (!r)
+		return;
+	if (r->started) {
+		if (r->worker_on) {
+			pthread_mutex_lock(&r->mu);
+			r->stop = true;
+			pthread_cond_signal(&r->wcv);
+			pthread_mutex_unlock(&r->mu);
+			pthread_join(r->wthread, NULL);
+		}
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->wcv);
+		pthread_cond_destroy(&r->mcv);
+	}
+	free(r->all);
+	if (r->m) {
+		free(r->m->t64);
+		free(r->m->tree);
+		free(r->m->key);
+		free(r->m->leaf);
+		free(r->m->cls);
+		free(r->m);
+	}
+	for (size_t i = 0; i < r->ntraces; i++)
+		reader_trace_free(r->traces[i]);
+	free(r->traces);
+	free(r->heap);
+	free(r->errq);
+	free(r);
+}
+
+struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o)
+{
+	struct trawl_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->rg.simd = ctf_simd();
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
+		r->hosts = o->hosts;
+		r->nhosts = o->hosts ? o->nhosts : 0;
+		r->events = o->events;
+		r->nevents = o->events ? o->nevents : 0;
+		r->rg.begin = o->begin;
+		r->rg.has_begin = o->begin != 0;
+		r->rg.end = o->end;
+		r->rg.has_end = o->end != 0;
+	}
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, threads) + sizeof(o->threads))
+		r->threads = o->threads;
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, nfixes) + sizeof(o->nfixes)) {
+		r->fixes = o->fixes;
+		r->nfixes = o->fixes ? o->nfixes : 0;
+	}
+	return r;
+}
+
+int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
+{
+	uint64_t bytes = 0;
+
+	/* the options' pointers are the caller's: only while opening */
+	r->fixes = NULL;
+	r->nfixes = 0;
+	r->hosts = r->events = NULL;
+	r->nhosts = r->nevents = 0;
+	r->heap = calloc(r->nstreams + 1, sizeof(*r->heap));
+	r->errq = calloc(r->nstreams + 1, sizeof(*r->errq));
+	r->all = calloc(r->nstreams + 1, sizeof(*r->all));
+	if (!r->heap || !r->errq || !r->all)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ntraces; i++) {
+		struct trawl_reader_trace *t = r->traces[i];
+		for (size_t j = 0; j < t->nstreams; j++) {
+			r->all[t->streams[j]->order] = t->streams[j];
+			bytes += t->streams[j]->cs.size;
+		}
+	}
+	/*
+	 * Batches from a few MiB of streams on (below, their setup costs more
+	 * than they save); a worker when asked, or by default on 2 CPUs and
+	 * more. In one thread, batches decode with the same fast loops as
+	 * the worker: `trawl info --threads 1` on the benchmark session took
+	 * 0.49-0.59 s instead of 1.19-1.38 s event by event.
+	 */
+	if (r->threads >= 2)
+		reader_set_mode(r, READ_WORKER);
+	else if (bytes < AUTO_MIN_BYTES)
+		reader_set_mode(r, READ_EVENTS);
+	else if (r->threads == 0 && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		reader_set_mode(r, READ_WORKER);
+	else
+		reader_set_mode(r, READ_BATCHES);
+	if (!r->nstreams)
+		reader_set_mode(r, READ_EVENTS);
+	return 0;
+}
+
+void reader_set_batch(struct trawl_reader *r, uint32_t events)
+{
+	r->batch_events = events;
+}
+
+void reader_set_mode(struct trawl_reader *r, enum read_mode m)
+{
+	r->threaded = m != READ_EVENTS;
+	r->worker = m == READ_WORKER;
+}
+
+/* ----------------------------------------------------------- accessors */
+
+size_t trawl_reader_ntraces(const struct trawl_reader *r)
+{
+	return r->ntraces;
+}
+
+size_t trawl_reader_nclasses(const struct trawl_reader *r)
+{
+	return r->nclasses;
+}
+
+const struct trawl_reader_trace *trawl_reader_trace_at(const struct trawl_reader *r, size_t i)
+{
+	return i < r->ntraces ? r->traces[i] : NULL;
+}
+
+const char *trawl_reader_trace_path(const struct trawl_reader_trace *t)
+{
+	return t->path;
+}
+
+const char *trawl_reader_trace_hostname(const struct trawl_reader_trace *t)
+{
+	return t->hostname;
+}
+
+const struct trawl_ctf_trace *trawl_reader_trace_meta(const struct trawl_reader_trace *t)
+{
+	return t->dec.meta;
+}
+
+size_t trawl_reader_trace_nstreams(const struct trawl_reader_trace *t)
+{
+	return t->nstreams;
+}
+
+const struct trawl_reader_stream *trawl_reader_trace_stream(const struct trawl_reader_trace *t, size_t i)
+{
+	return i < t->nstreams ? t->streams[i] : NULL;
+}
+
+const struct trawl_reader_trace *trawl_reader_stream_trace(const struct trawl_reader_stream *s)
+{
+	return s->trace;
+}
+
+const char *trawl_reader_stream_path(const struct trawl_reader_stream *s)
+{
+	return s->cs.path;
+}
+
+void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
+			       struct trawl_reader_stream_stats *st)
+{
+	*st = s->threaded ? s->pub : s->cs.st;
+}
+
