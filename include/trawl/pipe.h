@@ -68,10 +68,62 @@ struct trawl_reader_clock_fix {
 	struct trawl_sync_xform xform;
 };
 
+/* ---------------------------------------------------------------- sources */
+
 /*
- * Opens every CTF trace found under each path (a trace directory holding a
+ * A source gives a reader traces: CTF trace directories on disk, a live
+ * session of a relay, or buffers in memory. Each trace carries its host
+ * (env.hostname), its clock correction and its streams' statistics
+ * (events, discarded events); the reader merges the events of every
+ * stream of every source in (corrected) time order.
+ */
+struct trawl_source;
+
+struct trawl_source_opts {
+	size_t sz;			/* sizeof(struct trawl_source_opts) */
+	const char *const *hosts;	/* globs on env.hostname; NULL: all */
+	size_t nhosts;
+	const char *const *events;	/* globs on event names; NULL: all */
+	size_t nevents;
+	/* clock corrections by host, see trawl_reader_opts.fixes */
+	const struct trawl_reader_clock_fix *fixes;
+	size_t nfixes;
+};
+
+/*
+ * Every CTF trace found under each path (a trace directory holding a
  * `metadata` file, or any directory above some: a session). A trace that
- * cannot be opened is an error (returned, message in err).
+ * cannot be opened is an error (NULL, errno, message in err). The options
+ * are copied. Free with trawl_source_free(), unless a reader took it.
+ */
+struct trawl_source *trawl_source_files(const char *const *paths, size_t npaths,
+					const struct trawl_source_opts *o,
+					char *err, size_t errlen);
+/*
+ * One trace in memory: its TSDL metadata text and the bytes of its data
+ * streams (packets, as in a stream file), which must outlive the reader.
+ * For tests, simulations and embedding. NULL + errno, message in err.
+ */
+struct trawl_source *trawl_source_memory(const char *metadata, size_t len,
+					 const uint8_t *const *streams, const size_t *lens,
+					 size_t nstreams, const struct trawl_source_opts *o,
+					 char *err, size_t errlen);
+void trawl_source_free(struct trawl_source *src);
+
+/*
+ * A reader over the given sources, which it takes (also on failure: it
+ * frees them then). The options' range and threads apply; its hosts,
+ * events and fixes must be unset (they are the sources'). NULL + errno,
+ * message in err.
+ */
+struct trawl_reader *trawl_reader_open(struct trawl_source *const *srcs, size_t nsrcs,
+				       const struct trawl_reader_opts *o,
+				       char *err, size_t errlen);
+
+/*
+ * A reader over trawl_source_files(paths) with the options' filters and
+ * corrections: every CTF trace found under each path. A trace that cannot
+ * be opened is an error (returned, message in err).
  */
 struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
 				      const struct trawl_reader_opts *o,

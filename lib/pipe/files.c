@@ -37,17 +37,17 @@ static int stream_file(const struct dirent *d)
 }
 
 /* Opens stream file `name` of trace t (at path). 0 or -errno. */
-static int open_stream(struct trawl_reader *r, struct trawl_reader_trace *t, const char *path,
+static int open_stream(struct trawl_source *src, struct trawl_reader_trace *t, const char *path,
 		       const char *name, char *err, size_t errlen)
 {
-	struct trawl_reader_stream *s = reader_stream_new(t, path, &r->rg);
+	struct trawl_reader_stream *s = reader_stream_new(t, path);
 	int rc;
 
 	if (!s)
 		return seterr(err, errlen, ENOMEM, "out of memory");
 	if ((rc = ctf_stream_map_file(&s->cs, t->path, name, err, errlen)))
 		goto err;
-	if (reader_add_stream(r, t, s)) {
+	if (source_add_stream(src, t, s)) {
 		rc = seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
@@ -59,7 +59,7 @@ err:
 
 /* Opens the trace in dir: 1, 0 when skipped (given twice, or its host is
  * not wanted), or -errno with a message in err. */
-static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t errlen)
+static int open_trace(struct trawl_source *src, const char *dir, char *err, size_t errlen)
 {
 	char msg[512] = "";
 	struct trawl_reader_trace *t = NULL;
@@ -72,8 +72,8 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 		rc = seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; i < r->ntraces; i++) {
-		if (strcmp(r->traces[i]->real, real) == 0) {
+	for (size_t i = 0; i < src->ntraces; i++) {
+		if (strcmp(src->traces[i]->real, real) == 0) {
 			rc = 0;	/* given twice */
 			goto out;
 		}
@@ -97,17 +97,13 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 	t->dec.meta = meta;
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
-	reader_trace_fix(r, t);
-	if (r->nhosts) {
-		bool match = false;
-		for (size_t i = 0; i < r->nhosts && !match; i++)
-			match = glob_match(r->hosts[i], t->hostname);
-		if (!match) {
-			rc = 0;
-			goto out;
-		}
+	source_trace_fix(src, t);
+	if (!source_wants_host(src, t->hostname)) {
+		rc = 0;
+		goto out;
 	}
-	rc = ctf_tdec_init(&t->dec, meta, r->events, r->nevents, msg, sizeof(msg));
+	rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
+			   msg, sizeof(msg));
 	if (rc) {
 		rc = seterr(err, errlen, -rc, "%s: %s", mpath, msg);
 		goto out;
@@ -132,7 +128,7 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 			goto out;
 		}
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-			rc = open_stream(r, t, p, ents[i]->d_name, err, errlen);
+			rc = open_stream(src, t, p, ents[i]->d_name, err, errlen);
 			if (rc) {
 				free(p);
 				goto out;
@@ -140,7 +136,7 @@ static int open_trace(struct trawl_reader *r, const char *dir, char *err, size_t
 		}
 		free(p);
 	}
-	if (reader_add_trace(r, t)) {
+	if (source_add_trace(src, t)) {
 		rc = seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -175,10 +171,10 @@ static int subdir(const struct dirent *d)
 }
 
 /* Opens every trace at or under dir; returns how many or -errno. */
-static int discover(struct trawl_reader *r, const char *dir, int depth, char *err, size_t errlen)
+static int discover(struct trawl_source *src, const char *dir, int depth, char *err, size_t errlen)
 {
 	if (is_trace_dir(dir)) {
-		int rc = open_trace(r, dir, err, errlen);
+		int rc = open_trace(src, dir, err, errlen);
 		return rc < 0 ? rc : 1;	/* a skipped trace still counts as found */
 	}
 	if (depth >= MAX_DIR_DEPTH)
@@ -194,7 +190,7 @@ static int discover(struct trawl_reader *r, const char *dir, int depth, char *er
 			if (!p)
 				rc = seterr(err, errlen, ENOMEM, "out of memory");
 			else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-				rc = discover(r, p, depth + 1, err, errlen);
+				rc = discover(src, p, depth + 1, err, errlen);
 				if (rc > 0)
 					found += rc;
 			}
@@ -207,13 +203,15 @@ static int discover(struct trawl_reader *r, const char *dir, int depth, char *er
 }
 
 
-struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
-				      const struct trawl_reader_opts *o, char *err, size_t errlen)
+static const struct source_ops files_ops = { .kind = "files" };
+
+struct trawl_source *trawl_source_files(const char *const *paths, size_t npaths,
+					const struct trawl_source_opts *o, char *err, size_t errlen)
 {
-	struct trawl_reader *r = reader_alloc(o);
+	struct trawl_source *src = source_alloc(&files_ops, o);
 	int rc;
 
-	if (!r) {
+	if (!src) {
 		seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -227,7 +225,7 @@ struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
 			rc = seterr(err, errlen, ENOTDIR, "%s: not a directory", paths[i]);
 			goto err;
 		}
-		rc = discover(r, paths[i], 0, err, errlen);
+		rc = discover(src, paths[i], 0, err, errlen);
 		if (rc < 0)
 			goto err;
 		if (rc == 0) {
@@ -235,64 +233,135 @@ struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
 			goto err;
 		}
 	}
-	if ((rc = reader_ready(r, err, errlen)))
-		goto err;
-	return r;
+	return src;
 err:
-	trawl_reader_free(r);
+	trawl_source_free(src);
 	errno = -rc;
 	return NULL;
+}
+
+struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
+				      const struct trawl_reader_opts *o, char *err, size_t errlen)
+{
+	struct trawl_source_opts so;
+
+	reader_opts_source(o, &so);
+	struct trawl_source *src = trawl_source_files(paths, npaths, &so, err, errlen);
+	if (!src)
+		return NULL;
+	return trawl_reader_open(&src, 1, o, err, errlen);
+}
+
+/* ------------------------------------------------------------- memory */
+
+struct mem_priv {
+	struct trawl_ctf_trace *owned;	/* parsed from the caller's text */
+};
+
+static void mem_release(struct trawl_source *src)
+{
+	struct mem_priv *mp = src->priv;
+
+	/* the traces go first (trawl_source_free), then the model */
+	for (size_t i = 0; i < src->ntraces; i++)
+		reader_trace_free(src->traces[i]);
+	src->ntraces = 0;
+	if (mp)
+		trawl_ctf_trace_free(mp->owned);
+	free(mp);
+}
+
+static const struct source_ops mem_ops = { .kind = "memory", .release = mem_release };
+
+/* A memory source over a model (borrowed: the caller's, or mem_priv's). */
+static struct trawl_source *mem_source(struct trawl_ctf_trace *meta, const uint8_t *const *bufs,
+				       const size_t *lens, size_t n, const struct trawl_source_opts *o,
+				       struct mem_priv *mp, char *err, size_t errlen)
+{
+	struct trawl_source *src = source_alloc(&mem_ops, o);
+	struct trawl_reader_trace *t = NULL;
+	int rc = -ENOMEM;
+
+	if (!src) {
+		free(mp);
+		seterr(err, errlen, ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	src->priv = mp;
+	if (!(t = calloc(1, sizeof(*t))))
+		goto nomem;
+	t->borrowed = true;
+	t->dec.meta = meta;
+	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
+	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	source_trace_fix(src, t);
+	if (!(t->path = strdup("mem")))
+		goto nomem;
+	if ((rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
+				err, errlen)))
+		goto err;
+	if ((rc = source_add_trace(src, t)))
+		goto nomem;
+	t = NULL;
+	struct trawl_reader_trace *tr = src->traces[0];
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "mem/s_%zu", i);
+		struct trawl_reader_stream *s = reader_stream_new(tr, name);
+		if (!s)
+			goto nomem;
+		s->cs.borrowed = true;
+		s->cs.map = bufs[i];
+		s->cs.size = lens[i];
+		s->cs.st.bytes = lens[i];
+		if (source_add_stream(src, tr, s)) {
+			reader_stream_free(s);
+			goto nomem;
+		}
+	}
+	return src;
+nomem:
+	rc = seterr(err, errlen, ENOMEM, "out of memory");
+err:
+	reader_trace_free(t);
+	trawl_source_free(src);
+	errno = -rc;
+	return NULL;
+}
+
+struct trawl_source *trawl_source_memory(const char *metadata, size_t len,
+					 const uint8_t *const *streams, const size_t *lens,
+					 size_t nstreams, const struct trawl_source_opts *o,
+					 char *err, size_t errlen)
+{
+	char msg[512] = "";
+	struct mem_priv *mp = calloc(1, sizeof(*mp));
+
+	if (!mp) {
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	mp->owned = trawl_ctf_metadata_parse(metadata, len, msg, sizeof(msg));
+	if (!mp->owned) {
+		int e = errno ? errno : EINVAL;
+		seterr(err, errlen, e, "metadata: %s", msg);
+		free(mp);
+		errno = e;
+		return NULL;
+	}
+	return mem_source(mp->owned, streams, lens, nstreams, o, mp, err, errlen);
 }
 
 struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t *const *bufs,
 				    const size_t *lens, size_t n, const struct trawl_reader_opts *o,
 				    char *err, size_t errlen)
 {
-	struct trawl_reader *r = reader_alloc(o);
-	struct trawl_reader_trace *t = calloc(1, sizeof(*t));
-	int rc = -ENOMEM;
+	struct trawl_source_opts so;
 
-	if (!r || !t) {
-		free(t);
-		seterr(err, errlen, ENOMEM, "out of memory");
-		goto err;
-	}
-	t->borrowed = true;
-	t->dec.meta = meta;
-	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
-	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
-	reader_trace_fix(r, t);
-	t->path = strdup("mem");
-	if (!t->path || (rc = ctf_tdec_init(&t->dec, meta, r->events, r->nevents, err, errlen))) {
-		reader_trace_free(t);
-		goto err;
-	}
-	if ((rc = reader_add_trace(r, t))) {
-		reader_trace_free(t);
-		goto err;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "mem/s_%zu", i);
-		struct trawl_reader_stream *s = reader_stream_new(t, name, &r->rg);
-		if (!s) {
-			rc = -ENOMEM;
-			goto err;
-		}
-		s->cs.borrowed = true;
-		s->cs.map = bufs[i];
-		s->cs.size = lens[i];
-		s->cs.st.bytes = lens[i];
-		if ((rc = reader_add_stream(r, t, s))) {
-			reader_stream_free(s);
-			goto err;
-		}
-	}
-	if ((rc = reader_ready(r, err, errlen)))
-		goto err;
-	return r;
-err:
-	trawl_reader_free(r);
-	errno = -rc;
-	return NULL;
+	reader_opts_source(o, &so);
+	struct trawl_source *src = mem_source(meta, bufs, lens, n, &so, NULL, err, errlen);
+	if (!src)
+		return NULL;
+	return trawl_reader_open(&src, 1, o, err, errlen);
 }

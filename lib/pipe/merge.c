@@ -670,15 +670,14 @@ unsigned trawl_reader_nerrors(const struct trawl_reader *r)
 
 /* ------------------------------------------------------------ lifecycle */
 
-struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t, const char *path,
-					      const struct ctf_range *rg)
+struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t, const char *path)
 {
 	struct trawl_reader_stream *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->trace = t;
-	if (ctf_stream_init(&s->cs, &t->dec, rg, path, s)) {
+	if (ctf_stream_init(&s->cs, &t->dec, NULL, path, s)) {
 		reader_stream_free(s);
 		return NULL;
 	}
@@ -711,27 +710,6 @@ void reader_trace_free(struct trawl_reader_trace *t)
 	free(t);
 }
 
-int reader_add_stream(struct trawl_reader *r, struct trawl_reader_trace *t,
-		      struct trawl_reader_stream *s)
-{
-	void *ns = realloc(t->streams, (t->nstreams + 1) * sizeof(*t->streams));
-	if (!ns)
-		return -ENOMEM;
-	s->order = r->nstreams++;
-	t->streams = ns;
-	t->streams[t->nstreams++] = s;
-	return 0;
-}
-
-void reader_trace_fix(const struct trawl_reader *r, struct trawl_reader_trace *t)
-{
-	for (size_t i = 0; i < r->nfixes; i++)
-		if (r->fixes[i].host && strcmp(r->fixes[i].host, t->hostname) == 0) {
-			t->fixv = r->fixes[i].xform;
-			t->dec.fix = &t->fixv;
-		}
-}
-
 /* Numbers the trace's event classes after those of the traces before
  * (also in the decoders' fast tables). */
 static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
@@ -751,14 +729,27 @@ static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
 	}
 }
 
-int reader_add_trace(struct trawl_reader *r, struct trawl_reader_trace *t)
+int reader_adopt(struct trawl_reader *r, struct trawl_source *src)
 {
-	void *nt = realloc(r->traces, (r->ntraces + 1) * sizeof(*r->traces));
+	size_t n = src->ntraces - src->nadopted;
+
+	if (!n)
+		return 0;
+	void *nt = realloc(r->traces, (r->ntraces + n) * sizeof(*r->traces));
 	if (!nt)
 		return -ENOMEM;
 	r->traces = nt;
-	r->traces[r->ntraces++] = t;
-	number_classes(r, t);
+	for (size_t i = src->nadopted; i < src->ntraces; i++) {
+		struct trawl_reader_trace *t = src->traces[i];
+		r->traces[r->ntraces++] = t;
+		number_classes(r, t);
+		for (size_t j = 0; j < t->nstreams; j++) {
+			t->streams[j]->cs.rg = &r->rg;
+			t->streams[j]->order = r->nstreams++;
+		}
+	}
+	src->nadopted = src->ntraces;
+	src->r = r;
 	return 0;
 }
 
@@ -787,8 +778,9 @@ void trawl_reader_free(struct trawl_reader *r)
 		free(r->m->cls);
 		free(r->m);
 	}
-	for (size_t i = 0; i < r->ntraces; i++)
-		reader_trace_free(r->traces[i]);
+	for (size_t i = 0; i < r->nsrcs; i++)
+		trawl_source_free(r->srcs[i]);	/* with their traces */
+	free(r->srcs);
 	free(r->traces);
 	free(r->heap);
 	free(r->errq);
@@ -803,10 +795,6 @@ struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o)
 		return NULL;
 	r->rg.simd = ctf_simd();
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
-		r->hosts = o->hosts;
-		r->nhosts = o->hosts ? o->nhosts : 0;
-		r->events = o->events;
-		r->nevents = o->events ? o->nevents : 0;
 		r->rg.begin = o->begin;
 		r->rg.has_begin = o->begin != 0;
 		r->rg.end = o->end;
@@ -814,10 +802,6 @@ struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o)
 	}
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, threads) + sizeof(o->threads))
 		r->threads = o->threads;
-	if (o && o->sz >= offsetof(struct trawl_reader_opts, nfixes) + sizeof(o->nfixes)) {
-		r->fixes = o->fixes;
-		r->nfixes = o->fixes ? o->nfixes : 0;
-	}
 	return r;
 }
 
@@ -825,11 +809,6 @@ int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
 {
 	uint64_t bytes = 0;
 
-	/* the options' pointers are the caller's: only while opening */
-	r->fixes = NULL;
-	r->nfixes = 0;
-	r->hosts = r->events = NULL;
-	r->nhosts = r->nevents = 0;
 	r->heap = calloc(r->nstreams + 1, sizeof(*r->heap));
 	r->errq = calloc(r->nstreams + 1, sizeof(*r->errq));
 	r->all = calloc(r->nstreams + 1, sizeof(*r->all));

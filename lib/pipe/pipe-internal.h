@@ -117,13 +117,8 @@ struct trawl_reader {
 	unsigned nerrors;
 	const char *lasterr;
 	struct ctf_range rg;		/* what streams decode (begin, end, simd) */
-	/* only while traces are opened (trawl_reader_new) */
-	const struct trawl_reader_clock_fix *fixes;
-	size_t nfixes;
-	const char *const *hosts;
-	size_t nhosts;
-	const char *const *events;
-	size_t nevents;
+	struct trawl_source **srcs;	/* the reader's, freed with it */
+	size_t nsrcs;
 	unsigned threads;		/* as asked; 0: auto */
 	/*
 	 * Batches (threaded): streams decoded a batch at a time, merged by a
@@ -144,25 +139,64 @@ struct trawl_reader {
 };
 
 
+/* ---- sources (source.c, files.c, live.c) */
+struct trawl_source;
+struct source_ops {
+	const char *kind;		/* "files", "memory", "live" */
+	/*
+	 * Live sources only (NULL otherwise): waits until deadline (ns,
+	 * CLOCK_MONOTONIC; 0: do not wait) for something new: traces,
+	 * streams, packets, beacons. 1 when there is, 0 at the deadline, -errno.
+	 */
+	int (*poll)(struct trawl_source *src, int64_t deadline);
+	void (*release)(struct trawl_source *src);
+};
+
+struct trawl_source {
+	const struct source_ops *ops;
+	/* the options, copied: host and event globs, clock corrections */
+	char **hosts, **events;
+	size_t nhosts, nevents;
+	struct trawl_reader_clock_fix *fixes;
+	size_t nfixes;
+	struct trawl_reader_trace **traces;	/* the source's, in order */
+	size_t ntraces;
+	size_t nadopted;		/* traces[0 .. nadopted) are the reader's */
+	struct trawl_reader *r;		/* the reader that took it, or NULL */
+	void *priv;			/* the kind's own state */
+};
+
+/* A new source of this kind with copies of o's filters; NULL on ENOMEM. */
+TRAWL_HIDDEN struct trawl_source *source_alloc(const struct source_ops *ops,
+					       const struct trawl_source_opts *o);
+/* Does the host pass the source's host globs? */
+TRAWL_HIDDEN bool source_wants_host(const struct trawl_source *src, const char *host);
+/* Sets t's clock correction from the source's fixes, if its host has one. */
+TRAWL_HIDDEN void source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace *t);
+/* Appends t to the source's traces. 0 or -ENOMEM. */
+TRAWL_HIDDEN int source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t);
+/* Adds stream s to trace t (of src); once adopted, the reader orders it. */
+TRAWL_HIDDEN int source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
+				   struct trawl_reader_stream *s);
+
 /* ---- merge.c */
-/* A new, empty reader with the options o (hosts, events, range, threads,
- * fixes); NULL on ENOMEM. */
+/* A new, empty reader with the options o (range, threads); NULL on ENOMEM. */
 TRAWL_HIDDEN struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o);
-/* Once every trace is added: numbers, queues, the read mode. 0 or -errno. */
+/* Once every source is adopted: the read mode, the merge's arrays.
+ * 0 or -errno. */
 TRAWL_HIDDEN int reader_ready(struct trawl_reader *r, char *err, size_t errlen);
 /* A new stream of trace t, named path (not yet added). NULL on ENOMEM. */
 TRAWL_HIDDEN struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t,
-							   const char *path,
-							   const struct ctf_range *rg);
+							   const char *path);
 TRAWL_HIDDEN void reader_stream_free(struct trawl_reader_stream *s);
-/* Adds s to t and gives it the reader's next order. 0 or -ENOMEM. */
-TRAWL_HIDDEN int reader_add_stream(struct trawl_reader *r, struct trawl_reader_trace *t,
-				   struct trawl_reader_stream *s);
-/* Adds t to r (numbering its event classes after the others'). 0 or -ENOMEM. */
-TRAWL_HIDDEN int reader_add_trace(struct trawl_reader *r, struct trawl_reader_trace *t);
 TRAWL_HIDDEN void reader_trace_free(struct trawl_reader_trace *t);
-/* The correction of host (from the reader's fixes) into t, if any. */
-TRAWL_HIDDEN void reader_trace_fix(const struct trawl_reader *r, struct trawl_reader_trace *t);
+/* Takes the traces and streams src has that r does not have yet:
+ * numbers their classes and orders their streams. 0 or -ENOMEM. */
+TRAWL_HIDDEN int reader_adopt(struct trawl_reader *r, struct trawl_source *src);
+
+/* The source made of the filters of reader options (hosts, events, fixes). */
+TRAWL_HIDDEN void reader_opts_source(const struct trawl_reader_opts *o,
+				     struct trawl_source_opts *so);
 
 /*
  * A reader over in-memory stream buffers of one trace whose model the caller
