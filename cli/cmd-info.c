@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "internal.h"	/* uuid_format */
+#include "util/json.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
@@ -105,22 +106,6 @@ static const char *env_str(const struct trawl_ctf_trace *m, const char *key, cha
 	return e->sval ? e->sval : "";
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static const char *base(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -193,65 +178,108 @@ static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 			       cls[i]->cls->name ? cls[i]->cls->name : "<unknown>");
 }
 
-static void json_trace(const struct trace_sum *ts, struct cls_count **cls, size_t ncls)
+static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_count **cls,
+		       size_t ncls)
 {
 	const struct trawl_ctf_trace *m = trawl_reader_trace_meta(ts->t);
 	char b[64];
-	bool first = true;
 
-	printf("{\"path\":");
-	json_str(trawl_reader_trace_path(ts->t));
-	printf(",\"hostname\":");
-	json_str(trawl_reader_trace_hostname(ts->t));
-	printf(",\"domain\":");
-	json_str(env_str(m, "domain", b, sizeof(b)));
-	printf(",\"tracer_name\":");
-	json_str(env_str(m, "tracer_name", b, sizeof(b)));
-	printf(",\"clocks\":[");
+	json_obj(j);
+	json_key(j, "path");
+	json_str(j, trawl_reader_trace_path(ts->t));
+	json_key(j, "hostname");
+	json_str(j, trawl_reader_trace_hostname(ts->t));
+	json_key(j, "domain");
+	json_str(j, env_str(m, "domain", b, sizeof(b)));
+	json_key(j, "tracer_name");
+	json_str(j, env_str(m, "tracer_name", b, sizeof(b)));
+	json_key(j, "clocks");
+	json_arr(j);
 	for (size_t i = 0; m && i < m->nclocks; i++) {
 		const struct trawl_ctf_clock *ck = &m->clocks[i];
 		char u[37] = "";
 
 		if (ck->has_uuid)
 			uuid_format(ck->uuid, u);
-		printf("%s{\"name\":", i ? "," : "");
-		json_str(ck->name);
-		printf(",\"freq\":%" PRIu64 ",\"offset_s\":%" PRId64 ",\"offset\":%" PRId64
-		       ",\"uuid\":", ck->freq, ck->offset_s, ck->offset);
-		json_str(u);
-		printf(",\"absolute\":%s}", ck->absolute ? "true" : "false");
+		json_obj(j);
+		json_key(j, "name");
+		json_str(j, ck->name);
+		json_key(j, "freq");
+		json_u64(j, ck->freq);
+		json_key(j, "offset_s");
+		json_i64(j, ck->offset_s);
+		json_key(j, "offset");
+		json_i64(j, ck->offset);
+		json_key(j, "uuid");
+		json_str(j, u);
+		json_key(j, "absolute");
+		json_bool(j, ck->absolute);
+		json_obj_end(j);
 	}
-	printf("],\"events\":%" PRIu64 ",\"discarded\":%" PRIu64 ",\"packets\":%" PRIu64
-	       ",\"bytes\":%" PRIu64, ts->events, ts->discarded, ts->packets, ts->bytes);
-	if (ts->events)
-		printf(",\"first_ts\":%" PRId64 ",\"last_ts\":%" PRId64, ts->first, ts->last);
-	printf(",\"streams\":[");
+	json_arr_end(j);
+	json_key(j, "events");
+	json_u64(j, ts->events);
+	json_key(j, "discarded");
+	json_u64(j, ts->discarded);
+	json_key(j, "packets");
+	json_u64(j, ts->packets);
+	json_key(j, "bytes");
+	json_u64(j, ts->bytes);
+	if (ts->events) {
+		json_key(j, "first_ts");
+		json_i64(j, ts->first);
+		json_key(j, "last_ts");
+		json_i64(j, ts->last);
+	}
+	json_key(j, "streams");
+	json_arr(j);
 	for (size_t i = 0; i < trawl_reader_trace_nstreams(ts->t); i++) {
 		const struct trawl_reader_stream *s = trawl_reader_trace_stream(ts->t, i);
 		struct trawl_reader_stream_stats st;
 
 		trawl_reader_stream_stats(s, &st);
-		printf("%s{\"path\":", i ? "," : "");
-		json_str(trawl_reader_stream_path(s));
-		printf(",\"cpu\":%" PRIu32 ",\"packets\":%" PRIu64 ",\"events\":%" PRIu64
-		       ",\"discarded\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"index\":\"%s\"", st.cpu,
-		       st.packets, st.events, st.discarded, st.bytes, index_state(&st));
+		json_obj(j);
+		json_key(j, "path");
+		json_str(j, trawl_reader_stream_path(s));
+		json_key(j, "cpu");
+		json_u64(j, st.cpu);
+		json_key(j, "packets");
+		json_u64(j, st.packets);
+		json_key(j, "events");
+		json_u64(j, st.events);
+		json_key(j, "discarded");
+		json_u64(j, st.discarded);
+		json_key(j, "bytes");
+		json_u64(j, st.bytes);
+		json_key(j, "index");
+		json_str(j, index_state(&st));
 		if (st.index_warning) {
-			printf(",\"index_warning\":");
-			json_str(st.index_warning);
+			json_key(j, "index_warning");
+			json_str(j, st.index_warning);
 		}
-		putchar('}');
+		json_obj_end(j);
 	}
-	printf("],\"event_classes\":[");
+	json_arr_end(j);
+	json_key(j, "event_classes");
+	json_arr(j);
 	for (size_t i = 0; i < ncls; i++) {
 		if (cls[i]->trace != ts->t)
 			continue;
-		printf("%s{\"name\":", first ? "" : ",");
-		json_str(cls[i]->cls->name ? cls[i]->cls->name : "");
-		printf(",\"count\":%" PRIu64 "}", cls[i]->n);
-		first = false;
+		json_obj(j);
+		json_key(j, "name");
+		json_str(j, cls[i]->cls->name ? cls[i]->cls->name : "");
+		json_key(j, "count");
+		json_u64(j, cls[i]->n);
+		json_obj_end(j);
 	}
-	printf("]}");
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void report_corrupt(void *arg, const char *msg)
+{
+	(*(uint64_t *)arg)++;
+	die_msg("%s", msg);
 }
 
 int cmd_info(int argc, char **argv)
@@ -344,26 +372,37 @@ int cmd_info(int argc, char **argv)
 		goto out;
 	}
 
-	/* Decode everything, counting per class. */
-	size_t nclasses = trawl_reader_nclasses(r);
-
-	cnt = calloc(nclasses + 1, sizeof(*cnt));
-	if (!cnt) {
+	/* Decode everything, counting per class: a counting sink. */
+	size_t nclasses;
+	struct trawl_count *counter = trawl_count_new();
+	if (!counter) {
 		status = die_msg("out of memory");
 		goto out;
 	}
-	/* several events per call: the merge keeps its state in registers */
-	static struct trawl_event evs[256];
-	while ((rc = trawl_reader_read(r, evs, 256)) != 0) {
-		if (__builtin_expect(rc < 0, 0)) {
-			die_msg("%s", trawl_reader_error(r));
-			nerr++;
-			status = 1;
-			continue;
+	{
+		struct trawl_sink sink = trawl_count_sink(counter);
+		struct trawl_run_opts run = {
+			.sz = sizeof(run), .error = report_corrupt, .arg = &nerr,
+		};
+		rc = trawl_pipe_run(r, &sink, 1, &run);
+		if (rc < 0) {
+			trawl_count_free(counter);
+			status = die_msg("%s", strerror(-rc));
+			goto out;
 		}
-		for (int i = 0; i < rc; i++)
-			cnt[evs[i].cls->index]++;
+		if (rc > 0)
+			status = 1;
 	}
+	nclasses = trawl_reader_nclasses(r);
+	cnt = calloc(nclasses + 1, sizeof(*cnt));
+	if (!cnt) {
+		trawl_count_free(counter);
+		status = die_msg("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nclasses; i++)
+		cnt[i] = trawl_count_class(counter, i);
+	trawl_count_free(counter);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	/* Per trace sums, traces grouped by host. */
@@ -441,19 +480,49 @@ int cmd_info(int argc, char **argv)
 	double rate = secs > 0 ? (double)total / secs : 0;
 
 	if (json) {
-		printf("{\"traces\":[");
-		for (size_t i = 0; i < ntr; i++) {
-			if (i)
-				putchar(',');
-			json_trace(&sums[i], cls, ncls);
+		struct json j;
+
+		json_init(&j);
+		json_obj(&j);
+		json_key(&j, "traces");
+		json_arr(&j);
+		for (size_t i = 0; i < ntr; i++)
+			json_trace(&j, &sums[i], cls, ncls);
+		json_arr_end(&j);
+		json_key(&j, "total");
+		json_obj(&j);
+		json_key(&j, "hosts");
+		json_u64(&j, nhost);
+		json_key(&j, "traces");
+		json_u64(&j, ntr);
+		json_key(&j, "streams");
+		json_u64(&j, all.nstreams);
+		json_key(&j, "events");
+		json_u64(&j, total);
+		json_key(&j, "discarded");
+		json_u64(&j, all.discarded);
+		json_key(&j, "packets");
+		json_u64(&j, all.packets);
+		json_key(&j, "bytes");
+		json_u64(&j, all.bytes);
+		json_key(&j, "errors");
+		json_u64(&j, nerr);
+		if (total) {
+			json_key(&j, "first_ts");
+			json_i64(&j, all.first);
+			json_key(&j, "last_ts");
+			json_i64(&j, all.last);
 		}
-		printf("],\"total\":{\"hosts\":%zu,\"traces\":%zu,\"streams\":%zu,\"events\":%" PRIu64
-		       ",\"discarded\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64
-		       ",\"errors\":%" PRIu64, nhost, ntr, all.nstreams, total, all.discarded,
-		       all.packets, all.bytes, nerr);
-		if (total)
-			printf(",\"first_ts\":%" PRId64 ",\"last_ts\":%" PRId64, all.first, all.last);
-		printf("},\"decode_seconds\":%.6f,\"events_per_second\":%.0f}\n", secs, rate);
+		json_obj_end(&j);
+		json_key(&j, "decode_seconds");
+		json_fixed(&j, secs, 6);
+		json_key(&j, "events_per_second");
+		json_fixed(&j, rate, 0);
+		json_obj_end(&j);
+		json_char(&j, '\n');
+		if (json_flush(&j, stdout))
+			status = die_msg("out of memory");
+		json_release(&j);
 	} else {
 		char b[64];
 

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +38,9 @@ static void print_usage(FILE *f)
 		"  -b, --begin <time>     only events at or after <time>\n"
 		"  -E, --end <time>       only events at or before <time>\n"
 		"  -n, --limit <n>        stop after <n> events\n"
+		"  -f, --format <name>    text (default: as babeltrace2 prints) or json (one\n"
+		"                         JSON object per line: ts, host, cpu, event,\n"
+		"                         context, fields)\n"
 		"      --clock-seconds    print times as [seconds.nanoseconds]\n"
 		"      --clock-gmt        print times in UTC instead of local time\n"
 		"      --no-delta         do not print the time since the previous event\n"
@@ -52,37 +54,6 @@ static void print_usage(FILE *f)
 		"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n"
 		"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or 'HH:MM:SS[.n]' on the day of\n"
 		"the first event; dates are local time unless --clock-gmt is given.\n");
-}
-
-/* ------------------------------------------------------------- output */
-
-struct outbuf {
-	char *buf;
-	size_t len, cap;
-	bool broken;		/* EPIPE: stop quietly */
-	int err;		/* other write error */
-};
-
-static int flush_out(struct outbuf *o)
-{
-	size_t off = 0;
-
-	while (off < o->len && !o->broken) {
-		ssize_t n = write(STDOUT_FILENO, o->buf + off, o->len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EPIPE)
-				o->broken = true;
-			else
-				o->err = errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	o->len = 0;
-	return o->broken || o->err ? -1 : 0;
 }
 
 /* ---------------------------------------------------------- time parsing */
@@ -185,332 +156,37 @@ static int parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bo
 	return 0;
 }
 
-/* ------------------------------------------------------------ pipeline */
+/* ---------------------------------------------------------------- run */
 
-/*
- * With two threads, the main thread reads (decode + merge) and copies the
- * events into batches; a second thread formats and writes them in order.
- * When the formatter falls behind (two batches waiting), the reading
- * thread formats the batch it just filled itself, so both cores share the
- * formatting. Decoded strings point into the mapped traces, which stay
- * mapped until the reader is freed, so only the tapes are copied.
- */
-#define BATCH 4096
-#define NBATCH 8
-
-struct batch {
-	struct trawl_event ev[BATCH];
-	size_t n;
-	union trawl_ctf_value *vals;
-	size_t nvals, capvals;
-	int64_t prev_ts;		/* before ev[0]; INT64_MIN: none */
-	bool formatted;
-	char *out;
-	size_t outlen, outcap;
-	struct batch *next;
-};
-
-struct pipe_state {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct batch *free_list;
-	struct batch *head, *tail;	/* ready, in order */
-	size_t nready;
-	bool done;			/* the reader has queued everything */
-	bool stop;			/* the writer cannot go on */
-	int werr;			/* write errno (not EPIPE) */
-	bool nomem;
-	struct trawl_text *tx;		/* the formatter thread's */
-};
-
-static int format_batch(struct trawl_text *tx, struct batch *b)
+static void report_corrupt(void *arg, const char *msg)
 {
-	trawl_text_set_prev(tx, b->prev_ts);
-	b->outlen = 0;
-	for (size_t i = 0; i < b->n; i++) {
-		size_t room = b->outcap - b->outlen;
-		size_t n = trawl_text_format(tx, b->out + b->outlen, room, &b->ev[i]);
-
-		if (n > room) {
-			size_t ncap = b->outcap * 2 + n;
-			char *nb = realloc(b->out, ncap);
-
-			if (!nb)
-				return -1;
-			b->out = nb;
-			b->outcap = ncap;
-			n = trawl_text_format(tx, b->out + b->outlen, b->outcap - b->outlen, &b->ev[i]);
-		}
-		if (n == 0)
-			return -1;
-		b->outlen += n;
-	}
-	b->formatted = true;
-	return 0;
+	(void)arg;
+	die_msg("%s", msg);
 }
 
-static void *writer_main(void *arg)
+/* Prints every event of r through a printer sink; the exit status. */
+static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, uint64_t limit)
 {
-	struct pipe_state *ps = arg;
+	char err[256];
+	struct trawl_print *p = trawl_print_new(po, err, sizeof(err));
 
-	for (;;) {
-		struct batch *b;
-		struct outbuf o;
+	if (!p)
+		return die_msg("%s", err);
+	struct trawl_sink sink = trawl_print_sink(p);
+	struct trawl_run_opts ro = {
+		.sz = sizeof(ro), .limit = limit == UINT64_MAX ? 0 : limit, .error = report_corrupt,
+	};
+	int rc = limit == 0 ? 0 : trawl_pipe_run(r, &sink, 1, &ro), status = 0;
 
-		pthread_mutex_lock(&ps->mu);
-		while (!ps->head && !ps->done)
-			pthread_cond_wait(&ps->cv, &ps->mu);
-		b = ps->head;
-		if (!b) {
-			pthread_mutex_unlock(&ps->mu);
-			break;
-		}
-		ps->head = b->next;
-		if (!ps->head)
-			ps->tail = NULL;
-		ps->nready--;
-		pthread_mutex_unlock(&ps->mu);
-
-		bool ok = b->formatted || format_batch(ps->tx, b) == 0;
-
-		if (ok) {
-			o = (struct outbuf){ .buf = b->out, .len = b->outlen, .cap = b->outcap };
-			flush_out(&o);
-		}
-		pthread_mutex_lock(&ps->mu);
-		if (!ok) {
-			ps->nomem = true;
-			ps->stop = true;
-		} else if (o.broken || o.err) {
-			ps->werr = o.err;
-			ps->stop = true;
-		}
-		b->next = ps->free_list;
-		ps->free_list = b;
-		pthread_cond_broadcast(&ps->cv);
-		pthread_mutex_unlock(&ps->mu);
-	}
-	return NULL;
-}
-
-/* Copies ev (and its tape) into b. */
-static int batch_add(struct batch *b, const struct trawl_event *ev)
-{
-	if (b->nvals + ev->nvalues > b->capvals) {
-		size_t ncap = (b->nvals + ev->nvalues) * 2 + 4096;
-		union trawl_ctf_value *nv = realloc(b->vals, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		b->vals = nv;
-		b->capvals = ncap;
-	}
-	b->ev[b->n] = *ev;
-	/* an offset for now: the tape may still move */
-	b->ev[b->n].values = (const union trawl_ctf_value *)(uintptr_t)b->nvals;
-	if (ev->nvalues)
-		memcpy(b->vals + b->nvals, ev->values, ev->nvalues * sizeof(*ev->values));
-	b->nvals += ev->nvalues;
-	b->n++;
-	return 0;
-}
-
-static void batch_fix(struct batch *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		b->ev[i].values = b->vals + (uintptr_t)b->ev[i].values;
-}
-
-struct run_opts {
-	int64_t begin, end;
-	bool has_begin, has_end;
-	uint64_t limit;
-	unsigned flags;
-};
-
-/* Returns the exit status. */
-static int print_threaded(struct trawl_reader *r, const struct run_opts *ro)
-{
-	struct pipe_state ps = { .head = NULL };
-	struct batch *pool = calloc(NBATCH, sizeof(*pool));
-	struct trawl_text *tx = trawl_text_new(ro->flags);
-	pthread_t th;
-	int64_t last_ts = INT64_MIN;
-	uint64_t printed = 0;
-	int status = 0, rc;
-	bool end = false;
-
-	ps.tx = trawl_text_new(ro->flags);
-	if (!pool || !tx || !ps.tx) {
+	if (rc == -EPIPE)
+		status = 0;	/* `| head`: stop quietly */
+	else if (rc == -ENOMEM)
 		status = die_msg("out of memory");
-		goto out;
-	}
-	for (int i = 0; i < NBATCH; i++) {
-		pool[i].outcap = 1 << 20;
-		pool[i].out = malloc(pool[i].outcap);
-		if (!pool[i].out) {
-			status = die_msg("out of memory");
-			goto out;
-		}
-		pool[i].next = ps.free_list;
-		ps.free_list = &pool[i];
-	}
-	pthread_mutex_init(&ps.mu, NULL);
-	pthread_cond_init(&ps.cv, NULL);
-	if (pthread_create(&th, NULL, writer_main, &ps)) {
-		status = die_msg("cannot start a thread");
-		goto out;
-	}
-	while (!end) {
-		struct batch *b;
-		const struct trawl_event *ev;
-		bool stop, help;
-
-		pthread_mutex_lock(&ps.mu);
-		while (!ps.free_list && !ps.stop)
-			pthread_cond_wait(&ps.cv, &ps.mu);
-		stop = ps.stop;
-		b = ps.free_list;
-		if (b && !stop)
-			ps.free_list = b->next;
-		pthread_mutex_unlock(&ps.mu);
-		if (stop)
-			break;
-
-		b->n = 0;
-		b->nvals = 0;
-		b->formatted = false;
-		b->prev_ts = last_ts;
-		while (b->n < BATCH) {
-			if (printed >= ro->limit) {
-				end = true;
-				break;
-			}
-			rc = trawl_reader_next(r, &ev);
-			if (rc == 0) {
-				end = true;
-				break;
-			}
-			if (rc < 0) {
-				die_msg("%s", trawl_reader_error(r));
-				status = 1;
-				continue;
-			}
-			if ((ro->has_begin && ev->ts < ro->begin) || (ro->has_end && ev->ts > ro->end))
-				continue;
-			if (batch_add(b, ev)) {
-				status = die_msg("out of memory");
-				end = true;
-				break;
-			}
-			last_ts = ev->ts;
-			printed++;
-		}
-		batch_fix(b);
-
-		pthread_mutex_lock(&ps.mu);
-		help = ps.nready >= 2;
-		pthread_mutex_unlock(&ps.mu);
-		if (help && format_batch(tx, b)) {
-			status = die_msg("out of memory");
-			end = true;
-			b->n = 0;
-			b->formatted = false;
-		}
-
-		pthread_mutex_lock(&ps.mu);
-		b->next = NULL;
-		if (ps.tail)
-			ps.tail->next = b;
-		else
-			ps.head = b;
-		ps.tail = b;
-		ps.nready++;
-		pthread_cond_broadcast(&ps.cv);
-		pthread_mutex_unlock(&ps.mu);
-	}
-	pthread_mutex_lock(&ps.mu);
-	ps.done = true;
-	pthread_cond_broadcast(&ps.cv);
-	pthread_mutex_unlock(&ps.mu);
-	pthread_join(th, NULL);
-	if (ps.nomem)
-		status = die_msg("out of memory");
-	if (ps.werr)
-		status = die_msg("write error: %s", strerror(ps.werr));
-	pthread_mutex_destroy(&ps.mu);
-	pthread_cond_destroy(&ps.cv);
-out:
-	for (int i = 0; pool && i < NBATCH; i++) {
-		free(pool[i].out);
-		free(pool[i].vals);
-	}
-	free(pool);
-	trawl_text_free(tx);
-	trawl_text_free(ps.tx);
-	return status;
-}
-
-/* One thread: read, format, write. */
-static int print_serial(struct trawl_reader *r, const struct run_opts *ro)
-{
-	struct trawl_text *tx = trawl_text_new(ro->flags);
-	struct outbuf o = { .cap = 1 << 20 };
-	const struct trawl_event *ev;
-	uint64_t printed = 0;
-	int status = 0, rc;
-
-	o.buf = malloc(o.cap);
-	if (!tx || !o.buf) {
-		status = die_msg("out of memory");
-		goto out;
-	}
-	while (printed < ro->limit) {
-		size_t n;
-
-		rc = trawl_reader_next(r, &ev);
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			if (flush_out(&o))
-				break;
-			die_msg("%s", trawl_reader_error(r));
-			status = 1;
-			continue;
-		}
-		if ((ro->has_begin && ev->ts < ro->begin) || (ro->has_end && ev->ts > ro->end))
-			continue;
-		n = trawl_text_format(tx, o.buf + o.len, o.cap - o.len, ev);
-		if (n > o.cap - o.len) {
-			if (flush_out(&o))
-				break;
-			if (n > o.cap) {
-				char *nb = realloc(o.buf, n + 1);
-
-				if (!nb) {
-					status = die_msg("out of memory");
-					break;
-				}
-				o.buf = nb;
-				o.cap = n + 1;
-			}
-			n = trawl_text_format(tx, o.buf, o.cap, ev);
-		}
-		if (n == 0) {
-			status = die_msg("out of memory");
-			break;
-		}
-		o.len += n;
-		printed++;
-		if (o.cap - o.len < 4096 && flush_out(&o))
-			break;
-	}
-	flush_out(&o);
-	if (o.err)
-		status = die_msg("write error: %s", strerror(o.err));
-out:
-	trawl_text_free(tx);
-	free(o.buf);
+	else if (rc < 0)
+		status = die_msg("write error: %s", strerror(-rc));
+	else if (rc > 0)
+		status = 1;	/* a corrupt stream, reported */
+	trawl_print_free(p);
 	return status;
 }
 
@@ -524,6 +200,7 @@ struct print_opts {
 	uint64_t limit;
 	unsigned flags;
 	int threads;
+	const char *format;
 	bool no_sync;
 	const struct trawl_reader_clock_fix *fixes;	/* from sync.txt */
 	size_t nfixes;
@@ -575,6 +252,7 @@ int cmd_print(int argc, char **argv)
 		{ "no-delta", no_argument, NULL, 3 },
 		{ "threads", required_argument, NULL, 4 },
 		{ "no-sync", no_argument, NULL, 5 },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -587,7 +265,7 @@ int cmd_print(int argc, char **argv)
 	bool brel = false, erel = false;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:e:b:E:n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:e:b:E:n:f:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			if (push(&po.hosts, &po.nhosts, optarg))
@@ -633,6 +311,22 @@ int cmd_print(int argc, char **argv)
 		case 5:
 			po.no_sync = true;
 			break;
+		case 'f': {
+			const char *name;
+			size_t i = 0;
+
+			while ((name = trawl_format_name(i, NULL)) && strcmp(name, optarg))
+				i++;
+			if (!name) {
+				fprintf(stderr, "trawl print: unknown --format '%s' (", optarg);
+				for (i = 0; (name = trawl_format_name(i, NULL)); i++)
+					fprintf(stderr, "%s%s", i ? ", " : "", name);
+				fprintf(stderr, ")\n");
+				return 2;
+			}
+			po.format = optarg;
+			break;
+		}
 		case 'h':
 			print_usage(stdout);
 			return 0;
@@ -710,13 +404,12 @@ int cmd_print(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	{
-		struct run_opts rn = {
-			.begin = po.begin, .end = po.end,
-			.has_begin = po.begin_s != NULL, .has_end = po.end_s != NULL,
-			.limit = po.limit, .flags = po.flags,
+		struct trawl_print_opts pr = {
+			.sz = sizeof(pr), .fd = STDOUT_FILENO, .format = po.format,
+			.flags = po.flags, .threads = po.threads > 1 ? 2 : 1,
 		};
 
-		status = po.threads > 1 ? print_threaded(r, &rn) : print_serial(r, &rn);
+		status = print_run(r, &pr, po.limit);
 	}
 out:
 	trawl_reader_free(r);

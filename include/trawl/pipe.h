@@ -179,6 +179,157 @@ const char *trawl_reader_stream_path(const struct trawl_reader_stream *s);
 void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st);
 
+/* ---------------------------------------------------------- field binding */
+
+/*
+ * A consumer names the fields it reads once: "EVENT.FIELD", where EVENT is
+ * a glob on event names ("sched_switch", "hello:greeting", "syscall_entry_*")
+ * and FIELD a field name as readers show it (no leading '_'), dotted into
+ * nested structures. The field is looked up in the payload, then the event
+ * context, then the stream's event context. Per event class the reader
+ * resolves it to its place on the event's tape; reading it per event is a
+ * load (trawl_field_value()).
+ */
+enum trawl_field_type {
+	TRAWL_FIELD_ANY,		/* any single value: integer, float, string */
+	TRAWL_FIELD_INT,		/* integers and enumerations: .i / .u */
+	TRAWL_FIELD_FLOAT,		/* .d */
+	TRAWL_FIELD_STRING,		/* strings and text arrays: .s */
+};
+
+/* No event of the traces (yet) matching EVENT is not an error (live
+ * sources add classes as they come; they are bound then). */
+#define TRAWL_FIELD_OPTIONAL 1u
+
+struct trawl_field {
+	/* By event class index (trawl_ctf_event_class.index): the value's
+	 * place on the tape; -1: the class has no such field; below -1: its
+	 * place depends on the event (after a sequence). The array grows
+	 * (and moves) when a live source adds classes. */
+	const int32_t *slot;
+	const char *spec;		/* as bound */
+	const char *name;		/* the FIELD part */
+	size_t nmatched;		/* event classes EVENT matched */
+	size_t nbound;			/* those that have the field */
+};
+
+/*
+ * Binds spec for every event class of the reader, and for those a live
+ * source adds later. Returns the field (the reader's: valid until
+ * trawl_reader_free()), or NULL with errno and a message in err: a bad
+ * spec (EINVAL); no event matches EVENT (ENOENT, unless
+ * TRAWL_FIELD_OPTIONAL); events match but none has FIELD (ENOENT); a
+ * matching event has FIELD with another type than `want` (EINVAL).
+ */
+const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *spec,
+					   enum trawl_field_type want, unsigned flags,
+					   char *err, size_t errlen);
+
+const union trawl_ctf_value *trawl_field_value_slow(const struct trawl_field *f,
+						     const struct trawl_event *ev);
+
+/* The field's value in ev, or NULL when ev's class has no such field. */
+static inline const union trawl_ctf_value *trawl_field_value(const struct trawl_field *f,
+							     const struct trawl_event *ev)
+{
+	int32_t s = f->slot[ev->cls->index];
+
+	if (__builtin_expect(s >= 0, 1))
+		return &ev->values[s];
+	return s == -1 ? (const union trawl_ctf_value *)0 : trawl_field_value_slow(f, ev);
+}
+
+/* ------------------------------------------------------------------ sinks */
+
+/*
+ * A sink consumes merged events, a batch at a time: the text printer,
+ * `trawl info`'s counters, the sync-point finder, analyses, views.
+ * trawl_pipe_run() reads a reader and hands every batch to its sinks in
+ * order. A sink binds the fields it needs in start().
+ */
+struct trawl_sink_ops {
+	size_t sz;			/* sizeof(struct trawl_sink_ops) */
+	const char *name;
+	/* Before the first event: bind fields. 0 or -errno (the run stops). */
+	int (*start)(void *self, struct trawl_reader *r);
+	/* A batch of events in time order, valid during the call only.
+	 * 0, or -errno to stop the run. */
+	int (*events)(void *self, const struct trawl_event *ev, size_t n);
+	/* After the last event (the end, the limit, a stop): 0 or -errno. */
+	int (*finish)(void *self, struct trawl_reader *r);
+};
+
+struct trawl_sink {
+	const struct trawl_sink_ops *ops;
+	void *self;
+};
+
+struct trawl_run_opts {
+	size_t sz;			/* sizeof(struct trawl_run_opts) */
+	uint64_t limit;			/* stop after this many events; 0: all */
+	/* A corrupt stream: its message (the others go on). NULL: ignored,
+	 * but counted (trawl_reader_nerrors()). */
+	void (*error)(void *arg, const char *msg);
+	void *arg;
+	/* Set (to non-zero, e.g. by a signal handler): the run ends after the
+	 * batch at hand; the sinks still finish. */
+	const volatile int *stop;
+};
+
+/*
+ * Runs the pipeline: start() of every sink, then every event of r to each
+ * sink's events() in batches, then finish() of every sink (also after an
+ * error of a sink). Returns 0, 1 when some stream was corrupt (each
+ * reported through o->error), or the first -errno of a sink (the run stops).
+ */
+int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_t nsinks,
+		   const struct trawl_run_opts *o);
+
+/* ---------------------------------------------------------------- printer */
+
+/*
+ * The output formats of events, by name: "text" (babeltrace2's default
+ * text, line for line) and "json" (one JSON object per line). The i-th
+ * format's name (and a line of help in *help if not NULL), NULL past the
+ * last.
+ */
+const char *trawl_format_name(size_t i, const char **help);
+
+struct trawl_print_opts {
+	size_t sz;			/* sizeof(struct trawl_print_opts) */
+	int fd;				/* where the lines go */
+	const char *format;		/* NULL: "text" */
+	unsigned flags;			/* TRAWL_TEXT_* (text) */
+	/* 1: format in the reading thread; 2 (0: default): also in a thread
+	 * of the printer's own, which writes. */
+	unsigned threads;
+};
+
+/*
+ * A sink that prints every event in a format. trawl_print_new(): NULL +
+ * errno (EINVAL: an unknown format), message in err. Its sink's events()
+ * and finish() return -EPIPE once the descriptor is a closed pipe (stop
+ * quietly), another -errno on a write error. Free it after the run.
+ */
+struct trawl_print;
+struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err, size_t errlen);
+struct trawl_sink trawl_print_sink(struct trawl_print *p);
+uint64_t trawl_print_count(const struct trawl_print *p);	/* events printed */
+void trawl_print_free(struct trawl_print *p);
+
+/* ---------------------------------------------------------------- counter */
+
+/*
+ * A sink that counts events per event class (trawl_ctf_event_class.index)
+ * and in all: what `trawl info` reports. NULL + ENOMEM.
+ */
+struct trawl_count;
+struct trawl_count *trawl_count_new(void);
+struct trawl_sink trawl_count_sink(struct trawl_count *c);
+uint64_t trawl_count_class(const struct trawl_count *c, size_t index);
+uint64_t trawl_count_total(const struct trawl_count *c);
+void trawl_count_free(struct trawl_count *c);
+
 /* ------------------------------------------------------------------- text */
 
 /*

@@ -204,7 +204,7 @@ static const struct trawl_ctf_type *int_type(const struct trawl_ctf_type *t)
 	return t && t->kind == TRAWL_CTF_INT ? t : NULL;
 }
 
-static bool is_text_elem(const struct trawl_ctf_type *e)
+bool ctf_is_text_elem(const struct trawl_ctf_type *e)
 {
 	const struct trawl_ctf_type *i = e->kind == TRAWL_CTF_INT ? e : NULL;
 	return i && i->u.i.size == 8 && i->u.i.encoding != TRAWL_CTF_ENC_NONE &&
@@ -381,7 +381,7 @@ static int cseq(struct comp *c, const struct trawl_ctf_type *t, const struct tra
 			return r;
 		src = r;
 	}
-	if (is_text_elem(elem)) {
+	if (ctf_is_text_elem(elem)) {
 		struct op *o = emit(c, OP_TEXT);
 		if (!o)
 			return nomem(c);

@@ -257,6 +257,10 @@ TRAWL_HIDDEN int ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *
 				   const char *const *events, size_t nevents,
 				   char *err, size_t errlen);
 
+/* Is e the element type of a text array or sequence (an encoded, byte
+ * aligned 8-bit integer)? Such arrays decode to one string value. */
+TRAWL_HIDDEN bool ctf_is_text_elem(const struct trawl_ctf_type *e);
+
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
 TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 

@@ -778,6 +778,7 @@ void trawl_reader_free(struct trawl_reader *r)
 		free(r->m->cls);
 		free(r->m);
 	}
+	reader_fields_free(r);
 	for (size_t i = 0; i < r->nsrcs; i++)
 		trawl_source_free(r->srcs[i]);	/* with their traces */
 	free(r->srcs);

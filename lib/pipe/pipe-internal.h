@@ -118,6 +118,7 @@ struct trawl_reader {
 	const char *lasterr;
 	struct ctf_range rg;		/* what streams decode (begin, end, simd) */
 	struct trawl_source **srcs;	/* the reader's, freed with it */
+	struct field_priv *fields;	/* bound fields (bind.c) */
 	size_t nsrcs;
 	unsigned threads;		/* as asked; 0: auto */
 	/*
@@ -178,6 +179,25 @@ TRAWL_HIDDEN int source_add_trace(struct trawl_source *src, struct trawl_reader_
 /* Adds stream s to trace t (of src); once adopted, the reader orders it. */
 TRAWL_HIDDEN int source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
 				   struct trawl_reader_stream *s);
+
+/* ---- format.c: the output formats of events, one table */
+struct format {
+	const char *name, *help;
+	/* A formatter with TRAWL_TEXT_* flags; NULL on ENOMEM. */
+	void *(*new)(unsigned flags);
+	/* As trawl_text_format(): the line's length (written when <= cap), 0 on ENOMEM. */
+	size_t (*event)(void *f, char *buf, size_t cap, const struct trawl_event *ev);
+	/* The previous event's time (for deltas), INT64_MIN: none. */
+	void (*set_prev)(void *f, int64_t prev);
+	void (*free)(void *f);
+};
+TRAWL_HIDDEN const struct format *format_find(const char *name);
+
+/* ---- bind.c */
+struct field_priv;
+/* Resolves every bound field in the classes adopted since. 0 or -errno. */
+TRAWL_HIDDEN int reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen);
+TRAWL_HIDDEN void reader_fields_free(struct trawl_reader *r);
 
 /* ---- merge.c */
 /* A new, empty reader with the options o (range, threads); NULL on ENOMEM. */
