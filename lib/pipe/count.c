@@ -10,6 +10,7 @@ struct trawl_count {
 	uint64_t *n;			/* by class index */
 	size_t cap;
 	uint64_t total;
+	const struct trawl_reader *r;
 };
 
 static int grow(struct trawl_count *c, size_t need)
@@ -31,6 +32,7 @@ static int count_start(void *self, struct trawl_reader *r)
 	struct trawl_count *c = self;
 	size_t n = trawl_reader_nclasses(r);
 
+	c->r = r;
 	return n > c->cap ? grow(c, n) : 0;
 }
 
@@ -50,6 +52,11 @@ static int count_events(void *self, const struct trawl_event *ev, size_t n)
 	size_t cap = c->cap;
 
 	c->total += n;
+	if (__builtin_expect(c->r && trawl_reader_nclasses(c->r) <= cap, 1)) {
+		for (size_t i = 0; i < n; i++)
+			cnt[ev[i].cls->index]++;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = ev[i].cls->index;
 		if (__builtin_expect(k < cap, 1)) {
