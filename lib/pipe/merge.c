@@ -855,6 +855,14 @@ void reader_set_mode(struct trawl_reader *r, enum read_mode m)
 
 /* ----------------------------------------------------------- accessors */
 
+bool reader_is_live(const struct trawl_reader *r)
+{
+	for (size_t i = 0; i < r->nsrcs; i++)
+		if (r->srcs[i]->ops->poll)
+			return true;
+	return false;
+}
+
 size_t trawl_reader_ntraces(const struct trawl_reader *r)
 {
 	return r->ntraces;

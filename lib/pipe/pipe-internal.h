@@ -210,6 +210,8 @@ TRAWL_HIDDEN struct trawl_reader_stream *reader_stream_new(struct trawl_reader_t
 							   const char *path);
 TRAWL_HIDDEN void reader_stream_free(struct trawl_reader_stream *s);
 TRAWL_HIDDEN void reader_trace_free(struct trawl_reader_trace *t);
+/* Does the reader have a live source (events come as they are made)? */
+TRAWL_HIDDEN bool reader_is_live(const struct trawl_reader *r);
 /* Takes the traces and streams src has that r does not have yet:
  * numbers their classes and orders their streams. 0 or -ENOMEM. */
 TRAWL_HIDDEN int reader_adopt(struct trawl_reader *r, struct trawl_source *src);

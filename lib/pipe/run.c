@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/pipe/run.c - the pipeline's loop: the reader's merged events, a
- * batch at a time (trawl_reader_read()), to every sink in order.
+ * batch at a time, to every sink in order.
+ *
+ * A reader in batches returns hundreds of events a call
+ * (trawl_reader_read()), valid until the next call: they go to the sinks
+ * as they are. A reader that merges event by event (small traces) returns
+ * one: those are copied, values and all, into a batch of the run's own
+ * until it is full, so that sinks still get batches (one call per batch,
+ * never one per event). A live reader's events go out as they come (a
+ * viewer waits for nothing).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,20 +18,74 @@
 #include "pipe/pipe-internal.h"
 
 #define RUN_BATCH 1024u
+#define RUN_DIRECT 64u		/* a read this large goes to the sinks as is */
+
+struct acc {
+	struct trawl_event *ev;
+	size_t n;
+	union trawl_ctf_value *vals;
+	size_t nv, capv;
+};
+
+static int acc_add(struct acc *a, const struct trawl_event *e)
+{
+	if (a->nv + e->nvalues > a->capv) {
+		size_t cap = (a->nv + e->nvalues) * 2 + 1024;
+		union trawl_ctf_value *nv = realloc(a->vals, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		a->vals = nv;
+		a->capv = cap;
+	}
+	a->ev[a->n] = *e;
+	a->ev[a->n].values = (const union trawl_ctf_value *)(uintptr_t)a->nv;	/* until flushed */
+	memcpy(a->vals + a->nv, e->values, e->nvalues * sizeof(*e->values));
+	a->nv += e->nvalues;
+	a->n++;
+	return 0;
+}
+
+static int deliver(const struct trawl_sink *sinks, size_t nsinks, const struct trawl_event *ev,
+		   size_t n)
+{
+	for (size_t i = 0; i < nsinks; i++) {
+		int rc = sinks[i].ops->events(sinks[i].self, ev, n);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int acc_flush(struct acc *a, const struct trawl_sink *sinks, size_t nsinks)
+{
+	if (!a->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		a->ev[i].values = a->vals + (uintptr_t)a->ev[i].values;
+	int rc = deliver(sinks, nsinks, a->ev, a->n);
+	a->n = 0;
+	a->nv = 0;
+	return rc;
+}
 
 int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_t nsinks,
 		   const struct trawl_run_opts *o)
 {
 	struct trawl_run_opts ro = { .sz = sizeof(ro) };
 	struct trawl_event *ev = malloc(RUN_BATCH * sizeof(*ev));
+	struct acc a = { .ev = malloc(RUN_BATCH * sizeof(*a.ev)) };
+	bool live = reader_is_live(r);
 	uint64_t done = 0;
 	size_t started = 0;
 	int ret = 0, corrupt = 0;
 
 	if (o)
 		memcpy(&ro, o, o->sz < sizeof(ro) ? o->sz : sizeof(ro));
-	if (!ev)
+	if (!ev || !a.ev) {
+		free(ev);
+		free(a.ev);
 		return -ENOMEM;
+	}
 	for (; started < nsinks; started++) {
 		const struct trawl_sink *k = &sinks[started];
 		if (k->ops->start && (ret = k->ops->start(k->self, r)) < 0)
@@ -51,12 +113,21 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 			continue;
 		}
 		done += (uint64_t)n;
-		for (size_t i = 0; i < nsinks; i++) {
-			const struct trawl_sink *k = &sinks[i];
-			if ((ret = k->ops->events(k->self, ev, (size_t)n)) < 0)
+		if (live || (unsigned)n >= RUN_DIRECT) {
+			if ((ret = acc_flush(&a, sinks, nsinks)) < 0 ||
+			    (ret = deliver(sinks, nsinks, ev, (size_t)n)) < 0)
+				goto finish;
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			if ((ret = acc_add(&a, &ev[i])) < 0)
+				goto finish;
+			if (a.n == RUN_BATCH && (ret = acc_flush(&a, sinks, nsinks)) < 0)
 				goto finish;
 		}
 	}
+	if (ret >= 0)
+		ret = acc_flush(&a, sinks, nsinks);
 finish:
 	for (size_t i = 0; i < started; i++) {
 		const struct trawl_sink *k = &sinks[i];
@@ -65,5 +136,7 @@ finish:
 			ret = rc;
 	}
 	free(ev);
+	free(a.ev);
+	free(a.vals);
 	return ret < 0 ? ret : corrupt;
 }

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-pipe: the pipeline's seams (trawl/pipe.h).
+ *  - field binding: fixed places, places after a sequence (walked), nested
+ *    structs, the event context, globs over several classes; every value
+ *    read through a binding equals the one written; the errors at bind
+ *    time (bad spec, no event, no field, a type mismatch) and OPTIONAL;
+ *  - trawl_pipe_run(): every event to every sink in order, in batches, the
+ *    limit, a sink's error stops the run and every started sink finishes;
+ *  - sources: a memory source reads as the files of the same trace; two
+ *    sources in one reader merge in time order, each with its own clock
+ *    correction and host filter; a source given twice is refused;
+ *  - formats: the json format writes one object per line with the values;
+ *    an unknown format is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "trawl/ctf.h"
+#include "trawl/pipe.h"
+
+static char root[] = "/tmp/trawl-test-pipe-XXXXXX";
+
+enum { N = 3000 };
+
+/*
+ * A trace: stream class with event context { vtid }; events
+ *   t:fix  { n: s32, s: string, big: u64 }                 every i
+ *   t:var  { k: u8, q: u16[k], after: s32, in: { a: u8, b: s64 } }  i % 3 == 0
+ *   t:str  { n: string }                                   i % 7 == 0
+ * at ts = base + 10 * i (+1, +2). Values are functions of i.
+ */
+static int write_trace(const char *dir, const char *host, uint64_t base)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = host, .domain = "ust",
+		.clock_offset_s = 1700000000, .packet_size = 4096,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return -1;
+	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10);
+	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
+	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
+	struct trawl_ctf_type *u16 = trawl_ctf_type_int(w, 16, false, 10);
+	struct trawl_ctf_type *u8 = trawl_ctf_type_int(w, 8, false, 10);
+	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
+	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ctx, "vtid", s32);
+	struct trawl_ctf_type *fx = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, fx, "n", s32);
+	trawl_ctf_struct_add(w, fx, "s", str);
+	trawl_ctf_struct_add(w, fx, "big", u64);
+	struct trawl_ctf_type *in = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, in, "a", u8);
+	trawl_ctf_struct_add(w, in, "b", s64);
+	struct trawl_ctf_type *var = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, var, "k", u8);
+	trawl_ctf_struct_add(w, var, "q", trawl_ctf_type_sequence(w, u16, "k"));
+	trawl_ctf_struct_add(w, var, "after", s32);
+	trawl_ctf_struct_add(w, var, "in", in);
+	struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, st, "n", str);
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, ctx);
+	struct trawl_ctf_event_class *efx = trawl_ctf_writer_event_class(w, sc, "t:fix", 0, fx);
+	struct trawl_ctf_event_class *evar = trawl_ctf_writer_event_class(w, sc, "t:var", 0, var);
+	struct trawl_ctf_event_class *estr = trawl_ctf_writer_event_class(w, sc, "t:str", 0, st);
+	struct trawl_ctf_wstream *s = trawl_ctf_writer_stream(w, sc, "chan", 0);
+	if (!efx || !evar || !estr || !s) {
+		trawl_ctf_writer_free(w);
+		return -1;
+	}
+	uint8_t buf[256];
+	int rc = 0;
+	for (int i = 0; i < N && !rc; i++) {
+		struct trawl_ctf_buf b;
+		char sv[32];
+		uint64_t ts = base + 10 * (uint64_t)i;
+		snprintf(sv, sizeof(sv), "s%d", i);
+		trawl_ctf_buf_init(&b, buf, sizeof(buf));
+		trawl_ctf_buf_u32(&b, (uint32_t)(1000 + i % 4));	/* vtid */
+		trawl_ctf_buf_u32(&b, (uint32_t)(i - 100));
+		trawl_ctf_buf_str(&b, sv);
+		trawl_ctf_buf_u64(&b, (uint64_t)i << 40);
+		rc = trawl_ctf_wstream_event(s, efx, ts, buf, b.len);
+		if (!rc && i % 3 == 0) {
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			trawl_ctf_buf_u32(&b, 7);
+			trawl_ctf_buf_u8(&b, (uint8_t)(i % 5));
+			for (int k = 0; k < i % 5; k++)
+				trawl_ctf_buf_u16(&b, (uint16_t)(i + k));
+			trawl_ctf_buf_u32(&b, (uint32_t)(-i));
+			trawl_ctf_buf_u8(&b, (uint8_t)(i & 0xff));
+			trawl_ctf_buf_u64(&b, (uint64_t)(-(int64_t)i * 3));
+			rc = trawl_ctf_wstream_event(s, evar, ts + 1, buf, b.len);
+		}
+		if (!rc && i % 7 == 0) {
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			trawl_ctf_buf_u32(&b, 9);
+			trawl_ctf_buf_str(&b, "seven");
+			rc = trawl_ctf_wstream_event(s, estr, ts + 2, buf, b.len);
+		}
+	}
+	if (!rc)
+		rc = trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return rc;
+}
+
+static struct trawl_reader *open_dir(const char *dir, char *err, size_t errlen)
+{
+	const char *p[] = { dir };
+	return trawl_reader_new(p, 1, NULL, err, errlen);
+}
+
+/* ----------------------------------------------------------- binding */
+
+struct sums {
+	const struct trawl_field *n, *after, *b, *vtid, *s;
+	int64_t sum_n, sum_after, sum_b, sum_vtid;
+	uint64_t nn, nafter, nb, ns_ok, events, batches;
+	int64_t last_ts;
+	bool ordered;
+};
+
+static int sums_start(void *self, struct trawl_reader *r)
+{
+	struct sums *x = self;
+	char err[256];
+	x->n = trawl_field_bind(r, "t:fix.n", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	x->after = trawl_field_bind(r, "t:var.after", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	x->b = trawl_field_bind(r, "t:var.in.b", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	x->vtid = trawl_field_bind(r, "t:*.vtid", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	x->s = trawl_field_bind(r, "t:fix.s", TRAWL_FIELD_STRING, 0, err, sizeof(err));
+	x->last_ts = INT64_MIN;
+	x->ordered = true;
+	return x->n && x->after && x->b && x->vtid && x->s ? 0 : -EINVAL;
+}
+
+static int sums_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct sums *x = self;
+	x->batches++;
+	for (size_t i = 0; i < n; i++) {
+		const union trawl_ctf_value *v;
+		x->events++;
+		if (ev[i].ts < x->last_ts)
+			x->ordered = false;
+		x->last_ts = ev[i].ts;
+		if ((v = trawl_field_value(x->n, &ev[i]))) {
+			x->sum_n += v->i;
+			x->nn++;
+			const union trawl_ctf_value *s = trawl_field_value(x->s, &ev[i]);
+			char want[32];
+			snprintf(want, sizeof(want), "s%lld", (long long)(v->i + 100));
+			if (s && s->s.len >= strlen(want) && !strncmp(s->s.p, want, strlen(want) + 1))
+				x->ns_ok++;
+		}
+		if ((v = trawl_field_value(x->after, &ev[i]))) {
+			x->sum_after += v->i;
+			x->nafter++;
+		}
+		if ((v = trawl_field_value(x->b, &ev[i]))) {
+			x->sum_b += v->i;
+			x->nb++;
+		}
+		if ((v = trawl_field_value(x->vtid, &ev[i])))
+			x->sum_vtid += v->i;
+	}
+	return 0;
+}
+
+static const struct trawl_sink_ops sums_ops = {
+	.sz = sizeof(sums_ops), .name = "sums", .start = sums_start, .events = sums_events,
+};
+
+static void test_bind(const char *dir)
+{
+	char err[512] = "";
+	struct trawl_reader *r = open_dir(dir, err, sizeof(err));
+	ok(r, "open (%s)", err);
+	if (!r)
+		return;
+	struct sums x = { 0 };
+	struct trawl_sink k = { &sums_ops, &x };
+	struct trawl_run_opts ro = { .sz = sizeof(ro) };
+	is_int(trawl_pipe_run(r, &k, 1, &ro), 0, "run: 0");
+	int64_t sn = 0, sa = 0, sb = 0, sv = 0;
+	uint64_t na = 0, total = 0;
+	for (int i = 0; i < N; i++) {
+		sn += i - 100;
+		sv += 1000 + i % 4;
+		total++;
+		if (i % 3 == 0) {
+			sa += -i;
+			sb += -(int64_t)i * 3;
+			sv += 7;
+			na++;
+			total++;
+		}
+		if (i % 7 == 0) {
+			sv += 9;
+			total++;
+		}
+	}
+	is_int(x.events, total, "every event reached the sink");
+	ok(x.batches < x.events, "in batches (%llu batches)", (unsigned long long)x.batches);
+	ok(x.ordered, "in time order");
+	is_int(x.nn, N, "t:fix.n bound in every t:fix");
+	is_int(x.sum_n, sn, "t:fix.n: the values written");
+	is_int(x.ns_ok, N, "t:fix.s: the strings written, beside n");
+	ok(x.n->slot[0] >= 0 || x.n->slot[1] >= 0 || x.n->slot[2] >= 0, "t:fix.n at a fixed place");
+	is_int(x.nafter, na, "t:var.after (after a sequence) in every t:var");
+	is_int(x.sum_after, sa, "t:var.after: the values written (walked past the sequence)");
+	is_int(x.nb, na, "t:var.in.b (nested) in every t:var");
+	is_int(x.sum_b, sb, "t:var.in.b: the values written");
+	is_int(x.sum_vtid, sv, "t:*.vtid: the event context of every class");
+	is_int(x.vtid->nmatched, 3, "t:*.vtid matched 3 classes");
+	is_int(x.vtid->nbound, 3, "... and bound in 3");
+
+	/* bind-time errors */
+	const struct trawl_field *f;
+	errno = 0;
+	f = trawl_field_bind(r, "nodot", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	ok(!f && errno == EINVAL && strstr(err, "EVENT.FIELD"), "a spec without a dot: EINVAL (%s)", err);
+	f = trawl_field_bind(r, "t:nosuch.n", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	ok(!f && errno == ENOENT && strstr(err, "no event matches 't:nosuch'"), "no such event: ENOENT (%s)", err);
+	f = trawl_field_bind(r, "t:nosuch.n", TRAWL_FIELD_INT, TRAWL_FIELD_OPTIONAL, err, sizeof(err));
+	ok(f && f->nmatched == 0 && f->nbound == 0, "... optional: bound to nothing");
+	f = trawl_field_bind(r, "t:fix.nosuch", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	ok(!f && errno == ENOENT && strstr(err, "event t:fix has no field 'nosuch'"), "no such field: ENOENT (%s)", err);
+	f = trawl_field_bind(r, "t:fix.s", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	ok(!f && errno == EINVAL && strstr(err, "t:fix.s is a string, not an integer"),
+	   "a string bound as an integer: EINVAL (%s)", err);
+	f = trawl_field_bind(r, "t:*.n", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	ok(!f && errno == EINVAL && strstr(err, "t:str.n is a string"),
+	   "a glob where one class has the field as a string: EINVAL (%s)", err);
+	f = trawl_field_bind(r, "t:var.q", TRAWL_FIELD_ANY, 0, err, sizeof(err));
+	ok(!f && errno == EINVAL && strstr(err, "is a sequence"), "a sequence is not a value (%s)", err);
+	f = trawl_field_bind(r, "t:*.n", TRAWL_FIELD_ANY, 0, err, sizeof(err));
+	ok(f && f->nbound == 2, "t:*.n as any value: bound in t:fix and t:str");
+	trawl_reader_free(r);
+}
+
+/* ------------------------------------------------------------- the run */
+
+struct rec_sink {
+	int id;
+	int fail_at;			/* events() call that fails, 0: none */
+	int calls, finished;
+	uint64_t events;
+	int *order;			/* shared log of ids */
+	int *norder;
+};
+
+static int rec_start(void *self, struct trawl_reader *r)
+{
+	(void)r;
+	(void)self;
+	return 0;
+}
+
+static int rec_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct rec_sink *s = self;
+	(void)ev;
+	s->calls++;
+	s->events += n;
+	if (*s->norder < 64)
+		s->order[(*s->norder)++] = s->id;
+	return s->fail_at && s->calls == s->fail_at ? -EIO : 0;
+}
+
+static int rec_finish(void *self, struct trawl_reader *r)
+{
+	(void)r;
+	((struct rec_sink *)self)->finished++;
+	return 0;
+}
+
+static const struct trawl_sink_ops rec_ops = {
+	.sz = sizeof(rec_ops), .name = "rec", .start = rec_start, .events = rec_events,
+	.finish = rec_finish,
+};
+
+static void test_run(const char *dir)
+{
+	char err[512];
+	int order[64], norder = 0;
+	struct trawl_reader *r = open_dir(dir, err, sizeof(err));
+	struct rec_sink a = { .id = 1, .order = order, .norder = &norder };
+	struct rec_sink b = { .id = 2, .order = order, .norder = &norder };
+	struct trawl_sink ks[2] = { { &rec_ops, &a }, { &rec_ops, &b } };
+	struct trawl_run_opts ro = { .sz = sizeof(ro), .limit = 1234 };
+
+	is_int(trawl_pipe_run(r, ks, 2, &ro), 0, "two sinks, limit 1234: 0");
+	is_int(a.events, 1234, "the limit: 1234 events to the first sink");
+	is_int(b.events, 1234, "... and to the second");
+	ok(norder >= 2 && order[0] == 1 && order[1] == 2, "each batch to the sinks in their order");
+	ok(a.finished == 1 && b.finished == 1, "both sinks finished once");
+	trawl_reader_free(r);
+
+	r = open_dir(dir, err, sizeof(err));
+	struct rec_sink c = { .id = 3, .fail_at = 2, .order = order, .norder = &norder };
+	struct rec_sink d = { .id = 4, .order = order, .norder = &norder };
+	struct trawl_sink ks2[2] = { { &rec_ops, &c }, { &rec_ops, &d } };
+	is_int(trawl_pipe_run(r, ks2, 2, NULL), -EIO, "a sink's error stops the run with it");
+	ok(c.calls == 2 && d.calls == 1, "no batch after the error (%d, %d)", c.calls, d.calls);
+	ok(c.finished == 1 && d.finished == 1, "every started sink still finishes");
+	trawl_reader_free(r);
+}
+
+/* -------------------------------------------------------------- sources */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (n >= 0 && (b = malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	if (b) {
+		b[n] = 0;
+		*len = (size_t)n;
+	}
+	return b;
+}
+
+/* Events of r as "ts name vtid" lines, hashed: count and a checksum. */
+static void digest(struct trawl_reader *r, uint64_t *n, uint64_t *sum)
+{
+	const struct trawl_event *ev;
+	*n = *sum = 0;
+	while (trawl_reader_next(r, &ev) > 0) {
+		(*n)++;
+		*sum = *sum * 1000003 + (uint64_t)ev->ts + ev->cls->id * 7 + ev->values[0].u;
+	}
+}
+
+static void test_sources(const char *dir, const char *dir2)
+{
+	char err[512] = "", path[400];
+	size_t mlen = 0, slen = 0;
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	uint8_t *meta = slurp(path, &mlen);
+	snprintf(path, sizeof(path), "%s/chan_0", dir);
+	uint8_t *data = slurp(path, &slen);
+	ok(meta && data, "the trace's metadata and stream read");
+	if (!meta || !data) {
+		free(meta);
+		free(data);
+		return;
+	}
+	const uint8_t *bufs[] = { data };
+	struct trawl_source *ms = trawl_source_memory((const char *)meta, mlen, bufs, &slen, 1, NULL,
+						      err, sizeof(err));
+	ok(ms, "memory source (%s)", err);
+	struct trawl_reader *rm = ms ? trawl_reader_open(&ms, 1, NULL, err, sizeof(err)) : NULL;
+	struct trawl_reader *rf = open_dir(dir, err, sizeof(err));
+	uint64_t n1 = 0, s1 = 0, n2 = 0, s2 = 0;
+	if (rm && rf) {
+		digest(rm, &n1, &s1);
+		digest(rf, &n2, &s2);
+	}
+	ok(n1 > 0 && n1 == n2 && s1 == s2, "the memory source reads as the files (%llu events)",
+	   (unsigned long long)n1);
+	trawl_reader_free(rm);
+	trawl_reader_free(rf);
+	errno = 0;
+	ms = trawl_source_memory("not tsdl", 8, bufs, &slen, 1, NULL, err, sizeof(err));
+	ok(!ms && errno && strstr(err, "metadata"), "memory source with bad metadata: refused (%s)", err);
+
+	/* two sources: dir (host pa, its clock corrected by +5 ns) and dir2
+	 * (host pb, 5 ns later, uncorrected): the merge interleaves them */
+	struct trawl_reader_clock_fix fix = { .host = "pa" };
+	fix.xform = trawl_sync_xform_identity();
+	fix.xform.y0 = 5;
+	struct trawl_source_opts oa = { .sz = sizeof(oa), .fixes = &fix, .nfixes = 1 };
+	const char *pa[] = { dir }, *pb[] = { dir2 };
+	struct trawl_source *sa = trawl_source_files(pa, 1, &oa, err, sizeof(err));
+	struct trawl_source *sb = trawl_source_files(pb, 1, NULL, err, sizeof(err));
+	struct trawl_source *both[] = { sa, sb };
+	struct trawl_reader *r = sa && sb ? trawl_reader_open(both, 2, NULL, err, sizeof(err)) : NULL;
+	ok(r, "a reader over two sources (%s)", err);
+	if (r) {
+		const struct trawl_event *ev;
+		int64_t last = INT64_MIN;
+		uint64_t na = 0, nb = 0, ties = 0;
+		bool ordered = true;
+		const struct trawl_event *prev = NULL;
+		int64_t prev_ts = 0;
+		const char *prev_host = NULL;
+		while (trawl_reader_next(r, &ev) > 0) {
+			const char *h = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
+			if (ev->ts < last)
+				ordered = false;
+			last = ev->ts;
+			if (!strcmp(h, "pa"))
+				na++;
+			else
+				nb++;
+			if (prev && prev_ts == ev->ts && strcmp(prev_host, h))
+				ties++;
+			prev = ev;
+			prev_ts = ev->ts;
+			prev_host = h;
+		}
+		ok(ordered && na == n1 && nb == n1, "both traces, merged in time order (%llu + %llu)",
+		   (unsigned long long)na, (unsigned long long)nb);
+		ok(ties > (unsigned long long)N / 2, "pa's corrected times meet pb's (%llu ties)",
+		   (unsigned long long)ties);
+		trawl_reader_free(r);
+	}
+
+	const char *hb[] = { "pb" };
+	struct trawl_source_opts ob = { .sz = sizeof(ob), .hosts = hb, .nhosts = 1 };
+	sa = trawl_source_files(pa, 1, &ob, err, sizeof(err));
+	ok(sa, "a files source filtered to host pb over pa's trace");
+	r = sa ? trawl_reader_open(&sa, 1, NULL, err, sizeof(err)) : NULL;
+	ok(r && trawl_reader_ntraces(r) == 0, "... has no trace");
+	trawl_reader_free(r);
+
+	sa = trawl_source_files(pa, 1, NULL, err, sizeof(err));
+	struct trawl_source *twice[] = { sa, sa };
+	errno = 0;
+	r = trawl_reader_open(twice, 2, NULL, err, sizeof(err));
+	ok(!r && errno == EBUSY, "a source given twice is refused (%s)", err);
+	free(meta);
+	free(data);
+}
+
+/* -------------------------------------------------------------- formats */
+
+static void test_formats(const char *dir)
+{
+	char err[512] = "", path[400];
+	snprintf(path, sizeof(path), "%s/out.json", root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct trawl_print_opts po = { .sz = sizeof(po), .fd = fd, .format = "json", .threads = 2 };
+	struct trawl_print *p = trawl_print_new(&po, err, sizeof(err));
+	ok(p, "a json printer (%s)", err);
+	struct trawl_reader *r = open_dir(dir, err, sizeof(err));
+	if (p && r) {
+		struct trawl_sink k = trawl_print_sink(p);
+		struct trawl_run_opts ro = { .sz = sizeof(ro), .limit = 10 };
+		is_int(trawl_pipe_run(r, &k, 1, &ro), 0, "printed");
+		is_int(trawl_print_count(p), 10, "10 events");
+	}
+	trawl_print_free(p);
+	trawl_reader_free(r);
+	close(fd);
+	size_t len = 0;
+	char *out = (char *)slurp(path, &len);
+	int lines = 0;
+	for (size_t i = 0; out && i < len; i++)
+		lines += out[i] == '\n';
+	is_int(lines, 10, "10 lines");
+	const char *want = "{\"ts\":1700000000000000000,\"host\":\"pa\",\"cpu\":0,\"event\":\"t:fix\","
+			   "\"context\":{\"vtid\":1000},\"fields\":{\"n\":-100,\"s\":\"s0\",\"big\":0}}\n";
+	ok(out && !strncmp(out, want, strlen(want)), "the first line, every value as written");
+	ok(out && strstr(out, "\"event\":\"t:var\",\"context\":{\"vtid\":7},\"fields\":{\"k\":0,\"q\":[],"
+			      "\"after\":0,\"in\":{\"a\":0,\"b\":0}}"), "t:var: sequence, nested struct");
+	free(out);
+
+	errno = 0;
+	po.format = "yaml";
+	ok(!trawl_print_new(&po, err, sizeof(err)) && errno == EINVAL && strstr(err, "yaml"),
+	   "an unknown format: EINVAL (%s)", err);
+	const char *help = NULL;
+	ok(trawl_format_name(0, &help) && !strcmp(trawl_format_name(0, NULL), "text") && help,
+	   "the format table starts with text");
+	ok(trawl_format_name(1, NULL) && !strcmp(trawl_format_name(1, NULL), "json") &&
+	   !trawl_format_name(2, NULL), "then json, and nothing more");
+}
+
+int main(void)
+{
+	char dir[300], dir2[300];
+
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/a", root);
+	snprintf(dir2, sizeof(dir2), "%s/b", root);
+	ok(write_trace(dir, "pa", 0) == 0 && write_trace(dir2, "pb", 5) == 0, "two traces written");
+	test_bind(dir);
+	test_run(dir);
+	test_sources(dir, dir2);
+	test_formats(dir);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd)) {
+	}
+	return done_testing();
+}
