@@ -135,7 +135,9 @@ void trawl_reader_free(struct trawl_reader *r);
  * Returns 1 with *ev set (valid until the next call), 0 at the end, or
  * -errno on a corrupt stream: the message (file and byte offset) is in
  * trawl_reader_error(); the corrupt stream stops there, and calling again
- * goes on with the others.
+ * goes on with the others. A reader with a live source also returns
+ * -EAGAIN when the merge waited (about 100 ms) for a stream that holds
+ * it back and nothing came: call again (and see whether to stop).
  */
 int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
 /*

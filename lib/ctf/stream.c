@@ -316,6 +316,14 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 	for (;;) {
 		uint64_t off = s->next_off;
 		if (off >= s->size) {
+			if (s->more) {
+				/* a live stream: its next bytes, or not yet */
+				int m = s->more(s);
+				if (m > 0)
+					continue;
+				if (m < 0)
+					return m;	/* -EAGAIN; nothing changed */
+			}
 			if (unlikely(s->idx && s->ipos < s->nidx))
 				index_drop(s, "%" PRIu32 " entries for packets past the end of the data",
 					   s->nidx - s->ipos);
@@ -663,6 +671,20 @@ void ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 	b->n = 0;
 	b->nv = 0;
 	b->term = 0;
+	b->hold = false;
+	if (unlikely(b->capv < 2 * least)) {
+		/* a live trace's metadata grew larger events: the batch too */
+		union trawl_ctf_value *nv = realloc(b->vals, 2 * least * sizeof(*nv));
+		if (!nv) {
+			snprintf(s->err, sizeof(s->err), "%s: out of memory", s->path);
+			s->errcode = ENOMEM;
+			s->done = true;
+			b->term = -ENOMEM;
+			goto out;
+		}
+		b->vals = nv;
+		b->capv = 2 * least;
+	}
 	if (s->carry) {
 		/* an event too large for the previous batch: b is empty */
 		size_t need = s->ev.nvalues + least;
@@ -696,7 +718,10 @@ void ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 		if (!rc)
 			rc = ctf_stream_next(s, e);
 		if (unlikely(rc <= 0)) {
-			b->term = rc < 0 ? -(s->errcode ? s->errcode : EBADMSG) : 1;
+			if (rc == -EAGAIN)
+				b->hold = true;	/* a live stream has nothing more yet */
+			else
+				b->term = rc < 0 ? -(s->errcode ? s->errcode : EBADMSG) : 1;
 			break;
 		}
 		if (unlikely(e->values != t)) {
@@ -827,3 +852,54 @@ out:
 	return rc;
 }
 
+
+int ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t, uint32_t oldregs)
+{
+	uint64_t *regs = calloc(t->td.nregs + 1, sizeof(uint64_t));
+
+	if (!regs)
+		return -ENOMEM;
+	memcpy(regs, s->d.regs, (oldregs < t->td.nregs ? oldregs + 1 : t->td.nregs + 1) *
+		     sizeof(uint64_t));
+	free(s->d.regs);
+	s->d.regs = regs;
+	if (t->maxfix + 64 > s->d.owncap) {
+		union trawl_ctf_value *own = realloc(s->d.own, (t->maxfix + 64) * sizeof(*own));
+		if (!own)
+			return -ENOMEM;
+		if (s->d.tape == s->d.own)
+			s->d.tape = own;
+		if (s->ev.values == s->d.own)
+			s->ev.values = own;
+		s->d.own = own;
+		s->d.owncap = t->maxfix + 64;
+		if (s->d.tape == own)
+			s->d.cap = s->d.owncap;
+	}
+	s->tr = t;
+	if (s->sc) {
+		/* the same class in the new model (else the old one goes on:
+		 * its model stays until the reader is freed) */
+		const struct trawl_ctf_stream_class *sc = find_sc(t->meta, s->sc->id);
+		if (sc && sc->priv) {
+			s->sc = sc;
+			s->scd = sc->priv;
+			set_clock(s);
+		}
+	}
+	return 0;
+}
+
+int64_t ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles)
+{
+	if (!s->scd) {
+		const struct trawl_ctf_trace *m = s->tr->meta;
+		const struct trawl_ctf_clock *ck = m && m->nclocks ? &m->clocks[0] : NULL;
+		uint64_t freq = ck && ck->freq ? ck->freq : 1000000000;
+		int64_t ns = (ck ? ck->offset_s : 0) * 1000000000 +
+			     (int64_t)ctf_ns_from_cycles(freq, (uint64_t)(ck ? ck->offset : 0)) +
+			     (int64_t)(freq == 1000000000 ? cycles : ctf_ns_from_cycles(freq, cycles));
+		return s->tr->fix ? trawl_sync_xform_apply(s->tr->fix, ns) : ns;
+	}
+	return ctf_to_ns(s, cycles);
+}

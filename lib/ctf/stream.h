@@ -44,6 +44,7 @@ struct batch {
 	union trawl_ctf_value *vals;
 	size_t nv, capv;		/* values of the events' tapes */
 	int term;			/* 0; after the events: 1 end, -errno error */
+	bool hold;			/* term 0: a live stream has nothing more yet */
 	struct trawl_reader_stream_stats st;	/* the stream's, after the batch */
 };
 
@@ -114,6 +115,17 @@ struct ctf_stream {
 	uint64_t isid;			/* the entries' stream_id */
 	bool iseek, isought;
 	char iwarn[200];		/* written once, before st.index_bad */
+	/*
+	 * Live streams: when the bytes run out, more(s) maps the next ones
+	 * (returns 1 with map, size and next_off set; the bytes before stay
+	 * valid until the batch holding their events is given back), says
+	 * that the stream ended (0), or that nothing has come yet (-EAGAIN:
+	 * hold_ns is then the time before which nothing more will come, ns,
+	 * INT64_MIN when unknown). NULL: a file, which ends at its size.
+	 */
+	int (*more)(struct ctf_stream *s);
+	void *more_arg;
+	int64_t hold_ns;
 };
 
 /*
@@ -132,11 +144,24 @@ TRAWL_HIDDEN int ctf_stream_map_file(struct ctf_stream *s, const char *dir, cons
 				     char *err, size_t errlen);
 
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
- * the end, -errno on corruption (the message in s->err). */
+ * the end, -errno on corruption (the message in s->err), -EAGAIN when a
+ * live stream has nothing more yet (nothing else changed). */
 TRAWL_HIDDEN int ctf_stream_next(struct ctf_stream *s, struct trawl_event *e);
 /* Decodes the stream's next events into b, up to its capacity, then the
- * end or an error as b->term; b->st gets the stream's stats. */
+ * end or an error as b->term (or b->hold: a live stream has nothing more
+ * yet); b->st gets the stream's stats. */
 TRAWL_HIDDEN void ctf_stream_fill(struct ctf_stream *s, struct batch *b);
+/*
+ * The trace's decoders were recompiled from a longer metadata (a live
+ * trace whose metadata grew: the classes before are the same): s decodes
+ * with t from now on, where it is (t may be where its decoders were
+ * before, replaced: oldregs is the old register count). 0 or -ENOMEM.
+ */
+TRAWL_HIDDEN int ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t,
+				     uint32_t oldregs);
+/* A time in the stream's clock cycles in ns (corrected), as its events'
+ * times are; before its first packet, with the trace's first clock. */
+TRAWL_HIDDEN int64_t ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles);
 
 #define CTF_PREFETCH 1024		/* bytes ahead of the event being decoded */
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pipe/pipe-internal.h"
@@ -241,8 +242,9 @@ static void *worker_main(void *arg)
 
 /*
  * Moves the consumer of s to its next batch holding an event, giving the
- * current one back. Returns 1, 0 at the end of the stream, or -errno (the
- * stream's error). While the batch is not there, decodes some batch itself
+ * current one back. Returns 1, 0 at the end of the stream, -errno (the
+ * stream's error), or 2 when a live stream has nothing yet (an empty
+ * batch; s->cs.hold_ns says until when). While the batch is not there, decodes some batch itself
  * (this stream's if nobody is on it, else the one most behind) or waits.
  */
 static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, struct leaf *L)
@@ -274,6 +276,11 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			if (b->n || b->term) {
 				pthread_mutex_unlock(&r->mu);
 				return b->n ? 1 : b->term < 0 ? b->term : 0;
+			}
+			if (b->hold) {
+				/* a live stream with nothing yet: given back next time */
+				pthread_mutex_unlock(&r->mu);
+				return 2;
 			}
 			continue;	/* empty: next one */
 		}
@@ -362,7 +369,7 @@ static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uin
 {
 	const struct brec *x = L->rec;
 
-	if (m->wide || !L->ghz || !L->onecpu || !x || x + 1 >= L->end)
+	if (m->wide || m->live || !L->ghz || !L->onecpu || !x || x + 1 >= L->end)
 		return UINT64_MAX;
 	return key64(m, x[1].ts, w);
 }
@@ -375,6 +382,7 @@ static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uin
 static __attribute__((noinline)) void rekey(struct merge *m)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
+	bool holds = false;
 
 	for (uint32_t i = 0; i < m->k; i++) {
 		const struct leaf *L = &m->leaf[i];
@@ -385,7 +393,26 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 			hi = u > hi ? u : hi;
 		} else {
 			m->key[i] = KEY_INF;
+			holds |= L->hold;
 		}
+	}
+	/*
+	 * A live stream waiting: its key is its hold time, or just below every
+	 * event when that is earlier or unknown (it blocks them all the same),
+	 * so that it does not stretch the keys' range.
+	 */
+	for (uint32_t i = 0; holds && i < m->k; i++) {
+		const struct leaf *L = &m->leaf[i];
+		if (L->rec < L->end || !L->hold)
+			continue;
+		uint64_t u = (uint64_t)L->hold_ts ^ (UINT64_C(1) << 63);
+		if (lo <= hi && u < lo)
+			u = lo ? lo - 1 : 0;
+		m->key[i] = (mkey)u << 64 | i;
+		if (lo > hi || u > hi)
+			hi = u;
+		if (u < lo)
+			lo = u;
 	}
 	if (!m->wide && (lo > hi || hi - lo < m->range / 2)) {
 		m->base = lo > hi ? 0 : lo;
@@ -398,18 +425,24 @@ static __attribute__((noinline)) void rekey(struct merge *m)
 		m->leaf[i].nk = next_key(m, &m->leaf[i], i);
 }
 
-/* The winner w has a new event (live) or none: replays it. */
+/* The time that orders leaf L: its event's, or its hold time. */
+static inline int64_t leaf_ts(const struct leaf *L)
+{
+	return likely(L->rec < L->end) ? L->rec->ts : L->hold_ts;
+}
+
+/* The winner w has a new event or a hold time (live) or neither: replays it. */
 static inline void merge_update(struct merge *m, uint32_t w, bool live)
 {
 	if (likely(!m->wide)) {
-		uint64_t kw = live ? key64(m, m->leaf[w].rec->ts, w) : UINT64_MAX;
+		uint64_t kw = live ? key64(m, leaf_ts(&m->leaf[w]), w) : UINT64_MAX;
 		if (live && unlikely(kw == UINT64_MAX))
 			rekey(m);	/* out of range */
 		else
 			lt_replay64(m, w, kw);
 		return;
 	}
-	lt_replay(m, w, live ? mkkey(m->leaf[w].rec->ts, w) : KEY_INF);
+	lt_replay(m, w, live ? mkkey(leaf_ts(&m->leaf[w]), w) : KEY_INF);
 }
 
 /*
@@ -433,38 +466,102 @@ static inline __attribute__((always_inline)) void leaf_set(const struct merge *m
 	}
 }
 
-/* Starts the worker and takes every stream's first batch. */
-static int prime_threaded(struct trawl_reader *r)
+/*
+ * Takes leaf L's next batch (take_next()) and sets the leaf from it: true
+ * when it has an event or holds (a live stream with nothing yet), false
+ * at its end or on an error (queued for report()).
+ */
+static bool leaf_take(struct trawl_reader *r, struct merge *m, struct leaf *L)
 {
-	struct merge *m;
-	uint32_t k = 1;
+	int rc = take_next(r, L->s, L);
 
-	r->primed = true;
+	L->hold = false;
+	if (rc == 1) {
+		leaf_set(m, L, false);
+		return true;
+	}
+	if (rc == 2) {
+		L->hold = true;
+		L->hold_ts = L->s->cs.hold_ns;
+		return true;
+	}
+	if (rc < 0)
+		r->errq[r->nerrq++] = L->s;
+	return false;
+}
+
+/* Sizes the merge for r->nstreams leaves (a power of two), keeping the
+ * leaves it has (a live source added streams). 0 or -ENOMEM. */
+static int merge_size(struct trawl_reader *r, struct merge *m)
+{
+	uint32_t k = 1, lb = 0;
+
 	while (k < r->nstreams)
 		k *= 2;
-	m = r->m = aligned_alloc(64, sizeof(*m));
-	if (!m)
-		goto single;
-	memset(m, 0, sizeof(*m));
+	if (m->leaf && k <= m->k)
+		return 0;
+	while ((UINT32_C(1) << lb) < k)
+		lb++;
+	uint64_t *t64 = aligned_alloc(64, ((k * sizeof(*t64)) + 63) & ~(size_t)63);
+	mkey *tree = aligned_alloc(64, ((k * sizeof(*tree)) + 63) & ~(size_t)63);
+	mkey *key = aligned_alloc(64, ((k * sizeof(*key)) + 63) & ~(size_t)63);
+	struct leaf *leaf = aligned_alloc(64, ((k * sizeof(*leaf)) + 63) & ~(size_t)63);
+	if (!t64 || !tree || !key || !leaf) {
+		free(t64);
+		free(tree);
+		free(key);
+		free(leaf);
+		return -ENOMEM;
+	}
+	memset(leaf, 0, k * sizeof(*leaf));
+	if (m->leaf)
+		memcpy(leaf, m->leaf, m->k * sizeof(*leaf));
+	free(m->t64);
+	free(m->tree);
+	free(m->key);
+	free(m->leaf);
+	m->t64 = t64;
+	m->tree = tree;
+	m->key = key;
+	m->leaf = leaf;
 	m->k = k;
-	m->win = NOLEAF;
-	while ((UINT32_C(1) << m->lb) < k)
-		m->lb++;
-	m->range = UINT64_MAX >> m->lb;
-	m->t64 = aligned_alloc(64, ((k * sizeof(*m->t64)) + 63) & ~(size_t)63);
-	m->tree = aligned_alloc(64, ((k * sizeof(*m->tree)) + 63) & ~(size_t)63);
-	m->key = aligned_alloc(64, ((k * sizeof(*m->key)) + 63) & ~(size_t)63);
-	m->leaf = aligned_alloc(64, ((k * sizeof(*m->leaf)) + 63) & ~(size_t)63);
-	m->cls = malloc((r->nclasses ? r->nclasses : 1) * sizeof(*m->cls));
-	if (!m->t64 || !m->tree || !m->key || !m->leaf || !m->cls)
-		goto single;
+	m->lb = lb;
+	m->range = UINT64_MAX >> lb;
+	return 0;
+}
+
+/* m->cls: every event class of the reader by its index (the newest model
+ * of a live trace whose metadata grew). 0 or -ENOMEM. */
+static int merge_classes(struct trawl_reader *r, struct merge *m)
+{
+	const struct trawl_ctf_event_class **c = realloc(m->cls, (r->nclasses ? r->nclasses : 1) *
+							  sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	m->cls = c;
 	for (size_t i = 0; i < r->ntraces; i++) {
 		const struct trawl_ctf_trace *t = r->traces[i]->dec.meta;
 		for (size_t j = 0; j < t->nstreams; j++)
 			for (size_t e = 0; e < t->streams[j]->nevents; e++)
 				m->cls[t->streams[j]->events[e]->index] = t->streams[j]->events[e];
 	}
-	memset(m->leaf, 0, k * sizeof(*m->leaf));
+	return 0;
+}
+
+/* Starts the worker and takes every stream's first batch. */
+static int prime_threaded(struct trawl_reader *r)
+{
+	struct merge *m;
+
+	r->primed = true;
+	m = r->m = aligned_alloc(64, sizeof(*m));
+	if (!m)
+		goto single;
+	memset(m, 0, sizeof(*m));
+	m->win = NOLEAF;
+	m->live = r->live;
+	if (merge_size(r, m) || merge_classes(r, m))
+		goto single;
 	for (uint32_t i = 0; i < r->nstreams; i++)
 		if (alloc_queue(r, r->all[i]))
 			goto single;
@@ -485,11 +582,7 @@ static int prime_threaded(struct trawl_reader *r)
 	for (uint32_t i = 0; i < r->nstreams; i++) {
 		struct leaf *L = &m->leaf[i];
 		L->s = r->all[i];
-		int rc = take_next(r, L->s, L);
-		if (rc > 0)
-			leaf_set(m, L, false);
-		else if (rc < 0)
-			r->errq[r->nerrq++] = L->s;
+		leaf_take(r, m, L);
 	}
 	rekey(m);
 	return 0;
@@ -500,6 +593,107 @@ single:
 	r->threaded = false;
 	r->primed = false;
 	return -1;
+}
+
+/* ----------------------------------------------------------------- live */
+
+#define LIVE_WAIT_NS 100000000		/* a live wait's bound: 100 ms */
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Takes in what live sources added: traces, streams (new leaves of the
+ * merge), event classes (bound fields resolved). In the consumer thread,
+ * never with a worker (live readers have none). 0 or -errno.
+ */
+static int reader_grow(struct trawl_reader *r)
+{
+	uint32_t ns0 = r->nstreams;
+	struct merge *m = r->m;
+	char err[256];
+	int rc;
+
+	for (size_t i = 0; i < r->nsrcs; i++)
+		if ((rc = reader_adopt(r, r->srcs[i])))
+			return rc;
+	if (r->nstreams != ns0) {
+		void *a = realloc(r->all, (r->nstreams + 1) * sizeof(*r->all));
+		if (!a)
+			return -ENOMEM;
+		r->all = a;
+		void *h = realloc(r->heap, (r->nstreams + 1) * sizeof(*r->heap));
+		if (!h)
+			return -ENOMEM;
+		r->heap = h;
+		void *e = realloc(r->errq, (r->nstreams + 1) * sizeof(*r->errq));
+		if (!e)
+			return -ENOMEM;
+		r->errq = e;
+		for (size_t i = 0; i < r->ntraces; i++)
+			for (size_t j = 0; j < r->traces[i]->nstreams; j++)
+				r->all[r->traces[i]->streams[j]->order] = r->traces[i]->streams[j];
+	}
+	if ((rc = merge_classes(r, m)) || (rc = merge_size(r, m)))
+		return rc;
+	if ((rc = reader_bind_new_classes(r, err, sizeof(err))))
+		return rc;
+	for (uint32_t i = ns0; i < r->nstreams; i++) {
+		struct trawl_reader_stream *s = r->all[i];
+		if ((rc = alloc_queue(r, s)))
+			return rc;
+		s->pub = s->cs.st;
+		s->threaded = true;
+		m->leaf[i].s = s;
+		leaf_take(r, m, &m->leaf[i]);
+	}
+	rekey(m);
+	return 0;
+}
+
+/* Have all the live sources ended (no stream or data will come)? */
+static bool live_ended(const struct trawl_reader *r)
+{
+	for (size_t i = 0; i < r->nsrcs; i++)
+		if (r->srcs[i]->ops->poll && !r->srcs[i]->ended)
+			return false;
+	return true;
+}
+
+/*
+ * The merge waits for leaf w (a live stream with nothing yet; NOLEAF: for
+ * streams to come): polls the live sources (bounded), takes in what they
+ * added, and takes w's next batch. 0: go on, the tree is up to date;
+ * -EAGAIN: nothing came within the wait (call again); -errno.
+ */
+static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t w)
+{
+	int64_t deadline = mono_ns() + LIVE_WAIT_NS;
+	int got = 0, rc;
+
+	for (size_t i = 0; i < r->nsrcs; i++) {
+		struct trawl_source *src = r->srcs[i];
+		if (!src->ops->poll || src->ended)
+			continue;
+		rc = src->ops->poll(src, got ? 0 : deadline);
+		if (rc < 0)
+			return rc;
+		got |= rc;
+	}
+	if ((rc = reader_grow(r)))
+		return rc;
+	struct merge *m = r->m;
+	if (w != NOLEAF && w < m->k && m->leaf[w].hold) {
+		struct leaf *L = &m->leaf[w];
+		bool live = leaf_take(r, m, L);
+		merge_update(m, w, live);
+		L->nk = live ? next_key(m, L, w) : UINT64_MAX;
+	}
+	return got ? 0 : -EAGAIN;
 }
 
 /*
@@ -549,14 +743,7 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			__builtin_prefetch(L->rec + 8);
 			leaf_set(m, L, false);
 		} else {
-			int rc = take_next(r, L->s, L);
-			if (rc > 0) {
-				leaf_set(m, L, false);
-			} else {
-				live = false;
-				if (rc < 0)
-					r->errq[r->nerrq++] = L->s;
-			}
+			live = leaf_take(r, m, L);
 		}
 		merge_update(m, w, live);
 		L->nk = live ? next_key(m, L, w) : UINT64_MAX;
@@ -569,22 +756,35 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 		m->win = NOLEAF;
 		return report(r, r->errq[r->errq_head++]);
 	}
-	if (likely(!m->wide)) {
-		uint64_t top = m->t64[0];
-		if (top == UINT64_MAX) {
-			m->win = NOLEAF;
-			return 0;
+	for (;;) {
+		if (likely(!m->wide)) {
+			uint64_t top = m->t64[0];
+			w = top == UINT64_MAX ? NOLEAF : (uint32_t)(top & ((UINT64_C(1) << m->lb) - 1));
+		} else {
+			mkey top = m->tree[0];
+			w = top == KEY_INF ? NOLEAF : (uint32_t)top;
 		}
-		w = (uint32_t)(top & ((UINT64_C(1) << m->lb) - 1));
-	} else {
-		mkey top = m->tree[0];
-		if (top == KEY_INF) {
+		if (w == NOLEAF) {
 			m->win = NOLEAF;
-			return 0;
+			if (!r->live || live_ended(r))
+				return 0;
+			int rc = live_wait(r, NOLEAF);	/* for streams to come */
+			if (rc < 0)
+				return rc;
+			m = r->m;
+			continue;
 		}
-		w = (uint32_t)top;
+		if (likely(!m->leaf[w].hold))
+			return emit(m, w, ev);
+		/* a live stream holds the merge back: wait for it */
+		m->win = NOLEAF;
+		int rc = live_wait(r, w);
+		if (rc < 0)
+			return rc;	/* -EAGAIN: nothing within the wait */
+		m = r->m;		/* the merge may have grown */
+		if (unlikely(r->errq_head < r->nerrq))
+			return report(r, r->errq[r->errq_head++]);
 	}
-	return emit(m, w, ev);
 }
 
 /*
@@ -705,6 +905,11 @@ void reader_trace_free(struct trawl_reader_trace *t)
 	if (!t->borrowed)
 		trawl_ctf_trace_free(t->dec.meta);
 	ctf_tdec_release(&t->dec);
+	for (size_t i = 0; i < t->nolddec; i++) {
+		trawl_ctf_trace_free(t->olddec[i].meta);
+		ctf_tdec_release(&t->olddec[i]);
+	}
+	free(t->olddec);
 	free(t->path);
 	free(t->real);
 	free(t);
@@ -733,23 +938,81 @@ int reader_adopt(struct trawl_reader *r, struct trawl_source *src)
 {
 	size_t n = src->ntraces - src->nadopted;
 
-	if (!n)
-		return 0;
-	void *nt = realloc(r->traces, (r->ntraces + n) * sizeof(*r->traces));
-	if (!nt)
-		return -ENOMEM;
-	r->traces = nt;
-	for (size_t i = src->nadopted; i < src->ntraces; i++) {
+	if (n) {
+		void *nt = realloc(r->traces, (r->ntraces + n) * sizeof(*r->traces));
+		if (!nt)
+			return -ENOMEM;
+		r->traces = nt;
+		for (size_t i = src->nadopted; i < src->ntraces; i++) {
+			struct trawl_reader_trace *t = src->traces[i];
+			r->traces[r->ntraces++] = t;
+			number_classes(r, t);
+		}
+		src->nadopted = src->ntraces;
+	}
+	/* new streams, of new traces and of traces it had */
+	for (size_t i = 0; i < src->ntraces; i++) {
 		struct trawl_reader_trace *t = src->traces[i];
-		r->traces[r->ntraces++] = t;
-		number_classes(r, t);
-		for (size_t j = 0; j < t->nstreams; j++) {
+		for (size_t j = t->nadopted; j < t->nstreams; j++) {
 			t->streams[j]->cs.rg = &r->rg;
 			t->streams[j]->order = r->nstreams++;
 		}
+		t->nadopted = t->nstreams;
 	}
-	src->nadopted = src->ntraces;
 	src->r = r;
+	if (src->ops->poll)
+		r->live = true;
+	return 0;
+}
+
+int reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
+			struct trawl_ctf_trace *meta, const char *const *events, size_t nevents,
+			char *err, size_t errlen)
+{
+	struct ctf_tdec nd = { .fix = t->dec.fix };
+	uint32_t oldregs = t->dec.td.nregs;
+	int rc = ctf_tdec_init(&nd, meta, events, nevents, err, errlen);
+
+	if (rc) {
+		ctf_tdec_release(&nd);
+		trawl_ctf_trace_free(meta);
+		return rc;
+	}
+	struct ctf_tdec *old = realloc(t->olddec, (t->nolddec + 1) * sizeof(*old));
+	if (!old) {
+		ctf_tdec_release(&nd);
+		trawl_ctf_trace_free(meta);
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	}
+	t->olddec = old;
+	/* the classes it had keep their numbers; new ones get the next */
+	const struct trawl_ctf_trace *om = t->dec.meta;
+	for (size_t i = 0; i < meta->nstreams; i++) {
+		const struct trawl_ctf_stream_class *sc = meta->streams[i];
+		const struct trawl_ctf_stream_class *osc = NULL;
+		for (size_t k = 0; r && om && k < om->nstreams && !osc; k++)
+			if (om->streams[k]->id == sc->id)
+				osc = om->streams[k];
+		for (size_t j = 0; j < sc->nevents; j++) {
+			struct trawl_ctf_event_class *ec = sc->events[j];
+			const struct trawl_ctf_event_class *oec = NULL;
+			for (size_t k = 0; osc && k < osc->nevents && !oec; k++)
+				if (osc->events[k]->id == ec->id)
+					oec = osc->events[k];
+			ec->index = !r ? 0 : oec ? oec->index : r->nclasses++;
+		}
+		const struct sc_dec *sd = sc->priv;
+		if (sd && sd->fast) {
+			struct fastent *fe = (struct fastent *)sd->fast;	/* the reader's own */
+			for (uint64_t id = 0; id < sd->nbyid; id++)
+				fe[id].cls = fe[id].ec ? fe[id].ec->index : 0;
+		}
+	}
+	t->olddec[t->nolddec++] = t->dec;	/* events in flight may use its classes */
+	t->dec = nd;
+	for (size_t j = 0; j < t->nstreams; j++)
+		if ((rc = ctf_stream_retarget(&t->streams[j]->cs, &t->dec, oldregs)))
+			return seterr(err, errlen, -rc, "out of memory");
 	return 0;
 }
 
@@ -839,6 +1102,10 @@ int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
 		reader_set_mode(r, READ_BATCHES);
 	if (!r->nstreams)
 		reader_set_mode(r, READ_EVENTS);
+	/* live: batches in this thread (streams and classes come and go
+	 * between batches, without a worker to stop), even before any stream */
+	if (r->live)
+		reader_set_mode(r, READ_BATCHES);
 	return 0;
 }
 
@@ -857,10 +1124,7 @@ void reader_set_mode(struct trawl_reader *r, enum read_mode m)
 
 bool reader_is_live(const struct trawl_reader *r)
 {
-	for (size_t i = 0; i < r->nsrcs; i++)
-		if (r->srcs[i]->ops->poll)
-			return true;
-	return false;
+	return r->live;
 }
 
 size_t trawl_reader_ntraces(const struct trawl_reader *r)

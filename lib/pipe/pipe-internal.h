@@ -43,7 +43,13 @@ struct trawl_reader_trace {
 	struct trawl_sync_xform fixv;	/* dec.fix points here, if set */
 	struct trawl_reader_stream **streams;
 	size_t nstreams;
+	size_t nadopted;		/* streams the reader has taken */
 	bool borrowed;			/* dec.meta belongs to the caller */
+	/* the models before its metadata grew (live): their classes may be
+	 * in events still in flight; freed with the trace */
+	struct ctf_tdec *olddec;
+	size_t nolddec;
+	void *priv;			/* the source's (live: its stream ids) */
 };
 
 struct hent {
@@ -76,7 +82,12 @@ struct leaf {
 	uint64_t base;			/* b->base when b->ghz */
 	bool ghz;
 	bool onecpu;
+	/* A live stream with nothing yet: no event (rec == end), but its key
+	 * is hold_ts, the time before which nothing more will come from it,
+	 * so that the merge waits for it there. */
+	bool hold;
 	uint32_t cpu0;			/* b->cpu0 when b->onecpu */
+	int64_t hold_ts;
 } __attribute__((aligned(64)));
 
 struct merge {
@@ -90,6 +101,10 @@ struct merge {
 	 */
 	uint32_t lb;			/* bits of a leaf number: k == 1 << lb */
 	bool wide;
+	/* A live source: no common step (nk stays UINT64_MAX), so that every
+	 * winner goes through the slow path, which waits for a holding leaf
+	 * (a live stream with nothing yet) instead of returning it. */
+	bool live;
 	uint64_t base;			/* ts ^ 1 << 63 (ordered unsigned) of key 0 */
 	uint64_t range;			/* (ts ^ 1 << 63) - base must be below this */
 	uint64_t *t64;			/* as tree, 64-bit keys */
@@ -119,6 +134,7 @@ struct trawl_reader {
 	struct ctf_range rg;		/* what streams decode (begin, end, simd) */
 	struct trawl_source **srcs;	/* the reader's, freed with it */
 	struct field_priv *fields;	/* bound fields (bind.c) */
+	bool live;			/* a source is live (live_wait()) */
 	size_t nsrcs;
 	unsigned threads;		/* as asked; 0: auto */
 	/*
@@ -163,6 +179,7 @@ struct trawl_source {
 	struct trawl_reader_trace **traces;	/* the source's, in order */
 	size_t ntraces;
 	size_t nadopted;		/* traces[0 .. nadopted) are the reader's */
+	bool ended;			/* live: nothing more will come */
 	struct trawl_reader *r;		/* the reader that took it, or NULL */
 	void *priv;			/* the kind's own state */
 };
@@ -210,6 +227,16 @@ TRAWL_HIDDEN struct trawl_reader_stream *reader_stream_new(struct trawl_reader_t
 							   const char *path);
 TRAWL_HIDDEN void reader_stream_free(struct trawl_reader_stream *s);
 TRAWL_HIDDEN void reader_trace_free(struct trawl_reader_trace *t);
+/*
+ * A live trace's metadata grew: meta (taken, also on failure) replaces its
+ * model; classes it had keep their numbers, new ones get the next (r NULL:
+ * not yet taken by a reader, nothing to number); its streams go on with
+ * the new decoders. The old model stays until the trace is freed. Between
+ * batches, in the consumer thread. 0 or -errno with a message in err.
+ */
+TRAWL_HIDDEN int reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
+				     struct trawl_ctf_trace *meta, const char *const *events,
+				     size_t nevents, char *err, size_t errlen);
 /* Does the reader have a live source (events come as they are made)? */
 TRAWL_HIDDEN bool reader_is_live(const struct trawl_reader *r);
 /* Takes the traces and streams src has that r does not have yet:

@@ -102,6 +102,8 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 		int n = trawl_reader_read(r, ev, max);
 		if (n == 0)
 			break;
+		if (n == -EAGAIN)
+			continue;	/* live: nothing within a wait; see the stop flag */
 		if (n < 0) {
 			if (n == -ENOMEM) {
 				ret = n;

@@ -11,7 +11,14 @@
  *    sources in one reader merge in time order, each with its own clock
  *    correction and host filter; a source given twice is refused;
  *  - formats: the json format writes one object per line with the values;
- *    an unknown format is refused.
+ *    an unknown format is refused;
+ *  - live reading, without a network: a scripted live source ("drip")
+ *    hands out a trace's packets one poll at a time in time order, with
+ *    beacons, polls with nothing new, a stream announced before its data
+ *    and metadata that grows a class mid-way; the reader returns exactly
+ *    the events of the finished files in the same order, says -EAGAIN
+ *    when a wait brought nothing, and a field of the class that came late
+ *    is bound (OPTIONAL) and read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +31,7 @@
 #include "tap.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
+#include "pipe/pipe-internal.h"	/* the drip source: a live source, scripted */
 
 static char root[] = "/tmp/trawl-test-pipe-XXXXXX";
 
@@ -486,6 +494,333 @@ static void test_formats(const char *dir)
 	   !trawl_format_name(2, NULL), "then json, and nothing more");
 }
 
+
+/* ----------------------------------------------------------- live: drip */
+
+/*
+ * The trace: t:a { n: s32 } on chan_0 every 10 ns from i = 0 and on chan_1
+ * (cpu 1) from i = 1500; t:b { m: s32, s: string } on chan_0 from i = 1000.
+ * Its metadata without t:b is "v1".
+ */
+enum { DN = 2000 };
+
+static int write_drip(const char *dir)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = "dr", .domain = "ust",
+		.clock_offset_s = 1700000000, .clock_offset = 0, .packet_size = 4096,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return -1;
+	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10);
+	struct trawl_ctf_type *fa = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, fa, "n", s32);
+	struct trawl_ctf_type *fb = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, fb, "m", s32);
+	trawl_ctf_struct_add(w, fb, "s", trawl_ctf_type_string(w));
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
+	struct trawl_ctf_event_class *ea = trawl_ctf_writer_event_class(w, sc, "t:a", 0, fa);
+	struct trawl_ctf_event_class *eb = trawl_ctf_writer_event_class(w, sc, "t:b", 0, fb);
+	struct trawl_ctf_wstream *s0 = trawl_ctf_writer_stream(w, sc, "chan", 0);
+	struct trawl_ctf_wstream *s1 = trawl_ctf_writer_stream(w, sc, "chan", 1);
+	int rc = !ea || !eb || !s0 || !s1;
+	uint8_t buf[64];
+	for (int i = 0; i < DN && !rc; i++) {
+		struct trawl_ctf_buf b;
+		uint64_t ts = 1000 + 10 * (uint64_t)i;
+		trawl_ctf_buf_init(&b, buf, sizeof(buf));
+		trawl_ctf_buf_u32(&b, (uint32_t)i);
+		rc = trawl_ctf_wstream_event(s0, ea, ts, buf, b.len);
+		if (!rc && i >= 1000) {
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			trawl_ctf_buf_u32(&b, (uint32_t)(2 * i));
+			trawl_ctf_buf_str(&b, i % 2 ? "odd" : "even");
+			rc = trawl_ctf_wstream_event(s0, eb, ts + 5, buf, b.len);
+		}
+		if (!rc && i >= 1500) {
+			trawl_ctf_buf_init(&b, buf, sizeof(buf));
+			trawl_ctf_buf_u32(&b, (uint32_t)(-i));
+			rc = trawl_ctf_wstream_event(s1, ea, ts + 3, buf, b.len);
+		}
+	}
+	if (!rc)
+		rc = trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return rc;
+}
+
+struct dpkt {
+	int stream;
+	const uint8_t *p;
+	size_t len;
+	int64_t tsb, tse;		/* ns */
+};
+
+struct drip {
+	struct dpkt *pk;		/* every packet of both streams, by tsb */
+	size_t npk, next;		/* delivered: pk[0 .. next) */
+	size_t avail[2], used[2];	/* per stream: packets delivered, mapped */
+	size_t *order[2];		/* per stream: indexes in pk, in its order */
+	size_t n[2];
+	struct trawl_reader_trace *t;
+	struct trawl_reader_stream *rs[2];
+	const char *meta2;
+	size_t meta2len;
+	size_t meta_at;			/* the delivery before which v2 comes */
+	int64_t now;			/* the last delivered packet's tsb */
+	unsigned polls, idles;
+	bool updated;
+};
+
+static struct drip D;
+
+static int drip_more(struct ctf_stream *cs)
+{
+	int k = (int)(intptr_t)cs->more_arg;
+	if (D.used[k] < D.avail[k]) {
+		const struct dpkt *p = &D.pk[D.order[k][D.used[k]++]];
+		cs->map = p->p;
+		cs->size = p->len;
+		cs->next_off = 0;
+		cs->st.bytes += p->len;
+		return 1;
+	}
+	if (D.used[k] == D.n[k] && D.next == D.npk)
+		return 0;
+	cs->hold_ns = D.now;
+	return -EAGAIN;
+}
+
+static struct trawl_reader_stream *drip_stream(struct trawl_source *src, int k)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "drip/chan_%d", k);
+	struct trawl_reader_stream *s = reader_stream_new(D.t, name);
+	if (!s)
+		return NULL;
+	s->cs.borrowed = true;
+	s->cs.more = drip_more;
+	s->cs.more_arg = (void *)(intptr_t)k;
+	s->cs.hold_ns = INT64_MIN;
+	if (source_add_stream(src, D.t, s)) {
+		reader_stream_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int drip_poll(struct trawl_source *src, int64_t deadline)
+{
+	(void)deadline;
+	D.polls++;
+	if (D.polls % 7 == 3) {
+		D.idles++;
+		return 0;	/* nothing new this time */
+	}
+	if (!D.rs[1]) {		/* chan_1 is announced before its data */
+		D.rs[1] = drip_stream(src, 1);
+		return D.rs[1] ? 1 : -ENOMEM;
+	}
+	if (D.next == D.npk) {
+		src->ended = true;
+		return 1;
+	}
+	if (D.next == D.meta_at && !D.updated) {
+		char err[256];
+		struct trawl_ctf_trace *m = trawl_ctf_metadata_parse(D.meta2, D.meta2len, err, sizeof(err));
+		D.updated = true;
+		if (!m || reader_trace_update(src->r, D.t, m, NULL, 0, err, sizeof(err)))
+			return -EINVAL;
+		return 1;
+	}
+	const struct dpkt *p = &D.pk[D.next++];
+	D.avail[p->stream]++;
+	D.now = p->tsb;
+	return 1;
+}
+
+static const struct source_ops drip_ops = { .kind = "live", .poll = drip_poll };
+
+/* The packets of a stream file, with their times from its index. */
+static int split(const char *dir, int k, const uint8_t *data)
+{
+	char path[400];
+	size_t len;
+	snprintf(path, sizeof(path), "%s/index/chan_%d.idx", dir, k);
+	uint8_t *ix = slurp(path, &len);
+	if (!ix || len < 16)
+		return -1;
+	uint32_t esz = (uint32_t)ix[12] << 24 | (uint32_t)ix[13] << 16 | (uint32_t)ix[14] << 8 | ix[15];
+	for (size_t off = 16; off + esz <= len; off += esz) {
+		uint64_t v[5];
+		for (int f = 0; f < 5; f++) {
+			v[f] = 0;
+			for (int b = 0; b < 8; b++)
+				v[f] = v[f] << 8 | ix[off + 8 * f + (size_t)b];
+		}
+		D.pk = realloc(D.pk, (D.npk + 1) * sizeof(*D.pk));
+		D.pk[D.npk++] = (struct dpkt){ k, data + v[0], v[1] / 8,
+					       1700000000000000000LL + (int64_t)v[3],
+					       1700000000000000000LL + (int64_t)v[4] };
+	}
+	free(ix);
+	return 0;
+}
+
+static int by_tsb(const void *a, const void *b)
+{
+	const struct dpkt *x = a, *y = b;
+	return x->tsb < y->tsb ? -1 : x->tsb > y->tsb ? 1 : x->stream - y->stream;
+}
+
+struct bsum {
+	const struct trawl_field *m;
+	int64_t sum;
+	uint64_t n;
+};
+
+static int bsum_start(void *self, struct trawl_reader *r)
+{
+	struct bsum *b = self;
+	char err[256];
+	b->m = trawl_field_bind(r, "t:b.m", TRAWL_FIELD_INT, TRAWL_FIELD_OPTIONAL, err, sizeof(err));
+	return b->m ? 0 : -EINVAL;
+}
+
+static int bsum_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct bsum *b = self;
+	for (size_t i = 0; i < n; i++) {
+		const union trawl_ctf_value *v = trawl_field_value(b->m, &ev[i]);
+		if (v) {
+			b->sum += v->i;
+			b->n++;
+		}
+	}
+	return 0;
+}
+
+static const struct trawl_sink_ops bsum_ops = {
+	.sz = sizeof(bsum_ops), .name = "bsum", .start = bsum_start, .events = bsum_events,
+};
+
+/* A drip source over dir's trace, the reader over it. */
+static struct trawl_reader *drip_open(const char *dir, uint8_t **keep, char *err, size_t errlen)
+{
+	char path[400];
+	size_t mlen, l0, l1;
+	memset(&D, 0, sizeof(D));
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	char *meta = (char *)slurp(path, &mlen);
+	snprintf(path, sizeof(path), "%s/chan_0", dir);
+	keep[0] = slurp(path, &l0);
+	snprintf(path, sizeof(path), "%s/chan_1", dir);
+	keep[1] = slurp(path, &l1);
+	keep[2] = (uint8_t *)meta;
+	if (!meta || !keep[0] || !keep[1] || split(dir, 0, keep[0]) || split(dir, 1, keep[1]))
+		return NULL;
+	qsort(D.pk, D.npk, sizeof(*D.pk), by_tsb);
+	for (size_t i = 0; i < D.npk; i++) {
+		int k = D.pk[i].stream;
+		D.order[k] = realloc(D.order[k], (D.n[k] + 1) * sizeof(size_t));
+		D.order[k][D.n[k]++] = i;
+		/* v2 comes before the first chan_0 packet that reaches t:b */
+		if (k == 0 && !D.meta_at && D.pk[i].tse >= 1700000000000000000LL + 1000 + 10 * 1000)
+			D.meta_at = i;
+	}
+	D.meta2 = meta;
+	D.meta2len = mlen;
+	/* v1: the metadata without t:b's block */
+	char *b = strstr(meta, "event {\n\tname = \"t:b\";");
+	if (!b)
+		return NULL;
+	char *e = strstr(b, "\n};\n");
+	if (!e)
+		return NULL;
+	size_t v1len = (size_t)(b - meta) + (mlen - (size_t)(e + 4 - meta));
+	char *v1 = malloc(v1len + 1);
+	memcpy(v1, meta, (size_t)(b - meta));
+	memcpy(v1 + (b - meta), e + 4, mlen - (size_t)(e + 4 - meta));
+	v1[v1len] = 0;
+	struct trawl_ctf_trace *m1 = trawl_ctf_metadata_parse(v1, v1len, err, errlen);
+	free(v1);
+	struct trawl_source *src = source_alloc(&drip_ops, NULL);
+	D.t = calloc(1, sizeof(*D.t));
+	if (!m1 || !src || !D.t)
+		return NULL;
+	D.t->dec.meta = m1;
+	D.t->hostname = "dr";
+	D.t->path = strdup("drip");
+	if (ctf_tdec_init(&D.t->dec, m1, NULL, 0, err, errlen) || source_add_trace(src, D.t) ||
+	    !(D.rs[0] = drip_stream(src, 0)))
+		return NULL;
+	return trawl_reader_open(&src, 1, NULL, err, errlen);
+}
+
+static void test_live_drip(void)
+{
+	char dir[300], err[512] = "";
+	uint8_t *keep[3] = { NULL };
+	snprintf(dir, sizeof(dir), "%s/drip", root);
+	ok(write_drip(dir) == 0, "drip: the trace written");
+
+	/* the truth: the finished files */
+	struct trawl_reader *rf = open_dir(dir, err, sizeof(err));
+	struct trawl_reader *rd = drip_open(dir, keep, err, sizeof(err));
+	ok(rf && rd, "drip: a reader over the scripted live source (%s)", err);
+	ok(D.npk > 10 && D.meta_at > 0, "drip: %zu packets, metadata grows before packet %zu",
+	   D.npk, D.meta_at);
+	if (rf && rd) {
+		const struct trawl_event *a, *b;
+		uint64_t n = 0, same = 0, again = 0;
+		int ra, rb;
+		for (;;) {
+			ra = trawl_reader_next(rf, &a);
+			while ((rb = trawl_reader_next(rd, &b)) == -EAGAIN)
+				again++;
+			if (ra <= 0 || rb <= 0)
+				break;
+			n++;
+			if (a->ts == b->ts && !strcmp(a->cls->name, b->cls->name) &&
+			    a->cpu == b->cpu && a->values[0].i == b->values[0].i)
+				same++;
+		}
+		ok(ra == 0 && rb == 0, "drip: both end together (%d, %d)", ra, rb);
+		ok(n > DN && same == n, "drip: the same %llu events in the same order (%llu equal)",
+		   (unsigned long long)n, (unsigned long long)same);
+		ok(again > 0 && again <= D.idles, "drip: -EAGAIN when a wait brought nothing (%llu times)",
+		   (unsigned long long)again);
+		ok(D.updated && trawl_reader_nclasses(rd) == 2, "drip: t:b came with the metadata (%zu classes)",
+		   trawl_reader_nclasses(rd));
+	}
+	trawl_reader_free(rf);
+	trawl_reader_free(rd);
+	for (int k = 0; k < 2; k++)
+		free(D.order[k]);
+	free(D.pk);
+	for (int j = 0; j < 3; j++)
+		free(keep[j]);
+
+	/* the same through a sink, with a field of the class that came late */
+	rd = drip_open(dir, keep, err, sizeof(err));
+	struct bsum bs = { 0 };
+	struct trawl_sink k = { &bsum_ops, &bs };
+	int rc = rd ? trawl_pipe_run(rd, &k, 1, NULL) : -1;
+	int64_t want = 0;
+	for (int i = 1000; i < DN; i++)
+		want += 2 * i;
+	ok(rc == 0 && bs.n == DN - 1000 && bs.sum == want,
+	   "drip: t:b.m, bound before t:b existed, read in every t:b (%llu, sum %lld)",
+	   (unsigned long long)bs.n, (long long)bs.sum);
+	trawl_reader_free(rd);
+	for (int j = 0; j < 2; j++)
+		free(D.order[j]);
+	free(D.pk);
+	for (int j = 0; j < 3; j++)
+		free(keep[j]);
+}
+
 int main(void)
 {
 	char dir[300], dir2[300];
@@ -501,6 +836,7 @@ int main(void)
 	test_run(dir);
 	test_sources(dir, dir2);
 	test_formats(dir);
+	test_live_drip();
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd)) {
