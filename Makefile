@@ -116,10 +116,12 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@$(if $(Q),echo "  TEST    $*")
 	$(Q)$(CC) $(CPPFLAGS) -I$(SRC)/tests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
 
-# test-kpage compares the kernel recorder's page iterator with libtraceevent's
-$(O)/tests/test-kpage: CPPFLAGS += $(CLI_PKG_CFLAGS)
-$(O)/tests/test-kpage: $(KSTATIC)
-$(O)/tests/test-kpage: LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
+# tests of lib/kern link libtrawl-kern.a: test-kpage (the page iterator against
+# libtraceevent's), test-kfamily (the kernel event families, the converter)
+KERN_TESTS := $(addprefix $(O)/tests/,test-kpage test-kfamily)
+$(KERN_TESTS): CPPFLAGS += $(CLI_PKG_CFLAGS)
+$(KERN_TESTS): $(KSTATIC)
+$(KERN_TESTS): LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
 # (the target's own source last: -MMD keeps the last source's dependencies)
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)
