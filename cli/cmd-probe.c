@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 
 #include "trawl/ctf.h"
+#include "trawl/sync-schema.h"
 #include "cli.h"
 #include "config.h"
 
@@ -439,11 +440,11 @@ static int trace_open(struct probe *P, char *err, size_t errlen)
 	if (!u64 || !str || !f || !sc)
 		ret = -ENOMEM;
 	if (!ret)
-		ret = trawl_ctf_struct_add(w, f, "key", u64);
+		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_KEY, u64);
 	if (!ret)
-		ret = trawl_ctf_struct_add(w, f, "peer", str);
-	if (!ret && (!(P->ec_send = trawl_ctf_writer_event_class(w, sc, "trawl_sync:probe_send", INT64_MIN, f)) ||
-		     !(P->ec_recv = trawl_ctf_writer_event_class(w, sc, "trawl_sync:probe_recv", INT64_MIN, f)) ||
+		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_PEER, str);
+	if (!ret && (!(P->ec_send = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_SEND, INT64_MIN, f)) ||
+		     !(P->ec_recv = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_RECV, INT64_MIN, f)) ||
 		     !(P->ws = trawl_ctf_writer_stream(w, sc, "channel0", 0))))
 		ret = -errno;
 	if (!ret)

@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "internal.h"	/* mkdir_p */
 #include "trawl/ctf.h"
+#include "trawl/sync-schema.h"
 #include "kern/tcpcap.h"
 
 #ifdef TRAWL_HAVE_BPF
@@ -348,14 +349,9 @@ static void write_rec(struct tcpcap *t, struct cpu_buf *b, unsigned cpu,
 		return;
 	}
 	trawl_ctf_buf_init(&pb, payload, sizeof(payload));
-	trawl_ctf_buf_u32(&pb, r->saddr);
-	trawl_ctf_buf_u32(&pb, r->daddr);
-	trawl_ctf_buf_u16(&pb, r->sport);
-	trawl_ctf_buf_u16(&pb, r->dport);
-	trawl_ctf_buf_u32(&pb, r->seq);
-	trawl_ctf_buf_u32(&pb, r->ack);
-	trawl_ctf_buf_u8(&pb, r->flags);
-	trawl_ctf_buf_u32(&pb, r->len);
+#define PUT_FIELD(name, bits, base) trawl_ctf_buf_u##bits(&pb, r->name);
+	TRAWL_SYNC_TCP_FIELDS(PUT_FIELD)
+#undef PUT_FIELD
 	ret = trawl_ctf_wstream_event(s, r->dir == TCPCAP_SEND ? t->ev_send : t->ev_recv,
 				      (uint64_t)ts, pb.p, pb.len);
 	if (ret < 0) {
@@ -443,7 +439,7 @@ static int make_writer(struct tcpcap *t, const char *path, ino_t netns, char *er
 		.domain = "kernel",
 		.packet_size = PACKET_SIZE,
 	};
-	struct trawl_ctf_type *f, *u8, *u16, *u32;
+	struct trawl_ctf_type *f;
 	struct trawl_ctf_trace *model;
 
 	t->w = trawl_ctf_writer_new(&wo);
@@ -463,21 +459,19 @@ static int make_writer(struct tcpcap *t, const char *path, ino_t netns, char *er
 		model->clocks[0].offset_s = s;
 		model->clocks[0].offset = ns;
 	}
-	u8 = trawl_ctf_type_int(t->w, 8, false, 16);
-	u16 = trawl_ctf_type_int(t->w, 16, false, 10);
-	u32 = trawl_ctf_type_int(t->w, 32, false, 10);
 	f = trawl_ctf_type_struct(t->w);
-	if (!u8 || !u16 || !u32 || !f ||
-	    trawl_ctf_struct_add(t->w, f, "saddr", u32) || trawl_ctf_struct_add(t->w, f, "daddr", u32) ||
-	    trawl_ctf_struct_add(t->w, f, "sport", u16) || trawl_ctf_struct_add(t->w, f, "dport", u16) ||
-	    trawl_ctf_struct_add(t->w, f, "seq", u32) || trawl_ctf_struct_add(t->w, f, "ack", u32) ||
-	    trawl_ctf_struct_add(t->w, f, "flags", u8) || trawl_ctf_struct_add(t->w, f, "len", u32))
+	if (!f)
 		goto nomem;
+#define ADD_FIELD(name, bits, base) \
+	if (trawl_ctf_struct_add(t->w, f, #name, trawl_ctf_type_int(t->w, bits, false, base))) \
+		goto nomem;
+	TRAWL_SYNC_TCP_FIELDS(ADD_FIELD)
+#undef ADD_FIELD
 	t->sc = trawl_ctf_writer_stream_class(t->w, TRAWL_CTF_HEADER_COMPACT, NULL);
 	if (!t->sc)
 		goto nomem;
-	t->ev_send = trawl_ctf_writer_event_class(t->w, t->sc, "trawl_sync:tcp_send", 13, f);
-	t->ev_recv = trawl_ctf_writer_event_class(t->w, t->sc, "trawl_sync:tcp_recv", 13, f);
+	t->ev_send = trawl_ctf_writer_event_class(t->w, t->sc, TRAWL_SYNC_TCP_SEND, 13, f);
+	t->ev_recv = trawl_ctf_writer_event_class(t->w, t->sc, TRAWL_SYNC_TCP_RECV, 13, f);
 	if (!t->ev_send || !t->ev_recv ||
 	    trawl_ctf_writer_env_str(t->w, "tcpcap_hooks", "net_dev_start_xmit,netif_receive_skb") ||
 	    trawl_ctf_writer_env_int(t->w, "tcpcap_netns_inode", (int64_t)netns) ||
