@@ -365,7 +365,8 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 			cv->kind = CV_SYS_EXIT, cv->minsize = 24;
 		return cv;
 	}
-	if (kind == TR_KCONV_SYSCALLS && (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))) {
+	if (kind == TR_KCONV_SYSCALLS &&
+	    (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))) {
 		bool enter = ev->name[4] == 'e' && ev->name[5] == 'n';
 		const char *sname = ev->name + (enter ? 10 : 9);
 		const struct trawl_ctf_event_class *en, *ex;

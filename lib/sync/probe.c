@@ -352,9 +352,10 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_KEY, u64);
 	if (!ret)
 		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_PEER, str);
-	if (!ret && (!(p->ec_send = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_SEND, INT64_MIN, f)) ||
-		     !(p->ec_recv = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_RECV, INT64_MIN, f)) ||
-		     !(p->ws = trawl_ctf_writer_stream(w, sc, "channel0", 0))))
+	if (!ret &&
+	    (!(p->ec_send = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_SEND, INT64_MIN, f)) ||
+	     !(p->ec_recv = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_RECV, INT64_MIN, f)) ||
+	     !(p->ws = trawl_ctf_writer_stream(w, sc, "channel0", 0))))
 		ret = -errno;
 	if (!ret)
 		ret = trawl_ctf_writer_env_int(w, "probe_sender_id", p->sender_id);

@@ -150,8 +150,8 @@ int main(void)
 	trawl_probe_stats(a, &sa);
 	trawl_probe_stats(b, &sb);
 	trawl_probe_stats(c, &sc);
-	ok(sb.sent >= 10 && sb.sent <= 61 && !sb.send_failed, "b sent up to 61 probes in 0.3 s at 200/s (%llu)",
-	   (unsigned long long)sb.sent);
+	ok(sb.sent >= 10 && sb.sent <= 61 && !sb.send_failed,
+	   "b sent up to 61 probes in 0.3 s at 200/s (%llu)", (unsigned long long)sb.sent);
 	ok(!trawl_probe_peer_stats(b, 0, &ps) && ps.sent == sb.sent, "b's peer a: the same count");
 	is_int(trawl_probe_peer_stats(b, 1, &ps), -ERANGE, "b has one peer");
 	is_int(sa.received, sb.sent, "a received every probe of b (loopback)");
