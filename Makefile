@@ -56,9 +56,9 @@ endif
 # lib/kern (the kernel recorder: libtracefs, libtraceevent, libbpf) is an
 # archive of its own, libtrawl-kern.a, linked by the trawl binary and the
 # tests: libtrawl itself stays free of those libraries, so a traced
-# application pulls in nothing more.
-KERN_SRCS := $(sort $(wildcard $(SRC)/lib/kern/*.c))
-LIB_SRCS := $(filter-out $(KERN_SRCS),$(sort $(wildcard $(SRC)/lib/*/*.c)))
+# application pulls in nothing more. (*.bpf.c: eBPF programs, mk/bpf.mk)
+KERN_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard $(SRC)/lib/kern/*.c)))
+LIB_SRCS := $(filter-out $(KERN_SRCS) %.bpf.c,$(sort $(wildcard $(SRC)/lib/*/*.c)))
 CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c $(SRC)/cli/*/*.c))
 UNIT_SRCS := $(sort $(wildcard $(SRC)/tests/unit/test-*.c))
 BENCH_SRCS := $(sort $(wildcard $(SRC)/bench/*.c))
@@ -116,10 +116,13 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@$(if $(Q),echo "  TEST    $*")
 	$(Q)$(CC) $(CPPFLAGS) -I$(SRC)/tests/unit $(CFLAGS) $(LDFLAGS) -o $@ $< $(STATIC) $(LDLIBS)
 
-# test-kpage compares the kernel recorder's page iterator with libtraceevent's
-$(O)/tests/test-kpage: CPPFLAGS += $(CLI_PKG_CFLAGS)
-$(O)/tests/test-kpage: $(KSTATIC)
-$(O)/tests/test-kpage: LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
+# tests of lib/kern link libtrawl-kern.a: test-kpage (the page iterator against
+# libtraceevent's), test-kfamily (the kernel event families, the converter),
+# test-tcpcap (the eBPF TCP capture, embedded)
+KERN_TESTS := $(addprefix $(O)/tests/,test-kpage test-kfamily test-tcpcap)
+$(KERN_TESTS): CPPFLAGS += $(CLI_PKG_CFLAGS)
+$(KERN_TESTS): $(KSTATIC)
+$(KERN_TESTS): LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
 # (the target's own source last: -MMD keeps the last source's dependencies)
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)

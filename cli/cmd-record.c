@@ -67,8 +67,11 @@ static void usage(FILE *f)
 	      "      --live-timer MS    every MS ms (default 100; 0: none) the events so far go\n"
 	      "                         to the relay: live viewers see them within about MS ms\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
-	      "                         sched:*, any of tracefs events/*/format) and presets:\n"
-	      "                         sched, syscalls, irq, block, net, kvm (default: sched)\n"
+	      "                         sched:*, any of tracefs events/*/format) and presets:\n", f);
+	char presets[256];
+	krec_presets(presets, sizeof(presets));	/* the family table's */
+	fprintf(f, "                         %s (default: sched)\n", presets);
+	fputs(
 	      "      --host NAME        host directory and env hostname (default: hostname)\n"
 	      "  -u, --ust GLOB         user-space events of COMMAND to record, as\n"
 	      "                         provider:event globs (repeatable; default: all)\n"

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "trawl/sync-schema.h"
 
 #define NS 1000000000ll
 
@@ -369,7 +370,8 @@ static int sync_classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_clas
 	struct trawl_ctf_type *rpc = trawl_ctf_type_struct(w);
 	if (!u64 || !str || !probe || !rpc)
 		return -errno;
-	if (trawl_ctf_struct_add(w, probe, "key", u64) || trawl_ctf_struct_add(w, probe, "peer", str) ||
+	if (trawl_ctf_struct_add(w, probe, TRAWL_SYNC_PROBE_KEY, u64) ||
+	    trawl_ctf_struct_add(w, probe, TRAWL_SYNC_PROBE_PEER, str) ||
 	    trawl_ctf_struct_add(w, rpc, "msg_id", u64) || trawl_ctf_struct_add(w, rpc, "peer", str))
 		return -EINVAL;
 	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
@@ -377,8 +379,8 @@ static int sync_classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_clas
 		return -errno;
 	*scp = sc;
 	/* loglevel 6: TRACE_INFO */
-	c->send[K_PROBE] = trawl_ctf_writer_event_class(w, sc, "trawl_sync:probe_send", 6, probe);
-	c->recv[K_PROBE] = trawl_ctf_writer_event_class(w, sc, "trawl_sync:probe_recv", 6, probe);
+	c->send[K_PROBE] = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_SEND, 6, probe);
+	c->recv[K_PROBE] = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_RECV, 6, probe);
 	c->send[K_RPC] = trawl_ctf_writer_event_class(w, sc, "app:rpc_send", 6, rpc);
 	c->recv[K_RPC] = trawl_ctf_writer_event_class(w, sc, "app:rpc_recv", 6, rpc);
 	for (int k = 0; k < K_N; k++)

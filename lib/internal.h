@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "trawl/ctf.h"
 
@@ -102,5 +103,14 @@ TRAWL_HIDDEN void uuid_random(uint8_t out[16]);
 TRAWL_HIDDEN void uuid_boot_id(uint8_t out[16]);
 /* fnmatch-style glob with * ? [..]; true when name matches. */
 TRAWL_HIDDEN int glob_match(const char *pat, const char *name);
+/* clock_gettime(id) in ns. */
+TRAWL_HIDDEN int64_t tr_clock_ns(clockid_t id);
+/*
+ * This process's time namespace offset of CLOCK_MONOTONIC, in ns, into
+ * *off: its CLOCK_MONOTONIC reads the kernel's (bpf_ktime_get_ns(),
+ * ftrace's mono) plus this. 0 outside a time namespace or on a kernel
+ * without them. Returns 0 or -errno (/proc/self/timens_offsets unreadable).
+ */
+TRAWL_HIDDEN int tr_timens_monotonic(int64_t *off);
 
 #endif

@@ -1,9 +1,10 @@
 # mk/bpf.mk - the eBPF program of `trawl tcpcap` (lib/kern/tcpcap.bpf.c):
 # compiled with clang for the BPF target, stripped of DWARF (BTF kept, CO-RE
-# needs it) and embedded in the trawl binary as a libbpf skeleton,
-# $(O)/gen/tcpcap.skel.h (generated, never committed), so trawl stays one
-# file. Without clang, bpftool or the libbpf headers (or with NO_BPF=1),
-# cmd-tcpcap.c is built without eBPF support and `trawl tcpcap` says so.
+# needs it) and embedded as a libbpf skeleton, $(O)/gen/tcpcap.skel.h
+# (generated, never committed), in lib/kern/tcpcap.o (libtrawl-kern.a), so
+# trawl stays one file. Without clang, bpftool or the libbpf headers (or with
+# NO_BPF=1), lib/kern/tcpcap.c is built without eBPF support and `trawl
+# tcpcap` says so.
 
 BPF_CLANG ?= clang
 BPFTOOL ?= $(or $(shell command -v bpftool 2>/dev/null),$(wildcard /usr/sbin/bpftool))
@@ -27,7 +28,7 @@ TCPCAP_GEN := $(O)/gen
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I$(BPF_LIBBPF_INC) $(if $(BPF_MULTIARCH),-I/usr/include/$(BPF_MULTIARCH))
 
-$(TCPCAP_GEN)/tcpcap.bpf.o: $(SRC)/lib/kern/tcpcap.bpf.c $(SRC)/lib/kern/tcpcap.h
+$(TCPCAP_GEN)/tcpcap.bpf.o: $(SRC)/lib/kern/tcpcap.bpf.c $(SRC)/lib/kern/tcpcap-bpf.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  BPF     lib/kern/tcpcap.bpf.c")
 	$(Q)$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@.raw $<
@@ -38,6 +39,6 @@ $(TCPCAP_GEN)/tcpcap.skel.h: $(TCPCAP_GEN)/tcpcap.bpf.o
 	@$(if $(Q),echo "  SKEL    tcpcap.skel.h")
 	$(Q)$(BPFTOOL) gen skeleton $< name tcpcap_bpf > $@.tmp && mv $@.tmp $@
 
-$(O)/obj/cli/cmd-tcpcap.o: $(TCPCAP_GEN)/tcpcap.skel.h
-$(O)/obj/cli/cmd-tcpcap.o: CPPFLAGS += -DTRAWL_HAVE_BPF -I$(TCPCAP_GEN)
+$(call obj,$(SRC)/lib/kern/tcpcap.c): $(TCPCAP_GEN)/tcpcap.skel.h
+$(call obj,$(SRC)/lib/kern/tcpcap.c): CPPFLAGS += -DTRAWL_HAVE_BPF -I$(TCPCAP_GEN)
 endif

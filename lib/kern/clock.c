@@ -20,14 +20,8 @@
 #define HAVE_TSC 0
 #endif
 
+#include "internal.h"	/* tr_clock_ns */
 #include "kern/krec.h"
-
-static int64_t ns_of(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 uint64_t krec_clock_now(bool tsc)
 {
@@ -35,17 +29,17 @@ uint64_t krec_clock_now(bool tsc)
 	if (tsc)
 		return __rdtsc();
 #endif
-	return (uint64_t)ns_of(CLOCK_MONOTONIC);
+	return (uint64_t)tr_clock_ns(CLOCK_MONOTONIC);
 }
 
 void krec_clock_sample(bool tsc, struct krec_clock_sample *s)
 {
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 16; i++) {
-		int64_t m1 = ns_of(CLOCK_MONOTONIC);
+		int64_t m1 = tr_clock_ns(CLOCK_MONOTONIC);
 		uint64_t cc = tsc ? krec_clock_now(true) : 0;
-		int64_t r = ns_of(CLOCK_REALTIME);
-		int64_t m2 = ns_of(CLOCK_MONOTONIC);
+		int64_t r = tr_clock_ns(CLOCK_REALTIME);
+		int64_t m2 = tr_clock_ns(CLOCK_MONOTONIC);
 		if (m2 - m1 < best) {
 			best = m2 - m1;
 			s->mono = m1 + (m2 - m1) / 2;

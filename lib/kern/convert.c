@@ -6,18 +6,17 @@
  * record comes, into a list of copy operations from the record to the CTF
  * payload (byte-aligned little-endian, the writer's layout) and a CTF event
  * class; contiguous fixed-size fields become one memcpy. Names follow
- * LTTng's kernel tracer:
- *  - sched_*: the task's pid is the thread id: fields pid -> tid,
- *    *_pid -> *_tid; priorities as LTTng shows them (prio - 100, so a
- *    normal task has 20 and a real-time one -100..-1);
+ * LTTng's kernel tracer, as the family table says (family.h, families.c:
+ * event name rules, field renames, priorities shown as prio - 100, so a
+ * normal task has 20 and a real-time one -100..-1). Two families have
+ * converters of their own (enum tr_kconv):
  *  - raw_syscalls sys_enter/sys_exit -> syscall_entry_<name> with the
  *    syscall's arguments as its syscalls:sys_enter_<name> format names
  *    them, and syscall_exit_<name> { ret } (syscall_entry_unknown /
  *    syscall_exit_unknown with id and args when the number or format is
- *    unknown); syscalls:sys_enter_X / sys_exit_X map to the same classes;
- *  - irq softirq_* -> irq_softirq_*, timer hrtimer_* -> timer_hrtimer_*,
- *    kmem and power events get their system as prefix, as in LTTng;
- *  - every other tracepoint keeps its own name and fields.
+ *    unknown);
+ *  - syscalls:sys_enter_X / sys_exit_X map to the same classes.
+ * A system without a row keeps its own names and fields.
  * Fixed char arrays (comm) become char[N] arrays printed as text (bytes
  * after the NUL are zeroed), __data_loc strings CTF strings, other dynamic
  * arrays a <name>_length + sequence pair, pointers hexadecimal integers.
@@ -30,6 +29,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "kern/family.h"	/* names, field renames, converter kinds */
 #include "kern/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
 #include "kern/krec.h"
 
@@ -82,34 +82,6 @@ struct krec_conv {
 };
 
 /* ------------------------------------------------------------ names */
-
-const char *krec_lttng_name(const char *sys, const char *name)
-{
-	static char out[256];
-	const char *prefix = "";
-
-	if (!strcmp(sys, "syscalls")) {
-		if (!strncmp(name, "sys_enter_", 10)) {
-			snprintf(out, sizeof(out), "syscall_entry_%s", name + 10);
-			return out;
-		}
-		if (!strncmp(name, "sys_exit_", 9)) {
-			snprintf(out, sizeof(out), "syscall_exit_%s", name + 9);
-			return out;
-		}
-	} else if (!strcmp(sys, "irq") && !strncmp(name, "softirq_", 8)) {
-		prefix = "irq_";
-	} else if (!strcmp(sys, "timer") &&
-		   (!strncmp(name, "hrtimer_", 8) || !strncmp(name, "itimer_", 7))) {
-		prefix = "timer_";
-	} else if ((!strcmp(sys, "kmem") || !strcmp(sys, "power")) &&
-		   strncmp(name, sys, strlen(sys))) {
-		snprintf(out, sizeof(out), "%s_%s", sys, name);
-		return out;
-	}
-	snprintf(out, sizeof(out), "%s%s", prefix, name);
-	return out;
-}
 
 static struct named *named_find(struct krec_conv *c, const char *name)
 {
@@ -192,20 +164,6 @@ static int add_op(struct conv *cv, int kind, unsigned off, unsigned len, unsigne
 	return 0;
 }
 
-static const char *field_rename(bool sched, const char *name, char *tmp, size_t cap)
-{
-	size_t n = strlen(name);
-	if (!sched)
-		return name;
-	if (!strcmp(name, "pid"))
-		return "tid";
-	if (n > 4 && !strcmp(name + n - 4, "_pid")) {
-		snprintf(tmp, cap, "%.*s_tid", (int)(n - 4), name);
-		return tmp;
-	}
-	return name;
-}
-
 static int struct_add(struct krec_conv *c, struct trawl_ctf_type *st, const char *name,
 		      const char *orig, struct trawl_ctf_type *t)
 {
@@ -219,10 +177,10 @@ static int struct_add(struct krec_conv *c, struct trawl_ctf_type *st, const char
 
 /* The payload of one ftrace field: type + op. */
 static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type *st,
-		     struct tep_format_field *f, bool sched)
+		     struct tep_format_field *f, const struct tr_kfamily *fam)
 {
 	char tmp[128];
-	const char *name = field_rename(sched, f->name, tmp, sizeof(tmp));
+	const char *name = tr_kfamily_field(fam, f->name, tmp, sizeof(tmp));
 	unsigned off = (unsigned)f->offset, size = (unsigned)f->size;
 	bool sign = f->flags & TEP_FIELD_IS_SIGNED;
 	bool hex = (f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*');
@@ -265,8 +223,7 @@ static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type
 		r = struct_add(c, st, name, f->name, e ? trawl_ctf_type_array(c->w, e, size) : NULL);
 		return r ? r : add_op(cv, OP_COPY, off, size, 0, false);
 	}
-	bool prio = sched && size == 4 && strlen(f->name) >= 4 &&
-		    !strcmp(f->name + strlen(f->name) - 4, "prio");
+	bool prio = size == 4 && tr_kfamily_prio(fam, f->name);
 	r = struct_add(c, st, name, f->name, int_type(c, size, sign || prio, hex));
 	return r ? r : add_op(cv, prio ? OP_PRIO : OP_COPY, off, size, 0, false);
 }
@@ -397,7 +354,9 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 	if (!ev)
 		return cv;
 	const char *sys = ev->system;
-	if (!strcmp(sys, "raw_syscalls")) {
+	const struct tr_kfamily *fam = tr_kfamily_by_system(sys);
+	enum tr_kconv kind = fam ? fam->conv : TR_KCONV_FIELDS;
+	if (kind == TR_KCONV_RAW_SYSCALLS) {
 		if (unknown_sys_classes(c) < 0)
 			goto err;
 		if (!strcmp(ev->name, "sys_enter"))
@@ -406,9 +365,8 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 			cv->kind = CV_SYS_EXIT, cv->minsize = 24;
 		return cv;
 	}
-	bool sched = !strcmp(sys, "sched");
-	bool scall = !strcmp(sys, "syscalls");
-	if (scall && (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))) {
+	if (kind == TR_KCONV_SYSCALLS &&
+	    (!strncmp(ev->name, "sys_enter_", 10) || !strncmp(ev->name, "sys_exit_", 9))) {
 		bool enter = ev->name[4] == 'e' && ev->name[5] == 'n';
 		const char *sname = ev->name + (enter ? 10 : 9);
 		const struct trawl_ctf_event_class *en, *ex;
@@ -439,7 +397,7 @@ generic:
 	if (!st)
 		goto err;
 	for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
-		if (add_field(c, cv, st, f, sched) < 0)
+		if (add_field(c, cv, st, f, fam) < 0)
 			goto err;
 	if (!(cv->ec = new_class(c, lname, st)))
 		goto err;

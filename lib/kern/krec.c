@@ -37,6 +37,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "internal.h"	/* glob_match */
+#include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"
 
@@ -150,35 +151,6 @@ static uint64_t kernel_lost(struct krec *k, unsigned cpu)
 
 /* ------------------------------------------------------------ events */
 
-struct preset {
-	const char *name;
-	const char *const *events;
-};
-
-static const char *const p_sched[] = {
-	"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
-	"sched:sched_migrate_task", "sched:sched_process_fork", "sched:sched_process_exec",
-	"sched:sched_process_exit", NULL,
-};
-static const char *const p_syscalls[] = { "raw_syscalls:sys_enter", "raw_syscalls:sys_exit", NULL };
-static const char *const p_irq[] = {
-	"irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
-	"irq:softirq_exit", "irq:softirq_raise", NULL,
-};
-static const char *const p_block[] = {
-	"block:block_rq_insert", "block:block_rq_issue", "block:block_rq_complete",
-	"block:block_bio_queue", NULL,
-};
-static const char *const p_net[] = {
-	"net:net_dev_queue", "net:net_dev_xmit", "net:netif_receive_skb", "net:netif_rx", NULL,
-};
-static const char *const p_kvm[] = { "kvm:kvm_entry", "kvm:kvm_exit", NULL };
-
-static const struct preset presets[] = {
-	{ "sched", p_sched }, { "syscalls", p_syscalls }, { "irq", p_irq },
-	{ "block", p_block }, { "net", p_net }, { "kvm", p_kvm },
-};
-
 static bool have_event(const char *sys, const char *ev)
 {
 	char p[1100];
@@ -252,14 +224,13 @@ static int expand_events(struct krec *k, const struct krec_opts *o, char *err, s
 {
 	for (size_t i = 0; i < o->nevents; i++) {
 		const char *s = o->events[i];
-		const struct preset *p = NULL;
-		for (size_t j = 0; j < ARRAY_SIZE(presets); j++)
-			if (!strcmp(s, presets[j].name))
-				p = &presets[j];
-		if (p) {
+		const struct tr_kfamily *f = tr_kfamily_by_preset(s);
+		if (f) {
 			size_t before = k->nevs;
-			for (const char *const *e = p->events; *e; e++) {
-				int r = add_spec(k, *e, true, err, errlen);
+			for (const char *const *e = f->events; *e; e++) {
+				char spec[300];
+				snprintf(spec, sizeof(spec), "%s:%s", f->system, *e);
+				int r = add_spec(k, spec, true, err, errlen);
 				if (r)
 					return r;
 			}
@@ -277,30 +248,29 @@ static int expand_events(struct krec *k, const struct krec_opts *o, char *err, s
 	return 0;
 }
 
-/* The event formats of every system we record (plus syscalls' for the
- * argument names of raw_syscalls). */
+static bool in_list(const char **l, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}
+
+/* The event formats of every system we record, plus those their families'
+ * converters read (raw_syscalls: syscalls', for the argument names). */
 static struct tep_handle *load_formats(struct krec *k)
 {
-	const char **sys = calloc(k->nevs + 2, sizeof(*sys));
+	const char **sys = calloc(2 * k->nevs + 1, sizeof(*sys));
 	size_t n = 0;
 	if (!sys)
 		return NULL;
 	for (size_t i = 0; i < k->nevs; i++) {
 		const char *s = k->evs[i].sys;
-		bool dup = false;
-		for (size_t j = 0; j < n; j++)
-			dup |= !strcmp(sys[j], s);
-		if (!dup)
+		if (!in_list(sys, n, s))
 			sys[n++] = s;
-		if (!strcmp(s, "raw_syscalls")) {
-			bool have = false;
-			for (size_t j = 0; j < n; j++)
-				have |= !strcmp(sys[j], "syscalls");
-			for (size_t j = 0; j < k->nevs; j++)
-				have |= !strcmp(k->evs[j].sys, "syscalls");
-			if (!have)
-				sys[n++] = "syscalls";
-		}
+		const struct tr_kfamily *f = tr_kfamily_by_system(s);
+		if (f && f->formats && !in_list(sys, n, f->formats))
+			sys[n++] = f->formats;
 	}
 	sys[n] = NULL;
 	struct tep_handle *t = tracefs_local_events_system(NULL, sys);

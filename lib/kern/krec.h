@@ -139,8 +139,18 @@ struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c);
  */
 int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size);
+
+/* ---- kernel event families (families.c; the table: family.h) */
+
 /* The LTTng name trawl writes for ftrace event sys:name (static buffer). */
 const char *krec_lttng_name(const char *sys, const char *name);
+/* The ftrace system a preset (-k sched) records, or NULL if name is none. */
+const char *krec_preset_system(const char *name);
+/*
+ * The presets, "sched, syscalls, ...", into buf (cap bytes, truncated,
+ * NUL-terminated when cap > 0). Returns the length the whole list needs.
+ */
+size_t krec_presets(char *buf, size_t cap);
 
 /* ---- state dump (statedump.c) */
 

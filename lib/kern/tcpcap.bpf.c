@@ -6,9 +6,9 @@
  * payload length) and the kernel's CLOCK_MONOTONIC, into a ring buffer.
  *
  * Built by mk/bpf.mk with clang -target bpf and embedded in the trawl
- * binary as a libbpf skeleton. The Makefile compiles every cli/ subfolder's
- * .c into the trawl binary with the host compiler too: for it this file is
- * empty (everything is under __bpf__).
+ * binary as a libbpf skeleton that lib/kern/tcpcap.c loads. The Makefile
+ * leaves *.bpf.c out of the host build; everything is under __bpf__
+ * anyway, so the host compiler would see an empty file.
  *
  * Hooks (BTF-enabled raw tracepoints; no kprobes needed):
  *  - net_dev_start_xmit(skb, dev): a packet handed to a device's driver,
@@ -26,7 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 
-#include "tcpcap.h"
+#include "tcpcap-bpf.h"
 
 /* ---- the few kernel fields we read (names as in the kernel; CO-RE) */
 

@@ -1,46 +1,83 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/kern/tcpcap.h - what the tcpcap eBPF program (tcpcap.bpf.c) and
- * `trawl tcpcap` (cmd-tcpcap.c) share: the ring buffer record and the
- * indexes of the per-CPU counters. Included by the BPF program (clang,
- * -target bpf) and by user space.
+ * lib/kern/tcpcap.h - TCP segments as sync points, through eBPF: every
+ * IPv4 TCP segment sent or received in the caller's network namespace is
+ * recorded as trawl_sync:tcp_send / trawl_sync:tcp_recv (<trawl/sync-schema.h>)
+ * in a CTF trace on the node's CLOCK_MONOTONIC (docs/tcpcap.md). `trawl
+ * tcpcap` is this object with options and a summary.
+ *
+ * In libtrawl-kern.a (it needs libbpf; the eBPF program, tcpcap.bpf.c, is
+ * embedded as a skeleton by mk/bpf.mk). Built without eBPF support (no
+ * clang, bpftool or libbpf headers, or NO_BPF=1), tcpcap_new() fails with
+ * ENOTSUP and says so.
+ *
+ * Life cycle: tcpcap_new() (the program loaded, the trace created: nothing
+ * recorded yet), tcpcap_start() (attached: recording), tcpcap_run() (until
+ * the duration or tcpcap_stop(); then detached, drained, the trace
+ * finalized), tcpcap_free(). Functions return 0 or -errno with a message in
+ * (err, errlen); nothing prints: libbpf's warnings go to the logging hook.
  */
-#ifndef TRAWL_TCPCAP_BPF_H
-#define TRAWL_TCPCAP_BPF_H
+#ifndef TRAWL_KERN_TCPCAP_H
+#define TRAWL_KERN_TCPCAP_H
 
-#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-enum tcpcap_dir {
-	TCPCAP_SEND = 0,	/* leaving through a device of the namespace */
-	TCPCAP_RECV = 1,	/* arriving on a device of the namespace */
+#include "kern/tcpcap-bpf.h"	/* TCPCAP_MAX_PORTS */
+
+#define TCPCAP_RING_DEFAULT	(8u << 20)
+
+struct tcpcap_opts {
+	size_t sz;			/* sizeof(struct tcpcap_opts) */
+	const char *path;		/* the trace directory (absent or empty), parents created */
+	const char *host;		/* the trace's env hostname */
+	int64_t duration_ns;		/* run() returns after this; 0: at tcpcap_stop() */
+	const uint16_t *ports;		/* only segments from or to these ports; NULL: all */
+	unsigned nports;		/* <= TCPCAP_MAX_PORTS */
+	bool has_clock_offset;		/* else CLOCK_REALTIME - CLOCK_MONOTONIC now */
+	int64_t clock_offset;		/* the CTF clock's offset to the epoch, ns */
+	uint64_t ring_size;		/* the BPF ring buffer: a power of two >= 4096; 0: default */
+	/* libbpf's warnings (one line, no newline, "libbpf: ..."); NULL: none.
+	 * Called from tcpcap_new() and tcpcap_start(). */
+	void (*log)(void *arg, const char *msg);
+	void *log_arg;
 };
 
-/* Per-CPU counters (the `stats` map, a per-CPU array indexed by these). */
-enum tcpcap_stat {
-	TCPCAP_STAT_LOST = 0,	/* ring buffer full: segment not recorded */
-	TCPCAP_STAT_SKIPPED,	/* IPv4 TCP, but headers unreadable (not linear) */
-	TCPCAP_NSTATS,
+struct tcpcap_stats {
+	uint64_t sent, received;	/* segments written */
+	uint64_t lost;			/* the ring buffer was full */
+	uint64_t late;			/* older than the reorder window */
+	uint64_t negative;		/* before the node clock's zero */
+	uint64_t skipped;		/* IPv4 TCP, but headers unreadable (not counted as lost) */
 };
 
-/* Port filter: at most this many --port values. */
-#define TCPCAP_MAX_PORTS 64
+struct tcpcap;
 
 /*
- * One segment, as the kernel saw it; every field in host byte order. The
- * identity (saddr .. len) is what trawl sync matches a send and a receive
- * on; len is the TCP payload length: IP total length - IP header - TCP
- * header (for a GSO packet, the whole super-packet's payload).
+ * Checks the trace directory, identifies the network namespace, loads the
+ * eBPF program (needs root, or CAP_BPF and CAP_PERFMON) and creates the
+ * trace. Returns the object, which the caller frees with tcpcap_free();
+ * NULL with errno and a message in err on error.
  */
-struct tcpcap_rec {
-	__u64 ts;		/* bpf_ktime_get_ns(): the kernel's CLOCK_MONOTONIC */
-	__u32 saddr, daddr;
-	__u16 sport, dport;
-	__u32 seq, ack;
-	__u32 len;
-	__u32 cpu;
-	__u8 flags;		/* TCP header byte 13: CWR ECE URG ACK PSH RST SYN FIN */
-	__u8 dir;		/* enum tcpcap_dir */
-	__u8 pad[2];
-};
+struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen);
+/* Attaches the program: segments are recorded from now on. */
+int tcpcap_start(struct tcpcap *t, char *err, size_t errlen);
+/*
+ * Drains the ring buffer into the trace (in time order per CPU, after a
+ * reorder window) until the duration has passed or tcpcap_stop() is
+ * called; then detaches, drains what is left and finalizes the trace. Call
+ * it once, after tcpcap_start().
+ */
+int tcpcap_run(struct tcpcap *t, char *err, size_t errlen);
+/* Makes tcpcap_run() return within its poll period (0.1 s); safe from
+ * another thread and from a signal handler. */
+void tcpcap_stop(struct tcpcap *t);
+/* Detaches and unloads the program, frees everything; accepts NULL. */
+void tcpcap_free(struct tcpcap *t);
+
+void tcpcap_stats(const struct tcpcap *t, struct tcpcap_stats *s);
+/* The inode of the recorded network namespace (net:[N]). */
+uint64_t tcpcap_netns(const struct tcpcap *t);
 
 #endif

@@ -21,6 +21,7 @@
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
+#include "trawl/sync-schema.h"
 
 /* ------------------------------------------------------------ matches */
 
@@ -187,9 +188,9 @@ static struct entry *table_get(struct table *t, const uint8_t *key, size_t klen)
 enum role { R_NONE, R_PROBE_SEND, R_PROBE_RECV, R_TCP_SEND, R_TCP_RECV, R_MATCH_SEND, R_MATCH_RECV };
 enum kind { K_PROBE, K_TCP, K_MATCH };
 
-static const char *const tcp_fields[] = { "saddr", "daddr", "sport", "dport", "seq", "ack",
-					  "flags", "len" };
-#define NTCP 8
+#define TCP_FIELD_NAME(name, bits, base) #name,
+static const char *const tcp_fields[] = { TRAWL_SYNC_TCP_FIELDS(TCP_FIELD_NAME) };
+#define NTCP ((int)ARRAY_SIZE(tcp_fields))
 
 /* One role of an event class (a class may serve several user matches). */
 struct crole {
@@ -393,13 +394,13 @@ static int class_info(struct ctx *c, const struct trawl_event *ev, struct cinfo 
 	ci->ctx[0] = sc ? sc->event_context : NULL;
 	ci->ctx[1] = ec->context;
 	ci->payload = ec->fields;
-	if (c->probes && !strcmp(name, "trawl_sync:probe_send") && add_role(ci, R_PROBE_SEND, 0))
+	if (c->probes && !strcmp(name, TRAWL_SYNC_PROBE_SEND) && add_role(ci, R_PROBE_SEND, 0))
 		return -ENOMEM;
-	if (c->probes && !strcmp(name, "trawl_sync:probe_recv") && add_role(ci, R_PROBE_RECV, 0))
+	if (c->probes && !strcmp(name, TRAWL_SYNC_PROBE_RECV) && add_role(ci, R_PROBE_RECV, 0))
 		return -ENOMEM;
-	if (c->tcp && !strcmp(name, "trawl_sync:tcp_send") && add_role(ci, R_TCP_SEND, 0))
+	if (c->tcp && !strcmp(name, TRAWL_SYNC_TCP_SEND) && add_role(ci, R_TCP_SEND, 0))
 		return -ENOMEM;
-	if (c->tcp && !strcmp(name, "trawl_sync:tcp_recv") && add_role(ci, R_TCP_RECV, 0))
+	if (c->tcp && !strcmp(name, TRAWL_SYNC_TCP_RECV) && add_role(ci, R_TCP_RECV, 0))
 		return -ENOMEM;
 	for (size_t i = 0; i < c->nm; i++) {
 		if (!strcmp(name, c->m[i].send_event) && add_role(ci, R_MATCH_SEND, i))
@@ -478,8 +479,8 @@ static int one_event(struct ctx *c, const struct trawl_event *ev, int32_t host)
 		case R_PROBE_RECV: {
 			uint64_t k;
 			const struct trawl_ctf_type *t = NULL;
-			int pos = find_field(ci, ev, "peer", &t);
-			if (field_u64(ci, ev, "key", &k) || pos < 0 || t->kind != TRAWL_CTF_STRING) {
+			int pos = find_field(ci, ev, TRAWL_SYNC_PROBE_PEER, &t);
+			if (field_u64(ci, ev, TRAWL_SYNC_PROBE_KEY, &k) || pos < 0 || t->kind != TRAWL_CTF_STRING) {
 				c->p->bad_events++;
 				continue;
 			}
@@ -804,9 +805,9 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 		goto out;
 	}
 	if (c.probes)
-		globs[nglobs++] = "trawl_sync:probe_*";
+		globs[nglobs++] = TRAWL_SYNC_PROBE_GLOB;
 	if (c.tcp)
-		globs[nglobs++] = "trawl_sync:tcp_*";
+		globs[nglobs++] = TRAWL_SYNC_TCP_GLOB;
 	for (size_t i = 0; i < c.nm; i++) {
 		globs[nglobs++] = c.m[i].send_event;
 		globs[nglobs++] = c.m[i].recv_event;

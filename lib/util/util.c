@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers: error messages, UUIDs, globs. */
+/* Small helpers: error messages, UUIDs, globs, clocks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -168,6 +169,33 @@ void uuid_boot_id(uint8_t out[16])
 int glob_match(const char *pat, const char *name)
 {
 	return fnmatch(pat, name, 0) == 0;
+}
+
+int64_t tr_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int tr_timens_monotonic(int64_t *off)
+{
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	char name[32];
+	long long s, ns;
+
+	*off = 0;
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	/* "monotonic S NS" (older kernels: the clock id, 1) */
+	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
+		if (!strcmp(name, "monotonic") || !strcmp(name, "1")) {
+			*off = (int64_t)s * 1000000000 + ns;
+			break;
+		}
+	}
+	fclose(f);
+	return 0;
 }
 
 void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s)

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/kern/families.c - the kernel event families (family.h): one row per
+ * ftrace system that has a preset or is named differently by LTTng. The
+ * names follow LTTng's kernel tracer (lttng-modules' instrumentation), so
+ * that traces of either tool read the same; docs/kernel.md lists them and
+ * docs/CONTRIBUTING-kern.md says how to add a row.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"	/* glob_match */
+#include "kern/family.h"
+#include "kern/krec.h"
+
+#define EVENTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+const struct tr_kfamily tr_kfamilies[] = {
+	/* the task's pid is the thread id; priorities as LTTng shows them */
+	{ .system = "sched", .preset = "sched",
+	  .events = EVENTS("sched_switch", "sched_wakeup", "sched_wakeup_new",
+			   "sched_migrate_task", "sched_process_fork", "sched_process_exec",
+			   "sched_process_exit"),
+	  .renames = { { "pid", "tid" }, { "*_pid", "*_tid" } },
+	  .prio = "*prio" },
+	/* syscall_entry_<name> with the arguments syscalls:sys_enter_<name> names */
+	{ .system = "raw_syscalls", .preset = "syscalls",
+	  .events = EVENTS("sys_enter", "sys_exit"),
+	  .formats = "syscalls", .conv = TR_KCONV_RAW_SYSCALLS },
+	{ .system = "syscalls",
+	  .names = { { "sys_enter_*", "sys_enter_", "syscall_entry_" },
+		     { "sys_exit_*", "sys_exit_", "syscall_exit_" } },
+	  .conv = TR_KCONV_SYSCALLS },
+	{ .system = "irq", .preset = "irq",
+	  .events = EVENTS("irq_handler_entry", "irq_handler_exit", "softirq_entry",
+			   "softirq_exit", "softirq_raise"),
+	  .names = { { "softirq_*", "", "irq_" } } },
+	{ .system = "block", .preset = "block",
+	  .events = EVENTS("block_rq_insert", "block_rq_issue", "block_rq_complete",
+			   "block_bio_queue") },
+	{ .system = "net", .preset = "net",
+	  .events = EVENTS("net_dev_queue", "net_dev_xmit", "netif_receive_skb", "netif_rx") },
+	{ .system = "kvm", .preset = "kvm", .events = EVENTS("kvm_entry", "kvm_exit") },
+	{ .system = "timer",
+	  .names = { { "hrtimer_*", "", "timer_" }, { "itimer_*", "", "timer_" } } },
+	/* the system as prefix, unless the name has it already */
+	{ .system = "kmem", .names = { { "kmem*", "", "" }, { "*", "", "kmem_" } } },
+	{ .system = "power", .names = { { "power*", "", "" }, { "*", "", "power_" } } },
+};
+
+const size_t tr_nkfamilies = ARRAY_SIZE(tr_kfamilies);
+
+const struct tr_kfamily *tr_kfamily_by_system(const char *sys)
+{
+	for (size_t i = 0; sys && i < ARRAY_SIZE(tr_kfamilies); i++)
+		if (!strcmp(tr_kfamilies[i].system, sys))
+			return &tr_kfamilies[i];
+	return NULL;
+}
+
+const struct tr_kfamily *tr_kfamily_by_preset(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(tr_kfamilies); i++)
+		if (tr_kfamilies[i].preset && !strcmp(tr_kfamilies[i].preset, name))
+			return &tr_kfamilies[i];
+	return NULL;
+}
+
+const char *tr_kfamily_field(const struct tr_kfamily *f, const char *name, char *tmp,
+			     size_t cap)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; f && i < TR_KFAMILY_RULES && f->renames[i].from; i++) {
+		const struct tr_kfield_rename *r = &f->renames[i];
+		if (r->from[0] != '*') {
+			if (!strcmp(name, r->from))
+				return r->to;
+			continue;
+		}
+		size_t sl = strlen(r->from + 1);
+		if (n > sl && !strcmp(name + n - sl, r->from + 1)) {
+			snprintf(tmp, cap, "%.*s%s", (int)(n - sl), name, r->to + 1);
+			return tmp;
+		}
+	}
+	return name;
+}
+
+bool tr_kfamily_prio(const struct tr_kfamily *f, const char *name)
+{
+	return f && f->prio && glob_match(f->prio, name);
+}
+
+/* ------------------------------------------------- krec.h's names */
+
+const char *krec_lttng_name(const char *sys, const char *name)
+{
+	static char out[256];
+	const struct tr_kfamily *f = tr_kfamily_by_system(sys);
+
+	for (size_t i = 0; f && i < TR_KFAMILY_RULES && f->names[i].glob; i++) {
+		const struct tr_kname_rule *r = &f->names[i];
+		if (!glob_match(r->glob, name))
+			continue;
+		size_t sl = strlen(r->strip);
+		if (strncmp(name, r->strip, sl))
+			sl = 0;
+		snprintf(out, sizeof(out), "%s%s", r->add, name + sl);
+		return out;
+	}
+	snprintf(out, sizeof(out), "%s", name);
+	return out;
+}
+
+const char *krec_preset_system(const char *preset)
+{
+	const struct tr_kfamily *f = tr_kfamily_by_preset(preset);
+	return f ? f->system : NULL;
+}
+
+size_t krec_presets(char *buf, size_t cap)
+{
+	size_t n = 0;
+	if (cap)
+		buf[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(tr_kfamilies); i++) {
+		if (!tr_kfamilies[i].preset)
+			continue;
+		int w = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "%s%s",
+				 n ? ", " : "", tr_kfamilies[i].preset);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
