@@ -17,6 +17,7 @@
 #include "kern/family.h"
 #include "kern/krec.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "tap.h"
 
 static void names(void)

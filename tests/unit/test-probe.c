@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/probe.h"
 #include "trawl/sync-schema.h"
 #include "tap.h"

@@ -19,6 +19,7 @@
 
 #include "kern/tcpcap.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 #include "trawl/sync-schema.h"
 #include "tap.h"
 
