@@ -229,6 +229,10 @@ const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *s
 
 const union trawl_ctf_value *trawl_field_value_slow(const struct trawl_field *f,
 						     const struct trawl_event *ev);
+/* What the field is in event class ec: TRAWL_FIELD_INT, _FLOAT or _STRING;
+ * TRAWL_FIELD_ANY when ec has no such field. */
+enum trawl_field_type trawl_field_type(const struct trawl_field *f,
+				       const struct trawl_ctf_event_class *ec);
 
 /* The field's value in ev, or NULL when ev's class has no such field. */
 static inline const union trawl_ctf_value *trawl_field_value(const struct trawl_field *f,

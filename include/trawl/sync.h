@@ -337,6 +337,24 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 void trawl_sync_points_free(struct trawl_sync_points *p);
 
 /*
+ * The finder as a sink of a reader's pipeline (trawl/pipe.h), for any
+ * source, a live one included: trawl_sync_points_read() is a files reader
+ * running it. It binds the fields it reads when the run starts (a match's
+ * event with no such field fails the run then). After the run,
+ * trawl_sync_finder_points() gives the points (NULL + errno, message in
+ * err: what failed the run); free them with trawl_sync_points_free() and
+ * the finder with trawl_sync_finder_free().
+ */
+struct trawl_sync_finder;
+struct trawl_sink;
+struct trawl_sync_finder *trawl_sync_finder_new(const struct trawl_sync_points_opts *o,
+						char *err, size_t errlen);
+struct trawl_sink trawl_sync_finder_sink(struct trawl_sync_finder *f);
+struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *f, char *err,
+						   size_t errlen);
+void trawl_sync_finder_free(struct trawl_sync_finder *f);
+
+/*
  * Computes the pair result of link l (A = hosts[l->a], B = hosts[l->b]):
  * batch (trawl_sync_pair_compute()) or, when incremental is non-zero, the
  * incremental form fed in the seq order. Release *out. 0 or -errno.

@@ -39,6 +39,7 @@ struct field_priv {
 	enum trawl_field_type want;
 	unsigned flags;
 	int32_t *slot;			/* by class index */
+	uint8_t *type;			/* by class index: enum trawl_field_type */
 	struct fpath *paths;		/* by class index, where slot < -1 */
 	size_t nclasses;		/* resolved so far */
 	struct field_priv *next;	/* the reader's list */
@@ -224,7 +225,7 @@ const union trawl_ctf_value *trawl_field_value_slow(const struct trawl_field *f,
  */
 static int resolve(const struct field_priv *fp, const struct trawl_ctf_event_class *ec,
 		   const struct trawl_ctf_stream_class *sc, int32_t *slot, struct fpath *path,
-		   char *err, size_t errlen)
+		   uint8_t *type, char *err, size_t errlen)
 {
 	const struct trawl_ctf_type *sco[3];
 
@@ -271,6 +272,8 @@ static int resolve(const struct field_priv *fp, const struct trawl_ctf_event_cla
 		if (!type_ok(t, fp->want))
 			return seterr(err, errlen, EINVAL, "%s.%s is %s, not %s", ec->name,
 				      fp->pub.name, type_word(t), want_word(fp->want));
+		*type = t->kind == TRAWL_CTF_INT || t->kind == TRAWL_CTF_ENUM ? TRAWL_FIELD_INT :
+			t->kind == TRAWL_CTF_FLOAT ? TRAWL_FIELD_FLOAT : TRAWL_FIELD_STRING;
 		if (fixed && pos <= INT32_MAX) {
 			*slot = (int32_t)pos;
 		} else {
@@ -298,8 +301,14 @@ static int resolve_new(struct trawl_reader *r, struct field_priv *fp, char *err,
 	if (!np)
 		return seterr(err, errlen, ENOMEM, "out of memory");
 	fp->paths = np;
-	for (size_t i = fp->nclasses; i < n; i++)
+	uint8_t *nt = realloc(fp->type, n);
+	if (!nt)
+		return seterr(err, errlen, ENOMEM, "out of memory");
+	fp->type = nt;
+	for (size_t i = fp->nclasses; i < n; i++) {
 		ns[i] = -1;
+		nt[i] = TRAWL_FIELD_ANY;
+	}
 	size_t from = fp->nclasses;
 	fp->nclasses = n;
 	for (size_t ti = 0; ti < r->ntraces; ti++) {
@@ -311,7 +320,8 @@ static int resolve_new(struct trawl_reader *r, struct field_priv *fp, char *err,
 				if (ec->index < from || !ec->name || !glob_match(fp->event, ec->name))
 					continue;
 				fp->pub.nmatched++;
-				int rc = resolve(fp, ec, sc, &ns[ec->index], &np[ec->index], err, errlen);
+				int rc = resolve(fp, ec, sc, &ns[ec->index], &np[ec->index], &nt[ec->index], err,
+						 errlen);
 				if (rc)
 					return rc;
 				if (ns[ec->index] != -1)
@@ -330,6 +340,7 @@ static void field_free(struct field_priv *fp)
 	for (unsigned i = 0; i < fp->npath; i++)
 		free(fp->path[i]);
 	free(fp->slot);
+	free(fp->type);
 	free(fp->paths);
 	free((char *)fp->pub.name);
 	free((char *)fp->pub.spec);
@@ -386,6 +397,14 @@ err:
 	field_free(fp);
 	errno = -rc;
 	return NULL;
+}
+
+enum trawl_field_type trawl_field_type(const struct trawl_field *f,
+				       const struct trawl_ctf_event_class *ec)
+{
+	const struct field_priv *fp = (const struct field_priv *)f;
+
+	return ec->index < fp->nclasses ? (enum trawl_field_type)fp->type[ec->index] : TRAWL_FIELD_ANY;
 }
 
 int reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen)

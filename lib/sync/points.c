@@ -188,9 +188,9 @@ static struct entry *table_get(struct table *t, const uint8_t *key, size_t klen)
 enum role { R_NONE, R_PROBE_SEND, R_PROBE_RECV, R_TCP_SEND, R_TCP_RECV, R_MATCH_SEND, R_MATCH_RECV };
 enum kind { K_PROBE, K_TCP, K_MATCH };
 
-#define TCP_FIELD_NAME(name, bits, base) #name,
+#define TCP_FIELD_NAME(f, bits, base) #f,
 static const char *const tcp_fields[] = { TRAWL_SYNC_TCP_FIELDS(TCP_FIELD_NAME) };
-#define NTCP ((int)ARRAY_SIZE(tcp_fields))
+#define NTCP (sizeof(tcp_fields) / sizeof(tcp_fields[0]))
 
 /* One role of an event class (a class may serve several user matches). */
 struct crole {
@@ -202,156 +202,33 @@ struct crole {
 struct cinfo {
 	bool done;
 	struct crole *roles;
-	const struct trawl_ctf_type *ctx[2], *payload;	/* stream event ctx, event ctx */
 };
-
-/* Field name without the one leading '_' readers strip. */
-static const char *shown(const char *n)
-{
-	return n && n[0] == '_' ? n + 1 : n ? n : "";
-}
-
-static bool is_text(const struct trawl_ctf_type *e)
-{
-	return e && e->kind == TRAWL_CTF_INT && e->u.i.size == 8 &&
-	       e->u.i.encoding != TRAWL_CTF_ENC_NONE && (e->align ? e->align : 1) % 8 == 0;
-}
-
-/* Skips a value of type t on the tape at *pos. -1 when the tape is short. */
-static int skip(const struct trawl_ctf_type *t, const union trawl_ctf_value *v, uint32_t nv,
-		uint32_t *pos, int depth)
-{
-	if (depth > 64 || *pos > nv)
-		return -1;
-	switch (t->kind) {
-	case TRAWL_CTF_STRUCT:
-		for (size_t i = 0; i < t->u.s.n; i++)
-			if (skip(t->u.s.fields[i].type, v, nv, pos, depth + 1))
-				return -1;
-		return 0;
-	case TRAWL_CTF_ARRAY:
-	case TRAWL_CTF_SEQUENCE: {
-		const struct trawl_ctf_type *e = trawl_ctf_type_elem(t);
-		if (is_text(e)) {
-			(*pos)++;
-			return 0;
-		}
-		if (*pos >= nv)
-			return -1;
-		uint64_t n = v[(*pos)++].n;
-		if (n > nv)
-			return -1;
-		for (uint64_t i = 0; i < n; i++)
-			if (skip(e, v, nv, pos, depth + 1))
-				return -1;
-		return 0;
-	}
-	case TRAWL_CTF_VARIANT: {
-		if (*pos >= nv)
-			return -1;
-		uint64_t k = v[(*pos)++].n;
-		if (k >= t->u.v.n)
-			return -1;
-		return skip(t->u.v.options[k].type, v, nv, pos, depth + 1);
-	}
-	default:
-		(*pos)++;
-		return 0;
-	}
-}
-
-/*
- * The tape entry of top-level payload field `name` of an event, and its
- * type; -1 when absent or not a plain value.
- */
-static int find_field(const struct cinfo *ci, const struct trawl_event *ev, const char *name,
-		      const struct trawl_ctf_type **type)
-{
-	uint32_t pos = 0;
-
-	for (int i = 0; i < 2; i++)
-		if (ci->ctx[i] && skip(ci->ctx[i], ev->values, ev->nvalues, &pos, 0))
-			return -1;
-	if (!ci->payload || ci->payload->kind != TRAWL_CTF_STRUCT)
-		return -1;
-	for (size_t i = 0; i < ci->payload->u.s.n; i++) {
-		const struct trawl_ctf_field *f = &ci->payload->u.s.fields[i];
-		if (!strcmp(shown(f->name), name)) {
-			if (pos >= ev->nvalues)
-				return -1;
-			*type = f->type;
-			return (int)pos;
-		}
-		if (skip(f->type, ev->values, ev->nvalues, &pos, 0))
-			return -1;
-	}
-	return -1;
-}
-
-/* A field's value as key bytes: 'i' + 8 bytes, or 's' + the string. */
-static int value_bytes(const struct cinfo *ci, const struct trawl_event *ev, const char *name,
-		       uint8_t *out, size_t cap, size_t *len)
-{
-	const struct trawl_ctf_type *t = NULL;
-	int pos = find_field(ci, ev, name, &t);
-	const union trawl_ctf_value *v;
-
-	if (pos < 0)
-		return -1;
-	v = &ev->values[pos];
-	switch (t->kind) {
-	case TRAWL_CTF_INT:
-	case TRAWL_CTF_ENUM:
-		if (cap < 9)
-			return -1;
-		out[0] = 'i';
-		memcpy(out + 1, &v->u, 8);
-		*len = 9;
-		return 0;
-	case TRAWL_CTF_STRING:
-	case TRAWL_CTF_ARRAY:
-	case TRAWL_CTF_SEQUENCE: {
-		if (t->kind != TRAWL_CTF_STRING && !is_text(trawl_ctf_type_elem(t)))
-			return -1;
-		size_t n = v->s.p ? strnlen(v->s.p, v->s.len) : 0;
-		if (n + 1 > cap)
-			return -1;
-		out[0] = 's';
-		if (n)
-			memcpy(out + 1, v->s.p, n);
-		*len = n + 1;
-		return 0;
-	}
-	default:
-		return -1;
-	}
-}
-
-static int field_u64(const struct cinfo *ci, const struct trawl_event *ev, const char *name,
-		     uint64_t *u)
-{
-	uint8_t b[16];
-	size_t n;
-
-	if (value_bytes(ci, ev, name, b, sizeof(b), &n) || b[0] != 'i')
-		return -1;
-	memcpy(u, b + 1, 8);
-	return 0;
-}
 
 /* ----------------------------------------------------------- the pass */
 
-struct ctx {
+/*
+ * The finder: a sink. start() binds the fields it reads (the probe's key
+ * and peer, the TCP fields, each match's two fields); events() keys every
+ * sync event; trawl_sync_finder_points() builds the links.
+ */
+struct trawl_sync_finder {
 	struct table t;
-	struct cinfo *ci;
+	struct cinfo *ci;		/* by class index */
 	size_t ncls;
-	const struct trawl_sync_match *m;
+	struct trawl_sync_match *m;	/* copies */
 	size_t nm;
+	bool probes, tcp;
 	struct trawl_sync_points *p;
 	const struct trawl_reader *r;
-	int32_t *trace_host;		/* reader trace index -> host */
+	const struct trawl_reader_trace **tr;	/* traces seen -> host */
+	int32_t *trh;
+	size_t ntr;
+	bool unsorted;			/* hosts added after start (live) */
 	uint64_t seq;
-	bool probes, tcp;		/* look for those events */
+	const struct trawl_field *key, *peer, *tcpf[NTCP];
+	const struct trawl_field **msend, **mrecv;	/* per match */
+	int err;			/* the first error of a callback */
+	char msg[256];
 };
 
 static int add_role(struct cinfo *ci, enum role r, size_t match)
@@ -366,34 +243,27 @@ static int add_role(struct cinfo *ci, enum role r, size_t match)
 	return 0;
 }
 
-static const struct trawl_ctf_stream_class *stream_class(const struct trawl_ctf_trace *m,
-							 uint64_t id)
-{
-	for (size_t i = 0; m && i < m->nstreams; i++)
-		if (m->streams[i]->id == id)
-			return m->streams[i];
-	return NULL;
-}
-
-static int class_info(struct ctx *c, const struct trawl_event *ev, struct cinfo **out)
+static int class_info(struct trawl_sync_finder *c, const struct trawl_event *ev, struct cinfo **out)
 {
 	const struct trawl_ctf_event_class *ec = ev->cls;
-	struct cinfo *ci;
 	const char *name = ec->name ? ec->name : "";
+	struct cinfo *ci;
 
-	if (ec->index >= c->ncls)
-		return -EINVAL;
+	if (ec->index >= c->ncls) {
+		/* a class a live source added */
+		size_t n = (size_t)ec->index + 64;
+		struct cinfo *nc = realloc(c->ci, n * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		memset(nc + c->ncls, 0, (n - c->ncls) * sizeof(*nc));
+		c->ci = nc;
+		c->ncls = n;
+	}
 	ci = &c->ci[ec->index];
 	*out = ci;
 	if (ci->done)
 		return 0;
 	ci->done = true;
-	const struct trawl_ctf_trace *meta =
-		trawl_reader_trace_meta(trawl_reader_stream_trace(ev->stream));
-	const struct trawl_ctf_stream_class *sc = stream_class(meta, ec->stream_id);
-	ci->ctx[0] = sc ? sc->event_context : NULL;
-	ci->ctx[1] = ec->context;
-	ci->payload = ec->fields;
 	if (c->probes && !strcmp(name, TRAWL_SYNC_PROBE_SEND) && add_role(ci, R_PROBE_SEND, 0))
 		return -ENOMEM;
 	if (c->probes && !strcmp(name, TRAWL_SYNC_PROBE_RECV) && add_role(ci, R_PROBE_RECV, 0))
@@ -411,17 +281,25 @@ static int class_info(struct ctx *c, const struct trawl_event *ev, struct cinfo 
 	return 0;
 }
 
-static int32_t host_index(const struct trawl_sync_points *p, const char *name, size_t len)
+static int32_t host_index(const struct trawl_sync_finder *c, const char *name, size_t len)
 {
+	const struct trawl_sync_points *p = c->p;
+
+	if (c->unsorted) {
+		for (size_t i = 0; i < p->nhosts; i++)
+			if (!strncmp(p->hosts[i].name, name, len) && !p->hosts[i].name[len])
+				return (int32_t)i;
+		return -1;
+	}
 	size_t lo = 0, hi = p->nhosts;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strncmp(p->hosts[mid].name, name, len);
-		if (!c && p->hosts[mid].name[len])
-			c = 1;
-		if (!c)
+		int k = strncmp(p->hosts[mid].name, name, len);
+		if (!k && p->hosts[mid].name[len])
+			k = 1;
+		if (!k)
 			return (int32_t)mid;
-		if (c < 0)
+		if (k < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -429,8 +307,8 @@ static int32_t host_index(const struct trawl_sync_points *p, const char *name, s
 	return -1;
 }
 
-static int record(struct ctx *c, const uint8_t *key, size_t klen, enum kind kind, bool send,
-		  int32_t host, int32_t peer, int64_t ts)
+static int record(struct trawl_sync_finder *c, const uint8_t *key, size_t klen, enum kind kind,
+		  bool send, int32_t host, int32_t peer, int64_t ts)
 {
 	struct entry *e = table_get(&c->t, key, klen);
 	if (!e)
@@ -459,7 +337,33 @@ static int record(struct ctx *c, const uint8_t *key, size_t klen, enum kind kind
 	return 0;
 }
 
-static int one_event(struct ctx *c, const struct trawl_event *ev, int32_t host)
+/* A bound field's value as key bytes: 'i' + 8 bytes, or 's' + the string. */
+static int value_bytes(const struct trawl_field *f, const struct trawl_event *ev, uint8_t *out,
+		       size_t cap, size_t *len)
+{
+	const union trawl_ctf_value *v = f ? trawl_field_value(f, ev) : NULL;
+
+	if (!v)
+		return -1;
+	if (trawl_field_type(f, ev->cls) == TRAWL_FIELD_STRING) {
+		size_t n = v->s.p ? strnlen(v->s.p, v->s.len) : 0;
+		if (n + 1 > cap)
+			return -1;
+		out[0] = 's';
+		if (n)
+			memcpy(out + 1, v->s.p, n);
+		*len = n + 1;
+		return 0;
+	}
+	if (trawl_field_type(f, ev->cls) != TRAWL_FIELD_INT || cap < 9)
+		return -1;
+	out[0] = 'i';
+	memcpy(out + 1, &v->u, 8);
+	*len = 9;
+	return 0;
+}
+
+static int one_event(struct trawl_sync_finder *c, const struct trawl_event *ev, int32_t host)
 {
 	struct cinfo *ci;
 	uint8_t key[1 + 2 + 512];
@@ -477,23 +381,22 @@ static int one_event(struct ctx *c, const struct trawl_event *ev, int32_t host)
 		switch (ro->role) {
 		case R_PROBE_SEND:
 		case R_PROBE_RECV: {
-			uint64_t k;
-			const struct trawl_ctf_type *t = NULL;
-			int pos = find_field(ci, ev, TRAWL_SYNC_PROBE_PEER, &t);
-			if (field_u64(ci, ev, TRAWL_SYNC_PROBE_KEY, &k) || pos < 0 || t->kind != TRAWL_CTF_STRING) {
+			const union trawl_ctf_value *k = c->key ? trawl_field_value(c->key, ev) : NULL;
+			const union trawl_ctf_value *pv = c->peer ? trawl_field_value(c->peer, ev) : NULL;
+			if (!k || !pv) {
 				c->p->bad_events++;
 				continue;
 			}
-			const char *pn = ev->values[pos].s.p ? ev->values[pos].s.p : "";
-			size_t pl = strnlen(pn, ev->values[pos].s.len);
-			peer = host_index(c->p, pn, pl);
+			const char *pn = pv->s.p ? pv->s.p : "";
+			size_t pl = pv->s.p ? strnlen(pn, pv->s.len) : 0;
+			peer = host_index(c, pn, pl);
 			/* key: 'P', key, sender name */
 			const char *sender = send ? c->p->hosts[host].name : pn;
 			size_t sl = send ? strlen(sender) : pl;
 			if (sl > sizeof(key) - 9)
 				sl = sizeof(key) - 9;
 			key[0] = 'P';
-			memcpy(key + 1, &k, 8);
+			memcpy(key + 1, &k->u, 8);
 			memcpy(key + 9, sender, sl);
 			klen = 9 + sl;
 			kind = K_PROBE;
@@ -503,11 +406,11 @@ static int one_event(struct ctx *c, const struct trawl_event *ev, int32_t host)
 		case R_TCP_RECV: {
 			key[0] = 'T';
 			klen = 1;
-			for (int i = 0; i < NTCP; i++) {
-				uint64_t u;
-				if (field_u64(ci, ev, tcp_fields[i], &u))
+			for (size_t i = 0; i < NTCP; i++) {
+				const union trawl_ctf_value *v = c->tcpf[i] ? trawl_field_value(c->tcpf[i], ev) : NULL;
+				if (!v)
 					break;
-				memcpy(key + klen, &u, 8);
+				memcpy(key + klen, &v->u, 8);
 				klen += 8;
 			}
 			if (klen != 1 + 8 * NTCP) {
@@ -518,12 +421,11 @@ static int one_event(struct ctx *c, const struct trawl_event *ev, int32_t host)
 			break;
 		}
 		default: {
-			const struct trawl_sync_match *m = &c->m[ro->match];
 			size_t n;
 			key[0] = 'M';
 			key[1] = (uint8_t)(ro->match >> 8);
 			key[2] = (uint8_t)ro->match;
-			if (value_bytes(ci, ev, send ? m->send_field : m->recv_field, key + 3,
+			if (value_bytes(send ? c->msend[ro->match] : c->mrecv[ro->match], ev, key + 3,
 					sizeof(key) - 3, &n)) {
 				c->p->bad_events++;
 				continue;
@@ -576,47 +478,46 @@ void trawl_sync_points_free(struct trawl_sync_points *p)
 	free(p);
 }
 
-/* The hosts of the reader's traces, sorted, each with its trace paths. */
-static int collect_hosts(struct trawl_sync_points *p, const struct trawl_reader *r,
-			 int32_t *trace_host)
+/* The host of trace t (added, with its path, when new). -1 on ENOMEM. */
+static int32_t trace_host(struct trawl_sync_finder *c, const struct trawl_reader_trace *t)
 {
-	size_t nt = trawl_reader_ntraces(r);
+	struct trawl_sync_points *p = c->p;
 
-	p->hosts = calloc(nt ? nt : 1, sizeof(*p->hosts));
-	if (!p->hosts)
-		return -ENOMEM;
-	for (size_t i = 0; i < nt; i++) {
-		const char *h = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
-		size_t j;
-		for (j = 0; j < p->nhosts; j++)
-			if (!strcmp(p->hosts[j].name, h))
-				break;
-		if (j == p->nhosts) {
-			p->hosts[j].name = strdup(h);
-			p->hosts[j].first_ts = INT64_MAX;
-			p->hosts[j].last_ts = INT64_MIN;
-			if (!p->hosts[j].name)
-				return -ENOMEM;
-			p->nhosts++;
-		}
+	for (size_t i = 0; i < c->ntr; i++)
+		if (c->tr[i] == t)
+			return c->trh[i];
+	const char *name = trawl_reader_trace_hostname(t);
+	int32_t h = host_index(c, name, strlen(name));
+	if (h < 0) {
+		struct trawl_sync_host *nh = realloc(p->hosts, (p->nhosts + 1) * sizeof(*nh));
+		if (!nh)
+			return -1;
+		p->hosts = nh;
+		memset(&nh[p->nhosts], 0, sizeof(*nh));
+		if (!(nh[p->nhosts].name = strdup(name)))
+			return -1;
+		nh[p->nhosts].first_ts = INT64_MAX;
+		nh[p->nhosts].last_ts = INT64_MIN;
+		h = (int32_t)p->nhosts++;
+		if (p->nhosts > 1 && strcmp(nh[h - 1].name, name) > 0)
+			c->unsorted = true;
 	}
-	if (p->nhosts)
-		qsort(p->hosts, p->nhosts, sizeof(*p->hosts), cmp_host);
-	for (size_t i = 0; i < nt; i++) {
-		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
-		int32_t h = host_index(p, trawl_reader_trace_hostname(t),
-				       strlen(trawl_reader_trace_hostname(t)));
-		struct trawl_sync_host *hh = &p->hosts[h];
-		char **np = realloc(hh->paths, (hh->npaths + 1) * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
+	struct trawl_sync_host *hh = &p->hosts[h];
+	char **np = realloc(hh->paths, (hh->npaths + 1) * sizeof(*np));
+	const struct trawl_reader_trace **nt = realloc(c->tr, (c->ntr + 1) * sizeof(*nt));
+	if (np)
 		hh->paths = np;
-		if (!(hh->paths[hh->npaths] = strdup(trawl_reader_trace_path(t))))
-			return -ENOMEM;
-		hh->npaths++;
-		trace_host[i] = h;
-	}
-	return 0;
+	if (nt)
+		c->tr = nt;
+	int32_t *nth = realloc(c->trh, (c->ntr + 1) * sizeof(*nth));
+	if (nth)
+		c->trh = nth;
+	if (!np || !nt || !nth || !(hh->paths[hh->npaths] = strdup(trawl_reader_trace_path(t))))
+		return -1;
+	hh->npaths++;
+	c->tr[c->ntr] = t;
+	c->trh[c->ntr++] = h;
+	return h;
 }
 
 static struct trawl_sync_link *link_of(struct trawl_sync_points *p, size_t a, size_t b,
@@ -776,96 +677,117 @@ out:
 	return rc;
 }
 
-struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_t npaths,
-						 const struct trawl_sync_points_opts *o,
-						 char *err, size_t errlen)
-{
-	struct trawl_sync_points_opts opts = { 0 };
-	struct ctx c = { .t = { 0 } };
-	struct trawl_reader *r = NULL;
-	const char **globs = NULL;
-	size_t nglobs = 0;
-	int rc = 0;
+/* ------------------------------------------------------------- the sink */
 
-	if (o)
-		memcpy(&opts, o, o->size < sizeof(opts) ? o->size : sizeof(opts));
-	c.probes = !opts.no_probes;
-	c.tcp = !opts.no_tcp;
-	c.m = opts.matches;
-	c.nm = opts.matches ? opts.nmatches : 0;
-	if (c.nm > 65535) {
-		seterr(err, errlen, EINVAL, "sync: too many matches");
-		errno = EINVAL;
-		return NULL;
+static void finder_fail(struct trawl_sync_finder *c, int rc, const char *why)
+{
+	if (!c->err) {
+		c->err = rc;
+		snprintf(c->msg, sizeof(c->msg), "sync: %.240s", why);
 	}
-	c.p = calloc(1, sizeof(*c.p));
-	globs = calloc(2 + 2 * c.nm, sizeof(*globs));
-	if (!c.p || !globs) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
-		goto out;
+}
+
+static const struct trawl_field *bind1(struct trawl_sync_finder *c, struct trawl_reader *r,
+				       const char *ev, const char *field, enum trawl_field_type t)
+{
+	char spec[512], err[256];
+	snprintf(spec, sizeof(spec), "%s.%s", ev, field);
+	const struct trawl_field *f = trawl_field_bind(r, spec, t, TRAWL_FIELD_OPTIONAL, err,
+						       sizeof(err));
+	if (!f)
+		finder_fail(c, -(errno ? errno : EINVAL), err);
+	return f;
+}
+
+static int finder_start(void *self, struct trawl_reader *r)
+{
+	struct trawl_sync_finder *c = self;
+
+	c->r = r;
+	c->ncls = trawl_reader_nclasses(r);
+	c->ci = calloc(c->ncls + 1, sizeof(*c->ci));
+	if (!c->ci)
+		return c->err = -ENOMEM;
+	if (c->probes) {
+		c->key = bind1(c, r, TRAWL_SYNC_PROBE_GLOB, TRAWL_SYNC_PROBE_KEY, TRAWL_FIELD_INT);
+		c->peer = bind1(c, r, TRAWL_SYNC_PROBE_GLOB, TRAWL_SYNC_PROBE_PEER, TRAWL_FIELD_STRING);
 	}
-	if (c.probes)
-		globs[nglobs++] = TRAWL_SYNC_PROBE_GLOB;
-	if (c.tcp)
-		globs[nglobs++] = TRAWL_SYNC_TCP_GLOB;
-	for (size_t i = 0; i < c.nm; i++) {
-		globs[nglobs++] = c.m[i].send_event;
-		globs[nglobs++] = c.m[i].recv_event;
+	for (size_t i = 0; c->tcp && i < NTCP; i++)
+		c->tcpf[i] = bind1(c, r, TRAWL_SYNC_TCP_GLOB, tcp_fields[i], TRAWL_FIELD_INT);
+	for (size_t i = 0; i < c->nm; i++) {
+		c->msend[i] = bind1(c, r, c->m[i].send_event, c->m[i].send_field, TRAWL_FIELD_ANY);
+		c->mrecv[i] = bind1(c, r, c->m[i].recv_event, c->m[i].recv_field, TRAWL_FIELD_ANY);
 	}
-	if (!nglobs) {
-		rc = seterr(err, errlen, EINVAL, "sync: no kind of message to look for");
-		goto out;
-	}
-	struct trawl_reader_opts ro = {
-		.sz = sizeof(ro), .events = globs, .nevents = nglobs, .threads = opts.threads,
-	};
-	r = trawl_reader_new(paths, npaths, &ro, err, errlen);
-	if (!r) {
-		rc = -(errno ? errno : EINVAL);
-		goto out;
-	}
-	c.r = r;
-	c.ncls = trawl_reader_nclasses(r);
-	c.ci = calloc(c.ncls + 1, sizeof(*c.ci));
-	c.trace_host = calloc(trawl_reader_ntraces(r) + 1, sizeof(*c.trace_host));
-	if (!c.ci || !c.trace_host || collect_hosts(c.p, r, c.trace_host)) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
-		goto out;
-	}
-	/* trace pointer -> index, for the host of each event */
+	/* every trace's host, sorted by name, before any event */
 	size_t nt = trawl_reader_ntraces(r);
+	const char **names = calloc(nt + 1, sizeof(*names));
+	if (!names)
+		return c->err = -ENOMEM;
+	for (size_t i = 0; i < nt; i++)
+		names[i] = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
+	for (size_t i = 0; i < nt; i++) {
+		struct trawl_sync_points *p = c->p;
+		bool seen = false;
+		for (size_t j = 0; j < p->nhosts && !seen; j++)
+			seen = !strcmp(p->hosts[j].name, names[i]);
+		if (seen)
+			continue;
+		struct trawl_sync_host *nh = realloc(p->hosts, (p->nhosts + 1) * sizeof(*nh));
+		if (!nh || !(nh[p->nhosts].name = strdup(names[i]))) {
+			if (nh)
+				p->hosts = nh;
+			free(names);
+			return c->err = -ENOMEM;
+		}
+		p->hosts = nh;
+		nh[p->nhosts].paths = NULL;
+		nh[p->nhosts].npaths = 0;
+		nh[p->nhosts].sends = nh[p->nhosts].recvs = 0;
+		nh[p->nhosts].first_ts = INT64_MAX;
+		nh[p->nhosts].last_ts = INT64_MIN;
+		p->nhosts++;
+	}
+	free(names);
+	if (c->p->nhosts)
+		qsort(c->p->hosts, c->p->nhosts, sizeof(*c->p->hosts), cmp_host);
+	for (size_t i = 0; i < nt; i++)
+		if (trace_host(c, trawl_reader_trace_at(r, i)) < 0)
+			return c->err = -ENOMEM;
+	return c->err;
+}
+
+static int finder_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct trawl_sync_finder *c = self;
 	const struct trawl_reader_trace *last_t = NULL;
 	int32_t last_h = -1;
-	const struct trawl_event *ev;
-	int n;
 
-	while ((n = trawl_reader_next(r, &ev)) != 0) {
-		if (n < 0) {
-			if (!c.p->reader_errors++)
-				snprintf(c.p->first_error, sizeof(c.p->first_error), "%s",
-					 trawl_reader_error(r));
-			continue;
-		}
-		const struct trawl_reader_trace *t = trawl_reader_stream_trace(ev->stream);
+	for (size_t i = 0; i < n; i++) {
+		const struct trawl_reader_trace *t = trawl_reader_stream_trace(ev[i].stream);
 		if (t != last_t) {
 			last_t = t;
-			last_h = -1;
-			for (size_t i = 0; i < nt; i++)
-				if (trawl_reader_trace_at(r, i) == t)
-					last_h = c.trace_host[i];
+			if ((last_h = trace_host(c, t)) < 0)
+				return c->err = -ENOMEM;
 		}
-		if (last_h < 0)
-			continue;
-		c.p->events++;
-		if ((rc = one_event(&c, ev, last_h))) {
-			seterr(err, errlen, -rc, "sync: %s", strerror(-rc));
-			goto out;
-		}
+		c->p->events++;
+		int rc = one_event(c, &ev[i], last_h);
+		if (rc)
+			return c->err = rc;
 	}
-	/* The span of each node: every event, not only the sync events. */
-	for (size_t i = 0; i < nt; i++) {
-		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
-		struct trawl_sync_host *h = &c.p->hosts[c.trace_host[i]];
+	return 0;
+}
+
+/* The span of each node: every event, not only the sync events. */
+static int finder_finish(void *self, struct trawl_reader *r)
+{
+	struct trawl_sync_finder *c = self;
+
+	c->p->reader_errors = trawl_reader_nerrors(r);
+	if (c->p->reader_errors)
+		snprintf(c->p->first_error, sizeof(c->p->first_error), "%s", trawl_reader_error(r));
+	for (size_t i = 0; i < c->ntr; i++) {
+		const struct trawl_reader_trace *t = c->tr[i];
+		struct trawl_sync_host *h = &c->p->hosts[c->trh[i]];
 		for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++) {
 			struct trawl_reader_stream_stats st;
 			trawl_reader_stream_stats(trawl_reader_trace_stream(t, j), &st);
@@ -875,27 +797,201 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 				h->last_ts = st.last_ts;
 		}
 	}
-	if ((rc = build_links(c.p, &c.t)))
-		seterr(err, errlen, ENOMEM, "out of memory");
-out:
-	trawl_reader_free(r);
-	for (size_t i = 0; c.ci && i < c.ncls; i++)
-		for (struct crole *cr = c.ci[i].roles; cr;) {
+	return 0;
+}
+
+static const struct trawl_sink_ops finder_ops = {
+	.sz = sizeof(finder_ops),
+	.name = "sync-points",
+	.start = finder_start,
+	.events = finder_events,
+	.finish = finder_finish,
+};
+
+void trawl_sync_finder_free(struct trawl_sync_finder *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; c->ci && i < c->ncls; i++)
+		for (struct crole *cr = c->ci[i].roles; cr;) {
 			struct crole *nx = cr->next;
 			free(cr);
 			cr = nx;
 		}
-	free(c.ci);
-	free(c.trace_host);
-	free(c.t.e);
-	free(c.t.keys);
-	free(globs);
-	if (rc) {
-		trawl_sync_points_free(c.p);
-		errno = -rc;
+	free(c->ci);
+	free(c->tr);
+	free(c->trh);
+	free(c->t.e);
+	free(c->t.keys);
+	for (size_t i = 0; i < c->nm; i++)
+		trawl_sync_match_release(&c->m[i]);
+	free(c->m);
+	free(c->msend);
+	free(c->mrecv);
+	trawl_sync_points_free(c->p);
+	free(c);
+}
+
+struct trawl_sync_finder *trawl_sync_finder_new(const struct trawl_sync_points_opts *o,
+						char *err, size_t errlen)
+{
+	struct trawl_sync_points_opts opts = { 0 };
+	struct trawl_sync_finder *c = calloc(1, sizeof(*c));
+
+	if (o)
+		memcpy(&opts, o, o->size < sizeof(opts) ? o->size : sizeof(opts));
+	if (!c)
+		goto nomem;
+	c->probes = !opts.no_probes;
+	c->tcp = !opts.no_tcp;
+	c->nm = opts.matches ? opts.nmatches : 0;
+	if (c->nm > 65535) {
+		seterr(err, errlen, EINVAL, "sync: too many matches");
+		goto err;
+	}
+	if (!c->probes && !c->tcp && !c->nm) {
+		seterr(err, errlen, EINVAL, "sync: no kind of message to look for");
+		goto err;
+	}
+	c->p = calloc(1, sizeof(*c->p));
+	c->m = calloc(c->nm + 1, sizeof(*c->m));
+	c->msend = calloc(c->nm + 1, sizeof(*c->msend));
+	c->mrecv = calloc(c->nm + 1, sizeof(*c->mrecv));
+	if (!c->p || !c->m || !c->msend || !c->mrecv)
+		goto nomem;
+	for (size_t i = 0; i < c->nm; i++) {
+		const struct trawl_sync_match *m = &opts.matches[i];
+		if (!(c->m[i].send_event = strdup(m->send_event)) ||
+		    !(c->m[i].send_field = strdup(m->send_field)) ||
+		    !(c->m[i].recv_event = strdup(m->recv_event)) ||
+		    !(c->m[i].recv_field = strdup(m->recv_field)))
+			goto nomem;
+	}
+	return c;
+nomem:
+	seterr(err, errlen, ENOMEM, "out of memory");
+err:
+	trawl_sync_finder_free(c);
+	return NULL;
+}
+
+struct trawl_sink trawl_sync_finder_sink(struct trawl_sync_finder *c)
+{
+	return (struct trawl_sink){ &finder_ops, c };
+}
+
+/* Hosts added after start (live) come last: sorts them by name and
+ * renumbers every host index kept. */
+static int finder_sort_hosts(struct trawl_sync_finder *c)
+{
+	struct trawl_sync_points *p = c->p;
+	size_t n = p->nhosts;
+	size_t *order = malloc((n + 1) * sizeof(*order));
+	int32_t *map = malloc((n + 1) * sizeof(*map));
+	struct trawl_sync_host *sorted = malloc((n + 1) * sizeof(*sorted));
+
+	if (!order || !map || !sorted) {
+		free(order);
+		free(map);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = p->hosts[i];
+	qsort(sorted, n, sizeof(*sorted), cmp_host);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (sorted[j].name == p->hosts[i].name)
+				map[i] = (int32_t)j;
+	for (size_t i = 0; i < c->t.cap; i++) {
+		struct entry *e = &c->t.e[i];
+		if (!e->klen)
+			continue;
+		if (e->send_host >= 0)
+			e->send_host = map[e->send_host];
+		if (e->recv_host >= 0)
+			e->recv_host = map[e->recv_host];
+		if (e->peer >= 0)
+			e->peer = map[e->peer];
+	}
+	for (size_t i = 0; i < c->ntr; i++)
+		c->trh[i] = map[c->trh[i]];
+	memcpy(p->hosts, sorted, n * sizeof(*sorted));
+	c->unsorted = false;
+	free(order);
+	free(map);
+	free(sorted);
+	return 0;
+}
+
+struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *c, char *err,
+						   size_t errlen)
+{
+	int rc;
+
+	if (c->err) {
+		if (c->msg[0])
+			seterr(err, errlen, -c->err, "%s", c->msg);
+		else
+			seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
 		return NULL;
 	}
-	return c.p;
+	if ((c->unsorted && (rc = finder_sort_hosts(c))) || (rc = build_links(c->p, &c->t))) {
+		seterr(err, errlen, -rc, "out of memory");
+		return NULL;
+	}
+	struct trawl_sync_points *p = c->p;
+	c->p = NULL;
+	return p;
+}
+
+struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_t npaths,
+						 const struct trawl_sync_points_opts *o,
+						 char *err, size_t errlen)
+{
+	struct trawl_sync_points_opts opts = { 0 };
+	struct trawl_sync_finder *c = trawl_sync_finder_new(o, err, errlen);
+	struct trawl_sync_points *p = NULL;
+	struct trawl_reader *r = NULL;
+	const char **globs = NULL;
+	size_t nglobs = 0;
+
+	if (!c)
+		return NULL;
+	if (o)
+		memcpy(&opts, o, o->size < sizeof(opts) ? o->size : sizeof(opts));
+	/* read only the sync events (and count the others' spans) */
+	globs = calloc(2 + 2 * c->nm, sizeof(*globs));
+	if (!globs) {
+		seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (c->probes)
+		globs[nglobs++] = TRAWL_SYNC_PROBE_GLOB;
+	if (c->tcp)
+		globs[nglobs++] = TRAWL_SYNC_TCP_GLOB;
+	for (size_t i = 0; i < c->nm; i++) {
+		globs[nglobs++] = c->m[i].send_event;
+		globs[nglobs++] = c->m[i].recv_event;
+	}
+	struct trawl_reader_opts ro = {
+		.sz = sizeof(ro), .events = globs, .nevents = nglobs, .threads = opts.threads,
+	};
+	r = trawl_reader_new(paths, npaths, &ro, err, errlen);
+	if (!r)
+		goto out;
+	struct trawl_sink sink = trawl_sync_finder_sink(c);
+	int rc = trawl_pipe_run(r, &sink, 1, NULL);
+	if (rc < 0 && !c->err)
+		c->err = rc;
+	p = trawl_sync_finder_points(c, err, errlen);
+out:
+	trawl_reader_free(r);
+	free(globs);
+	trawl_sync_finder_free(c);
+	if (!p && !errno)
+		errno = EINVAL;
+	return p;
 }
 
 /* ---------------------------------------------------------- computing */
