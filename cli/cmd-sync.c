@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h"	/* mkdir_p */
+#include "util/json.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
@@ -86,27 +88,25 @@ struct sync_run {
 
 /* ----------------------------------------------------------- helpers */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_bound(FILE *f, int64_t b)
+/* A bound in ns, or null when there is none. */
+static void json_bound(struct json *j, int64_t b)
 {
 	if (b == TRAWL_SYNC_UNBOUNDED)
-		fputs("null", f);
+		json_null(j);
 	else
-		fprintf(f, "%" PRId64, b);
+		json_i64(j, b);
+}
+
+static void json_xform(struct json *j, const struct trawl_sync_xform *x)
+{
+	json_obj(j);
+	json_key(j, "t0");
+	json_i64(j, x->t0);
+	json_key(j, "y0");
+	json_i64(j, x->y0);
+	json_key(j, "slope");
+	json_i64(j, x->slope);
+	json_obj_end(j);
 }
 
 static const char *bound_str(int64_t b, char *buf, size_t len)
@@ -395,94 +395,162 @@ static void print_text(const struct sync_run *s, const char *stored)
 static void print_json(const struct sync_run *s, const char *stored)
 {
 	const struct trawl_sync_points *p = s->p;
-	FILE *f = stdout;
+	struct json j;
 
-	fprintf(f, "{\"session\":");
-	json_str(f, s->session);
-	fprintf(f, ",\"mode\":\"%s\",\"events\":%" PRIu64 ",\"messages\":{\"total\":%" PRIu64
-		",\"probe\":%" PRIu64 ",\"tcp\":%" PRIu64 ",\"match\":%" PRIu64 "}"
-		",\"same_host\":%" PRIu64 ",\"bad_events\":%" PRIu64 ",\"hosts\":[",
-		s->incremental ? "incremental" : "batch", p->events, s->messages, p->by_kind[0],
-		p->by_kind[1], p->by_kind[2], p->same_host, p->bad_events);
+	json_init(&j);
+	json_obj(&j);
+	json_key(&j, "session");
+	json_str(&j, s->session);
+	json_key(&j, "mode");
+	json_str(&j, s->incremental ? "incremental" : "batch");
+	json_key(&j, "events");
+	json_u64(&j, p->events);
+	json_key(&j, "messages");
+	json_obj(&j);
+	json_key(&j, "total");
+	json_u64(&j, s->messages);
+	json_key(&j, "probe");
+	json_u64(&j, p->by_kind[0]);
+	json_key(&j, "tcp");
+	json_u64(&j, p->by_kind[1]);
+	json_key(&j, "match");
+	json_u64(&j, p->by_kind[2]);
+	json_obj_end(&j);
+	json_key(&j, "same_host");
+	json_u64(&j, p->same_host);
+	json_key(&j, "bad_events");
+	json_u64(&j, p->bad_events);
+	json_key(&j, "hosts");
+	json_arr(&j);
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const struct trawl_sync_host *h = &p->hosts[i];
 		const struct node_out *o = &s->no[i];
 
-		fprintf(f, "%s{\"host\":", i ? "," : "");
-		json_str(f, h->name);
-		fprintf(f, ",\"traces\":[");
-		for (size_t k = 0; k < h->npaths; k++) {
-			if (k)
-				fputc(',', f);
-			json_str(f, h->paths[k]);
-		}
-		fprintf(f, "],\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"drift_ppm\":%.6f"
-			",\"factor\":%.15f,\"offset_ns\":%" PRId64 ",\"offset_s\":%.9f",
-			o->start, o->end, o->ppm, o->factor, o->offset, (double)o->offset / 1e9);
-		fprintf(f, ",\"bound_start_ns\":");
-		json_bound(f, o->b_start);
-		fprintf(f, ",\"bound_mid_ns\":");
-		json_bound(f, o->b_mid);
-		fprintf(f, ",\"bound_end_ns\":");
-		json_bound(f, o->b_end);
-		fprintf(f, ",\"bound_max_ns\":");
-		json_bound(f, o->b_max);
-		fprintf(f, ",\"quality\":\"%s\",\"fallback\":", quality_str(o));
+		json_obj(&j);
+		json_key(&j, "host");
+		json_str(&j, h->name);
+		json_key(&j, "traces");
+		json_arr(&j);
+		for (size_t k = 0; k < h->npaths; k++)
+			json_str(&j, h->paths[k]);
+		json_arr_end(&j);
+		json_key(&j, "start_ns");
+		json_i64(&j, o->start);
+		json_key(&j, "end_ns");
+		json_i64(&j, o->end);
+		json_key(&j, "drift_ppm");
+		json_fixed(&j, o->ppm, 6);
+		json_key(&j, "factor");
+		json_fixed(&j, o->factor, 15);
+		json_key(&j, "offset_ns");
+		json_i64(&j, o->offset);
+		json_key(&j, "offset_s");
+		json_fixed(&j, (double)o->offset / 1e9, 9);
+		json_key(&j, "bound_start_ns");
+		json_bound(&j, o->b_start);
+		json_key(&j, "bound_mid_ns");
+		json_bound(&j, o->b_mid);
+		json_key(&j, "bound_end_ns");
+		json_bound(&j, o->b_end);
+		json_key(&j, "bound_max_ns");
+		json_bound(&j, o->b_max);
+		json_key(&j, "quality");
+		json_str(&j, quality_str(o));
+		json_key(&j, "fallback");
 		if (o->fallback[0])
-			json_str(f, o->fallback);
+			json_str(&j, o->fallback);
 		else
-			fputs("null", f);
-		fprintf(f, ",\"reference\":");
-		json_str(f, p->hosts[o->nd.ref].name);
-		fprintf(f, ",\"group\":%zu,\"hops\":%zu,\"path\":", o->nd.group, o->nd.hops);
-		json_str(f, o->path);
-		fprintf(f, ",\"xform\":{\"t0\":%" PRId64 ",\"y0\":%" PRId64 ",\"slope\":%" PRId64 "}"
-			",\"sends\":%" PRIu64 ",\"recvs\":%" PRIu64 ",\"unmatched_sends\":%" PRIu64
-			",\"unmatched_recvs\":%" PRIu64 "}", o->nd.to_ref.t0, o->nd.to_ref.y0,
-			o->nd.to_ref.slope, h->sends, h->recvs, h->unmatched_sends, h->unmatched_recvs);
+			json_null(&j);
+		json_key(&j, "reference");
+		json_str(&j, p->hosts[o->nd.ref].name);
+		json_key(&j, "group");
+		json_u64(&j, o->nd.group);
+		json_key(&j, "hops");
+		json_u64(&j, o->nd.hops);
+		json_key(&j, "path");
+		json_str(&j, o->path);
+		json_key(&j, "xform");
+		json_xform(&j, &o->nd.to_ref);
+		json_key(&j, "sends");
+		json_u64(&j, h->sends);
+		json_key(&j, "recvs");
+		json_u64(&j, h->recvs);
+		json_key(&j, "unmatched_sends");
+		json_u64(&j, h->unmatched_sends);
+		json_key(&j, "unmatched_recvs");
+		json_u64(&j, h->unmatched_recvs);
+		json_obj_end(&j);
 	}
-	fprintf(f, "],\"pairs\":[");
+	json_arr_end(&j);
+	json_key(&j, "pairs");
+	json_arr(&j);
 	for (size_t i = 0; i < p->nlinks; i++) {
 		const struct trawl_sync_link *l = &p->links[i];
 		const struct trawl_sync_pair *r = &s->pairs[i];
 
-		fprintf(f, "%s{\"a\":", i ? "," : "");
-		json_str(f, p->hosts[l->a].name);
-		fprintf(f, ",\"b\":");
-		json_str(f, p->hosts[l->b].name);
-		fprintf(f, ",\"quality\":\"%s\",\"messages_ab\":%zu,\"messages_ba\":%zu"
-			",\"lost_ab\":%" PRIu64 ",\"lost_ba\":%" PRIu64 ",\"duplicates_ab\":%" PRIu64
-			",\"duplicates_ba\":%" PRIu64 ",\"violations\":%" PRIu64 ",\"bound_mid_ns\":",
-			trawl_sync_quality_name(r->quality), l->n_ab, l->n_ba, l->lost_ab, l->lost_ba,
-			l->dup_ab, l->dup_ba, r->violations);
-		json_bound(f, trawl_sync_pair_bound(r, r->fwd.t0));
-		fprintf(f, ",\"drift_ppm\":%.6f,\"hull_ab\":%zu,\"hull_ba\":%zu,\"dropped\":%" PRIu64
-			",\"fwd\":{\"t0\":%" PRId64 ",\"y0\":%" PRId64 ",\"slope\":%" PRId64 "}}",
-			(trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, r->hull_ab, r->hull_ba,
-			r->dropped, r->fwd.t0, r->fwd.y0, r->fwd.slope);
+		json_obj(&j);
+		json_key(&j, "a");
+		json_str(&j, p->hosts[l->a].name);
+		json_key(&j, "b");
+		json_str(&j, p->hosts[l->b].name);
+		json_key(&j, "quality");
+		json_str(&j, trawl_sync_quality_name(r->quality));
+		json_key(&j, "messages_ab");
+		json_u64(&j, l->n_ab);
+		json_key(&j, "messages_ba");
+		json_u64(&j, l->n_ba);
+		json_key(&j, "lost_ab");
+		json_u64(&j, l->lost_ab);
+		json_key(&j, "lost_ba");
+		json_u64(&j, l->lost_ba);
+		json_key(&j, "duplicates_ab");
+		json_u64(&j, l->dup_ab);
+		json_key(&j, "duplicates_ba");
+		json_u64(&j, l->dup_ba);
+		json_key(&j, "violations");
+		json_u64(&j, r->violations);
+		json_key(&j, "bound_mid_ns");
+		json_bound(&j, trawl_sync_pair_bound(r, r->fwd.t0));
+		json_key(&j, "drift_ppm");
+		json_fixed(&j, (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, 6);
+		json_key(&j, "hull_ab");
+		json_u64(&j, r->hull_ab);
+		json_key(&j, "hull_ba");
+		json_u64(&j, r->hull_ba);
+		json_key(&j, "dropped");
+		json_u64(&j, r->dropped);
+		json_key(&j, "fwd");
+		json_xform(&j, &r->fwd);
+		json_obj_end(&j);
 	}
-	fprintf(f, "],\"groups\":[");
+	json_arr_end(&j);
+	json_key(&j, "groups");
+	json_arr(&j);
 	for (size_t g = 0; g < s->ngroups; g++) {
-		bool first = true;
-		fprintf(f, "%s{\"reference\":", g ? "," : "");
+		json_obj(&j);
+		json_key(&j, "reference");
 		for (size_t i = 0; i < p->nhosts; i++)
 			if (s->no[i].nd.group == g && s->no[i].is_ref)
-				json_str(f, p->hosts[i].name);
-		fprintf(f, ",\"hosts\":[");
+				json_str(&j, p->hosts[i].name);
+		json_key(&j, "hosts");
+		json_arr(&j);
 		for (size_t i = 0; i < p->nhosts; i++)
-			if (s->no[i].nd.group == g) {
-				fprintf(f, "%s", first ? "" : ",");
-				json_str(f, p->hosts[i].name);
-				first = false;
-			}
-		fprintf(f, "]}");
+			if (s->no[i].nd.group == g)
+				json_str(&j, p->hosts[i].name);
+		json_arr_end(&j);
+		json_obj_end(&j);
 	}
-	fprintf(f, "],\"stored\":");
+	json_arr_end(&j);
+	json_key(&j, "stored");
 	if (stored)
-		json_str(f, stored);
+		json_str(&j, stored);
 	else
-		fputs("null", f);
-	fprintf(f, "}\n");
+		json_null(&j);
+	json_obj_end(&j);
+	json_char(&j, '\n');
+	if (json_flush(&j, stdout))
+		die_msg("out of memory");
+	json_release(&j);
 }
 
 /* -------------------------------------------------------------- store */
@@ -517,10 +585,7 @@ static int store(const struct sync_run *s, const char *path)
 /* -------------------------------------------------------------- apply */
 
 /* The corrected clock of a trace of a node with transform x. */
-struct clock_fix {
-	uint64_t freq;
-	int64_t offset_s, offset;
-};
+#define clock_fix trawl_ctf_clock_values
 
 /*
  * A clock (freq f, offset_s S, offset O cycles) read through x: new
@@ -561,118 +626,6 @@ static int fix_clock(const struct trawl_ctf_clock *ck, const struct trawl_sync_x
 	return 0;
 }
 
-static bool ident_at(const char *s, size_t i, const char *w)
-{
-	size_t n = strlen(w);
-	if (strncmp(s + i, w, n))
-		return false;
-	if (i && (s[i - 1] == '_' || (s[i - 1] >= 'a' && s[i - 1] <= 'z') ||
-		  (s[i - 1] >= 'A' && s[i - 1] <= 'Z') || (s[i - 1] >= '0' && s[i - 1] <= '9')))
-		return false;
-	char c = s[i + n];
-	return !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		 (c >= '0' && c <= '9'));
-}
-
-/* Past a comment or string starting at s[i], or i if none. */
-static size_t skip_lex(const char *s, size_t i, size_t n)
-{
-	if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-		const char *e = strstr(s + i + 2, "*/");
-		return e ? (size_t)(e - s) + 2 : n;
-	}
-	if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
-		const char *e = strchr(s + i, '\n');
-		return e ? (size_t)(e - s) + 1 : n;
-	}
-	if (s[i] == '"') {
-		for (i++; i < n && s[i] != '"'; i++)
-			if (s[i] == '\\' && i + 1 < n)
-				i++;
-		return i < n ? i + 1 : n;
-	}
-	return i;
-}
-
-/*
- * The metadata text with every top-level clock block's freq, offset_s and
- * offset replaced by fix[k] (k: the clock's order). malloc'd, or NULL.
- */
-static char *rewrite_clocks(const char *text, size_t n, const struct clock_fix *fix, size_t nfix,
-			    const char *note)
-{
-	size_t cap = n + 1024 * (nfix + 1), len = 0, k = 0;
-	char *out = malloc(cap);
-	size_t i = 0;
-	int depth = 0;
-
-	if (!out)
-		return NULL;
-	while (i < n) {
-		size_t j = skip_lex(text, i, n);
-		if (j != i) {
-			memcpy(out + len, text + i, j - i);
-			len += j - i;
-			i = j;
-			continue;
-		}
-		if (depth == 0 && ident_at(text, i, "clock")) {
-			size_t b = i + 5;
-			while (b < n && (text[b] == ' ' || text[b] == '\t' || text[b] == '\n' ||
-					 text[b] == '\r'))
-				b++;
-			if (b < n && text[b] == '{' && k < nfix) {
-				/* copy the block, dropping freq/offset_s/offset statements */
-				memcpy(out + len, text + i, b + 1 - i);
-				len += b + 1 - i;
-				i = b + 1;
-				while (i < n && text[i] != '}') {
-					j = skip_lex(text, i, n);
-					if (j != i) {
-						memcpy(out + len, text + i, j - i);
-						len += j - i;
-						i = j;
-						continue;
-					}
-					if (ident_at(text, i, "freq") || ident_at(text, i, "offset_s") ||
-					    ident_at(text, i, "offset")) {
-						while (i < n && text[i] != ';' && text[i] != '}') {
-							j = skip_lex(text, i, n);
-							i = j != i ? j : i + 1;
-						}
-						if (i < n && text[i] == ';')
-							i++;
-						/* the statement's line, if it held only it */
-						while (len && (out[len - 1] == ' ' || out[len - 1] == '\t'))
-							len--;
-						while (i < n && (text[i] == ' ' || text[i] == '\t'))
-							i++;
-						if (i < n && text[i] == '\n' && len && out[len - 1] == '\n')
-							i++;
-						continue;
-					}
-					out[len++] = text[i++];
-				}
-				len += (size_t)sprintf(out + len,
-						       "\t/* %s */\n\tfreq = %" PRIu64 ";\n\toffset_s = %"
-						       PRId64 ";\n\toffset = %" PRId64 ";\n", note,
-						       fix[k].freq, fix[k].offset_s, fix[k].offset);
-				k++;
-				if (i < n)
-					out[len++] = text[i++];
-				continue;
-			}
-		}
-		if (text[i] == '{')
-			depth++;
-		else if (text[i] == '}' && depth > 0)
-			depth--;
-		out[len++] = text[i++];
-	}
-	out[len] = 0;
-	return out;
-}
-
 static int copy_or_link(const char *from, const char *to)
 {
 	char buf[1 << 16];
@@ -704,29 +657,6 @@ static int copy_or_link(const char *from, const char *to)
 	return rc;
 }
 
-static int mkdirs(const char *path)
-{
-	char *p = strdup(path);
-	int rc = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0755) && errno != EEXIST)
-			rc = -errno;
-		*s = '/';
-		if (rc)
-			break;
-	}
-	if (!rc && mkdir(p, 0755) && errno != EEXIST)
-		rc = -errno;
-	free(p);
-	return rc;
-}
-
 /* Files of dir (regular, not "metadata") linked or copied into out. */
 static int copy_dir_files(const char *dir, const char *out, int *nfiles)
 {
@@ -753,7 +683,7 @@ static int copy_dir_files(const char *dir, const char *out, int *nfiles)
 				rc = copy_or_link(from, to);
 				(*nfiles)++;
 			} else if (S_ISDIR(st.st_mode) && !strcmp(de->d_name, "index")) {
-				rc = mkdirs(to);
+				rc = mkdir_p(to);
 				if (!rc)
 					rc = copy_dir_files(from, to, nfiles);
 			}
@@ -809,7 +739,7 @@ static int apply(const struct sync_run *s, const char *out)
 			if (asprintf(&dst, "%s/%s", out, rel) < 0 ||
 			    asprintf(&mpath, "%s/metadata", tp) < 0)
 				return die_msg("out of memory");
-			if ((rc = mkdirs(dst))) {
+			if ((rc = mkdir_p(dst))) {
 				die_msg("sync: %s: %s", dst, strerror(-rc));
 				goto next;
 			}
@@ -837,9 +767,11 @@ static int apply(const struct sync_run *s, const char *out)
 			snprintf(note, sizeof(note), "corrected by trawl sync: %s on %s's clock, "
 				 "quality %s", p->hosts[i].name, p->hosts[o->nd.ref].name,
 				 quality_str(o));
-			newtext = rewrite_clocks(text, tlen, fx, m->nclocks, note);
+			char why[256];
+			newtext = trawl_ctf_metadata_set_clocks(text, tlen, fx, m->nclocks, note, why,
+								sizeof(why));
 			if (!newtext) {
-				rc = die_msg("out of memory");
+				rc = die_msg("sync: %s: %s", mpath, why);
 				goto next;
 			}
 			{

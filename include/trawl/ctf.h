@@ -209,6 +209,24 @@ void trawl_ctf_trace_free(struct trawl_ctf_trace *t);
  * it back to the same model). Returns 0, or -EIO on a write error. */
 int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out);
 
+/* The values a clock declares (see trawl_ctf_metadata_set_clocks()). */
+struct trawl_ctf_clock_values {
+	uint64_t freq;
+	int64_t offset_s, offset;
+};
+
+/*
+ * Rewrites TSDL text: in the k-th top-level clock block (k < n), the freq,
+ * offset_s and offset statements are replaced by vals[k] (after a comment
+ * holding `note`, if not NULL); every other byte is kept. The text is read
+ * with the parser's own lexer (comments and strings are never mistaken for
+ * statements). Returns the new text (malloc'd, NUL-terminated; the caller
+ * frees it), or NULL + errno with a message in err.
+ */
+char *trawl_ctf_metadata_set_clocks(const char *text, size_t len,
+				    const struct trawl_ctf_clock_values *vals, size_t n,
+				    const char *note, char *err, size_t errlen);
+
 /* ----------------------------------------------------------------- writer */
 
 /*

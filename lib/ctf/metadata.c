@@ -248,6 +248,7 @@ struct tok {
 	const char *s;		/* T_ID: in the text, n bytes; T_STR: decoded, NUL-terminated */
 	size_t n;
 	uint64_t v;		/* T_INT */
+	size_t pos;		/* its first byte in the text */
 };
 
 /* Declarations, all in one hash table keyed by (scope, namespace, name). */
@@ -612,6 +613,7 @@ static void lex(struct parser *p, struct tok *t)
 		}
 	}
 	unsigned char c = (unsigned char)s[p->off];
+	t->pos = p->off;
 	if (is_idstart(c)) {
 		size_t i = p->off;
 		while (i < n && is_idchar((unsigned char)s[i]))
@@ -2602,4 +2604,128 @@ struct trawl_ctf_trace *trawl_ctf_metadata_parse(const char *text, size_t len,
 		return NULL;
 	}
 	return p.tr;
+}
+
+/* ------------------------------------------------------- clock rewrite */
+
+struct obuf {
+	char *b;
+	size_t len, cap;
+	bool nomem;
+};
+
+static void oput(struct obuf *o, const char *s, size_t n)
+{
+	if (o->nomem)
+		return;
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = (o->len + n + 1) * 2;
+		char *nb = realloc(o->b, cap);
+		if (!nb) {
+			o->nomem = true;
+			return;
+		}
+		o->b = nb;
+		o->cap = cap;
+	}
+	memcpy(o->b + o->len, s, n);
+	o->len += n;
+	o->b[o->len] = 0;
+}
+
+char *trawl_ctf_metadata_set_clocks(const char *text, size_t len,
+				    const struct trawl_ctf_clock_values *vals, size_t n,
+				    const char *note, char *err, size_t errlen)
+{
+	struct parser p = { .text = text, .len = len, .line = 1, .err = err, .errlen = errlen };
+	struct obuf o = { 0 };
+	struct tok t, prev = { .kind = T_EOF };
+	size_t from = 0, k = 0, stmt = 0;
+	int depth = 0, clock_depth = -1;
+	bool in_stmt = false, drop = false, want_open = false;
+
+	if (!text || len > META_MAX_SIZE) {
+		seterr(err, errlen, EINVAL, "no metadata text, or too large");
+		return NULL;
+	}
+	if (!(p.tmp = arena_new())) {
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (;;) {
+		lex(&p, &t);
+		if (p.failed || t.kind == T_EOF)
+			break;
+		if (want_open) {
+			want_open = false;
+			if (is_punct(&t, '{') && k < n)
+				clock_depth = depth + 1;
+		}
+		if (depth == 0 && is_word(&t, "clock"))
+			want_open = true;
+		if (clock_depth == depth && depth > 0) {
+			/* a statement of the clock block: freq, offset_s, offset dropped */
+			if (!in_stmt && t.kind == T_ID) {
+				in_stmt = true;
+				stmt = t.pos;
+				drop = is_word(&t, "freq") || is_word(&t, "offset_s") || is_word(&t, "offset");
+			} else if (in_stmt && is_punct(&t, ';')) {
+				in_stmt = false;
+				if (drop) {
+					/* the line, when the statement was all of it */
+					size_t a = stmt, b = t.pos + 1;
+					while (a > from && (text[a - 1] == ' ' || text[a - 1] == '\t'))
+						a--;
+					size_t e = b;
+					while (e < len && (text[e] == ' ' || text[e] == '\t'))
+						e++;
+					if ((a == 0 || text[a - 1] == '\n') && e < len && text[e] == '\n')
+						b = e + 1;
+					else
+						a = stmt;
+					oput(&o, text + from, a - from);
+					from = b;
+				}
+			}
+		}
+		if (is_punct(&t, '{')) {
+			depth++;
+		} else if (is_punct(&t, '}')) {
+			if (clock_depth == depth && depth > 0) {
+				char line[256];
+				int m;
+				oput(&o, text + from, t.pos - from);
+				from = t.pos;
+				if (note) {
+					oput(&o, "\t/* ", 4);
+					oput(&o, note, strlen(note));
+					oput(&o, " */\n", 4);
+				}
+				m = snprintf(line, sizeof(line), "\tfreq = %" PRIu64 ";\n\toffset_s = %" PRId64
+					     ";\n\toffset = %" PRId64 ";\n", vals[k].freq, vals[k].offset_s,
+					     vals[k].offset);
+				oput(&o, line, (size_t)m);
+				k++;
+				clock_depth = -1;
+				in_stmt = false;
+			}
+			if (depth > 0)
+				depth--;
+		}
+		prev = t;
+	}
+	(void)prev;
+	arena_free(p.tmp);
+	if (p.failed) {
+		free(o.b);
+		errno = p.errnum;
+		return NULL;
+	}
+	oput(&o, text + from, len - from);
+	if (o.nomem || !o.b) {
+		free(o.b);
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	return o.b;
 }
