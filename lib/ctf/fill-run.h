@@ -351,24 +351,9 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 		if (unlikely(qflim - q < 14))
 			break;	/* no room for the longest header */
 		__builtin_prefetch(q + CTF_PREFETCH);
-		if (compact) {
-			uint32_t w;
-			memcpy(&w, q, 4);
-			w = le32toh(w);
-			id = w & 31;
-			if (unlikely(id == 31))
-				break;	/* extended */
-			ncl = ctf_clock_update(clock, w >> 5, 27);
-		} else {
-			uint16_t x16;
-			uint32_t x;
-			memcpy(&x16, q, 2);
-			memcpy(&x, q + 2, 4);
-			id = le16toh(x16);
-			if (unlikely(id == 65535 || id >= ntab))
-				break;	/* extended, or no such class */
-			ncl = ctf_clock_update(clock, le32toh(x), 32);
-		}
+		if (unlikely(!ctf_hdr_short(compact, q, clock, &id, &ncl)) ||
+		    (!compact && unlikely(id >= ntab)))
+			break;	/* extended, or no such class */
 		const struct fastent *fe = &tab[id];
 		const struct ec_dec *ed = fe->ed;
 		const uint8_t *body = q + hl;

@@ -455,55 +455,22 @@ __attribute__((noinline)) int ctf_stream_next(struct ctf_stream *s, struct trawl
 		uint64_t evpos = c->pos, id = 0;
 		bool has_id = true;
 		switch (sd->hdr) {
-		case HDR_COMPACT: {
-			uint64_t p = (c->pos + 7) & ~(uint64_t)7;
-			if (unlikely(p > c->end || c->end - p < 32))
-				goto truncated;
-			const uint8_t *b = c->pkt + (p >> 3);
-			uint32_t w;
-			__builtin_prefetch(b + CTF_PREFETCH);
-			memcpy(&w, b, 4);
-			w = le32toh(w);
-			id = w & 31;
-			if (likely(id != 31)) {
-				c->clock = ctf_clock_update(c->clock, w >> 5, 27);
-				c->pos = p + 32;
-			} else {
-				if (unlikely(c->end - p < 104))
-					goto truncated;
-				uint32_t x;
-				uint64_t ts;
-				memcpy(&x, b + 1, 4);
-				memcpy(&ts, b + 5, 8);
-				id = le32toh(x);
-				c->clock = le64toh(ts);
-				c->pos = p + 104;
-			}
-			break;
-		}
+		case HDR_COMPACT:
 		case HDR_LARGE: {
-			uint64_t p = (c->pos + 7) & ~(uint64_t)7;
-			if (unlikely(p > c->end || c->end - p < 48))
+			bool compact = sd->hdr == HDR_COMPACT;
+			uint64_t p = (c->pos + 7) & ~(uint64_t)7, ncl;
+			if (unlikely(p > c->end || c->end - p < CTF_HDR_BYTES(compact) * 8))
 				goto truncated;
 			const uint8_t *b = c->pkt + (p >> 3);
-			uint16_t h;
 			__builtin_prefetch(b + CTF_PREFETCH);
-			uint32_t x;
-			memcpy(&h, b, 2);
-			id = le16toh(h);
-			if (likely(id != 65535)) {
-				memcpy(&x, b + 2, 4);
-				c->clock = ctf_clock_update(c->clock, le32toh(x), 32);
-				c->pos = p + 48;
+			if (likely(ctf_hdr_short(compact, b, c->clock, &id, &ncl))) {
+				c->clock = ncl;
+				c->pos = p + CTF_HDR_BYTES(compact) * 8;
 			} else {
-				if (unlikely(c->end - p < 112))
+				if (unlikely(c->end - p < CTF_HDR_EXT_BITS(compact)))
 					goto truncated;
-				uint64_t ts;
-				memcpy(&x, b + 2, 4);
-				memcpy(&ts, b + 6, 8);
-				id = le32toh(x);
-				c->clock = le64toh(ts);
-				c->pos = p + 112;
+				ctf_hdr_ext(compact, b, &id, &c->clock);
+				c->pos = p + CTF_HDR_EXT_BITS(compact);
 			}
 			break;
 		}

@@ -166,6 +166,52 @@ TRAWL_HIDDEN int64_t ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles)
 #define CTF_PREFETCH 1024		/* bytes ahead of the event being decoded */
 
 /*
+ * LTTng's event headers, decoded here only (ctf_stream_next(), the fast
+ * path below and the fill loops of fill-run.h). Compact: a 5-bit id and a
+ * 27-bit timestamp in 4 bytes; large: a 16-bit id and a 32-bit timestamp
+ * in 6 bytes. The id 31 (compact) or 65535 (large) escapes to the
+ * extended form: a 32-bit id and a 64-bit timestamp after the escape.
+ */
+#define CTF_HDR_BYTES(compact) ((compact) ? 4u : 6u)
+#define CTF_HDR_EXT_BITS(compact) ((compact) ? 104u : 112u)
+
+/* The short form at b: its id and the clock it makes of `clock`; false
+ * when the id escapes to the extended form (then *ncl means nothing). */
+static inline __attribute__((always_inline)) bool ctf_hdr_short(bool compact, const uint8_t *b,
+								uint64_t clock, uint64_t *id,
+								uint64_t *ncl)
+{
+	uint32_t x;
+
+	if (compact) {
+		memcpy(&x, b, 4);
+		x = le32toh(x);
+		*id = x & 31;
+		*ncl = ctf_clock_update(clock, x >> 5, 27);
+		return *id != 31;
+	}
+	uint16_t h;
+	memcpy(&h, b, 2);
+	memcpy(&x, b + 2, 4);
+	*id = le16toh(h);
+	*ncl = ctf_clock_update(clock, le32toh(x), 32);
+	return *id != 65535;
+}
+
+/* The extended form at b (the header's start): its id and timestamp. */
+static inline void ctf_hdr_ext(bool compact, const uint8_t *b, uint64_t *id, uint64_t *clock)
+{
+	const uint8_t *p = b + (compact ? 1 : 2);
+	uint32_t x;
+	uint64_t ts;
+
+	memcpy(&x, p, 4);
+	memcpy(&ts, p + 4, 8);
+	*id = le32toh(x);
+	*clock = le64toh(ts);
+}
+
+/*
  * Cycles to ns for a clock that is not 1 GHz, as babeltrace2 does it (so that
  * `trawl print` and babeltrace2 print the same nanosecond): a double product
  * and quotient, truncated. Monotonic in v; within 1 ns of the exact value.
@@ -203,28 +249,12 @@ static inline __attribute__((always_inline)) int ctf_fast_next(struct ctf_stream
 		return 0;
 	const uint8_t *b = c->pkt + (p >> 3);
 	__builtin_prefetch(b + CTF_PREFETCH);
-	if (sd->hdr == HDR_COMPACT) {
-		uint32_t w;
-		memcpy(&w, b, 4);
-		w = le32toh(w);
-		id = w & 31;
-		if (unlikely(id == 31))
-			return 0;
-		clock = ctf_clock_update(c->clock, w >> 5, 27);
-		hb = 4;
-	} else if (sd->hdr == HDR_LARGE) {
-		uint16_t h;
-		uint32_t x;
-		memcpy(&h, b, 2);
-		memcpy(&x, b + 2, 4);
-		id = le16toh(h);
-		if (unlikely(id == 65535))
-			return 0;
-		clock = ctf_clock_update(c->clock, le32toh(x), 32);
-		hb = 6;
-	} else {
+	if (sd->hdr != HDR_COMPACT && sd->hdr != HDR_LARGE)
 		return 0;
-	}
+	bool compact = sd->hdr == HDR_COMPACT;
+	if (unlikely(!ctf_hdr_short(compact, b, c->clock, &id, &clock)))
+		return 0;
+	hb = CTF_HDR_BYTES(compact);
 	if (unlikely(id >= sd->nbyid))
 		return 0;
 	const struct trawl_ctf_event_class *ec = sd->byid[id];
