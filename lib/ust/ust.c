@@ -664,43 +664,17 @@ static void drop_nested(struct ust_thread *t)
 	__atomic_fetch_add(&t->pending, 1, __ATOMIC_RELAXED);
 }
 
-uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
-			   struct trawl_ust_ctx *ctx)
+/*
+ * The event at ts does not take the common case: time went back, an
+ * extended header, a new packet, or no room at all. Continues
+ * trawl_ust_reserve() from there (t->nest is set).
+ */
+static __attribute__((noinline)) uint8_t *reserve_from_ts(struct ust_thread *t,
+							  const struct trawl_tp_event *ev,
+							  size_t len, struct trawl_ust_ctx *ctx,
+							  uint64_t ts)
 {
-	struct ust_thread *t = tls_thr;
-	if (unlikely(!t)) {
-		t = thr_new();
-		if (!t) {
-			count_orphan();	/* an exiting thread: no buffer any more */
-			return NULL;
-		}
-	}
-	if (unlikely(__atomic_load_n(&t->nest, __ATOMIC_RELAXED) | t->in_slow)) {
-		drop_nested(t);
-		return NULL;
-	}
-	__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
-	/* Dekker with stop(): nest is stored before gen is loaded; stop's
-	 * membarrier() supplies the hardware fence on our side */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED))) {
-		t->in_slow = 1;
-		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
-		int r = attach(t);
-		__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_slow = 0;
-		if (r < 0 && r != -ENOENT)
-			/* no buffer (lock busy, no memory, no fd): its
-			 * pending count would never reach a packet */
-			count_orphan();
-		if (r < 0 || t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED))
-			goto out;
-	}
 	struct ust_shm *h = t->h;
-	if (unlikely(!__atomic_load_n(&h->active, __ATOMIC_RELAXED)))
-		goto out;
-	uint64_t ts = ust_clock_now();
 	if (unlikely(ts < h->last_ts))
 		ts = h->last_ts;	/* per stream, time never goes back */
 	uint32_t id = ev->id;
@@ -760,6 +734,112 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 out:
 	__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/*
+ * The session changed since this thread's last event (t->gen): attach to
+ * the new one (a buffer of its own), then go on as trawl_ust_reserve()
+ * does (t->nest is set).
+ */
+static __attribute__((noinline)) uint8_t *reserve_attach(struct ust_thread *t,
+							 const struct trawl_tp_event *ev,
+							 size_t len, struct trawl_ust_ctx *ctx)
+{
+	t->in_slow = 1;
+	__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
+	int r = attach(t);
+	__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_slow = 0;
+	if (r < 0 && r != -ENOENT)
+		/* no buffer (lock busy, no memory, no fd): its pending count
+		 * would never reach a packet */
+		count_orphan();
+	if (r < 0 || t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED) ||
+	    !__atomic_load_n(&t->h->active, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	return reserve_from_ts(t, ev, len, ctx, ust_clock_now());
+}
+
+/* A thread's first event (no state yet), or an event nested in another
+ * (a signal handler's): see trawl_ust_reserve(). */
+static __attribute__((noinline)) uint8_t *reserve_enter(struct ust_thread *t,
+							const struct trawl_tp_event *ev,
+							size_t len, struct trawl_ust_ctx *ctx)
+{
+	if (!t) {
+		t = thr_new();
+		if (!t) {
+			count_orphan();	/* an exiting thread: no buffer any more */
+			return NULL;
+		}
+	}
+	if (__atomic_load_n(&t->nest, __ATOMIC_RELAXED) | t->in_slow) {
+		drop_nested(t);
+		return NULL;
+	}
+	__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* see trawl_ust_reserve() */
+	if (t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED))
+		return reserve_attach(t, ev, len, ctx);
+	if (!__atomic_load_n(&t->h->active, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	return reserve_from_ts(t, ev, len, ctx, ust_clock_now());
+}
+
+/*
+ * The common case: a thread with a buffer in the current session, not
+ * nested, room in its open packet, a short event header. Everything else
+ * is in the reserve_* slow paths above.
+ */
+uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
+			   struct trawl_ust_ctx *ctx)
+{
+	struct ust_thread *t = tls_thr;
+	if (unlikely(!t) || unlikely(__atomic_load_n(&t->nest, __ATOMIC_RELAXED) | t->in_slow))
+		return reserve_enter(t, ev, len, ctx);
+	__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
+	/* Dekker with stop(): nest is stored before gen is loaded; stop's
+	 * membarrier() supplies the hardware fence on our side */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED)))
+		return reserve_attach(t, ev, len, ctx);
+	struct ust_shm *h = t->h;
+	if (unlikely(!__atomic_load_n(&h->active, __ATOMIC_RELAXED))) {
+		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	uint64_t ts = ust_clock_now(), last = h->last_ts;
+	uint32_t id = ev->id;
+	size_t hl = t->large ? 6 : 10, need = hl + t->ctxlen + len;
+	uint64_t pos = h->pos;
+	if (unlikely(ts < last) ||
+	    unlikely(t->large && (id >= 65535 || ((ts - last) >> 32))) ||
+	    unlikely(!h->open || pos + need > t->S))
+		return reserve_from_ts(t, ev, len, ctx, ts);
+	uint8_t *p = t->cur + pos;
+	uint16_t id16 = (uint16_t)id;
+	memcpy(p, &id16, 2);
+	if (t->large) {
+		uint32_t ts32 = (uint32_t)ts;
+		memcpy(p + 2, &ts32, 4);
+	} else {
+		memcpy(p + 2, &ts, 8);
+	}
+	p += hl;
+	if (t->ctxlen) {
+		memcpy(p, t->ctx, t->ctxlen);
+		p += t->ctxlen;
+	}
+	/* before the payload, so before pos: partner: ust_cons_live */
+	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
+	ctx->buf = t;
+	ctx->end = (uint32_t)(pos + need);
+	return p;
 }
 
 void trawl_ust_commit(const struct trawl_ust_ctx *ctx)
