@@ -39,10 +39,11 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "trawl/relay.h"
 #include "ctf/packet.h"	/* struct ctf_index */
 
 #define RELAY_VERSION 1
-#define RELAY_DATA_PORT 5347		/* default data port of trawl relay */
+#define RELAY_DATA_PORT TRAWL_RELAY_DATA_PORT	/* default data port of trawl relay */
 #define RELAY_HDR_LEN 8
 #define RELAY_INDEX_LEN 72		/* handle, reserved, 8 x u64 */
 #define RELAY_MSG_MAX ((64u << 20) + RELAY_INDEX_LEN)	/* largest payload */
