@@ -2,7 +2,9 @@
 /*
  * trawl/relay.h - the relay (docs/relay.md): the server that receives the
  * traces every node streams and serves them live on LTTng's viewer
- * protocol, as an object a program embeds (`trawl relay` is one).
+ * protocol, as an object a program embeds (`trawl relay` is one); and the
+ * producer's side, a destination for a CTF writer that streams its trace
+ * to a relay.
  *
  * A relay writes each trace it receives to OUTPUT/SESSION/HOST/TRACE/ as
  * the same CTF trace a local recording gives, and keeps no packet in
@@ -92,6 +94,36 @@ int trawl_relay_stop(struct trawl_relay *r);
 
 /* Closes the ports and frees the relay (not while it runs). Accepts NULL. */
 void trawl_relay_free(struct trawl_relay *r);
+
+/* ------------------------------------------------ streaming to a relay */
+
+struct trawl_ctf_dest;
+
+struct trawl_relay_dest_opts {
+	size_t sz;			/* sizeof(struct trawl_relay_dest_opts) */
+	const char *addr;		/* "HOST[:PORT]" ("[V6]:PORT"), port 5347 */
+	/* The trace is stored as SESSION/HOST/TRACE/ at the relay: session
+	 * (default "trawl"), the writer's hostname, trace (default the
+	 * writer's domain). Names of [A-Za-z0-9._-], not starting with '.'. */
+	const char *session;
+	const char *trace;
+	uint64_t live_timer_us;		/* shown to live viewers; 0: not live */
+	int timeout_ms;			/* connecting and HELLO; 0: 5000 */
+};
+
+/*
+ * A relay as the destination of a CTF writer (trawl/ctf.h:
+ * trawl_ctf_writer_opts.dest). Nothing is sent yet: trawl_ctf_writer_new()
+ * connects and says HELLO (unreachable or refused: the writer fails, the
+ * reason in its err), then the writer sends the metadata, each stream,
+ * each packet with its index entry, and beacons; trawl_ctf_writer_close()
+ * returns once the relay has written everything. A send that cannot go on
+ * for 10 s fails (the relay is then lost, see
+ * trawl_ctf_writer_relay_error()). Returns NULL and errno (EINVAL: no
+ * addr; ENOMEM). The options are copied. The writer given it frees it;
+ * one never given to a writer is freed with trawl_ctf_dest_free().
+ */
+struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o);
 
 #pragma GCC visibility pop
 
