@@ -4,20 +4,27 @@
  * (trawl record --relay, trawl create --relay) into one session directory
  * per session name, and serves them live on LTTng's viewer protocol.
  * Settings: [relay] output-dir, data, live, max-conns (docs/config.md).
+ * The relay itself is lib/relay (trawl/relay.h); this file parses the
+ * arguments and the settings, detaches, writes the pidfile and the ready
+ * line, stops the relay on SIGTERM and SIGINT, and prints its log in the
+ * foreground.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <trawl/relay.h>
+
 #include "cli.h"
 #include "config.h"
-#include "relay/relay.h"
 
 static void usage(FILE *f)
 {
@@ -54,6 +61,93 @@ static char *home_dir(const char *base)
 	return dir;
 }
 
+/* The running relay, for the signal handlers. */
+static struct trawl_relay *running;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	int e = errno;
+	trawl_relay_stop(running);	/* async-signal-safe */
+	errno = e;
+}
+
+/* The relay's log: stderr, in the foreground. */
+static void log_line(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "trawl: relay: %s\n", msg);
+}
+
+/* Options parsed (the relay's own, and what this command does around it). */
+struct relay_cmd {
+	struct trawl_relay_opts ro;
+	bool foreground;
+	const char *pidfile;
+	int ready_fd;			/* -1, or "ready\n" written there and closed */
+};
+
+/* Runs the relay until SIGTERM/SIGINT; returns the exit status. */
+static int serve(struct relay_cmd *o)
+{
+	char err[512];
+	if (o->foreground) {
+		o->ro.log = log_line;
+		o->ro.log_arg = NULL;
+	}
+	struct trawl_relay *r = trawl_relay_new(&o->ro, err, sizeof(err));
+	if (!r)
+		return die_msg("relay: %s", err);
+	running = r;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int status = 0;
+	if (o->pidfile) {
+		FILE *f = fopen(o->pidfile, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+			status = die_msg("relay: cannot write %s", o->pidfile);
+			goto out;
+		}
+	}
+	const char *data_at = trawl_relay_data_addr(r), *live_at = trawl_relay_live_addr(r);
+	if (o->ready_fd >= 0) {
+		dprintf(o->ready_fd, "ready %s %s\n", data_at, live_at);
+		close(o->ready_fd);
+		o->ready_fd = -1;
+	}
+	if (o->foreground)
+		fprintf(stderr, "trawl: relay: data on %s, live on %s, writing to %s\n", data_at,
+			live_at, o->ro.output);
+	else {
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (nul >= 0) {
+			dup2(nul, 2);
+			close(nul);
+		}
+	}
+	int ret = trawl_relay_run(r);
+	if (ret < 0)
+		status = die_msg("relay: %s", strerror(-ret));
+	if (o->foreground)
+		fputs("trawl: relay: exiting\n", stderr);
+out:
+	/* no handler may see the relay freed */
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	running = NULL;
+	trawl_relay_free(r);
+	return status;
+}
+
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX };
@@ -69,7 +163,7 @@ int cmd_relay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct relay_opts o = { .ready_fd = -1, .max_conns = 1000 };
+	struct relay_cmd o = { .ro = { .sz = sizeof(o.ro), .max_conns = 1000 }, .ready_fd = -1 };
 	const char *out = NULL, *max = NULL;
 	int c;
 	optind = 1;
@@ -77,8 +171,8 @@ int cmd_relay(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case O_DATA: o.data_addr = optarg; break;
-		case O_LIVE: o.live_addr = optarg; break;
+		case O_DATA: o.ro.data_addr = optarg; break;
+		case O_LIVE: o.ro.live_addr = optarg; break;
 		case 'f': o.foreground = true; break;
 		case O_PID: o.pidfile = optarg; break;
 		case O_READY: {
@@ -91,7 +185,7 @@ int cmd_relay(int argc, char **argv)
 			o.ready_fd = (int)v;
 			break;
 		}
-		case O_NOW: live_from_now = true; break;
+		case O_NOW: o.ro.live_from_now = true; break;
 		case O_MAX: max = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
@@ -113,10 +207,10 @@ int cmd_relay(int argc, char **argv)
 	struct trawl_conf *conf = conf_load(err, sizeof(err));
 	if (!conf)
 		return die_msg("%s", err);
-	if (!o.data_addr)
-		o.data_addr = conf_get(conf, "relay", "data");
-	if (!o.live_addr)
-		o.live_addr = conf_get(conf, "relay", "live");
+	if (!o.ro.data_addr)
+		o.ro.data_addr = conf_get(conf, "relay", "data");
+	if (!o.ro.live_addr)
+		o.ro.live_addr = conf_get(conf, "relay", "live");
 	if (!max)
 		max = conf_get(conf, "relay", "max-conns");
 	if (max) {
@@ -127,7 +221,7 @@ int cmd_relay(int argc, char **argv)
 			die_msg("relay: max-conns: '%s' is not a number from 1 to 1000000", max);
 			return 2;
 		}
-		o.max_conns = (int)v;
+		o.ro.max_conns = (int)v;
 	}
 	char *dir = out ? strdup(out) : home_dir(conf_get(conf, "relay", "output-dir"));
 	char *abs = dir ? realpath(dir, NULL) : NULL;
@@ -137,8 +231,8 @@ int cmd_relay(int argc, char **argv)
 		if (getcwd(cwd, sizeof(cwd)) && asprintf(&abs, "%s/%s", cwd, dir) < 0)
 			abs = NULL;
 	}
-	o.output = abs ? abs : dir;
-	if (!o.output) {
+	o.ro.output = abs ? abs : dir;
+	if (!o.ro.output) {
 		conf_free(conf);
 		return die_msg("relay: out of memory");
 	}
@@ -156,12 +250,12 @@ int cmd_relay(int argc, char **argv)
 			char data[300], live[300];
 			if (d > 0 && sscanf(line, "ready %299s %299s", data, live) == 2)
 				printf("trawl relay: data on %s, live on %s, sessions in %s\n", data,
-				       live, o.output);
+				       live, o.ro.output);
 			r = d > 0 ? 0 : 1;
 			goto out;
 		}
 	}
-	r = relay_run(&o);
+	r = serve(&o);
 out:
 	free(abs);
 	free(dir);

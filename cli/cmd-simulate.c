@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "trawl/ctf.h"
+#include "trawl/relay.h"
 #include "cli.h"
 #include "sim.h"
 
@@ -673,11 +674,20 @@ static int write_trace(struct sim *S, struct host *h, bool kernel, uint64_t n, c
 	if (S->out && !path)
 		return -ENOMEM;
 	char rerr[300] = "";
+	struct trawl_ctf_dest *dest = NULL;
+	if (S->relay) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = S->relay, .session = S->session,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro))) {
+			free(path);
+			return -ENOMEM;
+		}
+	}
 	struct trawl_ctf_writer_opts o = {
 		.sz = sizeof(o),
 		.path = path,
-		.relay = S->relay,
-		.relay_session = S->session,
+		.dest = dest,
 		.err = rerr,
 		.errlen = sizeof(rerr),
 		.hostname = h->name,

@@ -267,27 +267,29 @@ struct trawl_ctf_writer_opts {
 	 */
 	size_t io_queue;
 	/*
-	 * Streaming to `trawl relay` (docs/relay.md). relay = "HOST[:PORT]":
-	 * the writer connects at creation (refused or unreachable: NULL and
-	 * errno, the reason in err) and sends the metadata, each stream, each
-	 * packet with its index entry and beacons there, through the I/O
-	 * queue when there is one; with path NULL, only there. The relay
-	 * stores the trace as SESSION/HOST/TRACE/ under its output directory:
-	 * relay_session (default "trawl"), the hostname option, relay_trace
-	 * (default the domain). The clock must be final before the first
-	 * packet: the metadata is sent then, and only new stream and event
-	 * classes are sent after. live_timer_us is shown to live viewers.
+	 * A second destination of the trace, as it is written: a trawl relay
+	 * (trawl_relay_dest_new(), trawl/relay.h; docs/relay.md). The writer
+	 * opens it at creation (refused or unreachable: NULL and errno, the
+	 * reason in err) and hands it the metadata, each stream, each packet
+	 * with its index entry, and beacons, through a write queue of its own
+	 * when io_queue is set; with path NULL, the trace goes only there.
+	 * The clock must be final before the first stream: the metadata goes
+	 * out then, and only new stream and event classes after. The writer
+	 * owns dest from trawl_ctf_writer_new() on, also when that fails.
 	 */
-	const char *relay;
-	const char *relay_session;
-	const char *relay_trace;
-	uint64_t live_timer_us;
+	struct trawl_ctf_dest *dest;
 	char *err;			/* a message on failure, if not NULL */
 	size_t errlen;
 };
 
 struct trawl_ctf_writer;
 struct trawl_ctf_wstream;
+/* A destination (see trawl_ctf_writer_opts.dest). */
+struct trawl_ctf_dest;
+
+/* Frees a destination that no writer took (a writer frees its own).
+ * Accepts NULL. */
+void trawl_ctf_dest_free(struct trawl_ctf_dest *d);
 
 /*
  * Creates the trace directory (and its index/), and a model with env
@@ -391,30 +393,31 @@ int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts);
  */
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size);
 /*
- * Live streaming: tells the relay that no event of s before ts is still to
- * come (live viewers then read past an idle stream); ts must not be below
- * the stream's last event. Without a relay, nothing. Returns 0, -EBUSY
+ * Live streaming: tells the destination (a relay) that no event of s
+ * before ts is still to come (live viewers then read past an idle
+ * stream); ts must not be below the stream's last event. Without a
+ * destination, nothing. Returns 0, -EBUSY
  * when events wait in the stream's open packet (flush it, or use
  * trawl_ctf_wstream_tick()), -EINVAL, or -errno.
  */
 int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts);
 /*
  * 0, or the error (-errno) that made a writer with a local copy give up
- * its relay: the relay closed, or did not read for RELAY_SEND_TIMEOUT_MS
- * (10 s). The local files go on and are complete. (Without a local copy a
- * relay's error is the writer's.)
+ * its destination: a relay closed, or did not read for 10 s. The local
+ * files go on and are complete. (Without a local copy the destination's
+ * error is the writer's.)
  */
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w);
 /*
  * A live timer's tick: closes the open packet at ts if it holds events
  * (trimmed to its content, see below), else sends a beacon at ts. Either
  * way, later events of s must not be before ts. Returns 0 or -errno.
- * A writer that streams to a relay trims every packet it closes itself to
- * its content (rounded up to 8 bytes): live flushes send small packets.
+ * A writer with a destination trims every packet it closes itself to its
+ * content (rounded up to 8 bytes): live flushes send small packets.
  */
 int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts);
-/* Sends the relay the metadata declared since the last packet, now (the
- * writer does it before each packet anyway). 0, or -errno. */
+/* Hands the destination the metadata declared since the last packet, now
+ * (the writer does it before each packet anyway). 0, or -errno. */
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w);
 /* The stream_instance_id the writer gave the stream (in its packet headers). */
 uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s);

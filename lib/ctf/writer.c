@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ctf/dest.h"
 #include "ctf/ioq.h"
 #include "ctf/packet.h"
-#include "net/relay-proto.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
@@ -61,10 +61,10 @@ struct trawl_ctf_wstream {
 	uint64_t offset;		/* file offset of the next packet */
 	uint64_t instance_id;
 	uint32_t cpu;
-	int fd, idxfd;			/* -1: no local files (relay only) */
+	int fd, idxfd;			/* -1: no local files (destination only) */
 	char *name;			/* file name */
-	uint32_t handle;		/* index in w->streams: the relay's handle */
-	bool announced;			/* STREAM sent to the relay */
+	uint32_t handle;		/* index in w->streams: the destination's handle */
+	bool announced;			/* the destination has the stream */
 	/* the next live tick sends a packet, empty if need be, instead of a
 	 * beacon: a live viewer learns of new streams only with a packet */
 	bool wants_packet;
@@ -82,10 +82,9 @@ struct trawl_ctf_writer {
 	struct trawl_ctf_type *hdr_compact, *hdr_large, *packet_context;
 	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
 	struct ioq *ioq;		/* NULL: synchronous writes */
-	struct relay_out *relay;	/* NULL: not streamed (or no more) */
-	struct ioq *rq;			/* the relay's own queue (with ioq) */
-	int relay_err;			/* the relay was lost (a local copy goes on) */
-	struct metadata_mark sent;	/* metadata the relay has */
+	struct trawl_ctf_dest *dest;	/* NULL: not streamed (or no more) */
+	int dest_err;			/* the destination was lost (a local copy goes on) */
+	struct metadata_mark sent;	/* metadata the destination has */
 	bool closed;
 	int err;
 };
@@ -456,7 +455,7 @@ static int env_set(struct trawl_ctf_writer *w, const char *key, bool is_int,
 {
 	if (!w || !valid_name(key) || (!is_int && !sval))
 		return -EINVAL;
-	/* the relay has the env block already: it cannot change any more */
+	/* the destination has the env block already: it cannot change any more */
 	if (w->sent.header)
 		return -EBUSY;
 	struct trawl_ctf_trace *t = w->t;
@@ -508,18 +507,19 @@ static int version_part(int which)
 
 struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o)
 {
-	/* io_queue is the last field: callers built before it have none */
-	bool has_relay = o && o->sz >= offsetof(struct trawl_ctf_writer_opts, errlen) + sizeof(size_t) &&
-			 o->relay;
+	/* callers built before io_queue have none, nor a destination */
+	struct trawl_ctf_dest *dest =
+		o && o->sz >= offsetof(struct trawl_ctf_writer_opts, errlen) + sizeof(size_t) ?
+		o->dest : NULL;
+	int ret = -EINVAL;
+	struct trawl_ctf_writer *w = NULL;
 	if (!o || o->sz < offsetof(struct trawl_ctf_writer_opts, io_queue) ||
-	    (!has_relay && (!o->path || !*o->path)) || (o->path && !*o->path) ||
+	    (!dest && (!o->path || !*o->path)) || (o->path && !*o->path) ||
 	    (o->packet_size && (o->packet_size < MIN_PACKET_SIZE ||
-				o->packet_size % 8 || o->packet_size > (1u << 30)))) {
-		errno = EINVAL;
-		return NULL;
-	}
-	int ret = -ENOMEM;
-	struct trawl_ctf_writer *w = calloc(1, sizeof(*w));
+				o->packet_size % 8 || o->packet_size > (1u << 30))))
+		goto err;
+	ret = -ENOMEM;
+	w = calloc(1, sizeof(*w));
 	if (!w)
 		goto err;
 	w->arena = arena_new();
@@ -546,21 +546,18 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0)
 		goto err;
 
-	/* the relay first: refused, nothing is left on the disk */
-	if (has_relay) {
-		struct relay_hello h = {
-			.addr = o->relay,
-			.session = o->relay_session ? o->relay_session : "trawl",
-			.host = o->hostname ? o->hostname : host,
-			.trace = o->relay_trace ? o->relay_trace : o->domain ? o->domain : "ust",
+	/* the destination first: refused, nothing is left on the disk */
+	if (dest) {
+		const struct ctf_dest_trace dt = {
 			.uuid = w->t->uuid,
-			.live_timer_us = o->live_timer_us,
+			.hostname = o->hostname ? o->hostname : host,
+			.domain = o->domain ? o->domain : "ust",
+			.io_queue = o->io_queue,
 		};
-		w->relay = relay_out_connect(&h, o->err, o->errlen);
-		if (!w->relay) {
-			ret = -errno;
+		ret = dest->ops->open(dest, &dt, o->err, o->errlen);
+		if (ret < 0)
 			goto err;
-		}
+		w->dest = dest;
 	}
 	if (w->path) {
 		ret = mkdir_p(w->path);
@@ -577,22 +574,26 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 			goto err;
 	}
 	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
-	    o->io_queue && (!(w->ioq = ioq_new(o->io_queue)) ||
-			    (w->relay && !(w->rq = ioq_new(o->io_queue))))) {
+	    o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
 		ret = -errno;
-		ioq_free(w->ioq);
 		goto err;
 	}
 	return w;
 err:
+	trawl_ctf_dest_free(dest);	/* the writer's, even now */
 	if (w) {
-		relay_out_free(w->relay);
 		arena_free(w->arena);
 		free(w->path);
 		free(w);
 	}
 	errno = -ret;
 	return NULL;
+}
+
+void trawl_ctf_dest_free(struct trawl_ctf_dest *d)
+{
+	if (d)
+		d->ops->free(d);
 }
 
 struct trawl_ctf_stream_class *
@@ -657,7 +658,7 @@ trawl_ctf_writer_event_class(struct trawl_ctf_writer *w,
 	return ec;
 }
 
-static int relay_ready(struct trawl_ctf_wstream *s);
+static int dest_ready(struct trawl_ctf_wstream *s);
 
 struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 						  struct trawl_ctf_stream_class *sc,
@@ -734,7 +735,7 @@ add:
 	w->streams[w->nstreams++] = s;
 	/* streamed: announced at once, so that live viewers wait for it
 	 * before they show what other streams recorded after it began */
-	if (w->relay && (ret = relay_ready(s)) < 0) {
+	if (w->dest && (ret = dest_ready(s)) < 0) {
 		w->nstreams--;
 		goto err;
 	}
@@ -755,92 +756,60 @@ err:
 
 /* ------------------------------------------------------------- packets */
 
-/* ---------------------------------------------------------------- relay */
+/* ---------------------------------------------------------- destination */
 
 /*
- * The relay failed (it closed, or stopped reading for longer than the
- * socket's send timeout). With a local copy, the writer goes on without
- * it (trawl_ctf_writer_relay_error() tells); without, the error sticks.
+ * The destination failed (a relay closed, or stopped reading for longer
+ * than the socket's send timeout). With a local copy, the writer goes on
+ * without it (trawl_ctf_writer_relay_error() tells); without, the error
+ * sticks. Returns what the caller should: 0, or err.
  */
-static int relay_lost(struct trawl_ctf_writer *w, int err)
+static int dest_lost(struct trawl_ctf_writer *w, int err)
 {
-	if (!w->path)
+	if (!err || !w->path)
 		return err;
-	w->relay_err = err;
-	ioq_free(w->rq);	/* its thread stopped writing at the error */
-	w->rq = NULL;
-	relay_out_free(w->relay);
-	w->relay = NULL;
+	w->dest_err = err;
+	trawl_ctf_dest_free(w->dest);
+	w->dest = NULL;
 	return 0;
 }
 
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w)
 {
-	return w ? w->relay_err : -EINVAL;
-}
-
-/* Sends one message to the relay: through the relay's queue when there is
- * one (its own: a stalled relay does not hold up the local files). */
-static int relay_put(struct trawl_ctf_writer *w, const void *a, size_t alen, const void *b,
-		     size_t blen)
-{
-	int ret;
-	if (!w->relay)
-		return 0;	/* lost on the way (relay_lost): the local copy goes on */
-	if (w->rq) {
-		int fd = relay_out_fd(w->relay);
-		ret = ioq_write(w->rq, fd, a, alen, fd, b, blen);
-	} else {
-		ret = relay_out_send(w->relay, a, alen, b, blen);
-	}
-	return ret ? relay_lost(w, ret) : 0;
+	return w ? w->dest_err : -EINVAL;
 }
 
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)
 {
 	if (!w)
 		return -EINVAL;
-	if (!w->relay || metadata_mark_current(w->t, &w->sent))
+	if (!w->dest || metadata_mark_current(w->t, &w->sent))
 		return 0;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		return -errno;
-	/* on a failure the mark has moved on all the same: the connection
-	 * is broken, and the error sticks to the streams */
+	/* on a failure the mark has moved on all the same: the destination
+	 * is lost, or the error sticks to the streams */
 	int ret = metadata_print_new(w->t, f, &w->sent);
 	if (fclose(f) != 0 && !ret)
 		ret = -ENOMEM;
-	if (!ret && len > RELAY_MSG_MAX)
-		ret = -EMSGSIZE;
-	if (!ret) {
-		uint8_t hdr[RELAY_HDR_LEN];
-		relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)len);
-		ret = relay_put(w, hdr, sizeof(hdr), text, len);
-	}
+	if (!ret)
+		ret = dest_lost(w, w->dest->ops->metadata(w->dest, text, len));
 	free(text);
 	return ret;
 }
 
 /* Metadata, then the stream, before anything of the stream goes out. */
-static int relay_ready(struct trawl_ctf_wstream *s)
+static int dest_ready(struct trawl_ctf_wstream *s)
 {
 	struct trawl_ctf_writer *w = s->w;
 	int ret = trawl_ctf_writer_sync_metadata(w);
-	if (ret || s->announced)
+	if (ret || s->announced || !w->dest)
 		return ret;
-	size_t nl = strlen(s->name) + 1;
-	uint8_t m[RELAY_HDR_LEN + 16 + RELAY_NAME_MAX + 1];
-	if (nl > RELAY_NAME_MAX + 1)
-		return -ENAMETOOLONG;
-	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
-	put_le32(m + RELAY_HDR_LEN, s->handle);
-	put_le32(m + RELAY_HDR_LEN + 4, s->cpu);
-	put_le64(m + RELAY_HDR_LEN + 8, s->sc_id);
-	memcpy(m + RELAY_HDR_LEN + 16, s->name, nl);
-	ret = relay_put(w, m, RELAY_HDR_LEN + 16 + nl, NULL, 0);
-	if (ret)
+	ret = dest_lost(w, w->dest->ops->stream(w->dest, s->handle, s->cpu, s->sc_id, s->name));
+	if (ret || !w->dest)
 		return ret;
 	s->announced = true;
 	/* viewers hear of it with the next packet of any stream */
@@ -851,7 +820,7 @@ static int relay_ready(struct trawl_ctf_wstream *s)
 
 bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s)
 {
-	return s->w->relay && s->wants_packet;
+	return s->w->dest && s->wants_packet;
 }
 
 int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
@@ -860,19 +829,14 @@ int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
 		return -EINVAL;
 	if (s->nev)
 		return -EBUSY;	/* events wait in the open packet: not a promise */
-	if (!s->w->relay)
+	struct trawl_ctf_writer *w = s->w;
+	if (!w->dest)
 		return 0;
 	if (s->err)
 		return s->err;
-	int ret = relay_ready(s);
-	if (!ret) {
-		uint8_t m[RELAY_HDR_LEN + 16];
-		relay_put_hdr(m, RELAY_BEACON, 16);
-		put_le32(m + RELAY_HDR_LEN, s->handle);
-		put_le32(m + RELAY_HDR_LEN + 4, 0);
-		put_le64(m + RELAY_HDR_LEN + 8, ts);
-		ret = relay_put(s->w, m, sizeof(m), NULL, 0);
-	}
+	int ret = dest_ready(s);
+	if (!ret && w->dest)
+		ret = dest_lost(w, w->dest->ops->beacon(w->dest, s->handle, ts));
 	if (ret)
 		s->err = ret;
 	else
@@ -892,8 +856,8 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts)
 
 /*
  * Writes a packet and its index entry (locally, or queues them for the I/O
- * thread), and sends them to the relay. The entry's offset is the packet's
- * in the stream file.
+ * thread), and hands them to the destination. The entry's offset is the
+ * packet's in the stream file.
  */
 static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		   const struct ctf_index *ix)
@@ -908,11 +872,8 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		else if (!(ret = write_all(s->fd, pkt, size)))
 			ret = write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
 	}
-	if (!ret && w->relay && !(ret = relay_ready(s))) {
-		uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN];
-		relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
-		relay_put_index(m + RELAY_HDR_LEN, s->handle, ix);
-		ret = relay_put(w, m, sizeof(m), pkt, size);
+	if (!ret && w->dest && !(ret = dest_ready(s)) && w->dest) {
+		ret = dest_lost(w, w->dest->ops->packet(w->dest, s->handle, ix, pkt, size));
 		s->wants_packet = false;
 	}
 	return ret;
@@ -924,7 +885,7 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	struct trawl_ctf_writer *w = s->w;
 	uint8_t *b = s->buf;
 	/* streamed: trimmed, so that the live timer's flushes stay small */
-	size_t bytes = w->relay ? (s->pos + 7) & ~(size_t)7 : s->cap;
+	size_t bytes = w->dest ? (s->pos + 7) & ~(size_t)7 : s->cap;
 	uint64_t content = (uint64_t)s->pos * 8, size = (uint64_t)bytes * 8;
 
 	if (s->err)
@@ -1129,11 +1090,11 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 		if (!s->err && s->nev)
 			close_packet(s, s->last_ts);	/* an error stays in s->err */
 	}
-	/* the relay gets every stream (even one without a packet) and the
-	 * whole metadata */
-	for (size_t i = 0; w->relay && i < w->nstreams; i++) {
+	/* the destination gets every stream (even one without a packet) and
+	 * the whole metadata */
+	for (size_t i = 0; w->dest && i < w->nstreams; i++) {
 		struct trawl_ctf_wstream *s = w->streams[i];
-		if (!s->err && (s->err = relay_ready(s)) && !ret)
+		if (!s->err && (s->err = dest_ready(s)) && !ret)
 			ret = s->err;
 	}
 	/* everything queued is written before the files close */
@@ -1141,18 +1102,14 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 	w->ioq = NULL;
 	if (qr && !ret)
 		ret = qr;
-	if (w->relay) {
-		/* the ACK comes once the relay has it all written */
-		int r = ioq_free(w->rq);
-		w->rq = NULL;
-		if (!r && !ret)
-			r = relay_out_close(w->relay, 0);
+	if (w->dest) {
+		/* returns once the destination has it all (a relay's ACK) */
+		int r = ret ? 0 : w->dest->ops->close(w->dest);
 		/* lost: with a local copy, only trawl_ctf_writer_relay_error()
-		 * tells (relay_lost frees the connection) */
-		if (r)
-			r = relay_lost(w, r);
-		relay_out_free(w->relay);
-		w->relay = NULL;
+		 * tells (dest_lost frees it) */
+		r = dest_lost(w, r);
+		trawl_ctf_dest_free(w->dest);
+		w->dest = NULL;
 		if (r && !ret)
 			ret = r;
 	}
@@ -1187,8 +1144,7 @@ void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
 		free(w->streams[i]);
 	}
 	free(w->streams);
-	ioq_free(w->rq);
-	relay_out_free(w->relay);
+	trawl_ctf_dest_free(w->dest);
 	metadata_mark_release(&w->sent);
 	arena_free(w->arena);
 	free(w->path);

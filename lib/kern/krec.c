@@ -36,6 +36,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
 
+#include "trawl/relay.h"
 #include "internal.h"	/* glob_match */
 #include "kern/family.h"
 #include "kern/kpage.h"
@@ -526,12 +527,20 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	struct utsname u;
 	uname(&u);
 	char werr[300] = "";
+	struct trawl_ctf_dest *dest = NULL;
+	if (o->relay) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = o->relay, .session = o->relay_session,
+			.live_timer_us = (uint64_t)k->live_ms * 1000,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro)))
+			goto nomem;
+	}
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = o->dir, .hostname = o->hostname, .domain = "kernel",
 		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
-		.io_queue = o->io_queue, .relay = o->relay, .relay_session = o->relay_session,
-		.live_timer_us = (uint64_t)k->live_ms * 1000, .err = werr, .errlen = sizeof(werr),
+		.io_queue = o->io_queue, .dest = dest, .err = werr, .errlen = sizeof(werr),
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
 		if (*werr)

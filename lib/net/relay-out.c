@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/net/relay-out.c - a producer's connection to `trawl relay`: connect,
- * HELLO, WELCOME; then the writer sends METADATA, STREAM, PACKET and BEACON
- * messages (relay-proto.h), and CLOSE, whose ACK says the trace is on the
- * relay's disk.
+ * lib/net/relay-out.c - a producer's connection to `trawl relay`, as a
+ * destination of the CTF writer (lib/ctf/dest.h; made by
+ * trawl_relay_dest_new, trawl/relay.h): at the writer's open, connect,
+ * HELLO, WELCOME; then METADATA, STREAM, PACKET and BEACON messages
+ * (relay-proto.h) as the writer hands them over, through a write queue of
+ * the destination's own when the writer has one; and at its close, CLOSE,
+ * whose ACK says the trace is written at the relay.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +23,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trawl/relay.h"
+#include "ctf/dest.h"
+#include "ctf/ioq.h"
 #include "net/relay-proto.h"
 
-struct relay_out {
-	int fd;
-	char addr[300];
+struct relay_dest {
+	struct trawl_ctf_dest d;	/* first: what the writer holds */
+	char *addr, *session, *trace;	/* the options (trace NULL: the domain) */
+	uint64_t live_timer_us;
+	int timeout_ms;
+	int fd;				/* -1 until open */
+	struct ioq *q;			/* NULL: sent by the caller's thread */
 };
+
+static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
+{
+	return (struct relay_dest *)d;
+}
 
 static int64_t now_ms(void)
 {
@@ -143,116 +158,13 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
 }
 
-struct relay_out *relay_out_connect(const struct relay_hello *h, char *err, size_t errlen)
-{
-	char host[256], port[8];
-	unsigned p;
-	int timeout = h->timeout_ms > 0 ? h->timeout_ms : 5000;
-	int64_t deadline = now_ms() + timeout;
-	struct relay_out *ro = NULL;
-	int ret;
-
-	if (net_split_addr(h->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0) {
-		seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]", h->addr);
-		return NULL;
-	}
-	if (!relay_name_ok(h->session) || !relay_name_ok(h->host) || !relay_name_ok(h->trace)) {
-		seterr(err, errlen, EINVAL,
-		       "relay: session, host and trace names must be of [A-Za-z0-9._-] ('%s', '%s', '%s')",
-		       h->session ? h->session : "", h->host ? h->host : "",
-		       h->trace ? h->trace : "");
-		return NULL;
-	}
-	if (strlen(h->host) > RELAY_HOST_MAX) {
-		seterr(err, errlen, ENAMETOOLONG,
-		       "relay: host name longer than %d bytes (live viewers could not name it)",
-		       RELAY_HOST_MAX);
-		return NULL;
-	}
-	snprintf(port, sizeof(port), "%u", p);
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res;
-	int gr = getaddrinfo(host, port, &hints, &res);
-	if (gr) {
-		seterr(err, errlen, EHOSTUNREACH, "relay %s: %s", h->addr, gai_strerror(gr));
-		return NULL;
-	}
-	int fd = -ECONNREFUSED;
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, deadline);
-		if (fd >= 0)
-			break;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		seterr(err, errlen, -fd, "relay %s: cannot connect: %s", h->addr, strerror(-fd));
-		return NULL;
-	}
-
-	size_t ls = strlen(h->session) + 1, lh = strlen(h->host) + 1, lt = strlen(h->trace) + 1;
-	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
-	uint8_t *b = calloc(1, RELAY_HDR_LEN + plen);
-	if (!b) {
-		ret = -ENOMEM;
-		seterr(err, errlen, ENOMEM, "relay: out of memory");
-		goto err;
-	}
-	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
-	uint8_t *q = b + RELAY_HDR_LEN;
-	put_le32(q, RELAY_VERSION);
-	put_le32(q + 4, 0);
-	put_le64(q + 8, h->live_timer_us);
-	if (h->uuid)
-		memcpy(q + 16, h->uuid, 16);
-	q += 32;
-	memcpy(q, h->session, ls);
-	memcpy(q + ls, h->host, lh);
-	memcpy(q + ls + lh, h->trace, lt);
-	ro = calloc(1, sizeof(*ro));
-	if (!ro) {
-		free(b);
-		ret = -ENOMEM;
-		seterr(err, errlen, ENOMEM, "relay: out of memory");
-		goto err;
-	}
-	ro->fd = fd;
-	snprintf(ro->addr, sizeof(ro->addr), "%s", h->addr);
-	ret = relay_out_send(ro, b, RELAY_HDR_LEN + plen, NULL, 0);
-	free(b);
-	if (ret) {
-		seterr(err, errlen, -ret, "relay %s: %s", h->addr, strerror(-ret));
-		goto err;
-	}
-	char msg[256] = "";
-	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
-	if (ret) {
-		if (*msg)
-			seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", h->addr, h->session,
-			       h->host, h->trace, msg);
-		else
-			seterr(err, errlen, -ret, "relay %s: no welcome: %s", h->addr,
-			       ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
-		goto err;
-	}
-	return ro;
-err:
-	free(ro);
-	close(fd);
-	errno = -ret;
-	return NULL;
-}
-
-int relay_out_fd(const struct relay_out *ro)
-{
-	return ro ? ro->fd : -1;
-}
-
-int relay_out_send(struct relay_out *ro, const void *hdr, size_t hlen, const void *body,
-		   size_t blen)
+/* Sends hdr then body in one call, without SIGPIPE: 0 or -errno. */
+static int send_now(int fd, const void *hdr, size_t hlen, const void *body, size_t blen)
 {
 	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)body, blen } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
 	while (iov[0].iov_len || iov[1].iov_len) {
-		ssize_t r = sendmsg(ro->fd, &mh, MSG_NOSIGNAL);
+		ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -272,22 +184,215 @@ int relay_out_send(struct relay_out *ro, const void *hdr, size_t hlen, const voi
 	return 0;
 }
 
-int relay_out_close(struct relay_out *ro, int timeout_ms)
+/* Sends one message: through the queue when there is one (a stalled
+ * relay then does not hold up the writer's local files). 0 or -errno. */
+static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *body,
+	       size_t blen)
 {
+	/* the queue's thread blocks every signal: a relay gone gives it
+	 * EPIPE, not SIGPIPE */
+	if (rd->q)
+		return ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
+	return send_now(rd->fd, hdr, hlen, body, blen);
+}
+
+static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, char *err,
+		   size_t errlen)
+{
+	struct relay_dest *rd = rd_of(d);
+	const char *session = rd->session ? rd->session : "trawl";
+	const char *trace = rd->trace ? rd->trace : t->domain ? t->domain : "ust";
+	const char *hostname = t->hostname ? t->hostname : "";
+	char host[256], port[8];
+	unsigned p;
+	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
+	int64_t deadline = now_ms() + timeout;
+	int ret;
+
+	if (rd->fd >= 0)
+		return seterr(err, errlen, EBUSY, "relay %s: opened twice", rd->addr);
+	if (net_split_addr(rd->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0)
+		return seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]",
+			      rd->addr);
+	if (!relay_name_ok(session) || !relay_name_ok(hostname) || !relay_name_ok(trace))
+		return seterr(err, errlen, EINVAL,
+			      "relay: session, host and trace names must be of [A-Za-z0-9._-] "
+			      "('%s', '%s', '%s')", session, hostname, trace);
+	if (strlen(hostname) > RELAY_HOST_MAX)
+		return seterr(err, errlen, ENAMETOOLONG,
+			      "relay: host name longer than %d bytes (live viewers could not name it)",
+			      RELAY_HOST_MAX);
+	snprintf(port, sizeof(port), "%u", p);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res;
+	int gr = getaddrinfo(host, port, &hints, &res);
+	if (gr)
+		return seterr(err, errlen, EHOSTUNREACH, "relay %s: %s", rd->addr, gai_strerror(gr));
+	int fd = -ECONNREFUSED;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = connect_one(ai, deadline);
+		if (fd >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
+			      strerror(-fd));
+
+	size_t ls = strlen(session) + 1, lh = strlen(hostname) + 1, lt = strlen(trace) + 1;
+	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
+	uint8_t *b = calloc(1, RELAY_HDR_LEN + plen);
+	if (!b) {
+		ret = seterr(err, errlen, ENOMEM, "relay: out of memory");
+		goto err;
+	}
+	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
+	uint8_t *q = b + RELAY_HDR_LEN;
+	put_le32(q, RELAY_VERSION);
+	put_le32(q + 4, 0);
+	put_le64(q + 8, rd->live_timer_us);
+	if (t->uuid)
+		memcpy(q + 16, t->uuid, 16);
+	q += 32;
+	memcpy(q, session, ls);
+	memcpy(q + ls, hostname, lh);
+	memcpy(q + ls + lh, trace, lt);
+	ret = send_now(fd, b, RELAY_HDR_LEN + plen, NULL, 0);
+	free(b);
+	if (ret) {
+		seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
+		goto err;
+	}
+	char msg[256] = "";
+	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
+	if (ret) {
+		if (*msg)
+			seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
+			       hostname, trace, msg);
+		else
+			seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
+			       ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
+		goto err;
+	}
+	/* its own queue: a stalled relay does not hold up the local files */
+	if (t->io_queue && !(rd->q = ioq_new(t->io_queue))) {
+		ret = seterr(err, errlen, errno, "relay: %s", strerror(errno));
+		goto err;
+	}
+	rd->fd = fd;
+	return 0;
+err:
+	close(fd);
+	return ret;
+}
+
+static int rd_metadata(struct trawl_ctf_dest *d, const char *text, size_t len)
+{
+	if (len > RELAY_MSG_MAX)
+		return -EMSGSIZE;
+	uint8_t hdr[RELAY_HDR_LEN];
+	relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)len);
+	return put(rd_of(d), hdr, sizeof(hdr), text, len);
+}
+
+static int rd_stream(struct trawl_ctf_dest *d, uint32_t handle, uint32_t cpu, uint64_t class_id,
+		     const char *name)
+{
+	size_t nl = strlen(name) + 1;
+	uint8_t m[RELAY_HDR_LEN + 16 + RELAY_NAME_MAX + 1];
+	if (nl > RELAY_NAME_MAX + 1)
+		return -ENAMETOOLONG;
+	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
+	put_le32(m + RELAY_HDR_LEN, handle);
+	put_le32(m + RELAY_HDR_LEN + 4, cpu);
+	put_le64(m + RELAY_HDR_LEN + 8, class_id);
+	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
+	return put(rd_of(d), m, RELAY_HDR_LEN + 16 + nl, NULL, 0);
+}
+
+static int rd_packet(struct trawl_ctf_dest *d, uint32_t handle, const struct ctf_index *ix,
+		     const void *pkt, size_t size)
+{
+	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN];
+	if (size > RELAY_MSG_MAX - RELAY_INDEX_LEN)
+		return -EMSGSIZE;
+	relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
+	relay_put_index(m + RELAY_HDR_LEN, handle, ix);
+	return put(rd_of(d), m, sizeof(m), pkt, size);
+}
+
+static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
+{
+	uint8_t m[RELAY_HDR_LEN + 16];
+	relay_put_hdr(m, RELAY_BEACON, 16);
+	put_le32(m + RELAY_HDR_LEN, handle);
+	put_le32(m + RELAY_HDR_LEN + 4, 0);
+	put_le64(m + RELAY_HDR_LEN + 8, ts);
+	return put(rd_of(d), m, sizeof(m), NULL, 0);
+}
+
+/* Everything queued goes out, then CLOSE; waits for the ACK. */
+static int rd_close(struct trawl_ctf_dest *d)
+{
+	struct relay_dest *rd = rd_of(d);
+	if (rd->fd < 0)
+		return -EBADF;
+	int ret = ioq_free(rd->q);
+	rd->q = NULL;
+	if (ret)
+		return ret;
 	uint8_t hdr[RELAY_HDR_LEN];
 	relay_put_hdr(hdr, RELAY_CLOSE, 0);
-	int ret = relay_out_send(ro, hdr, sizeof(hdr), NULL, 0);
+	ret = send_now(rd->fd, hdr, sizeof(hdr), NULL, 0);
 	if (ret)
 		return ret;
 	char msg[256];
-	return read_reply(ro->fd, RELAY_ACK, now_ms() + (timeout_ms > 0 ? timeout_ms : 10000), msg,
-			  sizeof(msg));
+	return read_reply(rd->fd, RELAY_ACK, now_ms() + 10000, msg, sizeof(msg));
 }
 
-void relay_out_free(struct relay_out *ro)
+static void rd_free(struct trawl_ctf_dest *d)
 {
-	if (!ro)
-		return;
-	close(ro->fd);
-	free(ro);
+	struct relay_dest *rd = rd_of(d);
+	/* after an error, the queue's thread stopped writing at it */
+	ioq_free(rd->q);
+	if (rd->fd >= 0)
+		close(rd->fd);
+	free(rd->addr);
+	free(rd->session);
+	free(rd->trace);
+	free(rd);
+}
+
+static const struct ctf_dest_ops relay_dest_ops = {
+	.open = rd_open,
+	.metadata = rd_metadata,
+	.stream = rd_stream,
+	.packet = rd_packet,
+	.beacon = rd_beacon,
+	.close = rd_close,
+	.free = rd_free,
+};
+
+struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
+{
+	struct trawl_relay_dest_opts opt = { 0 };
+	if (!o || o->sz < offsetof(struct trawl_relay_dest_opts, session) + sizeof(char *) ||
+	    !o->addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
+	struct relay_dest *rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return NULL;
+	rd->d.ops = &relay_dest_ops;
+	rd->fd = -1;
+	rd->live_timer_us = opt.live_timer_us;
+	rd->timeout_ms = opt.timeout_ms;
+	if (!(rd->addr = strdup(opt.addr)) || (opt.session && !(rd->session = strdup(opt.session))) ||
+	    (opt.trace && !(rd->trace = strdup(opt.trace)))) {
+		rd_free(&rd->d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &rd->d;
 }

@@ -39,10 +39,11 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "trawl/relay.h"
 #include "ctf/packet.h"	/* struct ctf_index */
 
 #define RELAY_VERSION 1
-#define RELAY_DATA_PORT 5347		/* default data port of trawl relay */
+#define RELAY_DATA_PORT TRAWL_RELAY_DATA_PORT	/* default data port of trawl relay */
 #define RELAY_HDR_LEN 8
 #define RELAY_INDEX_LEN 72		/* handle, reserved, 8 x u64 */
 #define RELAY_MSG_MAX ((64u << 20) + RELAY_INDEX_LEN)	/* largest payload */
@@ -134,33 +135,8 @@ static inline void relay_put_hdr(uint8_t *out, enum relay_type type, uint32_t le
 /* Writes a PACKET's fixed part (RELAY_INDEX_LEN bytes) after its header. */
 TRAWL_HIDDEN void relay_put_index(uint8_t *out, uint32_t handle, const struct ctf_index *ix);
 
-/*
- * The producer's side (lib/net/relay-out.c): a connection to a relay that
- * accepted the trace.
- */
-struct relay_out;
-struct relay_hello {
-	const char *addr;		/* HOST or HOST:PORT ([v6]:PORT) */
-	const char *session, *host, *trace;
-	const uint8_t *uuid;		/* the trace's UUID */
-	uint64_t live_timer_us;		/* 0: not live */
-	int timeout_ms;			/* connect and WELCOME; 0: 5000 */
-};
-/* Connects, says HELLO, waits for WELCOME. NULL and errno (message in
- * err) when the relay cannot be reached or refuses the trace. */
-TRAWL_HIDDEN struct relay_out *relay_out_connect(const struct relay_hello *h, char *err,
-						 size_t errlen);
-/* The connected socket (blocking, but a send that cannot go on for
- * RELAY_SEND_TIMEOUT_MS fails with EAGAIN; write it with MSG_NOSIGNAL or
- * from a thread that blocks SIGPIPE). */
-TRAWL_HIDDEN int relay_out_fd(const struct relay_out *ro);
-/* Sends hdr then body in one call, without SIGPIPE: 0 or -errno. */
-TRAWL_HIDDEN int relay_out_send(struct relay_out *ro, const void *hdr, size_t hlen,
-				const void *body, size_t blen);
-/* Sends CLOSE and waits (timeout_ms) for ACK: 0, or the relay's status, or
- * -errno. Everything sent before must have been written to the socket. */
-TRAWL_HIDDEN int relay_out_close(struct relay_out *ro, int timeout_ms);
-TRAWL_HIDDEN void relay_out_free(struct relay_out *ro);	/* accepts NULL */
+/* The producer's side is lib/net/relay-out.c: trawl_relay_dest_new()
+ * (trawl/relay.h), a destination of the CTF writer (lib/ctf/dest.h). */
 
 /* Splits "HOST", "HOST:PORT" or "[V6]:PORT" into host and port (default
  * def_port). 0 or -EINVAL. */

@@ -40,6 +40,7 @@
 #endif
 #include <linux/membarrier.h>
 
+#include "trawl/relay.h"
 #include "proto.h"
 #include "ust-internal.h"
 
@@ -1112,14 +1113,21 @@ nomem:
 struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc,
 				       size_t io_queue, const struct ust_writer_relay *rel)
 {
+	struct trawl_ctf_dest *dest = NULL;
+	if (rel) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = rel->addr, .session = rel->session,
+			.live_timer_us = rel->live_us,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro)))
+			return NULL;
+	}
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "ust",
 		.tracer_name = "trawl", .clock_name = tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
-		.packet_size = 4096, .io_queue = io_queue,
-		.relay = rel ? rel->addr : NULL, .relay_session = rel ? rel->session : NULL,
-		.live_timer_us = rel ? rel->live_us : 0, .err = rel ? rel->err : NULL,
-		.errlen = rel ? rel->errlen : 0,
+		.packet_size = 4096, .io_queue = io_queue, .dest = dest,
+		.err = rel ? rel->err : NULL, .errlen = rel ? rel->errlen : 0,
 	};
 	return trawl_ctf_writer_new(&wo);
 }

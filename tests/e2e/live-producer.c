@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "trawl/ctf.h"
+#include "trawl/relay.h"
 
 static struct trawl_ctf_writer *w;
 static struct trawl_ctf_stream_class *sc;
@@ -79,10 +80,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char err[512] = "";
+	const struct trawl_relay_dest_opts ro = {
+		.sz = sizeof(ro), .addr = argv[1], .session = argv[2], .trace = argv[4],
+		.live_timer_us = 100000,
+	};
+	struct trawl_ctf_dest *dest = trawl_relay_dest_new(&ro);
+	if (!dest) {
+		fprintf(stderr, "live-producer: %s\n", strerror(errno));
+		return 1;
+	}
 	struct trawl_ctf_writer_opts o = {
 		.sz = sizeof(o), .path = argc > 5 ? argv[5] : NULL, .hostname = argv[3],
-		.domain = "ust", .relay = argv[1], .relay_session = argv[2],
-		.relay_trace = argv[4], .live_timer_us = 100000, .packet_size = 4096,
+		.domain = "ust", .dest = dest, .packet_size = 4096,
 		.clock_offset_s = 1700000000, .clock_offset = 1,
 		.err = err, .errlen = sizeof(err),
 	};

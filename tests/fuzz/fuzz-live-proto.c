@@ -2,7 +2,7 @@
 /*
  * Fuzz target: the LTTng live viewer request parser (lib/net/live-proto.h)
  * on arbitrary bytes, consumed the way `trawl relay` consumes a viewer's
- * input (cli/relay/live.c): request after request until the parser asks
+ * input (lib/relay/live.c): request after request until the parser asks
  * for more bytes or refuses one. The input is copied to a buffer of its
  * exact size (ASan sees overreads). Invariants (abort otherwise):
  *  - a refusal is -EPROTO with a message, and only for an unknown command

@@ -2,7 +2,7 @@
 /*
  * Fuzz target: the relay's data protocol parser (lib/net/relay-proto.h) on
  * arbitrary bytes, consumed the way `trawl relay` consumes a producer's
- * input (cli/relay/relay.c): message after message until the parser asks
+ * input (lib/relay/relay.c): message after message until the parser asks
  * for more bytes or refuses one. The input is copied to a buffer of its
  * exact size (ASan sees overreads). Invariants (abort otherwise):
  *  - a refusal is -EPROTO or -EMSGSIZE with a message;

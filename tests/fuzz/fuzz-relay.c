@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target: the relay itself (cli/relay/relay.c and live.c, compiled in)
+ * Fuzz target: the relay itself (lib/relay/relay.c and live.c, linked from
+ * libtrawl.a; lib/relay/relay-internal.h drives its state without sockets)
  * on arbitrary bytes from two producers and two live viewers at once, as if
  * received from the network: HELLO creating traces on disk, metadata,
  * streams, packets and beacons, and every viewer request against that
@@ -15,23 +16,15 @@
  * a directory of the process, removed after each input.
  */
 #include <ftw.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../cli/relay/relay.c"
-#include "../../cli/relay/live.c"
+#include "relay/relay-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int die_msg(const char *fmt, ...)
-{
-	(void)fmt;
-	return 1;
-}
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -51,8 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
 	}
 	mkdir(dir, 0700);
-	struct relay_opts o = { .output = dir, .max_conns = 100, .ready_fd = -1 };
-	relay_state_init(&o);
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir, .max_conns = 100 };
+	struct trawl_relay *r = tr_relay_state_new(&o);
+	if (!r)
+		return 0;
 	struct rconn *c[4] = { NULL };
 	while (size >= 3) {
 		unsigned who = data[0];
@@ -63,20 +58,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size;
 		unsigned k = who & 3;
 		if (who & 0x80)
-			live_tick();
+			tr_live_tick(r);
 		if (c[k] && ((who & 0x40) || c[k]->dead || c[k]->closing)) {
-			relay_conn_close(c[k]);
+			tr_relay_conn_close(c[k]);
 			c[k] = NULL;
 		}
-		if (!c[k] && !(c[k] = relay_conn_new(k < 2 ? RC_PRODUCER : RC_VIEWER)))
+		if (!c[k] && !(c[k] = tr_relay_conn_new(r, k < 2 ? RC_PRODUCER : RC_VIEWER)))
 			break;
-		relay_conn_feed(c[k], data, n);
+		tr_relay_conn_feed(c[k], data, n);
 		/* the replies would go to the network */
 		c[k]->outoff = c[k]->outlen = 0;
 		data += n;
 		size -= n;
 	}
-	relay_state_free();
+	trawl_relay_free(r);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/relay/live.c - the relay's live port: the LTTng live viewer protocol
+ * lib/relay/live.c - the relay's live port: the LTTng live viewer protocol
  * 2.4 (lib/net/live-proto.h), so that `babeltrace2 -i lttng-live
  * net://RELAY/host/HOST/SESSION` (and any viewer of lttng-relayd) follows
  * a session while its nodes record it (docs/relay.md).
@@ -14,7 +14,7 @@
  *   anything new (babeltrace2's live source hands its batch on at a
  *   RETRY, but its muxer passes what it gathered to the output only when
  *   the source has nothing at all: a second RETRY), and then the request
- *   is held until a packet or a beacon comes, for at most LIVE_HOLD_MS,
+ *   is held until a packet or a beacon comes, for at most live_hold_ms,
  *   then RETRY. Held, the viewer waits on the socket instead of sleeping
  *   its retry period (100 ms), so a packet reaches it, and its output, as
  *   soon as the producer sends it.
@@ -25,23 +25,21 @@
  *   one reply) once it has a stream; NEW_STREAM and NEW_METADATA ride on
  *   OK index replies, the only ones that carry flags.
  * - A viewer reads from the session's first packet on (the relay has them
- *   all on disk); with SEEK_LAST and `--live-from-now`, from the next one.
+ *   all on disk); with SEEK_LAST and live_from_now, from the next one.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "relay.h"
+#include "relay/relay-internal.h"
 #include "net/live-proto.h"
 #include "ctf/packet.h"
 
-#define LIVE_HOLD_MS 1000
 #define SIG "/* CTF 1.8 */\n"
-
-bool live_from_now;	/* --live-from-now */
 
 struct vstream {
 	struct rstream *st;
@@ -72,8 +70,6 @@ struct viewer {
 	struct viewer *next;
 };
 
-static struct viewer *viewers;
-
 static int64_t now_ms(void)
 {
 	struct timespec t;
@@ -85,7 +81,7 @@ static void reply32(struct rconn *c, uint32_t v)
 {
 	uint8_t b[4];
 	put_be32(b, v);
-	rconn_queue(c, b, 4);
+	tr_rconn_queue(c, b, 4);
 }
 
 static bool session_listed(const struct rsession *s)
@@ -191,7 +187,7 @@ static int announce(struct viewer *v, uint32_t status, bool attach)
 		}
 		vt->nstreams = t->nstreams;
 	}
-	int r = rconn_queue(v->c, b, 8 + n * LIVE_STREAM_LEN);
+	int r = tr_rconn_queue(v->c, b, 8 + n * LIVE_STREAM_LEN);
 	free(b);
 	return r ? -1 : (int)n;
 }
@@ -219,7 +215,7 @@ static void index_reply(struct rconn *c, const uint8_t *entry, uint64_t ts_end,
 	}
 	put_be32(b + 56, status);
 	put_be32(b + 60, flags);
-	rconn_queue(c, b, sizeof(b));
+	tr_rconn_queue(c, b, sizeof(b));
 }
 
 /*
@@ -238,8 +234,8 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		uint8_t e[CTF_IDX_ENTRY_LEN];
 		off_t at = CTF_IDX_HEADER_LEN + (off_t)vs->next * CTF_IDX_ENTRY_LEN;
 		if (pread(st->idxfd, e, sizeof(e), at) != (ssize_t)sizeof(e)) {
-			relay_log("%s: %s/index/%s.idx: cannot read entry %llu", v->c->peer,
-				  st->trace->dir, st->name, (unsigned long long)vs->next);
+			tr_relay_log(v->c->r, LOG_WARNING, "%s: %s/index/%s.idx: cannot read entry %llu",
+				     v->c->peer, st->trace->dir, st->name, (unsigned long long)vs->next);
 			index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_ERR, 0);
 			return true;
 		}
@@ -288,14 +284,14 @@ static void get_packet(struct viewer *v, const struct live_req *r)
 	    vs->st->size - off < len || !(b = malloc(12 + len)) ||
 	    pread(vs->st->fd, b + 12, len, (off_t)off) != (ssize_t)len) {
 		put_be32(h, LIVE_PACKET_ERR);
-		rconn_queue(v->c, h, sizeof(h));
+		tr_rconn_queue(v->c, h, sizeof(h));
 		free(b);
 		return;
 	}
 	put_be32(b, LIVE_PACKET_OK);
 	put_be32(b + 4, len);
 	put_be32(b + 8, 0);
-	rconn_queue(v->c, b, 12 + len);
+	tr_rconn_queue(v->c, b, 12 + len);
 	free(b);
 }
 
@@ -310,7 +306,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 		/* never ERR: babeltrace2 takes it as the end of the trace's
 		 * metadata for good */
 		put_be32(h + 8, LIVE_METADATA_NO_NEW);
-		rconn_queue(v->c, h, sizeof(h));
+		tr_rconn_queue(v->c, h, sizeof(h));
 		return;
 	}
 	size_t n = (size_t)(vt->t->meta_len - vt->meta_sent), sl = strlen(SIG);
@@ -318,7 +314,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 	if (!b || pread(vt->t->meta_fd, b + 12 + sl, n, (off_t)vt->meta_sent) != (ssize_t)n) {
 		free(b);
 		put_be32(h + 8, LIVE_METADATA_NO_NEW);
-		rconn_queue(v->c, h, sizeof(h));
+		tr_rconn_queue(v->c, h, sizeof(h));
 		return;
 	}
 	/* the first chunk has the signature already */
@@ -331,7 +327,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 	p -= 12;
 	put_be64(p, n);
 	put_be32(p + 8, LIVE_METADATA_OK);
-	rconn_queue(v->c, p, 12 + n);
+	tr_rconn_queue(v->c, p, 12 + n);
 	vt->meta_sent = vt->t->meta_len;
 	free(b);
 }
@@ -339,7 +335,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 static void list_sessions(struct viewer *v)
 {
 	size_t n = 0;
-	for (struct rsession *s = relay_sessions; s; s = s->next)
+	for (struct rsession *s = v->c->r->sessions; s; s = s->next)
 		n += session_listed(s);
 	uint8_t *b = calloc(1, 4 + n * LIVE_SESSION_LEN);
 	if (!b) {
@@ -348,7 +344,7 @@ static void list_sessions(struct viewer *v)
 	}
 	put_be32(b, (uint32_t)n);
 	uint8_t *p = b + 4;
-	for (struct rsession *s = relay_sessions; s; s = s->next) {
+	for (struct rsession *s = v->c->r->sessions; s; s = s->next) {
 		if (!session_listed(s))
 			continue;
 		put_be64(p, s->id);
@@ -360,7 +356,7 @@ static void list_sessions(struct viewer *v)
 		live_put_str(p + 20 + LIVE_HOST_MAX, LIVE_NAME_MAX, s->name);
 		p += LIVE_SESSION_LEN;
 	}
-	rconn_queue(v->c, b, 4 + n * LIVE_SESSION_LEN);
+	tr_rconn_queue(v->c, b, 4 + n * LIVE_SESSION_LEN);
 	free(b);
 }
 
@@ -376,34 +372,34 @@ static void detach(struct viewer *v)
 	v->streams = NULL;
 	v->ntraces = v->nstreams = 0;
 	v->held = false;
-	relay_session_gc();
+	tr_relay_session_gc(v->c->r);
 }
 
 static void attach(struct viewer *v, const struct live_req *r)
 {
-	struct rsession *s = relay_session_by_id(r->u.attach.session_id);
+	struct rsession *s = tr_relay_session_by_id(v->c->r, r->u.attach.session_id);
 	uint8_t b[8] = { 0 };
 	if (v->s || !s || !session_listed(s)) {
 		put_be32(b, v->s ? LIVE_ATTACH_ALREADY : LIVE_ATTACH_UNK);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	if (s->viewers) {
 		put_be32(b, LIVE_ATTACH_ALREADY);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST) {
 		put_be32(b, LIVE_ATTACH_SEEK_ERR);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	v->s = s;
 	s->viewers++;
-	v->from_now = live_from_now && r->u.attach.seek == LIVE_SEEK_LAST;
+	v->from_now = v->c->r->live_from_now && r->u.attach.seek == LIVE_SEEK_LAST;
 	if (announce(v, LIVE_ATTACH_OK, true) < 0)
 		v->c->dead = true;
-	relay_log("%s: attached to %s/%s", v->c->peer, s->host, s->name);
+	tr_relay_log(v->c->r, LOG_INFO, "%s: attached to %s/%s", v->c->peer, s->host, s->name);
 }
 
 static void new_streams(struct viewer *v, uint64_t id)
@@ -411,7 +407,7 @@ static void new_streams(struct viewer *v, uint64_t id)
 	uint8_t b[8] = { 0 };
 	if (!v->s || v->s->id != id) {
 		put_be32(b, LIVE_NEW_STREAMS_ERR);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	/* HUP only once every trace ended and every stream gave its HUP:
@@ -421,12 +417,12 @@ static void new_streams(struct viewer *v, uint64_t id)
 		done = v->streams[i].hup;
 	if (done) {
 		put_be32(b, LIVE_NEW_STREAMS_HUP);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	if (!unannounced(v)) {
 		put_be32(b, LIVE_NEW_STREAMS_NO_NEW);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		return;
 	}
 	if (announce(v, LIVE_NEW_STREAMS_OK, false) < 0)
@@ -437,22 +433,23 @@ static void new_streams(struct viewer *v, uint64_t id)
 static bool request(struct viewer *v, const struct live_req *r)
 {
 	if (!v->connected && r->cmd != LIVE_CONNECT) {
-		relay_log("%s: %s before CONNECT", v->c->peer, live_cmd_name(r->cmd));
+		tr_relay_log(v->c->r, LOG_WARNING, "%s: %s before CONNECT", v->c->peer,
+			     live_cmd_name(r->cmd));
 		return false;
 	}
 	switch (r->cmd) {
 	case LIVE_CONNECT: {
 		if (r->u.connect.major != LIVE_MAJOR) {
-			relay_log("%s: live protocol %u.%u, this relay speaks %d.%d", v->c->peer,
-				  r->u.connect.major, r->u.connect.minor, LIVE_MAJOR, LIVE_MINOR);
+			tr_relay_log(v->c->r, LOG_WARNING, "%s: live protocol %u.%u, this relay speaks "
+				     "%d.%d", v->c->peer, r->u.connect.major, r->u.connect.minor,
+				     LIVE_MAJOR, LIVE_MINOR);
 			return false;
 		}
-		static uint64_t next_viewer = 1;
 		uint8_t b[20] = { 0 };
-		put_be64(b, next_viewer++);
+		put_be64(b, v->c->r->next_viewer++);
 		put_be32(b + 8, LIVE_MAJOR);
 		put_be32(b + 12, r->u.connect.minor < LIVE_MINOR ? r->u.connect.minor : LIVE_MINOR);
-		rconn_queue(v->c, b, sizeof(b));
+		tr_rconn_queue(v->c, b, sizeof(b));
 		v->connected = true;
 		return true;
 	}
@@ -475,7 +472,7 @@ static bool request(struct viewer *v, const struct live_req *r)
 		if (!next_index(v, r->u.id, true)) {
 			v->held = true;
 			v->held_id = r->u.id;
-			v->held_until = now_ms() + LIVE_HOLD_MS;
+			v->held_until = now_ms() + (int64_t)v->c->r->live_hold_ms;
 		}
 		return true;
 	case LIVE_GET_PACKET:
@@ -493,7 +490,7 @@ static bool request(struct viewer *v, const struct live_req *r)
 	return false;
 }
 
-long live_input(struct rconn *c)
+long tr_live_input(struct rconn *c)
 {
 	struct viewer *v = c->viewer;
 	if (!v) {
@@ -502,8 +499,8 @@ long live_input(struct rconn *c)
 			return -1;
 		v->c = c;
 		c->viewer = v;
-		v->next = viewers;
-		viewers = v;
+		v->next = c->r->viewers;
+		c->r->viewers = v;
 	}
 	size_t off = 0;
 	char err[256];
@@ -514,7 +511,7 @@ long live_input(struct rconn *c)
 		if (n == 0)
 			break;
 		if (n < 0) {
-			relay_log("%s: %s; connection closed", c->peer, err);
+			tr_relay_log(c->r, LOG_WARNING, "%s: %s; connection closed", c->peer, err);
 			return -1;
 		}
 		off += (size_t)n;
@@ -524,12 +521,12 @@ long live_input(struct rconn *c)
 	return (long)off;
 }
 
-void live_conn_free(struct rconn *c)
+void tr_live_conn_free(struct rconn *c)
 {
 	struct viewer *v = c->viewer;
 	if (!v)
 		return;
-	for (struct viewer **pp = &viewers; *pp; pp = &(*pp)->next)
+	for (struct viewer **pp = &c->r->viewers; *pp; pp = &(*pp)->next)
 		if (*pp == v) {
 			*pp = v->next;
 			break;
@@ -539,9 +536,9 @@ void live_conn_free(struct rconn *c)
 	c->viewer = NULL;
 }
 
-void live_wake(struct rsession *s)
+void tr_live_wake(struct trawl_relay *r, struct rsession *s)
 {
-	for (struct viewer *v = viewers; v; v = v->next)
+	for (struct viewer *v = r->viewers; v; v = v->next)
 		if (v->held && v->s == s && next_index(v, v->held_id, true))
 			v->held = false;
 }
@@ -552,7 +549,7 @@ static void pending_input(struct viewer *v)
 	struct rconn *c = v->c;
 	if (v->held || !c->inlen || c->dead)
 		return;
-	long used = live_input(c);
+	long used = tr_live_input(c);
 	if (used < 0) {
 		c->dead = true;
 		return;
@@ -561,10 +558,10 @@ static void pending_input(struct viewer *v)
 	c->inlen -= (size_t)used;
 }
 
-void live_tick(void)
+void tr_live_tick(struct trawl_relay *r)
 {
 	int64_t now = -1;
-	for (struct viewer *v = viewers; v; v = v->next) {
+	for (struct viewer *v = r->viewers; v; v = v->next) {
 		if (v->held) {
 			if (now < 0)
 				now = now_ms();
@@ -577,9 +574,9 @@ void live_tick(void)
 	}
 }
 
-bool live_holding(void)
+bool tr_live_holding(const struct trawl_relay *r)
 {
-	for (struct viewer *v = viewers; v; v = v->next)
+	for (const struct viewer *v = r->viewers; v; v = v->next)
 		if (v->held)
 			return true;
 	return false;
@@ -587,7 +584,7 @@ bool live_holding(void)
 
 #define LIVE_OUT_MAX (4u << 20)		/* replies waiting to be sent, bytes */
 
-bool live_wants_input(const struct rconn *c)
+bool tr_live_wants_input(const struct rconn *c)
 {
 	const struct viewer *v = c->viewer;
 	return !v || (!v->held && c->outlen - c->outoff < LIVE_OUT_MAX);

@@ -1,56 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/relay/relay.c - `trawl relay` (docs/relay.md): the loop, the
- * connections, and the data side. Producers (trace writers on every node)
- * send their traces here; each is written to OUTPUT/SESSION/HOST/TRACE/
- * as the same CTF trace a local recording gives (metadata, stream files,
- * index/), packet by packet as it comes, and live viewers (live.c) read
- * it from there while it grows.
+ * lib/relay/relay.c - the relay (trawl/relay.h, docs/relay.md): the loop,
+ * the connections, and the data side. Producers (trace writers on every
+ * node) send their traces here; each is written to OUTPUT/SESSION/HOST/
+ * TRACE/ as the same CTF trace a local recording gives (metadata, stream
+ * files, index/), packet by packet as it comes, and live viewers (live.c)
+ * read it from there while it grows.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "../cli.h"
-#include "relay.h"
+#include "relay/relay-internal.h"
 #include "net/relay-proto.h"
 
-struct rsession *relay_sessions;
-
-static const struct relay_opts *opt;
-static struct rconn *conns;
-static int nconns;
-static int epfd = -1;
-static uint64_t next_id = 1;	/* sessions, traces and streams */
-
-void relay_log(const char *fmt, ...)
+void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 {
-	va_list ap;
-	if (!opt->foreground)
+	if (!r->log)
 		return;
-	fputs("trawl: relay: ", stderr);
+	char msg[1024];
+	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	r->log(r->log_arg, level, msg);
 }
 
-struct rsession *relay_session_by_id(uint64_t id)
+struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint64_t id)
 {
-	for (struct rsession *s = relay_sessions; s; s = s->next)
+	for (struct rsession *s = r->sessions; s; s = s->next)
 		if (s->id == id)
 			return s;
 	return NULL;
@@ -78,12 +69,12 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
  * replies wait. */
 static void update_events(struct rconn *c)
 {
-	uint32_t want = (c->kind != RC_VIEWER || live_wants_input(c) ? EPOLLIN : 0) |
+	uint32_t want = (c->kind != RC_VIEWER || tr_live_wants_input(c) ? EPOLLIN : 0) |
 			(c->outlen > c->outoff ? EPOLLOUT : 0);
 	if (want == c->events)
 		return;
 	struct epoll_event ev = { .events = want, .data.ptr = c };
-	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+	if (epoll_ctl(c->r->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
 		c->events = want;
 }
 
@@ -108,7 +99,7 @@ static void flush_out(struct rconn *c)
 		c->dead = true;
 }
 
-int rconn_queue(struct rconn *c, const void *p, size_t n)
+int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
 {
 	if (c->outoff && c->outoff == c->outlen)
 		c->outoff = c->outlen = 0;
@@ -123,9 +114,10 @@ int rconn_queue(struct rconn *c, const void *p, size_t n)
 
 /* ------------------------------------------------------------- traces */
 
-static struct rsession *session_get(const char *name, const char *host, uint64_t live_us)
+static struct rsession *session_get(struct trawl_relay *r, const char *name, const char *host,
+				   uint64_t live_us)
 {
-	for (struct rsession *s = relay_sessions; s; s = s->next)
+	for (struct rsession *s = r->sessions; s; s = s->next)
 		if (strcmp(s->name, name) == 0 && strcmp(s->host, host) == 0)
 			return s;
 	struct rsession *s = calloc(1, sizeof(*s));
@@ -135,9 +127,9 @@ static struct rsession *session_get(const char *name, const char *host, uint64_t
 		free(s);
 		return NULL;
 	}
-	s->id = next_id++;
+	s->id = r->next_id++;
 	s->live_timer_us = live_us;
-	struct rsession **pp = &relay_sessions;
+	struct rsession **pp = &r->sessions;
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = s;
@@ -165,9 +157,9 @@ static void session_free(struct rsession *s)
 	free(s);
 }
 
-void relay_session_gc(void)
+void tr_relay_session_gc(struct trawl_relay *r)
 {
-	for (struct rsession **pp = &relay_sessions; *pp;) {
+	for (struct rsession **pp = &r->sessions; *pp;) {
 		struct rsession *s = *pp;
 		bool over = s->viewers == 0;
 		for (size_t i = 0; over && i < s->ntraces; i++)
@@ -192,7 +184,7 @@ static void stream_free(struct rstream *st)
 }
 
 /* The producer is gone or said CLOSE: no more packets in any stream. */
-static void trace_end(struct rtrace *t)
+static void trace_end(struct trawl_relay *r, struct rtrace *t)
 {
 	if (t->closed)
 		return;
@@ -200,7 +192,7 @@ static void trace_end(struct rtrace *t)
 	for (size_t i = 0; i < t->nstreams; i++)
 		t->streams[i]->hup = true;
 	/* the files stay open while viewers may read them */
-	live_wake(t->session);
+	tr_live_wake(r, t->session);
 }
 
 /* dir/name, malloc'd; NULL when out of memory. */
@@ -221,8 +213,9 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		return seterr(err, errlen, ENAMETOOLONG,
 			      "host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
+	struct trawl_relay *r = c->r;
 	char *dir = NULL, *meta = NULL;
-	if (asprintf(&dir, "%s/%s/%s/%s", opt->output, m->u.hello.session, m->u.hello.host,
+	if (asprintf(&dir, "%s/%s/%s/%s", r->output, m->u.hello.session, m->u.hello.host,
 		     m->u.hello.trace) < 0)
 		return seterr(err, errlen, ENOMEM, "out of memory");
 	char *parent = strdup(dir);
@@ -249,7 +242,7 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 	}
 	char *idx = NULL;
 	struct rtrace *t = calloc(1, sizeof(*t));
-	struct rsession *s = session_get(m->u.hello.session, m->u.hello.host,
+	struct rsession *s = session_get(r, m->u.hello.session, m->u.hello.host,
 					 m->u.hello.live_timer_us);
 	struct rtrace **tv = s ? realloc(s->traces, (s->ntraces + 1) * sizeof(*tv)) : NULL;
 	if (tv)
@@ -270,14 +263,14 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 	}
 	free(meta);
 	free(idx);
-	t->id = next_id++;
+	t->id = r->next_id++;
 	t->dir = dir;
 	t->session = s;
 	if (m->u.hello.live_timer_us)
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
 	c->trace = t;
-	relay_log("%s: %s/%s/%s: recording into %s", c->peer, m->u.hello.session,
+	tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: recording into %s", c->peer, m->u.hello.session,
 		  m->u.hello.host, m->u.hello.trace, dir);
 	return 0;
 err:
@@ -302,7 +295,7 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 	return NULL;
 }
 
-static int on_stream(struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	if (stream_by_handle(t, m->u.stream.handle))
 		return seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
@@ -351,12 +344,12 @@ static int on_stream(struct rtrace *t, const struct relay_msg *m, char *err, siz
 		goto err;
 	}
 	free(path);
-	st->id = next_id++;
+	st->id = r->next_id++;
 	st->handle = m->u.stream.handle;
 	st->class_id = m->u.stream.class_id;
 	st->trace = t;
 	t->streams[t->nstreams++] = st;
-	live_wake(t->session);
+	tr_live_wake(r, t->session);
 	return 0;
 err:
 	free(path);
@@ -365,7 +358,7 @@ err:
 	return ret;
 }
 
-static int on_packet(struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	struct rstream *st = stream_by_handle(t, m->u.packet.handle);
 	if (!st)
@@ -392,13 +385,14 @@ static int on_packet(struct rtrace *t, const struct relay_msg *m, char *err, siz
 	st->npackets++;
 	if (st->beacon < ix->ts_end)
 		st->beacon = ix->ts_end;
-	live_wake(t->session);
+	tr_live_wake(r, t->session);
 	return 0;
 }
 
 /* One message of a producer: 0, or -errno with the reason in err. */
 static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
+	struct trawl_relay *r = c->r;
 	struct rtrace *t = c->trace;
 	if (!t && m->type != RELAY_HELLO)
 		return seterr(err, errlen, EPROTO, "%s before HELLO", relay_type_name(m->type));
@@ -417,9 +411,9 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		put_le32(rep + RELAY_HDR_LEN, (uint32_t)ret);
 		memcpy(rep + RELAY_HDR_LEN + 4, ret ? err : "", ml);
 		rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-		rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+		tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
 		if (ret) {
-			relay_log("%s: refused: %s", c->peer, err);
+			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;
 		}
 		return 0;
@@ -432,13 +426,13 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		if (ret)
 			return seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
 		t->meta_len += m->u.meta.len;
-		live_wake(t->session);
+		tr_live_wake(r, t->session);
 		return 0;
 	}
 	case RELAY_STREAM:
-		return on_stream(t, m, err, errlen);
+		return on_stream(r, t, m, err, errlen);
 	case RELAY_PACKET:
-		return on_packet(t, m, err, errlen);
+		return on_packet(r, t, m, err, errlen);
 	case RELAY_BEACON: {
 		struct rstream *st = stream_by_handle(t, m->u.beacon.handle);
 		if (!st)
@@ -446,22 +440,23 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 				      m->u.beacon.handle);
 		if (st->beacon < m->u.beacon.ts) {
 			st->beacon = m->u.beacon.ts;
-			live_wake(t->session);
+			tr_live_wake(r, t->session);
 		}
 		return 0;
 	}
 	case RELAY_CLOSE: {
-		relay_log("%s: %s/%s/%s: complete (%zu streams, %llu bytes of metadata)", c->peer,
+		tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: complete (%zu streams, %llu bytes of metadata)",
+			     c->peer,
 			  t->session->name, t->session->host, t->name, t->nstreams,
 			  (unsigned long long)t->meta_len);
-		trace_end(t);
+		trace_end(r, t);
 		c->trace = NULL;
-		relay_session_gc();
+		tr_relay_session_gc(r);
 		uint8_t rep[RELAY_HDR_LEN + 5];
 		relay_put_hdr(rep, RELAY_ACK, 5);
 		put_le32(rep + RELAY_HDR_LEN, 0);
 		rep[RELAY_HDR_LEN + 4] = 0;
-		rconn_queue(c, rep, sizeof(rep));
+		tr_rconn_queue(c, rep, sizeof(rep));
 		c->closing = true;
 		return 0;
 	}
@@ -482,7 +477,7 @@ static long producer_input(struct rconn *c)
 		if (n == 0)
 			break;
 		if (n < 0 || producer_msg(c, &m, err, sizeof(err)) < 0) {
-			relay_log("%s: %s; connection closed", c->peer, err);
+			tr_relay_log(c->r, LOG_WARNING, "%s: %s; connection closed", c->peer, err);
 			return -1;
 		}
 		off += (size_t)n;
@@ -492,24 +487,29 @@ static long producer_input(struct rconn *c)
 
 /* --------------------------------------------------------- connections */
 
+/* Closes c, taken off r->conns by the caller. */
 static void conn_free(struct rconn *c)
 {
+	struct trawl_relay *r = c->r;
 	if (c->kind == RC_PRODUCER && c->trace && !c->trace->closed) {
 		struct rtrace *t = c->trace;
-		relay_log("%s: %s/%s/%s: the producer left before CLOSE; the trace keeps what "
-			  "came", c->peer, t->session->name, t->session->host, t->name);
-		trace_end(t);
+		tr_relay_log(r, LOG_WARNING, "%s: %s/%s/%s: the producer left before CLOSE; the "
+			     "trace keeps what came", c->peer, t->session->name, t->session->host,
+			     t->name);
+		trace_end(r, t);
 		c->trace = NULL;
-		relay_session_gc();
+		tr_relay_session_gc(r);
 	}
 	if (c->kind == RC_VIEWER)
-		live_conn_free(c);
-	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+		tr_live_conn_free(c);
+	if (c->fd >= 0) {
+		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+	}
 	free(c->in);
 	free(c->out);
 	free(c);
-	nconns--;
+	r->nconns--;
 }
 
 static void conn_read(struct rconn *c)
@@ -518,7 +518,7 @@ static void conn_read(struct rconn *c)
 	 * one message more than a read, and other connections get their turn
 	 * (the epoll is level-triggered) */
 	for (int i = 0; i < 16 && !c->dead; i++) {
-		if (c->kind == RC_VIEWER && !live_wants_input(c))
+		if (c->kind == RC_VIEWER && !tr_live_wants_input(c))
 			break;	/* the epoll is level-triggered: later */
 		if (grow(&c->in, &c->incap, c->inlen + 65536) < 0) {
 			c->dead = true;
@@ -538,7 +538,7 @@ static void conn_read(struct rconn *c)
 			break;
 		}
 		c->inlen += (size_t)n;
-		long used = c->kind == RC_PRODUCER ? producer_input(c) : live_input(c);
+		long used = c->kind == RC_PRODUCER ? producer_input(c) : tr_live_input(c);
 		if (used < 0) {
 			c->dead = true;
 			return;
@@ -548,7 +548,8 @@ static void conn_read(struct rconn *c)
 		/* a viewer's requests are small: a peer that sends more than a
 		 * few without reading the replies is cut off */
 		if (c->kind == RC_VIEWER && c->inlen > 64 * 1024) {
-			relay_log("%s: sends requests without reading the replies; closed", c->peer);
+			tr_relay_log(c->r, LOG_WARNING, "%s: sends requests without reading the replies; "
+				     "closed", c->peer);
 			c->dead = true;
 			return;
 		}
@@ -565,29 +566,28 @@ static void conn_read(struct rconn *c)
 	}
 }
 
-static int spare_fd = -1;	/* given up to refuse a connection at EMFILE */
-
-static void conn_accept(int lfd, enum rconn_kind kind)
+static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 {
 	for (;;) {
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && r->spare_fd >= 0) {
 			/* out of descriptors: refuse it (the listener would stay
 			 * readable and the loop spin) */
-			close(spare_fd);
+			close(r->spare_fd);
 			fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd >= 0)
 				close(fd);
-			spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			relay_log("refused a connection: out of file descriptors");
+			r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			tr_relay_log(r, LOG_WARNING, "refused a connection: out of file descriptors");
 			continue;
 		}
 		if (fd < 0)
 			return;
-		if (nconns >= opt->max_conns) {
-			relay_log("refused a connection: %d already (--max-conns)", nconns);
+		if (r->nconns >= r->max_conns) {
+			tr_relay_log(r, LOG_WARNING, "refused a connection: %d already (--max-conns)",
+				     r->nconns);
 			close(fd);
 			continue;
 		}
@@ -598,6 +598,7 @@ static void conn_accept(int lfd, enum rconn_kind kind)
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->r = r;
 		c->kind = kind;
 		c->fd = fd;
 		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
@@ -607,21 +608,22 @@ static void conn_accept(int lfd, enum rconn_kind kind)
 			 kind == RC_PRODUCER ? "producer" : "viewer", host, port);
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 		c->events = EPOLLIN;
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
 			free(c);
 			continue;
 		}
-		c->next = conns;
-		conns = c;
-		nconns++;
+		c->next = r->conns;
+		r->conns = c;
+		r->nconns++;
 	}
 }
 
-/* Listens on "[HOST:]PORT" (HOST default def_host); *bound gets the
- * address really bound (port 0 picks a free one). */
+/* Listens on "[HOST:]PORT" (HOST default def_host); bound gets the
+ * address really bound (port 0 picks a free one), *bport its port.
+ * Returns the socket, or -errno with the reason in err. */
 static int listen_on(const char *spec, const char *def_host, unsigned def_port, char *bound,
-		     size_t blen, char *err, size_t errlen)
+		     size_t blen, unsigned *bport, char *err, size_t errlen)
 {
 	char host[256];
 	unsigned port;
@@ -673,46 +675,81 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
 	char h[INET6_ADDRSTRLEN], p[8];
+	*bport = port;
 	if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
 	    getnameinfo((struct sockaddr *)&sa, sl, h, sizeof(h), p, sizeof(p),
-			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
 		snprintf(bound, blen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
-	else
+		*bport = (unsigned)atoi(p);
+	} else {
 		snprintf(bound, blen, "%s:%u", host, port);
+	}
 	return fd;
 }
 
-static void sessions_free(void)
+/* Closes every connection and forgets every session (the files stay). */
+static void state_clear(struct trawl_relay *r)
 {
-	while (relay_sessions) {
-		struct rsession *s = relay_sessions;
-		relay_sessions = s->next;
+	while (r->conns) {
+		struct rconn *c = r->conns;
+		r->conns = c->next;
+		conn_free(c);
+	}
+	while (r->sessions) {
+		struct rsession *s = r->sessions;
+		r->sessions = s->next;
 		session_free(s);
 	}
 }
 
-/* ------------------------------------------------- without the loop */
+/* ------------------------------------------------------------- the object */
 
-void relay_state_init(const struct relay_opts *o)
+struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 {
-	opt = o;
+	struct trawl_relay_opts opt = { 0 };
+	if (!o || o->sz < offsetof(struct trawl_relay_opts, data_addr) || !o->output ||
+	    !*o->output) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
+	if (opt.max_conns < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_relay *r = calloc(1, sizeof(*r));
+	if (!r || !(r->output = strdup(opt.output))) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->max_conns = opt.max_conns ? opt.max_conns : 1000;
+	r->live_from_now = opt.live_from_now;
+	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
+	r->log = opt.log;
+	r->log_arg = opt.log_arg;
+	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = -1;
+	r->next_id = 1;
+	r->next_viewer = 1;
+	return r;
 }
 
-struct rconn *relay_conn_new(enum rconn_kind kind)
+struct rconn *tr_relay_conn_new(struct trawl_relay *r, enum rconn_kind kind)
 {
 	struct rconn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->r = r;
 	c->kind = kind;
 	c->fd = -1;
 	snprintf(c->peer, sizeof(c->peer), "%s (test)", kind == RC_PRODUCER ? "producer" : "viewer");
-	c->next = conns;
-	conns = c;
-	nconns++;
+	c->next = r->conns;
+	r->conns = c;
+	r->nconns++;
 	return c;
 }
 
-int relay_conn_feed(struct rconn *c, const void *p, size_t n)
+int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n)
 {
 	if (c->dead || c->closing)
 		return -1;
@@ -722,7 +759,7 @@ int relay_conn_feed(struct rconn *c, const void *p, size_t n)
 		return 0;
 	memcpy(c->in + c->inlen, p, n);
 	c->inlen += n;
-	long used = c->kind == RC_PRODUCER ? producer_input(c) : live_input(c);
+	long used = c->kind == RC_PRODUCER ? producer_input(c) : tr_live_input(c);
 	if (used < 0) {
 		c->dead = true;
 		return -1;
@@ -732,9 +769,9 @@ int relay_conn_feed(struct rconn *c, const void *p, size_t n)
 	return 0;
 }
 
-void relay_conn_close(struct rconn *c)
+void tr_relay_conn_close(struct rconn *c)
 {
-	for (struct rconn **pp = &conns; *pp; pp = &(*pp)->next)
+	for (struct rconn **pp = &c->r->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
 			break;
@@ -742,96 +779,125 @@ void relay_conn_close(struct rconn *c)
 	conn_free(c);
 }
 
-void relay_state_free(void)
+struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err, size_t errlen)
 {
-	while (conns) {
-		struct rconn *c = conns;
-		conns = c->next;
-		conn_free(c);
+	char why[400];
+	struct trawl_relay *r = tr_relay_state_new(o);
+	int ret;
+	if (!r) {
+		ret = seterr(err, errlen, errno, errno == EINVAL ? "no output directory" :
+			     "out of memory");
+		errno = -ret;
+		return NULL;
 	}
-	sessions_free();
-	next_id = 1;
+	struct trawl_relay_opts opt = { 0 };
+	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
+	const char *data = opt.data_addr, *live = opt.live_addr;
+	ret = listen_on(data, "0.0.0.0", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
+			&r->data_port, why, sizeof(why));
+	if (ret < 0) {
+		seterr(err, errlen, -ret, "data port %s", why);
+		goto err;
+	}
+	r->dfd = ret;
+	ret = listen_on(live, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->live_at, sizeof(r->live_at),
+			&r->live_port, why, sizeof(why));
+	if (ret < 0) {
+		seterr(err, errlen, -ret, "live port %s", why);
+		goto err;
+	}
+	r->lfd = ret;
+	/* once the ports are ours: a relay that cannot start leaves nothing */
+	ret = mkdir_p(r->output);
+	if (ret < 0) {
+		seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
+		goto err;
+	}
+	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (r->stopfd < 0 || r->epfd < 0 || r->spare_fd < 0) {
+		ret = seterr(err, errlen, errno, "%s", strerror(errno));
+		goto err;
+	}
+	/* the listeners and the stop are told apart from connections by the
+	 * addresses of their descriptors in r */
+	struct epoll_event ev = { .events = EPOLLIN };
+	ev.data.ptr = &r->dfd;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->dfd, &ev) < 0)
+		goto epoll_err;
+	ev.data.ptr = &r->lfd;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->lfd, &ev) < 0)
+		goto epoll_err;
+	ev.data.ptr = &r->stopfd;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->stopfd, &ev) < 0)
+		goto epoll_err;
+	return r;
+epoll_err:
+	ret = seterr(err, errlen, errno, "epoll: %s", strerror(errno));
+err:
+	trawl_relay_free(r);
+	errno = -ret;
+	return NULL;
 }
 
-/* ---------------------------------------------------------------- loop */
-
-
-int relay_run(const struct relay_opts *o)
+unsigned trawl_relay_data_port(const struct trawl_relay *r)
 {
-	char err[512], data_at[300], live_at[300];
+	return r ? r->data_port : 0;
+}
+
+unsigned trawl_relay_live_port(const struct trawl_relay *r)
+{
+	return r ? r->live_port : 0;
+}
+
+const char *trawl_relay_data_addr(const struct trawl_relay *r)
+{
+	return r ? r->data_at : NULL;
+}
+
+const char *trawl_relay_live_addr(const struct trawl_relay *r)
+{
+	return r ? r->live_at : NULL;
+}
+
+int trawl_relay_stop(struct trawl_relay *r)
+{
+	/* async-signal-safe: one write(2) */
+	uint64_t one = 1;
+	if (!r || r->stopfd < 0)
+		return -EINVAL;
+	/* EAGAIN: the counter is full, a stop is pending anyway */
+	if (write(r->stopfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+int trawl_relay_run(struct trawl_relay *r)
+{
+	if (!r || r->epfd < 0)
+		return -EINVAL;
 	int status = 0;
-	opt = o;
-
-	int ret = mkdir_p(o->output);
-	if (ret < 0)
-		return die_msg("relay: %s: %s", o->output, strerror(-ret));
-	int dfd = listen_on(o->data_addr, "0.0.0.0", RELAY_DATA_PORT, data_at, sizeof(data_at), err,
-			    sizeof(err));
-	if (dfd < 0)
-		return die_msg("relay: data port %s", err);
-	int lfd = listen_on(o->live_addr, "127.0.0.1", 5344, live_at, sizeof(live_at), err,
-			    sizeof(err));
-	if (lfd < 0) {
-		close(dfd);
-		return die_msg("relay: live port %s", err);
-	}
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sfd < 0 || epfd < 0)
-		return die_msg("relay: %s", strerror(errno));
-	/* the listeners and the signal are told apart by these markers */
-	static int mark_data, mark_live, mark_sig;
-	struct epoll_event ev = { .events = EPOLLIN };
-	ev.data.ptr = &mark_data;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, dfd, &ev);
-	ev.data.ptr = &mark_live;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &ev);
-	ev.data.ptr = &mark_sig;
-	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
-
-	if (o->pidfile) {
-		FILE *f = fopen(o->pidfile, "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0)
-			return die_msg("relay: cannot write %s", o->pidfile);
-	}
-	if (o->ready_fd >= 0) {
-		dprintf(o->ready_fd, "ready %s %s\n", data_at, live_at);
-		close(o->ready_fd);
-	}
-	relay_log("data on %s, live on %s, writing to %s", data_at, live_at, o->output);
-	if (!o->foreground) {
-		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (nul >= 0) {
-			dup2(nul, 2);
-			close(nul);
-		}
-	}
-
 	bool quit = false;
 	while (!quit) {
 		struct epoll_event evs[64];
 		/* often while a viewer's request is held (its time runs out) */
-		int n = epoll_wait(epfd, evs, 64, live_holding() ? 10 : 1000);
+		int n = epoll_wait(r->epfd, evs, 64, tr_live_holding(r) ? 10 : 1000);
 		if (n < 0 && errno != EINTR) {
-			status = die_msg("relay: epoll: %s", strerror(errno));
+			status = -errno;
+			tr_relay_log(r, LOG_ERR, "epoll: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
-			if (p == &mark_data) {
-				conn_accept(dfd, RC_PRODUCER);
-			} else if (p == &mark_live) {
-				conn_accept(lfd, RC_VIEWER);
-			} else if (p == &mark_sig) {
-				struct signalfd_siginfo si;
-				while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (p == &r->dfd) {
+				conn_accept(r, r->dfd, RC_PRODUCER);
+			} else if (p == &r->lfd) {
+				conn_accept(r, r->lfd, RC_VIEWER);
+			} else if (p == &r->stopfd) {
+				uint64_t v;
+				/* consumed: the relay may run again */
+				if (read(r->stopfd, &v, sizeof(v)) == sizeof(v))
 					quit = true;
 			} else {
 				struct rconn *c = p;
@@ -841,8 +907,8 @@ int relay_run(const struct relay_opts *o)
 					flush_out(c);
 			}
 		}
-		live_tick();
-		for (struct rconn **pp = &conns; *pp;) {
+		tr_live_tick(r);
+		for (struct rconn **pp = &r->conns; *pp;) {
 			struct rconn *c = *pp;
 			if (!c->dead && c->outlen > c->outoff)
 				flush_out(c);
@@ -855,18 +921,25 @@ int relay_run(const struct relay_opts *o)
 			}
 		}
 	}
-	relay_log("exiting");
-	while (conns) {
-		struct rconn *c = conns;
-		conns = c->next;
-		conn_free(c);
-	}
-	sessions_free();
-	close(dfd);
-	close(lfd);
-	close(sfd);
-	close(epfd);
-	if (spare_fd >= 0)
-		close(spare_fd);
+	state_clear(r);
 	return status;
+}
+
+void trawl_relay_free(struct trawl_relay *r)
+{
+	if (!r)
+		return;
+	state_clear(r);
+	if (r->dfd >= 0)
+		close(r->dfd);
+	if (r->lfd >= 0)
+		close(r->lfd);
+	if (r->stopfd >= 0)
+		close(r->stopfd);
+	if (r->epfd >= 0)
+		close(r->epfd);
+	if (r->spare_fd >= 0)
+		close(r->spare_fd);
+	free(r->output);
+	free(r);
 }

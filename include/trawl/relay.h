@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trawl/relay.h - the relay (docs/relay.md): the server that receives the
+ * traces every node streams and serves them live on LTTng's viewer
+ * protocol, as an object a program embeds (`trawl relay` is one); and the
+ * producer's side, a destination for a CTF writer that streams its trace
+ * to a relay.
+ *
+ * A relay writes each trace it receives to OUTPUT/SESSION/HOST/TRACE/ as
+ * the same CTF trace a local recording gives, and keeps no packet in
+ * memory: live viewers read from those files. One thread runs a relay
+ * (trawl_relay_run); relays are independent of each other, any number in
+ * one process. The library never prints: what the relay has to say goes
+ * to the log hook of its options.
+ */
+#ifndef TRAWL_RELAY_H
+#define TRAWL_RELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* libtrawl is built with hidden visibility; its API is what this header
+ * declares. */
+#pragma GCC visibility push(default)
+
+#define TRAWL_RELAY_DATA_PORT 5347	/* producers' default port */
+#define TRAWL_RELAY_LIVE_PORT 5344	/* viewers' default (babeltrace2's) */
+
+struct trawl_relay_opts {
+	size_t sz;			/* sizeof(struct trawl_relay_opts) */
+	const char *output;		/* directory of the sessions (created) */
+	/*
+	 * "[HOST:]PORT" or "PORT" to listen on; port 0: any free port (see
+	 * trawl_relay_data_port). NULL: 0.0.0.0:5347 for producers,
+	 * 127.0.0.1:5344 for live viewers.
+	 */
+	const char *data_addr;
+	const char *live_addr;
+	int max_conns;			/* producers + viewers at once; 0: 1000 */
+	/* A viewer attaching with SEEK_LAST starts at the next packet, as
+	 * with lttng-relayd (else every viewer reads from the first). */
+	bool live_from_now;
+	/* How long a viewer's request for the next packet of a stream with
+	 * nothing new waits for one before it is answered "retry"; 0: 1000. */
+	unsigned live_hold_ms;
+	/*
+	 * Log lines (a connection refused, a trace begun or complete, a
+	 * producer that broke the protocol, ...), without a trailing newline,
+	 * from the thread that runs the relay; level is a syslog(3) priority
+	 * (LOG_ERR, LOG_WARNING, LOG_INFO). NULL: nothing is logged.
+	 */
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+};
+
+struct trawl_relay;
+
+/*
+ * Listens on both ports and creates the output directory; nothing is
+ * served before trawl_relay_run(). Returns the relay, or NULL with errno
+ * set and the reason in err (errlen bytes; err may be NULL): bad options
+ * (EINVAL), a port taken (EADDRINUSE), the directory not writable. Free
+ * with trawl_relay_free(). The options are copied: o and its strings need
+ * not outlive the call (log_arg must outlive the relay).
+ */
+struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err, size_t errlen);
+
+/* The ports the relay listens on (the kernel's choice for port 0). */
+unsigned trawl_relay_data_port(const struct trawl_relay *r);
+unsigned trawl_relay_live_port(const struct trawl_relay *r);
+/* The same as "HOST:PORT" ("[V6]:PORT"), owned by r. */
+const char *trawl_relay_data_addr(const struct trawl_relay *r);
+const char *trawl_relay_live_addr(const struct trawl_relay *r);
+
+/*
+ * Serves producers and viewers until trawl_relay_stop(). Then closes
+ * every connection (each trace keeps what reached it; the files stay)
+ * and returns 0, or -errno when the loop failed. The relay may run again
+ * after (same ports, no session remembered). One thread at a time.
+ */
+int trawl_relay_run(struct trawl_relay *r);
+
+/*
+ * Makes trawl_relay_run() return soon: the current run, or the next one
+ * if none runs. Safe from any thread and from a signal handler (it writes
+ * an eventfd the loop polls). Returns 0, or -errno.
+ */
+int trawl_relay_stop(struct trawl_relay *r);
+
+/* Closes the ports and frees the relay (not while it runs). Accepts NULL. */
+void trawl_relay_free(struct trawl_relay *r);
+
+/* ------------------------------------------------ streaming to a relay */
+
+struct trawl_ctf_dest;
+
+struct trawl_relay_dest_opts {
+	size_t sz;			/* sizeof(struct trawl_relay_dest_opts) */
+	const char *addr;		/* "HOST[:PORT]" ("[V6]:PORT"), port 5347 */
+	/* The trace is stored as SESSION/HOST/TRACE/ at the relay: session
+	 * (default "trawl"), the writer's hostname, trace (default the
+	 * writer's domain). Names of [A-Za-z0-9._-], not starting with '.'. */
+	const char *session;
+	const char *trace;
+	uint64_t live_timer_us;		/* shown to live viewers; 0: not live */
+	int timeout_ms;			/* connecting and HELLO; 0: 5000 */
+};
+
+/*
+ * A relay as the destination of a CTF writer (trawl/ctf.h:
+ * trawl_ctf_writer_opts.dest). Nothing is sent yet: trawl_ctf_writer_new()
+ * connects and says HELLO (unreachable or refused: the writer fails, the
+ * reason in its err), then the writer sends the metadata, each stream,
+ * each packet with its index entry, and beacons; trawl_ctf_writer_close()
+ * returns once the relay has written everything. A send that cannot go on
+ * for 10 s fails (the relay is then lost, see
+ * trawl_ctf_writer_relay_error()). Returns NULL and errno (EINVAL: no
+ * addr; ENOMEM). The options are copied. The writer given it frees it;
+ * one never given to a writer is freed with trawl_ctf_dest_free().
+ */
+struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

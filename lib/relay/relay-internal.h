@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/relay/relay-internal.h - what the relay's data side (relay.c:
+ * producers' traces to disk, the loop, the connections) and its live side
+ * (live.c: LTTng live viewers) share, and what the fuzz target
+ * (tests/fuzz/fuzz-relay.c) needs to drive a relay's state from bytes.
+ * Hidden: none of it is in the shared library's ABI.
+ *
+ * One thread runs everything from one epoll loop. A producer's connection
+ * carries one trace; the traces of one session name and one host name form
+ * a viewer session (what `babeltrace2 -i lttng-live
+ * net://RELAY/host/HOST/SESSION` attaches to). Everything a viewer reads
+ * comes from the files on disk: the relay keeps no packet in memory. All
+ * of a relay's state hangs off its struct trawl_relay: relays in one
+ * process share nothing.
+ */
+#ifndef TRAWL_RELAY_INTERNAL_H
+#define TRAWL_RELAY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "trawl/relay.h"
+
+/* A stream of a trace: its files and what viewers need to know of it. */
+struct rstream {
+	uint64_t id;			/* relay-wide, for viewers */
+	uint32_t handle;		/* the producer's */
+	uint64_t class_id;		/* its stream class */
+	char *name;			/* file name */
+	int fd, idxfd;
+	uint64_t size;			/* bytes in the stream file */
+	uint64_t npackets;		/* index entries */
+	uint64_t beacon;		/* no event before it is still to come:
+					 * the last packet's end, or a later beacon */
+	bool hup;			/* the producer is gone: no more packets */
+	struct rtrace *trace;
+};
+
+/* One producer's trace: SESSION/HOST/TRACE/. */
+struct rtrace {
+	uint64_t id;			/* relay-wide: the viewers' ctf_trace_id */
+	char *name;			/* "kernel", "ust", ... */
+	char *dir;
+	int meta_fd;
+	uint64_t meta_len;		/* bytes of metadata so far */
+	struct rstream **streams;
+	size_t nstreams;
+	bool closed;			/* CLOSE received, or the producer is gone */
+	struct rsession *session;
+};
+
+/* A viewer session: the traces of one session name from one host. */
+struct rsession {
+	uint64_t id;
+	char *name, *host;
+	uint64_t live_timer_us;
+	struct rtrace **traces;
+	size_t ntraces;
+	int viewers;			/* attached now */
+	struct rsession *next;
+};
+
+/* A connection: a producer's or a viewer's. */
+enum rconn_kind { RC_PRODUCER, RC_VIEWER };
+struct rconn {
+	struct trawl_relay *r;
+	enum rconn_kind kind;
+	int fd;				/* -1: fed by tr_relay_conn_feed */
+	char peer[64];			/* address:port, for the log */
+	uint8_t *in;			/* received, not yet parsed */
+	size_t inlen, incap;
+	uint8_t *out;			/* to send */
+	size_t outoff, outlen, outcap;
+	uint32_t events;		/* what the epoll waits for */
+	bool closing;			/* close once out is sent */
+	bool dead;			/* close now */
+	struct rtrace *trace;		/* producer: after HELLO */
+	struct viewer *viewer;		/* viewer: live.c's state */
+	struct rconn *next;
+};
+
+struct trawl_relay {
+	char *output;			/* the options, copied */
+	int max_conns;
+	bool live_from_now;
+	unsigned live_hold_ms;
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+
+	int dfd, lfd;			/* listening: producers, viewers (-1: none) */
+	int stopfd;			/* eventfd: trawl_relay_stop() */
+	int epfd;			/* -1: a state without sockets (fuzzing) */
+	int spare_fd;			/* given up to refuse a connection at EMFILE */
+	char data_at[300], live_at[300];	/* the bound addresses */
+	unsigned data_port, live_port;
+
+	struct rsession *sessions;
+	struct rconn *conns;
+	int nconns;
+	uint64_t next_id;		/* sessions, traces and streams */
+	struct viewer *viewers;		/* live.c's */
+	uint64_t next_viewer;
+};
+
+/* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
+ * the connection is closed: its peer would lose its place). */
+TRAWL_HIDDEN int tr_rconn_queue(struct rconn *c, const void *p, size_t n);
+/* The relay's log, through its hook (nothing without one). */
+TRAWL_HIDDEN void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Sessions and traces the relay knows (relay.c). */
+TRAWL_HIDDEN struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint64_t id);
+/* Forgets the sessions whose traces all ended and that no viewer reads
+ * (their files stay). */
+TRAWL_HIDDEN void tr_relay_session_gc(struct trawl_relay *r);
+
+/* live.c: the LTTng live viewer protocol. */
+/* Parses and answers every whole request in c->in; returns the bytes
+ * consumed, or -1 when the viewer broke the protocol (closed). */
+TRAWL_HIDDEN long tr_live_input(struct rconn *c);
+TRAWL_HIDDEN void tr_live_conn_free(struct rconn *c);	/* the viewer's state */
+/* A trace got packets or beacons, or ended: viewers waiting on it can
+ * be answered (live.c keeps requests that wait for data). */
+TRAWL_HIDDEN void tr_live_wake(struct trawl_relay *r, struct rsession *s);
+/* Called every loop turn: answers held requests whose wait is over, and
+ * requests received while one was held. */
+TRAWL_HIDDEN void tr_live_tick(struct trawl_relay *r);
+/* Whether a request is held (the loop then wakes often enough). */
+TRAWL_HIDDEN bool tr_live_holding(const struct trawl_relay *r);
+/* Whether the loop should read more from c (not while a request of c is
+ * held, nor while much of its replies waits to be sent). */
+TRAWL_HIDDEN bool tr_live_wants_input(const struct rconn *c);
+
+/*
+ * The relay's state without its loop or sockets, for the fuzz target:
+ * tr_relay_state_new() (o->output must exist; nothing is bound; free with
+ * trawl_relay_free), connections made with tr_relay_conn_new() and fed
+ * bytes as if received (tr_relay_conn_feed: 0, or -1 once the relay would
+ * close it; replies pile up in c->out), tr_relay_conn_close(), and
+ * tr_live_tick() as the loop would call it.
+ */
+TRAWL_HIDDEN struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o);
+TRAWL_HIDDEN struct rconn *tr_relay_conn_new(struct trawl_relay *r, enum rconn_kind kind);
+TRAWL_HIDDEN int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n);
+TRAWL_HIDDEN void tr_relay_conn_close(struct rconn *c);
+
+#endif
