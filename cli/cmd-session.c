@@ -30,7 +30,7 @@
 
 #include "agent/agent.h"
 #include "cli.h"
-#include "config.h"
+#include "util/config.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
 
