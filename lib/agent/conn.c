@@ -264,9 +264,10 @@ static void app_hello(struct conn *c, const uint8_t *m, size_t len)
 		if (tr_part_new(s, c))
 			tr_send_start(s, c);
 	}
-	tr_send_simple(c, AM_READY, NULL, 0);
+	/* logged before READY: the application goes on once it has that */
 	tr_agent_log(c->a, TRAWL_AGENT_LOG_INFO, "application pid %d (%s) registered", (int)c->pid,
 		     c->name);
+	tr_send_simple(c, AM_READY, NULL, 0);
 }
 
 static void app_evreg(struct conn *c, struct am_rd *r)
