@@ -21,26 +21,22 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "util/config.h"
 #include "internal.h"
 #include "kern/agent-kern.h"
 #include "trawl/agent.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
+#include "util/config.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -227,10 +223,10 @@ static int push_setting(const char *cmd, char ***v, size_t *n, const char *key, 
 }
 
 /*
- * The session settings of create and agent --oneshot, in the order they
- * apply (later wins): [session] KEY of the configuration for every row
- * flagged CONF (mode: --snapshot or --overwrite, --discard before it),
- * then the command line's --KEY options (vals[row]).
+ * The session settings of create and agent --oneshot, one per row of the
+ * agent's table that has a value: the command line's --KEY (vals[row];
+ * for mode, the one --snapshot, --overwrite or --discard gave), else, for
+ * rows flagged CONF, [session] KEY of the configuration.
  */
 static int push_settings(const char *cmd, char ***v, size_t *n, const char *const *vals,
 			 const char *mode)
