@@ -47,7 +47,7 @@
 
 #include "trawl/ctf.h"
 #include "cli.h"
-#include "util/config.h"
+#include "config.h"
 
 #define NS		1000000000LL
 #define DEFAULT_PORT	"7077"

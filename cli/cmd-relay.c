@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util/config.h"
+#include "config.h"
 #include "relay/relay.h"
 
 static void usage(FILE *f)
