@@ -3,36 +3,40 @@
  * cmd-session.c - `trawl agent` and the session commands (create, enable,
  * disable, add-context, start, stop, snapshot, destroy, list, save, load),
  * modelled on LTTng's. The commands check their options here, then send
- * one request to the agent (docs/agent.md) and print its answer; the agent
- * itself is cli/agent/agent.c. Kernel rules (enable/disable -k, --filter,
- * --pid) travel as "--kernel=SPEC", "--filter=EXPR", "--pid=N" and
- * "--kernel-all" arguments of the request.
+ * one request to the agent (trawl_agent_request(), docs/agent.md) and print
+ * its answer; the agent itself is the library's (lib/agent/, trawl/agent.h):
+ * `trawl agent` parses its options, detaches, writes the pidfile, turns
+ * SIGTERM and SIGINT into trawl_agent_stop() and prints its log. Kernel
+ * rules (enable/disable -k, --filter, --pid) travel as "--kernel=SPEC",
+ * "--filter=EXPR", "--pid=N" and "--kernel-all" arguments of the request;
+ * kernel recording is lib/kern's table (trawl_kern_agent_ops).
  *
- * Settings (cli/config.h): [agent] socket, flush-ms, start-timeout-ms;
- * [session] output-dir, mode, subbuf-size, num-subbuf, clock, header.
+ * Session settings come from the agent's table (trawl_agent_setting_at()):
+ * each row flagged OPTION is an option --KEY of create and agent --oneshot,
+ * each flagged CONF takes its default from [session] KEY (lib/util/config.h).
+ * Other settings: [agent] socket, flush-ms, io-queue-mb, rt-prio,
+ * start-timeout-ms; [session] output-dir.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "cli.h"
-#include "config.h"
+#include "internal.h"
+#include "kern/agent-kern.h"
+#include "trawl/agent.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
+#include "util/config.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -95,73 +99,29 @@ static void agent_socket(char *buf, size_t len)
 		snprintf(buf, len, "%s", sys);
 }
 
+/* The agent's answer: its output on stdout, its messages on stderr. */
+static void print_answer(void *arg, int stream, const char *text, size_t len)
+{
+	if (stream == 1) {
+		fwrite(text, 1, len, stdout);
+		return;
+	}
+	fflush(stdout);
+	fprintf(stderr, "trawl: %s: %.*s\n", (const char *)arg, (int)len, text);
+}
+
 /* Sends argv to the agent, prints its answer; returns its status. */
 static int request(const char *cmd, int argc, const char *const *argv)
 {
-	char path[108];
+	char path[108], err[512];
 	agent_socket(path, sizeof(path));
-	struct sockaddr_un a;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(a.sun_path))
-		return die_msg("%s: socket path too long: %s", cmd, path);
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return die_msg("%s: no agent at %s (%s); start one with 'trawl agent'", cmd, path,
-			       strerror(e));
-	}
-	uint8_t *m = malloc(AM_MSG_MAX);
-	if (!m) {
-		close(fd);
-		return die_msg("%s: out of memory", cmd);
-	}
-	struct am_wr w;
-	am_wr_init(&w, m, AM_MSG_MAX, AM_CMD);
-	for (int i = 0; i < argc; i++)
-		am_put_str(&w, argv[i]);
-	size_t n = am_wr_done(&w);
-	int status = 1;
-	if (!n) {
-		status = die_msg("%s: request too large", cmd);
-		goto out;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	if (send(fd, m, n, MSG_NOSIGNAL) != (ssize_t)n) {
-		status = die_msg("%s: cannot talk to the agent: %s", cmd, strerror(errno));
-		goto out;
-	}
-	for (;;) {
-		ssize_t r = recv(fd, m, AM_MSG_MAX, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		struct am_hdr h;
-		if (r < (ssize_t)sizeof(h)) {
-			status = die_msg("%s: the agent closed the connection", cmd);
-			break;
-		}
-		memcpy(&h, m, sizeof(h));
-		size_t tl = (size_t)r - sizeof(h);
-		if (h.type == AM_OUT) {
-			fwrite(m + sizeof(h), 1, tl, stdout);
-		} else if (h.type == AM_ERR) {
-			fflush(stdout);
-			fprintf(stderr, "trawl: %s: %.*s\n", cmd, (int)tl, (const char *)m + sizeof(h));
-		} else if (h.type == AM_END && tl >= sizeof(struct am_end)) {
-			struct am_end e;
-			memcpy(&e, m + sizeof(h), sizeof(e));
-			status = e.status;
-			break;
-		}
-	}
-out:
-	free(m);
-	close(fd);
+	int r = trawl_agent_request(path, argc, argv, print_answer, (void *)cmd, err, sizeof(err));
 	fflush(stdout);
-	return status;
+	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTDIR)
+		return die_msg("%s: %s; start one with 'trawl agent'", cmd, err);
+	if (r < 0)
+		return die_msg("%s: %s", cmd, err);
+	return r;
 }
 
 /* Short commands: NAME and maybe more positional arguments. */
@@ -208,25 +168,99 @@ static char *absolute(const char *p)
 
 /* ------------------------------------------------------------- create */
 
+/* At most this many session settings have options (the table has fewer). */
+#define MAX_SETTINGS 64
+
+/* The index of a session setting in the agent's table (a key it has). */
+static size_t setting_index(const char *key)
+{
+	const struct trawl_agent_setting *st;
+	size_t i;
+	for (i = 0; (st = trawl_agent_setting_at(i)); i++)
+		if (strcmp(st->key, key) == 0)
+			break;
+	return i;
+}
+
+/* The table's --KEY ARG options (TRAWL_AGENT_SETTING_OPTION), described. */
+static void setting_options_usage(FILE *f)
+{
+	const struct trawl_agent_setting *st;
+	for (size_t i = 0; (st = trawl_agent_setting_at(i)); i++) {
+		if (!(st->flags & TRAWL_AGENT_SETTING_OPTION))
+			continue;
+		char o[64];
+		snprintf(o, sizeof(o), "--%s %s", st->key, st->arg);
+		fprintf(f, "  %-26s %s\n", o, st->help);
+	}
+}
+
+/*
+ * Adds the table's --KEY ARG options to opts (from *n on, val base + row),
+ * ending the array; returns the count.
+ */
+static size_t setting_options(struct option *opts, size_t n, size_t cap, int base)
+{
+	const struct trawl_agent_setting *st;
+	for (size_t i = 0; (st = trawl_agent_setting_at(i)) && i < MAX_SETTINGS && n + 1 < cap; i++)
+		if (st->flags & TRAWL_AGENT_SETTING_OPTION)
+			opts[n++] = (struct option){ st->key, required_argument, NULL, base + (int)i };
+	opts[n] = (struct option){ 0 };
+	return n;
+}
+
+/* Appends "key=value" to the request's arguments. */
+static int push_setting(const char *cmd, char ***v, size_t *n, const char *key, const char *val)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return die_msg("%s: out of memory", cmd);
+	*v = nv;
+	if (asprintf(&nv[*n], "%s=%s", key, val) < 0)
+		return die_msg("%s: out of memory", cmd);
+	(*n)++;
+	return 0;
+}
+
+/*
+ * The session settings of create and agent --oneshot, one per row of the
+ * agent's table that has a value: the command line's --KEY (vals[row];
+ * for mode, the one --snapshot, --overwrite or --discard gave), else, for
+ * rows flagged CONF, [session] KEY of the configuration.
+ */
+static int push_settings(const char *cmd, char ***v, size_t *n, const char *const *vals,
+			 const char *mode)
+{
+	const struct trawl_agent_setting *st;
+	int r = 0;
+	for (size_t i = 0; !r && (st = trawl_agent_setting_at(i)) && i < MAX_SETTINGS; i++) {
+		const char *x = vals[i];
+		if (!strcmp(st->key, "mode") && mode)
+			x = mode;
+		if (!x && (st->flags & TRAWL_AGENT_SETTING_CONF))
+			x = setting("session", st->key);
+		if (x)
+			r = push_setting(cmd, v, n, st->key, x);
+	}
+	return r;
+}
+
+static void free_args(char **v, size_t n);
+static int request_args(const char *verb, const char *name, char **v, size_t n);
+
 int cmd_create(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	enum { O_SNAP = 256, O_OVER, O_DISC, O_SET = 512 };
+	struct option opts[48] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "snapshot", no_argument, NULL, 's' },
-		{ "overwrite", no_argument, NULL, 'O' },
-		{ "discard", no_argument, NULL, 'D' },
-		{ "subbuf-size", required_argument, NULL, 'S' },
-		{ "num-subbuf", required_argument, NULL, 'N' },
-		{ "clock", required_argument, NULL, 'c' },
-		{ "header", required_argument, NULL, 'H' },
-		{ "relay", required_argument, NULL, 'R' },
-		{ "relay-session", required_argument, NULL, 'r' },
-		{ "live-timer", required_argument, NULL, 'L' },
+		{ "snapshot", no_argument, NULL, O_SNAP },
+		{ "overwrite", no_argument, NULL, O_OVER },
+		{ "discard", no_argument, NULL, O_DISC },
 		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
 	};
-	const char *out = NULL, *mode = NULL, *S = NULL, *N = NULL, *clock = NULL, *hdr = NULL;
-	const char *relay = NULL, *rsession = NULL, *live = NULL;
+	setting_options(opts, 5, ARRAY_SIZE(opts), O_SET);
+	const char *vals[MAX_SETTINGS] = { NULL };	/* per setting: --KEY's value */
+	const char *out = NULL, *mode = NULL;
 	bool snap = false;
 	int c;
 	optind = 1;
@@ -234,32 +268,29 @@ int cmd_create(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 's': snap = true; break;
-		case 'O': mode = "overwrite"; break;
-		case 'D': mode = "discard"; break;
-		case 'S': S = optarg; break;
-		case 'N': N = optarg; break;
-		case 'c': clock = optarg; break;
-		case 'H': hdr = optarg; break;
-		case 'R': relay = optarg; break;
-		case 'r': rsession = optarg; break;
-		case 'L': live = optarg; break;
+		case O_SNAP: snap = true; break;
+		case O_OVER: mode = "overwrite"; break;
+		case O_DISC: mode = "discard"; break;
 		case 'h':
 			printf("usage: trawl create NAME [-o DIR | --snapshot [-o DIR]] [--overwrite | --discard]\n"
-			       "                    [--subbuf-size BYTES] [--num-subbuf N] [--clock auto|tsc|monotonic]\n"
-			       "                    [--header large|fixed]\n"
-			       "                    [--relay HOST[:PORT] [--relay-session NAME] [--live-timer MS]]\n"
+			       "                    [--KEY VALUE]...\n"
 			       "Creates a session in the agent. Its trace goes to DIR/HOST/ust/ (default\n"
 			       "~/trawl-traces/NAME-DATE, or [session] output-dir/NAME-DATE). --snapshot: a\n"
 			       "flight recorder (overwrite mode) written only by 'trawl snapshot record'.\n"
 			       "--relay: streamed to a trawl relay as RELAY-OUTPUT/NAME/HOST/{ust,kernel}\n"
 			       "(--relay-session renames it there); without -o, only there. --live-timer:\n"
 			       "every MS ms (default 100 with --relay; 0: none) the events recorded so far\n"
-			       "go to the relay, so live viewers see them within about MS ms.\n");
+			       "go to the relay, so live viewers see them within about MS ms.\n"
+			       "The session's settings (docs/agent.md; [session] KEY gives defaults):\n");
+			setting_options_usage(stdout);
 			return 0;
 		case ':':
 			return usage_error("create", "option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (c >= O_SET && (size_t)(c - O_SET) < ARRAY_SIZE(vals)) {
+				vals[c - O_SET] = optarg;
+				break;
+			}
 			return usage_error("create", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -267,19 +298,21 @@ int cmd_create(int argc, char **argv)
 		return usage_error("create", optind >= argc ? "missing session name" :
 				   "unexpected argument '%s'", argv[argc - 1]);
 	const char *name = argv[optind];
-	if (!mode)
-		mode = snap ? "overwrite" : setting("session", "mode");
+	const char *relay = vals[setting_index("relay")];
+	const char **live = &vals[setting_index("live-timer")];
 	if (snap && mode && strcmp(mode, "overwrite") != 0)
 		return usage_error("create", "--snapshot records in overwrite mode");
-	if ((rsession || live) && !relay)
+	if (snap)
+		mode = "overwrite";
+	if ((vals[setting_index("relay-session")] || *live) && !relay)
 		return usage_error("create", "--relay-session and --live-timer need --relay");
+	if (!mode && relay)
+		mode = setting("session", "mode");
 	if (relay && (snap || (mode && strcmp(mode, "overwrite") == 0)))
 		return usage_error("create", "--relay streams discard-mode sessions (not snapshots "
 				   "nor overwrite mode)");
-	S = S ? S : setting("session", "subbuf-size");
-	N = N ? N : setting("session", "num-subbuf");
-	clock = clock ? clock : setting("session", "clock");
-	hdr = hdr ? hdr : setting("session", "header");
+	if (relay && !*live)
+		*live = "100";
 	char *dir = NULL;
 	if (out) {
 		dir = absolute(out);
@@ -302,45 +335,18 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!dir)
 		return die_msg("create: out of memory");
-	char kv[11][PATH_MAX + 32];
-	const char *av[16] = { "create", name };
-	int n = 2;
-	snprintf(kv[0], sizeof(kv[0]), "output=%s", dir);
-	av[n++] = kv[0];
-	if (snap)
-		av[n++] = "snapshot=yes";
-	if (mode) {
-		snprintf(kv[1], sizeof(kv[1]), "mode=%s", mode);
-		av[n++] = kv[1];
-	}
-	if (S) {
-		snprintf(kv[2], sizeof(kv[2]), "subbuf-size=%s", S);
-		av[n++] = kv[2];
-	}
-	if (N) {
-		snprintf(kv[3], sizeof(kv[3]), "num-subbuf=%s", N);
-		av[n++] = kv[3];
-	}
-	if (clock) {
-		snprintf(kv[4], sizeof(kv[4]), "clock=%s", clock);
-		av[n++] = kv[4];
-	}
-	if (hdr) {
-		snprintf(kv[5], sizeof(kv[5]), "header=%s", hdr);
-		av[n++] = kv[5];
-	}
-	if (relay) {
-		snprintf(kv[6], sizeof(kv[6]), "relay=%s", relay);
-		av[n++] = kv[6];
-		snprintf(kv[7], sizeof(kv[7]), "live-timer=%s", live ? live : "100");
-		av[n++] = kv[7];
-	}
-	if (rsession) {
-		snprintf(kv[8], sizeof(kv[8]), "relay-session=%s", rsession);
-		av[n++] = kv[8];
-	}
+	char **v = NULL;
+	size_t n = 0;
+	int r = push_setting("create", &v, &n, "output", dir);
 	free(dir);
-	return request("create", n, av);
+	if (!r && snap)
+		r = push_setting("create", &v, &n, "snapshot", "yes");
+	if (!r)
+		r = push_settings("create", &v, &n, vals, mode);
+	if (!r)
+		r = request_args("create", name, v, n);
+	free_args(v, n);
+	return r;
 }
 
 /* ------------------------------------------------------------- enable */
@@ -494,7 +500,7 @@ int cmd_enable(int argc, char **argv)
 		r = usage_error("enable", "--filter and --pid apply to kernel events (-k EVENTS)");
 	else if (ll && npos < 2)
 		r = usage_error("enable", "--loglevel applies to user-space events ('provider:event' globs)");
-	else if (ll && agent_loglevel(ll) < 0)
+	else if (ll && trawl_agent_loglevel(ll) < 0)
 		r = usage_error("enable", "--loglevel: '%s' is not a log level", ll);
 	for (int i = 1; !r && i < npos; i++) {
 		const char *g = argv[optind + i];
@@ -502,7 +508,7 @@ int cmd_enable(int argc, char **argv)
 			r = usage_error("enable", "bad event glob '%s'", g);
 		else if (ll) {
 			char lv[16];
-			snprintf(lv, sizeof(lv), "@%d", agent_loglevel(ll));
+			snprintf(lv, sizeof(lv), "@%d", trawl_agent_loglevel(ll));
 			char **nv = realloc(v, (n + 1) * sizeof(*v));
 			if (!nv || asprintf(&nv[n], "%s%s", g, lv) < 0)
 				r = die_msg("enable: out of memory");
@@ -752,10 +758,10 @@ int cmd_load(int argc, char **argv)
 static void agent_usage(FILE *f)
 {
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
-	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB]\n"
-	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--context CTX]...\n"
-	      "                   [--overwrite] [--subbuf-size BYTES] [--num-subbuf N]\n"
-	      "                   [--clock auto|tsc|monotonic] [--socket PATH] ...\n"
+	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB] [--rt-prio N]\n"
+	      "                   [--host NAME]\n"
+	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--loglevel L]\n"
+	      "                   [--context CTX]... [--overwrite] [--KEY VALUE]... [--socket PATH] ...\n"
 	      "The per-node daemon applications linked with libtrawl register with.\n"
 	      "  --socket PATH    listen there (default: [agent] socket, TRAWL_AGENT_SOCKET,\n"
 	      "                   else $XDG_RUNTIME_DIR/trawl/agent.sock or /tmp/trawl-UID/agent.sock)\n"
@@ -774,14 +780,136 @@ static void agent_usage(FILE *f)
 	      "                   default: this machine's)\n"
 	      "  --oneshot        create, enable and start one session at once, recording to\n"
 	      "                   -o DIR (DIR/HOST/ust/); SIGTERM or SIGINT stops it, flushes\n"
-	      "                   everything and exits (implies --foreground)\n", f);
+	      "                   everything and exits (implies --foreground)\n"
+	      "The one-shot session's settings (docs/agent.md; [session] KEY gives defaults):\n", f);
+	setting_options_usage(f);
+}
+
+/* The agent of this process, for the signal handlers. */
+static struct trawl_agent *volatile the_agent;
+static volatile sig_atomic_t early_quit;
+
+static void on_quit_signal(int sig)
+{
+	struct trawl_agent *a = the_agent;
+	(void)sig;
+	if (a)
+		trawl_agent_stop(a);
+	else
+		early_quit = 1;
+}
+
+/* The agent's log lines, on stderr (in the foreground). */
+static void agent_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "trawl: agent: %s\n", msg);
+}
+
+/*
+ * The private directory `trawl record` made for a oneshot agent's socket
+ * (/tmp/trawl-record-XXXXXX): removed when empty, for when record died
+ * without doing it (it removes it too; whoever comes second finds nothing).
+ */
+static void rmdir_record_dir(const char *sock)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(sock, '/');
+	size_t n = slash ? (size_t)(slash - sock) : 0;
+
+	if (!n || n >= sizeof(dir))
+		return;
+	memcpy(dir, sock, n);
+	dir[n] = 0;
+	const char *base = strrchr(dir, '/');
+	if (base && strncmp(base + 1, "trawl-record-", 13) == 0)
+		rmdir(dir);
+}
+
+/* Runs the agent in this process until SIGTERM or SIGINT: the exit status. */
+static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pidfile,
+		     int ready_fd)
+{
+	char err[512];
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_quit_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (foreground)
+		o->log = agent_log;
+	struct trawl_agent *a = trawl_agent_new(o, err, sizeof(err));
+	if (!a)
+		return die_msg("agent: %s", err);
+	the_agent = a;
+	if (early_quit)
+		trawl_agent_stop(a);
+	if (pidfile) {
+		FILE *f = fopen(pidfile, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+			the_agent = NULL;
+			trawl_agent_free(a);
+			return die_msg("agent: cannot write %s", pidfile);
+		}
+	}
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "ready\n", 6) < 0) {
+			/* the parent went away: carry on */
+		}
+		close(ready_fd);
+	}
+	if (!foreground) {
+		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (nul >= 0) {
+			dup2(nul, 2);
+			close(nul);
+		}
+	}
+	int r = trawl_agent_run(a);
+	the_agent = NULL;
+	trawl_agent_free(a);
+	return r < 0 ? 1 : 0;
+}
+
+/* The one-shot session's rules and contexts as settings: "event=GLOB
+ * [loglevel L]" (every event when there is no --enable), "context=CTX". */
+static int push_rules(char ***v, size_t *n, const char *const *globs, size_t nglobs,
+		      const char *ll, const char *const *ctx, size_t nctx)
+{
+	int r = 0;
+	for (size_t i = 0; !r && i < nglobs; i++) {
+		char *g = strdup(globs[i]);
+		char *at = g ? strrchr(g, '@') : NULL;
+		const char *lvl = at ? at + 1 : ll;
+		if (at)
+			*at = 0;
+		char *val = NULL;
+		if (!g)
+			r = die_msg("agent: out of memory");
+		else if (!*g || (lvl && trawl_agent_loglevel(lvl) < 0))
+			r = usage_error("agent", "bad event rule '%s'", globs[i]);
+		else if (asprintf(&val, lvl ? "%s loglevel %s" : "%s", g, lvl) < 0)
+			r = die_msg("agent: out of memory");
+		else
+			r = push_setting("agent", v, n, "event", val);
+		free(val);
+		free(g);
+	}
+	if (!r && !nglobs)
+		r = push_setting("agent", v, n, "event", "*");
+	for (size_t i = 0; !r && i < nctx; i++)
+		r = push_setting("agent", v, n, "context", ctx[i]);
+	return r;
 }
 
 int cmd_agent(int argc, char **argv)
 {
-	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER, O_SB, O_NSB,
-	       O_CLOCK, O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_RELAY, O_RSESSION, O_LIVE };
-	static const struct option opts[] = {
+	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER,
+	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SET = 512 };
+	struct option opts[64] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
 		{ "system", no_argument, NULL, O_SYSTEM },
@@ -794,26 +922,20 @@ int cmd_agent(int argc, char **argv)
 		{ "loglevel", required_argument, NULL, O_LL },
 		{ "context", required_argument, NULL, O_CTX },
 		{ "overwrite", no_argument, NULL, O_OVER },
-		{ "subbuf-size", required_argument, NULL, O_SB },
-		{ "num-subbuf", required_argument, NULL, O_NSB },
-		{ "clock", required_argument, NULL, O_CLOCK },
 		{ "flush-ms", required_argument, NULL, O_FLUSH },
 		{ "io-queue", required_argument, NULL, O_IOQ },
 		{ "rt-prio", required_argument, NULL, O_RT },
-		{ "relay", required_argument, NULL, O_RELAY },
-		{ "relay-session", required_argument, NULL, O_RSESSION },
-		{ "live-timer", required_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
 	};
-	struct agent_opts o = { .ready_fd = -1, .flush_ms = 2, .start_timeout_ms = 3000,
-				.io_queue = (size_t)AGENT_IO_QUEUE_MB << 20, .rt_prio = AGENT_RT_PRIO };
-	struct agent_oneshot os = { 0 };
+	setting_options(opts, 16, ARRAY_SIZE(opts), O_SET);
+	struct trawl_agent_opts o = { .sz = sizeof(o), .kernel = &trawl_kern_agent_ops };
 	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
-	const char *globs[256], *ctx[16], *set[16];
-	char setbuf[16][128];
-	const char *sock = NULL, *out = NULL, *ll = NULL;
-	bool system = false, oneshot = false, relay = false;
+	const char *globs[256], *ctx[16];
+	const char *vals[MAX_SETTINGS] = { NULL };	/* per setting: --KEY's value */
+	size_t nglobs = 0, nctx = 0, nset = 0;
+	const char *sock = NULL, *out = NULL, *ll = NULL, *pidfile = NULL, *mode = NULL;
+	bool system = false, oneshot = false, foreground = false;
+	int ready_fd = -1;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -822,53 +944,35 @@ int cmd_agent(int argc, char **argv)
 		case O_SOCK: sock = optarg; break;
 		case O_HOST: o.host = optarg; break;
 		case O_SYSTEM: system = true; break;
-		case 'f': o.foreground = true; break;
-		case O_PID: o.pidfile = optarg; break;
+		case 'f': foreground = true; break;
+		case O_PID: pidfile = optarg; break;
 		case O_READY: {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
 				return usage_error("agent", "--ready-fd: '%s' is not an open descriptor",
 						   optarg);
-			o.ready_fd = (int)v;
+			ready_fd = (int)v;
 			break;
 		}
 		case O_ONESHOT: oneshot = true; break;
 		case 'o': out = optarg; break;
 		case O_ENABLE:
-			if (os.nglobs == ARRAY_SIZE(globs))
+			if (nglobs == ARRAY_SIZE(globs))
 				return usage_error("agent", "too many --enable");
-			globs[os.nglobs++] = optarg;
+			globs[nglobs++] = optarg;
 			break;
 		case O_LL:
 			ll = optarg;
-			if (agent_loglevel(ll) < 0)
+			if (trawl_agent_loglevel(ll) < 0)
 				return usage_error("agent", "--loglevel: '%s' is not a log level", ll);
 			break;
 		case O_CTX:
-			if (os.nctx == ARRAY_SIZE(ctx))
+			if (nctx == ARRAY_SIZE(ctx))
 				return usage_error("agent", "too many --context");
-			ctx[os.nctx++] = optarg;
+			ctx[nctx++] = optarg;
 			break;
-		case O_RELAY:
-			relay = true;
-			/* fall through */
-		case O_OVER:
-		case O_SB:
-		case O_NSB:
-		case O_CLOCK:
-		case O_RSESSION:
-		case O_LIVE:
-			if (os.nsettings == ARRAY_SIZE(set))
-				return usage_error("agent", "too many settings");
-			snprintf(setbuf[os.nsettings], sizeof(setbuf[0]), "%s=%s",
-				 c == O_OVER ? "mode" : c == O_SB ? "subbuf-size" :
-				 c == O_NSB ? "num-subbuf" : c == O_CLOCK ? "clock" :
-				 c == O_RELAY ? "relay" : c == O_RSESSION ? "relay-session" :
-				 "live-timer", c == O_OVER ? "overwrite" : optarg);
-			set[os.nsettings] = setbuf[os.nsettings];
-			os.nsettings++;
-			break;
+		case O_OVER: mode = "overwrite"; nset++; break;
 		case O_FLUSH: cli_num[0] = optarg; break;
 		case O_IOQ: cli_num[1] = optarg; break;
 		case O_RT: cli_num[2] = optarg; break;
@@ -878,14 +982,19 @@ int cmd_agent(int argc, char **argv)
 		case ':':
 			return usage_error("agent", "option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (c >= O_SET && (size_t)(c - O_SET) < ARRAY_SIZE(vals)) {
+				vals[c - O_SET] = optarg;
+				nset++;
+				break;
+			}
 			return usage_error("agent", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
 		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
-	if (oneshot && !out && !relay)
+	if (oneshot && !out && !vals[setting_index("relay")])
 		return usage_error("agent", "--oneshot needs -o DIR (or --relay)");
-	if (!oneshot && (out || os.nglobs || os.nctx || os.nsettings))
+	if (!oneshot && (out || nglobs || nctx || nset))
 		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
 		return usage_error("agent", "--socket and --system exclude each other");
@@ -897,7 +1006,7 @@ int cmd_agent(int argc, char **argv)
 		{ "rt-prio", "--rt-prio", 0, 99 },
 		{ "start-timeout-ms", NULL, 1, 600000 },
 	};
-	long val[4] = { o.flush_ms, AGENT_IO_QUEUE_MB, AGENT_RT_PRIO, o.start_timeout_ms };
+	long val[4] = { 2, AGENT_IO_QUEUE_MB, AGENT_RT_PRIO, 3000 };
 	for (size_t i = 0; i < ARRAY_SIZE(nums); i++) {
 		const char *v = cli_num[i] ? cli_num[i] : setting("agent", nums[i].key);
 		if (!v || num_in(v, nums[i].lo, nums[i].hi, &val[i]))
@@ -920,49 +1029,42 @@ int cmd_agent(int argc, char **argv)
 	else
 		agent_socket(path, sizeof(path));
 	o.socket = path;
-	char *dir = NULL;
-	char *lglobs[256];
+	char sys[108];
+	ust_agent_path(sys, sizeof(sys), true);
+	o.world = strcmp(path, sys) == 0;
+	char **set = NULL;
+	size_t n = 0;
+	int r = 0;
 	if (oneshot) {
-		static const char *const keys[] = { "mode", "subbuf-size", "num-subbuf", "clock", "header" };
-		static char cbuf[5][128];
-		const char *merged[32];
-		size_t nm = 0;
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-			const char *x = setting("session", keys[i]);
-			if (x) {
-				snprintf(cbuf[i], sizeof(cbuf[i]), "%s=%s", keys[i], x);
-				merged[nm++] = cbuf[i];
-			}
-		}
-		for (size_t i = 0; i < os.nsettings; i++)
-			merged[nm++] = set[i];	/* the command line last */
-		memcpy(set, merged, nm * sizeof(*set) > sizeof(set) ? sizeof(set) : nm * sizeof(*set));
-		os.nsettings = nm > ARRAY_SIZE(set) ? ARRAY_SIZE(set) : nm;
-		dir = out ? absolute(out) : NULL;
+		/* the session's settings: [session], then the command line;
+		 * its output, its rules */
+		char *dir = out ? absolute(out) : NULL;
 		if (out && !dir)
 			return die_msg("agent: out of memory");
-		for (size_t i = 0; i < os.nglobs; i++) {
-			lglobs[i] = NULL;
-			if (ll && !strchr(globs[i], '@') &&
-			    asprintf(&lglobs[i], "%s@%s", globs[i], ll) >= 0)
-				globs[i] = lglobs[i];
-		}
-		os.output = dir;
-		os.globs = globs;
-		os.ctx = ctx;
-		os.settings = set;
-		o.oneshot = &os;
-		o.foreground = true;
+		r = push_settings("agent", &set, &n, vals, mode);
+		if (!r && dir)
+			r = push_setting("agent", &set, &n, "output", dir);
+		free(dir);
+		if (!r)
+			r = push_rules(&set, &n, globs, nglobs, ll, ctx, nctx);
+		o.oneshot = (const char *const *)set;
+		o.noneshot = n;
+		foreground = true;
 	}
-	if (!o.foreground) {
+	if (!r && !foreground) {
 		/* detach once listening: the parent returns when the agent is ready */
 		char line[64];
-		int d = cli_detach("agent", &o.ready_fd, line, sizeof(line));
+		int d = cli_detach("agent", &ready_fd, line, sizeof(line));
 		if (d != 0)
-			return d > 0 ? 0 : 1;
+			r = d > 0 ? 0 : 1;
+		else
+			r = run_agent(&o, foreground, pidfile, ready_fd);
+	} else if (!r) {
+		r = run_agent(&o, foreground, pidfile, ready_fd);
 	}
-	int r = agent_run(&o);
-	free(dir);
+	if (oneshot)
+		rmdir_record_dir(path);
+	free_args(set, n);
 	conf_free(conf);
 	return r;
 }

@@ -7,7 +7,7 @@
  * strings. The reader must flag every short or unterminated message as
  * bad, never read outside the buffer, and never go past its length.
  * The input is copied to a buffer of its exact size (ASan sees overreads).
- * (The agent's handlers in cli/agent/agent.c need its daemon state and are
+ * (The agent's handlers in lib/agent/ need an agent object and are
  * not compiled in here.)
  */
 #include <stdint.h>

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-config: cli/config.c, trawl's settings (compiled in here: the CLI is
- * not part of libtrawl). The format (sections, lists, quoting, comments),
+ * test-config: lib/util/config.c, trawl's settings. The format (sections, lists, quoting, comments),
  * every syntax error naming file and line, and the order of precedence:
  * /etc file < XDG (or ~/.config) file < environment, TRAWL_CONFIG replacing
  * both files, a later file's list replacing an earlier one's, an
  * environment value replacing the list, and where each value came from.
  */
-#include "../../cli/config.c"
-
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/config.h"
 
 #include "tap.h"
 
@@ -200,7 +203,7 @@ static void test_precedence(void)
 			"[agent]\nmax-size = 5\n");
 	write_file(xdg, "[probe]\nrate = 2\npeer = c 1.1.1.3:1\n");
 	write_file(home, "[probe]\nrate = 3\nlisten = home\n");
-	sys_conf_path = sys;
+	tr_conf_sys_path = sys;
 	unsetenv("TRAWL_CONFIG");
 
 	char err[512] = "";
@@ -273,7 +276,7 @@ static void test_precedence(void)
 	snprintf(want, sizeof(want), "%s:2: ", sys);
 	ok(!c && strncmp(err, want, strlen(want)) == 0, "a syntax error in the system file names it (%s)", err);
 	conf_free(c);
-	sys_conf_path = "/etc/trawl/trawl.conf";
+	tr_conf_sys_path = "/etc/trawl/trawl.conf";
 }
 
 int main(void)

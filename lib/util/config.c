@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/config.c - trawl's settings: the files, then the environment (see
+ * lib/util/config.c - trawl's settings: the files, then the environment (see
  * config.h for the API and the order of precedence, docs/config.md for the
  * format).
  *
@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "util/config.h"
 
 /* The system-wide file (a variable so that the unit test can move it). */
-static const char *sys_conf_path = "/etc/trawl/trawl.conf";
+const char *tr_conf_sys_path = "/etc/trawl/trawl.conf";
 
 extern char **environ;
 
@@ -203,13 +203,8 @@ static char *parse_value(char *v, const char **msg)
 	return v;
 }
 
-/*
- * Parses one file's text (NUL-terminated, len bytes) named `name` into c, as
- * source number gen: a key's first value from this source replaces earlier
- * sources' list. Returns 0, -EINVAL (message "NAME:LINE: ...") or -ENOMEM.
- */
-static int conf_parse(struct trawl_conf *c, const char *text, size_t len, const char *name,
-		      unsigned gen, char *err, size_t errlen)
+int tr_conf_parse(struct trawl_conf *c, const char *text, size_t len, const char *name,
+		  unsigned gen, char *err, size_t errlen)
 {
 	char *buf = malloc(len + 1);
 	char section[128] = "";
@@ -350,7 +345,7 @@ static int conf_file(struct trawl_conf *c, const char *path, unsigned gen, char 
 			break;
 		}
 	}
-	ret = conf_parse(c, text ? text : "", len, path, gen, err, errlen);
+	ret = tr_conf_parse(c, text ? text : "", len, path, gen, err, errlen);
 out:
 	free(text);
 	fclose(f);
@@ -375,9 +370,23 @@ static int snapshot_env(struct trawl_conf *c)
 	return 0;
 }
 
+struct trawl_conf *tr_conf_new(void)
+{
+	return calloc(1, sizeof(struct trawl_conf));
+}
+
+bool tr_conf_key_at(const struct trawl_conf *c, size_t i, const char **section, const char **key)
+{
+	if (!c || i >= c->n)
+		return false;
+	*section = c->e[i].section;
+	*key = c->e[i].key;
+	return true;
+}
+
 struct trawl_conf *conf_load(char *err, size_t errlen)
 {
-	struct trawl_conf *c = calloc(1, sizeof(*c));
+	struct trawl_conf *c = tr_conf_new();
 	const char *only = getenv("TRAWL_CONFIG");
 	unsigned gen = 0;
 	int ret;
@@ -392,7 +401,7 @@ struct trawl_conf *conf_load(char *err, size_t errlen)
 	if (only) {
 		ret = *only ? conf_file(c, only, ++gen, err, errlen) : 0;
 	} else {
-		ret = conf_file(c, sys_conf_path, ++gen, err, errlen);
+		ret = conf_file(c, tr_conf_sys_path, ++gen, err, errlen);
 		if (!ret) {
 			const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 			char *path = NULL;

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/agent/drain.c - the applications' ring buffers (their memfds, mapped
+ * by conn.c) into the session's CTF trace, SESSION/HOST/ust/, packet by
+ * packet, without re-encoding: every flush_ms while a session records
+ * (discard mode), the live timer's beacons, the last packets at stop, and
+ * the flight recorder's newest packets (overwrite mode: snapshots, and the
+ * trace written at stop).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "agent-internal.h"
+#include "ust/proto.h"
+
+char *tr_trace_dir(const struct session *s, const char *base)
+{
+	char *d = NULL;
+	if (asprintf(&d, "%s/%s/ust", base, s->a->hostname) < 0)
+		return NULL;
+	return d;
+}
+
+int tr_ring_stream(struct session *s, struct part *p, struct aring *r)
+{
+	if (r->c.ws || !s->w || !p->sc)
+		return 0;
+	r->c.ws = trawl_ctf_writer_stream(s->w, p->sc, p->stream, (uint32_t)r->tid);
+	return r->c.ws ? 0 : -errno;
+}
+
+static void note_err(struct session *s, int r)
+{
+	if (r < 0 && !s->err)
+		s->err = r;
+}
+
+/*
+ * The live timer (every live_ms): every buffer's committed events go out as
+ * a packet, or a beacon when there are none; the streams of threads that
+ * are gone get a beacon at the present (nothing more will come).
+ */
+static void live_tick(struct session *s)
+{
+	uint64_t now = ust_now_ns();
+	for (struct part *p = s->parts; p; p = p->next) {
+		if (p->bad)
+			continue;
+		for (struct aring *r = p->rings; r; r = r->next) {
+			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
+			/* a ring abandoned (it broke the protocol) or done
+			 * sends nothing more: beacons at the present */
+			if (!r->done && !r->c.bad)
+				note_err(s, ust_cons_live(&r->c, s->uuid, sid));
+			else
+				note_err(s, ust_cons_live_end(&r->c, now, s->uuid, sid));
+		}
+	}
+}
+
+/*
+ * The live timer's first half: every application marks its idle threads'
+ * buffers quiet up to now (LIVE); the rings are cut at the loop's next
+ * turn (at most flush_ms later), once the applications had the time to.
+ * Ticks fall on multiples of the period of CLOCK_MONOTONIC, as the kernel
+ * recorder's do: a viewer waits for every stream's news, so all of them
+ * come at once.
+ */
+static void live_ask(struct session *s)
+{
+	uint8_t m[sizeof(struct am_hdr) + sizeof(struct am_live)];
+	struct am_wr w;
+	struct am_live l = { .session = s->key };
+	am_wr_init(&w, m, sizeof(m), AM_LIVE);
+	am_put(&w, &l, sizeof(l));
+	size_t n = am_wr_done(&w);
+	/* never waiting: an application that does not read (stopped, in a
+	 * debugger) just gets no beacon for its idle threads this time */
+	for (struct part *p = s->parts; p; p = p->next)
+		if (p->app && !p->dead && !p->stopped)
+			(void)!send(p->app->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void tr_drain(struct session *s)
+{
+	if (s->live_ms && s->w) {
+		int64_t t = tr_agent_now_ms();
+		if (s->cut_due) {
+			s->cut_due = false;
+			live_tick(s);
+		} else if (t >= s->next_live) {
+			s->next_live = (t / s->live_ms + 1) * s->live_ms;
+			live_ask(s);
+			s->cut_due = true;
+		}
+	}
+	for (struct part *p = s->parts; p; p = p->next) {
+		if (p->bad)
+			continue;
+		for (struct aring *r = p->rings; r; r = r->next) {
+			if (r->done)
+				continue;
+			note_err(s, tr_ring_stream(s, p, r));
+			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
+			if (s->mode == TRAWL_UST_DISCARD)
+				note_err(s, ust_cons_drain(&r->c, s->uuid, sid));
+			/* partner: the producer side's release store of exited */
+			uint32_t ex = __atomic_load_n(&r->c.ring.shm->exited, __ATOMIC_ACQUIRE);
+			if (ex || p->dead) {
+				note_err(s, ust_cons_final(&r->c, s->uuid, sid, ex == 2));
+				r->done = true;
+				s->packets += r->c.packets;
+				if (s->mode == TRAWL_UST_DISCARD) {
+					/* written out: the memory can go */
+					ust_ring_destroy(&r->c.ring);
+					r->c.ring.shm = NULL;
+				}
+			}
+		}
+	}
+}
+
+struct mkws_arg {
+	struct trawl_ctf_writer *w;
+	struct trawl_ctf_stream_class *sc;
+	struct part *p;
+	int32_t tid;
+};
+
+static struct trawl_ctf_wstream *mkws(void *arg)
+{
+	struct mkws_arg *a = arg;
+	return trawl_ctf_writer_stream(a->w, a->sc, a->p->stream, (uint32_t)a->tid);
+}
+
+int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *torn)
+{
+	struct trawl_ctf_writer *w = ust_writer_new(dir, s->a->hostname, s->tsc, 0, NULL);
+	if (!w)
+		return -errno;
+	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
+	uint8_t *copy = malloc((size_t)s->S * tr_nsubbuf(s));
+	int ret = copy ? 0 : -ENOMEM;
+	for (struct part *p = s->parts; p && !ret; p = p->next) {
+		if (p->bad)
+			continue;
+		struct trawl_ctf_stream_class *sc = ust_stream_class_new(w, s->header, s->contexts);
+		if (!sc) {
+			ret = -errno;
+			break;
+		}
+		for (size_t i = 0; i < p->nevs && !ret; i++)
+			ret = ust_writer_add_event(w, sc, p->evs[i]);
+		for (struct aring *r = p->rings; r && !ret; r = r->next) {
+			if (!r->c.ring.shm)
+				continue;
+			struct mkws_arg a = { w, sc, p, r->tid };
+			ret = ust_cons_snapshot(&r->c, copy, mkws, &a, uuid, (uint32_t)sc->id,
+						events, torn);
+		}
+	}
+	free(copy);
+	if (!ret)
+		tr_ust_clock(s, trawl_ctf_writer_trace(w));
+	int r = trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return ret ? ret : r;
+}
+
+void tr_drain_final(struct session *s)
+{
+	for (struct part *p = s->parts; p; p = p->next) {
+		for (struct aring *r = p->rings; r; r = r->next) {
+			if (r->done || !r->c.ring.shm || p->bad)
+				continue;
+			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
+			note_err(s, tr_ring_stream(s, p, r));
+			uint32_t ex = __atomic_load_n(&r->c.ring.shm->exited, __ATOMIC_ACQUIRE);
+			/* a thread caught inside an event (2), or an application
+			 * that did not stop in time: its open packet is left */
+			note_err(s, ust_cons_final(&r->c, s->uuid, sid,
+						   ex == 2 || (!p->stopped && !p->dead && !ex)));
+			r->done = true;
+			s->packets += r->c.packets;
+		}
+	}
+	uint64_t ev = 0, torn = 0;
+	if (s->w) {
+		tr_ust_clock(s, trawl_ctf_writer_trace(s->w));
+		note_err(s, trawl_ctf_writer_close(s->w));
+		int rl = trawl_ctf_writer_relay_error(s->w);
+		if (rl) {
+			tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING,
+				     "session %s: the relay was lost (%s): the local copy is complete",
+				     s->name, strerror(-rl));
+			if (s->waiter)
+				tr_cprint(s->waiter, AM_ERR, "warning: the relay was lost during the session "
+					  "(%s): the trace is complete only in %s", strerror(-rl),
+					  s->output ? s->output : "(none)");
+		}
+		trawl_ctf_writer_free(s->w);
+		s->w = NULL;
+	} else if (s->output && !s->snapshot && s->nrules) {
+		/* overwrite mode with an output: the flight recorder's content */
+		char *d = tr_trace_dir(s, s->output);
+		note_err(s, d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM);
+		free(d);
+	}
+	if (s->mode == TRAWL_UST_DISCARD)
+		for (struct part *p = s->parts; p; p = p->next)
+			for (struct aring *r = p->rings; r; r = r->next)
+				if (r->c.ring.shm) {
+					ust_ring_destroy(&r->c.ring);
+					r->c.ring.shm = NULL;
+				}
+}

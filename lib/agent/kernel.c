@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/agent/kernel.c - a session's kernel part (enable -k): its rules, and
+ * from start to stop a kernel recorder writing SESSION/HOST/kernel/ with
+ * the session's clock. The recorder is the program's (opts.kernel, struct
+ * trawl_agent_kernel: the trawl program passes lib/kern's), so that
+ * libtrawl depends on no tracing library; without one, enable -k is
+ * refused. The recorder's threads share nothing with the agent's loop but
+ * the recorder object, touched here only at start and stop. Once stopped,
+ * both traces declare the kernel's clock calibration, so that they merge
+ * exactly.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-internal.h"
+
+int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why, size_t wlen)
+{
+	if (!a->o.kernel)
+		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+	return a->o.kernel->check(spec, why, wlen);
+}
+
+int tr_kernel_add_event(struct session *s, const char *spec)
+{
+	for (size_t i = 0; i < s->nkev; i++)
+		if (strcmp(s->kev[i], spec) == 0)
+			return 0;
+	char **m = realloc(s->kev, (s->nkev + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	s->kev = m;
+	if (!(s->kev[s->nkev] = strdup(spec)))
+		return -ENOMEM;
+	s->nkev++;
+	return 0;
+}
+
+int tr_kernel_set_filter(struct session *s, const char *expr, char *why, size_t wlen)
+{
+	if (!*expr || strchr(expr, '\n'))
+		return seterr(why, wlen, EINVAL, "bad kernel filter '%s'", expr);
+	if (s->kfilter && strcmp(s->kfilter, expr) != 0)
+		return seterr(why, wlen, EEXIST,
+			      "session %s already has the kernel filter '%s' (one filter applies to every kernel event; disable -k --all first)",
+			      s->name, s->kfilter);
+	if (!s->kfilter && !(s->kfilter = strdup(expr)))
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	return 0;
+}
+
+int tr_kernel_add_pid(struct session *s, const char *v, char *why, size_t wlen)
+{
+	char *end;
+	errno = 0;
+	long pid = strtol(v, &end, 10);
+	if (errno || !*v || *end || pid < 1 || pid > 0x3fffffff)
+		return seterr(why, wlen, EINVAL, "'%s' is not a pid", v);
+	for (size_t i = 0; i < s->nkpids; i++)
+		if (s->kpids[i] == (int32_t)pid)
+			return 0;
+	if (s->nkpids >= 4096)
+		return seterr(why, wlen, E2BIG, "too many kernel pids");
+	int32_t *m = realloc(s->kpids, (s->nkpids + 1) * sizeof(*m));
+	if (!m)
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	s->kpids = m;
+	s->kpids[s->nkpids++] = (int32_t)pid;
+	return 0;
+}
+
+void tr_kernel_clear(struct session *s)
+{
+	for (size_t i = 0; i < s->nkev; i++)
+		free(s->kev[i]);
+	free(s->kev);
+	s->kev = NULL;
+	s->nkev = 0;
+	free(s->kfilter);
+	s->kfilter = NULL;
+	free(s->kpids);
+	s->kpids = NULL;
+	s->nkpids = 0;
+}
+
+/* Prepares the kernel recorder (nothing recorded yet); with the session's
+ * clock: the TSC when user space stamps with the TSC, else monotonic. */
+int tr_kernel_create(struct session *s, char *why, size_t wlen)
+{
+	const struct trawl_agent_kernel *k = s->a->o.kernel;
+	if (!k)
+		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+	char *d = NULL;
+	if (s->output && asprintf(&d, "%s/%s/kernel", s->output, s->a->hostname) < 0)
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	pid_t *pids = NULL;
+	if (s->nkpids && !(pids = calloc(s->nkpids, sizeof(*pids)))) {
+		free(d);
+		return seterr(why, wlen, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->nkpids; i++)
+		pids[i] = (pid_t)s->kpids[i];
+	struct trawl_agent_kernel_opts ko = {
+		.sz = sizeof(ko), .dir = d, .hostname = s->a->hostname,
+		.events = (const char *const *)s->kev, .nevents = s->nkev,
+		.filter = s->kfilter, .pids = pids, .npids = s->nkpids, .tsc = s->tsc,
+		.relay = s->relay, .relay_session = s->relay_session ? s->relay_session : s->name,
+		.live_ms = s->live_ms,
+	};
+	char err[400] = "";
+	errno = 0;
+	s->krec = k->create(&ko, err, sizeof(err));
+	int e = errno;
+	free(pids);
+	free(d);
+	if (!s->krec)
+		return seterr(why, wlen, e ? e : EIO, "%s", err[0] ? err : "kernel events: failed");
+	const char *cn = k->clock_name(s->krec);
+	snprintf(s->kclock, sizeof(s->kclock), "%s", cn ? cn : "");
+	return 0;
+}
+
+int tr_kernel_start(struct session *s, char *why, size_t wlen)
+{
+	char err[400] = "";
+	int r = s->a->o.kernel->start(s->krec, err, sizeof(err));
+	if (r < 0)
+		return seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
+	return 0;
+}
+
+void tr_kernel_clock_early(struct session *s)
+{
+	/* streamed with kernel events: the kernel trace's clock (final at
+	 * its start) is the user-space trace's too, so that they merge */
+	if (s->relay && s->krec && s->w &&
+	    s->a->o.kernel->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0) {
+		s->kclock_ok = true;
+		tr_ust_clock(s, trawl_ctf_writer_trace(s->w));
+	}
+}
+
+/* Stops the recorder: tracing off, every CPU's buffer drained, the trace
+ * closed; keeps its figures and its clock, frees it. */
+void tr_kernel_stop(struct session *s)
+{
+	const struct trawl_agent_kernel *k = s->a->o.kernel;
+	char err[400] = "";
+	if (!s->krec)
+		return;
+	if (k->stop(s->krec, &s->kst, err, sizeof(err)) < 0 && !s->kerr)
+		s->kerr = strdup(err[0] ? err : "the kernel trace could not be written");
+	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	k->destroy(s->krec);
+	s->krec = NULL;
+	s->kdone = true;
+}
+
+void tr_kernel_destroy(struct session *s)
+{
+	if (s->krec)
+		s->a->o.kernel->destroy(s->krec);
+	s->krec = NULL;
+}
+
+void tr_ust_clock(struct session *s, struct trawl_ctf_trace *t)
+{
+	ust_clock_fill(t, s->tsc, s->c0, s->mono0, s->real0);
+	if (s->kclock_ok) {
+		t->clocks[0].freq = s->kfreq;
+		t->clocks[0].offset_s = s->koff_s;
+		t->clocks[0].offset = s->koff;
+	}
+}

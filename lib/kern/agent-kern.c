@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/kern/agent-kern.c - the kernel recorder (krec.h) behind an agent's
+ * kernel table (agent-kern.h): what `enable -k` checks, and a session's
+ * kernel part from start to stop.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "agent-kern.h"
+#include "internal.h"
+#include "krec.h"
+
+/* The presets `enable -k` takes, and the system each needs. */
+static const struct {
+	const char *name, *system;
+} kpresets[] = {
+	{ "sched", "sched" }, { "syscalls", "raw_syscalls" }, { "irq", "irq" },
+	{ "block", "block" }, { "net", "net" }, { "kvm", "kvm" },
+};
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int need_root(char *err, size_t errlen)
+{
+	if (geteuid() != 0)
+		return seterr(err, errlen, EPERM, "kernel events need root (the agent runs as uid %u)",
+			      (unsigned)geteuid());
+	return 0;
+}
+
+/* The number of events of system sys (a directory of tdir/events) that
+ * match evg, at most 1 is enough. */
+static int kmatch_events(const char *tdir, const char *sys, const char *evg)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/events/%s", tdir, sys);
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while (!n && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !glob_match(evg, e->d_name))
+			continue;
+		char f[PATH_MAX + 300];
+		struct stat st;
+		snprintf(f, sizeof(f), "%s/%s/format", p, e->d_name);
+		n += stat(f, &st) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Kernel events need root, and a tracepoint this kernel offers (as
+ * `trawl record -k` takes them: SYSTEM:EVENT, globs in either part, a bare
+ * event name, or a preset). The recorder checks again, in full (the
+ * filter too), at start.
+ */
+static int ak_check(const char *spec, char *err, size_t errlen)
+{
+	int r = need_root(err, errlen);
+	if (r < 0)
+		return r;
+	const char *tdir = tracefs_tracing_dir();
+	char p[PATH_MAX];
+	if (tdir)
+		snprintf(p, sizeof(p), "%s/events", tdir);
+	if (!tdir || !is_dir(p))
+		return seterr(err, errlen, ENODEV,
+			      "kernel events: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+	for (size_t i = 0; i < ARRAY_SIZE(kpresets); i++)
+		if (strcmp(spec, kpresets[i].name) == 0) {
+			snprintf(p, sizeof(p), "%s/events/%s", tdir, kpresets[i].system);
+			if (!is_dir(p))
+				return seterr(err, errlen, ENOENT,
+					      "preset '%s': this kernel has no %s tracepoints", spec,
+					      kpresets[i].system);
+			return 0;
+		}
+	char sysg[256], evg[256];
+	const char *sep = strpbrk(spec, ":/");
+	if (sep) {
+		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
+		snprintf(evg, sizeof(evg), "%s", sep + 1);
+	} else {
+		snprintf(sysg, sizeof(sysg), "*");
+		snprintf(evg, sizeof(evg), "%s", spec);
+	}
+	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,"))
+		return seterr(err, errlen, EINVAL,
+			      "'%s' is not a kernel event (SYSTEM:EVENT, globs allowed, or a preset: sched, syscalls, irq, block, net, kvm)",
+			      spec);
+	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/events/%s/%s/format", tdir, sysg, evg);
+		if (stat(p, &st) == 0)
+			return 0;
+		return seterr(err, errlen, ENOENT,
+			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
+			      sysg, evg);
+	}
+	snprintf(p, sizeof(p), "%s/events", tdir);
+	DIR *d = opendir(p);
+	int n = 0;
+	struct dirent *e;
+	while (d && !n && (e = readdir(d)))
+		if (e->d_name[0] != '.' && glob_match(sysg, e->d_name))
+			n += kmatch_events(tdir, e->d_name, evg);
+	if (d)
+		closedir(d);
+	if (!n)
+		return seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+	return 0;
+}
+
+/* A recorder with the state dump and the tid context, in the session's
+ * clock: x86-tsc when user space stamps with the TSC, else mono. */
+static void *ak_create(const struct trawl_agent_kernel_opts *o, char *err, size_t errlen)
+{
+	int r = need_root(err, errlen);
+	if (r < 0)
+		return NULL;
+	struct krec_opts ko = {
+		.dir = o->dir, .hostname = o->hostname,
+		.relay = o->relay, .relay_session = o->relay_session, .live_ms = o->live_ms,
+		.events = o->events, .nevents = o->nevents,
+		.filter = o->filter, .pids = o->pids, .npids = o->npids,
+		.statedump = true, .tid_context = true,
+		.clock = o->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
+	};
+	char e[400] = "";
+	struct krec *k = krec_new(&ko, e, sizeof(e));
+	if (!k) {
+		int en = errno ? errno : EIO;
+		seterr(err, errlen, en, "kernel events: %s", e);
+		return NULL;
+	}
+	return k;
+}
+
+/* The reader thread is born with every signal blocked: the program's
+ * signals stay with its own threads. */
+static int ak_start(void *rec, char *err, size_t errlen)
+{
+	sigset_t all, old;
+	char e[400] = "";
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int r = krec_start(rec, e, sizeof(e));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return seterr(err, errlen, -r, "kernel events: %s", e);
+	return 0;
+}
+
+static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
+{
+	int r = krec_stop(rec, err, errlen);
+	memset(st, 0, sizeof(*st));
+	for (unsigned i = 0; i < krec_ncpus(rec); i++) {
+		st->events += krec_stats(rec, i)->events;
+		st->lost += krec_stats(rec, i)->lost;
+	}
+	st->statedump = krec_statedump_events(rec);
+	return r;
+}
+
+static int ak_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)
+{
+	return krec_clock_get(rec, freq, offset_s, offset);
+}
+
+static const char *ak_clock_name(void *rec)
+{
+	return krec_clock_name(rec);
+}
+
+static void ak_destroy(void *rec)
+{
+	krec_free(rec);
+}
+
+const struct trawl_agent_kernel trawl_kern_agent_ops = {
+	.sz = sizeof(struct trawl_agent_kernel),
+	.check = ak_check,
+	.create = ak_create,
+	.start = ak_start,
+	.stop = ak_stop,
+	.clock = ak_clock,
+	.clock_name = ak_clock_name,
+	.destroy = ak_destroy,
+};
