@@ -24,7 +24,7 @@
 
 #include "trawl/probe.h"
 #include "cli.h"
-#include "config.h"
+#include "util/config.h"
 #include "internal.h"	/* tr_clock_ns */
 
 #define DEFAULT_RATE	100

@@ -24,7 +24,7 @@
 #include <trawl/relay.h>
 
 #include "cli.h"
-#include "config.h"
+#include "util/config.h"
 
 static void usage(FILE *f)
 {

@@ -21,14 +21,6 @@
 #include "internal.h"
 #include "krec.h"
 
-/* The presets `enable -k` takes, and the system each needs. */
-static const struct {
-	const char *name, *system;
-} kpresets[] = {
-	{ "sched", "sched" }, { "syscalls", "raw_syscalls" }, { "irq", "irq" },
-	{ "block", "block" }, { "net", "net" }, { "kvm", "kvm" },
-};
-
 static bool is_dir(const char *p)
 {
 	struct stat st;
@@ -84,15 +76,14 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 	if (!tdir || !is_dir(p))
 		return seterr(err, errlen, ENODEV,
 			      "kernel events: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-	for (size_t i = 0; i < ARRAY_SIZE(kpresets); i++)
-		if (strcmp(spec, kpresets[i].name) == 0) {
-			snprintf(p, sizeof(p), "%s/events/%s", tdir, kpresets[i].system);
-			if (!is_dir(p))
-				return seterr(err, errlen, ENOENT,
-					      "preset '%s': this kernel has no %s tracepoints", spec,
-					      kpresets[i].system);
-			return 0;
-		}
+	const char *psys = krec_preset_system(spec);	/* the families' table */
+	if (psys) {
+		snprintf(p, sizeof(p), "%s/events/%s", tdir, psys);
+		if (!is_dir(p))
+			return seterr(err, errlen, ENOENT,
+				      "preset '%s': this kernel has no %s tracepoints", spec, psys);
+		return 0;
+	}
 	char sysg[256], evg[256];
 	const char *sep = strpbrk(spec, ":/");
 	if (sep) {
@@ -102,10 +93,13 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 		snprintf(sysg, sizeof(sysg), "*");
 		snprintf(evg, sizeof(evg), "%s", spec);
 	}
-	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,"))
+	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,")) {
+		char presets[200];
+		krec_presets(presets, sizeof(presets));
 		return seterr(err, errlen, EINVAL,
-			      "'%s' is not a kernel event (SYSTEM:EVENT, globs allowed, or a preset: sched, syscalls, irq, block, net, kvm)",
-			      spec);
+			      "'%s' is not a kernel event (SYSTEM:EVENT, globs allowed, or a preset: %s)",
+			      spec, presets);
+	}
 	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
 		struct stat st;
 		snprintf(p, sizeof(p), "%s/events/%s/%s/format", tdir, sysg, evg);

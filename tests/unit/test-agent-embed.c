@@ -36,9 +36,7 @@
 #include "trawl/tracepoint.h"
 /* the reader's API moves from ctf.h to pipe.h on branch restructure
  * (c2bfe21); once merged, include it unconditionally */
-#if __has_include("trawl/pipe.h")
 #include "trawl/pipe.h"
-#endif
 
 #include "tap.h"
 

@@ -30,9 +30,7 @@
 #include "trawl/relay.h"
 /* the reader's header on branch restructure (trawl_reader_*); keep the
  * include, drop the guard once both are merged */
-#if __has_include("trawl/pipe.h")
 #include "trawl/pipe.h"
-#endif
 
 #define NEV 1500		/* events per stream */
 #define NCPU 2
