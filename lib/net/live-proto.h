@@ -23,6 +23,7 @@
 #define LIVE_MINOR 4
 #define LIVE_REQ_HDR 16
 #define LIVE_REQ_MAX 64			/* the largest request payload we take */
+#define LIVE_CONNECT_COMMAND 1		/* CONNECT's type: a command connection */
 
 #define LIVE_HOST_MAX 64		/* char hostname[64] */
 #define LIVE_NAME_MAX 255		/* char session_name[255], channel[255] */
@@ -56,7 +57,7 @@ enum { LIVE_ATTACH_OK = 1, LIVE_ATTACH_ALREADY, LIVE_ATTACH_UNK, LIVE_ATTACH_NOT
        LIVE_ATTACH_SEEK_ERR, LIVE_ATTACH_NO_SESSION };
 enum { LIVE_SEEK_BEGINNING = 1, LIVE_SEEK_LAST = 2 };
 enum { LIVE_INDEX_OK = 1, LIVE_INDEX_RETRY, LIVE_INDEX_HUP, LIVE_INDEX_ERR,
-       LIVE_INDEX_INACTIVE };
+       LIVE_INDEX_INACTIVE, LIVE_INDEX_EOF /* lttng-relayd's ABI has it; unused */ };
 enum { LIVE_FLAG_NEW_METADATA = 1, LIVE_FLAG_NEW_STREAM = 2 };
 enum { LIVE_PACKET_OK = 1, LIVE_PACKET_RETRY, LIVE_PACKET_ERR, LIVE_PACKET_EOF };
 enum { LIVE_METADATA_OK = 1, LIVE_METADATA_NO_NEW, LIVE_METADATA_ERR };

@@ -27,6 +27,7 @@
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
 #include "net/relay-proto.h"
+#include "net/sock.h"
 
 struct relay_dest {
 	struct trawl_ctf_dest d;	/* first: what the writer holds */
@@ -49,46 +50,14 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Waits for ev on fd until deadline (ms, CLOCK_MONOTONIC): 0, -ETIMEDOUT. */
-static int wait_fd(int fd, short ev, int64_t deadline)
-{
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = fd, .events = ev };
-		int r = poll(&p, 1, (int)left);
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
+/* A connection to ai (tr_net_connect_addr), blocking, with the options of
+ * a producer's: the socket, or -errno. */
 static int connect_one(const struct addrinfo *ai, int64_t deadline)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			ai->ai_protocol);
+	int fd = tr_net_connect_addr(ai, deadline);
 	if (fd < 0)
-		return -errno;
-	int ret = 0;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		if (errno != EINPROGRESS) {
-			ret = -errno;
-			goto err;
-		}
-		ret = wait_fd(fd, POLLOUT, deadline);
-		if (ret)
-			goto err;
-		int soerr = 0;
-		socklen_t sl = sizeof(soerr);
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-			soerr = errno;
-		if (soerr) {
-			ret = -soerr;
-			goto err;
-		}
-	}
+		return fd;
+	int ret;
 	/* blocking from now on: the writer's sends wait for the network */
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
@@ -100,7 +69,6 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline)
 	int one = 1, idle = 10, intvl = 5, cnt = 3;
 	unsigned user_ms = RELAY_SEND_TIMEOUT_MS;
 	struct timeval tv = { RELAY_SEND_TIMEOUT_MS / 1000, 0 };
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
@@ -113,33 +81,11 @@ err:
 	return ret;
 }
 
-/* Reads exactly n bytes before the deadline: 0, -ETIMEDOUT, -ECONNRESET
- * (closed), -errno. */
-static int read_full(int fd, uint8_t *b, size_t n, int64_t deadline)
-{
-	while (n) {
-		int ret = wait_fd(fd, POLLIN, deadline);
-		if (ret)
-			return ret;
-		ssize_t r = recv(fd, b, n, MSG_DONTWAIT);
-		if (r == 0)
-			return -ECONNRESET;
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Reads one WELCOME or ACK: its status, the relay's message in msg. */
 static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg, size_t msglen)
 {
 	uint8_t hdr[RELAY_HDR_LEN];
-	int ret = read_full(fd, hdr, sizeof(hdr), deadline);
+	int ret = tr_net_read_full(fd, hdr, sizeof(hdr), deadline);
 	if (ret)
 		return ret;
 	uint32_t plen = get_le32(hdr + 4);
@@ -147,7 +93,7 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 		return -EPROTO;
 	uint8_t buf[RELAY_HDR_LEN + 4096];
 	memcpy(buf, hdr, sizeof(hdr));
-	ret = read_full(fd, buf + RELAY_HDR_LEN, plen, deadline);
+	ret = tr_net_read_full(fd, buf + RELAY_HDR_LEN, plen, deadline);
 	if (ret)
 		return ret;
 	struct relay_msg m;

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/net/sock.c - TCP helpers of the library's network clients (sock.h). */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/sock.h"
+
+int64_t tr_net_now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int tr_net_wait(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - tr_net_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = fd, .events = ev };
+		int r = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int tr_net_connect_addr(const struct addrinfo *ai, int64_t deadline)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	int ret = 0;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		if (errno != EINPROGRESS) {
+			ret = -errno;
+			goto err;
+		}
+		ret = tr_net_wait(fd, POLLOUT, deadline);
+		if (ret)
+			goto err;
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+			soerr = errno;
+		if (soerr) {
+			ret = -soerr;
+			goto err;
+		}
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+err:
+	close(fd);
+	return ret;
+}
+
+int tr_net_connect(const char *host, unsigned port, int64_t deadline, char *err, size_t errlen)
+{
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%u", port);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res;
+	int gr = getaddrinfo(host, ps, &hints, &res);
+	if (gr) {
+		if (errlen)
+			snprintf(err, errlen, "%s", gai_strerror(gr));
+		return -EHOSTUNREACH;
+	}
+	int fd = -ECONNREFUSED;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = tr_net_connect_addr(ai, deadline);
+		if (fd >= 0 || fd == -ETIMEDOUT)
+			break;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+int tr_net_read_full(int fd, void *buf, size_t n, int64_t deadline)
+{
+	uint8_t *b = buf;
+	while (n) {
+		ssize_t r = recv(fd, b, n, MSG_DONTWAIT);
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return errno == EPIPE ? -ECONNRESET : -errno;
+			int ret = tr_net_wait(fd, POLLIN, deadline);
+			if (ret)
+				return ret;
+			continue;
+		}
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int tr_net_write_full(int fd, const void *buf, size_t n, int64_t deadline)
+{
+	const uint8_t *b = buf;
+	while (n) {
+		ssize_t r = send(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return errno == EPIPE ? -ECONNRESET : -errno;
+			int ret = tr_net_wait(fd, POLLOUT, deadline);
+			if (ret)
+				return ret;
+			continue;
+		}
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
