@@ -53,6 +53,7 @@
 #include "tap.h"
 #include "internal.h"
 #include "trawl/ctf.h"
+#include "trawl/relay.h"
 #include "net/live-client.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
@@ -794,9 +795,17 @@ static int produce(struct producer *p, int cpu, uint64_t ts, int n)
 static int producer_new(struct producer *p, const char *relay, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
+	struct trawl_relay_dest_opts ro = {
+		.sz = sizeof(ro), .addr = relay, .session = "lc", .trace = "ust",
+		.live_timer_us = 250000,
+	};
+	struct trawl_ctf_dest *dest = trawl_relay_dest_new(&ro);
+	if (!dest) {
+		snprintf(err, errlen, "relay %s: %s", relay, strerror(errno));
+		return -errno;
+	}
 	struct trawl_ctf_writer_opts o = {
-		.sz = sizeof(o), .hostname = "nodeL", .domain = "ust", .relay = relay,
-		.relay_session = "lc", .relay_trace = "ust", .live_timer_us = 250000,
+		.sz = sizeof(o), .hostname = "nodeL", .domain = "ust", .dest = dest,
 		.packet_size = 4096, .clock_offset_s = 1700000000, .clock_offset = 1,
 		.err = err, .errlen = errlen,
 	};
