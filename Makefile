@@ -1,6 +1,9 @@
 # trawl - one non-recursive GNU Makefile.
 #   make                 library (static + shared) and the trawl binary
-#   make check           unit + end-to-end tests (installs Debian deps first)
+#   make check           unit + end-to-end tests (installs Debian deps first),
+#                        J=N files at a time (default: the CPUs), T=pattern
+#   make adverse         the tests under nice 19, busy CPUs, one CPU, tracefs
+#                        elsewhere and no TSC (ADVERSE="busy onecpu" for some)
 #   make bench           benchmarks against the anchors (babeltrace2, ...)
 #   make demo            a small cluster on this machine (namespaces), recorded, synchronized, shown
 #   make fuzz            builds the fuzz targets (clang libFuzzer)
@@ -80,7 +83,7 @@ KSTATIC := $(O)/libtrawl-kern.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
-.PHONY: all bin check test unit e2e bench bench-run demo demo-run fuzz install clean deps examples
+.PHONY: all bin check adverse test unit e2e bench bench-run demo demo-run fuzz install clean deps examples
 all: $(STATIC) $(SHARED) $(TRAWL) $(O)/trawl.pc $(UNIT_BINS) $(REPLAY_BINS) $(EXAMPLE_BINS)
 
 $(O)/obj/%.o: $(SRC)/%.c
@@ -163,6 +166,13 @@ check: deps
 	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) TRAWL_SAN=$(SAN) \
 		TRAWL_MAKE_ARGS='O=$(abspath $(O_BASE)) SAN=$(SAN)' sh $(SRC)/tests/run.sh
 test: check
+
+# The suite under each adverse condition (nice 19, busy CPUs, one CPU,
+# tracefs elsewhere, no TSC): tests/adverse.sh. Not part of check (~10 min).
+adverse: deps
+	$(Q)$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O_BASE) all
+	$(Q)TRAWL_BUILD=$(abspath $(O)) TRAWL_SRC=$(SRC) TRAWL_SAN=$(SAN) \
+		TRAWL_MAKE_ARGS='O=$(abspath $(O_BASE)) SAN=$(SAN)' sh $(SRC)/tests/adverse.sh $(ADVERSE)
 
 # bench: the reader, writer and sync figures (bench/run.sh), the user-space
 # tracepoints against lttng-ust (bench/ust.sh), kernel recording against

@@ -17,7 +17,10 @@
  * One thread, ppoll() with a nanosecond timeout to the next due datagram
  * (timer slack set to 1 ns). It runs until SIGINT/SIGTERM or -t SECONDS,
  * creates READY_FILE once every socket is bound, and prints one line per
- * route on exit:
+ * route on exit. At SIGINT/SIGTERM it takes what its sockets still hold,
+ * forwards every datagram it has when due, and only then exits: once the
+ * senders are done and the relay has read what they sent, a signal loses
+ * nothing (at -t SECONDS, it ends at once: "pending" counts what it had).
  *
  *   route LADDR:LPORT -> DADDR:DPORT delay D jitter J: forwarded N dropped N
  *   late_us min X mean X max X
@@ -375,6 +378,21 @@ int main(int argc, char **argv)
 				receive(i);
 	}
 
+	if (stop) {	/* the rest, each when due */
+		for (int i = 0; i < nroutes; i++)
+			receive(i);
+		while (nheap) {
+			uint64_t now = mono_ns(), due = pool[heap[0]].due;
+
+			if (due > now) {
+				struct timespec ts = { .tv_sec = (time_t)((due - now) / 1000000000u),
+						       .tv_nsec = (long)((due - now) % 1000000000u) };
+
+				nanosleep(&ts, NULL);
+			}
+			forward_due();
+		}
+	}
 	for (int i = 0; i < nroutes; i++) {
 		struct route *r = &routes[i];
 		char la[INET_ADDRSTRLEN], da[INET_ADDRSTRLEN];

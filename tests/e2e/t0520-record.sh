@@ -15,6 +15,12 @@ APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || skip_all "examples/ust-counter is not built"
 plan 22
 
+# sockdir ERRFILE: the private socket directory the record's agent logged
+sockdir() { sed -n 's/.*listening on \(\/tmp\/trawl-record-[A-Za-z0-9]*\)\/agent.sock.*/\1/p' "$1" | head -1; }
+# count FILE: what ust-counter -c FILE counted for its thread 0 (events
+# returned); 0 before the program created the file
+count() { c=$(od -An -tu8 -N8 "$1" 2>/dev/null | tr -d ' '); echo "${c:-0}"; }
+
 # 1. user space only
 "$TRAWL" record -q --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
 is "$?" 0 "record --no-kernel -- ust-counter exits 0"
@@ -24,8 +30,10 @@ is "$(grep -c 'counter:tick' s1.txt)" 2100 "every tick is in s1/h1/ust"
 is "$(grep -c 'counter:debug' s1.txt)" 2100 "and every debug event (all events by default)"
 [ -d s1/h1/ust ] && [ ! -e s1/h1/kernel ]
 ok $? "a user-space trace and no kernel trace"
-left=$(ls -d /tmp/trawl-record-* 2>/dev/null | while read d; do [ -S "$d/agent.sock" ] && echo "$d"; done)
-is "$left" "" "no private agent socket left behind"
+# this record's own directory (others may run at the same time)
+sdir1=$(sockdir rec1.err)
+[ -n "$sdir1" ] && [ ! -S "$sdir1/agent.sock" ]
+ok $? "no private agent socket left behind (${sdir1:-none found in the log})"
 
 # 2. children of the command, its exit status, -u GLOB
 "$TRAWL" record -q --no-kernel --host h2 -u 'counter:tick' -o s2 -- \
@@ -49,35 +57,36 @@ if [ "$(id -u)" != 0 ]; then
 fi
 # record killed outright (SIGKILL): its agent is told by the kernel (parent
 # death signal), ends the trace and exits instead of waiting forever
-"$TRAWL" record -q --no-kernel --host h5 -o s5 -- "$APP" -n 100000 -s 1000 > /dev/null 2> rec5.err &
+"$TRAWL" record -q --no-kernel --host h5 -o s5 -- "$APP" -n 100000 -s 1000 -c "$TRASH/counts5.bin" > /dev/null 2> rec5.err &
 rpid=$!
 apid="" cpid=""
-for i in $(seq 50); do
+# killed once its agent and the command run, the command's stream is
+# begun and the command has returned from some ticks (counted): waited
+# for, bounded (the metadata file is written later: not waited for)
+started() {
 	apid=$(pgrep -P "$rpid" -f 'agent --oneshot')
 	cpid=$(pgrep -P "$rpid" -f 'ust-counter')
-	[ -n "$apid" ] && [ -n "$cpid" ] && [ -f s5/h5/ust/metadata ] && break
-	sleep 0.1
-done
-sleep 0.3
+	[ -n "$apid" ] && [ -n "$cpid" ] && ls s5/h5/ust 2> /dev/null | grep -q '^ust_' &&
+		[ "$(count counts5.bin)" -ge 10 ]
+}
+until_ok 30 started
+c5=$(count counts5.bin)
 kill -9 "$rpid"
 wait "$rpid" 2> /dev/null
-gone=1
-for i in $(seq 100); do
-	kill -0 "$apid" 2> /dev/null || { gone=0; break; }
-	sleep 0.1
-done
+[ -n "$apid" ] && until_ok 30 gone "$apid"
+gone=$?
 [ -n "$apid" ] && [ "$gone" -eq 0 ]
 ok $? "record killed: its agent (${apid:-none found}) exits by itself"
 [ "$gone" -ne 0 ] && [ -n "$apid" ] && kill "$apid" 2> /dev/null	# not left running
-sdir=$(sed -n 's/.*listening on \(\/tmp\/trawl-record-[A-Za-z0-9]*\)\/agent.sock.*/\1/p' rec5.err | head -1)
+sdir=$(sockdir rec5.err)
 [ -n "$sdir" ] && [ ! -e "$sdir" ]
 ok $? "record killed: its private socket directory (${sdir:-not found in the log}) is gone"
 [ -n "$cpid" ] && kill "$cpid" 2> /dev/null
 "$TRAWL" print s5 > s5.txt 2> s5.err
 is "$?" 0 "record killed: the trace its agent ended reads cleanly"
 n5=$(grep -c 'counter:tick' s5.txt)
-[ "$n5" -gt 0 ]
-ok $? "record killed: the ticks before the kill are there ($n5)"
+[ "$c5" -ge 10 ] && [ "$n5" -ge "$c5" ]
+ok $? "record killed: the ticks before the kill are there ($n5 >= $c5 returned before it)"
 
 "$TRAWL" record -q -k sched --only-command --host h4 -o s4 -- "$APP" -n 400 -t 2 > app4.out 2> rec4.err
 rc=$?

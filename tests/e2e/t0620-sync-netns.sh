@@ -87,18 +87,44 @@ else
 	echo "# netem unavailable ($(head -1 netem.err | cut -c1-100)): natural veth delays only"
 fi
 
+# The emulated cluster must keep its pace whatever else the machine does
+# (each node of a real one has its own CPUs): the probes, and the relay of
+# the second run, run SCHED_FIFO where this may. Else a loaded machine
+# stretches the probes' 5 ms period (a probe that falls behind skips
+# rounds) and adds its scheduling delays, milliseconds, to the relay's
+# configured ones, hundreds of us, and the bounds and errors follow them.
+RT=""
+if chrt -f 10 true 2> rt.err; then
+	RT="chrt -f 10"
+	echo "# the probes and the relay: SCHED_FIFO 10"
+else
+	echo "# no SCHED_FIFO here ($(head -1 rt.err)): the checks of pace and delay hold on an idle machine only"
+fi
+# probe I OUT ARGS...: node I's probe into session OUT, in its network and
+# time namespaces, behind a barrier: it touches OUT.I.ready, then waits for
+# OUT.go, so that the 4 start together however slowly this shell starts
+# them (a probe alone sends to peers not listening yet)
+probe() {
+	_i=$1 _o=$2
+	shift 2
+	TRAWL_CONFIG= $RT timeout 60 ip netns exec "$P-n$_i" unshare --time --monotonic "$(off_of "$_i")" --fork \
+		sh -c 'touch "$1"; until [ -e "$2" ]; do sleep 0.01; done; shift 2; exec "$@"' sh \
+		"$_o.$_i.ready" "$_o.go" "$TRAWL" probe -o "$_o" --host "node$_i" \
+		--listen "10.231.0.$((_i + 1)):$PORT" "$@"
+}
+all_ready() { for _i in $(seq 0 $((N - 1))); do [ -e "$1.$_i.ready" ] || return 1; done; }
+
 # ---- the probes: every node probes every other one
 for i in $(seq 0 $((N - 1))); do
 	peers=""
 	for j in $(seq 0 $((N - 1))); do
 		[ "$j" -eq "$i" ] || peers="$peers --peer node$j=10.231.0.$((j + 1)):$PORT"
 	done
-	o=$(off_of "$i")
-	TRAWL_CONFIG= timeout 30 ip netns exec "$P-n$i" unshare --time --monotonic "$o" --fork \
-		"$TRAWL" probe -o S --host "node$i" --listen "10.231.0.$((i + 1)):$PORT" $peers \
-		--rate $RATE --duration $DUR --clock-offset 0 > "probe$i.out" 2> "probe$i.err" &
+	probe "$i" S $peers --rate $RATE --duration $DUR --clock-offset 0 > "probe$i.out" 2> "probe$i.err" &
 	pids="$pids $!"
 done
+until_ok 30 all_ready S
+touch S.go
 rc=0
 for p in $pids; do wait "$p" || rc=$?; done
 pids=""
@@ -173,17 +199,24 @@ awk -v offs="$OFFS" 'BEGIN { split(offs, o, " ") }
 	END { print bad + 0 }' raw.min > raw.check
 is "$(tail -1 raw.check)" 0 "raw one-way delays are the namespace offsets + 0..50 ms (clocks really shifted)"
 grep '^#' raw.check
-# the probes' own estimate: offset(B-A) = (dAB - dBA) / 2 within +-(dAB + dBA) / 2
+# the probes' own estimate: offset(B-A) = (dAB - dBA) / 2 within +-(dAB + dBA) / 2,
+# the band: half the pair's smallest round trip of some 500 each way, about
+# 10 us here (at most 28 us measured with nice 19, with both CPUs busy with
+# hogs, with one CPU shared with 3 hogs). The band's limit keeps "within
+# its band" from holding for any estimate: a node dating sends and receives
+# on different clocks (one of them without its namespace's offset, 2 to 7 s
+# here) gives bands of seconds. 50 ms, as for the raw delays above: a
+# loaded machine delays some exchanges, never all 500 of a pair by that much.
 awk -v offs="$OFFS" 'BEGIN { split(offs, o, " ") }
 	{ m[$1 " " $2] = $3 }
 	END { for (p in m) { split(p, x, " "); if (x[1] >= x[2]) continue
 		ab = m[p]; ba = m[x[2] " " x[1]]; est = (ab - ba) / 2; band = (ab + ba) / 2
 		a = substr(x[1], 5) + 1; b = substr(x[2], 5) + 1; err = est - (o[b] - o[a]) * 1e9
 		printf "# %s-%s: offset %.0f ns, band +-%.0f ns, true error %.0f ns\n", x[1], x[2], est, band, err
-		if (band < 0 || band > 5e6 || err > band || -err > band) bad++; n++ }
+		if (band < 0 || band > 50e6 || err > band || -err > band) bad++; n++ }
 	      print bad + 0, n + 0 }' raw.min > est.txt
 grep '^#' est.txt
-is "$(tail -1 est.txt)" "0 6" "per pair, the min-RTT offset is within its band (< 5 ms) of the truth"
+is "$(tail -1 est.txt)" "0 6" "per pair, the min-RTT offset is within its band (< 50 ms) of the truth"
 
 # babeltrace2, the independent reader
 if command -v babeltrace2 > /dev/null 2>&1; then
@@ -235,7 +268,13 @@ is "$(awk '$3 != "accurate" && !($3 == "reference" && $1 == $2)' sync.check | wc
 	"every node's quality is accurate (the reference: reference)"
 is "$(awk '$5 < 0 || $4 > $5' sync.check | wc -l)" 0 \
 	"every recovered offset equals the namespace offset within the reported bound"
-is "$(awk '$5 >= 0 && $5 < 5000000' sync.check | wc -l)" 4 "every bound is below 5 ms"
+# The bounds: from the pairs' smallest round trips, tens of us here (10-46 us
+# measured idle, with nice 19, both CPUs busy, one CPU shared with 3 hogs).
+# Their limit keeps "within the reported bound" from holding for any
+# offset: a bound that took in the clocks' offsets (2 to 9 s), or a node
+# left without a bound, would pass it. 50 ms: only every one of a pair's
+# ~500 exchanges delayed by that much would reach it.
+is "$(awk '$5 >= 0 && $5 < 50000000' sync.check | wc -l)" 4 "every bound is below 50 ms"
 # the pairs section of the text output: "  nodeA - nodeB  QUALITY: ..."
 is "$(grep -c '^ *node[0-9] - node[0-9]  *accurate:' sync.out) $(grep -c '^ *node[0-9] - node[0-9] ' sync.out)" \
 	"6 6" "all 6 pairs are accurate"
@@ -310,37 +349,58 @@ fi
 routes=$(echo "$DELAYS" | while read -r a b d j; do
 	echo "$RELAY:$(rport "$a" "$b")=10.231.0.$((b + 1)):$PORT:$d:$j"; done)
 ip -n "$P-br" addr add "$RELAY/24" dev br0 2> relay-ip.err
-ip netns exec "$P-br" ./delay-relay -s 620 -t 60 -r relay.ready $routes > relay.out 2> relay.err &
+$RT ip netns exec "$P-br" ./delay-relay -s 620 -t 120 -r relay.ready $routes > relay.out 2> relay.err &
 relay_pid=$!
 pids="$relay_pid"
-k=0
-while [ ! -f relay.ready ] && [ $k -lt 100 ] && kill -0 $relay_pid 2> /dev/null; do sleep 0.05; k=$((k + 1)); done
+relay_up() { [ -f relay.ready ] || gone $relay_pid; }
+until_ok 30 relay_up
 [ -f relay.ready ]
 ok $? "delay-relay listens in the bridge namespace ($RELAY, 12 ports, one per direction)"
 [ -f relay.ready ] || { cat relay-ip.err relay.err | sed 's/^/#   /'; relay_skip "no relay"; }
 
 DUR2=2
+# udp NETNS FIELD: the Udp counter FIELD of /proc/net/snmp in NETNS
+udp() {
+	ip netns exec "$1" awk -v f="$2" '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) if ($i == f) c = i; h = 1 }
+		else print $c }' /proc/net/snmp
+}
+# sent: the datagrams the nodes sent (counters since run 1's); read: those
+# the relay has taken from its sockets
+sent0=0
+for i in $(seq 0 $((N - 1))); do sent0=$((sent0 + $(udp "$P-n$i" OutDatagrams))); done
+read0=$(udp "$P-br" InDatagrams)
+sent_all() {
+	_s=0
+	for _i in $(seq 0 $((N - 1))); do _s=$((_s + $(udp "$P-n$_i" OutDatagrams))); done
+	echo $((_s - sent0))
+}
+relay_read() { echo $(( $(udp "$P-br" InDatagrams) - read0 )); }
+relay_has_all() { [ "$(relay_read)" -eq "$(sent_all)" ]; }
 ppids=""
 for i in $(seq 0 $((N - 1))); do
 	peers=""
 	for j in $(seq 0 $((N - 1))); do
 		[ "$j" -eq "$i" ] || peers="$peers --peer node$j=$RELAY:$(rport "$i" "$j")"
 	done
-	TRAWL_CONFIG= timeout 30 ip netns exec "$P-n$i" unshare --time --monotonic "$(off_of "$i")" --fork \
-		"$TRAWL" probe -o R --host "node$i" --listen "10.231.0.$((i + 1)):$PORT" $peers \
-		--rate $RATE --duration $DUR2 --clock-offset 0 > "rprobe$i.out" 2> "rprobe$i.err" &
+	probe "$i" R $peers --rate $RATE --duration $DUR2 --clock-offset 0 > "rprobe$i.out" 2> "rprobe$i.err" &
 	ppids="$ppids $!"
 	pids="$pids $!"
 done
+until_ok 30 all_ready R
+touch R.go
 rc=0
 for p in $ppids; do wait "$p" || rc=$?; done
-sleep 0.05	# the last datagrams still in the relay (600 us at most)
+# the probes are done: once the relay has read every datagram they sent, a
+# SIGTERM makes it forward the ones it still holds, each when due, then exit
+until_ok 30 relay_has_all
+has=$?
+echo "# the nodes sent $(sent_all) datagrams, the relay read $(relay_read)"
 kill -TERM $relay_pid
 wait $relay_pid
 rrc=$?
 pids=""
-[ $rc -eq 0 ] && [ $rrc -eq 0 ]
-ok $? "4 probes through the relay and the relay itself exit 0"
+[ $rc -eq 0 ] && [ $rrc -eq 0 ] && [ $has -eq 0 ] && grep -qx 'pending 0' relay.out
+ok $? "4 probes through the relay and the relay itself exit 0 (the relay read every datagram sent, and forwarded all it had)"
 [ $rc -eq 0 ] || for i in 0 1 2 3; do sed "s/^/# node$i: /" "rprobe$i.err"; done
 sed 's/^/# relay: /' relay.out
 
@@ -375,6 +435,7 @@ awk -v offs="$OFFS" 'BEGIN { split(offs, o, " ") }
 		if (!(p in m) || x < m[p]) m[p] = x }
 	      for (p in m) { split(p, q, " ")
 		printf "# node%s -> node%s: configured %d us, min %.1f us\n", q[1], q[2], d[p], m[p] / 1e3
+		printf "%s %.0f\n", p, m[p] > "rmin.txt"
 		if (m[p] > d[p] * 1000 + 500000) slow++; n++ }
 	      print early + 0, slow + 0, n + 0 }' delays.txt rraw.ev > rdelay.check
 grep '^#' rdelay.check
@@ -387,38 +448,48 @@ sed 's/^/# /' rsync.out | grep -v '^#   \(traces\|start\|transform\) '
 [ -s rsync.err ] && sed 's/^/# stderr: /' rsync.err
 # per node: quality, the offset at mid-trace (t0 - y0) against the truth, the
 # error the asymmetry predicts along the node's path, sum((d(y->x) - d(x->y))/2)
-# per hop x -> y, the worst error at first/mid/last against bound_max, and
-# bound_mid against half the configured round trips along the path:
-# "host ref quality offset truth error predicted bound_mid worst bound_max halfrtt"
+# per hop x -> y, the worst error at first/mid/last against bound_max,
+# bound_mid against half the configured round trips along the path, and
+# the error the delays the probes met predict: the same sum over each
+# direction's smallest one-way delay (the relay's delay and its lateness:
+# what the hull sees; the configured delay alone on an idle machine):
+# "host ref quality offset truth error predicted bound_mid worst bound_max halfrtt predicted_met"
 awk -v offs="$OFFS" 'BEGIN { split(offs, o, " "); S = 2 ^ 60 }
-	NR == FNR { d[$1 " " $2] = $3; next }
+	FILENAME == "delays.txt" { d[$1 " " $2] = $3; next }
+	FILENAME == "rmin.txt" { mm[$1 " " $2] = $3; next }
 	$1 == "host" { h = $2; delete v; for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
 		r = v["reference"]; a = substr(h, 5) + 1; b = substr(r, 5) + 1
 		truth = (o[a] - o[b]) * 1e9
 		off = v["t0"] - v["y0"]
-		np = split(v["path"], pa, ","); pred = 0; half = 0
+		np = split(v["path"], pa, ","); pred = 0; half = 0; predm = 0
 		for (i = 1; i < np; i++) { x = substr(pa[i], 5); y = substr(pa[i + 1], 5)
-			pred += (d[y " " x] - d[x " " y]) * 500; half += (d[y " " x] + d[x " " y]) * 500 }
+			pred += (d[y " " x] - d[x " " y]) * 500; half += (d[y " " x] + d[x " " y]) * 500
+			predm += (mm[y " " x] - mm[x " " y]) / 2 }
 		worst = 0
 		for (j = 0; j <= 2; j++) {
 			t = j == 0 ? v["first"] : j == 1 ? v["t0"] : v["last"]
 			y = v["y0"] + (v["slope"] / S) * (t - v["t0"])
 			e = y - (t - truth); if (e < 0) e = -e; if (e > worst) worst = e
 		}
-		printf "%s %s %s %.0f %.0f %.0f %.0f %s %.0f %s %.0f\n", h, r, v["quality"], off, truth,
-			off - truth, pred, v["bound_mid"], worst, v["bound_max"], half
-	}' delays.txt R/sync.txt > rsync.check
-echo "# pair offset truth error bound (ns; offset: node - reference at mid-trace; predicted: half the asymmetry along the path; worst: over first/mid/last against bound_max)"
-awk '{ printf "# %s-%s %s %s %s %s (predicted %s, worst %s of %s, half-RTT configured %s) %s\n",
-	$1, $2, $4, $5, $6, $8, $7, $9, $10, $11, $3 }' rsync.check
+		printf "%s %s %s %.0f %.0f %.0f %.0f %s %.0f %s %.0f %.0f\n", h, r, v["quality"], off, truth,
+			off - truth, pred, v["bound_mid"], worst, v["bound_max"], half, predm
+	}' delays.txt rmin.txt R/sync.txt > rsync.check
+echo "# pair offset truth error bound (ns; offset: node - reference at mid-trace; predicted: half the asymmetry along the path, configured and met; worst: over first/mid/last against bound_max)"
+awk '{ printf "# %s-%s %s %s %s %s (predicted %s, met %s, worst %s of %s, half-RTT configured %s) %s\n",
+	$1, $2, $4, $5, $6, $8, $7, $12, $9, $10, $11, $3 }' rsync.check
 is "$(wc -l < rsync.check) $(awk '$3 != "accurate" && !($3 == "reference" && $1 == $2)' rsync.check | wc -l)" \
 	"4 0" "relayed: one line per node, every node accurate (the reference: reference)"
 is "$(awk '$1 != $2 && ($10 == "-" || $9 > $10 || $6 > $8 || -$6 > $8)' rsync.check | wc -l)" 0 \
 	"relayed: every recovered offset equals the namespace offset within the reported bound (mid and max)"
 is "$(awk '$1 != $2 && ($8 < 0.9 * $11 || $8 > $11 + 500000 || $8 < ($7 < 0 ? -$7 : $7))' rsync.check | wc -l)" 0 \
 	"relayed: each bound is the configured half round trip along the path (+ < 0.5 ms), so >= half the asymmetry"
-is "$(awk '$1 != $2 && ($6 - $7 > ERRTOL || $7 - $6 > ERRTOL)' ERRTOL=40000 rsync.check | wc -l)" 0 \
-	"relayed: each error is the asymmetry's (d(ref -> node) - d(node -> ref)) / 2 along the path, within 40 us"
+# (against the delays met: the relay adds its lateness, 40-60 us at least
+# each way here, more on a loaded machine, and not alike both ways; errors
+# came within 23 us of the configured asymmetry's, within 6 us of the one
+# met, idle or loaded. An error that ignored the asymmetry would be off by
+# half of it along the path, up to 200 us here)
+is "$(awk '$1 != $2 && ($6 - $12 > ERRTOL || $12 - $6 > ERRTOL)' ERRTOL=40000 rsync.check | wc -l)" 0 \
+	"relayed: each error is the asymmetry's (d(ref -> node) - d(node -> ref)) / 2 along the path (the delays met), within 40 us"
 # the pairs: bound mid >= 0.9 x the configured half round trip (>= half the asymmetry)
 sed -n 's/^ *node\([0-9]\) - node\([0-9]\)  *\([a-z-]*\):.* bound mid \([0-9]*\) ns.*/\1 \2 \3 \4/p' rsync.out > rpairs.txt
 awk 'NR == FNR { d[$1 " " $2] = $3; next }

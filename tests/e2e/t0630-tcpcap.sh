@@ -7,7 +7,8 @@
 # a server on B, which answers each. Checks: both sides recorded sends and
 # receives; A's tcp_send tuples are exactly B's tcp_recv tuples and the
 # reverse (no segment missing, none extra); every matched segment's delay,
-# once the known offset difference is removed, is >= 0 and < 10 ms; the
+# once the known offset difference is removed, is >= 0 and < 1 s, and their
+# median < 10 ms; the
 # payload lengths add up to the bytes the application moved; the
 # timestamps are on each node's clock; the --port filter keeps other
 # traffic out; a recorder in another namespace sees none of it; a ring
@@ -82,16 +83,8 @@ PORT3=$((PORT + 2))
 M=200
 S=3000
 
-# wait_for FILE PATTERN: poll (10 s at most) until FILE holds PATTERN
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2> /dev/null; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
+# wait_for FILE PATTERN: poll (60 s at most) until FILE holds PATTERN
+wait_for() { until_ok 60 grep -q "$2" "$1" 2> /dev/null; }
 mono_ns() {
 	python3 -c 'import time; print(time.monotonic_ns())'
 }
@@ -154,18 +147,20 @@ print("client", m * size, got, flush=True)
 EOF
 
 # --- the recorders: A, B (each in its own time namespace), and one in this
-# namespace that must see none of the namespaces' traffic
+# namespace that must see none of the namespaces' traffic. They stop at
+# SIGINT; --duration only ends them should this script die (SIGKILL)
+# before its cleanup, far beyond any run (a loaded machine took 5 minutes)
 ip netns exec "$NSA" unshare --time --monotonic $OFF_A --fork --kill-child=SIGTERM \
-	"$TRAWL" tcpcap -o sess --host nodeA --port $PORT --clock-offset 0 --duration 60 \
+	"$TRAWL" tcpcap -o sess --host nodeA --port $PORT --clock-offset 0 --duration 900 \
 	> a.out 2> a.err &
 PA=$!
 PIDS="$PIDS $PA"
 ip netns exec "$NSB" unshare --time --monotonic $OFF_B --fork --kill-child=SIGTERM \
-	"$TRAWL" tcpcap -o sess --host nodeB --port $PORT --clock-offset 0 --duration 60 \
+	"$TRAWL" tcpcap -o sess --host nodeB --port $PORT --clock-offset 0 --duration 900 \
 	> b.out 2> b.err &
 PB=$!
 PIDS="$PIDS $PB"
-"$TRAWL" tcpcap -o other --host root --port $PORT --port $PORT2 --duration 60 > r.out 2> r.err &
+"$TRAWL" tcpcap -o other --host root --port $PORT --port $PORT2 --duration 900 > r.out 2> r.err &
 PR=$!
 PIDS="$PIDS $PR"
 wait_for a.err 'recording' && wait_for b.err 'recording' && wait_for r.err 'recording'
@@ -196,8 +191,18 @@ rr=$?
 ok $? "the recorders stop on SIGINT and exit 0 (A $ra, B $rb, root $rr)"
 grep -q ' 0 lost, 0 skipped,' a.out && grep -q ' 0 lost, 0 skipped,' b.out
 ok $? "no segment lost or skipped: $(cat a.out b.out | tr '\n' ' ')"
-is "$(sed -n 's/^trawl tcpcap: \([0-9]*\) segments.*/\1/p' r.out)" 0 \
-	"the recorder of another network namespace saw none of the nodes' segments"
+# (the nodes' segments: of their addresses; a test running beside this one
+# may well use one of these ports on this namespace's loopback)
+# node_segs BT: events with an address of 10.232.0.0/24 (the nodes')
+node_segs() {
+	awk -F 'addr = ' '{ for (i = 2; i <= NF; i++) { a = $i + 0; if (a >= 182976512 && a < 182976768) { n++; break } } }
+		END { print n + 0 }' "$1"
+}
+babeltrace2 other > r.bt 2> r.bt.err
+rbt=$?
+is "$rbt:$(sed -n 's/^trawl tcpcap: \([0-9]*\) segments.*/\1/p' r.out):$(wc -l < r.bt | tr -d ' '):$(node_segs r.bt)" \
+	"0:$(wc -l < r.bt | tr -d ' '):$(wc -l < r.bt | tr -d ' '):0" \
+	"the recorder of another network namespace saw none of the nodes' segments (it reads back all it counted, none of 10.232.0.0/24)"
 
 # --- the traces, read by babeltrace2 (the independent reader)
 babeltrace2 --clock-seconds --no-delta sess/nodeA/tcp > a.bt 2> a.bt.err
@@ -259,9 +264,21 @@ out["ba_equal"] = "%d %d %d" % (len(ba_s), len(ba_r), set(ba_s) == set(ba_r))
 # delays once the true offset difference is removed: B = A + (off_b - off_a)
 delays = [ab_r[k] - ab_s[k] - (off_b - off_a) for k in ab_s if k in ab_r]
 delays += [ba_r[k] - ba_s[k] + (off_b - off_a) for k in ba_s if k in ba_r]
-bad = [d for d in delays if d < 0 or d >= 10 * 10**6]
-out["delays_bad"] = len(bad)
-out["delays"] = "n=%d min=%d max=%d ns" % (len(delays), min(delays, default=0), max(delays, default=0))
+# Every one >= 0: both timestamps are the kernel's CLOCK_MONOTONIC at the
+# wire (net_dev_start_xmit, netif_receive_skb), so no load can make one
+# negative; a node clock without its namespace offset, or another one, is
+# 1000 s and more off, negative one way. Every one < 1 s, and their median
+# < 10 ms: a veth delivers in microseconds (measured: max 23 us idle, nice
+# 19, both CPUs hogged), a loaded machine may defer a few softirqs by a
+# time slice (ms), never half of them by 10 ms; a segment dated when the
+# recorder reads it (the ring is drained every 100 ms) gives a median of
+# tens of ms, dated on the wrong clock 1000 s and more.
+delays.sort()
+bad = [d for d in delays if d < 0 or d >= 10**9]
+med = delays[len(delays) // 2] if delays else 0
+out["delays_bad"] = len(bad) + (med >= 10 * 10**6)
+out["delays"] = "n=%d min=%d median=%d max=%d ns" % (len(delays), min(delays, default=0), med,
+                                                    max(delays, default=0))
 # every segment on the filtered port, none on the other one
 allk = [k for side in (A, B) for d in side.values() for k in d]
 out["ports"] = "%d %d" % (sum(1 for k in allk if port not in (k[2], k[3])), sum(1 for k in allk if port2 in (k[2], k[3])))
@@ -288,7 +305,7 @@ is "${ab##* }" 1 "A's tcp_send tuples A->B are exactly B's tcp_recv tuples (sent
 ba=$(get ba_equal)
 is "${ba##* }" 1 "B's tcp_send tuples B->A are exactly A's tcp_recv tuples (sent, received: ${ba% *})"
 is "$(get dups)" 0 "no tuple recorded twice on a side"
-is "$(get delays_bad)" 0 "every matched segment: 0 <= recv - send - (offset_B - offset_A) < 10 ms ($(get delays))"
+is "$(get delays_bad)" 0 "every matched segment: 0 <= recv - send - (offset_B - offset_A) < 1 s, the median < 10 ms ($(get delays))"
 is "$(get bytes)" "$((M * S)) $((M * S)) $((M * 8)) $((M * 8))" \
 	"payload lengths add up to the bytes moved each way (A->B sent, received; B->A sent, received)"
 is "$(get syn_fin)" "1 2" "one SYN from A, one FIN each way"
@@ -351,7 +368,7 @@ fi
 # --- a ring buffer too small, a reader that does not read: every lost
 # segment is counted and written as discarded events
 ip netns exec "$NSA" "$TRAWL" tcpcap -o lossy --host nodeA --port $PORT3 --buffer-size 4096 \
-	--duration 60 > l.out 2> l.err &
+	--duration 900 > l.out 2> l.err &
 PL=$!
 PIDS="$PIDS $PL"
 wait_for l.err 'recording'

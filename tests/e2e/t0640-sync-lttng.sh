@@ -19,6 +19,7 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (output checks
 
 COUNT=${COUNT:-300} SHIFT=5
 MATCH='app_sync:msg_send.msg_id = app_sync:msg_recv.msg_id'
+# (the fixture takes turns with other recordings on root's lttng-sessiond)
 FIXTURE_BUILD="$TRASH/build" sh "$TRAWL_SRC/tests/lttng/record-sync.sh" rec "$COUNT" 1000 "$SHIFT" \
 	> record.log 2>&1
 rc=$?

@@ -178,11 +178,15 @@ P5=$!
 pids="$pids $P5"
 until_ok 10 test -e at1
 ok $? "producer live1/nodeA/ust: 10 events flushed, waiting on go1"
-timeout 30 babeltrace2 -i lttng-live "net://$LIVE_A/host/nodeA/live1" > v5.txt 2> v5.err &
+timeout 60 babeltrace2 -i lttng-live "net://$LIVE_A/host/nodeA/live1" > v5.txt 2> v5.err &
 V5=$!
 pids="$pids $V5"
+# "Nothing more" is never proven by a pause: each snapshot is checked as it
+# is (only a defect can make it longer), and the next events the producer
+# flushes are the marker: when they show, the output before them must be
+# exactly the snapshot (nothing shown twice, nothing unflushed shown);
+# after the last ones, the viewer's own exit ends the output
 until_ok 10 has_lines v5.txt 10
-sleep 0.3	# nothing more may come: the producer waits
 cp v5.txt v5.early
 [ -e go1 ]; went=$?
 kill -0 "$P5" 2> /dev/null; alive=$?
@@ -203,9 +207,10 @@ kill -0 "$V5" 2> /dev/null && [ "$(lines v5.txt)" -eq 10 ]
 ok $? "the first viewer goes on (still attached, still 10 events)"
 touch go1
 # stream 1 has nothing after 2000000, but its beacon says nothing before
-# 4000000 is to come: the viewer can show stream 0's new packet
-until_ok 10 test -e at2 && until_ok 10 has_lines v5.txt 14
-sleep 0.3
+# 4000000 is to come: the viewer can show stream 0's new packet (the
+# marker: the 4 events of the class added mid-way)
+later4() { [ "$(grep -c ' nodeA later: ' v5.txt)" -ge 4 ]; }
+until_ok 10 test -e at2 && until_ok 10 later4
 cp v5.txt v5.mid
 [ -e go2 ]; went=$?
 kill -0 "$P5" 2> /dev/null; alive=$?
@@ -270,21 +275,23 @@ ok $? "two producers of live2/nodeB (traces kernel and ust) flushed and wait"
 list_is "$LIVE_A" \
 	"net://$LIVE_A/host/nodeB/live2 (timer = 100000, 5 stream(s), 0 client(s) connected)" \
 	"listing: one session for both traces (1 + 2 streams, 2 metadata), live1 gone"
-timeout 30 babeltrace2 -i lttng-live "net://$LIVE_A/host/nodeB/live2" > v6.txt 2> v6.err &
+timeout 60 babeltrace2 -i lttng-live "net://$LIVE_A/host/nodeB/live2" > v6.txt 2> v6.err &
 V6=$!
 pids="$pids $V6"
 until_ok 10 has_lines v6.txt 11
-sleep 0.3
+cp v6.txt v6.early
 [ -e go6 ]; went=$?
 kill -0 "$P6K" 2> /dev/null && kill -0 "$P6U" 2> /dev/null; alive=$?
-is "$(lines v6.txt):$went:$alive" "11:1:0" "the viewer shows the 11 flushed events of both traces before go6"
+is "$(lines v6.early):$went:$alive" "11:1:0" "the viewer shows the 11 flushed events of both traces before go6"
 touch go6
 waitpid "$V6" 15
 is $? 0 "the viewer exits 0 once both producers closed"
 waitpid "$P6K" 15 && waitpid "$P6U" 15
 ok $? "both producers exit 0"
 babeltrace2 REF6K REF6U > ref6.txt 2> ref6.err
-is "$(lines v6.txt) $(lines ref6.txt)" "22 22" "22 events live, 22 in the two references"
+head -11 v6.txt > v6.head
+is "$(lines v6.txt) $(lines ref6.txt):$(cmp -s v6.head v6.early; echo $?)" "22 22:0" \
+	"22 events live, 22 in the two references; the 11 shown before go6 are the first 11"
 cmp_files v6.txt ref6.txt "live output of both traces = babeltrace2 REF6K REF6U, line for line"
 babeltrace2 OUT/live2 > out6.txt 2> out6.err
 cmp_files out6.txt ref6.txt "babeltrace2 OUT/live2 (both traces) = the references"
@@ -388,18 +395,26 @@ P11=$!
 pids="$pids $P11"
 until_ok 10 test -e n11.at
 ok $? "producer now1/nodeN: 7 events flushed, waiting"
-timeout 30 babeltrace2 -i lttng-live "net://$LIVE_B/host/nodeN/now1" > v11.txt 2> v11.err &
+timeout 60 babeltrace2 -i lttng-live "net://$LIVE_B/host/nodeN/now1" > v11.txt 2> v11.err &
 V11=$!
 pids="$pids $V11"
+# listed with 1 client: the relay took the attach, and with it the point
+# from which this viewer is served (the relay counts a viewer at ATTACH)
 until_ok 10 listed "$LIVE_B" \
 	"net://$LIVE_B/host/nodeN/now1 (timer = 100000, 3 stream(s), 1 client(s) connected)"
 ok $? "the viewer attached (listed with 1 client)"
-sleep 0.3
-is "$(lines v11.txt)" 0 "--live-from-now: the packets before it attached are not shown"
+cp v11.txt v11.early
+# the marker: the 6 events flushed after it attached; whatever of the 7
+# before would have been shown by then, and before them
 touch n11.go
 until_ok 10 test -e n11.at2 && until_ok 10 has_lines v11.txt 6
-sleep 0.3
-is "$(lines v11.txt):$(seqs v11.txt)" "6:7 11 8 12 9 10" \
+cp v11.txt v11.mid
+[ -e n11.go2 ]; went=$?
+kill -0 "$P11" 2> /dev/null; alive=$?
+first=$(seqs v11.mid | cut -d' ' -f1)
+is "$(lines v11.early):$first:$(seqs v11.mid | tr ' ' '\n' | awk '$1 < 7' | wc -l)" "0:7:0" \
+	"--live-from-now: the packets before it attached are not shown (none at attach; none before, or among, the 6 after)"
+is "$(lines v11.mid):$(seqs v11.mid):$went:$alive" "6:7 11 8 12 9 10:1:0" \
 	"the packets flushed after it attached are shown (seqs 7-12), while the producer waits"
 touch n11.go2
 waitpid "$V11" 15

@@ -13,9 +13,11 @@
 #include "trawl/pipe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -26,6 +28,18 @@
 #include "ust/ust-internal.h"	/* ust_lock_take/give: a slow registration */
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The tests wait for what they need to see (a counter, a thread's state),
+ * never for a time; each such wait is bounded by this, generous for a
+ * loaded machine, and fails the check when it runs out. */
+#define WAIT_BOUND_NS (30 * 1000000000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 TRAWL_ENUM(tst, mood, TRAWL_ENUM_VALUE("sad", -1) TRAWL_ENUM_VALUE("calm", 0)
 		      TRAWL_ENUM_RANGE("happy", 1, 100))
@@ -107,6 +121,7 @@ struct per_stream {
 	int64_t vpid, vtid;
 	uint64_t next_seq;	/* expected next seq of tst:seq */
 	uint64_t first_seq;
+	uint32_t th;		/* th of its first tst:seq */
 	bool order_ok, ts_ok, seen_seq, gaps;
 	uint64_t sig_events;
 };
@@ -195,6 +210,7 @@ static int read_back(const char *dir, struct readback *rb, int nctx)
 		if (k == 0) {
 			if (!p->seen_seq) {
 				p->seen_seq = true;
+				p->th = (uint32_t)v[0].u;
 				p->first_seq = v[1].u;
 			} else if (v[1].u < p->next_seq) {
 				p->order_ok = false;
@@ -291,8 +307,9 @@ static void test_types(enum trawl_ust_header hdr, enum trawl_ust_clock clk, cons
 struct worker {
 	pthread_t th;
 	uint32_t idx;
-	uint64_t n;
-	volatile int *go;
+	uint64_t n;		/* at least n events, then until *stop */
+	volatile int *go, *stop;
+	uint64_t emitted;	/* atomic: events emitted so far */
 };
 
 static void *worker_main(void *arg)
@@ -300,8 +317,9 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE))
 		;
-	for (uint64_t i = 0; i < w->n; i++) {
+	for (uint64_t i = 0; i < w->n || !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE); i++) {
 		trawl_tracepoint(tst, seq, w->idx, i);
+		__atomic_store_n(&w->emitted, i + 1, __ATOMIC_RELEASE);
 		if ((i & 1023) == 0)
 			sched_yield();
 	}
@@ -309,22 +327,26 @@ static void *worker_main(void *arg)
 }
 
 /* Every stream: seq values consecutive (program order), timestamps
- * non-decreasing, and events read + discarded = emitted. */
+ * non-decreasing, and events read + discarded = emitted (emitted[th] by
+ * the thread whose events it holds). */
 static void check_streams(const char *what, struct readback *rb, size_t nthreads,
-			  uint64_t per_thread, bool window)
+			  const uint64_t *emitted, bool window)
 {
 	bool order = true, ts = true, acct = true;
-	uint64_t sum = 0, disc = 0;
+	uint64_t sum = 0, disc = 0, all = 0;
+	for (size_t i = 0; i < nthreads; i++)
+		all += emitted[i];
 	for (size_t i = 0; i < rb->n; i++) {
 		struct per_stream *p = &rb->s[i];
 		order &= p->order_ok;
 		ts &= p->ts_ok;
 		sum += p->events;
 		disc += p->discarded;
-		if (p->events + p->discarded != per_thread) {
+		uint64_t want = p->seen_seq && p->th < nthreads ? emitted[p->th] : 0;
+		if (!p->seen_seq || p->events + p->discarded != want) {
 			acct = false;
-			printf("# stream %zu: %" PRIu64 " events + %" PRIu64 " discarded != %" PRIu64 "\n",
-			       i, p->events, p->discarded, per_thread);
+			printf("# stream %zu (thread %u): %" PRIu64 " events + %" PRIu64
+			       " discarded != %" PRIu64 "\n", i, p->th, p->events, p->discarded, want);
 		}
 		/* a window of the newest events: they start right after the
 		 * ones counted as lost */
@@ -339,7 +361,7 @@ static void check_streams(const char *what, struct readback *rb, size_t nthreads
 	ok(order, "%s: each thread's events in program order", what);
 	ok(ts, "%s: timestamps non-decreasing per stream", what);
 	ok(acct, "%s: events + discarded = emitted, per stream", what);
-	is_int(sum + disc, nthreads * per_thread, "%s: %" PRIu64 " read + %" PRIu64 " discarded = emitted",
+	is_int(sum + disc, all, "%s: %" PRIu64 " read + %" PRIu64 " discarded = emitted",
 	       what, sum, disc);
 }
 
@@ -354,19 +376,33 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 					 hdr, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
 	if (!ok(s && trawl_ust_session_start(s) == 0, "%s: start", name))
 		return;
-	volatile int go = 0;
+	/* discard mode: per events each; overwrite mode: at least per, and
+	 * on until the snapshots are taken */
+	volatile int go = 0, stop = mode != TRAWL_UST_OVERWRITE;
 	struct worker w[NT];
 	for (int i = 0; i < NT; i++) {
 		w[i].idx = (uint32_t)i;
 		w[i].n = per;
 		w[i].go = &go;
+		w[i].stop = &stop;
+		w[i].emitted = 0;
 		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
 	}
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	int nsnap = 0, snap_ok = 0;
 	uint64_t torn = 0;
 	if (mode == TRAWL_UST_OVERWRITE) {
-		/* snapshots while the threads write */
+		/* snapshots while the threads write: every thread has begun
+		 * (waited for, bounded) and none ends before they are taken */
+		bool begun = false;
+		for (uint64_t end = now_ns() + WAIT_BOUND_NS; !begun && now_ns() < end;) {
+			begun = true;
+			for (int i = 0; i < NT; i++)
+				begun &= __atomic_load_n(&w[i].emitted, __ATOMIC_ACQUIRE) > 0;
+			if (!begun)
+				usleep(1000);
+		}
+		ok(begun, "%s: every thread writes before the snapshots", name);
 		for (int i = 0; i < 5; i++) {
 			char sd[64];
 			snprintf(sd, sizeof(sd), "%s-snap%d", name, i);
@@ -379,19 +415,25 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 			nsnap++;
 			usleep(2000);
 		}
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	}
-	for (int i = 0; i < NT; i++)
+	uint64_t emitted[NT], total = 0;
+	for (int i = 0; i < NT; i++) {
 		pthread_join(w[i].th, NULL);	/* the threads exit before stop */
+		emitted[i] = w[i].emitted;
+		total += emitted[i];
+	}
 	is_int(trawl_ust_session_stop(s), 0, "%s: stop", name);
 	struct trawl_ust_stats st;
 	trawl_ust_session_stats(s, &st);
 	trawl_ust_session_free(s);
 	is_int(st.buffers, NT, "%s: one buffer per thread", name);
 	if (mode == TRAWL_UST_DISCARD) {
-		is_int(st.recorded + st.discarded, NT * per, "%s: stats: recorded + discarded = emitted",
+		is_int(total, NT * per, "%s: %d x %" PRIu64 " emitted", name, NT, per);
+		is_int(st.recorded + st.discarded, total, "%s: stats: recorded + discarded = emitted",
 		       name);
 	} else {
-		is_int(st.recorded + st.discarded, NT * per, "%s: stats: recorded + discarded = emitted",
+		is_int(st.recorded + st.discarded, total, "%s: stats: recorded + discarded = emitted",
 		       name);
 		ok(st.overwritten > 0, "%s: packets were overwritten (%" PRIu64 " events)", name,
 		   st.overwritten);
@@ -400,7 +442,7 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 	}
 	struct readback *rb = calloc(1, sizeof(*rb));
 	ok(read_back(dir, rb, 2) == 0, "%s: read back", name);
-	check_streams(name, rb, NT, per, mode == TRAWL_UST_OVERWRITE);
+	check_streams(name, rb, NT, emitted, mode == TRAWL_UST_OVERWRITE);
 	if (mode == TRAWL_UST_OVERWRITE) {
 		/* each snapshot: every stream is a window of consecutive events
 		 * whose first seq equals the count of events before it */
@@ -415,7 +457,7 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 			for (size_t j = 0; j < sb->n; j++) {
 				struct per_stream *p = &sb->s[j];
 				if (!p->order_ok || p->gaps || !p->ts_ok || p->first_seq != p->discarded ||
-				    p->first_seq + p->events > per) {
+				    p->th >= NT || p->first_seq + p->events > emitted[p->th]) {
 					all = false;
 					printf("# snapshot %d stream %zu: first %" PRIu64 " discarded %" PRIu64
 					       " events %" PRIu64 " order %d ts %d\n", i, j, p->first_seq,
@@ -431,19 +473,52 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 
 /* ---------------------------------------------------- first events */
 
+struct first_arg {
+	pthread_t th;
+	uint32_t idx;
+	int tid;		/* atomic: set before the first event */
+};
+
 static void *first_main(void *arg)
 {
-	uint32_t idx = (uint32_t)(uintptr_t)arg;
+	struct first_arg *a = arg;
+	__atomic_store_n(&a->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	for (uint64_t i = 0; i < 3; i++)
-		trawl_tracepoint(tst, seq, idx, i);
+		trawl_tracepoint(tst, seq, a->idx, i);
 	return NULL;
+}
+
+/* 1: thread tid of this process is blocked in futex(2) on addr (what
+ * /proc/self/task/TID/syscall shows); 0: not (yet); -1: this kernel does
+ * not show it */
+static int futex_waiting_on(int tid, const void *addr)
+{
+#ifdef SYS_futex
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	long nr;
+	unsigned long a0;
+	return sscanf(buf, "%ld %lx", &nr, &a0) == 2 && nr == SYS_futex &&
+	       a0 == (unsigned long)(uintptr_t)addr;
+#else
+	(void)tid, (void)addr;
+	return -1;
+#endif
 }
 
 /*
  * A thread's first event attaches a buffer under the library's lock. While
  * another thread holds it (registering its own buffer with a slow agent,
- * say; here the test holds it for 50 ms), the first events of starting
- * threads wait for it: none is lost.
+ * say; here the test holds it until every starting thread is seen blocked
+ * on it), the first events of starting threads wait for it: none is lost.
  */
 static void test_first_event_waits(void)
 {
@@ -455,14 +530,39 @@ static void test_first_event_waits(void)
 					 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
 	if (!ok(s && trawl_ust_session_start(s) == 0, "first events: start"))
 		return;
-	pthread_t th[NT];
+	struct first_arg th[NT];
 	ust_lock_take();
-	for (int i = 0; i < NT; i++)
-		pthread_create(&th[i], NULL, first_main, (void *)(uintptr_t)i);
-	usleep(50000);
+	for (int i = 0; i < NT; i++) {
+		th[i].idx = (uint32_t)i;
+		th[i].tid = 0;
+		pthread_create(&th[i].th, NULL, first_main, &th[i]);
+	}
+	/* the lock is given back only once every thread is provably waiting
+	 * for it (blocked in futex(2) on it), however slow the machine:
+	 * bounded */
+	int waiting = 0, seen = 0;
+	uint64_t end = now_ns() + WAIT_BOUND_NS;
+	while (waiting < NT && seen >= 0 && now_ns() < end) {
+		waiting = 0;
+		for (int i = 0; i < NT && seen >= 0; i++) {
+			int tid = __atomic_load_n(&th[i].tid, __ATOMIC_ACQUIRE);
+			int w = tid ? futex_waiting_on(tid, &ust_lock) : 0;
+			if (w < 0)
+				seen = -1;
+			waiting += w > 0;
+		}
+		if (waiting < NT)
+			usleep(1000);
+	}
 	ust_lock_give();
 	for (int i = 0; i < NT; i++)
-		pthread_join(th[i], NULL);
+		pthread_join(th[i].th, NULL);
+	if (seen < 0)
+		printf("ok %d # SKIP first events: this kernel does not show a thread's system call "
+		       "(/proc/self/task/TID/syscall)\n", ++tap_n);
+	else
+		is_int(waiting, NT, "first events: all %d threads were blocked on the lock before "
+		       "it was given back", NT);
 	is_int(trawl_ust_session_stop(s), 0, "first events: stop");
 	struct trawl_ust_stats st;
 	trawl_ust_session_stats(s, &st);
@@ -478,9 +578,10 @@ static void test_first_event_waits(void)
 /*
  * The trawl buffers (memfds) open in this process: up to max inode numbers
  * into ino; with want_new, the allocated bytes of the one whose inode is
- * not among the first nold of ino (-1: none, -2: more than one).
+ * not among the first nold of ino (-1: none, -2: more than one), and its
+ * descriptor in *newfd (when not NULL).
  */
-static long buffers(ino_t *ino, int max, int nold, bool want_new, int *n)
+static long buffers(ino_t *ino, int max, int nold, bool want_new, int *n, int *newfd)
 {
 	long bytes = -1;
 	*n = 0;
@@ -502,31 +603,63 @@ static long buffers(ino_t *ino, int max, int nold, bool want_new, int *n)
 		bool old = false;
 		for (int i = 0; i < nold; i++)
 			old |= ino[i] == st.st_ino;
-		if (!old)
+		if (!old) {
 			bytes = bytes == -1 ? (long)st.st_blocks * 512 : -2;
+			if (newfd)
+				*newfd = fd;
+		}
 	}
 	return bytes;
 }
 
 struct resid_arg {
 	long resident;
+	bool drained;		/* the consumer kept up, every time */
 };
 
-/* 48 packets of a 16 x 4 KiB buffer, one every 4 ms; then the allocated
- * bytes of the buffer this thread got (the one memfd that is new) */
+/*
+ * 48 batches of events into a 16 x 4 KiB buffer (about a packet each); then
+ * the allocated bytes of the buffer this thread got (the one memfd that is
+ * new). After each batch the thread waits (bounded) until the consumer has
+ * written out every finished packet (consumed = produced in the buffer's
+ * header), then 4 ms more: every packet the consumer sees took longer than
+ * ust_reclaim_ns (1 ms) to fill, however late a loaded machine runs it.
+ */
 static void *resid_main(void *arg)
 {
 	struct resid_arg *a = arg;
 	ino_t before[256];
-	int nold, n;
-	buffers(before, 256, 0, false, &nold);
+	int nold, n, fd = -1;
+	buffers(before, 256, 0, false, &nold, NULL);
 	uint64_t seq = 0;
+	const struct ust_shm *h = NULL;
+	a->drained = true;
+	uint64_t end = now_ns() + WAIT_BOUND_NS;
 	for (int p = 0; p < 48; p++) {
 		for (int i = 0; i < 200; i++, seq++)
 			trawl_tracepoint(tst, seq, 7, seq);
+		if (!h) {
+			buffers(before, 256, nold, true, &n, &fd);
+			void *m = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+			if (m == MAP_FAILED) {
+				a->drained = false;
+				break;
+			}
+			h = m;
+		}
+		while (__atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) !=
+		       __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE)) {
+			if (now_ns() > end) {
+				a->drained = false;
+				break;
+			}
+			usleep(200);
+		}
 		usleep(4000);
 	}
-	a->resident = buffers(before, 256, nold, true, &n);
+	a->resident = buffers(before, 256, nold, true, &n, NULL);
+	if (h)
+		munmap((void *)h, 4096);
 	return NULL;
 }
 
@@ -564,6 +697,8 @@ static void test_residency(void)
 		   "residency (%s): %" PRIu64 " recorded, %" PRIu64 " discarded, %" PRIu64
 		   " read back in order", reclaim ? "reclaimed" : "kept", st.recorded, st.discarded,
 		   rb.by_name[0]);
+		ok(a.drained, "residency (%s): the consumer wrote out each packet (waited for, bounded)",
+		   reclaim ? "reclaimed" : "kept");
 		/* the data part: 16 sub-buffers of 4 KiB; the header page is one more */
 		if (reclaim)
 			ok(a.resident >= 0 && a.resident <= (4 + 1) * 4096,
@@ -646,9 +781,12 @@ static void test_signals(void)
 	sigaction(SIGALRM, &sa, NULL);
 	struct itimerval it = { { 0, 20 }, { 0, 20 } };
 	setitimer(ITIMER_REAL, &it, NULL);
-	const uint64_t n = 400000;
-	for (uint64_t i = 0; i < n; i++)
-		trawl_tracepoint(tst, seq, 0, i);
+	/* 400000 events, and on until the handler has emitted more than 10
+	 * (a fast machine may be done before: bounded) */
+	uint64_t n = 0;
+	for (uint64_t end = now_ns() + WAIT_BOUND_NS;
+	     n < 400000 || (sig_emitted <= 10 && (n & 1023 || now_ns() < end)); n++)
+		trawl_tracepoint(tst, seq, 0, n);
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -871,8 +1009,13 @@ static void test_sessions_in_turn(void)
 			break;
 		}
 		__atomic_store_n(&r.phase, 1, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2)
+		for (uint64_t end = now_ns() + WAIT_BOUND_NS;
+		     __atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2 && now_ns() < end;)
 			usleep(100);
+		if (__atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2) {
+			printf("# session %d: the thread did not emit its 100 events\n", k);
+			all = false;
+		}
 		trawl_ust_session_stop(s);
 		trawl_ust_session_free(s);
 		struct readback *rb = calloc(1, sizeof(*rb));
