@@ -15,6 +15,7 @@
 command -v lttng-relayd > /dev/null 2>&1 || skip_all "lttng-relayd is not installed (lttng-tools)"
 command -v lttng > /dev/null 2>&1 || skip_all "lttng is not installed (lttng-tools)"
 command -v lttng-sessiond > /dev/null 2>&1 || skip_all "lttng-sessiond is not installed (lttng-tools)"
+. "$TRAWL_SRC/tests/lttng/turn.sh"
 command -v "${CC:-cc}" > /dev/null 2>&1 || skip_all "no C compiler to build the LTTng-UST program"
 TLC="$TRAWL_BUILD/tests/test-live-client"
 [ -x "$TLC" ] || { echo "Bail out! $TLC is not built"; exit 1; }

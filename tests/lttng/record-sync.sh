@@ -43,14 +43,7 @@ fail() { echo "record-sync.sh: $*" >&2; exit 1; }
 case "$COUNT$GAP$SHIFT" in *[!0-9-]*) fail "COUNT, GAP_US and SHIFT_S are integers" ;; esac
 command -v lttng >/dev/null 2>&1 || skip "lttng (lttng-tools) is not installed"
 command -v lttng-sessiond >/dev/null 2>&1 || skip "lttng-sessiond is not installed"
-# Recordings take turns on root's one lttng-sessiond: a session beside
-# another would trace the other's application too (every session sees
-# every registered application), and a fixture stops the daemon it started
-# when it is done. flock(1) is util-linux's; without it, no turns.
-if command -v flock >/dev/null 2>&1; then
-	exec 9> /tmp/trawl-lttng-sessiond.lock
-	flock -w 600 9 || fail "another recording held the lttng-sessiond lock for 10 minutes"
-fi
+. "$(dirname "$0")/turn.sh"
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed to rewrite the metadata"
 
