@@ -28,10 +28,12 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: trawl print [<options>] <path>...\n"
+		"       trawl print [<options>] --live <url> [<path>...]\n"
 		"\n"
 		"Prints the events of the CTF traces found under each path (a trace\n"
 		"directory or a session above several), merged in time order, one line\n"
-		"each, as babeltrace2 does.\n"
+		"each, as babeltrace2 does. With --live, also those of a relay's live\n"
+		"session while it is recorded, until it ends (or Ctrl-C).\n"
 		"\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
 		"  -e, --event <glob>     only events whose name matches (repeatable)\n"
@@ -45,6 +47,11 @@ static void print_usage(FILE *f)
 		"      --clock-gmt        print times in UTC instead of local time\n"
 		"      --no-delta         do not print the time since the previous event\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
+		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
+		"                         session directory holding one) instead\n"
+		"  -l, --live <url>       a live session (repeatable): net://RELAY[:PORT]/\n"
+		"                         host/HOST/SESSION (one host), or net://RELAY[:PORT]/\n"
+		"                         session/SESSION (every host of the session, merged)\n"
 		"      --threads <n>      1: read and format in one thread; 2 (default):\n"
 		"                         format and write in a second thread; 3: also\n"
 		"                         decode the traces ahead in a third thread\n"
@@ -164,6 +171,14 @@ static void report_corrupt(void *arg, const char *msg)
 	die_msg("%s", msg);
 }
 
+static volatile int print_stop;	/* SIGINT, SIGTERM (live) */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	print_stop = 1;
+}
+
 /* Prints every event of r through a printer sink; the exit status. */
 static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, uint64_t limit)
 {
@@ -175,6 +190,7 @@ static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, 
 	struct trawl_sink sink = trawl_print_sink(p);
 	struct trawl_run_opts ro = {
 		.sz = sizeof(ro), .limit = limit == UINT64_MAX ? 0 : limit, .error = report_corrupt,
+		.stop = &print_stop,
 	};
 	int rc = limit == 0 ? 0 : trawl_pipe_run(r, &sink, 1, &ro), status = 0;
 
@@ -201,6 +217,9 @@ struct print_opts {
 	unsigned flags;
 	int threads;
 	const char *format;
+	const char *sync_path;
+	const char **live;
+	size_t nlive;
 	bool no_sync;
 	const struct trawl_reader_clock_fix *fixes;	/* from sync.txt */
 	size_t nfixes;
@@ -239,6 +258,42 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 	return 0;
 }
 
+/* The reader over the paths' traces and the live sessions. */
+static struct trawl_reader *open_reader(char **paths, size_t npaths, const struct print_opts *po,
+					const struct trawl_reader_opts *ro, char *err, size_t errlen)
+{
+	struct trawl_source_opts so = {
+		.sz = sizeof(so), .hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
+		.nevents = po->nevents, .fixes = ro->fixes, .nfixes = ro->nfixes,
+	};
+	struct trawl_reader_opts rro = *ro;
+	struct trawl_source **srcs = calloc(po->nlive + 1, sizeof(*srcs));
+	size_t n = 0;
+
+	if (!srcs) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rro.hosts = rro.events = NULL;
+	rro.nhosts = rro.nevents = 0;
+	rro.fixes = NULL;
+	rro.nfixes = 0;
+	if (npaths && !(srcs[n++] = trawl_source_files((const char *const *)paths, npaths, &so, err,
+						      errlen)))
+		goto fail;
+	for (size_t i = 0; i < po->nlive; i++)
+		if (!(srcs[n++] = trawl_source_live(po->live[i], &so, err, errlen)))
+			goto fail;
+	struct trawl_reader *r = trawl_reader_open(srcs, n, &rro, err, errlen);
+	free(srcs);
+	return r;
+fail:
+	for (size_t i = 0; i + 1 < n; i++)
+		trawl_source_free(srcs[i]);
+	free(srcs);
+	return NULL;
+}
+
 int cmd_print(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -253,6 +308,8 @@ int cmd_print(int argc, char **argv)
 		{ "threads", required_argument, NULL, 4 },
 		{ "no-sync", no_argument, NULL, 5 },
 		{ "format", required_argument, NULL, 'f' },
+		{ "live", required_argument, NULL, 'l' },
+		{ "sync", required_argument, NULL, 6 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -265,7 +322,7 @@ int cmd_print(int argc, char **argv)
 	bool brel = false, erel = false;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:e:b:E:n:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:e:b:E:n:f:l:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			if (push(&po.hosts, &po.nhosts, optarg))
@@ -311,6 +368,13 @@ int cmd_print(int argc, char **argv)
 		case 5:
 			po.no_sync = true;
 			break;
+		case 6:
+			po.sync_path = optarg;
+			break;
+		case 'l':
+			if (push(&po.live, &po.nlive, optarg))
+				return die_msg("out of memory");
+			break;
 		case 'f': {
 			const char *name;
 			size_t i = 0;
@@ -335,7 +399,7 @@ int cmd_print(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !po.nlive) {
 		fprintf(stderr, "trawl print: no trace path given\n");
 		print_usage(stderr);
 		status = 2;
@@ -355,12 +419,27 @@ int cmd_print(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if (cli_sync_load((const char *const *)paths, npaths, po.no_sync, &ro, &sync)) {
+	if (po.sync_path && po.no_sync) {
+		fprintf(stderr, "trawl print: --sync and --no-sync together\n");
+		status = 2;
+		goto out;
+	}
+	if (cli_sync_load(po.sync_path ? (const char *const *)&po.sync_path :
+			  (const char *const *)paths, po.sync_path ? 1 : npaths, po.no_sync, &ro, &sync)) {
 		status = 1;
+		goto out;
+	}
+	if (po.sync_path && !sync) {
+		status = die_msg("%s: no sync.txt there", po.sync_path);
 		goto out;
 	}
 	po.fixes = ro.fixes;
 	po.nfixes = ro.nfixes;
+	if ((brel || erel) && !npaths) {
+		fprintf(stderr, "trawl print: a time of day needs trace files (give the date, or ns)\n");
+		status = 2;
+		goto out;
+	}
 	if (brel || erel) {
 		int64_t day = 0;
 
@@ -397,18 +476,26 @@ int cmd_print(int argc, char **argv)
 	 * for it anyway.
 	 */
 	ro.threads = po.threads >= 3 ? 2 : 1;
-	r = trawl_reader_new((const char *const *)paths, npaths, &ro, err, sizeof(err));
+	r = open_reader(paths, npaths, &po, &ro, err, sizeof(err));
 	if (!r) {
 		status = die_msg("%s", err);
 		goto out;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	{
+		/* live: printed as they come (a viewer waits for nothing), and
+		 * events do not outlive the next read there */
 		struct trawl_print_opts pr = {
 			.sz = sizeof(pr), .fd = STDOUT_FILENO, .format = po.format,
-			.flags = po.flags, .threads = po.threads > 1 ? 2 : 1,
+			.flags = po.flags, .threads = po.threads > 1 && !po.nlive ? 2 : 1,
+			.flush_batches = po.nlive > 0,
 		};
+		struct sigaction sa = { .sa_handler = on_stop };
 
+		if (po.nlive) {
+			sigaction(SIGINT, &sa, NULL);
+			sigaction(SIGTERM, &sa, NULL);
+		}
 		status = print_run(r, &pr, po.limit);
 	}
 out:
@@ -416,5 +503,6 @@ out:
 	trawl_sync_store_free(sync);
 	free(po.hosts);
 	free(po.events);
+	free(po.live);
 	return status;
 }

@@ -108,6 +108,22 @@ struct trawl_source *trawl_source_memory(const char *metadata, size_t len,
 					 const uint8_t *const *streams, const size_t *lens,
 					 size_t nstreams, const struct trawl_source_opts *o,
 					 char *err, size_t errlen);
+/*
+ * A live session of a relay (trawl relay, or lttng-relayd), read while it
+ * is recorded, through the LTTng live viewer protocol 2.4:
+ *   net://RELAY[:PORT]/host/HOST/SESSION   one host's session (babeltrace2's form)
+ *   net://RELAY[:PORT]/session/SESSION     that session of every host
+ * (PORT 5344 by default; RELAY a name, an IPv4 literal or [an IPv6 one]).
+ * It attaches from the session's beginning; streams, traces and event
+ * classes that come later join as they come. A reader over a live source
+ * holds its merge back at each stream's beacon, and returns -EAGAIN from
+ * trawl_reader_next() / _read() when it waited about 100 ms and nothing
+ * came; it ends when the session has ended and everything is read.
+ * NULL + errno (ENOENT: no such session listed; ECONNREFUSED, ETIMEDOUT,
+ * EPROTO: not a relay), message in err.
+ */
+struct trawl_source *trawl_source_live(const char *url, const struct trawl_source_opts *o,
+				       char *err, size_t errlen);
 void trawl_source_free(struct trawl_source *src);
 
 /*
@@ -309,6 +325,8 @@ struct trawl_print_opts {
 	/* 1: format in the reading thread; 2 (0: default): also in a thread
 	 * of the printer's own, which writes. */
 	unsigned threads;
+	/* Write out every batch as it comes (a live viewer): with one thread. */
+	bool flush_batches;
 };
 
 /*

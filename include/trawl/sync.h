@@ -418,7 +418,8 @@ void trawl_sync_store_free(struct trawl_sync_store *s);
 /*
  * The stored result that applies to traces read from paths: PATH/sync.txt
  * for the first path that has one in it or in one of its two parent
- * directories (SESSION/HOST/DOMAIN is a trace). Returns a malloc'd path,
+ * directories (SESSION/HOST/DOMAIN is a trace), or the first path that is
+ * a file (a stored result named itself). Returns a malloc'd path,
  * or NULL (errno ENOENT when there is none, ENOMEM).
  */
 char *trawl_sync_store_find(const char *const *paths, size_t npaths);

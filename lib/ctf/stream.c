@@ -639,6 +639,7 @@ void ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 	b->nv = 0;
 	b->term = 0;
 	b->hold = false;
+	s->fills++;
 	if (unlikely(b->capv < 2 * least)) {
 		/* a live trace's metadata grew larger events: the batch too */
 		union trawl_ctf_value *nv = realloc(b->vals, 2 * least * sizeof(*nv));

@@ -126,6 +126,7 @@ struct ctf_stream {
 	int (*more)(struct ctf_stream *s);
 	void *more_arg;
 	int64_t hold_ns;
+	uint64_t fills;			/* ctf_stream_fill() calls so far */
 };
 
 /*

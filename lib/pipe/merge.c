@@ -609,7 +609,8 @@ static int64_t mono_ns(void)
 /*
  * Takes in what live sources added: traces, streams (new leaves of the
  * merge), event classes (bound fields resolved). In the consumer thread,
- * never with a worker (live readers have none). 0 or -errno.
+ * never with a worker (live readers have none). The tree is the caller's
+ * to rebuild (rekey()). 0 or -errno.
  */
 static int reader_grow(struct trawl_reader *r)
 {
@@ -651,8 +652,7 @@ static int reader_grow(struct trawl_reader *r)
 		m->leaf[i].s = s;
 		leaf_take(r, m, &m->leaf[i]);
 	}
-	rekey(m);
-	return 0;
+	return 0;	/* the caller rebuilds the tree */
 }
 
 /* Have all the live sources ended (no stream or data will come)? */
@@ -684,15 +684,15 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 			return rc;
 		got |= rc;
 	}
+	/* what the sources added, and w's next batch; then the tree anew:
+	 * w need not be its winner any more (a replay is for the winner
+	 * only), and a live tree is small */
 	if ((rc = reader_grow(r)))
 		return rc;
 	struct merge *m = r->m;
-	if (w != NOLEAF && w < m->k && m->leaf[w].hold) {
-		struct leaf *L = &m->leaf[w];
-		bool live = leaf_take(r, m, L);
-		merge_update(m, w, live);
-		L->nk = live ? next_key(m, L, w) : UINT64_MAX;
-	}
+	if (w != NOLEAF && w < m->k && m->leaf[w].hold)
+		leaf_take(r, m, &m->leaf[w]);
+	rekey(m);
 	return got ? 0 : -EAGAIN;
 }
 
@@ -774,7 +774,7 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			m = r->m;
 			continue;
 		}
-		if (likely(!m->leaf[w].hold))
+			if (likely(!m->leaf[w].hold))
 			return emit(m, w, ev);
 		/* a live stream holds the merge back: wait for it */
 		m->win = NOLEAF;

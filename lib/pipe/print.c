@@ -43,6 +43,7 @@ struct trawl_print {
 	unsigned flags;
 	int fd;
 	bool threaded;
+	bool flush_batches;
 	uint64_t printed;
 	int err;			/* the first write error (EPIPE: closed) */
 	/* one thread */
@@ -286,7 +287,10 @@ static int print_events(void *self, const struct trawl_event *ev, size_t n)
 {
 	struct trawl_print *p = self;
 
-	return p->threaded ? threaded_events(p, ev, n) : serial_events(p, ev, n);
+	if (p->threaded)
+		return threaded_events(p, ev, n);
+	int rc = serial_events(p, ev, n);
+	return rc || !p->flush_batches ? rc : flush_serial(p);
 }
 
 static int print_finish(void *self, struct trawl_reader *r)
@@ -344,6 +348,11 @@ struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err,
 		p->flags = o->flags;
 		if (o->threads)
 			threads = o->threads;
+	}
+	if (o && o->sz >= offsetof(struct trawl_print_opts, flush_batches) + sizeof(o->flush_batches) &&
+	    o->flush_batches) {
+		p->flush_batches = true;
+		threads = 1;
 	}
 	p->fmt = format_find(fmt);
 	if (!p->fmt) {

@@ -375,7 +375,15 @@ char *trawl_sync_store_find(const char *const *paths, size_t npaths)
 
 		if (p)
 			return p;
-		if (stat(paths[i], &st) || !S_ISDIR(st.st_mode))
+		if (stat(paths[i], &st))
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			/* a stored result named itself */
+			if (!(p = strdup(paths[i])))
+				return NULL;
+			return p;
+		}
+		if (!S_ISDIR(st.st_mode))
 			continue;
 		real = realpath(paths[i], NULL);
 		if (!real)

@@ -618,7 +618,10 @@ static int drip_poll(struct trawl_source *src, int64_t deadline)
 		D.idles++;
 		return 0;	/* nothing new this time */
 	}
-	if (!D.rs[1]) {		/* chan_1 is announced before its data */
+	if (!D.rs[1] && D.next == 1) {
+		/* chan_1 is announced before its data, after chan_0's first
+		 * packet (the merge's tree then has a new winner while the
+		 * stream it waited for gets its next batch) */
 		D.rs[1] = drip_stream(src, 1);
 		return D.rs[1] ? 1 : -ENOMEM;
 	}

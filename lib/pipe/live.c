@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/pipe/live.c - the live source: a session of a relay (`trawl relay`,
+ * or lttng-relayd) read while it is recorded, through the LTTng live
+ * viewer protocol (lib/net/live-client.c), as babeltrace2's lttng-live
+ * source reads it.
+ *
+ * Everything runs in the reader's thread (a live reader has no decode
+ * worker): the merge polls the source when a live stream holds it back
+ * (merge.c, live_wait()). A poll asks each data stream that has nothing
+ * queued for its next index: a packet (OK) is fetched and queued; a
+ * beacon (INACTIVE) tells the time before which nothing more will come
+ * (the stream's hold time); HUP ends the stream. New metadata is fetched
+ * when an index says so, and a trace whose metadata grew is recompiled
+ * in place (reader_trace_update()); new streams are asked for when an
+ * index says so and at every poll.
+ *
+ * A trace exists for the reader once its metadata has come; its data
+ * streams wait until then. Each data stream decodes one packet buffer at
+ * a time (its `more` hook maps the next queued one). A packet's bytes stay
+ * until the fill after the one that moved past it: by then the batch
+ * holding its events was given back (one batch per stream at a time
+ * without a worker) and the reader's caller has read them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "net/live-client.h"
+#include "pipe/pipe-internal.h"
+
+#define LIVE_TIMEOUT_MS 10000		/* each request (the relay holds some 1 s) */
+
+struct lpkt {
+	uint8_t *buf;
+	uint32_t len;
+	uint64_t done_fill;		/* decoded up to the fill of this number */
+	struct lpkt *next;
+};
+
+struct ltrace;
+
+/* An attached session (a relay lists one per host): a viewer connection
+ * of its own (a viewer may be attached to one session only, at our relay). */
+struct lsess {
+	struct live_client *c;
+	uint64_t id;
+	bool hup;			/* GET_NEW_STREAMS said the session ended */
+};
+
+/* A data stream of the session. */
+struct lstream {
+	uint64_t id;
+	struct lsess *ss;
+	struct ltrace *tr;
+	char name[LIVE_PATH_MAX + LIVE_NAME_MAX + 2];
+	struct trawl_reader_stream *rs;	/* once its trace has metadata */
+	struct lpkt *head, *tail;	/* queued, not mapped yet */
+	struct lpkt *cur;		/* mapped */
+	struct lpkt *retired;		/* decoded, to free */
+	bool hup;			/* no more packets */
+	int64_t beacon;			/* ns; INT64_MIN: none yet */
+};
+
+/* A trace of the session: its metadata stream and what came of it. */
+struct ltrace {
+	struct lsess *ss;
+	uint64_t ctf_trace_id;
+	uint64_t meta_stream;
+	bool has_meta_stream;
+	char path[LIVE_PATH_MAX + 1];
+	char *text;			/* the metadata so far */
+	size_t len, parsed_len;
+	struct trawl_reader_trace *t;	/* once parsed; the source's */
+	bool skipped;			/* its host is not wanted */
+};
+
+struct live_priv {
+	struct live_url url;
+	struct lsess **sessions;	/* attached */
+	size_t nsessions;
+	struct ltrace **traces;
+	size_t ntraces;
+	struct lstream **streams;
+	size_t nstreams;
+	bool new_streams_hup;		/* every session said HUP */
+	char err[256];
+	int errcode;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void pkt_free_list(struct lpkt *p)
+{
+	while (p) {
+		struct lpkt *n = p->next;
+		free(p->buf);
+		free(p);
+		p = n;
+	}
+}
+
+/* ------------------------------------------------------- stream bytes */
+
+/* The stream's `more` hook (ctf/stream.h): maps its next packet. */
+static int live_more(struct ctf_stream *cs)
+{
+	struct lstream *ls = cs->more_arg;
+	struct lpkt **pp = &ls->retired;
+
+	/* free what earlier fills decoded (their batches are given back) */
+	while (*pp) {
+		struct lpkt *p = *pp;
+		if (p->done_fill < cs->fills) {
+			*pp = p->next;
+			free(p->buf);
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	if (ls->cur) {
+		ls->cur->done_fill = cs->fills;
+		ls->cur->next = ls->retired;
+		ls->retired = ls->cur;
+		ls->cur = NULL;
+	}
+	if (ls->head) {
+		struct lpkt *p = ls->head;
+		ls->head = p->next;
+		if (!ls->head)
+			ls->tail = NULL;
+		p->next = NULL;
+		ls->cur = p;
+		cs->map = p->buf;
+		cs->size = p->len;
+		cs->next_off = 0;
+		cs->st.bytes += p->len;
+		return 1;
+	}
+	cs->map = NULL;
+	cs->size = 0;
+	cs->next_off = 0;
+	if (ls->hup)
+		return 0;
+	cs->hold_ns = ls->beacon;
+	return -EAGAIN;
+}
+
+/* ------------------------------------------------------------- traces */
+
+static struct ltrace *trace_of(struct live_priv *lp, struct lsess *ss, uint64_t ctf_trace_id,
+			       const char *path)
+{
+	for (size_t i = 0; i < lp->ntraces; i++)
+		if (lp->traces[i]->ss == ss && lp->traces[i]->ctf_trace_id == ctf_trace_id)
+			return lp->traces[i];
+	struct ltrace **nt = realloc(lp->traces, (lp->ntraces + 1) * sizeof(*nt));
+	if (!nt)
+		return NULL;
+	lp->traces = nt;
+	struct ltrace *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->ss = ss;
+	t->ctf_trace_id = ctf_trace_id;
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	lp->traces[lp->ntraces++] = t;
+	return t;
+}
+
+/* A reader stream for ls (its trace has a model). 0 or -ENOMEM. */
+static int stream_make(struct trawl_source *src, struct lstream *ls)
+{
+	struct trawl_reader_trace *t = ls->tr->t;
+	struct trawl_reader_stream *s = reader_stream_new(t, ls->name);
+
+	if (!s)
+		return -ENOMEM;
+	s->cs.borrowed = true;
+	s->cs.more = live_more;
+	s->cs.more_arg = ls;
+	s->cs.hold_ns = ls->beacon;
+	if (source_add_stream(src, t, s)) {
+		reader_stream_free(s);
+		return -ENOMEM;
+	}
+	ls->rs = s;
+	return 0;
+}
+
+/*
+ * Reads the trace's new metadata chunks; when it grew, parses it: the
+ * first time a new trace of the source (with its waiting streams), after
+ * that a longer model of the same trace. 1 when something changed, 0,
+ * -errno (message in lp->err).
+ */
+static int metadata(struct trawl_source *src, struct ltrace *lt)
+{
+	struct live_priv *lp = src->priv;
+	char msg[512];
+	int got = 0;
+
+	if (!lt->has_meta_stream || lt->skipped)
+		return 0;
+	for (;;) {
+		uint8_t *b = NULL;
+		size_t n = 0;
+		int rc = live_client_metadata(lt->ss->c, lt->meta_stream, &b, &n);
+		if (rc < 0) {
+			snprintf(lp->err, sizeof(lp->err), "%.120s: metadata: %.120s", lt->path,
+				 live_client_errmsg(lt->ss->c));
+			return rc;
+		}
+		if (rc == 0)
+			break;
+		char *nt = realloc(lt->text, lt->len + n + 1);
+		if (!nt) {
+			free(b);
+			return -ENOMEM;
+		}
+		lt->text = nt;
+		memcpy(lt->text + lt->len, b, n);
+		lt->len += n;
+		lt->text[lt->len] = 0;
+		free(b);
+	}
+	if (lt->len == lt->parsed_len || !lt->len)
+		return 0;
+	struct trawl_ctf_trace *meta = trawl_ctf_metadata_parse(lt->text, lt->len, msg, sizeof(msg));
+	if (!meta) {
+		/* a chunk may end mid-statement: wait for the rest */
+		if (errno == EINVAL)
+			return 0;
+		return -ENOMEM;
+	}
+	lt->parsed_len = lt->len;
+	if (lt->t) {
+		int rc = reader_trace_update(src->r, lt->t, meta, (const char *const *)src->events,
+					     src->nevents, msg, sizeof(msg));
+		if (rc) {
+			snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", lt->path, msg);
+			return rc;
+		}
+		return 1;
+	}
+	/* the trace's first model: a trace of the source from now on */
+	struct trawl_reader_trace *t = calloc(1, sizeof(*t));
+	if (!t) {
+		trawl_ctf_trace_free(meta);
+		return -ENOMEM;
+	}
+	t->dec.meta = meta;
+	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
+	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
+	if (!source_wants_host(src, t->hostname)) {
+		lt->skipped = true;
+		reader_trace_free(t);
+		return 0;
+	}
+	source_trace_fix(src, t);
+	int rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents, msg,
+			       sizeof(msg));
+	if (rc || !(t->path = strdup(lt->path)) || source_add_trace(src, t)) {
+		snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", lt->path, rc ? msg : "out of memory");
+		reader_trace_free(t);
+		return rc ? rc : -ENOMEM;
+	}
+	lt->t = t;
+	got = 1;
+	for (size_t i = 0; i < lp->nstreams; i++)
+		if (lp->streams[i]->tr == lt && !lp->streams[i]->rs && (rc = stream_make(src, lp->streams[i])))
+			return rc;
+	return got;
+}
+
+/* Takes the announced streams of session ss in. 1 when there were any,
+ * or -errno. */
+static int add_streams(struct trawl_source *src, struct lsess *ss,
+		       const struct live_stream_info *si, size_t n)
+{
+	struct live_priv *lp = src->priv;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ltrace *lt = trace_of(lp, ss, si[i].ctf_trace_id, si[i].path);
+		if (!lt)
+			return -ENOMEM;
+		if (si[i].metadata) {
+			lt->meta_stream = si[i].id;
+			lt->has_meta_stream = true;
+			continue;
+		}
+		struct lstream **ns = realloc(lp->streams, (lp->nstreams + 1) * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		lp->streams = ns;
+		struct lstream *ls = calloc(1, sizeof(*ls));
+		if (!ls)
+			return -ENOMEM;
+		ls->id = si[i].id;
+		ls->ss = ss;
+		ls->tr = lt;
+		ls->beacon = INT64_MIN;
+		snprintf(ls->name, sizeof(ls->name), "%s/%s", si[i].path, si[i].channel);
+		lp->streams[lp->nstreams++] = ls;
+		int rc;
+		if (lt->t && (rc = stream_make(src, ls)))
+			return rc;
+	}
+	return n ? 1 : 0;
+}
+
+static int new_streams(struct trawl_source *src)
+{
+	struct live_priv *lp = src->priv;
+	int got = 0;
+	size_t nhup = 0;
+
+	for (size_t i = 0; i < lp->nsessions; i++) {
+		struct lsess *ss = lp->sessions[i];
+		struct live_stream_info *si = NULL;
+		size_t n = 0;
+		bool hup = false;
+		if (ss->hup) {
+			nhup++;
+			continue;
+		}
+		int rc = live_client_new_streams(ss->c, ss->id, &si, &n, &hup);
+		if (rc < 0) {
+			snprintf(lp->err, sizeof(lp->err), "new streams: %.200s",
+				 live_client_errmsg(ss->c));
+			return rc;
+		}
+		rc = add_streams(src, ss, si, n);
+		free(si);
+		if (rc < 0)
+			return rc;
+		got |= rc;
+		ss->hup = hup;
+		nhup += hup;
+	}
+	lp->new_streams_hup = nhup == lp->nsessions;
+	return got;
+}
+
+/* Asks stream ls for its next index: 1 with a packet queued, a beacon
+ * advanced or the end; 0 for nothing; -errno. *flags: the index's. */
+static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
+{
+	struct live_priv *lp = src->priv;
+	struct live_index ix;
+	struct live_client *c = ls->ss->c;
+	int rc = live_client_next_index(c, ls->id, &ix);
+
+	*flags = 0;
+	if (rc < 0) {
+		snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", ls->name, live_client_errmsg(c));
+		return rc;
+	}
+	*flags = ix.flags;
+	switch (ix.status) {
+	case LIVE_INDEX_OK: {
+		uint32_t len = (uint32_t)(ix.packet_size / 8), st = 0, fl = 0;
+		struct lpkt *p = calloc(1, sizeof(*p));
+		uint8_t *buf = malloc(len ? len : 1);
+		if (!p || !buf) {
+			free(p);
+			free(buf);
+			return -ENOMEM;
+		}
+		rc = live_client_packet(c, ls->id, ix.offset, len, buf, &st, &fl);
+		*flags |= fl;
+		if (rc < 0 || st != LIVE_PACKET_OK) {
+			free(p);
+			free(buf);
+			if (rc < 0) {
+				snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", ls->name,
+					 live_client_errmsg(c));
+				return rc;
+			}
+			return 0;	/* asked again at the next poll */
+		}
+		p->buf = buf;
+		p->len = len;
+		if (ls->tail)
+			ls->tail->next = p;
+		else
+			ls->head = p;
+		ls->tail = p;
+		return 1;
+	}
+	case LIVE_INDEX_INACTIVE: {
+		int64_t b = ls->rs ? ctf_stream_cycles_ns(&ls->rs->cs, ix.timestamp_end) : INT64_MIN;
+		if (b > ls->beacon) {
+			ls->beacon = b;
+			return 1;
+		}
+		return 0;
+	}
+	case LIVE_INDEX_HUP:
+	case LIVE_INDEX_EOF:
+	case LIVE_INDEX_ERR:
+		ls->hup = true;
+		return 1;
+	default:		/* RETRY */
+		return 0;
+	}
+}
+
+static int live_poll(struct trawl_source *src, int64_t deadline)
+{
+	struct live_priv *lp = src->priv;
+	int got = 0, rc;
+
+	for (;;) {
+		bool want_meta = false, want_streams = false;
+		size_t open = 0;
+
+		if ((rc = new_streams(src)) < 0)
+			return rc;
+		got |= rc;
+		for (size_t i = 0; i < lp->ntraces; i++) {
+			if ((rc = metadata(src, lp->traces[i])) < 0)
+				return rc;
+			got |= rc;
+		}
+		for (size_t i = 0; i < lp->nstreams; i++) {
+			struct lstream *ls = lp->streams[i];
+			uint32_t flags;
+			if (ls->hup)
+				continue;
+			open++;
+			if (ls->head || !ls->tr->t)
+				continue;	/* something queued, or no model yet */
+			if ((rc = next(src, ls, &flags)) < 0)
+				return rc;
+			got |= rc;
+			want_meta |= flags & LIVE_FLAG_NEW_METADATA;
+			want_streams |= flags & LIVE_FLAG_NEW_STREAM;
+		}
+		if (want_meta)
+			for (size_t i = 0; i < lp->ntraces; i++) {
+				if ((rc = metadata(src, lp->traces[i])) < 0)
+					return rc;
+				got |= rc;
+			}
+		if (want_streams && (rc = new_streams(src)) < 0)
+			return rc;
+		if (!open && lp->new_streams_hup) {
+			src->ended = true;
+			return 1;
+		}
+		if (got || !deadline || mono_ns() >= deadline)
+			return got;
+		struct timespec ts = { 0, 5000000 };	/* the relay said RETRY: soon again */
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void live_release(struct trawl_source *src)
+{
+	struct live_priv *lp = src->priv;
+
+	if (!lp)
+		return;
+	for (size_t i = 0; i < lp->nsessions; i++) {
+		live_client_free(lp->sessions[i]->c);
+		free(lp->sessions[i]);
+	}
+	for (size_t i = 0; i < lp->nstreams; i++) {
+		struct lstream *ls = lp->streams[i];
+		pkt_free_list(ls->head);
+		pkt_free_list(ls->retired);
+		if (ls->cur)
+			pkt_free_list(ls->cur);
+		free(ls);
+	}
+	free(lp->streams);
+	for (size_t i = 0; i < lp->ntraces; i++) {
+		free(lp->traces[i]->text);
+		free(lp->traces[i]);
+	}
+	free(lp->traces);
+	free(lp->sessions);
+	free(lp);
+	src->priv = NULL;
+}
+
+static const struct source_ops live_ops = {
+	.kind = "live",
+	.poll = live_poll,
+	.release = live_release,
+};
+
+struct trawl_source *trawl_source_live(const char *url, const struct trawl_source_opts *o,
+				       char *err, size_t errlen)
+{
+	struct trawl_source *src = source_alloc(&live_ops, o);
+	struct live_priv *lp = calloc(1, sizeof(*lp));
+	struct live_session_info *ss = NULL;
+	struct live_client *c = NULL;
+	size_t nss = 0;
+	int rc;
+
+	if (!src || !lp) {
+		free(lp);
+		trawl_source_free(src);
+		seterr(err, errlen, ENOMEM, "out of memory");
+		return NULL;
+	}
+	src->priv = lp;
+	if ((rc = live_url_parse(url, &lp->url, err, errlen)))
+		goto fail;
+	if (lp->url.kind == LIVE_URL_RELAY) {
+		rc = seterr(err, errlen, EINVAL,
+			    "%s: name a session: net://RELAY/host/HOST/SESSION or net://RELAY/session/SESSION",
+			    url);
+		goto fail;
+	}
+	c = live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS, err, errlen);
+	if (!c) {
+		rc = -(errno ? errno : EIO);
+		goto fail;
+	}
+	if ((rc = live_client_list(c, &ss, &nss)) < 0) {
+		seterr(err, errlen, -rc, "%s: %s", url, live_client_errmsg(c));
+		goto fail;
+	}
+	for (size_t i = 0; i < nss; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < lp->nsessions && !seen; k++)
+			seen = lp->sessions[k]->id == ss[i].id;
+		if (seen || !live_url_matches(&lp->url, &ss[i]))
+			continue;
+		/* a viewer connection per session: the first one lists */
+		struct lsess *se = calloc(1, sizeof(*se));
+		struct lsess **nse = realloc(lp->sessions, (lp->nsessions + 1) * sizeof(*nse));
+		if (!se || !nse) {
+			free(se);
+			if (nse)
+				lp->sessions = nse;
+			rc = seterr(err, errlen, ENOMEM, "out of memory");
+			goto fail;
+		}
+		lp->sessions = nse;
+		lp->sessions[lp->nsessions++] = se;
+		se->id = ss[i].id;
+		if (c) {
+			se->c = c;
+			c = NULL;
+		} else if (!(se->c = live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
+							  err, errlen))) {
+			rc = -(errno ? errno : EIO);
+			goto fail;
+		}
+		struct live_stream_info *si = NULL;
+		size_t n = 0;
+		rc = live_client_attach(se->c, se->id, true, &si, &n);
+		if (rc < 0) {
+			seterr(err, errlen, -rc, "%s: attach: %s", url, live_client_errmsg(se->c));
+			free(si);
+			goto fail;
+		}
+		rc = add_streams(src, se, si, n);
+		free(si);
+		if (rc < 0) {
+			seterr(err, errlen, -rc, "out of memory");
+			goto fail;
+		}
+	}
+	if (!lp->nsessions) {
+		rc = seterr(err, errlen, ENOENT, "%s: no such live session at %s:%u (%zu listed)", url,
+			    lp->url.relay, lp->url.port, nss);
+		goto fail;
+	}
+	free(ss);
+	ss = NULL;
+	/* the metadata there is now, so that the reader starts with traces */
+	for (size_t i = 0; i < lp->ntraces; i++)
+		if ((rc = metadata(src, lp->traces[i])) < 0) {
+			seterr(err, errlen, -rc, "%s", lp->err);
+			goto fail;
+		}
+	return src;
+fail:
+	free(ss);
+	live_client_free(c);
+	trawl_source_free(src);
+	errno = -rc;
+	return NULL;
+}
