@@ -30,10 +30,35 @@ is "$(cat noman.txt)" "" "each subcommand has a man page"
 
 # a program against the installed library, through pkg-config
 cat > prog.c <<'C'
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <trawl/ctf.h>
 #include <trawl/pipe.h>
+/* a sink summing p:e.v and checking p:e.w, both bound by name */
+struct sum { const struct trawl_field *v, *w; unsigned long long n, sum, wok; };
+static int start(void *self, struct trawl_reader *r)
+{
+	struct sum *s = self;
+	char err[256];
+	s->v = trawl_field_bind(r, "p:e.v", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	s->w = trawl_field_bind(r, "p:e.w", TRAWL_FIELD_STRING, 0, err, sizeof(err));
+	if (!s->v || !s->w)
+		fprintf(stderr, "bind: %s\n", err);
+	return s->v && s->w ? 0 : -EINVAL;
+}
+static int events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct sum *s = self;
+	for (size_t i = 0; i < n; i++) {
+		s->n++;
+		s->sum += trawl_field_value(s->v, &ev[i])->u;
+		const union trawl_ctf_value *w = trawl_field_value(s->w, &ev[i]);
+		s->wok += w->s.len == 2 && !memcmp(w->s.p, "ok", 2);
+	}
+	return 0;
+}
+static const struct trawl_sink_ops ops = { sizeof(ops), "sum", start, events, NULL };
 int main(int argc, char **argv)
 {
 	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = argv[1], .hostname = "pc", .domain = "ust" };
@@ -41,22 +66,27 @@ int main(int argc, char **argv)
 	if (!w) return 1;
 	struct trawl_ctf_type *s = trawl_ctf_type_struct(w);
 	trawl_ctf_struct_add(w, s, "v", trawl_ctf_type_int(w, 32, false, 10));
+	trawl_ctf_struct_add(w, s, "w", trawl_ctf_type_string(w));
 	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
 	struct trawl_ctf_event_class *ec = trawl_ctf_writer_event_class(w, sc, "p:e", 13, s);
 	struct trawl_ctf_wstream *st = trawl_ctf_writer_stream(w, sc, "chan", 0);
-	for (unsigned i = 0; i < 1000; i++)
-		if (trawl_ctf_wstream_event(st, ec, 1000 + i, &i, 4)) return 2;
+	for (unsigned i = 0; i < 1000; i++) {
+		unsigned char b[16];
+		memcpy(b, &i, 4);
+		memcpy(b + 4, "ok", 3);
+		if (trawl_ctf_wstream_event(st, ec, 1000 + i, b, 7)) return 2;
+	}
 	if (trawl_ctf_writer_close(w)) return 3;
 	trawl_ctf_writer_free(w);
 	char err[256];
 	const char *p[] = { argv[1] };
 	struct trawl_reader *r = trawl_reader_new(p, 1, NULL, err, sizeof(err));
 	if (!r) { fprintf(stderr, "%s\n", err); return 4; }
-	const struct trawl_event *ev;
-	unsigned long long n = 0, sum = 0;
-	while (trawl_reader_next(r, &ev) > 0) { n++; sum += ev->values[0].u; }
+	struct sum sum = { 0 };
+	struct trawl_sink k = { &ops, &sum };
+	if (trawl_pipe_run(r, &k, 1, NULL)) return 5;
 	trawl_reader_free(r);
-	printf("%llu %llu\n", n, sum);
+	printf("%llu %llu %llu\n", sum.n, sum.sum, sum.wok);
 	return 0;
 }
 C
@@ -64,7 +94,8 @@ PKG_CONFIG_PATH="$dest/opt/trawl/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" \
 	cc ${TRAWL_SAN:+-fsanitize=$TRAWL_SAN} -o prog prog.c $(PKG_CONFIG_PATH="$dest/opt/trawl/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" pkg-config --cflags --libs trawl) >cc.log 2>&1
 ok $? "a program builds against the installed libtrawl via pkg-config"
 out=$(LD_LIBRARY_PATH="$dest/opt/trawl/lib" ./prog "$TRASH/t" 2>&1)
-is "$out" "1000 499500" "it writes 1000 events and reads them back with the shared library"
+is "$out" "1000 499500 1000" \
+	"it writes 1000 events and reads them back through a sink binding two fields by name (the shared library)"
 is "$(babeltrace2 "$TRASH/t" 2>/dev/null | wc -l)" "1000" "babeltrace2 reads the trace the program wrote"
 
 # an out-of-tree build from another directory, with the Makefile named by -f
