@@ -13,7 +13,7 @@
  *     `trawl create` and `trawl agent --oneshot` make an option --KEY of
  *     each row flagged OPTION, and take [session] KEY for CONF rows).
  * Adding a setting: a field in struct session, a row here (docs/agent.md
- * lists the keys); see docs/CONTRIBUTING-agent.md.
+ * lists the keys); see docs/CONTRIBUTING.md.
  */
 #include <errno.h>
 #include <stdio.h>

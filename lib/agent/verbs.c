@@ -8,7 +8,7 @@
  * answered (start, stop). Kernel rules travel as "--kernel=SPEC",
  * "--filter=EXPR", "--pid=N" and "--kernel-all" arguments of enable and
  * disable. Adding a verb: a handler and a row here, and a command in cli/
- * that sends it (docs/CONTRIBUTING-agent.md).
+ * that sends it (docs/CONTRIBUTING.md).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -4,7 +4,7 @@
  * ftrace system that has a preset or is named differently by LTTng. The
  * names follow LTTng's kernel tracer (lttng-modules' instrumentation), so
  * that traces of either tool read the same; docs/kernel.md lists them and
- * docs/CONTRIBUTING-kern.md says how to add a row.
+ * docs/CONTRIBUTING.md says how to add a row.
  */
 #include <stdio.h>
 #include <string.h>

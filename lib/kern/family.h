@@ -14,7 +14,7 @@
  * The recorder (krec.c: presets, formats) and the converter (convert.c:
  * names, fields) read only this table, so a new family is one row there.
  * A system without a row keeps its names and fields as ftrace has them.
- * See docs/CONTRIBUTING-kern.md.
+ * See docs/CONTRIBUTING.md.
  */
 #ifndef TRAWL_KERN_FAMILY_H
 #define TRAWL_KERN_FAMILY_H
