@@ -196,12 +196,12 @@ static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, 
 
 	if (rc == -EPIPE)
 		status = 0;	/* `| head`: stop quietly */
+	else if (rc < 0 && trawl_print_error(p))
+		status = die_msg("write error: %s", strerror(trawl_print_error(p)));
 	else if (rc == -ENOMEM)
 		status = die_msg("out of memory");
-	else if (rc < 0)
-		status = die_msg("write error: %s", strerror(-rc));
-	else if (rc > 0)
-		status = 1;	/* a corrupt stream, reported */
+	else if (rc != 0)
+		status = 1;	/* a corrupt stream, or a live source gone: reported */
 	trawl_print_free(p);
 	return status;
 }

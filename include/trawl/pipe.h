@@ -153,7 +153,10 @@ void trawl_reader_free(struct trawl_reader *r);
  * trawl_reader_error(); the corrupt stream stops there, and calling again
  * goes on with the others. A reader with a live source also returns
  * -EAGAIN when the merge waited (about 100 ms) for a stream that holds
- * it back and nothing came: call again (and see whether to stop).
+ * it back and nothing came: call again (and see whether to stop); and
+ * another -errno when the source failed for good (the relay went away, a
+ * reply out of the protocol): the message is in trawl_reader_error(), and
+ * every later call returns the same.
  */
 int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
 /*
@@ -302,7 +305,9 @@ struct trawl_run_opts {
  * Runs the pipeline: start() of every sink, then every event of r to each
  * sink's events() in batches, then finish() of every sink (also after an
  * error of a sink). Returns 0, 1 when some stream was corrupt (each
- * reported through o->error), or the first -errno of a sink (the run stops).
+ * reported through o->error; the others go on), or the first -errno of a
+ * sink or of the reader (out of memory, a live source that failed:
+ * reported through o->error too), which stops the run.
  */
 int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_t nsinks,
 		   const struct trawl_run_opts *o);
@@ -339,6 +344,8 @@ struct trawl_print;
 struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err, size_t errlen);
 struct trawl_sink trawl_print_sink(struct trawl_print *p);
 uint64_t trawl_print_count(const struct trawl_print *p);	/* events printed */
+/* The errno of the printer's first write error (EPIPE: a closed pipe), 0. */
+int trawl_print_error(const struct trawl_print *p);
 void trawl_print_free(struct trawl_print *p);
 
 /* ---------------------------------------------------------------- counter */

@@ -76,10 +76,12 @@ struct ltrace {
 	size_t len, parsed_len;
 	struct trawl_reader_trace *t;	/* once parsed; the source's */
 	bool skipped;			/* its host is not wanted */
+	bool meta_closed;		/* the relay closed its metadata stream */
 };
 
 struct live_priv {
 	struct live_url url;
+	char url_text[64];		/* for messages */
 	struct lsess **sessions;	/* attached */
 	size_t nsessions;
 	struct ltrace **traces;
@@ -209,12 +211,18 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	char msg[512];
 	int got = 0;
 
-	if (!lt->has_meta_stream || lt->skipped)
+	if (!lt->has_meta_stream || lt->skipped || lt->meta_closed)
 		return 0;
 	for (;;) {
 		uint8_t *b = NULL;
 		size_t n = 0;
 		int rc = live_client_metadata(lt->ss->c, lt->meta_stream, &b, &n);
+		if (rc == -ENOENT) {
+			/* ERR: the metadata stream is closed (the session is
+			 * over): nothing more to ask (as babeltrace2 reads it) */
+			lt->meta_closed = true;
+			break;
+		}
 		if (rc < 0) {
 			snprintf(lp->err, sizeof(lp->err), "%.120s: metadata: %.120s", lt->path,
 				 live_client_errmsg(lt->ss->c));
@@ -235,7 +243,21 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	}
 	if (lt->len == lt->parsed_len || !lt->len)
 		return 0;
-	struct trawl_ctf_trace *meta = trawl_ctf_metadata_parse(lt->text, lt->len, msg, sizeof(msg));
+	/* text (trawl relay), or packets of it (lttng-relayd's metadata stream) */
+	const char *text = lt->text;
+	size_t tlen = lt->len;
+	char *unpacked = NULL;
+	uint32_t magic;
+	memcpy(&magic, lt->text, lt->len >= 4 ? 4 : 0);
+	if (lt->len >= 4 && (magic == 0x75D11D57u || magic == 0x571DD175u)) {
+		unpacked = ctf_metadata_unpack((const uint8_t *)lt->text, lt->len, lt->path, &tlen, msg,
+					       sizeof(msg));
+		if (!unpacked)
+			return errno == ENOMEM ? -ENOMEM : 0;	/* a packet cut short: wait */
+		text = unpacked;
+	}
+	struct trawl_ctf_trace *meta = trawl_ctf_metadata_parse(text, tlen, msg, sizeof(msg));
+	free(unpacked);
 	if (!meta) {
 		/* a chunk may end mid-statement: wait for the rest */
 		if (errno == EINVAL)
@@ -415,7 +437,22 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 	}
 }
 
+static int poll_once(struct trawl_source *src, int64_t deadline);
+
+/* The source's poll: poll_once(), its message copied where the reader
+ * finds it (trawl_reader_error()) when it fails. */
 static int live_poll(struct trawl_source *src, int64_t deadline)
+{
+	struct live_priv *lp = src->priv;
+	int rc = poll_once(src, deadline);
+
+	if (rc < 0)
+		snprintf(src->err, sizeof(src->err), "%.63s: %.250s", lp->url_text,
+			 lp->err[0] ? lp->err : strerror(-rc));
+	return rc;
+}
+
+static int poll_once(struct trawl_source *src, int64_t deadline)
 {
 	struct live_priv *lp = src->priv;
 	int got = 0, rc;
@@ -519,6 +556,7 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 	src->priv = lp;
 	if ((rc = live_url_parse(url, &lp->url, err, errlen)))
 		goto fail;
+	snprintf(lp->url_text, sizeof(lp->url_text), "%.63s", url);
 	if (lp->url.kind == LIVE_URL_RELAY) {
 		rc = seterr(err, errlen, EINVAL,
 			    "%s: name a session: net://RELAY/host/HOST/SESSION or net://RELAY/session/SESSION",

@@ -680,15 +680,22 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 		if (!src->ops->poll || src->ended)
 			continue;
 		rc = src->ops->poll(src, got ? 0 : deadline);
-		if (rc < 0)
+		if (rc < 0) {
+			/* for good: every later call says so */
+			r->failed = rc;
+			r->lasterr = src->err[0] ? src->err : "a live source failed";
 			return rc;
+		}
 		got |= rc;
 	}
 	/* what the sources added, and w's next batch; then the tree anew:
 	 * w need not be its winner any more (a replay is for the winner
 	 * only), and a live tree is small */
-	if ((rc = reader_grow(r)))
+	if ((rc = reader_grow(r))) {
+		r->failed = rc;
+		r->lasterr = "out of memory";
 		return rc;
+	}
 	struct merge *m = r->m;
 	if (w != NOLEAF && w < m->k && m->leaf[w].hold)
 		leaf_take(r, m, &m->leaf[w]);
@@ -733,6 +740,9 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 {
 	struct merge *m = r->m;
 	uint32_t w = m ? m->win : NOLEAF;
+
+	if (unlikely(r->failed))
+		return r->failed;
 
 	if (likely(w != NOLEAF)) {
 		struct leaf *L = &m->leaf[w];

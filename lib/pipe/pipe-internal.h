@@ -135,6 +135,7 @@ struct trawl_reader {
 	struct trawl_source **srcs;	/* the reader's, freed with it */
 	struct field_priv *fields;	/* bound fields (bind.c) */
 	bool live;			/* a source is live (live_wait()) */
+	int failed;			/* -errno: a live source failed for good */
 	size_t nsrcs;
 	unsigned threads;		/* as asked; 0: auto */
 	/*
@@ -180,6 +181,7 @@ struct trawl_source {
 	size_t ntraces;
 	size_t nadopted;		/* traces[0 .. nadopted) are the reader's */
 	bool ended;			/* live: nothing more will come */
+	char err[320];			/* live: why poll() failed */
 	struct trawl_reader *r;		/* the reader that took it, or NULL */
 	void *priv;			/* the kind's own state */
 };

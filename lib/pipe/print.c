@@ -399,6 +399,11 @@ uint64_t trawl_print_count(const struct trawl_print *p)
 	return p->printed;
 }
 
+int trawl_print_error(const struct trawl_print *p)
+{
+	return p->err;
+}
+
 void trawl_print_free(struct trawl_print *p)
 {
 	if (!p)

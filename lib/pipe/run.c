@@ -105,13 +105,13 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 		if (n == -EAGAIN)
 			continue;	/* live: nothing within a wait; see the stop flag */
 		if (n < 0) {
-			if (n == -ENOMEM) {
-				ret = n;
-				break;
-			}
-			corrupt = 1;
 			if (ro.error)
 				ro.error(ro.arg, trawl_reader_error(r));
+			if (n != -EBADMSG) {
+				ret = n;	/* out of memory, a live source gone: the end */
+				break;
+			}
+			corrupt = 1;	/* a corrupt stream: the others go on */
 			continue;
 		}
 		done += (uint64_t)n;

@@ -11,10 +11,10 @@
 #    line for line, `trawl print` of the relay's files (and babeltrace2's);
 #  - --sync applies a stored sync result to live events as to files;
 #  - -f json, the host form of the URL, and the errors (no such session,
-#    a bad URL, no relay there).
+#    a bad URL, the relay gone under a viewer).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the live producer"
-plan 15
+plan 16
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -22,7 +22,8 @@ trap cleanup EXIT
 
 "$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
 	3> ready.txt 2> relay.err &
-pids="$pids $!"
+RELAY=$!
+pids="$pids $RELAY"
 ready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt; }
 until_ok 30 ready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
 DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
@@ -155,4 +156,21 @@ grep -q "no such live session" ended.err
 ok $? "... with a message naming it ($(head -1 ended.err))"
 "$TRAWL" print --live "nett://x/y" > /dev/null 2> bad.err
 is "$?:$(grep -c 'nett://x/y' bad.err)" "1:1" "a bad URL: exit 1, the URL named"
+
+# the relay goes away under a viewer: it ends (exit 1) with the reason, at once
+printf 'stream 0\nev 0 1000000 3\nflush 0 2000000\ntouch a3\nwait never\n' > a3.txt
+./live-producer "$DATA" lv3 nodeA ust < a3.txt > pa3.out 2> pa3.err &
+P3=$!
+pids="$pids $P3"
+until_ok 30 test -e a3
+timeout 60 "$TRAWL" print --live "net://$LIVE/session/lv3" > live3.txt 2> live3.err &
+V3=$!
+pids="$pids $V3"
+until_ok 30 has_lines live3.txt 3
+kill "$RELAY"
+until_ok 30 gone "$V3"
+wait "$V3"
+rc=$?
+is "$rc:$(grep -c "net://$LIVE/session/lv3" live3.err)" "1:1" \
+	"the relay killed under a viewer: exit 1, the session named ($(head -1 live3.err))"
 finish
