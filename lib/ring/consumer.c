@@ -4,8 +4,8 @@
  * memfd came with SCM_RIGHTS): draining finished packets to a CTF stream,
  * the final flush once the producer is gone (it exited, was stopped, or was
  * killed: the shared memory still holds everything it committed), and the
- * flight-recorder snapshot. The protocol is the one of ust-internal.h; the
- * in-process consumer in ust.c does the same for its own buffers.
+ * flight-recorder snapshot. The protocol is the one of ring.h; the
+ * in-process consumer in lib/ust/output.c does the same for its own buffers.
  *
  * The shared memory is written by another process, maybe a broken one:
  * every offset and counter read from it is checked before use, and a ring

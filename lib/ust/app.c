@@ -13,7 +13,7 @@
  * handles START and STOP.
  *
  * Everything sent to the agent is sent with ust_lock held (the senders are
- * called from ust.c under it), so messages never interleave; sends do not
+ * called from lib/ust under it), so messages never interleave; sends do not
  * block for long: an agent that does not read for a second is dropped.
  */
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/ust/ust-internal.h - user-space tracing internals shared by the
- * in-process session (ust.c), the application side of the agent protocol
- * (app.c) and the agent. The ring buffer itself is lib/ring/ring.h.
+ * lib/ust/ust-internal.h - user-space tracing internals shared by the files
+ * of lib/ust (see ust-private.h for the files and what each holds) and by
+ * the agent (lib/agent). The ring buffer itself is lib/ring/ring.h.
  */
 #ifndef TRAWL_UST_INTERNAL_H
 #define TRAWL_UST_INTERNAL_H
@@ -14,14 +14,12 @@
 #include "trawl/tracepoint.h"
 #include "ring/ring.h"
 
-/* The clock used for timestamps (set by the session, read per event). */
-TRAWL_HIDDEN uint64_t ust_clock_now(void);
-
-/* ---- shared by the in-process session (ust.c), the application side of
- * the agent protocol (app.c) and the agent's consumer (consumer.c) */
-
-/* The registry's and sessions' lock (ust.c); app.c sends under it. */
 #include <pthread.h>
+
+/* ---- shared with the application side of the agent protocol (app.c)
+ * and the agent (lib/agent) */
+
+/* The registry's and sessions' lock (session.c); app.c sends under it. */
 TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
 /* Take and give ust_lock always through these (they track, per thread,
  * whether it is held or being taken or given: ust_lock_mine()). */
