@@ -25,7 +25,7 @@
 #include "trawl/probe.h"
 #include "cli.h"
 #include "util/config.h"
-#include "internal.h"	/* tr_clock_ns */
+#include "util/clock.h"
 
 #define DEFAULT_RATE	100
 #define MAX_RATE	TRAWL_PROBE_MAX_RATE

@@ -84,11 +84,6 @@ struct trawl_ctf_wstream;
 TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
 
 /* ---- misc */
-/* Is the kernel's clocksource the TSC (on x86; false elsewhere)? Then
- * trawl's clock is the TSC by default. TRAWL_CLOCKSOURCE=NAME overrides what
- * the kernel says (tests of the fallback on machines whose clocksource is
- * the TSC: TRAWL_CLOCKSOURCE=kvm-clock). */
-TRAWL_HIDDEN bool clocksource_is_tsc(void);
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno
  * (-EIO when write returns 0). */
 TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);
@@ -103,14 +98,6 @@ TRAWL_HIDDEN void uuid_random(uint8_t out[16]);
 TRAWL_HIDDEN void uuid_boot_id(uint8_t out[16]);
 /* fnmatch-style glob with * ? [..]; true when name matches. */
 TRAWL_HIDDEN int glob_match(const char *pat, const char *name);
-/* clock_gettime(id) in ns. */
-TRAWL_HIDDEN int64_t tr_clock_ns(clockid_t id);
-/*
- * This process's time namespace offset of CLOCK_MONOTONIC, in ns, into
- * *off: its CLOCK_MONOTONIC reads the kernel's (bpf_ktime_get_ns(),
- * ftrace's mono) plus this. 0 outside a time namespace or on a kernel
- * without them. Returns 0 or -errno (/proc/self/timens_offsets unreadable).
- */
-TRAWL_HIDDEN int tr_timens_monotonic(int64_t *off);
+/* (the clocks: util/clock.h) */
 
 #endif

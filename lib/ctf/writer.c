@@ -29,6 +29,7 @@
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
 #include "ctf/packet.h"
+#include "util/clock.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
@@ -110,30 +111,15 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	return (char *)m + n * sz;
 }
 
-static int64_t ts_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * epoch -> CLOCK_MONOTONIC zero, in ns: a CLOCK_REALTIME read bracketed by
  * two monotonic reads; the tightest of several samples wins.
  */
 static int64_t measure_offset_ns(void)
 {
-	int64_t best = INT64_MAX, off = 0;
-	for (int i = 0; i < 16; i++) {
-		int64_t m1 = ts_ns(CLOCK_MONOTONIC);
-		int64_t r = ts_ns(CLOCK_REALTIME);
-		int64_t m2 = ts_ns(CLOCK_MONOTONIC);
-		if (m2 - m1 < best) {
-			best = m2 - m1;
-			off = r - (m1 + (m2 - m1) / 2);
-		}
-	}
-	return off;
+	struct tr_clock_sample s;
+	tr_clock_sample(false, &s);
+	return s.real - s.mono;
 }
 
 /* ---------------------------------------------------------------- types */

@@ -94,25 +94,6 @@ const char *krec_clock_name(const struct krec *k);
  */
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
 
-/* ---- the clock (clock.c): the same calibration as lib/ust's TSC clock */
-
-struct krec_clock_sample {
-	uint64_t c;			/* the trace clock: TSC cycles or mono ns */
-	int64_t mono, real;		/* CLOCK_MONOTONIC, CLOCK_REALTIME ns */
-};
-
-/* The current value of the trace clock (rdtsc or CLOCK_MONOTONIC). */
-uint64_t krec_clock_now(bool tsc);
-/* A tight (clock, mono, real) triple: the best of a few reads. */
-void krec_clock_sample(bool tsc, struct krec_clock_sample *s);
-/*
- * Fills the CTF clock from a sample at the start and one at the end: for
- * the TSC, freq measured between them (rounded to 1 kHz) and the offset of
- * cycle 0 to the epoch; for mono, 1 GHz and real - mono.
- */
-void krec_clock_fill(bool tsc, const struct krec_clock_sample *s0,
-		     const struct krec_clock_sample *s1, struct trawl_ctf_clock *c);
-
 /* ---- syscall names (syscalls.c, from this machine's kernel headers) */
 
 /* The name of syscall nr (x86-64), or NULL. */

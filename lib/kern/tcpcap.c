@@ -24,7 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "internal.h"	/* seterr, mkdir_p, tr_clock_ns, tr_timens_monotonic */
+#include "internal.h"	/* seterr, mkdir_p */
+#include "util/clock.h"	/* tr_clock_ns, tr_timens_monotonic */
 #include "trawl/ctf.h"
 #include "trawl/sync-schema.h"
 #include "kern/tcpcap.h"

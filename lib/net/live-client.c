@@ -16,6 +16,7 @@
 #include "net/live-client.h"
 #include "net/relay-proto.h"	/* net_split_addr */
 #include "net/sock.h"
+#include "util/clock.h"
 
 struct live_client {
 	int fd;
@@ -76,7 +77,7 @@ static int request(struct live_client *c, uint32_t cmd, const uint8_t *payload, 
 	put_be32(b + 12, 0);
 	if (len)
 		memcpy(b + LIVE_REQ_HDR, payload, len);
-	c->deadline = tr_net_now_ms() + c->timeout_ms;
+	c->deadline = tr_mono_ms() + c->timeout_ms;
 	int ret = tr_net_write_full(c->fd, b, LIVE_REQ_HDR + len, c->deadline);
 	return ret ? broke(c, cmd, ret) : 0;
 }
@@ -166,7 +167,7 @@ struct live_client *live_client_connect(const char *host, uint16_t port, int tim
 {
 	unsigned p = port ? port : LIVE_PORT;
 	int t = timeout_ms > 0 ? timeout_ms : LIVE_CLIENT_TIMEOUT_MS;
-	int64_t deadline = tr_net_now_ms() + t;
+	int64_t deadline = tr_mono_ms() + t;
 	char gai[128] = "";
 	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
 	if (fd < 0) {
@@ -179,7 +180,7 @@ struct live_client *live_client_connect(const char *host, uint16_t port, int tim
 		return NULL;
 	}
 	/* the handshake within what is left of timeout_ms */
-	int64_t left = deadline - tr_net_now_ms();
+	int64_t left = deadline - tr_mono_ms();
 	struct live_client *c = live_client_from_fd(fd, left > 0 ? (int)left : 1, err, errlen);
 	if (c)
 		c->timeout_ms = t;

@@ -28,6 +28,7 @@
 #include "ctf/ioq.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
+#include "util/clock.h"
 
 struct relay_dest {
 	struct trawl_ctf_dest d;	/* first: what the writer holds */
@@ -41,13 +42,6 @@ struct relay_dest {
 static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
 {
 	return (struct relay_dest *)d;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* A connection to ai (tr_net_connect_addr), blocking, with the options of
@@ -152,7 +146,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	char host[256], port[8];
 	unsigned p;
 	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
-	int64_t deadline = now_ms() + timeout;
+	int64_t deadline = tr_mono_ms() + timeout;
 	int ret;
 
 	if (rd->fd >= 0)
@@ -292,7 +286,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 	if (ret)
 		return ret;
 	char msg[256];
-	return read_reply(rd->fd, RELAY_ACK, now_ms() + 10000, msg, sizeof(msg));
+	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg));
 }
 
 static void rd_free(struct trawl_ctf_dest *d)

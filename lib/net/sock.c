@@ -11,18 +11,12 @@
 #include <unistd.h>
 
 #include "net/sock.h"
-
-int64_t tr_net_now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
+#include "util/clock.h"
 
 int tr_net_wait(int fd, short ev, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - tr_net_now_ms();
+		int64_t left = deadline - tr_mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = ev };

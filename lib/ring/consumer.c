@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ring/ring.h"
+#include "util/clock.h"
 #include "ust/ust-internal.h"
 
 /* Rewrites the packet's ids for the agent's trace (the producer does not
@@ -185,7 +186,7 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 		c->bad = true;
 		return -EPROTO;
 	}
-	uint64_t now = c->consumed < P ? ust_now_ns() : 0;
+	uint64_t now = c->consumed < P ? tr_mono_ns() : 0;
 	while (c->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
 		if (c->ws) {

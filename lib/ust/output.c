@@ -53,7 +53,7 @@ static void drain(struct trawl_ust_session *s, struct ust_buf *b)
 	}
 	/* partner: ust_ring_finalize's release store of produced */
 	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	uint64_t now = b->consumed < P ? ust_now_ns() : 0;
+	uint64_t now = b->consumed < P ? tr_mono_ns() : 0;
 	while (b->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&b->ring, b->consumed);
 		if (b->ws) {
@@ -217,7 +217,7 @@ out:
 	free(copy);
 	free(seqs);
 	if (!ret)
-		ust_clock_fill(trawl_ctf_writer_trace(w), s->tsc, s->c0, s->mono0, s->real0);
+		tr_clock_fill(s->tsc, &s->clk0, NULL, &trawl_ctf_writer_trace(w)->clocks[0]);
 	int r = trawl_ctf_writer_close(w);
 	if (!ret)
 		ret = r;

@@ -47,6 +47,7 @@ bool ust_lock_mine(void)
 }
 
 struct trawl_ust_session *tr_ust_cur_sess;
+int tr_ust_use_tsc;
 uint64_t ust_gen = 1;		/* atomic: bumped at start and stop */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -264,7 +265,7 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
 		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && clocksource_is_tsc());
 	__atomic_store_n(&tr_ust_use_tsc, s->tsc, __ATOMIC_RELAXED);
-	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
+	tr_clock_sample(s->tsc, &s->clk0);
 	if (s->remote) {
 		/* the agent consumes: no writer, no thread; uuid set by it */
 	} else if (s->output && s->mode == TRAWL_UST_DISCARD) {
@@ -417,7 +418,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		tr_ust_final_flush(s, b);
 	fold_orphans(s);
 	if (s->w) {
-		ust_clock_fill(trawl_ctf_writer_trace(s->w), s->tsc, s->c0, s->mono0, s->real0);
+		tr_clock_fill(s->tsc, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 		int r = trawl_ctf_writer_close(s->w);
 		if (r < 0 && !s->err)
 			s->err = r;

@@ -26,12 +26,6 @@ TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
 TRAWL_HIDDEN void ust_lock_take(void);
 TRAWL_HIDDEN void ust_lock_give(void);
 TRAWL_HIDDEN bool ust_lock_mine(void);
-/* A (clock, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns) sample, the tightest of 16. */
-TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real);
-/* Fills the trace's clock: frequency measured from the start sample to
- * now (TSC), offset to the epoch. */
-TRAWL_HIDDEN void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0,
-				 int64_t mono0, int64_t real0);
 /* A user-space CTF trace writer (env domain "ust", tracer "trawl");
  * io_queue: trawl_ctf_writer_opts.io_queue; rel: streamed to a relay
  * (dir may then be NULL), or NULL. */

@@ -7,7 +7,6 @@
  *   record.c    the recording path (trawl_ust_reserve/commit, slow paths),
  *               per-thread state, attaching a thread to the session
  *   context.c   a thread's event context fields
- *   clock.c     the clock (TSC or CLOCK_MONOTONIC) and its CTF declaration
  *   writer.c    the CTF writer, stream class and event classes of a trace
  *   session.c   the in-process session; ust_lock; fork and exit handlers
  *   output.c    the session's consumer thread, final flush, snapshots
@@ -33,12 +32,8 @@
 #include "ust-internal.h"
 
 #include <sys/types.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
+
+#include "util/clock.h"
 
 /* ---- state (the in-process and agent sessions, per thread) */
 
@@ -112,16 +107,16 @@ struct trawl_ust_session {
 	bool consumer_running;
 	int stopping;			/* atomic */
 	bool tsc;
-	uint64_t c0;			/* clock at start */
-	int64_t mono0, real0;		/* ns */
+	struct tr_clock_sample clk0;	/* the clock at start */
 	int err;
 	struct trawl_ust_stats st;
 	uint64_t orphans;		/* counted in no buffer (fold_orphans) */
 };
 
-/* ---- the clock (clock.c) */
+/* ---- the clock */
 
-/* The session's clock is the TSC (else CLOCK_MONOTONIC); set at start. */
+/* The session's clock is the TSC (else CLOCK_MONOTONIC); set at start
+ * (session.c). */
 TRAWL_HIDDEN extern int tr_ust_use_tsc;
 /* The clock used for timestamps (set by the session, read per event). */
 static inline uint64_t ust_clock_now(void)
@@ -130,7 +125,7 @@ static inline uint64_t ust_clock_now(void)
 	if (likely(__atomic_load_n(&tr_ust_use_tsc, __ATOMIC_RELAXED)))
 		return __rdtsc();
 #endif
-	return ust_now_ns();
+	return tr_mono_ns();
 }
 
 /* ---- between the files */
