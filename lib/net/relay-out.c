@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -44,13 +43,11 @@ static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
 	return (struct relay_dest *)d;
 }
 
-/* A connection to ai (tr_net_connect_addr), blocking, with the options of
- * a producer's: the socket, or -errno. */
-static int connect_one(const struct addrinfo *ai, int64_t deadline)
+/* Gives a connected socket (tr_net_connect) the options of a producer's:
+ * blocking, and sends that fail within seconds. fd, or -errno (then fd
+ * is closed). */
+static int producer_socket(int fd)
 {
-	int fd = tr_net_connect_addr(ai, deadline);
-	if (fd < 0)
-		return fd;
 	int ret;
 	/* blocking from now on: the writer's sends wait for the network */
 	int fl = fcntl(fd, F_GETFL);
@@ -143,7 +140,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	const char *session = rd->session ? rd->session : "trawl";
 	const char *trace = rd->trace ? rd->trace : t->domain ? t->domain : "ust";
 	const char *hostname = t->hostname ? t->hostname : "";
-	char host[256], port[8];
+	char host[256], gai[128] = "";
 	unsigned p;
 	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
 	int64_t deadline = tr_mono_ms() + timeout;
@@ -162,18 +159,11 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		return seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
-	snprintf(port, sizeof(port), "%u", p);
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res;
-	int gr = getaddrinfo(host, port, &hints, &res);
-	if (gr)
-		return seterr(err, errlen, EHOSTUNREACH, "relay %s: %s", rd->addr, gai_strerror(gr));
-	int fd = -ECONNREFUSED;
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, deadline);
-		if (fd >= 0)
-			break;
-	}
-	freeaddrinfo(res);
+	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
+	if (fd < 0 && gai[0])
+		return seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
+	if (fd >= 0)
+		fd = producer_socket(fd);
 	if (fd < 0)
 		return seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
 			      strerror(-fd));
