@@ -46,6 +46,12 @@ TRAWL_HIDDEN char *arena_strndup(struct trawl_ctf_arena *a, const char *s, size_
 TRAWL_HIDDEN void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
 			      size_t *cap, size_t sz);
 
+/* ---- growing arrays (malloc'd) */
+/* Makes room for element n of the array *pp (elements of sz bytes, *cap of
+ * them allocated): when n == *cap, the capacity doubles (from 16). Returns
+ * 0, or -ENOMEM (then *pp and *cap are as they were). */
+TRAWL_HIDDEN int tr_grow(void *pp, size_t *cap, size_t n, size_t sz);
+
 /* ---- errors into a caller buffer; return -err so `return seterr(...)` reads well */
 TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

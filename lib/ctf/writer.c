@@ -708,16 +708,8 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	if (ret < 0)
 		goto err;
 add:
-	if (w->nstreams == w->streams_cap) {
-		size_t ncap = w->streams_cap ? w->streams_cap * 2 : 8;
-		void *m = realloc(w->streams, ncap * sizeof(*w->streams));
-		if (!m) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		w->streams = m;
-		w->streams_cap = ncap;
-	}
+	if ((ret = tr_grow(&w->streams, &w->streams_cap, w->nstreams, sizeof(*w->streams))))
+		goto err;
 	w->streams[w->nstreams++] = s;
 	/* streamed: announced at once, so that live viewers wait for it
 	 * before they show what other streams recorded after it began */

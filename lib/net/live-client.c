@@ -230,17 +230,11 @@ int live_client_list(struct live_client *c, struct live_session_info **out, size
 	for (uint32_t i = 0; i < count; i++) {
 		if ((ret = recv_exact(c, LIVE_LIST_SESSIONS, b, LIVE_SESSION_LEN)))
 			goto err;
-		if (have == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct live_session_info *nv = realloc(v, nc * sizeof(*v));
-			if (!nv) {
-				/* the rest of the reply is not read: out of step */
-				c->broken = ENOMEM;
-				ret = fail(c, ENOMEM, "live relay: out of memory");
-				goto err;
-			}
-			v = nv;
-			cap = nc;
+		if (tr_grow(&v, &cap, have, sizeof(*v))) {
+			/* the rest of the reply is not read: out of step */
+			c->broken = ENOMEM;
+			ret = fail(c, ENOMEM, "live relay: out of memory");
+			goto err;
 		}
 		struct live_session_info *s = &v[have++];
 		s->id = get_be64(b);
@@ -276,16 +270,10 @@ static int read_streams(struct live_client *c, uint32_t cmd, uint32_t count,
 			ret = bad(c, cmd, "stream %u: metadata flag %u", i, meta);
 			goto err;
 		}
-		if (have == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			struct live_stream_info *nv = realloc(v, nc * sizeof(*v));
-			if (!nv) {
-				c->broken = ENOMEM;
-				ret = fail(c, ENOMEM, "live relay: out of memory");
-				goto err;
-			}
-			v = nv;
-			cap = nc;
+		if (tr_grow(&v, &cap, have, sizeof(*v))) {
+			c->broken = ENOMEM;
+			ret = fail(c, ENOMEM, "live relay: out of memory");
+			goto err;
 		}
 		struct live_stream_info *s = &v[have++];
 		s->id = get_be64(b);

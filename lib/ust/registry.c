@@ -34,14 +34,8 @@ static int session_enable(struct trawl_ust_session *s, struct trawl_tp_event *ev
 {
 	if (s->nevs >= UINT16_MAX)
 		return -E2BIG;
-	if (s->nevs == s->evcap) {
-		size_t ncap = s->evcap ? s->evcap * 2 : 16;
-		void *m = realloc(s->evs, ncap * sizeof(*s->evs));
-		if (!m)
-			return -ENOMEM;
-		s->evs = m;
-		s->evcap = ncap;
-	}
+	if (tr_grow(&s->evs, &s->evcap, s->nevs, sizeof(*s->evs)))
+		return -ENOMEM;
 	ev->id = (uint32_t)s->nevs;
 	if (s->remote)
 		ust_app_send_evdesc(s->key, ev);

@@ -141,6 +141,20 @@ void uuid_boot_id(uint8_t out[16])
 	uuid_random(out);
 }
 
+int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
+{
+	void **p = pp;
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	void *m = realloc(*p, nc * sz);
+	if (!m)
+		return -ENOMEM;
+	*p = m;
+	*cap = nc;
+	return 0;
+}
+
 int glob_match(const char *pat, const char *name)
 {
 	return fnmatch(pat, name, 0) == 0;
