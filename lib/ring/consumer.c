@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's side of a ring buffer another process produces into (its
- * memfd came with SCM_RIGHTS): draining finished packets to a CTF stream,
- * the final flush once the producer is gone (it exited, was stopped, or was
- * killed: the shared memory still holds everything it committed), and the
- * flight-recorder snapshot. The protocol is the one of ring.h; the
- * in-process consumer in lib/ust/output.c does the same for its own buffers.
+ * The consumer's side of a ring buffer: the agent's, for a ring another
+ * process produces into (its memfd came with SCM_RIGHTS), and the
+ * in-process session's (lib/ust/output.c): draining finished packets to a
+ * CTF stream, the final flush once the producer is gone (it exited, was
+ * stopped, or was killed: the shared memory still holds everything it
+ * committed), and the flight-recorder snapshot. The protocol is the one
+ * of ring.h.
  *
  * The shared memory is written by another process, maybe a broken one:
  * every offset and counter read from it is checked before use, and a ring

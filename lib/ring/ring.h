@@ -179,7 +179,8 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define UST_FENCE(order) __atomic_thread_fence(order)
 #endif
 
-/* ---- consumer.c: the agent's view of a ring another process produces */
+/* ---- consumer.c: the consumer's view of a ring (the agent's, of a ring
+ * another process produces; the in-process session's, lib/ust/output.c) */
 struct ust_cons {
 	struct ust_ring ring;		/* mapped with ust_ring_map */
 	struct trawl_ctf_wstream *ws;	/* where drained packets go (may be NULL) */

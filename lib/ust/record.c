@@ -113,12 +113,12 @@ static int attach(struct ust_thread *t)
 		.stream_id = 0, .instance_id = b->instance, .uuid = s->uuid, .pid = b->pid,
 		.tid = b->tid,
 	};
-	ret = ust_ring_create(&b->ring, &ro);
+	ret = ust_ring_create(&b->cons.ring, &ro);
 	if (ret < 0) {
 		munmap(b, sizeof(*b));
 		goto out;
 	}
-	b->ring.shm->active = 1;
+	b->cons.ring.shm->active = 1;
 	b->thr = t;
 	/* append: the consumer walks the list without the lock (nodes are
 	 * freed only with the session); partner: its acquire loads of next */
@@ -129,10 +129,10 @@ static int attach(struct ust_thread *t)
 	s->tail = b;
 	s->st.buffers++;
 	if (s->remote)		/* before the thread's first event */
-		ust_app_send_buf(s->key, b->tid, b->ring.fd);
+		ust_app_send_buf(s->key, b->tid, b->cons.ring.fd);
 	t->buf = b;
-	t->h = b->ring.shm;
-	t->ring = &b->ring;
+	t->h = b->cons.ring.shm;
+	t->ring = &b->cons.ring;
 	t->S = s->S;
 	t->large = s->header == TRAWL_UST_HEADER_LARGE;
 	t->cur = NULL;

@@ -63,7 +63,7 @@ void ust_live_tick(uint64_t key)
 		/* partner: commit's / reserve's release store of nest = 0 */
 		if (t && __atomic_load_n(&t->nest, __ATOMIC_ACQUIRE) == 0)
 			/* partner: ust_cons_live's acquire load */
-			__atomic_store_n(&b->ring.shm->quiet_ts, now, __ATOMIC_RELEASE);
+			__atomic_store_n(&b->cons.ring.shm->quiet_ts, now, __ATOMIC_RELEASE);
 	}
 	ust_lock_give();
 }

@@ -67,7 +67,7 @@ void tr_ust_free_bufs(struct trawl_ust_session *s)
 {
 	for (struct ust_buf *b = s->bufs, *n; b; b = n) {
 		n = b->next;
-		ust_ring_destroy(&b->ring);
+		ust_ring_destroy(&b->cons.ring);
 		munmap(b, sizeof(*b));
 	}
 	s->bufs = s->tail = NULL;
@@ -309,7 +309,7 @@ out:
 static void quiesce(struct trawl_ust_session *s)
 {
 	for (struct ust_buf *b = s->bufs; b; b = b->next)
-		__atomic_store_n(&b->ring.shm->active, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->cons.ring.shm->active, 0, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&ust_gen, 1, __ATOMIC_SEQ_CST);
 	if (!tr_ust_membarrier()) {
 		/* no membarrier: a scheduling delay makes every running
@@ -328,7 +328,8 @@ static void quiesce(struct trawl_ust_session *s)
 			b->stuck = true;	/* stopped thread? leave its open packet */
 			continue;
 		}
-		UST_ADD(b->ring.shm->discarded, __atomic_exchange_n(&t->pending, 0, __ATOMIC_RELAXED));
+		UST_ADD(b->cons.ring.shm->discarded,
+			__atomic_exchange_n(&t->pending, 0, __ATOMIC_RELAXED));
 		b->thr = NULL;
 	}
 }
@@ -348,7 +349,7 @@ static void fold_orphans(struct trawl_ust_session *s)
 		return;
 	struct ust_buf *pick = NULL;
 	for (struct ust_buf *b = s->bufs; b; b = b->next) {
-		struct ust_shm *h = b->ring.shm;
+		struct ust_shm *h = b->cons.ring.shm;
 		if (b->stuck || b->thr || !h)
 			continue;
 		if (s->remote && __atomic_load_n(&h->exited, __ATOMIC_RELAXED))
@@ -359,10 +360,10 @@ static void fold_orphans(struct trawl_ust_session *s)
 		s->orphans += n;
 		return;
 	}
-	UST_ADD(pick->ring.shm->discarded, n);
-	if (!s->remote && pick->flushed) {
+	UST_ADD(pick->cons.ring.shm->discarded, n);
+	if (!s->remote && pick->cons.flushed) {
 		/* one more (empty) packet carries the new count */
-		pick->flushed = false;
+		pick->cons.flushed = false;
 		tr_ust_final_flush(s, pick);
 	}
 }
@@ -399,7 +400,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		 * last packets (2: a producer stuck in an event, leave its
 		 * open packet) */
 		for (struct ust_buf *b = s->bufs; b; b = b->next)
-			__atomic_store_n(&b->ring.shm->exited, b->stuck ? 2u : 1u,
+			__atomic_store_n(&b->cons.ring.shm->exited, b->stuck ? 2u : 1u,
 					 __ATOMIC_RELEASE);
 		s->state = S_STOPPED;
 		if (tr_ust_cur_sess == s)
@@ -452,7 +453,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 	if (s == tr_ust_cur_sess && s->state == S_ACTIVE)	/* not folded yet */
 		st->discarded += __atomic_load_n(&ust_orphans, __ATOMIC_RELAXED);
 	for (struct ust_buf *b = s->bufs; b; b = b->next) {
-		struct ust_shm *h = b->ring.shm;
+		struct ust_shm *h = b->cons.ring.shm;
 		st->recorded += __atomic_load_n(&h->recorded, __ATOMIC_RELAXED);
 		st->discarded += __atomic_load_n(&h->discarded, __ATOMIC_RELAXED);
 		st->overwritten += __atomic_load_n(&h->overwritten, __ATOMIC_RELAXED);

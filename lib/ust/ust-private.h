@@ -58,15 +58,10 @@ struct ust_thread {
 };
 
 struct ust_buf {
-	struct ust_ring ring;
-	struct trawl_ctf_wstream *ws;
+	struct ust_cons cons;		/* the ring, and what of it is written out */
 	struct ust_thread *thr;		/* NULL once quiescent for good */
-	uint64_t consumed;
-	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last packet out */
-	uint64_t disc_written;		/* events_discarded of the last packet out */
 	uint64_t instance;		/* stream_instance_id in its packets */
 	pid_t pid, tid;
-	bool flushed;			/* final packet written */
 	bool ws_failed;
 	bool stuck;			/* producer never left its event at stop */
 	struct ust_buf *next;
