@@ -178,18 +178,23 @@ static int add_ev(struct krec *k, const char *sys, const char *name)
 	return 0;
 }
 
+void krec_spec_split(const char *spec, char sysg[256], char evg[256])
+{
+	const char *sep = strpbrk(spec, ":/");
+	if (sep) {
+		snprintf(sysg, 256, "%.*s", (int)(sep - spec), spec);
+		snprintf(evg, 256, "%s", sep + 1);
+	} else {
+		snprintf(sysg, 256, "*");
+		snprintf(evg, 256, "%s", spec);
+	}
+}
+
 /* "sys:event", "sys/event", globs in either part, or a bare event name. */
 static int add_spec(struct krec *k, const char *spec, bool from_preset, char *err, size_t errlen)
 {
 	char sysg[256], evg[256];
-	const char *sep = strpbrk(spec, ":/");
-	if (sep) {
-		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
-		snprintf(evg, sizeof(evg), "%s", sep + 1);
-	} else {
-		snprintf(sysg, sizeof(sysg), "*");
-		snprintf(evg, sizeof(evg), "%s", spec);
-	}
+	krec_spec_split(spec, sysg, evg);
 	if (!*sysg || !*evg)
 		return seterr(err, errlen, EINVAL, "'%s' is not a tracepoint (SYSTEM:EVENT)", spec);
 	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {

@@ -93,6 +93,10 @@ const char *krec_clock_name(const struct krec *k);
  * or -EAGAIN before krec_stop() (streamed: before krec_start()).
  */
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
+/* Splits a kernel event spec ("sys:event", "sys/event", globs in either
+ * part, or a bare event name: system "*") into its system and event
+ * (truncated to 255 bytes). */
+void krec_spec_split(const char *spec, char sysg[256], char evg[256]);
 
 /* ---- syscall names (syscalls.c, from this machine's kernel headers) */
 
