@@ -858,17 +858,7 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 	return 0;
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("trawl simulate: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'trawl simulate --help'.\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cli_usage_error("trawl simulate", "simulate", __VA_ARGS__)
 
 static bool dir_nonempty(const char *path)
 {
