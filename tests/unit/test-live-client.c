@@ -572,31 +572,6 @@ static int relay_stop(struct relay *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The whole file at path, malloc'd; NULL if unreadable. */
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	uint8_t *b = malloc(cap);
-	size_t k;
-	while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap) {
-			uint8_t *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-			}
-			b = nb;
-		}
-	}
-	fclose(f);
-	*len = n;
-	return b;
-}
-
 /* A growing byte buffer. */
 struct bytes {
 	uint8_t *p;
