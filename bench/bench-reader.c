@@ -22,14 +22,13 @@
 
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
+#include "util/clock.h"
 
 /* CPU time, not wall time: these machines are shared, and both sides are
  * single-threaded; babeltrace2's is its child rusage. */
 static double now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	return (double)tr_clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e9;
 }
 
 static double children(void)

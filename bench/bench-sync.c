@@ -16,13 +16,7 @@
 
 #include "../tests/unit/sync-gen.h"
 #include "trawl/sync.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "util/clock.h"
 
 static long rss_kib(void)
 {
@@ -63,13 +57,13 @@ static void rates(size_t n)
 	make(1000, secs, 20000, 20000, 1, &A, &B, &ab, &nab, &ba, &nba);
 
 	struct trawl_sync_pair r;
-	double t0 = now();
+	double t0 = tr_mono_s();
 	trawl_sync_pair_compute(ab, nab, ba, nba, NULL, &r, NULL, 0);
-	double t1 = now();
+	double t1 = tr_mono_s();
 	trawl_sync_pair_release(&r);
 
 	struct trawl_sync_inc *s = trawl_sync_inc_new(NULL);
-	double t2 = now();
+	double t2 = tr_mono_s();
 	size_t i = 0, j = 0;
 	while (i < nab || j < nba) {	/* in time order, as a relay sees them */
 		if (j == nba || (i < nab && ab[i].send <= ba[j].recv)) {
@@ -81,7 +75,7 @@ static void rates(size_t n)
 		}
 	}
 	trawl_sync_inc_result(s, &r);
-	double t3 = now();
+	double t3 = tr_mono_s();
 	printf("pairs                 %zu matched messages (%zu + %zu), %.0f s at 1000/s each way\n",
 	       nab + nba, nab, nba, secs);
 	printf("batch                 %.2f M pairs/s (%.3f s, sort + hulls + solve)\n",
@@ -105,7 +99,7 @@ static void memory(uint64_t n)
 	struct trawl_sync_inc *s = trawl_sync_inc_new(NULL);
 	struct trawl_sync_pair r;
 	long rss0 = rss_kib(), rss_mid = 0;
-	double t0 = now();
+	double t0 = tr_mono_s();
 	size_t maxh = 0;
 	/* 10 000 msg/s each way: 10^8 messages = 83 min of trace. */
 	for (uint64_t k = 0; k < n; k++) {
@@ -126,7 +120,7 @@ static void memory(uint64_t n)
 				rss_mid = rss_kib();
 		}
 	}
-	double t1 = now();
+	double t1 = tr_mono_s();
 	trawl_sync_inc_result(s, &r);
 	long rss1 = rss_kib();
 	printf("memory                %llu messages (incremental, generated on the fly, %.1f s incl. generation)\n",

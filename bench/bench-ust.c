@@ -36,6 +36,7 @@
 #include "trawl/tracepoint.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
+#include "util/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -70,13 +71,6 @@ static uint64_t rate;
 static pthread_barrier_t bar;
 static uint64_t t_start[64], t_end[64];
 static double tsc_per_ns;
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /* ------------------------------------------------ buffer prototypes
  *
@@ -163,7 +157,7 @@ static void *worker(void *arg)
 		memset(pthr.mem, 0, PROTO_SIZE);
 	}
 	pthread_barrier_wait(&bar);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tr_mono_ns();
 	uint64_t c0 = __rdtsc();
 	double gap = rate ? tsc_per_ns * 1e9 / (double)rate : 0;
 	if (!rate && mode == M_NOTP) {
@@ -197,7 +191,7 @@ static void *worker(void *arg)
 			}
 		}
 	}
-	t_end[idx] = now_ns();
+	t_end[idx] = tr_mono_ns();
 	t_start[idx] = t0;
 	if (mode == M_PERTHREAD)
 		free(pthr.mem);
@@ -304,10 +298,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* TSC ticks per ns, for pacing */
-	uint64_t a = now_ns(), ca = __rdtsc();
+	uint64_t a = tr_mono_ns(), ca = __rdtsc();
 	struct timespec d = { 0, 20000000 };
 	nanosleep(&d, NULL);
-	tsc_per_ns = (double)(__rdtsc() - ca) / (double)(now_ns() - a);
+	tsc_per_ns = (double)(__rdtsc() - ca) / (double)(tr_mono_ns() - a);
 	for (int i = 0; mode == M_PERCPU && i < get_nprocs_conf() && i < 256; i++) {
 		pcpu[i].mem = aligned_alloc(4096, PROTO_SIZE);
 		memset(pcpu[i].mem, 0, PROTO_SIZE);

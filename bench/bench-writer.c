@@ -18,13 +18,7 @@
 #include <unistd.h>
 
 #include "trawl/ctf.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "util/clock.h"
 
 static int run(const char *dir, uint64_t n, bool large)
 {
@@ -60,7 +54,7 @@ static int run(const char *dir, uint64_t n, bool large)
 	}
 	uint64_t payload[5] = { 0x0000100000001000ull, 1, 2, 3, 4 };
 	size_t len = large ? 32 : 8;
-	double t0 = now();
+	double t0 = tr_mono_s();
 	int ret = 0;
 	for (uint64_t i = 0; i < n && !ret; i++) {
 		payload[1] = i;
@@ -68,7 +62,7 @@ static int run(const char *dir, uint64_t n, bool large)
 	}
 	if (!ret)
 		ret = trawl_ctf_writer_close(w);
-	double t = now() - t0;
+	double t = tr_mono_s() - t0;
 	trawl_ctf_writer_free(w);
 	if (ret) {
 		fprintf(stderr, "bench-writer: %s\n", strerror(-ret));

@@ -58,5 +58,9 @@ int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
 
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error of command cmd: prints "WHO: message" and "Try 'trawl CMD
+ * --help'." on stderr (who NULL: "trawl: CMD"); returns 2. */
+int cli_usage_error(const char *who, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -25,7 +25,7 @@
 #include "trawl/probe.h"
 #include "cli.h"
 #include "util/config.h"
-#include "internal.h"	/* tr_clock_ns */
+#include "util/clock.h"
 
 #define DEFAULT_RATE	100
 #define MAX_RATE	TRAWL_PROBE_MAX_RATE
@@ -101,17 +101,7 @@ static void usage(FILE *f)
 	      "  -h, --help                this help\n", f);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("trawl probe: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'trawl probe --help'.\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cli_usage_error("trawl probe", "probe", __VA_ARGS__)
 
 static int parse_uint(const char *s, uint64_t max, uint64_t *v)
 {

@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "kern/krec.h"
+#include "util/clock.h"
 
 /* The private agent of a recording (user space). */
 struct ust_agent {
@@ -101,17 +102,7 @@ static void usage(FILE *f)
 	      "  -h, --help             this help\n", f);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("trawl record: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'trawl record --help'.\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cli_usage_error("trawl record", "record", __VA_ARGS__)
 
 static int parse_ulong(const char *s, unsigned long *v)
 {
@@ -169,13 +160,6 @@ static int split_events(const char *s, char ***v, size_t *n)
 	}
 	free(copy);
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static bool exists(const char *p)
@@ -647,7 +631,7 @@ int cmd_record(int argc, char **argv)
 	 * of two calibrations (tens of ns; docs/kernel.md).
 	 */
 
-	double t0 = now_s();
+	double t0 = tr_mono_s();
 	if (!cmd && !quiet)
 		fprintf(stderr, "trawl record: recording into %s (Ctrl-C to stop)\n",
 			kwhere ? kwhere : kdir);
@@ -677,12 +661,12 @@ int cmd_record(int argc, char **argv)
 		} else if (got_signal) {
 			break;
 		}
-		if (duration > 0 && now_s() - t0 >= duration)
+		if (duration > 0 && tr_mono_s() - t0 >= duration)
 			break;
 		struct timespec ts = { 0, 5000000 };
 		nanosleep(&ts, NULL);
 	}
-	double secs = now_s() - t0;
+	double secs = tr_mono_s() - t0;
 	int r = 0;
 	if (k && (r = krec_stop(k, err, sizeof(err))) < 0)
 		fprintf(stderr, "trawl: record: %s\n", err);

@@ -40,18 +40,7 @@
 
 /* ------------------------------------------------------------- helpers */
 
-__attribute__((format(printf, 2, 3)))
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fflush(stdout);
-	fprintf(stderr, "trawl: %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'trawl %s --help'.\n", cmd);
-	return 2;
-}
+#define usage_error(cmd, ...) cli_usage_error(NULL, cmd, __VA_ARGS__)
 
 static struct trawl_conf *conf;
 

@@ -36,6 +36,7 @@
 #include "trawl/relay.h"
 #include "cli.h"
 #include "sim.h"
+#include "util/clock.h"
 
 #define NS		1000000000ull
 #define MAX_CPUS	1024
@@ -857,17 +858,7 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 	return 0;
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("trawl simulate: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'trawl simulate --help'.\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cli_usage_error("trawl simulate", "simulate", __VA_ARGS__)
 
 static bool dir_nonempty(const char *path)
 {
@@ -1110,8 +1101,7 @@ int cmd_simulate(int argc, char **argv)
 	if (sync && !(S.sync = sim_sync_new(&so, S.hosts, S.seed, S.wall0, S.span, err, sizeof(err))))
 		return errno == EINVAL ? usage_error("%s", err) : die_msg("simulate: %s", err);
 
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = tr_mono_s();
 	int ret = 0;
 	for (unsigned i = 0; !ret && i < S.hosts; i++) {
 		struct host h;
@@ -1142,8 +1132,7 @@ int cmd_simulate(int argc, char **argv)
 		sim_sync_free(S.sync);
 		return die_msg("simulate: %s", err[0] ? err : strerror(-ret));
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double secs = tr_mono_s() - t0;
 	uint64_t bytes = S.out ? file_bytes(S.out) : 0;
 	printf("trawl simulate: %" PRIu64 " events (%" PRIu64 " kernel, %" PRIu64 " ust), "
 	       "%u hosts x %u CPUs, %" PRIu64 " bytes (%.1f bytes/event), %.3f s, %.2f M/s, in %s\n",

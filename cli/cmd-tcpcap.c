@@ -45,18 +45,7 @@ static void usage(FILE *f)
 	      "  -h, --help              this help\n", f);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("trawl tcpcap: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'trawl tcpcap --help'.\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cli_usage_error("trawl tcpcap", "tcpcap", __VA_ARGS__)
 
 struct opts {
 	const char *out, *host;

@@ -62,6 +62,22 @@ int die_msg(const char *fmt, ...)
 	return 1;
 }
 
+int cli_usage_error(const char *who, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	if (who)
+		fprintf(stderr, "%s: ", who);
+	else
+		fprintf(stderr, "trawl: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'trawl %s --help'.\n", cmd);
+	return 2;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,

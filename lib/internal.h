@@ -46,6 +46,12 @@ TRAWL_HIDDEN char *arena_strndup(struct trawl_ctf_arena *a, const char *s, size_
 TRAWL_HIDDEN void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
 			      size_t *cap, size_t sz);
 
+/* ---- growing arrays (malloc'd) */
+/* Makes room for element n of the array *pp (elements of sz bytes, *cap of
+ * them allocated): when n == *cap, the capacity doubles (from 16). Returns
+ * 0, or -ENOMEM (then *pp and *cap are as they were). */
+TRAWL_HIDDEN int tr_grow(void *pp, size_t *cap, size_t n, size_t sz);
+
 /* ---- errors into a caller buffer; return -err so `return seterr(...)` reads well */
 TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -84,11 +90,6 @@ struct trawl_ctf_wstream;
 TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
 
 /* ---- misc */
-/* Is the kernel's clocksource the TSC (on x86; false elsewhere)? Then
- * trawl's clock is the TSC by default. TRAWL_CLOCKSOURCE=NAME overrides what
- * the kernel says (tests of the fallback on machines whose clocksource is
- * the TSC: TRAWL_CLOCKSOURCE=kvm-clock). */
-TRAWL_HIDDEN bool clocksource_is_tsc(void);
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno
  * (-EIO when write returns 0). */
 TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);
@@ -103,14 +104,6 @@ TRAWL_HIDDEN void uuid_random(uint8_t out[16]);
 TRAWL_HIDDEN void uuid_boot_id(uint8_t out[16]);
 /* fnmatch-style glob with * ? [..]; true when name matches. */
 TRAWL_HIDDEN int glob_match(const char *pat, const char *name);
-/* clock_gettime(id) in ns. */
-TRAWL_HIDDEN int64_t tr_clock_ns(clockid_t id);
-/*
- * This process's time namespace offset of CLOCK_MONOTONIC, in ns, into
- * *off: its CLOCK_MONOTONIC reads the kernel's (bpf_ktime_get_ns(),
- * ftrace's mono) plus this. 0 outside a time namespace or on a kernel
- * without them. Returns 0 or -errno (/proc/self/timens_offsets unreadable).
- */
-TRAWL_HIDDEN int tr_timens_monotonic(int64_t *off);
+/* (the clocks: util/clock.h) */
 
 #endif

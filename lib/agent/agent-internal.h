@@ -35,6 +35,7 @@
 #include "internal.h"
 #include "trawl/agent.h"
 #include "ust/ust-internal.h"
+#include "util/clock.h"
 
 enum { S_NEW, S_ACTIVE, S_STOPPING, S_STOPPED };
 TRAWL_HIDDEN extern const char *const tr_agent_state_names[];
@@ -85,8 +86,7 @@ struct session {
 	struct rule *rules;
 	size_t nrules;
 	bool tsc;
-	uint64_t c0;
-	int64_t mono0, real0;
+	struct tr_clock_sample clk0;	/* the clock at start */
 	uint8_t uuid[16];
 	struct trawl_ctf_writer *w;	/* discard mode, while recording */
 	struct part *parts;
@@ -159,11 +159,6 @@ struct trawl_agent {
 /* A line for opts.log (nothing when there is no hook). */
 TRAWL_HIDDEN void tr_agent_log(struct trawl_agent *a, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* CLOCK_MONOTONIC in ms (the ring buffer's clock, ring.h). */
-static inline int64_t tr_agent_now_ms(void)
-{
-	return (int64_t)(ust_now_ns() / 1000000u);
-}
 
 /* ---- conn.c */
 /* Reads what a connection has; false when it is finished. */

@@ -174,14 +174,8 @@ static int on_evdesc(struct conn *c, const uint8_t *m, size_t len)
 	ev->name = arena_strdup(a, name);
 	ev->loglevel = d.loglevel;
 	ev->fields = f;
-	if (p->nevs == p->evcap) {
-		size_t nc = p->evcap ? p->evcap * 2 : 16;
-		void *nm = realloc(p->evs, nc * sizeof(*p->evs));
-		if (!nm)
-			goto bad;
-		p->evs = nm;
-		p->evcap = nc;
-	}
+	if (tr_grow(&p->evs, &p->evcap, p->nevs, sizeof(*p->evs)))
+		goto bad;
 	p->evs[p->nevs++] = ev;
 	if (p->s->w && p->sc && ust_writer_add_event(p->s->w, p->sc, ev) < 0)
 		goto bad;

@@ -45,7 +45,7 @@ static void note_err(struct session *s, int r)
  */
 static void live_tick(struct session *s)
 {
-	uint64_t now = ust_now_ns();
+	uint64_t now = tr_mono_ns();
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
 			continue;
@@ -87,7 +87,7 @@ static void live_ask(struct session *s)
 void tr_drain(struct session *s)
 {
 	if (s->live_ms && s->w) {
-		int64_t t = tr_agent_now_ms();
+		int64_t t = tr_mono_ms();
 		if (s->cut_due) {
 			s->cut_due = false;
 			live_tick(s);

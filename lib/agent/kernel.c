@@ -168,7 +168,7 @@ void tr_kernel_destroy(struct session *s)
 
 void tr_ust_clock(struct session *s, struct trawl_ctf_trace *t)
 {
-	ust_clock_fill(t, s->tsc, s->c0, s->mono0, s->real0);
+	tr_clock_fill(s->tsc, &s->clk0, NULL, &t->clocks[0]);
 	if (s->kclock_ok) {
 		t->clocks[0].freq = s->kfreq;
 		t->clocks[0].offset_s = s->koff_s;

@@ -240,7 +240,7 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
 	/* streamed: the clock is final before the first packet */
 	if (s->relay)
-		ust_clock_fill(trawl_ctf_writer_trace(s->w), false, s->c0, s->mono0, s->real0);
+		tr_clock_fill(false, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 	return 0;
 }
 
@@ -279,15 +279,15 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	int r;
 	if (s->nkev && (r = tr_kernel_create(s, why, wlen)) < 0)
 		return r;
-	ust_clock_sample(s->tsc, &s->c0, &s->mono0, &s->real0);
+	tr_clock_sample(s->tsc, &s->clk0);
 	if ((r = open_trace(s, why, wlen)) < 0)
 		goto err;
 	if (s->krec && (r = tr_kernel_start(s, why, wlen)) < 0)
 		goto err;
 	tr_kernel_clock_early(s);
-	s->next_live = s->live_ms ? (tr_agent_now_ms() / s->live_ms + 1) * s->live_ms : 0;
+	s->next_live = s->live_ms ? (tr_mono_ms() / s->live_ms + 1) * s->live_ms : 0;
 	s->state = S_ACTIVE;
-	s->deadline = tr_agent_now_ms() + (int64_t)a->o.start_timeout_ms;
+	s->deadline = tr_mono_ms() + (int64_t)a->o.start_timeout_ms;
 	for (struct conn *c = a->conns; c; c = c->next) {
 		if (c->type != C_APP || c->closing || !s->nrules)
 			continue;
@@ -311,7 +311,7 @@ void tr_session_stop(struct session *s)
 	uint8_t m[sizeof(struct am_hdr) + 8];
 	struct am_wr w;
 	s->state = S_STOPPING;
-	s->deadline = tr_agent_now_ms() + (int64_t)s->a->o.start_timeout_ms;
+	s->deadline = tr_mono_ms() + (int64_t)s->a->o.start_timeout_ms;
 	am_wr_init(&w, m, sizeof(m), AM_STOP);
 	am_put(&w, &s->key, 8);
 	size_t n = am_wr_done(&w);
@@ -390,7 +390,7 @@ static void finish_stop(struct session *s)
 
 void tr_check_waiters(struct trawl_agent *a)
 {
-	int64_t now = tr_agent_now_ms();
+	int64_t now = tr_mono_ms();
 	for (struct session *s = a->sessions; s; s = s->next) {
 		bool all = true;
 		if (s->state == S_ACTIVE && s->waiter) {

@@ -804,6 +804,16 @@ static struct trawl_ctf_type *lookup(struct parser *p, int ns, const char *name)
 	return NULL;
 }
 
+/* lookup(), or NULL after saying that name is unknown. */
+static struct trawl_ctf_type *lookup_known(struct parser *p, int ns, const char *name,
+					   uint32_t line)
+{
+	struct trawl_ctf_type *t = lookup(p, ns, name);
+	if (!t)
+		fail(p, line, "unknown %s '%s'", ns_names[ns], name);
+	return t;
+}
+
 static int declare(struct parser *p, int ns, const char *name, struct trawl_ctf_type *t,
 		   uint32_t line)
 {
@@ -1599,17 +1609,28 @@ static int parse_enumerators(struct parser *p, struct trawl_ctf_type *t, uint32_
 	return 0;
 }
 
+/* After the keyword `enum`, `struct` or `variant`: the name that may
+ * follow, into *name (NULL: none; `align` after a struct is no name).
+ * Returns 0, or -1 (out of memory). */
+static int parse_opt_name(struct parser *p, const char **name)
+{
+	*name = NULL;
+	if (cur(p)->kind != T_ID || is_word(cur(p), "align"))
+		return 0;
+	if (!(*name = tok_dup(p, p->tmp, cur(p))))
+		return -1;
+	adv(p);
+	return 0;
+}
+
 static struct trawl_ctf_type *parse_enum(struct parser *p)
 {
 	uint32_t line = cur(p)->line;
-	const char *name = NULL;
+	const char *name;
 	struct trawl_ctf_type *c = NULL;
 	adv(p);
-	if (cur(p)->kind == T_ID) {
-		if (!(name = tok_dup(p, p->tmp, cur(p))))
-			return NULL;
-		adv(p);
-	}
+	if (parse_opt_name(p, &name))
+		return NULL;
 	if (is_punct(cur(p), ':')) {
 		adv(p);
 		uint32_t cl = cur(p)->line;
@@ -1625,10 +1646,7 @@ static struct trawl_ctf_type *parse_enum(struct parser *p)
 			expected(p, "'{'");
 			return NULL;
 		}
-		struct trawl_ctf_type *t = lookup(p, NS_ENUM, name);
-		if (!t)
-			fail(p, line, "unknown enum '%s'", name);
-		return t;
+		return lookup_known(p, NS_ENUM, name, line);
 	}
 	if (!c) {
 		c = lookup(p, NS_TYPE, "int");
@@ -1754,15 +1772,12 @@ out:
 static struct trawl_ctf_type *parse_struct(struct parser *p)
 {
 	uint32_t line = cur(p)->line;
-	const char *name = NULL;
+	const char *name;
 	struct trawl_ctf_type *t;
 	bool fresh = false;
 	adv(p);
-	if (cur(p)->kind == T_ID && !is_word(cur(p), "align")) {
-		if (!(name = tok_dup(p, p->tmp, cur(p))))
-			return NULL;
-		adv(p);
-	}
+	if (parse_opt_name(p, &name))
+		return NULL;
 	if (is_punct(cur(p), '{')) {
 		adv(p);
 		if (!(t = new_type(p, TRAWL_CTF_STRUCT)) || parse_fields(p, t, line))
@@ -1773,10 +1788,8 @@ static struct trawl_ctf_type *parse_struct(struct parser *p)
 			expected(p, "'{' or a struct name");
 			return NULL;
 		}
-		if (!(t = lookup(p, NS_STRUCT, name))) {
-			fail(p, line, "unknown struct '%s'", name);
+		if (!(t = lookup_known(p, NS_STRUCT, name, line)))
 			return NULL;
-		}
 	}
 	if (is_word(cur(p), "align")) {
 		struct val v;
@@ -1799,14 +1812,11 @@ static struct trawl_ctf_type *parse_struct(struct parser *p)
 static struct trawl_ctf_type *parse_variant(struct parser *p)
 {
 	uint32_t line = cur(p)->line;
-	const char *name = NULL, *tag = NULL;
+	const char *name, *tag = NULL;
 	struct trawl_ctf_type *t;
 	adv(p);
-	if (cur(p)->kind == T_ID) {
-		if (!(name = tok_dup(p, p->tmp, cur(p))))
-			return NULL;
-		adv(p);
-	}
+	if (parse_opt_name(p, &name))
+		return NULL;
 	if (is_punct(cur(p), '<')) {
 		adv(p);
 		if (!(tag = parse_path(p, p->a, "a tag field")) || expect(p, '>', "'>'"))
@@ -1827,10 +1837,8 @@ static struct trawl_ctf_type *parse_variant(struct parser *p)
 		expected(p, "'{' or a variant name");
 		return NULL;
 	}
-	if (!(t = lookup(p, NS_VARIANT, name))) {
-		fail(p, line, "unknown variant '%s'", name);
+	if (!(t = lookup_known(p, NS_VARIANT, name, line)))
 		return NULL;
-	}
 	if (tag) {
 		if (!(t = copy_type(p, t)))
 			return NULL;
@@ -1897,10 +1905,7 @@ static struct trawl_ctf_type *parse_named_type(struct parser *p)
 		while (is_word(cur(p), "const"))
 			adv(p);
 	}
-	struct trawl_ctf_type *t = lookup(p, NS_TYPE, buf);
-	if (!t)
-		fail(p, line, "unknown type '%s'", buf);
-	return t;
+	return lookup_known(p, NS_TYPE, buf, line);
 }
 
 static struct trawl_ctf_type *parse_type(struct parser *p)

@@ -29,6 +29,7 @@
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
 #include "ctf/packet.h"
+#include "util/clock.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 /* Payloads are serialized in host order (trawl_ctf_buf) into LE traces. */
@@ -110,30 +111,15 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	return (char *)m + n * sz;
 }
 
-static int64_t ts_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * epoch -> CLOCK_MONOTONIC zero, in ns: a CLOCK_REALTIME read bracketed by
  * two monotonic reads; the tightest of several samples wins.
  */
 static int64_t measure_offset_ns(void)
 {
-	int64_t best = INT64_MAX, off = 0;
-	for (int i = 0; i < 16; i++) {
-		int64_t m1 = ts_ns(CLOCK_MONOTONIC);
-		int64_t r = ts_ns(CLOCK_REALTIME);
-		int64_t m2 = ts_ns(CLOCK_MONOTONIC);
-		if (m2 - m1 < best) {
-			best = m2 - m1;
-			off = r - (m1 + (m2 - m1) / 2);
-		}
-	}
-	return off;
+	struct tr_clock_sample s;
+	tr_clock_sample(false, &s);
+	return s.real - s.mono;
 }
 
 /* ---------------------------------------------------------------- types */
@@ -722,16 +708,8 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	if (ret < 0)
 		goto err;
 add:
-	if (w->nstreams == w->streams_cap) {
-		size_t ncap = w->streams_cap ? w->streams_cap * 2 : 8;
-		void *m = realloc(w->streams, ncap * sizeof(*w->streams));
-		if (!m) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		w->streams = m;
-		w->streams_cap = ncap;
-	}
+	if ((ret = tr_grow(&w->streams, &w->streams_cap, w->nstreams, sizeof(*w->streams))))
+		goto err;
 	w->streams[w->nstreams++] = s;
 	/* streamed: announced at once, so that live viewers wait for it
 	 * before they show what other streams recorded after it began */

@@ -85,14 +85,7 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 		return 0;
 	}
 	char sysg[256], evg[256];
-	const char *sep = strpbrk(spec, ":/");
-	if (sep) {
-		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
-		snprintf(evg, sizeof(evg), "%s", sep + 1);
-	} else {
-		snprintf(sysg, sizeof(sysg), "*");
-		snprintf(evg, sizeof(evg), "%s", spec);
-	}
+	krec_spec_split(spec, sysg, evg);
 	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,")) {
 		char presets[200];
 		krec_presets(presets, sizeof(presets));

@@ -41,6 +41,7 @@
 #include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"
+#include "util/clock.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
@@ -80,7 +81,7 @@ struct krec {
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
 	bool relay;
-	struct krec_clock_sample s0, s1;
+	struct tr_clock_sample s0, s1;
 	pthread_t th;
 	int stop;			/* atomic: the reader drains and exits */
 	int err;			/* the reader's first error */
@@ -177,18 +178,23 @@ static int add_ev(struct krec *k, const char *sys, const char *name)
 	return 0;
 }
 
+void krec_spec_split(const char *spec, char sysg[256], char evg[256])
+{
+	const char *sep = strpbrk(spec, ":/");
+	if (sep) {
+		snprintf(sysg, 256, "%.*s", (int)(sep - spec), spec);
+		snprintf(evg, 256, "%s", sep + 1);
+	} else {
+		snprintf(sysg, 256, "*");
+		snprintf(evg, 256, "%s", spec);
+	}
+}
+
 /* "sys:event", "sys/event", globs in either part, or a bare event name. */
 static int add_spec(struct krec *k, const char *spec, bool from_preset, char *err, size_t errlen)
 {
 	char sysg[256], evg[256];
-	const char *sep = strpbrk(spec, ":/");
-	if (sep) {
-		snprintf(sysg, sizeof(sysg), "%.*s", (int)(sep - spec), spec);
-		snprintf(evg, sizeof(evg), "%s", sep + 1);
-	} else {
-		snprintf(sysg, sizeof(sysg), "*");
-		snprintf(evg, sizeof(evg), "%s", spec);
-	}
+	krec_spec_split(spec, sysg, evg);
 	if (!*sysg || !*evg)
 		return seterr(err, errlen, EINVAL, "'%s' is not a tracepoint (SYSTEM:EVENT)", spec);
 	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
@@ -552,8 +558,8 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	/* streamed, the metadata leaves when the first stream is created
 	 * (below): the clock must be final now (mono: from one sample) */
 	if (k->relay) {
-		krec_clock_sample(false, &k->s0);
-		krec_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+		tr_clock_sample(false, &k->s0);
+		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	}
 	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
 	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
@@ -725,7 +731,7 @@ static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caug
 
 static void live_tick(struct krec *k)
 {
-	uint64_t now = krec_clock_now(false);
+	uint64_t now = tr_mono_ns();
 	uint64_t t0 = now > LIVE_MARGIN_NS ? now - LIVE_MARGIN_NS : 0;
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		bool cu;
@@ -745,11 +751,6 @@ static void live_tick(struct krec *k)
 		if (r < 0 && r != -EINVAL)
 			set_err(k, r, "streaming the state dump");
 	}
-}
-
-static uint64_t mono_ms(void)
-{
-	return krec_clock_now(false) / 1000000;
 }
 
 static void *reader(void *arg)
@@ -788,7 +789,7 @@ static void *reader(void *arg)
 	 */
 	/* ticks on multiples of the period, as the agent's: a viewer waits
 	 * for every stream's news, so they all come at once */
-	uint64_t next_tick = k->live_ms ? (mono_ms() / k->live_ms + 1) * k->live_ms : 0;
+	uint64_t next_tick = k->live_ms ? ((uint64_t)tr_mono_ms() / k->live_ms + 1) * k->live_ms : 0;
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
@@ -797,7 +798,7 @@ static void *reader(void *arg)
 			pages += drain_cpu(k, c, 256, &cu);
 			all_caught_up &= cu;
 		}
-		uint64_t now = k->live_ms ? mono_ms() : 0;
+		uint64_t now = k->live_ms ? (uint64_t)tr_mono_ms() : 0;
 		if (k->live_ms && now >= next_tick) {
 			live_tick(k);
 			next_tick = (now / k->live_ms + 1) * k->live_ms;
@@ -824,7 +825,7 @@ int krec_start(struct krec *k, char *err, size_t errlen)
 	if (k->started)
 		return seterr(err, errlen, EBUSY, "already started");
 	if (!k->relay)	/* streamed: sampled by krec_new */
-		krec_clock_sample(k->tsc, &k->s0);
+		tr_clock_sample(k->tsc, &k->s0);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
 		return seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
@@ -845,7 +846,7 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 	k->stopped = true;
 	if (k->started)
 		inst_write(k, "tracing_on", "0", false);
-	krec_clock_sample(k->tsc, &k->s1);
+	tr_clock_sample(k->tsc, &k->s1);
 	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
 	if (k->thread)
 		pthread_join(k->th, NULL);
@@ -863,7 +864,7 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 		}
 	}
 	if (k->started && !k->relay)
-		krec_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
 	if (rc < 0 && !r)
 		r = seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
@@ -932,7 +933,7 @@ int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int6
 	if (!k->started || (!k->stopped && !k->relay))
 		return -EAGAIN;
 	struct trawl_ctf_clock c = { .freq = 1000000000 };
-	krec_clock_fill(k->tsc, &k->s0, &k->s1, &c);
+	tr_clock_fill(k->tsc, &k->s0, &k->s1, &c);
 	*freq = c.freq;
 	*offset_s = c.offset_s;
 	*offset = c.offset;

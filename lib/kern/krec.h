@@ -93,25 +93,10 @@ const char *krec_clock_name(const struct krec *k);
  * or -EAGAIN before krec_stop() (streamed: before krec_start()).
  */
 int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
-
-/* ---- the clock (clock.c): the same calibration as lib/ust's TSC clock */
-
-struct krec_clock_sample {
-	uint64_t c;			/* the trace clock: TSC cycles or mono ns */
-	int64_t mono, real;		/* CLOCK_MONOTONIC, CLOCK_REALTIME ns */
-};
-
-/* The current value of the trace clock (rdtsc or CLOCK_MONOTONIC). */
-uint64_t krec_clock_now(bool tsc);
-/* A tight (clock, mono, real) triple: the best of a few reads. */
-void krec_clock_sample(bool tsc, struct krec_clock_sample *s);
-/*
- * Fills the CTF clock from a sample at the start and one at the end: for
- * the TSC, freq measured between them (rounded to 1 kHz) and the offset of
- * cycle 0 to the epoch; for mono, 1 GHz and real - mono.
- */
-void krec_clock_fill(bool tsc, const struct krec_clock_sample *s0,
-		     const struct krec_clock_sample *s1, struct trawl_ctf_clock *c);
+/* Splits a kernel event spec ("sys:event", "sys/event", globs in either
+ * part, or a bare event name: system "*") into its system and event
+ * (truncated to 255 bytes). */
+void krec_spec_split(const char *spec, char sysg[256], char evg[256]);
 
 /* ---- syscall names (syscalls.c, from this machine's kernel headers) */
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kern/krec.h"
+#include "util/clock.h"
 
 /* LTTng's enums (lttng-statedump): process type and status. */
 enum { LTTNG_USER_THREAD = 0, LTTNG_KERNEL_THREAD = 1 };
@@ -36,7 +37,7 @@ struct dump {
 
 static int emit(struct dump *d, const struct trawl_ctf_event_class *ec, const uint8_t *p)
 {
-	uint64_t ts = krec_clock_now(d->tsc);
+	uint64_t ts = tr_clock_now(d->tsc);
 	if (ts < d->last)
 		ts = d->last;
 	d->last = ts;

@@ -24,7 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "internal.h"	/* seterr, mkdir_p, tr_clock_ns, tr_timens_monotonic */
+#include "internal.h"	/* seterr, mkdir_p */
+#include "util/clock.h"	/* tr_clock_ns, tr_timens_monotonic */
 #include "trawl/ctf.h"
 #include "trawl/sync-schema.h"
 #include "kern/tcpcap.h"
@@ -189,15 +190,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (r.cpu >= t->ncpus)
 		r.cpu = 0;
 	b = &t->cpus[r.cpu];
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 1024;
-		struct tcpcap_rec *nv = realloc(b->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		b->v = nv;
-		b->cap = ncap;
-	}
+	if (tr_grow(&b->v, &b->cap, b->n, sizeof(*b->v)))
+		return -ENOMEM;
 	/* insertion from the end: records come almost in order */
 	for (i = b->n; i > 0 && b->v[i - 1].ts > r.ts; i--)
 		;

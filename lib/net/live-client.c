@@ -16,6 +16,7 @@
 #include "net/live-client.h"
 #include "net/relay-proto.h"	/* net_split_addr */
 #include "net/sock.h"
+#include "util/clock.h"
 
 struct live_client {
 	int fd;
@@ -76,7 +77,7 @@ static int request(struct live_client *c, uint32_t cmd, const uint8_t *payload, 
 	put_be32(b + 12, 0);
 	if (len)
 		memcpy(b + LIVE_REQ_HDR, payload, len);
-	c->deadline = tr_net_now_ms() + c->timeout_ms;
+	c->deadline = tr_mono_ms() + c->timeout_ms;
 	int ret = tr_net_write_full(c->fd, b, LIVE_REQ_HDR + len, c->deadline);
 	return ret ? broke(c, cmd, ret) : 0;
 }
@@ -166,7 +167,7 @@ struct live_client *live_client_connect(const char *host, uint16_t port, int tim
 {
 	unsigned p = port ? port : LIVE_PORT;
 	int t = timeout_ms > 0 ? timeout_ms : LIVE_CLIENT_TIMEOUT_MS;
-	int64_t deadline = tr_net_now_ms() + t;
+	int64_t deadline = tr_mono_ms() + t;
 	char gai[128] = "";
 	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
 	if (fd < 0) {
@@ -179,7 +180,7 @@ struct live_client *live_client_connect(const char *host, uint16_t port, int tim
 		return NULL;
 	}
 	/* the handshake within what is left of timeout_ms */
-	int64_t left = deadline - tr_net_now_ms();
+	int64_t left = deadline - tr_mono_ms();
 	struct live_client *c = live_client_from_fd(fd, left > 0 ? (int)left : 1, err, errlen);
 	if (c)
 		c->timeout_ms = t;
@@ -229,17 +230,11 @@ int live_client_list(struct live_client *c, struct live_session_info **out, size
 	for (uint32_t i = 0; i < count; i++) {
 		if ((ret = recv_exact(c, LIVE_LIST_SESSIONS, b, LIVE_SESSION_LEN)))
 			goto err;
-		if (have == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct live_session_info *nv = realloc(v, nc * sizeof(*v));
-			if (!nv) {
-				/* the rest of the reply is not read: out of step */
-				c->broken = ENOMEM;
-				ret = fail(c, ENOMEM, "live relay: out of memory");
-				goto err;
-			}
-			v = nv;
-			cap = nc;
+		if (tr_grow(&v, &cap, have, sizeof(*v))) {
+			/* the rest of the reply is not read: out of step */
+			c->broken = ENOMEM;
+			ret = fail(c, ENOMEM, "live relay: out of memory");
+			goto err;
 		}
 		struct live_session_info *s = &v[have++];
 		s->id = get_be64(b);
@@ -275,16 +270,10 @@ static int read_streams(struct live_client *c, uint32_t cmd, uint32_t count,
 			ret = bad(c, cmd, "stream %u: metadata flag %u", i, meta);
 			goto err;
 		}
-		if (have == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			struct live_stream_info *nv = realloc(v, nc * sizeof(*v));
-			if (!nv) {
-				c->broken = ENOMEM;
-				ret = fail(c, ENOMEM, "live relay: out of memory");
-				goto err;
-			}
-			v = nv;
-			cap = nc;
+		if (tr_grow(&v, &cap, have, sizeof(*v))) {
+			c->broken = ENOMEM;
+			ret = fail(c, ENOMEM, "live relay: out of memory");
+			goto err;
 		}
 		struct live_stream_info *s = &v[have++];
 		s->id = get_be64(b);

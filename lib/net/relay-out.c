@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -28,6 +27,7 @@
 #include "ctf/ioq.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
+#include "util/clock.h"
 
 struct relay_dest {
 	struct trawl_ctf_dest d;	/* first: what the writer holds */
@@ -43,20 +43,11 @@ static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
 	return (struct relay_dest *)d;
 }
 
-static int64_t now_ms(void)
+/* Gives a connected socket (tr_net_connect) the options of a producer's:
+ * blocking, and sends that fail within seconds. fd, or -errno (then fd
+ * is closed). */
+static int producer_socket(int fd)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* A connection to ai (tr_net_connect_addr), blocking, with the options of
- * a producer's: the socket, or -errno. */
-static int connect_one(const struct addrinfo *ai, int64_t deadline)
-{
-	int fd = tr_net_connect_addr(ai, deadline);
-	if (fd < 0)
-		return fd;
 	int ret;
 	/* blocking from now on: the writer's sends wait for the network */
 	int fl = fcntl(fd, F_GETFL);
@@ -149,10 +140,10 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	const char *session = rd->session ? rd->session : "trawl";
 	const char *trace = rd->trace ? rd->trace : t->domain ? t->domain : "ust";
 	const char *hostname = t->hostname ? t->hostname : "";
-	char host[256], port[8];
+	char host[256], gai[128] = "";
 	unsigned p;
 	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
-	int64_t deadline = now_ms() + timeout;
+	int64_t deadline = tr_mono_ms() + timeout;
 	int ret;
 
 	if (rd->fd >= 0)
@@ -168,18 +159,11 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		return seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
-	snprintf(port, sizeof(port), "%u", p);
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res;
-	int gr = getaddrinfo(host, port, &hints, &res);
-	if (gr)
-		return seterr(err, errlen, EHOSTUNREACH, "relay %s: %s", rd->addr, gai_strerror(gr));
-	int fd = -ECONNREFUSED;
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		fd = connect_one(ai, deadline);
-		if (fd >= 0)
-			break;
-	}
-	freeaddrinfo(res);
+	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
+	if (fd < 0 && gai[0])
+		return seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
+	if (fd >= 0)
+		fd = producer_socket(fd);
 	if (fd < 0)
 		return seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
 			      strerror(-fd));
@@ -292,7 +276,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 	if (ret)
 		return ret;
 	char msg[256];
-	return read_reply(rd->fd, RELAY_ACK, now_ms() + 10000, msg, sizeof(msg));
+	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg));
 }
 
 static void rd_free(struct trawl_ctf_dest *d)

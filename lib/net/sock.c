@@ -11,18 +11,12 @@
 #include <unistd.h>
 
 #include "net/sock.h"
-
-int64_t tr_net_now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
+#include "util/clock.h"
 
 int tr_net_wait(int fd, short ev, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - tr_net_now_ms();
+		int64_t left = deadline - tr_mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd p = { .fd = fd, .events = ev };
@@ -87,19 +81,21 @@ int tr_net_connect(const char *host, unsigned port, int64_t deadline, char *err,
 	return fd;
 }
 
-int tr_net_read_full(int fd, void *buf, size_t n, int64_t deadline)
+/* Moves exactly n bytes before deadline: sent to fd (out), else received
+ * from it. */
+static int full(int fd, uint8_t *b, size_t n, int64_t deadline, bool out)
 {
-	uint8_t *b = buf;
 	while (n) {
-		ssize_t r = recv(fd, b, n, MSG_DONTWAIT);
-		if (r == 0)
+		ssize_t r = out ? send(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) :
+				  recv(fd, b, n, MSG_DONTWAIT);
+		if (r == 0 && !out)
 			return -ECONNRESET;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return errno == EPIPE ? -ECONNRESET : -errno;
-			int ret = tr_net_wait(fd, POLLIN, deadline);
+			int ret = tr_net_wait(fd, out ? POLLOUT : POLLIN, deadline);
 			if (ret)
 				return ret;
 			continue;
@@ -110,23 +106,12 @@ int tr_net_read_full(int fd, void *buf, size_t n, int64_t deadline)
 	return 0;
 }
 
+int tr_net_read_full(int fd, void *buf, size_t n, int64_t deadline)
+{
+	return full(fd, buf, n, deadline, false);
+}
+
 int tr_net_write_full(int fd, const void *buf, size_t n, int64_t deadline)
 {
-	const uint8_t *b = buf;
-	while (n) {
-		ssize_t r = send(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return errno == EPIPE ? -ECONNRESET : -errno;
-			int ret = tr_net_wait(fd, POLLOUT, deadline);
-			if (ret)
-				return ret;
-			continue;
-		}
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return full(fd, (uint8_t *)buf, n, deadline, true);	/* (only read) */
 }

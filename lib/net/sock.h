@@ -2,7 +2,8 @@
 /*
  * lib/net/sock.h - TCP helpers of the library's network clients (the
  * producer's connection to a relay, relay-out.c; the live viewer client,
- * live-client.c). Deadlines are in ms of CLOCK_MONOTONIC (tr_net_now_ms()).
+ * live-client.c). Deadlines are in ms of CLOCK_MONOTONIC (tr_mono_ms(),
+ * util/clock.h).
  */
 #ifndef TRAWL_NET_SOCK_H
 #define TRAWL_NET_SOCK_H
@@ -11,9 +12,6 @@
 #include <stdint.h>
 
 #include "internal.h"
-
-/* CLOCK_MONOTONIC in ms. */
-TRAWL_HIDDEN int64_t tr_net_now_ms(void);
 
 /* Waits for ev (POLLIN, POLLOUT) on fd until deadline: 0 (ready, or an
  * error or hang-up to be found by the next call on fd), -ETIMEDOUT, or

@@ -38,6 +38,7 @@
 #include "relay/relay-internal.h"
 #include "net/live-proto.h"
 #include "ctf/packet.h"
+#include "util/clock.h"
 
 #define SIG "/* CTF 1.8 */\n"
 
@@ -69,13 +70,6 @@ struct viewer {
 	int64_t held_until;		/* ms */
 	struct viewer *next;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static void reply32(struct rconn *c, uint32_t v)
 {
@@ -472,7 +466,7 @@ static bool request(struct viewer *v, const struct live_req *r)
 		if (!next_index(v, r->u.id, true)) {
 			v->held = true;
 			v->held_id = r->u.id;
-			v->held_until = now_ms() + (int64_t)v->c->r->live_hold_ms;
+			v->held_until = tr_mono_ms() + (int64_t)v->c->r->live_hold_ms;
 		}
 		return true;
 	case LIVE_GET_PACKET:
@@ -564,7 +558,7 @@ void tr_live_tick(struct trawl_relay *r)
 	for (struct viewer *v = r->viewers; v; v = v->next) {
 		if (v->held) {
 			if (now < 0)
-				now = now_ms();
+				now = tr_mono_ms();
 			if (now < v->held_until)
 				continue;
 			next_index(v, v->held_id, false);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's side of a ring buffer another process produces into (its
- * memfd came with SCM_RIGHTS): draining finished packets to a CTF stream,
- * the final flush once the producer is gone (it exited, was stopped, or was
- * killed: the shared memory still holds everything it committed), and the
- * flight-recorder snapshot. The protocol is the one of ust-internal.h; the
- * in-process consumer in ust.c does the same for its own buffers.
+ * The consumer's side of a ring buffer: the agent's, for a ring another
+ * process produces into (its memfd came with SCM_RIGHTS), and the
+ * in-process session's (lib/ust/output.c): draining finished packets to a
+ * CTF stream, the final flush once the producer is gone (it exited, was
+ * stopped, or was killed: the shared memory still holds everything it
+ * committed), and the flight-recorder snapshot. The protocol is the one
+ * of ring.h.
  *
  * The shared memory is written by another process, maybe a broken one:
  * every offset and counter read from it is checked before use, and a ring
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "ring/ring.h"
+#include "util/clock.h"
 #include "ust/ust-internal.h"
 
 /* Rewrites the packet's ids for the agent's trace (the producer does not
@@ -185,7 +187,7 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 		c->bad = true;
 		return -EPROTO;
 	}
-	uint64_t now = c->consumed < P ? ust_now_ns() : 0;
+	uint64_t now = c->consumed < P ? tr_mono_ns() : 0;
 	while (c->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
 		if (c->ws) {

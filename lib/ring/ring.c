@@ -2,8 +2,8 @@
 /*
  * The per-thread ring buffer in shared memory: creation, and the packet
  * switch (finalize the open packet, open the next one). The per-event fast
- * path is in ust.c; the layout and the protocol are described in
- * ust-internal.h.
+ * path is in lib/ust/record.c; the layout and the protocol are described in
+ * ring.h.
  */
 #include <errno.h>
 #include <sched.h>
@@ -160,7 +160,7 @@ void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 	if (h->mode == TRAWL_UST_OVERWRITE)
 		/* partner: the snapshot's acquire load of gen before its copy */
 		__atomic_store_n(&sb->gen, 2 * k + 2, __ATOMIC_RELEASE);
-	/* partner: the consumer's acquire load of produced (ust.c, drain) */
+	/* partner: the consumer's acquire load of produced (lib/ust/output.c, drain) */
 	__atomic_store_n(&h->produced, k + 1, __ATOMIC_RELEASE);
 }
 

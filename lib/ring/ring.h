@@ -134,17 +134,11 @@ static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
  * at such rates). A thread that traces slowly so keeps about two
  * sub-buffers resident whatever the buffer's size, and only threads fast
  * enough to need them hold the default's 8 MiB. The consumer calls
- * ust_reclaim_due with the time it writes packet k out and the time it
- * wrote the previous one (*last_ns, updated), before it hands the
- * sub-buffer back (the producer cannot be in it then).
+ * ust_reclaim_due with the time it writes packet k out (tr_mono_ns()) and
+ * the time it wrote the previous one (*last_ns, updated), before it hands
+ * the sub-buffer back (the producer cannot be in it then).
  */
 TRAWL_HIDDEN extern uint64_t ust_reclaim_ns;	/* 100 ms; tests lower it */
-static inline uint64_t ust_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 TRAWL_HIDDEN void ust_ring_reclaim(struct ust_ring *r, uint64_t k);
 static inline bool ust_reclaim_due(uint64_t now_ns, uint64_t *last_ns)
 {
@@ -185,7 +179,8 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define UST_FENCE(order) __atomic_thread_fence(order)
 #endif
 
-/* ---- consumer.c: the agent's view of a ring another process produces */
+/* ---- consumer.c: the consumer's view of a ring (the agent's, of a ring
+ * another process produces; the in-process session's, lib/ust/output.c) */
 struct ust_cons {
 	struct ust_ring ring;		/* mapped with ust_ring_map */
 	struct trawl_ctf_wstream *ws;	/* where drained packets go (may be NULL) */

@@ -153,14 +153,8 @@ static void check(const struct trawl_sync_xform *f, const struct trawl_sync_xfor
 
 static int push_line(struct trawl_sync_pair *out, size_t *cap, struct trawl_sync_line l)
 {
-	if (out->nlines == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		struct trawl_sync_line *nl = realloc(out->lines, nc * sizeof(*nl));
-		if (!nl)
-			return -ENOMEM;
-		out->lines = nl;
-		*cap = nc;
-	}
+	if (tr_grow(&out->lines, cap, out->nlines, sizeof(*out->lines)))
+		return -ENOMEM;
 	out->lines[out->nlines++] = l;
 	return 0;
 }

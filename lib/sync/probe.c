@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "util/clock.h"
 #include "trawl/ctf.h"
 #include "trawl/probe.h"
 #include "trawl/sync-schema.h"

@@ -297,15 +297,9 @@ struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size
 			}
 			s->groups = (size_t)g;
 		} else if (!strcmp(tok[0], "host")) {
-			if (s->n == ecap) {
-				size_t nc = ecap ? ecap * 2 : 8;
-				struct trawl_sync_store_entry *ne = realloc(s->entries, nc * sizeof(*ne));
-				if (!ne) {
-					rc = seterr(err, errlen, ENOMEM, "out of memory");
-					goto out;
-				}
-				s->entries = ne;
-				ecap = nc;
+			if (tr_grow(&s->entries, &ecap, s->n, sizeof(*s->entries))) {
+				rc = seterr(err, errlen, ENOMEM, "out of memory");
+				goto out;
 			}
 			const char *why = parse_host(tok + 1, ntok - 1, &s->entries[s->n]);
 			s->n++;

@@ -13,7 +13,7 @@
  * handles START and STOP.
  *
  * Everything sent to the agent is sent with ust_lock held (the senders are
- * called from ust.c under it), so messages never interleave; sends do not
+ * called from lib/ust under it), so messages never interleave; sends do not
  * block for long: an agent that does not read for a second is dropped.
  */
 #include <errno.h>
@@ -31,6 +31,7 @@
 
 #include "proto.h"
 #include "ust-internal.h"
+#include "util/clock.h"
 
 static int agent_fd = -1;		/* guarded by ust_lock */
 static pthread_once_t app_once = PTHREAD_ONCE_INIT;
@@ -345,13 +346,6 @@ static bool hello(int fd, uint64_t key)
 	return ok;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void app_init(void)
 {
 	int fd = connect_agent();
@@ -366,9 +360,9 @@ static void app_init(void)
 	}
 	/* the agent's sessions first, bounded: then main() is traced */
 	const char *t = secure_getenv("TRAWL_AGENT_TIMEOUT_MS");
-	int64_t deadline = now_ms() + (t && *t ? atoi(t) : 3000);
+	int64_t deadline = tr_mono_ms() + (t && *t ? atoi(t) : 3000);
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - tr_mono_ms();
 		struct pollfd p = { fd, POLLIN, 0 };
 		if (left <= 0 || poll(&p, 1, (int)left) == 0)
 			break;	/* slow agent: the listener takes over */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/ust/ust-internal.h - user-space tracing internals shared by the
- * in-process session (ust.c), the application side of the agent protocol
- * (app.c) and the agent. The ring buffer itself is lib/ring/ring.h.
+ * lib/ust/ust-internal.h - user-space tracing internals shared by the files
+ * of lib/ust (see ust-private.h for the files and what each holds) and by
+ * the agent (lib/agent). The ring buffer itself is lib/ring/ring.h.
  */
 #ifndef TRAWL_UST_INTERNAL_H
 #define TRAWL_UST_INTERNAL_H
@@ -14,26 +14,18 @@
 #include "trawl/tracepoint.h"
 #include "ring/ring.h"
 
-/* The clock used for timestamps (set by the session, read per event). */
-TRAWL_HIDDEN uint64_t ust_clock_now(void);
-
-/* ---- shared by the in-process session (ust.c), the application side of
- * the agent protocol (app.c) and the agent's consumer (consumer.c) */
-
-/* The registry's and sessions' lock (ust.c); app.c sends under it. */
 #include <pthread.h>
+
+/* ---- shared with the application side of the agent protocol (app.c)
+ * and the agent (lib/agent) */
+
+/* The registry's and sessions' lock (session.c); app.c sends under it. */
 TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
 /* Take and give ust_lock always through these (they track, per thread,
  * whether it is held or being taken or given: ust_lock_mine()). */
 TRAWL_HIDDEN void ust_lock_take(void);
 TRAWL_HIDDEN void ust_lock_give(void);
 TRAWL_HIDDEN bool ust_lock_mine(void);
-/* A (clock, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns) sample, the tightest of 16. */
-TRAWL_HIDDEN void ust_clock_sample(bool tsc, uint64_t *c, int64_t *mono, int64_t *real);
-/* Fills the trace's clock: frequency measured from the start sample to
- * now (TSC), offset to the epoch. */
-TRAWL_HIDDEN void ust_clock_fill(struct trawl_ctf_trace *t, bool tsc, uint64_t c0,
-				 int64_t mono0, int64_t real0);
 /* A user-space CTF trace writer (env domain "ust", tracer "trawl");
  * io_queue: trawl_ctf_writer_opts.io_queue; rel: streamed to a relay
  * (dir may then be NULL), or NULL. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers: error messages, UUIDs, globs, clocks. */
+/* Small helpers: error messages, UUIDs, globs (clocks: clock.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -11,31 +11,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-bool clocksource_is_tsc(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	char buf[32] = "";
-	const char *env = secure_getenv("TRAWL_CLOCKSOURCE");
-	if (env) {
-		snprintf(buf, sizeof(buf), "%s", env);
-	} else {
-		int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			      O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return false;
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return false;
-		buf[n] = 0;
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	return strcmp(buf, "tsc") == 0;
-#else
-	return false;
-#endif
-}
 
 int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
@@ -166,36 +141,23 @@ void uuid_boot_id(uint8_t out[16])
 	uuid_random(out);
 }
 
+int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
+{
+	void **p = pp;
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	void *m = realloc(*p, nc * sz);
+	if (!m)
+		return -ENOMEM;
+	*p = m;
+	*cap = nc;
+	return 0;
+}
+
 int glob_match(const char *pat, const char *name)
 {
 	return fnmatch(pat, name, 0) == 0;
-}
-
-int64_t tr_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int tr_timens_monotonic(int64_t *off)
-{
-	FILE *f = fopen("/proc/self/timens_offsets", "re");
-	char name[32];
-	long long s, ns;
-
-	*off = 0;
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	/* "monotonic S NS" (older kernels: the clock id, 1) */
-	while (fscanf(f, "%31s %lld %lld", name, &s, &ns) == 3) {
-		if (!strcmp(name, "monotonic") || !strcmp(name, "1")) {
-			*off = (int64_t)s * 1000000000 + ns;
-			break;
-		}
-	}
-	fclose(f);
-	return 0;
 }
 
 void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s)

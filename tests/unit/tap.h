@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A minimal TAP producer for the unit tests: ok(), is_int(), is_str(), done(). */
+/* A minimal TAP producer for the unit tests: ok(), is_int(), is_str(), done();
+ * and helpers the tests share (tap_xorshift, slurp). */
 #ifndef TRAWL_TAP_H
 #define TRAWL_TAP_H
 #include <inttypes.h>
@@ -72,6 +73,33 @@ static inline int tap_is_str(const char *got, const char *want, const char *file
 	if (!r)
 		printf("#   got  \"%s\"\n#   want \"%s\"\n", got ? got : "(null)", want ? want : "(null)");
 	return r;
+}
+
+/* The whole file at path, malloc'd with a NUL after its *len bytes (the
+ * caller frees it); NULL (and *len 0) if it cannot be read. */
+static inline uint8_t *slurp(const char *path, size_t *len)
+{
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0, k;
+	uint8_t *b = malloc(cap);
+	while (b && (k = fread(b + n, 1, cap - 1 - n, f)) > 0) {
+		n += k;
+		if (n == cap - 1) {
+			uint8_t *nb = realloc(b, cap *= 2);
+			if (!nb)
+				free(b);
+			b = nb;
+		}
+	}
+	fclose(f);
+	if (!b)
+		return NULL;
+	b[n] = 0;
+	*len = n;
+	return b;
 }
 
 static inline int done_testing(void)

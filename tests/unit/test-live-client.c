@@ -57,6 +57,7 @@
 #include "net/live-client.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
+#include "util/clock.h"
 
 static void skip(const char *why)
 {
@@ -204,13 +205,13 @@ static struct live_client *scripted(const struct script *s, int timeout_ms, char
 static bool next_request(uint32_t *cmd, uint8_t *p, size_t *n)
 {
 	uint8_t h[16];
-	if (tr_net_read_full(peer_fd, h, 16, tr_net_now_ms() + 1000))
+	if (tr_net_read_full(peer_fd, h, 16, tr_mono_ms() + 1000))
 		return false;
 	*cmd = get_be32(h + 8);
 	*n = (size_t)get_be64(h);
 	if (*n > 64 || get_be32(h + 12) != 0)
 		return false;
-	return tr_net_read_full(peer_fd, p, *n, tr_net_now_ms() + 1000) == 0;
+	return tr_net_read_full(peer_fd, p, *n, tr_mono_ms() + 1000) == 0;
 }
 
 /* The i-th malformed reply (after the handshake's) into x: false past the
@@ -452,9 +453,9 @@ static void test_scripted(void)
 	s.n = 0;
 	s_hello(&s);
 	c = scripted(&s, 300, err, sizeof(err));
-	int64_t t0 = tr_net_now_ms();
+	int64_t t0 = tr_mono_ms();
 	int r = c ? live_client_next_index(c, 1, &ix) : 0;
-	int64_t el = tr_net_now_ms() - t0;
+	int64_t el = tr_mono_ms() - t0;
 	ok(r == -ETIMEDOUT && el >= 299 && el < 1300,
 	   "no reply: -ETIMEDOUT after %lld ms (timeout 300 ms; %s)", (long long)el,
 	   c ? live_client_errmsg(c) : err);
@@ -526,7 +527,7 @@ static int relay_start(struct relay *r, const char *bin, const char *out)
 	close(pfd[1]);
 	char line[700];
 	size_t n = 0;
-	int64_t deadline = tr_net_now_ms() + 10000;
+	int64_t deadline = tr_mono_ms() + 10000;
 	while (n < sizeof(line) - 1 && !memchr(line, '\n', n)) {
 		if (tr_net_wait(pfd[0], POLLIN, deadline))
 			break;
@@ -551,9 +552,9 @@ static int relay_stop(struct relay *r)
 	int pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	kill(r->pid, SIGTERM);
 	int st = 0;
-	int64_t deadline = tr_net_now_ms() + 10000;
+	int64_t deadline = tr_mono_ms() + 10000;
 	pid_t got = 0;
-	while ((got = waitpid(r->pid, &st, WNOHANG)) == 0 && tr_net_now_ms() < deadline) {
+	while ((got = waitpid(r->pid, &st, WNOHANG)) == 0 && tr_mono_ms() < deadline) {
 		if (pidfd >= 0)
 			tr_net_wait(pidfd, POLLIN, deadline);
 		else
@@ -569,31 +570,6 @@ static int relay_stop(struct relay *r)
 	}
 	r->pid = 0;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The whole file at path, malloc'd; NULL if unreadable. */
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	uint8_t *b = malloc(cap);
-	size_t k;
-	while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-		n += k;
-		if (n == cap) {
-			uint8_t *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-			}
-			b = nb;
-		}
-	}
-	fclose(f);
-	*len = n;
-	return b;
 }
 
 /* A growing byte buffer. */
@@ -679,7 +655,7 @@ static int read_metadata(struct viewer *v)
  */
 static int walk(struct viewer *v, int secs)
 {
-	int64_t deadline = tr_net_now_ms() + secs * 1000;
+	int64_t deadline = tr_mono_ms() + secs * 1000;
 	for (;;) {
 		bool all = v->n > 0;
 		for (size_t i = 0; i < v->n; i++) {
@@ -751,7 +727,7 @@ static int walk(struct viewer *v, int secs)
 		}
 		if (all)
 			return 0;
-		if (tr_net_now_ms() > deadline) {
+		if (tr_mono_ms() > deadline) {
 			snprintf(v->why, sizeof(v->why), "not every stream ended within %d s", secs);
 			return -1;
 		}
@@ -836,7 +812,7 @@ static int producer_new(struct producer *p, const char *relay, char *err, size_t
 /* Lists until session lc of nodeL shows with 3 streams, 10 s at most. */
 static bool find_session(struct live_client *c, struct live_session_info *out)
 {
-	int64_t deadline = tr_net_now_ms() + 10000;
+	int64_t deadline = tr_mono_ms() + 10000;
 	do {
 		struct live_session_info *ss;
 		size_t n;
@@ -851,7 +827,7 @@ static bool find_session(struct live_client *c, struct live_session_info *out)
 			}
 		free(ss);
 		poll(NULL, 0, 20);	/* the relay takes the producer's messages in turn */
-	} while (tr_net_now_ms() < deadline);
+	} while (tr_mono_ms() < deadline);
 	return false;
 }
 
@@ -1013,12 +989,12 @@ static void test_timeout(void)
 		return;
 	}
 	char err[256] = "";
-	int64_t t0 = tr_net_now_ms();
+	int64_t t0 = tr_mono_ms();
 	errno = 0;
 	struct live_client *c = live_client_connect("127.0.0.1", ntohs(a.sin_port), 400, err,
 						    sizeof(err));
 	int e = errno;
-	int64_t el = tr_net_now_ms() - t0;
+	int64_t el = tr_mono_ms() - t0;
 	ok(c == NULL && e == ETIMEDOUT && el >= 399 && el < 1400,
 	   "a relay that never answers: ETIMEDOUT after %lld ms (timeout 400 ms): %s",
 	   (long long)el, err);
@@ -1038,7 +1014,7 @@ static void *hello_server(void *arg)
 	struct script s = { .n = 0 };
 	s_hello(&s);
 	uint8_t b[64];
-	int64_t end = tr_net_now_ms() + 5000;
+	int64_t end = tr_mono_ms() + 5000;
 	/* CONNECT (36 bytes) and its reply, CREATE_SESSION (16) and its */
 	if (!tr_net_read_full(fd, b, 36, end) && !tr_net_write_full(fd, s.b, 20, end) &&
 	    !tr_net_read_full(fd, b, 16, end))
@@ -1089,7 +1065,7 @@ static int lttng_check(const char *url, int secs)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	int64_t deadline = tr_net_now_ms() + secs * 1000;
+	int64_t deadline = tr_mono_ms() + secs * 1000;
 	struct live_client *c = live_client_connect(u.relay, u.port, 5000, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "connect: %s\n", err);
@@ -1100,7 +1076,7 @@ static int lttng_check(const char *url, int secs)
 	struct live_session_info *ss = NULL, me = { 0 };
 	size_t n = 0;
 	bool found = false;
-	while (!found && tr_net_now_ms() < deadline) {
+	while (!found && tr_mono_ms() < deadline) {
 		if (live_client_list(c, &ss, &n)) {
 			fprintf(stderr, "list: %s\n", live_client_errmsg(c));
 			return 1;
@@ -1131,7 +1107,7 @@ static int lttng_check(const char *url, int secs)
 		nmeta += st[i].metadata;
 	printf("attached: %zu streams, %zu metadata\n", n, nmeta);
 	add_streams(&v, st, n);
-	while (!v.n && tr_net_now_ms() < deadline) {
+	while (!v.n && tr_mono_ms() < deadline) {
 		bool hup;
 		if (live_client_new_streams(c, me.id, &st, &n, &hup)) {
 			fprintf(stderr, "new streams: %s\n", live_client_errmsg(c));
@@ -1140,7 +1116,7 @@ static int lttng_check(const char *url, int secs)
 		add_streams(&v, st, n);
 	}
 	/* metadata: until some came and then nothing new */
-	while (tr_net_now_ms() < deadline) {
+	while (tr_mono_ms() < deadline) {
 		size_t had = v.meta.n;
 		if (read_metadata(&v) < 0) {
 			fprintf(stderr, "metadata: %s\n", live_client_errmsg(c));
@@ -1168,7 +1144,7 @@ static int lttng_check(const char *url, int secs)
 	free(text);
 	/* the first packet of any data stream */
 	bool got = false;
-	while (!got && tr_net_now_ms() < deadline) {
+	while (!got && tr_mono_ms() < deadline) {
 		for (size_t i = 0; i < v.n && !got; i++) {
 			struct live_index ix;
 			if (v.streams[i].hup)

@@ -48,18 +48,6 @@ static char *data_path(const char *name)
 	return buf;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = malloc(1 << 20);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = 0;
-	fclose(f);
-	return buf;
-}
-
 static const char *write_tmp(const char *name, const void *data, size_t len)
 {
 	static char path[8192];
@@ -385,7 +373,7 @@ static size_t packetize(uint8_t *out, const char *text, size_t len, bool be, siz
 static void test_packetized(void)
 {
 	size_t tlen;
-	char *text = slurp(data_path("example.tsdl"), &tlen);
+	char *text = (char *)slurp(data_path("example.tsdl"), &tlen);
 	ok(text != NULL, "example text for packets");
 	if (!text)
 		return;
@@ -788,7 +776,7 @@ static void test_hostile(void)
 	/* Every prefix and thousands of mutations of the example: no crash,
 	 * and every failure says where. */
 	size_t len;
-	char *text = slurp(data_path("example.tsdl"), &len);
+	char *text = (char *)slurp(data_path("example.tsdl"), &len);
 	if (!text) {
 		ok(0, "example for mutations");
 		return;

@@ -326,27 +326,6 @@ static void test_run(const char *dir)
 
 /* -------------------------------------------------------------- sources */
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b = NULL;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (n >= 0 && (b = malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	if (b) {
-		b[n] = 0;
-		*len = (size_t)n;
-	}
-	return b;
-}
-
 /* Events of r as "ts name vtid" lines, hashed: count and a checksum. */
 static void digest(struct trawl_reader *r, uint64_t *n, uint64_t *sum)
 {

@@ -1073,24 +1073,6 @@ static void write_many(const char *dir, int nstreams, int nev)
 	trawl_ctf_writer_free(w);
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b = NULL;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc(*n + 1);
-	if (b && fread(b, 1, *n, f) != *n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
-}
-
 /*
  * One stream file whose packets change cpu_id halfway (two writer streams,
  * cpu 0 then cpu 1, one after the other in one file): a decode-ahead

@@ -83,30 +83,6 @@ static const char *path(const char *fmt, ...)
 	return q;
 }
 
-static uint8_t *slurp(const char *p, size_t *len)
-{
-	FILE *f = fopen(p, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	uint8_t *b = malloc(cap);
-	size_t r;
-	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap) {
-			uint8_t *nb = realloc(b, cap *= 2);
-			if (!nb) {
-				free(b);
-				b = NULL;
-			}
-			b = nb;
-		}
-	}
-	fclose(f);
-	*len = n;
-	return b;
-}
-
 /* Whether files a and b exist and hold the same bytes (not empty). */
 static bool same_file(const char *a, const char *b)
 {

@@ -26,6 +26,7 @@
 
 #include "tap.h"
 #include "ust/ust-internal.h"	/* ust_lock_take/give: a slow registration */
+#include "util/clock.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -33,13 +34,6 @@
  * never for a time; each such wait is bounded by this, generous for a
  * loaded machine, and fails the check when it runs out. */
 #define WAIT_BOUND_NS (30 * 1000000000ull)
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 TRAWL_ENUM(tst, mood, TRAWL_ENUM_VALUE("sad", -1) TRAWL_ENUM_VALUE("calm", 0)
 		      TRAWL_ENUM_RANGE("happy", 1, 100))
@@ -395,7 +389,7 @@ static void test_stress(enum trawl_ust_mode mode, enum trawl_ust_header hdr, con
 		/* snapshots while the threads write: every thread has begun
 		 * (waited for, bounded) and none ends before they are taken */
 		bool begun = false;
-		for (uint64_t end = now_ns() + WAIT_BOUND_NS; !begun && now_ns() < end;) {
+		for (uint64_t end = tr_mono_ns() + WAIT_BOUND_NS; !begun && tr_mono_ns() < end;) {
 			begun = true;
 			for (int i = 0; i < NT; i++)
 				begun &= __atomic_load_n(&w[i].emitted, __ATOMIC_ACQUIRE) > 0;
@@ -541,8 +535,8 @@ static void test_first_event_waits(void)
 	 * for it (blocked in futex(2) on it), however slow the machine:
 	 * bounded */
 	int waiting = 0, seen = 0;
-	uint64_t end = now_ns() + WAIT_BOUND_NS;
-	while (waiting < NT && seen >= 0 && now_ns() < end) {
+	uint64_t end = tr_mono_ns() + WAIT_BOUND_NS;
+	while (waiting < NT && seen >= 0 && tr_mono_ns() < end) {
 		waiting = 0;
 		for (int i = 0; i < NT && seen >= 0; i++) {
 			int tid = __atomic_load_n(&th[i].tid, __ATOMIC_ACQUIRE);
@@ -634,7 +628,7 @@ static void *resid_main(void *arg)
 	uint64_t seq = 0;
 	const struct ust_shm *h = NULL;
 	a->drained = true;
-	uint64_t end = now_ns() + WAIT_BOUND_NS;
+	uint64_t end = tr_mono_ns() + WAIT_BOUND_NS;
 	for (int p = 0; p < 48; p++) {
 		for (int i = 0; i < 200; i++, seq++)
 			trawl_tracepoint(tst, seq, 7, seq);
@@ -649,7 +643,7 @@ static void *resid_main(void *arg)
 		}
 		while (__atomic_load_n(&h->consumed, __ATOMIC_ACQUIRE) !=
 		       __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE)) {
-			if (now_ns() > end) {
+			if (tr_mono_ns() > end) {
 				a->drained = false;
 				break;
 			}
@@ -784,8 +778,8 @@ static void test_signals(void)
 	/* 400000 events, and on until the handler has emitted more than 10
 	 * (a fast machine may be done before: bounded) */
 	uint64_t n = 0;
-	for (uint64_t end = now_ns() + WAIT_BOUND_NS;
-	     n < 400000 || (sig_emitted <= 10 && (n & 1023 || now_ns() < end)); n++)
+	for (uint64_t end = tr_mono_ns() + WAIT_BOUND_NS;
+	     n < 400000 || (sig_emitted <= 10 && (n & 1023 || tr_mono_ns() < end)); n++)
 		trawl_tracepoint(tst, seq, 0, n);
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
@@ -1009,8 +1003,8 @@ static void test_sessions_in_turn(void)
 			break;
 		}
 		__atomic_store_n(&r.phase, 1, __ATOMIC_RELEASE);
-		for (uint64_t end = now_ns() + WAIT_BOUND_NS;
-		     __atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2 && now_ns() < end;)
+		for (uint64_t end = tr_mono_ns() + WAIT_BOUND_NS;
+		     __atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2 && tr_mono_ns() < end;)
 			usleep(100);
 		if (__atomic_load_n(&r.phase, __ATOMIC_ACQUIRE) != 2) {
 			printf("# session %d: the thread did not emit its 100 events\n", k);

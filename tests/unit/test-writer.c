@@ -26,32 +26,6 @@
 #define HDR_END 84
 #define OFFSET_S 1700000000
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	*len = 0;
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return NULL;
-	}
-	uint8_t *b = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (b && got < (size_t)st.st_size) {
-		ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	if (b)
-		b[got] = 0;
-	*len = got;
-	return b;
-}
-
 static char *path_in(const char *dir, const char *f)
 {
 	char *p;
