@@ -31,6 +31,7 @@
 
 #include "net/live-client.h"
 #include "pipe/pipe-internal.h"
+#include "util/clock.h"
 
 #define LIVE_TIMEOUT_MS 10000		/* each request (the relay holds some 1 s) */
 
@@ -92,13 +93,6 @@ struct live_priv {
 	char err[256];
 	int errcode;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void pkt_free_list(struct lpkt *p)
 {
@@ -495,7 +489,7 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 			src->ended = true;
 			return 1;
 		}
-		if (got || !deadline || mono_ns() >= deadline)
+		if (got || !deadline || (int64_t)tr_mono_ns() >= deadline)
 			return got;
 		struct timespec ts = { 0, 5000000 };	/* the relay said RETRY: soon again */
 		nanosleep(&ts, NULL);

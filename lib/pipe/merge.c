@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pipe/pipe-internal.h"
+#include "util/clock.h"
 
 #define BATCH_BUDGET (6u << 20)	/* bytes of batches, all streams together */
 #define BATCH_MAX_EVENTS 4096u
@@ -599,13 +600,6 @@ single:
 
 #define LIVE_WAIT_NS 100000000		/* a live wait's bound: 100 ms */
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * Takes in what live sources added: traces, streams (new leaves of the
  * merge), event classes (bound fields resolved). In the consumer thread,
@@ -672,7 +666,7 @@ static bool live_ended(const struct trawl_reader *r)
  */
 static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t w)
 {
-	int64_t deadline = mono_ns() + LIVE_WAIT_NS;
+	int64_t deadline = (int64_t)tr_mono_ns() + LIVE_WAIT_NS;
 	int got = 0, rc;
 
 	for (size_t i = 0; i < r->nsrcs; i++) {
