@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "trawl/ctf.h"
 
 #define TRAWL_HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -55,39 +54,6 @@ TRAWL_HIDDEN int tr_grow(void *pp, size_t *cap, size_t n, size_t sz);
 /* ---- errors into a caller buffer; return -err so `return seterr(...)` reads well */
 TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-
-/* ---- CTF metadata (lib/ctf/metadata.c) */
-/* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
- * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used
- * in error messages. NULL + errno on error. */
-TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
-				       size_t *len, char *err, size_t errlen);
-
-/*
- * Metadata in chunks (lib/ctf/metadata-print.c), for live streaming: a mark
- * remembers what was printed; metadata_print_new() prints what the model
- * declared since (the header, trace, env and clocks the first time, then
- * new stream classes, then new event classes), as TSDL that appended to the
- * earlier chunks gives a valid whole. 0, -ENOMEM or -EIO.
- */
-struct metadata_mark {
-	bool header;
-	size_t nstreams;
-	size_t *nevents;		/* per stream class */
-	size_t cap;
-};
-TRAWL_HIDDEN int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
-				    struct metadata_mark *m);
-/* Nothing new to print? */
-TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
-					const struct metadata_mark *m);
-TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
-
-/* lib/ctf/writer.c: a streamed stream's next live tick should send a
- * packet (empty if need be) rather than a beacon (a stream was announced:
- * live viewers learn of it with a packet of any stream). */
-struct trawl_ctf_wstream;
-TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
 
 /* ---- misc */
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "trawl/ctf.h"
 #include "internal.h"
 #include "trawl/agent.h"
 #include "ust/ust-internal.h"

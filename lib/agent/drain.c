@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "trawl/ctf.h"
 #include "agent-internal.h"
 #include "ust/proto.h"
 

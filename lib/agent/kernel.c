@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trawl/ctf.h"
 #include "agent-internal.h"
 
 int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why, size_t wlen)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "trawl/ctf.h"
 #include "ctf/decode.h"
 
 #define MAX_DEPTH 64

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "trawl/ctf.h"
 #include "internal.h"
 
 enum op_code {

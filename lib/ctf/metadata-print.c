@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctf/ctf-internal.h"
 #include "internal.h"
 
 struct printer {

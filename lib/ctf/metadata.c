@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctf/ctf-internal.h"
 #include "internal.h"
 
 #define META_MAX_SIZE	((size_t)64 << 20)	/* bytes of TSDL text */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trawl/ctf.h"
 #include "internal.h"
 
 const struct trawl_ctf_env *trawl_ctf_trace_env(const struct trawl_ctf_trace *t, const char *key)

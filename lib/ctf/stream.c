@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trawl/ctf.h"
 #include "ctf/stream.h"
 #include "ctf/packet.h"	/* CTF_MAGIC */
 

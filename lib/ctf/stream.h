@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "trawl/ctf.h"
 #include "ctf/decode.h"
 #include "trawl/xform.h"
 

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctf/ctf-internal.h"
 #include "internal.h"
 #include "ctf/dest.h"
 #include "ctf/ioq.h"

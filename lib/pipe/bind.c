@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trawl/ctf.h"
 #include "pipe/pipe-internal.h"
 
 #define MAX_DEPTH 8

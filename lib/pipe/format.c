@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trawl/ctf.h"
 #include "pipe/pipe-internal.h"
 #include "util/json.h"
 

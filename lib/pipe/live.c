@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctf/ctf-internal.h"
 #include "net/live-client.h"
 #include "pipe/pipe-internal.h"
 #include "util/clock.h"

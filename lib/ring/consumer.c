@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctf/ctf-internal.h"
 #include "ring/ring.h"
 #include "util/clock.h"
 #include "ust/ust-internal.h"

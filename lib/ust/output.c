@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trawl/ctf.h"
 #include "ust-private.h"
 
 /* Held by the consumer thread during a pass, and by fork() (atfork), so

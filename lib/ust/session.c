@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/membarrier.h>
 
+#include "trawl/ctf.h"
 #include "ust-private.h"
 
 pthread_mutex_t ust_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "trawl/ctf.h"
 #include "trawl/relay.h"
 #include "ust-private.h"
 

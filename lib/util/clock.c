@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trawl/ctf.h"
 #include "util/clock.h"
 
 bool clocksource_is_tsc(void)

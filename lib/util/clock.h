@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "trawl/ctf.h"
 #include "internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)

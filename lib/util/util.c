@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trawl/ctf.h"
 #include "internal.h"
 
 int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)

@@ -50,6 +50,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "ctf/ctf-internal.h"
 #include "tap.h"
 #include "internal.h"
 #include "trawl/ctf.h"

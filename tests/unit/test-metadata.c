@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctf/ctf-internal.h"
 #include "internal.h"
 #include "tap.h"
 

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/ctf/ctf-internal.h - what lib/ctf shares with the rest of the
+ * library and its tests beyond trawl/ctf.h: unpacking packetized metadata,
+ * metadata printed in chunks (live streaming), the writer's live hint.
+ */
+#ifndef TRAWL_CTF_INTERNAL_H
+#define TRAWL_CTF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "trawl/ctf.h"
+
+/* ---- CTF metadata (lib/ctf/metadata.c) */
+/* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
+ * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used
+ * in error messages. NULL + errno on error. */
+TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
+				       size_t *len, char *err, size_t errlen);
+
+/*
+ * Metadata in chunks (lib/ctf/metadata-print.c), for live streaming: a mark
+ * remembers what was printed; metadata_print_new() prints what the model
+ * declared since (the header, trace, env and clocks the first time, then
+ * new stream classes, then new event classes), as TSDL that appended to the
+ * earlier chunks gives a valid whole. 0, -ENOMEM or -EIO.
+ */
+struct metadata_mark {
+	bool header;
+	size_t nstreams;
+	size_t *nevents;		/* per stream class */
+	size_t cap;
+};
+TRAWL_HIDDEN int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
+				    struct metadata_mark *m);
+/* Nothing new to print? */
+TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
+					const struct metadata_mark *m);
+TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
+
+/* lib/ctf/writer.c: a streamed stream's next live tick should send a
+ * packet (empty if need be) rather than a beacon (a stream was announced:
+ * live viewers learn of it with a packet of any stream). */
+struct trawl_ctf_wstream;
+TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
+
+#endif
