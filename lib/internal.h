@@ -77,12 +77,6 @@ TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
 TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
 
-/* lib/ctf/writer.c: a streamed stream's next live tick should send a
- * packet (empty if need be) rather than a beacon (a stream was announced:
- * live viewers learn of it with a packet of any stream). */
-struct trawl_ctf_wstream;
-TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
-
 /* ---- misc */
 /* Is the kernel's clocksource the TSC (on x86; false elsewhere)? Then
  * trawl's clock is the TSC by default. TRAWL_CLOCKSOURCE=NAME overrides what
