@@ -57,7 +57,7 @@ static void live_tick(struct session *s)
 			if (!r->done && !r->c.bad)
 				note_err(s, ust_cons_live(&r->c, s->uuid, sid));
 			else
-				note_err(s, ust_cons_live_end(&r->c, now, s->uuid, sid));
+				note_err(s, ust_cons_live_end(&r->c, now));
 		}
 	}
 }

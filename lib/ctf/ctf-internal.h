@@ -42,10 +42,4 @@ TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
 TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
 
-/* lib/ctf/writer.c: a streamed stream's next live tick should send a
- * packet (empty if need be) rather than a beacon (a stream was announced:
- * live viewers learn of it with a packet of any stream). */
-struct trawl_ctf_wstream;
-TRAWL_HIDDEN bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s);
-
 #endif

@@ -67,9 +67,6 @@ struct trawl_ctf_wstream {
 	char *name;			/* file name */
 	uint32_t handle;		/* index in w->streams: the destination's handle */
 	bool announced;			/* the destination has the stream */
-	/* the next live tick sends a packet, empty if need be, instead of a
-	 * beacon: a live viewer learns of new streams only with a packet */
-	bool wants_packet;
 	struct trawl_ctf_writer *w;
 };
 
@@ -791,15 +788,7 @@ static int dest_ready(struct trawl_ctf_wstream *s)
 	if (ret || !w->dest)
 		return ret;
 	s->announced = true;
-	/* viewers hear of it with the next packet of any stream */
-	for (size_t i = 0; i < w->nstreams; i++)
-		w->streams[i]->wants_packet = true;
 	return 0;
-}
-
-bool ctf_wstream_wants_packet(const struct trawl_ctf_wstream *s)
-{
-	return s->w->dest && s->wants_packet;
 }
 
 int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts)
@@ -827,8 +816,7 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts)
 {
 	if (!s || ts < s->last_ts)
 		return -EINVAL;
-	return s->nev || ctf_wstream_wants_packet(s) ? trawl_ctf_wstream_flush(s, ts) :
-						       trawl_ctf_wstream_beacon(s, ts);
+	return s->nev ? trawl_ctf_wstream_flush(s, ts) : trawl_ctf_wstream_beacon(s, ts);
 }
 
 /* ------------------------------------------------------------- packets */
@@ -851,10 +839,8 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		else if (!(ret = write_all(s->fd, pkt, size)))
 			ret = write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
 	}
-	if (!ret && w->dest && !(ret = dest_ready(s)) && w->dest) {
+	if (!ret && w->dest && !(ret = dest_ready(s)) && w->dest)
 		ret = dest_lost(w, w->dest->ops->packet(w->dest, s->handle, ix, pkt, size));
-		s->wants_packet = false;
-	}
 	return ret;
 }
 

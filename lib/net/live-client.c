@@ -449,6 +449,10 @@ int live_client_next_index(struct live_client *c, uint64_t stream_id, struct liv
 		return bad(c, LIVE_GET_NEXT_INDEX, "status %u", ix->status);
 	if (ix->status != LIVE_INDEX_OK)
 		return 0;
+	/* an OK of no packet (both sizes 0): only its flags count (trawl's
+	 * relay tells of new streams so when the stream has nothing new) */
+	if (ix->packet_size == 0 && ix->content_size == 0)
+		return 0;
 	uint64_t bytes = ix->packet_size / 8;
 	if (ix->packet_size == 0 || ix->packet_size % 8 || bytes > UINT32_MAX ||
 	    ix->content_size > ix->packet_size || ix->offset > UINT64_MAX - bytes)

@@ -13,7 +13,8 @@
  *                                    metadata stream with its data streams)
  *   loop: live_client_metadata()     on the metadata streams until 0
  *         live_client_next_index()   per data stream; OK: then
- *         live_client_packet()       its bytes. The NEW_METADATA and
+ *         live_client_packet()       its bytes (none for an OK of packet
+ *                                    size 0). The NEW_METADATA and
  *                                    NEW_STREAM flags of an index ask for
  *                                    live_client_metadata() and
  *                                    live_client_new_streams() before the
@@ -167,8 +168,12 @@ TRAWL_HIDDEN int live_client_metadata(struct live_client *c, uint64_t stream_id,
  * before ix->timestamp_end; HUP, the stream ended; ERR, an unknown stream),
  * or a transport or protocol error: -EPROTO for an unknown status or, with
  * OK, sizes that no packet has (content above packet size, a packet size
- * that is 0, not whole bytes, or above 4 GiB - 1 bytes, or an offset where
- * it would end past 2^64).
+ * that is 0 with content, not whole bytes, or above 4 GiB - 1 bytes, or an
+ * offset where it would end past 2^64). An OK whose packet and content
+ * sizes are both 0 is no packet: nothing to read, only its flags count
+ * (trawl's relay answers so, with NEW_STREAM, while the viewer has streams
+ * to hear of and the stream asked has nothing new; ask it again after
+ * live_client_new_streams()).
  */
 TRAWL_HIDDEN int live_client_next_index(struct live_client *c, uint64_t stream_id,
 					struct live_index *ix);

@@ -23,7 +23,11 @@
  *   CTF 1.8 signature (babeltrace2 2.0.4 checks it on every reply).
  * - A trace is announced (its metadata stream with its data streams, in
  *   one reply) once it has a stream; NEW_STREAM and NEW_METADATA ride on
- *   OK index replies, the only ones that carry flags.
+ *   OK index replies, the only ones whose flags babeltrace2 reads. While
+ *   the viewer has streams to hear of, a stream with no new packet answers
+ *   an OK of no packet (sizes 0) with NEW_STREAM: no beacon, no RETRY, no
+ *   held request, so the viewer asks GET_NEW_STREAMS at its next request,
+ *   whichever stream it waits on.
  * - A viewer reads from the session's first packet on (the relay has them
  *   all on disk); with SEEK_LAST and live_from_now, from the next one.
  */
@@ -212,6 +216,30 @@ static void index_reply(struct rconn *c, const uint8_t *entry, uint64_t ts_end,
 	tr_rconn_queue(c, b, sizeof(b));
 }
 
+/* An OK index of no packet, to carry the flags (see next_index): offset
+ * the stream's end, sizes 0, both times the last bound given (the previous
+ * packet's end or the last beacon: no new promise). */
+static void empty_reply(struct viewer *v, struct vstream *vs)
+{
+	struct rstream *st = vs->st;
+	uint64_t ts = vs->beacon;
+	uint8_t e[CTF_IDX_ENTRY_LEN];
+	off_t at = CTF_IDX_HEADER_LEN + (off_t)(vs->next - 1) * CTF_IDX_ENTRY_LEN;
+	if (vs->next && pread(st->idxfd, e, sizeof(e), at) == (ssize_t)sizeof(e) &&
+	    get_be64(e + 32) > ts)
+		ts = get_be64(e + 32);
+	uint8_t b[56] = { 0 };
+	put_be64(b, st->size);
+	put_be64(b + 24, ts);
+	put_be64(b + 32, ts);
+	put_be64(b + 48, st->class_id);
+	uint32_t flags = LIVE_FLAG_NEW_STREAM;
+	struct vtrace *vt = vtrace_of(v, st->trace);
+	if (vt && vt->meta_sent < st->trace->meta_len)
+		flags |= LIVE_FLAG_NEW_METADATA;
+	index_reply(v->c, b, 0, 0, LIVE_INDEX_OK, flags);
+}
+
 /*
  * Answers GET_NEXT_INDEX for stream id, unless it should wait (may_hold
  * and nothing new): then returns false and sends nothing.
@@ -249,17 +277,28 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
 		return true;
 	}
-	/* a beacon lets the viewer show other streams up to it: not while it
-	 * has streams to hear of (only OK replies carry NEW_STREAM) */
-	if (st->beacon > vs->beacon && !unannounced(v)) {
+	/*
+	 * Streams to hear of, and nothing new here: an OK of no packet (sizes
+	 * 0, at the stream's end) with NEW_STREAM, never a beacon (it would
+	 * let the viewer show other streams past the new ones' first events)
+	 * nor a RETRY. babeltrace2 reads the flags of OK replies only, and
+	 * asks GET_NEW_STREAMS only when one says so: RETRY after RETRY, it
+	 * would wait on this stream until it gets a packet, forever for one
+	 * that never does (the kernel's statedump). An empty OK is to it a
+	 * packet that ends at once: it asks GET_NEW_STREAMS, then this stream
+	 * again.
+	 */
+	if (unannounced(v)) {
+		empty_reply(v, vs);
+		return true;
+	}
+	if (st->beacon > vs->beacon) {
 		vs->beacon = st->beacon;
 		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
 		v->owed = 2;
 		return true;
 	}
-	/* not while it has streams to hear of: only an OK tells it, and a
-	 * held request is released by news of this stream only */
-	if (may_hold && !v->owed && !unannounced(v))
+	if (may_hold && !v->owed)
 		return false;
 	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
 	if (v->owed)

@@ -151,24 +151,12 @@ int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id
 		c->live_off = pos;
 		return r;
 	}
-	return ust_cons_live_end(c, x, uuid, stream_id);
+	return ust_cons_live_end(c, x);
 }
 
-int ust_cons_live_end(struct ust_cons *c, uint64_t ts, const uint8_t uuid[16],
-		      uint32_t stream_id)
+int ust_cons_live_end(struct ust_cons *c, uint64_t ts)
 {
-	if (!c->ws || (ts <= c->live_end && !ctf_wstream_wants_packet(c->ws)))
-		return 0;
-	if (ts < c->live_end)
-		ts = c->live_end;
-	if (c->part && ctf_wstream_wants_packet(c->ws)) {
-		/* an empty packet, so that live viewers learn of new streams */
-		uint8_t hdr[PK_HDR_END] = { 0 };
-		put_le32(hdr + PK_MAGIC, CTF_MAGIC);
-		return put_part(c, hdr, PK_HDR_END, PK_HDR_END, ts, ts, c->disc_written, uuid,
-				stream_id);
-	}
-	if (ts <= c->live_end)
+	if (!c->ws || ts <= c->live_end)
 		return 0;
 	c->live_end = ts;
 	return trawl_ctf_wstream_beacon(c->ws, ts);

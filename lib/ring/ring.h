@@ -209,9 +209,9 @@ TRAWL_HIDDEN int ust_cons_live_init(struct ust_cons *c);
 /* 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
 TRAWL_HIDDEN int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
 /* A ring whose producer is gone for good: nothing more will come before
- * ts (a beacon, if the stream is live and ts is later than its last). */
-TRAWL_HIDDEN int ust_cons_live_end(struct ust_cons *c, uint64_t ts, const uint8_t uuid[16],
-				   uint32_t stream_id);
+ * ts (a beacon, if the stream is live and ts is later than its last).
+ * 0 or the writer's -errno. */
+TRAWL_HIDDEN int ust_cons_live_end(struct ust_cons *c, uint64_t ts);
 TRAWL_HIDDEN void ust_cons_live_release(struct ust_cons *c);
 /* Discard mode: writes every finalized packet to c->ws (uuid and stream id
  * rewritten for the agent's trace) and frees their sub-buffers. 0, -EPROTO

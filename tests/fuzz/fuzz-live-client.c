@@ -173,7 +173,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (r == 0) {
 				if (ix.status < LIVE_INDEX_OK || ix.status > LIVE_INDEX_EOF)
 					abort();
-				if (ix.status == LIVE_INDEX_OK) {
+				if (ix.status == LIVE_INDEX_OK &&
+				    (ix.packet_size || ix.content_size)) {
 					if (!ix.packet_size || ix.packet_size % 8 ||
 					    ix.packet_size / 8 > UINT32_MAX ||
 					    ix.content_size > ix.packet_size ||

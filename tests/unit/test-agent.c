@@ -6,7 +6,11 @@
  * end, a ring buffer's sealed memfd passed over a SOCK_SEQPACKET socket and
  * mapped by the receiver (an unsealed or forged one refused), and the
  * consumer reading every committed packet after the producer is gone,
- * with the discarded count carried by a last empty packet.
+ * with the discarded count carried by a last empty packet; and the live
+ * timer on a thread's new buffer (no event, not yet marked quiet): nothing
+ * goes to the relay until it has a time (no packet at time 0: a live
+ * viewer would take it as an event from the past), and idle streams get
+ * beacons, not empty packets, when another stream is created.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ctf/dest.h"
+#include "trawl/ctf.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
 
@@ -228,9 +234,128 @@ static void test_fd_passing(void)
 	close(sp[1]);
 }
 
+/* A destination that records what the writer hands it. */
+struct rec_dest {
+	struct trawl_ctf_dest d;
+	int streams, packets, beacons;
+	uint64_t first_ts_begin;	/* of the first packet */
+	uint64_t last_beacon;
+};
+
+static struct rec_dest *rec_of(struct trawl_ctf_dest *d)
+{
+	return (struct rec_dest *)d;
+}
+
+static int rec_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, char *err,
+		    size_t errlen)
+{
+	(void)d, (void)t, (void)err, (void)errlen;
+	return 0;
+}
+
+static int rec_metadata(struct trawl_ctf_dest *d, const char *text, size_t len)
+{
+	(void)d, (void)text, (void)len;
+	return 0;
+}
+
+static int rec_stream(struct trawl_ctf_dest *d, uint32_t handle, uint32_t cpu, uint64_t class_id,
+		      const char *name)
+{
+	(void)handle, (void)cpu, (void)class_id, (void)name;
+	rec_of(d)->streams++;
+	return 0;
+}
+
+static int rec_packet(struct trawl_ctf_dest *d, uint32_t handle, const struct ctf_index *ix,
+		      const void *pkt, size_t size)
+{
+	(void)handle, (void)pkt, (void)size;
+	if (!rec_of(d)->packets++)
+		rec_of(d)->first_ts_begin = ix->ts_begin;
+	return 0;
+}
+
+static int rec_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
+{
+	(void)handle;
+	rec_of(d)->beacons++;
+	rec_of(d)->last_beacon = ts;
+	return 0;
+}
+
+static int rec_close(struct trawl_ctf_dest *d)
+{
+	(void)d;
+	return 0;
+}
+
+static void rec_free(struct trawl_ctf_dest *d)
+{
+	(void)d;
+}
+
+static const struct ctf_dest_ops rec_ops = {
+	.open = rec_open, .metadata = rec_metadata, .stream = rec_stream, .packet = rec_packet,
+	.beacon = rec_beacon, .close = rec_close, .free = rec_free,
+};
+
+/*
+ * The agent's live tick on a thread's buffer that was just handed over: no
+ * event yet, and the application has not marked it quiet (that comes with
+ * the next LIVE). Its stream is announced to the relay at once; the tick
+ * must send nothing for it (no time is known: an empty packet "at 0" made
+ * babeltrace2 fail on a message older than what it showed), a beacon once
+ * it is quiet; and another stream of the writer, idle, gets its beacon as
+ * always (the relay tells viewers of new streams itself).
+ */
+static void test_live_new_buffer(void)
+{
+	static struct rec_dest rd = { .d = { .ops = &rec_ops } };
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .hostname = "h", .domain = "ust", .clock_offset_s = 1700000000,
+		.clock_offset = 1, .packet_size = 4096, .dest = &rd.d,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!ok(w != NULL, "live: a writer streaming to a destination only"))
+		return;
+	struct trawl_ctf_stream_class *sc =
+		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, NULL);
+	struct trawl_ctf_wstream *idle = sc ? trawl_ctf_writer_stream(w, sc, "ust_1", 1) : NULL;
+	is_int(trawl_ctf_wstream_beacon(idle, 1000), 0, "live: an idle stream's beacon at 1000");
+	struct ust_ring prod, cons;
+	mk_ring(&prod, TRAWL_UST_DISCARD);
+	is_int(ust_ring_map(&cons, dup(prod.fd)), 0, "live: a thread's new buffer, mapped");
+	struct ust_cons c;
+	memset(&c, 0, sizeof(c));
+	c.ring = cons;
+	c.ws = trawl_ctf_writer_stream(w, sc, "ust_2", 2);
+	ok(c.ws && ust_cons_live_init(&c) == 0 && rd.streams == 2,
+	   "live: its stream, announced at once (%d streams)", rd.streams);
+	int beacons = rd.beacons;
+	uint8_t uuid[16] = { 7 };
+	is_int(ust_cons_live(&c, uuid, 0), 0, "live: the tick on it, before any event or quiet mark");
+	ok(rd.packets == 0 && rd.beacons == beacons,
+	   "  sends nothing (%d packets, the first at %llu; %d beacons)", rd.packets,
+	   (unsigned long long)rd.first_ts_begin, rd.beacons - beacons);
+	is_int(trawl_ctf_wstream_tick(idle, 2000), 0, "live: the idle stream's tick at 2000");
+	ok(rd.packets == 0 && rd.last_beacon == 2000, "  a beacon at 2000, no empty packet (%d packets)",
+	   rd.packets);
+	__atomic_store_n(&prod.shm->quiet_ts, 2100, __ATOMIC_RELEASE);
+	is_int(ust_cons_live(&c, uuid, 0), 0, "live: the tick once the buffer is marked quiet at 2100");
+	ok(rd.packets == 0 && rd.last_beacon == 2100, "  a beacon at 2100 (%d packets)", rd.packets);
+	ust_cons_live_release(&c);
+	ust_ring_destroy(&c.ring);
+	ust_ring_destroy(&prod);
+	is_int(trawl_ctf_writer_close(w), 0, "live: the writer closes");
+	trawl_ctf_writer_free(w);
+}
+
 int main(void)
 {
 	test_messages();
 	test_fd_passing();
+	test_live_new_buffer();
 	return done_testing();
 }

@@ -234,7 +234,7 @@ static bool bad_reply(int i, struct script *x, const char **what, int *op)
 	case 5: *what = "INDEX: status 0"; *op = 2; s_index(x, 0, 0, 0, 0); break;
 	case 6: *what = "INDEX: status 7"; *op = 2; s_index(x, 0, 0, 0, 7); break;
 	case 7: *what = "INDEX: content above packet size"; *op = 2; s_index(x, 0, 64, 72, 1); break;
-	case 8: *what = "INDEX: a packet of 0 bits"; *op = 2; s_index(x, 0, 0, 0, 1); break;
+	case 8: *what = "INDEX: a packet of 0 bits holding 8"; *op = 2; s_index(x, 0, 0, 8, 1); break;
 	case 9: *what = "INDEX: a packet of 12 bits"; *op = 2; s_index(x, 0, 12, 8, 1); break;
 	case 10: *what = "INDEX: a packet of 4 GiB"; *op = 2; s_index(x, 0, 1ull << 35, 8, 1); break;
 	case 11:
@@ -287,6 +287,9 @@ static void test_scripted(void)
 	/* GET_NEXT_INDEX: INACTIVE at 500 */
 	s64(&s, 0); s64(&s, 0); s64(&s, 0); s64(&s, 0); s64(&s, 500);
 	s64(&s, 0); s64(&s, 0); s32(&s, LIVE_INDEX_INACTIVE); s32(&s, 0);
+	/* GET_NEXT_INDEX: OK of no packet (sizes 0), NEW_STREAM */
+	s64(&s, 8192); s64(&s, 0); s64(&s, 0); s64(&s, 500); s64(&s, 500);
+	s64(&s, 3); s64(&s, 0); s32(&s, LIVE_INDEX_OK); s32(&s, LIVE_FLAG_NEW_STREAM);
 	s32(&s, LIVE_PACKET_OK); s32(&s, 4); s32(&s, 0); sbytes(&s, "\xc1\x1f\xfc\xc1", 4);
 	s32(&s, LIVE_PACKET_ERR); s32(&s, 0); s32(&s, LIVE_FLAG_NEW_METADATA);
 	s32(&s, LIVE_NEW_STREAMS_OK); s32(&s, 1);
@@ -353,6 +356,11 @@ static void test_scripted(void)
 	   "  every field, and the NEW_STREAM flag");
 	is_int(live_client_next_index(c, 11, &ix), 0, "GET_NEXT_INDEX: INACTIVE");
 	ok(ix.status == LIVE_INDEX_INACTIVE && ix.timestamp_end == 500, "  the beacon at 500");
+	next_request(&cmd, p, &pn);
+	is_int(live_client_next_index(c, 11, &ix), 0,
+	       "GET_NEXT_INDEX: OK of no packet (sizes 0: trawl's relay telling of new streams)");
+	ok(ix.status == LIVE_INDEX_OK && ix.packet_size == 0 && ix.content_size == 0 &&
+		   ix.flags == LIVE_FLAG_NEW_STREAM, "  sizes 0, and the NEW_STREAM flag");
 	next_request(&cmd, p, &pn);
 
 	uint8_t pk[8] = { 0 };
@@ -600,7 +608,7 @@ static bool bytes_add(struct bytes *b, const void *p, size_t n)
 struct vs {
 	struct live_stream_info info;
 	struct bytes got;
-	unsigned packets, retries, inactive;
+	unsigned packets, retries, inactive, empty;
 	bool hup;
 };
 
@@ -694,6 +702,10 @@ static int walk(struct viewer *v, int secs)
 			switch (ix.status) {
 			case LIVE_INDEX_OK: {
 				uint32_t len = (uint32_t)(ix.packet_size / 8), st, fl;
+				if (!len) {	/* no packet: the flags only */
+					s->empty++;
+					break;
+				}
 				uint8_t *b = malloc(len);
 				if (!b)
 					return -1;

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-relay-live - the relay's live side (lib/relay/live.c) driven without
+ * sockets (lib/relay/relay-internal.h, as fuzz-relay does): two producers
+ * of one session (a "kernel" trace, then a "ust" trace that begins after
+ * the viewer attached) and a viewer that asks what babeltrace2 2.0 asks,
+ * in its order.
+ *
+ * The case: the viewer waits on a stream that gets no packet (the kernel's
+ * statedump: one packet at the start, then only beacons) when the relay
+ * hears of a new trace's stream. babeltrace2 reads the flags of OK index
+ * replies only, asks GET_NEW_STREAMS only when one carries NEW_STREAM, and
+ * after a RETRY asks the same stream again; the relay gives no beacon
+ * while the viewer has streams to hear of. So every answer to that stream
+ * must be an OK carrying NEW_STREAM (one of no packet: sizes 0), never a
+ * RETRY (the viewer would ask forever, and show nothing until the
+ * recording ends) nor a beacon. Checks that, a held request answered at
+ * once when the new stream comes, GET_NEW_STREAMS announcing it, and then
+ * the beacon the viewer was kept from.
+ */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "relay/relay-internal.h"
+#include "net/live-proto.h"
+#include "net/relay-proto.h"
+#include "ctf/packet.h"
+
+#include "tap.h"
+
+/* ------------------------------------------------------------ producers */
+
+static void feed(struct rconn *c, const uint8_t *m, size_t n)
+{
+	tr_relay_conn_feed(c, m, n);
+	c->outoff = c->outlen = 0;	/* WELCOME: not read here */
+}
+
+static void p_hello(struct rconn *c, const char *trace)
+{
+	uint8_t m[RELAY_HDR_LEN + 32 + 64] = { 0 };
+	uint8_t *q = m + RELAY_HDR_LEN;
+	put_le32(q, RELAY_VERSION);
+	put_le64(q + 8, 50000);
+	size_t n = 32;
+	n += (size_t)sprintf((char *)q + n, "s1") + 1;
+	n += (size_t)sprintf((char *)q + n, "n1") + 1;
+	n += (size_t)sprintf((char *)q + n, "%s", trace) + 1;
+	relay_put_hdr(m, RELAY_HELLO, (uint32_t)n);
+	feed(c, m, RELAY_HDR_LEN + n);
+}
+
+static void p_metadata(struct rconn *c)
+{
+	static const char text[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+	uint8_t m[RELAY_HDR_LEN + sizeof(text)];
+	relay_put_hdr(m, RELAY_METADATA, sizeof(text) - 1);
+	memcpy(m + RELAY_HDR_LEN, text, sizeof(text) - 1);
+	feed(c, m, RELAY_HDR_LEN + sizeof(text) - 1);
+}
+
+static void p_stream(struct rconn *c, uint32_t handle, const char *name)
+{
+	uint8_t m[RELAY_HDR_LEN + 16 + 64] = { 0 };
+	size_t nl = strlen(name) + 1;
+	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
+	put_le32(m + RELAY_HDR_LEN, handle);
+	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
+	feed(c, m, RELAY_HDR_LEN + 16 + nl);
+}
+
+/* A packet of 64 bytes (the relay does not read its contents). */
+static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
+{
+	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN + 64] = { 0 };
+	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
+				.ts_end = te };
+	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
+	relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
+	feed(c, m, sizeof(m));
+}
+
+static void p_beacon(struct rconn *c, uint32_t handle, uint64_t ts)
+{
+	uint8_t m[RELAY_HDR_LEN + 16] = { 0 };
+	relay_put_hdr(m, RELAY_BEACON, 16);
+	put_le32(m + RELAY_HDR_LEN, handle);
+	put_le64(m + RELAY_HDR_LEN + 8, ts);
+	feed(c, m, sizeof(m));
+}
+
+/* --------------------------------------------------------------- viewer */
+
+/* Sends a request; the reply waits in v->out (see reply()). */
+static void ask(struct rconn *v, uint32_t cmd, const uint8_t *p, size_t n)
+{
+	uint8_t m[16 + 32];
+	put_be64(m, n);
+	put_be32(m + 8, cmd);
+	put_be32(m + 12, 0);
+	memcpy(m + 16, p, n);
+	tr_relay_conn_feed(v, m, 16 + n);
+}
+
+static void ask_id(struct rconn *v, uint32_t cmd, uint64_t id)
+{
+	uint8_t p[8];
+	put_be64(p, id);
+	ask(v, cmd, p, 8);
+}
+
+/* Takes the n bytes of the reply waiting: false when fewer wait. */
+static bool reply(struct rconn *v, uint8_t *b, size_t n)
+{
+	if (v->outlen - v->outoff < n)
+		return false;
+	if (b)
+		memcpy(b, v->out + v->outoff, n);
+	v->outoff += n;
+	if (v->outoff == v->outlen)
+		v->outoff = v->outlen = 0;
+	return true;
+}
+
+static size_t waiting(const struct rconn *v)
+{
+	return v->outlen - v->outoff;
+}
+
+/* An index reply: status, flags, and the fields a viewer uses. */
+struct ix {
+	uint64_t offset, packet_size, content_size, ts_end, class_id;
+	uint32_t status, flags;
+};
+
+static bool next_index(struct rconn *v, uint64_t stream, struct ix *x)
+{
+	uint8_t b[LIVE_INDEX_LEN];
+	ask_id(v, LIVE_GET_NEXT_INDEX, stream);
+	memset(x, 0, sizeof(*x));
+	if (!reply(v, b, sizeof(b)))
+		return false;	/* held */
+	x->offset = get_be64(b);
+	x->packet_size = get_be64(b + 8);
+	x->content_size = get_be64(b + 16);
+	x->ts_end = get_be64(b + 32);
+	x->class_id = get_be64(b + 48);
+	x->status = get_be32(b + 56);
+	x->flags = get_be32(b + 60);
+	return true;
+}
+
+/* The streams of an ATTACH or GET_NEW_STREAMS reply: their count, ids in
+ * ids[] and whether each is a metadata stream. */
+static int streams(struct rconn *v, uint64_t *ids, bool *meta, int max)
+{
+	uint8_t h[8], s[LIVE_STREAM_LEN];
+	if (!reply(v, h, 8) || get_be32(h) != 1)
+		return -1;
+	int n = (int)get_be32(h + 4);
+	for (int i = 0; i < n; i++) {
+		if (!reply(v, s, sizeof(s)) || i >= max)
+			return -1;
+		ids[i] = get_be64(s);
+		meta[i] = get_be32(s + 16) != 0;
+	}
+	return n;
+}
+
+/* What the viewer reads of a packet (GET_PACKET), as babeltrace2 does. */
+static void read_packet(struct rconn *v, uint64_t stream, const struct ix *x)
+{
+	uint8_t p[20];
+	put_be64(p, stream);
+	put_be64(p + 8, x->offset);
+	put_be32(p + 16, (uint32_t)(x->packet_size / 8));
+	ask(v, LIVE_GET_PACKET, p, 20);
+	reply(v, NULL, waiting(v));
+}
+
+static void read_metadata(struct rconn *v, uint64_t stream)
+{
+	ask_id(v, LIVE_GET_METADATA, stream);
+	reply(v, NULL, waiting(v));
+}
+
+/* ------------------------------------------------------------------ test */
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	remove(p);
+	return 0;
+}
+
+int main(void)
+{
+	char dir[96];
+	snprintf(dir, sizeof(dir), "/tmp/trawl-test-relay-live-%d", (int)getpid());
+	mkdir(dir, 0700);
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir };
+	struct trawl_relay *r = tr_relay_state_new(&o);
+	if (!ok(r != NULL, "a relay's state without sockets"))
+		return done_testing();
+
+	/* the kernel trace: a CPU stream and the statedump, a packet each */
+	struct rconn *pk = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello(pk, "kernel");
+	p_metadata(pk);
+	p_stream(pk, 0, "channel0_0");
+	p_stream(pk, 1, "statedump_0");
+	p_packet(pk, 0, 1000, 2000);
+	p_packet(pk, 1, 1100, 2000);
+	/* the user-space trace is connected, without streams yet */
+	struct rconn *pu = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello(pu, "ust");
+	p_metadata(pu);
+	ok(r->sessions && r->sessions->ntraces == 2 && !pk->dead && !pu->dead,
+	   "two producers of session s1 on host n1: kernel (2 streams), ust (none yet)");
+
+	/* a viewer attaches from the beginning */
+	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER);
+	uint8_t cp[20] = { 0 };
+	put_be32(cp + 8, LIVE_MAJOR);
+	put_be32(cp + 12, LIVE_MINOR);
+	put_be32(cp + 16, LIVE_CONNECT_COMMAND);
+	ask(v, LIVE_CONNECT, cp, 20);
+	ask(v, LIVE_CREATE_SESSION, NULL, 0);
+	reply(v, NULL, waiting(v));
+	uint64_t sid = r->sessions ? r->sessions->id : 0;
+	uint8_t ap[20] = { 0 };
+	put_be64(ap, sid);
+	put_be32(ap + 16, LIVE_SEEK_BEGINNING);
+	ask(v, LIVE_ATTACH_SESSION, ap, 20);
+	uint64_t ids[8];
+	bool meta[8];
+	int n = streams(v, ids, meta, 8);
+	ok(n == 3 && meta[0] && !meta[1] && !meta[2],
+	   "ATTACH: the kernel trace's metadata stream and its 2 data streams (%d)", n);
+	if (n != 3)
+		goto out;
+	uint64_t cpu = ids[1], sd = ids[2];
+	read_metadata(v, ids[0]);
+
+	/* both packets read; then the statedump's packet end as its beacon,
+	 * two RETRYs at once (the viewer's muxer hands its events on), and
+	 * the next request held */
+	struct ix x;
+	ok(next_index(v, cpu, &x) && x.status == LIVE_INDEX_OK && x.flags == 0,
+	   "channel0_0: OK, its packet");
+	read_packet(v, cpu, &x);
+	ok(next_index(v, sd, &x) && x.status == LIVE_INDEX_OK && x.flags == 0,
+	   "statedump_0: OK, its packet");
+	read_packet(v, sd, &x);
+	ok(next_index(v, sd, &x) && x.status == LIVE_INDEX_INACTIVE && x.ts_end == 2000,
+	   "statedump_0, nothing new: INACTIVE at its packet's end");
+	ok(next_index(v, sd, &x) && x.status == LIVE_INDEX_RETRY &&
+		   next_index(v, sd, &x) && x.status == LIVE_INDEX_RETRY,
+	   "  then RETRY twice");
+	ok(!next_index(v, sd, &x) && tr_live_holding(r),
+	   "  then the request is held (the viewer waits on its socket)");
+	p_beacon(pk, 1, 2500);
+	uint8_t b[LIVE_INDEX_LEN];
+	ok(!tr_live_holding(r) && waiting(v) == LIVE_INDEX_LEN && reply(v, b, sizeof(b)) &&
+		   get_be32(b + 56) == LIVE_INDEX_INACTIVE && get_be64(b + 32) == 2500,
+	   "a beacon of statedump_0 answers the held request: INACTIVE at 2500");
+	ok(next_index(v, sd, &x) && x.status == LIVE_INDEX_RETRY &&
+		   next_index(v, sd, &x) && x.status == LIVE_INDEX_RETRY && !next_index(v, sd, &x) &&
+		   tr_live_holding(r),
+	   "statedump_0 asked again: RETRY twice, then held");
+
+	/* a thread of the traced program starts: the ust trace's first
+	 * stream, no packet yet. The held request is answered at once, with
+	 * an OK of no packet that tells of it */
+	p_stream(pu, 0, "ust_100_100");
+	ok(!tr_live_holding(r) && reply(v, b, sizeof(b)),
+	   "a new stream of another trace: the held request is answered at once");
+	uint32_t st = get_be32(b + 56), fl = get_be32(b + 60);
+	ok(st == LIVE_INDEX_OK && (fl & LIVE_FLAG_NEW_STREAM),
+	   "  OK with NEW_STREAM (status %u, flags %u; RETRY is 2: babeltrace2 would ask "
+	   "statedump_0 forever)", st, fl);
+	ok(get_be64(b + 8) == 0 && get_be64(b + 16) == 0 && get_be64(b) == 64 &&
+		   get_be64(b + 32) == 2500,
+	   "  of no packet: sizes 0, offset the stream's end (64), time the last bound given "
+	   "(2500)");
+
+	/* babeltrace2 would ask GET_NEW_STREAMS now; a viewer that asks
+	 * statedump_0 again first, or whose statedump got a newer beacon,
+	 * still hears of the new stream and gets no beacon */
+	p_beacon(pk, 1, 3000);
+	for (int i = 0; i < 4; i++) {
+		bool got1 = next_index(v, sd, &x);
+		if (!got1 || x.status != LIVE_INDEX_OK ||
+		    !(x.flags & LIVE_FLAG_NEW_STREAM) || x.packet_size != 0) {
+			ok(0, "statedump_0 asked again (%d): status %u flags %u size %llu", i,
+			   x.status, x.flags, (unsigned long long)x.packet_size);
+			goto out;
+		}
+	}
+	ok(1, "statedump_0 asked 4 times more, a newer beacon there: OK of no packet with "
+	   "NEW_STREAM each time, never RETRY, never a held request, never INACTIVE");
+	p_packet(pk, 0, 2000, 3000);
+	ok(next_index(v, cpu, &x) && x.status == LIVE_INDEX_OK &&
+		   (x.flags & LIVE_FLAG_NEW_STREAM) && x.packet_size == 64 * 8,
+	   "channel0_0 with a new packet: OK of the packet, with NEW_STREAM");
+	read_packet(v, cpu, &x);
+
+	/* GET_NEW_STREAMS: the ust trace (its metadata stream first) */
+	ask_id(v, LIVE_GET_NEW_STREAMS, sid);
+	uint64_t nids[4];
+	bool nmeta[4];
+	n = streams(v, nids, nmeta, 4);
+	ok(n == 2 && nmeta[0] && !nmeta[1], "GET_NEW_STREAMS: the ust trace's metadata and "
+	   "ust_100_100 (%d)", n);
+	if (n != 2)
+		goto out;
+	read_metadata(v, nids[0]);
+	/* now the beacon the viewer was kept from */
+	bool got = next_index(v, sd, &x);
+	ok(got && x.status == LIVE_INDEX_INACTIVE && x.ts_end == 3000,
+	   "statedump_0 after that: INACTIVE at 3000 (status %u)", x.status);
+	ok(next_index(v, nids[1], &x) && x.status == LIVE_INDEX_RETRY,
+	   "ust_100_100, no packet yet: RETRY");
+	ask_id(v, LIVE_GET_NEW_STREAMS, sid);
+	ok(reply(v, b, 8) && get_be32(b) == LIVE_NEW_STREAMS_NO_NEW,
+	   "GET_NEW_STREAMS again: nothing new");
+out:
+	tr_relay_conn_close(v);
+	tr_relay_conn_close(pu);
+	tr_relay_conn_close(pk);
+	trawl_relay_free(r);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return done_testing();
+}
