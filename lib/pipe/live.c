@@ -385,6 +385,8 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 	*flags = ix.flags;
 	switch (ix.status) {
 	case LIVE_INDEX_OK: {
+		if (!ix.packet_size)
+			return 0;	/* no packet: only its flags (new streams, metadata) */
 		uint32_t len = (uint32_t)(ix.packet_size / 8), st = 0, fl = 0;
 		struct lpkt *p = calloc(1, sizeof(*p));
 		uint8_t *buf = malloc(len ? len : 1);
