@@ -4,8 +4,8 @@
  * that `trawl sync` finds the messages nodes exchanged, and what the finder
  * (trawl_sync_points_read(), lib/sync/points.c) reads. Every producer
  * (trawl probe: lib/sync/probe.c; trawl tcpcap: lib/kern/tcpcap.c; trawl
- * simulate --sync: cli/sim-sync.c) and the finder take the names from here,
- * so this file is the contract; docs/sync.md explains it.
+ * simulate --sync: lib/sim/sim-sync.c) and the finder take the names from
+ * here, so this file is the contract; docs/sync.md explains it.
  *
  * A node is a trace's env.hostname. A message is a send event on one node
  * and a receive event on another with the same key:

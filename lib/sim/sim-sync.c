@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trawl simulate --sync: every host gets its own clock (offset, drift, an
- * optional drift change), and the hosts exchange probe messages
- * (trawl_sync:probe_send / probe_recv) and application RPCs
- * (app:rpc_send / app:rpc_recv) with known one-way delays, so that clock
- * synchronization can be tested against the truth (SESSION/truth.txt).
+ * lib/sim/sim-sync.c - the simulator with sync on (`trawl simulate --sync`):
+ * every host gets its own clock (offset, drift, an optional drift change),
+ * and the hosts exchange probe messages (trawl_sync:probe_send /
+ * probe_recv) and application RPCs (app:rpc_send / app:rpc_recv) with known
+ * one-way delays, so that clock synchronization can be tested against the
+ * truth (SESSION/truth.txt, and the result's clocks).
  *
  * Messages of one directed pair and kind come from a generator seeded by
  * (seed, sender, receiver, kind) that yields them in send order: message i
@@ -27,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "sim-internal.h"
 #include "trawl/sync-schema.h"
 
 #define NS 1000000000ll
@@ -65,11 +66,12 @@ static int64_t scaled(int64_t ppb, int64_t dt, __int128 base)
 	return div_round(base + (__int128)ppb * dt);
 }
 
-int64_t sim_clock_delta(const struct sim_clock *c, int64_t dt)
+int64_t trawl_sim_clock_delta(const struct trawl_sim_clock *c, int64_t dt)
 {
-	if (dt < c->dchange)
-		return c->off + scaled(c->ppb, dt, 0);
-	return c->off + scaled(c->ppb2, dt - c->dchange, (__int128)c->ppb * c->dchange);
+	if (dt < c->change_ns)
+		return c->offset_ns + scaled(c->drift_ppb, dt, 0);
+	return c->offset_ns + scaled(c->drift2_ppb, dt - c->change_ns,
+				     (__int128)c->drift_ppb * c->change_ns);
 }
 
 /* -------------------------------------------------------------- state */
@@ -83,28 +85,28 @@ struct link {
 	struct kstat k[K_N];
 };
 
-struct sim_sync {
-	struct sim_sync_opts o;
+struct tr_sim_sync {
+	struct trawl_sim_opts o;	/* changes: NULL */
 	unsigned hosts;
 	uint64_t seed, t0, span;
 	uint64_t count[K_N];	/* messages per directed pair */
 	double period[K_N];	/* ns */
 	uint32_t salt;
-	struct sim_clock *clk;
+	struct trawl_sim_clock *clk;
 	bool *changed;
 	struct link *links;	/* [src * hosts + dst] */
 };
 
-static bool linked(const struct sim_sync *s, unsigned a, unsigned b)
+static bool linked(const struct tr_sim_sync *s, unsigned a, unsigned b)
 {
 	if (a == b || (s->o.one_way && a > b))
 		return false;
-	switch (s->o.topo) {
-	case SIM_STAR:
+	switch (s->o.topology) {
+	case TRAWL_SIM_STAR:
 		return a == 0 || b == 0;
-	case SIM_CHAIN:
+	case TRAWL_SIM_CHAIN:
 		return a + 1 == b || b + 1 == a;
-	case SIM_SPLIT: {
+	case TRAWL_SIM_SPLIT: {
 		unsigned half = (s->hosts + 1) / 2;
 		return (a < half) == (b < half);
 	}
@@ -113,7 +115,7 @@ static bool linked(const struct sim_sync *s, unsigned a, unsigned b)
 	}
 }
 
-static double factor(const struct sim_sync *s, unsigned src, unsigned dst)
+static double factor(const struct tr_sim_sync *s, unsigned src, unsigned dst)
 {
 	return src > dst ? s->o.asym : 1.0;
 }
@@ -126,15 +128,17 @@ static int64_t symmetric(uint64_t *r, uint64_t max)
 	return (int64_t)(sim_rnd(r) % (2 * max + 1)) - (int64_t)max;
 }
 
-struct sim_sync *sim_sync_new(const struct sim_sync_opts *o, unsigned hosts, uint64_t seed,
-			      uint64_t t0, uint64_t span, char *err, size_t errlen)
+struct tr_sim_sync *tr_sim_sync_new(const struct trawl_sim_opts *o, uint64_t t0, uint64_t span,
+				    char *err, size_t errlen)
 {
-	if (hosts > SIM_SYNC_MAX_HOSTS) {
-		snprintf(err, errlen, "--sync: at most %d hosts", SIM_SYNC_MAX_HOSTS);
+	unsigned hosts = o->hosts;
+	uint64_t seed = o->seed;
+	if (hosts > TRAWL_SIM_SYNC_MAX_HOSTS) {
+		snprintf(err, errlen, "--sync: at most %d hosts", TRAWL_SIM_SYNC_MAX_HOSTS);
 		errno = EINVAL;
 		return NULL;
 	}
-	struct sim_sync *s = calloc(1, sizeof(*s));
+	struct tr_sim_sync *s = calloc(1, sizeof(*s));
 	if (!s)
 		goto nomem;
 	s->o = *o;
@@ -172,17 +176,17 @@ struct sim_sync *sim_sync_new(const struct sim_sync_opts *o, unsigned hosts, uin
 	s->salt = (uint32_t)sim_rnd(&r);
 
 	for (unsigned h = 0; h < hosts; h++) {
-		struct sim_clock *c = &s->clk[h];
+		struct trawl_sim_clock *c = &s->clk[h];
 		r = sim_seed_for(seed, h + 1, 3, 0);
-		c->off = symmetric(&r, o->max_offset);
-		c->ppb = symmetric(&r, (uint64_t)o->max_drift_ppb);
+		c->offset_ns = symmetric(&r, o->max_offset_ns);
+		c->drift_ppb = symmetric(&r, (uint64_t)o->max_drift_ppb);
 		if (h == 0)
-			c->off = c->ppb = 0;
-		c->ppb2 = c->ppb;
-		c->dchange = INT64_MAX;
+			c->offset_ns = c->drift_ppb = 0;
+		c->drift2_ppb = c->drift_ppb;
+		c->change_ns = INT64_MAX;
 	}
 	for (size_t i = 0; i < o->nchanges; i++) {
-		const struct sim_drift_change *d = &o->changes[i];
+		const struct trawl_sim_drift_change *d = &o->changes[i];
 		if (d->host >= hosts) {
 			snprintf(err, errlen, "--drift-change: no host %u (hosts 0..%u)", d->host,
 				 hosts - 1);
@@ -194,28 +198,28 @@ struct sim_sync *sim_sync_new(const struct sim_sync_opts *o, unsigned hosts, uin
 			goto inval;
 		}
 		s->changed[d->host] = true;
-		s->clk[d->host].dchange = (int64_t)llround(d->fraction * (double)span);
-		s->clk[d->host].ppb2 = d->ppb;
+		s->clk[d->host].change_ns = (int64_t)llround(d->fraction * (double)span);
+		s->clk[d->host].drift2_ppb = d->ppb;
 	}
 	for (unsigned a = 0; a < hosts; a++)
 		for (unsigned b = 0; b < hosts; b++) {
 			struct link *l = &s->links[(size_t)a * hosts + b];
-			l->mind = o->delay * factor(s, a, b);
-			l->jitter = o->jitter * factor(s, a, b);
+			l->mind = o->delay_ns * factor(s, a, b);
+			l->jitter = o->jitter_ns * factor(s, a, b);
 		}
 	return s;
 nomem:
 	snprintf(err, errlen, "%s", strerror(ENOMEM));
-	sim_sync_free(s);
+	tr_sim_sync_free(s);
 	errno = ENOMEM;
 	return NULL;
 inval:
-	sim_sync_free(s);
+	tr_sim_sync_free(s);
 	errno = EINVAL;
 	return NULL;
 }
 
-void sim_sync_free(struct sim_sync *s)
+void tr_sim_sync_free(struct tr_sim_sync *s)
 {
 	if (!s)
 		return;
@@ -225,9 +229,9 @@ void sim_sync_free(struct sim_sync *s)
 	free(s);
 }
 
-const struct sim_clock *sim_sync_clock(const struct sim_sync *s, unsigned h)
+const struct trawl_sim_clock *tr_sim_sync_clocks(const struct tr_sim_sync *s)
 {
-	return &s->clk[h];
+	return s->clk;
 }
 
 /* ---------------------------------------------------------- generators */
@@ -246,7 +250,7 @@ struct gen {
 	int phase;		/* a sender's next copy */
 };
 
-static void gen_init(struct sim_sync *s, struct gen *g, unsigned src, unsigned dst, unsigned kind)
+static void gen_init(struct tr_sim_sync *s, struct gen *g, unsigned src, unsigned dst, unsigned kind)
 {
 	memset(g, 0, sizeof(*g));
 	g->rng = sim_seed_for(s->seed, src + 1, 1000000 + dst, kind + 1);
@@ -254,8 +258,8 @@ static void gen_init(struct sim_sync *s, struct gen *g, unsigned src, unsigned d
 	g->t0 = s->t0;
 	g->period = s->period[kind];
 	g->factor = factor(s, src, dst);
-	g->delay = s->o.delay;
-	g->jitter = s->o.jitter;
+	g->delay = s->o.delay_ns;
+	g->jitter = s->o.jitter_ns;
 	g->mind = (uint64_t)floor(g->delay * g->factor);
 	g->src = src;
 	g->dst = dst;
@@ -263,7 +267,7 @@ static void gen_init(struct sim_sync *s, struct gen *g, unsigned src, unsigned d
 }
 
 /* Draws message i (a fixed number of draws per message). */
-static void gen_load(const struct sim_sync *s, struct gen *g)
+static void gen_load(const struct tr_sim_sync *s, struct gen *g)
 {
 	if (g->i >= g->n)
 		return;
@@ -282,7 +286,7 @@ static void gen_load(const struct sim_sync *s, struct gen *g)
 	g->phase = 0;
 }
 
-static uint64_t gen_id(const struct sim_sync *s, const struct gen *g)
+static uint64_t gen_id(const struct tr_sim_sync *s, const struct gen *g)
 {
 	if (g->kind == K_PROBE) {
 		uint32_t sender = (uint32_t)(g->src + 1) * 0x9e3779b1u ^ s->salt;
@@ -389,19 +393,19 @@ static int sync_classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_clas
 	return 0;
 }
 
-static int put_event(struct sim_sync *s, unsigned h, struct trawl_ctf_wstream *ws,
+static int put_event(struct tr_sim_sync *s, unsigned h, struct trawl_ctf_wstream *ws,
 		     const struct trawl_ctf_event_class *ec, uint64_t t, uint64_t mono0,
 		     uint64_t id, unsigned peer)
 {
 	uint8_t buf[64];
 	int64_t dt = (int64_t)(t - s->t0);
-	uint64_t ts = mono0 + (uint64_t)(dt + sim_clock_delta(&s->clk[h], dt));
+	uint64_t ts = mono0 + (uint64_t)(dt + trawl_sim_clock_delta(&s->clk[h], dt));
 	memcpy(buf, &id, 8);
 	int n = snprintf((char *)buf + 8, sizeof(buf) - 8, "host%u", peer);
 	return trawl_ctf_wstream_event(ws, ec, ts, buf, 8 + (size_t)n + 1);
 }
 
-int sim_sync_write(struct sim_sync *s, unsigned h, struct trawl_ctf_writer *w, uint64_t mono0)
+int tr_sim_sync_write(struct tr_sim_sync *s, unsigned h, struct trawl_ctf_writer *w, uint64_t mono0)
 {
 	struct trawl_ctf_stream_class *sc = NULL;
 	struct sclasses cl;
@@ -501,7 +505,7 @@ static const char *ppm(char *buf, size_t len, int64_t ppb)
 	return buf;
 }
 
-int sim_sync_truth(const struct sim_sync *s, const char *path)
+int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path)
 {
 	static const char *const topo[] = { "mesh", "star", "chain", "split" };
 	FILE *f = fopen(path, "w");
@@ -512,12 +516,12 @@ int sim_sync_truth(const struct sim_sync *s, const char *path)
 	fprintf(f, "start_ns %" PRIu64 "\n", s->t0);
 	fprintf(f, "# host NAME offset_ns OFFSET drift_ppm DRIFT [change_ns T drift2_ppm DRIFT2]\n");
 	for (unsigned h = 0; h < s->hosts; h++) {
-		const struct sim_clock *c = &s->clk[h];
-		fprintf(f, "host host%u offset_ns %" PRId64 " drift_ppm %s", h, c->off,
-			ppm(a, sizeof(a), c->ppb));
+		const struct trawl_sim_clock *c = &s->clk[h];
+		fprintf(f, "host host%u offset_ns %" PRId64 " drift_ppm %s", h, c->offset_ns,
+			ppm(a, sizeof(a), c->drift_ppb));
 		if (s->changed[h])
 			fprintf(f, " change_ns %" PRIu64 " drift2_ppm %s",
-				s->t0 + (uint64_t)c->dchange, ppm(b, sizeof(b), c->ppb2));
+				s->t0 + (uint64_t)c->change_ns, ppm(b, sizeof(b), c->drift2_ppb));
 		fputc('\n', f);
 	}
 	fprintf(f, "# local(t) = t + OFFSET + DRIFT * 1e-6 * (t - start_ns), rounded to the"
@@ -525,7 +529,7 @@ int sim_sync_truth(const struct sim_sync *s, const char *path)
 	fprintf(f, "# span_ns %" PRIu64 " (messages are sent in [start_ns, start_ns + span_ns))\n",
 		s->span);
 	fprintf(f, "# topology %s one_way %d sync_rate %.15g rpc_rate %.15g loss %.15g dup %.15g"
-		   " asym %.15g\n", topo[s->o.topo], s->o.one_way, s->o.rate, s->o.rpc_rate,
+		   " asym %.15g\n", topo[s->o.topology], s->o.one_way, s->o.rate, s->o.rpc_rate,
 		s->o.loss, s->o.dup, s->o.asym);
 	fprintf(f, "# delay = (min_delay + exponential jitter) * factor, factor = asym from a"
 		   " higher- to a lower-numbered host, else 1; per directed pair, in ns:\n");
@@ -548,9 +552,9 @@ int sim_sync_truth(const struct sim_sync *s, const char *path)
 	return ret;
 }
 
-void sim_sync_stats(const struct sim_sync *s, struct sim_sync_stats *st)
+void tr_sim_sync_stats(const struct tr_sim_sync *s, struct trawl_sim_result *st)
 {
-	memset(st, 0, sizeof(*st));
+	st->probes = st->rpcs = st->sends = st->recvs = st->lost = st->dups = 0;
 	for (size_t i = 0; i < (size_t)s->hosts * s->hosts; i++)
 		for (int k = 0; k < K_N; k++) {
 			const struct kstat *x = &s->links[i].k[k];
