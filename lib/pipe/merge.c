@@ -257,9 +257,21 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 	for (;;) {
 		if (b) {
 			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
-			s->cur = b = NULL;
+			s->cur = NULL;
 			if (r->widle)
 				pthread_cond_signal(&r->wcv);
+			if (!r->worker_on && s->qhead == s->qtail) {
+				/* no worker: the next fill goes into the batch just
+				 * given back, still in the cache, rather than the
+				 * next of the queue (a third of the memory touched) */
+				struct batch *nb = &s->q[s->qhead % NQ], t;
+				if (nb != b) {
+					t = *nb;
+					*nb = *b;
+					*b = t;
+				}
+			}
+			b = NULL;
 		}
 		if (s->qhead != s->qtail) {
 			b = &s->q[s->qtail % NQ];
