@@ -70,6 +70,28 @@ simulate() {
 	echo "${n:-$2} $bytes $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $(tail -1 "$WORK/time.out")"
 }
 
+# cpuinfo FIELD: the first value of FIELD in /proc/cpuinfo ("?" if none).
+cpuinfo() {
+	awk -F': *' -v f="$1" '$1 ~ "^" f "[ \t]*$" { print $2; found = 1; exit } END { if (!found) print "?" }' /proc/cpuinfo
+}
+# cpuprobe: bench-cpu's effective clock and neighbour ratio, "GHZ RATIO".
+cpuprobe() {
+	if [ -x "$TRAWL_BUILD/bench/bench-cpu" ]; then
+		"$TRAWL_BUILD/bench/bench-cpu" 2>/dev/null | awk '{ v[$1] = $2 } END { print (v["clock"] ? v["clock"] : "n/a"), (v["neighbour"] ? v["neighbour"] : "n/a") }'
+	else
+		echo "n/a n/a"
+	fi
+}
+CPU_FAMILY=$(cpuinfo 'cpu family')
+CPU_MODEL=$(cpuinfo model)
+CPU_NAME=$(cpuinfo 'model name')
+CPU_MHZ=$(cpuinfo 'cpu MHz')
+CLOCKSOURCE=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?')
+SMT=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] != "" ? r[2] - r[1] + 1 : 1) } print n }' \
+	/sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null || echo '?')
+set -- $(cpuprobe)
+GHZ_BEFORE=$1 NEIGHBOUR=$2
+
 echo "bench: writing $EVENTS events over $HOSTS hosts x $CPUS CPUs ..." >&2
 set -- $(simulate "$WORK/full" "$EVENTS")
 N=${1:-} BYTES=${2:-} SIM_S=${3:-} SIM_RSS=${4:-}
@@ -143,6 +165,9 @@ for r in $(seq "$RUNS"); do
 	cold "$WORK/full"; tm trawl-info-cold "$TRAWL" info "$WORK/full"
 done
 
+set -- $(cpuprobe)
+GHZ_AFTER=$1
+
 # stats LABEL: "median_eps min_eps max_eps median_wall median_rss" over runs.
 stats() {
 	awk -v l="$1" -v n="$2" '$1 == l { k++; w[k] = $2; r[k] = $3 }
@@ -198,9 +223,13 @@ cpus() {
 {
 	echo "# trawl benchmark, $STAMP"
 	echo
-	echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)," \
+	echo "machine: $CPU_NAME x $(nproc)," \
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo);" \
 		"$($TRAWL --version 2>/dev/null | head -1); $(babeltrace2 --version | head -1)"
+	echo "cpu: family $CPU_FAMILY model $CPU_MODEL ($CPU_NAME), nominal $CPU_MHZ MHz," \
+		"clocksource $CLOCKSOURCE, $SMT thread(s) per core as shown;" \
+		"effective clock $GHZ_BEFORE GHz before the runs, $GHZ_AFTER GHz after;" \
+		"a busy neighbour CPU leaves $NEIGHBOUR of cpu 0's throughput (bench-cpu: about 0.5 when they share a core)"
 	echo "session: $N events, $HOSTS hosts x $CPUS CPUs (kernel + ust traces), seed $SEED;" \
 		"$RUNS runs each, interleaved; each run starts from the page cache"
 	echo

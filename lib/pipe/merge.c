@@ -258,9 +258,29 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 	for (;;) {
 		if (b) {
 			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
-			s->cur = b = NULL;
-			if (r->widle)
+			s->cur = NULL;
+			/*
+			 * An idle worker is woken only once this stream is down to
+			 * the batch it will merge next (or to none): it then refills
+			 * every stream that has room, many batches a wake-up,
+			 * rather than one batch each time one is given back (a
+			 * futex wake and a sleeping vCPU's wake-up each, 5000 a
+			 * second on the benchmark session).
+			 */
+			if (r->widle && s->qhead - s->qtail <= 1)
 				pthread_cond_signal(&r->wcv);
+			if (!r->worker_on && s->qhead == s->qtail) {
+				/* no worker: the next fill goes into the batch just
+				 * given back, still in the cache, rather than the
+				 * next of the queue (a third of the memory touched) */
+				struct batch *nb = &s->q[s->qhead % NQ], t;
+				if (nb != b) {
+					t = *nb;
+					*nb = *b;
+					*b = t;
+				}
+			}
+			b = NULL;
 		}
 		if (s->qhead != s->qtail) {
 			b = &s->q[s->qtail % NQ];
@@ -698,26 +718,88 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 }
 
 /*
+ * What the common step reads of the merge, copied into locals once per
+ * loop of steps: the step stores into the tree through a uint64_t
+ * pointer, which could alias m->base or m->range, so reading them
+ * through m would reload them at every step.
+ */
+struct mview {
+	struct leaf *leaf;
+	uint64_t *t64;
+	const struct trawl_ctf_event_class *const *cls;
+	uint64_t base, range;
+	uint32_t lb, mask;
+};
+
+static inline __attribute__((always_inline)) struct mview mview(const struct merge *m)
+{
+	return (struct mview){ m->leaf, m->t64, m->cls, m->base, m->range, m->lb, m->k - 1 };
+}
+
+/*
+ * Replays leaf w with key kw, as lt_replay64() does, in a tree of height
+ * h (v->lb) known at compile time, or REPLAY_ANY: unrolled, each level a
+ * load, a compare and two selects, no loop counter or exit branch.
+ * Returns the new winner's key (also stored at t64[0]).
+ */
+#define REPLAY_ANY 0xffu
+static inline __attribute__((always_inline)) uint64_t replay64(const struct mview *v, uint32_t w,
+								uint64_t kw, const unsigned h)
+{
+	uint64_t *tree = v->t64;
+	const unsigned lb = h == REPLAY_ANY ? v->lb : h;
+	size_t p = ((size_t)w + ((size_t)1 << lb)) >> 1;
+
+	if (h == REPLAY_ANY) {
+		for (; p; p >>= 1) {
+			uint64_t kl = tree[p];
+			bool sw = kl < kw;
+			tree[p] = sw ? kw : kl;
+			kw = sw ? kl : kw;
+		}
+	} else {
+#pragma GCC unroll 16
+		for (unsigned i = 0; i < h; i++, p >>= 1) {
+			uint64_t kl = tree[p];
+			bool sw = kl < kw;
+			tree[p] = sw ? kw : kl;
+			kw = sw ? kl : kw;
+		}
+	}
+	tree[0] = kw;
+	return kw;
+}
+
+/*
  * The merge's common step: leaf w, the last winner, has nk set (its next
  * event is in its batch, which is ghz and onecpu, and its key is narrow).
  * Replays it first (what the next step waits for), advances the leaf and
- * returns the new winner. `mask`: m->k - 1, which a caller looping over
- * steps loads once.
+ * returns the new winner. h: see replay64().
  */
-static inline __attribute__((always_inline)) uint32_t merge_step(struct merge *m, uint32_t w,
-								  uint32_t mask)
+static inline __attribute__((always_inline)) uint32_t merge_step(const struct mview *v, uint32_t w,
+								  const unsigned h)
 {
-	struct leaf *L = &m->leaf[w];
+	struct leaf *L = &v->leaf[w];
+	const unsigned lb = h == REPLAY_ANY ? v->lb : h;
 
-	lt_replay64(m, w, L->nk);
+	uint64_t top = replay64(v, w, L->nk, h);
 	const struct brec *x = L->rec;
 	L->ev.values += x->nv;
 	L->rec = ++x;
-	leaf_set(m, L, true);
+	/* leaf_set(), same stream and cpu */
+	L->ev.ts = x->ts;
+	L->ev.cycles = (uint64_t)x->ts - L->base;
+	L->ev.cls = v->cls[x->cls];
+	L->ev.nvalues = x->nv;
 	/* the batch was written by the other core: fetch ahead */
 	__builtin_prefetch(x + 32);
-	L->nk = likely(x + 1 < L->end) ? key64(m, x[1].ts, w) : UINT64_MAX;
-	return (uint32_t)(m->t64[0] & mask);
+	uint64_t nk = UINT64_MAX;
+	if (likely(x + 1 < L->end)) {
+		uint64_t d = ((uint64_t)x[1].ts ^ (UINT64_C(1) << 63)) - v->base;
+		nk = likely(d < v->range) ? d << lb | w : UINT64_MAX;	/* key64() */
+	}
+	L->nk = nk;
+	return (uint32_t)top & (h == REPLAY_ANY ? v->mask : (1u << h) - 1);
 }
 
 /* Returns the event of leaf w, the winner. */
@@ -802,8 +884,10 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 	struct merge *m = r->m;
 	uint32_t w;
 
-	if (likely(m && (w = m->win) != NOLEAF) && likely(m->leaf[w].nk != UINT64_MAX))
-		return emit(m, merge_step(m, w, m->k - 1), ev);
+	if (likely(m && (w = m->win) != NOLEAF) && likely(m->leaf[w].nk != UINT64_MAX)) {
+		const struct mview v = mview(m);
+		return emit(m, merge_step(&v, w, REPLAY_ANY), ev);
+	}
 	return next_threaded_slow(r, ev);
 }
 
@@ -833,6 +917,45 @@ int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev)
 	return next_single(r, ev);
 }
 
+/*
+ * trawl_reader_read()'s loop: merge_step() until the winner's batch ends
+ * (or keys leave the 64-bit range) or out[] is full, from out[n]. h: the
+ * tree's height, see replay64(). Returns the events in out[].
+ */
+static inline __attribute__((always_inline)) uint32_t read_steps(struct merge *m,
+								  struct trawl_event *out,
+								  uint32_t n, uint32_t max,
+								  const unsigned h)
+{
+	const struct mview v = mview(m);
+	uint32_t w = m->win;
+
+	while (n < max && v.leaf[w].nk != UINT64_MAX) {
+		w = merge_step(&v, w, h);
+		out[n++] = v.leaf[w].ev;
+	}
+	m->win = w;
+	return n;
+}
+
+/* read_steps() with the tree's height a constant in each copy. */
+static __attribute__((noinline)) uint32_t read_run(struct merge *m, struct trawl_event *out,
+						   uint32_t max)
+{
+	switch (m->lb) {
+	case 0: return read_steps(m, out, 1, max, 0);
+	case 1: return read_steps(m, out, 1, max, 1);
+	case 2: return read_steps(m, out, 1, max, 2);
+	case 3: return read_steps(m, out, 1, max, 3);
+	case 4: return read_steps(m, out, 1, max, 4);
+	case 5: return read_steps(m, out, 1, max, 5);
+	case 6: return read_steps(m, out, 1, max, 6);
+	case 7: return read_steps(m, out, 1, max, 7);
+	case 8: return read_steps(m, out, 1, max, 8);
+	default: return read_steps(m, out, 1, max, REPLAY_ANY);
+	}
+}
+
 int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max)
 {
 	const struct trawl_event *ev;
@@ -851,15 +974,7 @@ int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned 
 	 * call's first step then takes the slow path. No batch goes back to
 	 * the filler meanwhile, so every event of out[] stays valid.
 	 */
-	struct merge *m = r->m;
-	const uint32_t mask = m->k - 1;
-	uint32_t w = m->win, n = 1;
-	while (n < max && m->leaf[w].nk != UINT64_MAX) {
-		w = merge_step(m, w, mask);
-		out[n++] = m->leaf[w].ev;
-	}
-	m->win = w;
-	return (int)n;
+	return (int)read_run(r->m, out, max);
 }
 
 const char *trawl_reader_error(const struct trawl_reader *r)
