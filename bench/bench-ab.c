@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "internal.h"
+#include "util/clock.h"
 #include "trawl/pipe.h"
 
 #define MAXR 500

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util/clock.h"
 
 #define RUNS 5
 
