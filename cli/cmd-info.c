@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "internal.h"	/* uuid_format */
+#include "internal.h"	/* tr_uuid_format */
 #include "util/json.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
@@ -142,7 +142,7 @@ static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_
 		char u[37] = "-";
 
 		if (ck->has_uuid)
-			uuid_format(ck->uuid, u);
+			tr_uuid_format(ck->uuid, u);
 		printf("    clock       %s, %" PRIu64 " Hz, offset %" PRId64 " s + %" PRId64
 		       " cycles, uuid %s%s\n", ck->name, ck->freq, ck->offset_s, ck->offset, u,
 		       ck->absolute ? ", absolute" : "");
@@ -184,96 +184,96 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 	const struct trawl_ctf_trace *m = trawl_reader_trace_meta(ts->t);
 	char b[64];
 
-	json_obj(j);
-	json_key(j, "path");
-	json_str(j, trawl_reader_trace_path(ts->t));
-	json_key(j, "hostname");
-	json_str(j, trawl_reader_trace_hostname(ts->t));
-	json_key(j, "domain");
-	json_str(j, env_str(m, "domain", b, sizeof(b)));
-	json_key(j, "tracer_name");
-	json_str(j, env_str(m, "tracer_name", b, sizeof(b)));
-	json_key(j, "clocks");
-	json_arr(j);
+	tr_json_obj(j);
+	tr_json_key(j, "path");
+	tr_json_str(j, trawl_reader_trace_path(ts->t));
+	tr_json_key(j, "hostname");
+	tr_json_str(j, trawl_reader_trace_hostname(ts->t));
+	tr_json_key(j, "domain");
+	tr_json_str(j, env_str(m, "domain", b, sizeof(b)));
+	tr_json_key(j, "tracer_name");
+	tr_json_str(j, env_str(m, "tracer_name", b, sizeof(b)));
+	tr_json_key(j, "clocks");
+	tr_json_arr(j);
 	for (size_t i = 0; m && i < m->nclocks; i++) {
 		const struct trawl_ctf_clock *ck = &m->clocks[i];
 		char u[37] = "";
 
 		if (ck->has_uuid)
-			uuid_format(ck->uuid, u);
-		json_obj(j);
-		json_key(j, "name");
-		json_str(j, ck->name);
-		json_key(j, "freq");
-		json_u64(j, ck->freq);
-		json_key(j, "offset_s");
-		json_i64(j, ck->offset_s);
-		json_key(j, "offset");
-		json_i64(j, ck->offset);
-		json_key(j, "uuid");
-		json_str(j, u);
-		json_key(j, "absolute");
-		json_bool(j, ck->absolute);
-		json_obj_end(j);
+			tr_uuid_format(ck->uuid, u);
+		tr_json_obj(j);
+		tr_json_key(j, "name");
+		tr_json_str(j, ck->name);
+		tr_json_key(j, "freq");
+		tr_json_u64(j, ck->freq);
+		tr_json_key(j, "offset_s");
+		tr_json_i64(j, ck->offset_s);
+		tr_json_key(j, "offset");
+		tr_json_i64(j, ck->offset);
+		tr_json_key(j, "uuid");
+		tr_json_str(j, u);
+		tr_json_key(j, "absolute");
+		tr_json_bool(j, ck->absolute);
+		tr_json_obj_end(j);
 	}
-	json_arr_end(j);
-	json_key(j, "events");
-	json_u64(j, ts->events);
-	json_key(j, "discarded");
-	json_u64(j, ts->discarded);
-	json_key(j, "packets");
-	json_u64(j, ts->packets);
-	json_key(j, "bytes");
-	json_u64(j, ts->bytes);
+	tr_json_arr_end(j);
+	tr_json_key(j, "events");
+	tr_json_u64(j, ts->events);
+	tr_json_key(j, "discarded");
+	tr_json_u64(j, ts->discarded);
+	tr_json_key(j, "packets");
+	tr_json_u64(j, ts->packets);
+	tr_json_key(j, "bytes");
+	tr_json_u64(j, ts->bytes);
 	if (ts->events) {
-		json_key(j, "first_ts");
-		json_i64(j, ts->first);
-		json_key(j, "last_ts");
-		json_i64(j, ts->last);
+		tr_json_key(j, "first_ts");
+		tr_json_i64(j, ts->first);
+		tr_json_key(j, "last_ts");
+		tr_json_i64(j, ts->last);
 	}
-	json_key(j, "streams");
-	json_arr(j);
+	tr_json_key(j, "streams");
+	tr_json_arr(j);
 	for (size_t i = 0; i < trawl_reader_trace_nstreams(ts->t); i++) {
 		const struct trawl_reader_stream *s = trawl_reader_trace_stream(ts->t, i);
 		struct trawl_reader_stream_stats st;
 
 		trawl_reader_stream_stats(s, &st);
-		json_obj(j);
-		json_key(j, "path");
-		json_str(j, trawl_reader_stream_path(s));
-		json_key(j, "cpu");
-		json_u64(j, st.cpu);
-		json_key(j, "packets");
-		json_u64(j, st.packets);
-		json_key(j, "events");
-		json_u64(j, st.events);
-		json_key(j, "discarded");
-		json_u64(j, st.discarded);
-		json_key(j, "bytes");
-		json_u64(j, st.bytes);
-		json_key(j, "index");
-		json_str(j, index_state(&st));
+		tr_json_obj(j);
+		tr_json_key(j, "path");
+		tr_json_str(j, trawl_reader_stream_path(s));
+		tr_json_key(j, "cpu");
+		tr_json_u64(j, st.cpu);
+		tr_json_key(j, "packets");
+		tr_json_u64(j, st.packets);
+		tr_json_key(j, "events");
+		tr_json_u64(j, st.events);
+		tr_json_key(j, "discarded");
+		tr_json_u64(j, st.discarded);
+		tr_json_key(j, "bytes");
+		tr_json_u64(j, st.bytes);
+		tr_json_key(j, "index");
+		tr_json_str(j, index_state(&st));
 		if (st.index_warning) {
-			json_key(j, "index_warning");
-			json_str(j, st.index_warning);
+			tr_json_key(j, "index_warning");
+			tr_json_str(j, st.index_warning);
 		}
-		json_obj_end(j);
+		tr_json_obj_end(j);
 	}
-	json_arr_end(j);
-	json_key(j, "event_classes");
-	json_arr(j);
+	tr_json_arr_end(j);
+	tr_json_key(j, "event_classes");
+	tr_json_arr(j);
 	for (size_t i = 0; i < ncls; i++) {
 		if (cls[i]->trace != ts->t)
 			continue;
-		json_obj(j);
-		json_key(j, "name");
-		json_str(j, cls[i]->cls->name ? cls[i]->cls->name : "");
-		json_key(j, "count");
-		json_u64(j, cls[i]->n);
-		json_obj_end(j);
+		tr_json_obj(j);
+		tr_json_key(j, "name");
+		tr_json_str(j, cls[i]->cls->name ? cls[i]->cls->name : "");
+		tr_json_key(j, "count");
+		tr_json_u64(j, cls[i]->n);
+		tr_json_obj_end(j);
 	}
-	json_arr_end(j);
-	json_obj_end(j);
+	tr_json_arr_end(j);
+	tr_json_obj_end(j);
 }
 
 static void report_corrupt(void *arg, const char *msg)
@@ -482,47 +482,47 @@ int cmd_info(int argc, char **argv)
 	if (json) {
 		struct json j;
 
-		json_init(&j);
-		json_obj(&j);
-		json_key(&j, "traces");
-		json_arr(&j);
+		tr_json_init(&j);
+		tr_json_obj(&j);
+		tr_json_key(&j, "traces");
+		tr_json_arr(&j);
 		for (size_t i = 0; i < ntr; i++)
 			json_trace(&j, &sums[i], cls, ncls);
-		json_arr_end(&j);
-		json_key(&j, "total");
-		json_obj(&j);
-		json_key(&j, "hosts");
-		json_u64(&j, nhost);
-		json_key(&j, "traces");
-		json_u64(&j, ntr);
-		json_key(&j, "streams");
-		json_u64(&j, all.nstreams);
-		json_key(&j, "events");
-		json_u64(&j, total);
-		json_key(&j, "discarded");
-		json_u64(&j, all.discarded);
-		json_key(&j, "packets");
-		json_u64(&j, all.packets);
-		json_key(&j, "bytes");
-		json_u64(&j, all.bytes);
-		json_key(&j, "errors");
-		json_u64(&j, nerr);
+		tr_json_arr_end(&j);
+		tr_json_key(&j, "total");
+		tr_json_obj(&j);
+		tr_json_key(&j, "hosts");
+		tr_json_u64(&j, nhost);
+		tr_json_key(&j, "traces");
+		tr_json_u64(&j, ntr);
+		tr_json_key(&j, "streams");
+		tr_json_u64(&j, all.nstreams);
+		tr_json_key(&j, "events");
+		tr_json_u64(&j, total);
+		tr_json_key(&j, "discarded");
+		tr_json_u64(&j, all.discarded);
+		tr_json_key(&j, "packets");
+		tr_json_u64(&j, all.packets);
+		tr_json_key(&j, "bytes");
+		tr_json_u64(&j, all.bytes);
+		tr_json_key(&j, "errors");
+		tr_json_u64(&j, nerr);
 		if (total) {
-			json_key(&j, "first_ts");
-			json_i64(&j, all.first);
-			json_key(&j, "last_ts");
-			json_i64(&j, all.last);
+			tr_json_key(&j, "first_ts");
+			tr_json_i64(&j, all.first);
+			tr_json_key(&j, "last_ts");
+			tr_json_i64(&j, all.last);
 		}
-		json_obj_end(&j);
-		json_key(&j, "decode_seconds");
-		json_fixed(&j, secs, 6);
-		json_key(&j, "events_per_second");
-		json_fixed(&j, rate, 0);
-		json_obj_end(&j);
-		json_char(&j, '\n');
-		if (json_flush(&j, stdout))
+		tr_json_obj_end(&j);
+		tr_json_key(&j, "decode_seconds");
+		tr_json_fixed(&j, secs, 6);
+		tr_json_key(&j, "events_per_second");
+		tr_json_fixed(&j, rate, 0);
+		tr_json_obj_end(&j);
+		tr_json_char(&j, '\n');
+		if (tr_json_flush(&j, stdout))
 			status = die_msg("out of memory");
-		json_release(&j);
+		tr_json_release(&j);
 	} else {
 		char b[64];
 

@@ -190,39 +190,39 @@ static int add_peer(struct settings *P, const char *spec, int sep, const char *o
 static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool cli_peers)
 {
 	char err[600] = "", why[400];
-	struct trawl_conf *c = conf_load(err, sizeof(err));
+	struct trawl_conf *c = tr_conf_load(err, sizeof(err));
 	int ret = 0;
 
 	if (!c)
 		return die_msg("probe: settings: %s", err);
 	if (!cli_listen) {
-		const char *v = conf_get(c, "probe", "listen");
+		const char *v = tr_conf_get(c, "probe", "listen");
 		if (v && *v) {
 			if (strlen(v) >= sizeof(P->listen)) {
 				ret = die_msg("probe: listen = '%.40s...' (%s): too long", v,
-					      conf_origin(c, "probe", "listen"));
+					      tr_conf_origin(c, "probe", "listen"));
 				goto out;
 			}
 			snprintf(P->listen, sizeof(P->listen), "%s", v);
 			snprintf(P->listen_origin, sizeof(P->listen_origin), "%s",
-				 conf_origin(c, "probe", "listen"));
+				 tr_conf_origin(c, "probe", "listen"));
 		} else {
 			snprintf(P->listen, sizeof(P->listen), "%s", TRAWL_PROBE_LISTEN);
 			snprintf(P->listen_origin, sizeof(P->listen_origin), "default");
 		}
 	}
 	if (!cli_rate) {
-		const char *v = conf_get(c, "probe", "rate");
+		const char *v = tr_conf_get(c, "probe", "rate");
 		uint64_t r;
 		if (v) {
 			if (parse_uint(v, MAX_RATE, &r)) {
 				ret = die_msg("probe: rate = '%s' (%s): not a number in 0..%d", v,
-					      conf_origin(c, "probe", "rate"), MAX_RATE);
+					      tr_conf_origin(c, "probe", "rate"), MAX_RATE);
 				goto out;
 			}
 			P->rate = (unsigned)r;
 			snprintf(P->rate_origin, sizeof(P->rate_origin), "%s",
-				 conf_origin(c, "probe", "rate"));
+				 tr_conf_origin(c, "probe", "rate"));
 		} else {
 			P->rate = DEFAULT_RATE;
 			snprintf(P->rate_origin, sizeof(P->rate_origin), "default");
@@ -230,11 +230,11 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 	}
 	if (!cli_peers) {
 		const char *const *vals;
-		size_t n = conf_get_all(c, "probe", "peer", &vals);
+		size_t n = tr_conf_get_all(c, "probe", "peer", &vals);
 		const char *origin = P->peers_origin;
 		if (n)
 			snprintf(P->peers_origin, sizeof(P->peers_origin), "%s",
-				 conf_origin(c, "probe", "peer"));
+				 tr_conf_origin(c, "probe", "peer"));
 		for (size_t i = 0; i < n; i++) {
 			/* one value may list several peers, separated by commas */
 			char *copy = strdup(vals[i]), *save = NULL;
@@ -258,7 +258,7 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 		}
 	}
 out:
-	conf_free(c);
+	tr_conf_free(c);
 	return ret;
 }
 

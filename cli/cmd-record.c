@@ -70,7 +70,7 @@ static void usage(FILE *f)
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
 	      "                         sched:*, any of tracefs events/*/format) and presets:\n", f);
 	char presets[256];
-	krec_presets(presets, sizeof(presets));	/* the family table's */
+	tr_krec_presets(presets, sizeof(presets));	/* the family table's */
 	fprintf(f, "                         %s (default: sched)\n", presets);
 	fputs(
 	      "      --host NAME        host directory and env hostname (default: hostname)\n"
@@ -563,7 +563,7 @@ int cmd_record(int argc, char **argv)
 	};
 	char err[512] = "";
 	struct krec *k = NULL;
-	if (!no_kernel && !(k = krec_new(&ko, err, sizeof(err)))) {
+	if (!no_kernel && !(k = tr_krec_new(&ko, err, sizeof(err)))) {
 		status = die_msg("record: %s", err);
 		goto out_dirs;
 	}
@@ -576,7 +576,7 @@ int cmd_record(int argc, char **argv)
 		char lt[16];
 		snprintf(lt, sizeof(lt), "%lu", live_ms);
 		if (ust_start(&ua, out, host, ust_globs, nust, relay, rsession, lt) < 0) {
-			krec_free(k);
+			tr_krec_free(k);
 			goto out_dirs;
 		}
 		setenv("TRAWL_AGENT_SOCKET", ua.sock, 1);
@@ -586,14 +586,14 @@ int cmd_record(int argc, char **argv)
 	if (cmd) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
 			status = die_msg("record: pipe: %s", strerror(errno));
-			krec_free(k);
+			tr_krec_free(k);
 			goto out_child;
 		}
 		fflush(NULL);
 		child = fork();
 		if (child < 0) {
 			status = die_msg("record: fork: %s", strerror(errno));
-			krec_free(k);
+			tr_krec_free(k);
 			goto out_child;
 		}
 		if (child == 0) {
@@ -607,9 +607,9 @@ int cmd_record(int argc, char **argv)
 			_exit(127);
 		}
 		close(go[0]);
-		if (only_cmd && k && krec_add_pid(k, child, err, sizeof(err)) < 0) {
+		if (only_cmd && k && tr_krec_add_pid(k, child, err, sizeof(err)) < 0) {
 			status = die_msg("record: %s", err);
-			krec_free(k);
+			tr_krec_free(k);
 			goto out_child;
 		}
 	}
@@ -618,9 +618,9 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (k && krec_start(k, err, sizeof(err)) < 0) {
+	if (k && tr_krec_start(k, err, sizeof(err)) < 0) {
 		status = die_msg("record: %s", err);
-		krec_free(k);
+		tr_krec_free(k);
 		goto out_child;
 	}
 
@@ -668,7 +668,7 @@ int cmd_record(int argc, char **argv)
 	}
 	double secs = tr_mono_s() - t0;
 	int r = 0;
-	if (k && (r = krec_stop(k, err, sizeof(err))) < 0)
+	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0)
 		fprintf(stderr, "trawl: record: %s\n", err);
 	if (ua.pid > 0) {
 		/* the command has exited (or the duration is over): the agent
@@ -679,13 +679,13 @@ int cmd_record(int argc, char **argv)
 	}
 	if (k && !quiet) {
 		uint64_t ev = 0, lost = 0;
-		for (unsigned i = 0; i < krec_ncpus(k); i++) {
-			ev += krec_stats(k, i)->events;
-			lost += krec_stats(k, i)->lost;
+		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
+			ev += tr_krec_stats(k, i)->events;
+			lost += tr_krec_stats(k, i)->lost;
 		}
 		fprintf(stderr, "trawl record: %" PRIu64 " kernel events, %" PRIu64 " lost, "
 			"%" PRIu64 " state dump events, %.3f s, clock %s, in %s\n",
-			ev, lost, krec_statedump_events(k), secs, krec_clock_name(k),
+			ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
 			kwhere ? kwhere : kdir);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
@@ -694,14 +694,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "trawl record: recorder CPU %.3f s (%.3f user, %.3f system)\n", cpu,
 			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
-		for (unsigned i = 0; i < krec_ncpus(k); i++) {
-			const struct krec_cpu_stats *s = krec_stats(k, i);
+		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
+			const struct krec_cpu_stats *s = tr_krec_stats(k, i);
 			fprintf(stderr, "trawl record:   cpu %u: %" PRIu64 " events, %" PRIu64
 				" lost, %" PRIu64 " pages\n", i, s->events, s->lost, s->pages);
 		}
 	}
 	if (k)
-		krec_free(k);
+		tr_krec_free(k);
 	if (r < 0)
 		status = 1;
 	else if (cmd && child < 0)

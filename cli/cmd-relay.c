@@ -204,26 +204,26 @@ int cmd_relay(int argc, char **argv)
 		return 2;
 	}
 	char err[256];
-	struct trawl_conf *conf = conf_load(err, sizeof(err));
+	struct trawl_conf *conf = tr_conf_load(err, sizeof(err));
 	if (!conf)
 		return die_msg("%s", err);
 	if (!o.ro.data_addr)
-		o.ro.data_addr = conf_get(conf, "relay", "data");
+		o.ro.data_addr = tr_conf_get(conf, "relay", "data");
 	if (!o.ro.live_addr)
-		o.ro.live_addr = conf_get(conf, "relay", "live");
+		o.ro.live_addr = tr_conf_get(conf, "relay", "live");
 	if (!max)
-		max = conf_get(conf, "relay", "max-conns");
+		max = tr_conf_get(conf, "relay", "max-conns");
 	if (max) {
 		char *end;
 		long v = strtol(max, &end, 10);
 		if (*end || v < 1 || v > 1000000) {
-			conf_free(conf);
+			tr_conf_free(conf);
 			die_msg("relay: max-conns: '%s' is not a number from 1 to 1000000", max);
 			return 2;
 		}
 		o.ro.max_conns = (int)v;
 	}
-	char *dir = out ? strdup(out) : home_dir(conf_get(conf, "relay", "output-dir"));
+	char *dir = out ? strdup(out) : home_dir(tr_conf_get(conf, "relay", "output-dir"));
 	char *abs = dir ? realpath(dir, NULL) : NULL;
 	if (dir && !abs && dir[0] != '/') {
 		/* not there yet: absolute from here, so detaching keeps it */
@@ -233,7 +233,7 @@ int cmd_relay(int argc, char **argv)
 	}
 	o.ro.output = abs ? abs : dir;
 	if (!o.ro.output) {
-		conf_free(conf);
+		tr_conf_free(conf);
 		return die_msg("relay: out of memory");
 	}
 	/* every stream holds two descriptors while it lives */
@@ -259,6 +259,6 @@ int cmd_relay(int argc, char **argv)
 out:
 	free(abs);
 	free(dir);
-	conf_free(conf);
+	tr_conf_free(conf);
 	return r;
 }

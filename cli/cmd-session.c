@@ -60,13 +60,13 @@ static const char *setting(const char *section, const char *key)
 {
 	if (!conf) {
 		char err[256];
-		conf = conf_load(err, sizeof(err));
+		conf = tr_conf_load(err, sizeof(err));
 		if (!conf) {
 			die_msg("%s", err);
 			exit(1);
 		}
 	}
-	return conf_get(conf, section, key);
+	return tr_conf_get(conf, section, key);
 }
 
 /* The agent's socket: [agent] socket (or TRAWL_AGENT_SOCKET), else the
@@ -79,11 +79,11 @@ static void agent_socket(char *buf, size_t len)
 		return;
 	}
 	struct stat st;
-	ust_agent_path(buf, len, false);
+	tr_ust_agent_path(buf, len, false);
 	if (stat(buf, &st) == 0)
 		return;
 	char sys[108];
-	ust_agent_path(sys, sizeof(sys), true);
+	tr_ust_agent_path(sys, sizeof(sys), true);
 	if (stat(sys, &st) == 0)
 		snprintf(buf, len, "%s", sys);
 }
@@ -1012,14 +1012,14 @@ int cmd_agent(int argc, char **argv)
 	o.start_timeout_ms = (unsigned)val[3];
 	char path[108];
 	if (system)
-		ust_agent_path(path, sizeof(path), true);
+		tr_ust_agent_path(path, sizeof(path), true);
 	else if (sock)
 		snprintf(path, sizeof(path), "%s", sock);
 	else
 		agent_socket(path, sizeof(path));
 	o.socket = path;
 	char sys[108];
-	ust_agent_path(sys, sizeof(sys), true);
+	tr_ust_agent_path(sys, sizeof(sys), true);
 	o.world = strcmp(path, sys) == 0;
 	char **set = NULL;
 	size_t n = 0;
@@ -1054,6 +1054,6 @@ int cmd_agent(int argc, char **argv)
 	if (oneshot)
 		rmdir_record_dir(path);
 	free_args(set, n);
-	conf_free(conf);
+	tr_conf_free(conf);
 	return r;
 }

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"	/* mkdir_p */
+#include "internal.h"	/* tr_mkdir_p */
 #include "util/json.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
@@ -92,21 +92,21 @@ struct sync_run {
 static void json_bound(struct json *j, int64_t b)
 {
 	if (b == TRAWL_SYNC_UNBOUNDED)
-		json_null(j);
+		tr_json_null(j);
 	else
-		json_i64(j, b);
+		tr_json_i64(j, b);
 }
 
 static void json_xform(struct json *j, const struct trawl_sync_xform *x)
 {
-	json_obj(j);
-	json_key(j, "t0");
-	json_i64(j, x->t0);
-	json_key(j, "y0");
-	json_i64(j, x->y0);
-	json_key(j, "slope");
-	json_i64(j, x->slope);
-	json_obj_end(j);
+	tr_json_obj(j);
+	tr_json_key(j, "t0");
+	tr_json_i64(j, x->t0);
+	tr_json_key(j, "y0");
+	tr_json_i64(j, x->y0);
+	tr_json_key(j, "slope");
+	tr_json_i64(j, x->slope);
+	tr_json_obj_end(j);
 }
 
 static const char *bound_str(int64_t b, char *buf, size_t len)
@@ -397,160 +397,160 @@ static void print_json(const struct sync_run *s, const char *stored)
 	const struct trawl_sync_points *p = s->p;
 	struct json j;
 
-	json_init(&j);
-	json_obj(&j);
-	json_key(&j, "session");
-	json_str(&j, s->session);
-	json_key(&j, "mode");
-	json_str(&j, s->incremental ? "incremental" : "batch");
-	json_key(&j, "events");
-	json_u64(&j, p->events);
-	json_key(&j, "messages");
-	json_obj(&j);
-	json_key(&j, "total");
-	json_u64(&j, s->messages);
-	json_key(&j, "probe");
-	json_u64(&j, p->by_kind[0]);
-	json_key(&j, "tcp");
-	json_u64(&j, p->by_kind[1]);
-	json_key(&j, "match");
-	json_u64(&j, p->by_kind[2]);
-	json_obj_end(&j);
-	json_key(&j, "same_host");
-	json_u64(&j, p->same_host);
-	json_key(&j, "bad_events");
-	json_u64(&j, p->bad_events);
-	json_key(&j, "hosts");
-	json_arr(&j);
+	tr_json_init(&j);
+	tr_json_obj(&j);
+	tr_json_key(&j, "session");
+	tr_json_str(&j, s->session);
+	tr_json_key(&j, "mode");
+	tr_json_str(&j, s->incremental ? "incremental" : "batch");
+	tr_json_key(&j, "events");
+	tr_json_u64(&j, p->events);
+	tr_json_key(&j, "messages");
+	tr_json_obj(&j);
+	tr_json_key(&j, "total");
+	tr_json_u64(&j, s->messages);
+	tr_json_key(&j, "probe");
+	tr_json_u64(&j, p->by_kind[0]);
+	tr_json_key(&j, "tcp");
+	tr_json_u64(&j, p->by_kind[1]);
+	tr_json_key(&j, "match");
+	tr_json_u64(&j, p->by_kind[2]);
+	tr_json_obj_end(&j);
+	tr_json_key(&j, "same_host");
+	tr_json_u64(&j, p->same_host);
+	tr_json_key(&j, "bad_events");
+	tr_json_u64(&j, p->bad_events);
+	tr_json_key(&j, "hosts");
+	tr_json_arr(&j);
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const struct trawl_sync_host *h = &p->hosts[i];
 		const struct node_out *o = &s->no[i];
 
-		json_obj(&j);
-		json_key(&j, "host");
-		json_str(&j, h->name);
-		json_key(&j, "traces");
-		json_arr(&j);
+		tr_json_obj(&j);
+		tr_json_key(&j, "host");
+		tr_json_str(&j, h->name);
+		tr_json_key(&j, "traces");
+		tr_json_arr(&j);
 		for (size_t k = 0; k < h->npaths; k++)
-			json_str(&j, h->paths[k]);
-		json_arr_end(&j);
-		json_key(&j, "start_ns");
-		json_i64(&j, o->start);
-		json_key(&j, "end_ns");
-		json_i64(&j, o->end);
-		json_key(&j, "drift_ppm");
-		json_fixed(&j, o->ppm, 6);
-		json_key(&j, "factor");
-		json_fixed(&j, o->factor, 15);
-		json_key(&j, "offset_ns");
-		json_i64(&j, o->offset);
-		json_key(&j, "offset_s");
-		json_fixed(&j, (double)o->offset / 1e9, 9);
-		json_key(&j, "bound_start_ns");
+			tr_json_str(&j, h->paths[k]);
+		tr_json_arr_end(&j);
+		tr_json_key(&j, "start_ns");
+		tr_json_i64(&j, o->start);
+		tr_json_key(&j, "end_ns");
+		tr_json_i64(&j, o->end);
+		tr_json_key(&j, "drift_ppm");
+		tr_json_fixed(&j, o->ppm, 6);
+		tr_json_key(&j, "factor");
+		tr_json_fixed(&j, o->factor, 15);
+		tr_json_key(&j, "offset_ns");
+		tr_json_i64(&j, o->offset);
+		tr_json_key(&j, "offset_s");
+		tr_json_fixed(&j, (double)o->offset / 1e9, 9);
+		tr_json_key(&j, "bound_start_ns");
 		json_bound(&j, o->b_start);
-		json_key(&j, "bound_mid_ns");
+		tr_json_key(&j, "bound_mid_ns");
 		json_bound(&j, o->b_mid);
-		json_key(&j, "bound_end_ns");
+		tr_json_key(&j, "bound_end_ns");
 		json_bound(&j, o->b_end);
-		json_key(&j, "bound_max_ns");
+		tr_json_key(&j, "bound_max_ns");
 		json_bound(&j, o->b_max);
-		json_key(&j, "quality");
-		json_str(&j, quality_str(o));
-		json_key(&j, "fallback");
+		tr_json_key(&j, "quality");
+		tr_json_str(&j, quality_str(o));
+		tr_json_key(&j, "fallback");
 		if (o->fallback[0])
-			json_str(&j, o->fallback);
+			tr_json_str(&j, o->fallback);
 		else
-			json_null(&j);
-		json_key(&j, "reference");
-		json_str(&j, p->hosts[o->nd.ref].name);
-		json_key(&j, "group");
-		json_u64(&j, o->nd.group);
-		json_key(&j, "hops");
-		json_u64(&j, o->nd.hops);
-		json_key(&j, "path");
-		json_str(&j, o->path);
-		json_key(&j, "xform");
+			tr_json_null(&j);
+		tr_json_key(&j, "reference");
+		tr_json_str(&j, p->hosts[o->nd.ref].name);
+		tr_json_key(&j, "group");
+		tr_json_u64(&j, o->nd.group);
+		tr_json_key(&j, "hops");
+		tr_json_u64(&j, o->nd.hops);
+		tr_json_key(&j, "path");
+		tr_json_str(&j, o->path);
+		tr_json_key(&j, "xform");
 		json_xform(&j, &o->nd.to_ref);
-		json_key(&j, "sends");
-		json_u64(&j, h->sends);
-		json_key(&j, "recvs");
-		json_u64(&j, h->recvs);
-		json_key(&j, "unmatched_sends");
-		json_u64(&j, h->unmatched_sends);
-		json_key(&j, "unmatched_recvs");
-		json_u64(&j, h->unmatched_recvs);
-		json_obj_end(&j);
+		tr_json_key(&j, "sends");
+		tr_json_u64(&j, h->sends);
+		tr_json_key(&j, "recvs");
+		tr_json_u64(&j, h->recvs);
+		tr_json_key(&j, "unmatched_sends");
+		tr_json_u64(&j, h->unmatched_sends);
+		tr_json_key(&j, "unmatched_recvs");
+		tr_json_u64(&j, h->unmatched_recvs);
+		tr_json_obj_end(&j);
 	}
-	json_arr_end(&j);
-	json_key(&j, "pairs");
-	json_arr(&j);
+	tr_json_arr_end(&j);
+	tr_json_key(&j, "pairs");
+	tr_json_arr(&j);
 	for (size_t i = 0; i < p->nlinks; i++) {
 		const struct trawl_sync_link *l = &p->links[i];
 		const struct trawl_sync_pair *r = &s->pairs[i];
 
-		json_obj(&j);
-		json_key(&j, "a");
-		json_str(&j, p->hosts[l->a].name);
-		json_key(&j, "b");
-		json_str(&j, p->hosts[l->b].name);
-		json_key(&j, "quality");
-		json_str(&j, trawl_sync_quality_name(r->quality));
-		json_key(&j, "messages_ab");
-		json_u64(&j, l->n_ab);
-		json_key(&j, "messages_ba");
-		json_u64(&j, l->n_ba);
-		json_key(&j, "lost_ab");
-		json_u64(&j, l->lost_ab);
-		json_key(&j, "lost_ba");
-		json_u64(&j, l->lost_ba);
-		json_key(&j, "duplicates_ab");
-		json_u64(&j, l->dup_ab);
-		json_key(&j, "duplicates_ba");
-		json_u64(&j, l->dup_ba);
-		json_key(&j, "violations");
-		json_u64(&j, r->violations);
-		json_key(&j, "bound_mid_ns");
+		tr_json_obj(&j);
+		tr_json_key(&j, "a");
+		tr_json_str(&j, p->hosts[l->a].name);
+		tr_json_key(&j, "b");
+		tr_json_str(&j, p->hosts[l->b].name);
+		tr_json_key(&j, "quality");
+		tr_json_str(&j, trawl_sync_quality_name(r->quality));
+		tr_json_key(&j, "messages_ab");
+		tr_json_u64(&j, l->n_ab);
+		tr_json_key(&j, "messages_ba");
+		tr_json_u64(&j, l->n_ba);
+		tr_json_key(&j, "lost_ab");
+		tr_json_u64(&j, l->lost_ab);
+		tr_json_key(&j, "lost_ba");
+		tr_json_u64(&j, l->lost_ba);
+		tr_json_key(&j, "duplicates_ab");
+		tr_json_u64(&j, l->dup_ab);
+		tr_json_key(&j, "duplicates_ba");
+		tr_json_u64(&j, l->dup_ba);
+		tr_json_key(&j, "violations");
+		tr_json_u64(&j, r->violations);
+		tr_json_key(&j, "bound_mid_ns");
 		json_bound(&j, trawl_sync_pair_bound(r, r->fwd.t0));
-		json_key(&j, "drift_ppm");
-		json_fixed(&j, (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, 6);
-		json_key(&j, "hull_ab");
-		json_u64(&j, r->hull_ab);
-		json_key(&j, "hull_ba");
-		json_u64(&j, r->hull_ba);
-		json_key(&j, "dropped");
-		json_u64(&j, r->dropped);
-		json_key(&j, "fwd");
+		tr_json_key(&j, "drift_ppm");
+		tr_json_fixed(&j, (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, 6);
+		tr_json_key(&j, "hull_ab");
+		tr_json_u64(&j, r->hull_ab);
+		tr_json_key(&j, "hull_ba");
+		tr_json_u64(&j, r->hull_ba);
+		tr_json_key(&j, "dropped");
+		tr_json_u64(&j, r->dropped);
+		tr_json_key(&j, "fwd");
 		json_xform(&j, &r->fwd);
-		json_obj_end(&j);
+		tr_json_obj_end(&j);
 	}
-	json_arr_end(&j);
-	json_key(&j, "groups");
-	json_arr(&j);
+	tr_json_arr_end(&j);
+	tr_json_key(&j, "groups");
+	tr_json_arr(&j);
 	for (size_t g = 0; g < s->ngroups; g++) {
-		json_obj(&j);
-		json_key(&j, "reference");
+		tr_json_obj(&j);
+		tr_json_key(&j, "reference");
 		for (size_t i = 0; i < p->nhosts; i++)
 			if (s->no[i].nd.group == g && s->no[i].is_ref)
-				json_str(&j, p->hosts[i].name);
-		json_key(&j, "hosts");
-		json_arr(&j);
+				tr_json_str(&j, p->hosts[i].name);
+		tr_json_key(&j, "hosts");
+		tr_json_arr(&j);
 		for (size_t i = 0; i < p->nhosts; i++)
 			if (s->no[i].nd.group == g)
-				json_str(&j, p->hosts[i].name);
-		json_arr_end(&j);
-		json_obj_end(&j);
+				tr_json_str(&j, p->hosts[i].name);
+		tr_json_arr_end(&j);
+		tr_json_obj_end(&j);
 	}
-	json_arr_end(&j);
-	json_key(&j, "stored");
+	tr_json_arr_end(&j);
+	tr_json_key(&j, "stored");
 	if (stored)
-		json_str(&j, stored);
+		tr_json_str(&j, stored);
 	else
-		json_null(&j);
-	json_obj_end(&j);
-	json_char(&j, '\n');
-	if (json_flush(&j, stdout))
+		tr_json_null(&j);
+	tr_json_obj_end(&j);
+	tr_json_char(&j, '\n');
+	if (tr_json_flush(&j, stdout))
 		die_msg("out of memory");
-	json_release(&j);
+	tr_json_release(&j);
 }
 
 /* -------------------------------------------------------------- store */
@@ -683,7 +683,7 @@ static int copy_dir_files(const char *dir, const char *out, int *nfiles)
 				rc = copy_or_link(from, to);
 				(*nfiles)++;
 			} else if (S_ISDIR(st.st_mode) && !strcmp(de->d_name, "index")) {
-				rc = mkdir_p(to);
+				rc = tr_mkdir_p(to);
 				if (!rc)
 					rc = copy_dir_files(from, to, nfiles);
 			}
@@ -739,7 +739,7 @@ static int apply(const struct sync_run *s, const char *out)
 			if (asprintf(&dst, "%s/%s", out, rel) < 0 ||
 			    asprintf(&mpath, "%s/metadata", tp) < 0)
 				return die_msg("out of memory");
-			if ((rc = mkdir_p(dst))) {
+			if ((rc = tr_mkdir_p(dst))) {
 				die_msg("sync: %s: %s", dst, strerror(-rc));
 				goto next;
 			}

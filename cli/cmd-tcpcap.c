@@ -164,7 +164,7 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	if (running)
-		tcpcap_stop(running);
+		tr_tcpcap_stop(running);
 }
 
 static void on_log(void *arg, const char *msg)
@@ -203,7 +203,7 @@ int cmd_tcpcap(int argc, char **argv)
 		.ring_size = o.ring_size,
 		.log = on_log,
 	};
-	t = tcpcap_new(&to, err, sizeof(err));
+	t = tr_tcpcap_new(&to, err, sizeof(err));
 	if (!t) {
 		rc = die_msg("tcpcap: %s", err);
 		goto out;
@@ -213,19 +213,19 @@ int cmd_tcpcap(int argc, char **argv)
 	running = t;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	if (tcpcap_start(t, err, sizeof(err)) < 0) {
+	if (tr_tcpcap_start(t, err, sizeof(err)) < 0) {
 		rc = die_msg("tcpcap: %s", err);
 		goto restore;
 	}
 	fprintf(stderr, "trawl tcpcap: recording TCP segments of network namespace net:[%lu] "
-		"as host %s into %s\n", (unsigned long)tcpcap_netns(t), o.host, path);
+		"as host %s into %s\n", (unsigned long)tr_tcpcap_netns(t), o.host, path);
 	fflush(stderr);
-	if (tcpcap_run(t, err, sizeof(err)) < 0) {
+	if (tr_tcpcap_run(t, err, sizeof(err)) < 0) {
 		rc = die_msg("tcpcap: %s", err);
 		goto restore;
 	}
-	struct tcpcap_stats st;
-	tcpcap_stats(t, &st);
+	struct tr_tcpcap_stats st;
+	tr_tcpcap_stats(t, &st);
 	uint64_t lost = st.lost + st.late + st.negative;
 	printf("trawl tcpcap: %" PRIu64 " segments (%" PRIu64 " sent, %" PRIu64 " received), "
 	       "%" PRIu64 " lost, %" PRIu64 " skipped, in %s\n",
@@ -241,7 +241,7 @@ restore:
 	sigaction(SIGTERM, &old_term, NULL);
 	running = NULL;
 out:
-	tcpcap_free(t);
+	tr_tcpcap_free(t);
 	free(path);
 	return rc;
 }

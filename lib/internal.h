@@ -33,16 +33,16 @@ static inline void put_be64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, 
 
 /* ---- arena: a bump allocator; everything in it is freed at once */
 struct trawl_ctf_arena;
-TRAWL_HIDDEN struct trawl_ctf_arena *arena_new(void);
-TRAWL_HIDDEN void arena_free(struct trawl_ctf_arena *a);
+TRAWL_HIDDEN struct trawl_ctf_arena *tr_arena_new(void);
+TRAWL_HIDDEN void tr_arena_free(struct trawl_ctf_arena *a);
 /* Zeroed, 16-byte aligned memory; NULL on ENOMEM. */
-TRAWL_HIDDEN void *arena_alloc(struct trawl_ctf_arena *a, size_t n);
-TRAWL_HIDDEN char *arena_strdup(struct trawl_ctf_arena *a, const char *s);
-TRAWL_HIDDEN char *arena_strndup(struct trawl_ctf_arena *a, const char *s, size_t n);
+TRAWL_HIDDEN void *tr_arena_alloc(struct trawl_ctf_arena *a, size_t n);
+TRAWL_HIDDEN char *tr_arena_strdup(struct trawl_ctf_arena *a, const char *s);
+TRAWL_HIDDEN char *tr_arena_strndup(struct trawl_ctf_arena *a, const char *s, size_t n);
 /* Grows *arr (of *n elements of size sz) by one zeroed element in the arena;
  * returns it, or NULL. Amortized: capacity doubles (old blocks stay in the
  * arena until it is freed). */
-TRAWL_HIDDEN void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
+TRAWL_HIDDEN void *tr_arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
 			      size_t *cap, size_t sz);
 
 /* ---- growing arrays (malloc'd) */
@@ -51,25 +51,25 @@ TRAWL_HIDDEN void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n,
  * 0, or -ENOMEM (then *pp and *cap are as they were). */
 TRAWL_HIDDEN int tr_grow(void *pp, size_t *cap, size_t n, size_t sz);
 
-/* ---- errors into a caller buffer; return -err so `return seterr(...)` reads well */
-TRAWL_HIDDEN int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+/* ---- errors into a caller buffer; return -err so `return tr_seterr(...)` reads well */
+TRAWL_HIDDEN int tr_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* ---- misc */
 /* Writes all n bytes (again after EINTR or a short write): 0 or -errno
  * (-EIO when write returns 0). */
-TRAWL_HIDDEN int write_all(int fd, const void *p, size_t n);
+TRAWL_HIDDEN int tr_write_all(int fd, const void *p, size_t n);
 /* Creates path and its missing parents (mode 0777 & umask): 0 or -errno. */
-TRAWL_HIDDEN int mkdir_p(const char *path);
+TRAWL_HIDDEN int tr_mkdir_p(const char *path);
 /* Value of a hex digit, or -1. */
-TRAWL_HIDDEN int hexval(int c);
-TRAWL_HIDDEN int uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */
-TRAWL_HIDDEN void uuid_format(const uint8_t u[16], char out[37]);
-TRAWL_HIDDEN void uuid_random(uint8_t out[16]);
+TRAWL_HIDDEN int tr_hexval(int c);
+TRAWL_HIDDEN int tr_uuid_parse(const char *s, uint8_t out[16]);	/* 0 or -EINVAL */
+TRAWL_HIDDEN void tr_uuid_format(const uint8_t u[16], char out[37]);
+TRAWL_HIDDEN void tr_uuid_random(uint8_t out[16]);
 /* This machine's /proc/sys/kernel/random/boot_id; random if unreadable. */
-TRAWL_HIDDEN void uuid_boot_id(uint8_t out[16]);
+TRAWL_HIDDEN void tr_uuid_boot_id(uint8_t out[16]);
 /* fnmatch-style glob with * ? [..]; true when name matches. */
-TRAWL_HIDDEN int glob_match(const char *pat, const char *name);
+TRAWL_HIDDEN int tr_glob_match(const char *pat, const char *name);
 /* (the clocks: util/clock.h) */
 
 #endif

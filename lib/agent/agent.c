@@ -51,7 +51,7 @@ static int listen_on(struct trawl_agent *a, char *err, size_t errlen)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return seterr(err, errlen, ENAMETOOLONG, "socket path too long: %s", path);
+		return tr_seterr(err, errlen, ENAMETOOLONG, "socket path too long: %s", path);
 	strcpy(sa.sun_path, path);
 	char dir[sizeof(sa.sun_path)];
 	strcpy(dir, path);
@@ -59,11 +59,11 @@ static int listen_on(struct trawl_agent *a, char *err, size_t errlen)
 	if (sl && sl != dir) {
 		*sl = 0;
 		if (mkdir(dir, a->o.world ? 0755 : 0700) < 0 && errno != EEXIST)
-			return seterr(err, errlen, errno, "cannot create %s: %s", dir, strerror(errno));
+			return tr_seterr(err, errlen, errno, "cannot create %s: %s", dir, strerror(errno));
 	}
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return seterr(err, errlen, errno, "socket: %s", strerror(errno));
+		return tr_seterr(err, errlen, errno, "socket: %s", strerror(errno));
 	int b = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	if (b < 0 && errno == EADDRINUSE) {
 		/* a live agent, or a stale socket? */
@@ -71,7 +71,7 @@ static int listen_on(struct trawl_agent *a, char *err, size_t errlen)
 		if (t >= 0 && connect(t, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			close(t);
 			close(fd);
-			return seterr(err, errlen, EADDRINUSE, "an agent is already listening on %s",
+			return tr_seterr(err, errlen, EADDRINUSE, "an agent is already listening on %s",
 				      path);
 		}
 		if (t >= 0)
@@ -84,7 +84,7 @@ static int listen_on(struct trawl_agent *a, char *err, size_t errlen)
 	if (b < 0 || listen(fd, 64) < 0) {
 		int e = errno;
 		close(fd);
-		return seterr(err, errlen, e, "cannot listen on %s: %s", path, strerror(e));
+		return tr_seterr(err, errlen, e, "cannot listen on %s: %s", path, strerror(e));
 	}
 	if (a->o.world)
 		chmod(path, 0666);	/* any user's applications register */
@@ -116,7 +116,7 @@ static int oneshot(struct trawl_agent *a, char *err, size_t errlen)
 	char why[512] = "";
 	struct session *s = tr_session_new(a, "oneshot", why, sizeof(why));
 	if (!s)
-		return seterr(err, errlen, EINVAL, "%s", why);
+		return tr_seterr(err, errlen, EINVAL, "%s", why);
 	int r = 0;
 	for (size_t i = 0; i < a->o.noneshot && !r; i++)
 		r = tr_setting_apply(s, a->o.oneshot[i], why, sizeof(why));
@@ -124,11 +124,11 @@ static int oneshot(struct trawl_agent *a, char *err, size_t errlen)
 		r = tr_session_check(s, why, sizeof(why));
 	if (r < 0) {
 		tr_session_free(s);
-		return seterr(err, errlen, -r, "%s", why);
+		return tr_seterr(err, errlen, -r, "%s", why);
 	}
 	tr_session_add(s);
 	r = tr_session_start(s, why, sizeof(why));
-	return r < 0 ? seterr(err, errlen, -r, "%s", why) : 0;
+	return r < 0 ? tr_seterr(err, errlen, -r, "%s", why) : 0;
 }
 
 struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *err, size_t errlen)
@@ -138,25 +138,25 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 	if (err && errlen)
 		err[0] = 0;
 	if (!opts || opts->sz < offsetof(struct trawl_agent_opts, world) || !opts->socket) {
-		seterr(err, errlen, EINVAL, "no socket to listen on");
+		tr_seterr(err, errlen, EINVAL, "no socket to listen on");
 		goto err;
 	}
 	/* a newer caller's fields this library does not know must be unset */
 	for (size_t i = sizeof(*opts); i < opts->sz; i++)
 		if (((const char *)opts)[i]) {
-			r = seterr(err, errlen, E2BIG, "options this library does not know");
+			r = tr_seterr(err, errlen, E2BIG, "options this library does not know");
 			goto err;
 		}
 	const struct trawl_agent_kernel *k = opts->sz > offsetof(struct trawl_agent_opts, kernel) ?
 					     opts->kernel : NULL;
 	if (k && (k->sz < sizeof(*k) || !k->check || !k->create || !k->start || !k->stop ||
 		  !k->clock || !k->clock_name || !k->destroy)) {
-		seterr(err, errlen, EINVAL, "the kernel table lacks operations");
+		tr_seterr(err, errlen, EINVAL, "the kernel table lacks operations");
 		goto err;
 	}
 	a = calloc(1, sizeof(*a));
 	if (!a) {
-		r = seterr(err, errlen, ENOMEM, "out of memory");
+		r = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	memcpy(&a->o, opts, opts->sz < sizeof(a->o) ? opts->sz : sizeof(a->o));
@@ -170,7 +170,7 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 	a->socket = strdup(opts->socket);
 	a->msgbuf = malloc(AM_MSG_MAX);
 	if (!a->socket || !a->msgbuf) {
-		r = seterr(err, errlen, ENOMEM, "out of memory");
+		r = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	a->o.socket = a->socket;
@@ -181,7 +181,7 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 		strcpy(a->hostname, "localhost");
 	a->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (a->wakefd < 0) {
-		r = seterr(err, errlen, errno, "eventfd: %s", strerror(errno));
+		r = tr_seterr(err, errlen, errno, "eventfd: %s", strerror(errno));
 		goto err;
 	}
 	/* before any session exists: the threads its writers start take the

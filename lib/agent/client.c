@@ -26,20 +26,20 @@ int trawl_agent_request(const char *socket_path, int argc, const char *const *ar
 	if (err && errlen)
 		err[0] = 0;
 	if (!socket_path || argc < 1 || !argv)
-		return seterr(err, errlen, EINVAL, "no socket or no request");
+		return tr_seterr(err, errlen, EINVAL, "no socket or no request");
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return seterr(err, errlen, ENAMETOOLONG, "socket path too long: %s", socket_path);
+		return tr_seterr(err, errlen, ENAMETOOLONG, "socket path too long: %s", socket_path);
 	strcpy(sa.sun_path, socket_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ret = seterr(err, errlen, errno, "no agent at %s (%s)", socket_path, strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "no agent at %s (%s)", socket_path, strerror(errno));
 		goto out;
 	}
 	m = malloc(AM_MSG_MAX);
 	if (!m) {
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	struct am_wr w;
@@ -48,11 +48,11 @@ int trawl_agent_request(const char *socket_path, int argc, const char *const *ar
 		am_put_str(&w, argv[i]);
 	size_t n = am_wr_done(&w);
 	if (!n) {
-		ret = seterr(err, errlen, E2BIG, "request too large");
+		ret = tr_seterr(err, errlen, E2BIG, "request too large");
 		goto out;
 	}
 	if (send(fd, m, n, MSG_NOSIGNAL) != (ssize_t)n) {
-		ret = seterr(err, errlen, errno ? errno : EIO, "cannot talk to the agent: %s",
+		ret = tr_seterr(err, errlen, errno ? errno : EIO, "cannot talk to the agent: %s",
 			     strerror(errno));
 		goto out;
 	}
@@ -62,7 +62,7 @@ int trawl_agent_request(const char *socket_path, int argc, const char *const *ar
 			continue;
 		struct am_hdr h;
 		if (r < (ssize_t)sizeof(h)) {
-			ret = seterr(err, errlen, ECONNRESET, "the agent closed the connection");
+			ret = tr_seterr(err, errlen, ECONNRESET, "the agent closed the connection");
 			goto out;
 		}
 		memcpy(&h, m, sizeof(h));

@@ -126,13 +126,13 @@ static int on_evdesc(struct conn *c, const uint8_t *m, size_t len)
 	const char *prov = am_get_str(&r), *name = am_get_str(&r);
 	if (r.bad || d.nfields > 4096 || d.id != p->nevs)
 		goto bad;
-	struct trawl_tp_field *f = arena_alloc(a, (d.nfields + 1) * sizeof(*f));
-	struct trawl_tp_event *ev = arena_alloc(a, sizeof(*ev));
+	struct trawl_tp_field *f = tr_arena_alloc(a, (d.nfields + 1) * sizeof(*f));
+	struct trawl_tp_event *ev = tr_arena_alloc(a, sizeof(*ev));
 	if (!f || !ev)
 		goto bad;
 	for (uint32_t i = 0; i < d.nfields; i++) {
 		uint8_t b[4];
-		f[i].name = arena_strdup(a, am_get_str(&r));
+		f[i].name = tr_arena_strdup(a, am_get_str(&r));
 		am_get(&r, b, 4);
 		am_get(&r, &f[i].length, 4);
 		f[i].kind = b[0];
@@ -145,20 +145,20 @@ static int on_evdesc(struct conn *c, const uint8_t *m, size_t len)
 		    (b[0] == TRAWL_TP_ARRAY && (f[i].length == 0 || f[i].length > (1u << 20))))
 			goto bad;
 		if (b[0] == TRAWL_TP_ENUM) {
-			struct trawl_tp_enum *e = arena_alloc(a, sizeof(*e));
+			struct trawl_tp_enum *e = tr_arena_alloc(a, sizeof(*e));
 			uint32_t n = 0;
 			if (!e)
 				goto bad;
-			e->provider = arena_strdup(a, am_get_str(&r));
-			e->name = arena_strdup(a, am_get_str(&r));
+			e->provider = tr_arena_strdup(a, am_get_str(&r));
+			e->name = tr_arena_strdup(a, am_get_str(&r));
 			am_get(&r, &n, 4);
 			if (r.bad || n > 65536)
 				goto bad;
-			struct trawl_tp_enum_entry *en = arena_alloc(a, (n + 1) * sizeof(*en));
+			struct trawl_tp_enum_entry *en = tr_arena_alloc(a, (n + 1) * sizeof(*en));
 			if (!en)
 				goto bad;
 			for (uint32_t k = 0; k < n; k++) {
-				en[k].label = arena_strdup(a, am_get_str(&r));
+				en[k].label = tr_arena_strdup(a, am_get_str(&r));
 				am_get(&r, &en[k].lo, 8);
 				am_get(&r, &en[k].hi, 8);
 			}
@@ -170,14 +170,14 @@ static int on_evdesc(struct conn *c, const uint8_t *m, size_t len)
 		}
 	}
 	ev->id = d.id;
-	ev->provider = arena_strdup(a, prov);
-	ev->name = arena_strdup(a, name);
+	ev->provider = tr_arena_strdup(a, prov);
+	ev->name = tr_arena_strdup(a, name);
 	ev->loglevel = d.loglevel;
 	ev->fields = f;
 	if (tr_grow(&p->evs, &p->evcap, p->nevs, sizeof(*p->evs)))
 		goto bad;
 	p->evs[p->nevs++] = ev;
-	if (p->s->w && p->sc && ust_writer_add_event(p->s->w, p->sc, ev) < 0)
+	if (p->s->w && p->sc && tr_ust_writer_add_event(p->s->w, p->sc, ev) < 0)
 		goto bad;
 	return 0;
 bad:
@@ -203,12 +203,12 @@ static void on_buf(struct conn *c, const uint8_t *m, size_t len, int fd)
 		return;
 	}
 	struct aring *ar = calloc(1, sizeof(*ar));
-	if (!ar || ust_ring_map(&ar->c.ring, fd) < 0 ||
+	if (!ar || tr_ust_ring_map(&ar->c.ring, fd) < 0 ||
 	    ar->c.ring.shm->mode != p->s->mode) {
 		tr_agent_log(c->a, TRAWL_AGENT_LOG_WARNING, "pid %d: a buffer could not be mapped",
 			     (int)c->pid);
 		if (ar && ar->c.ring.shm)
-			ust_ring_destroy(&ar->c.ring);
+			tr_ust_ring_destroy(&ar->c.ring);
 		else
 			close(fd);
 		free(ar);
@@ -220,7 +220,7 @@ static void on_buf(struct conn *c, const uint8_t *m, size_t len, int fd)
 	if (tr_ring_stream(p->s, p, ar) < 0)
 		tr_agent_log(c->a, TRAWL_AGENT_LOG_WARNING, "pid %d: a stream could not be created: %s",
 			     (int)c->pid, strerror(errno));
-	if (p->s->live_ms && p->s->mode == TRAWL_UST_DISCARD && ust_cons_live_init(&ar->c) < 0)
+	if (p->s->live_ms && p->s->mode == TRAWL_UST_DISCARD && tr_ust_cons_live_init(&ar->c) < 0)
 		tr_agent_log(c->a, TRAWL_AGENT_LOG_WARNING,
 			     "pid %d: out of memory: a buffer goes out packet by packet", (int)c->pid);
 	struct aring **pp = &p->rings;

@@ -55,9 +55,9 @@ static void live_tick(struct session *s)
 			/* a ring abandoned (it broke the protocol) or done
 			 * sends nothing more: beacons at the present */
 			if (!r->done && !r->c.bad)
-				note_err(s, ust_cons_live(&r->c, s->uuid, sid));
+				note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid));
 			else
-				note_err(s, ust_cons_live_end(&r->c, now));
+				note_err(s, tr_ust_cons_live_end(&r->c, now));
 		}
 	}
 }
@@ -107,16 +107,16 @@ void tr_drain(struct session *s)
 			note_err(s, tr_ring_stream(s, p, r));
 			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
 			if (s->mode == TRAWL_UST_DISCARD)
-				note_err(s, ust_cons_drain(&r->c, s->uuid, sid));
+				note_err(s, tr_ust_cons_drain(&r->c, s->uuid, sid));
 			/* partner: the producer side's release store of exited */
 			uint32_t ex = __atomic_load_n(&r->c.ring.shm->exited, __ATOMIC_ACQUIRE);
 			if (ex || p->dead) {
-				note_err(s, ust_cons_final(&r->c, s->uuid, sid, ex == 2));
+				note_err(s, tr_ust_cons_final(&r->c, s->uuid, sid, ex == 2));
 				r->done = true;
 				s->packets += r->c.packets;
 				if (s->mode == TRAWL_UST_DISCARD) {
 					/* written out: the memory can go */
-					ust_ring_destroy(&r->c.ring);
+					tr_ust_ring_destroy(&r->c.ring);
 					r->c.ring.shm = NULL;
 				}
 			}
@@ -139,7 +139,7 @@ static struct trawl_ctf_wstream *mkws(void *arg)
 
 int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *torn)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, s->a->hostname, s->tsc, 0, NULL);
+	struct trawl_ctf_writer *w = tr_ust_writer_new(dir, s->a->hostname, s->tsc, 0, NULL);
 	if (!w)
 		return -errno;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
@@ -148,18 +148,18 @@ int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *
 	for (struct part *p = s->parts; p && !ret; p = p->next) {
 		if (p->bad)
 			continue;
-		struct trawl_ctf_stream_class *sc = ust_stream_class_new(w, s->header, s->contexts);
+		struct trawl_ctf_stream_class *sc = tr_ust_stream_class_new(w, s->header, s->contexts);
 		if (!sc) {
 			ret = -errno;
 			break;
 		}
 		for (size_t i = 0; i < p->nevs && !ret; i++)
-			ret = ust_writer_add_event(w, sc, p->evs[i]);
+			ret = tr_ust_writer_add_event(w, sc, p->evs[i]);
 		for (struct aring *r = p->rings; r && !ret; r = r->next) {
 			if (!r->c.ring.shm)
 				continue;
 			struct mkws_arg a = { w, sc, p, r->tid };
-			ret = ust_cons_snapshot(&r->c, copy, mkws, &a, uuid, (uint32_t)sc->id,
+			ret = tr_ust_cons_snapshot(&r->c, copy, mkws, &a, uuid, (uint32_t)sc->id,
 						events, torn);
 		}
 	}
@@ -182,7 +182,7 @@ void tr_drain_final(struct session *s)
 			uint32_t ex = __atomic_load_n(&r->c.ring.shm->exited, __ATOMIC_ACQUIRE);
 			/* a thread caught inside an event (2), or an application
 			 * that did not stop in time: its open packet is left */
-			note_err(s, ust_cons_final(&r->c, s->uuid, sid,
+			note_err(s, tr_ust_cons_final(&r->c, s->uuid, sid,
 						   ex == 2 || (!p->stopped && !p->dead && !ex)));
 			r->done = true;
 			s->packets += r->c.packets;
@@ -214,7 +214,7 @@ void tr_drain_final(struct session *s)
 		for (struct part *p = s->parts; p; p = p->next)
 			for (struct aring *r = p->rings; r; r = r->next)
 				if (r->c.ring.shm) {
-					ust_ring_destroy(&r->c.ring);
+					tr_ust_ring_destroy(&r->c.ring);
 					r->c.ring.shm = NULL;
 				}
 }

@@ -21,7 +21,7 @@
 int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why, size_t wlen)
 {
 	if (!a->o.kernel)
-		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+		return tr_seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
 	return a->o.kernel->check(spec, why, wlen);
 }
 
@@ -43,13 +43,13 @@ int tr_kernel_add_event(struct session *s, const char *spec)
 int tr_kernel_set_filter(struct session *s, const char *expr, char *why, size_t wlen)
 {
 	if (!*expr || strchr(expr, '\n'))
-		return seterr(why, wlen, EINVAL, "bad kernel filter '%s'", expr);
+		return tr_seterr(why, wlen, EINVAL, "bad kernel filter '%s'", expr);
 	if (s->kfilter && strcmp(s->kfilter, expr) != 0)
-		return seterr(why, wlen, EEXIST,
+		return tr_seterr(why, wlen, EEXIST,
 			      "session %s already has the kernel filter '%s' (one filter applies to every kernel event; disable -k --all first)",
 			      s->name, s->kfilter);
 	if (!s->kfilter && !(s->kfilter = strdup(expr)))
-		return seterr(why, wlen, ENOMEM, "out of memory");
+		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -59,15 +59,15 @@ int tr_kernel_add_pid(struct session *s, const char *v, char *why, size_t wlen)
 	errno = 0;
 	long pid = strtol(v, &end, 10);
 	if (errno || !*v || *end || pid < 1 || pid > 0x3fffffff)
-		return seterr(why, wlen, EINVAL, "'%s' is not a pid", v);
+		return tr_seterr(why, wlen, EINVAL, "'%s' is not a pid", v);
 	for (size_t i = 0; i < s->nkpids; i++)
 		if (s->kpids[i] == (int32_t)pid)
 			return 0;
 	if (s->nkpids >= 4096)
-		return seterr(why, wlen, E2BIG, "too many kernel pids");
+		return tr_seterr(why, wlen, E2BIG, "too many kernel pids");
 	int32_t *m = realloc(s->kpids, (s->nkpids + 1) * sizeof(*m));
 	if (!m)
-		return seterr(why, wlen, ENOMEM, "out of memory");
+		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	s->kpids = m;
 	s->kpids[s->nkpids++] = (int32_t)pid;
 	return 0;
@@ -93,14 +93,14 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 {
 	const struct trawl_agent_kernel *k = s->a->o.kernel;
 	if (!k)
-		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+		return tr_seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
 	char *d = NULL;
 	if (s->output && asprintf(&d, "%s/%s/kernel", s->output, s->a->hostname) < 0)
-		return seterr(why, wlen, ENOMEM, "out of memory");
+		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	pid_t *pids = NULL;
 	if (s->nkpids && !(pids = calloc(s->nkpids, sizeof(*pids)))) {
 		free(d);
-		return seterr(why, wlen, ENOMEM, "out of memory");
+		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < s->nkpids; i++)
 		pids[i] = (pid_t)s->kpids[i];
@@ -118,7 +118,7 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 	free(pids);
 	free(d);
 	if (!s->krec)
-		return seterr(why, wlen, e ? e : EIO, "%s", err[0] ? err : "kernel events: failed");
+		return tr_seterr(why, wlen, e ? e : EIO, "%s", err[0] ? err : "kernel events: failed");
 	const char *cn = k->clock_name(s->krec);
 	snprintf(s->kclock, sizeof(s->kclock), "%s", cn ? cn : "");
 	return 0;
@@ -129,7 +129,7 @@ int tr_kernel_start(struct session *s, char *why, size_t wlen)
 	char err[400] = "";
 	int r = s->a->o.kernel->start(s->krec, err, sizeof(err));
 	if (r < 0)
-		return seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
+		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
 	return 0;
 }
 

@@ -59,7 +59,7 @@ struct part *tr_part_new(struct session *s, struct conn *app)
 	struct part *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->arena = arena_new();
+	p->arena = tr_arena_new();
 	if (!p->arena) {
 		free(p);
 		return NULL;
@@ -76,7 +76,7 @@ struct part *tr_part_new(struct session *s, struct conn *app)
 	else
 		snprintf(p->stream, sizeof(p->stream), "ust_%d", (int)p->pid);
 	if (s->w) {
-		p->sc = ust_stream_class_new(s->w, s->header, s->contexts);
+		p->sc = tr_ust_stream_class_new(s->w, s->header, s->contexts);
 		if (!p->sc)
 			p->bad = true;
 	}
@@ -94,13 +94,13 @@ static void part_free(struct part *p)
 {
 	for (struct aring *r = p->rings, *n; r; r = n) {
 		n = r->next;
-		ust_ring_destroy(&r->c.ring);
-		ust_cons_live_release(&r->c);
+		tr_ust_ring_destroy(&r->c.ring);
+		tr_ust_cons_live_release(&r->c);
 		free(r);
 	}
 	if (p->app && p->app->part == p)
 		p->app->part = NULL;
-	arena_free(p->arena);
+	tr_arena_free(p->arena);
 	free(p->evs);
 	free(p);
 }
@@ -216,7 +216,7 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 {
 	struct trawl_agent *a = s->a;
 	if (s->mode != TRAWL_UST_DISCARD || !s->nrules) {
-		uuid_random(s->uuid);
+		tr_uuid_random(s->uuid);
 		return 0;
 	}
 	char *d = s->output ? tr_trace_dir(s, s->output) : NULL;
@@ -225,7 +225,7 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 		.addr = s->relay, .session = s->relay_session ? s->relay_session : s->name,
 		.live_us = (uint64_t)s->live_ms * 1000, .err = rerr, .errlen = sizeof(rerr),
 	};
-	s->w = d || s->relay ? ust_writer_new(d, a->hostname, s->tsc, a->o.io_queue,
+	s->w = d || s->relay ? tr_ust_writer_new(d, a->hostname, s->tsc, a->o.io_queue,
 					      s->relay ? &rel : NULL) : NULL;
 	if (!s->w) {
 		int e = errno ? errno : ENOMEM;
@@ -264,7 +264,7 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 		return -EINVAL;
 	}
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
-		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && clocksource_is_tsc());
+		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && tr_clocksource_is_tsc());
 	if (s->relay) {
 		/* streamed, the metadata leaves before the end: the TSC's
 		 * frequency, measured over the session, would come too late */

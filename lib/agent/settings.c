@@ -262,7 +262,7 @@ static int set_context(struct session *s, const char *v, char *why, size_t wlen)
 {
 	unsigned b = tr_ctx_bit(v);
 	if (!b)
-		return seterr(why, wlen, EINVAL, "unknown context '%s' (vpid, vtid, procname, cgroup)",
+		return tr_seterr(why, wlen, EINVAL, "unknown context '%s' (vpid, vtid, procname, cgroup)",
 			      v);
 	s->contexts |= b;
 	return 0;
@@ -283,11 +283,11 @@ static int set_event(struct session *s, const char *v, char *why, size_t wlen)
 	int ll = -1;
 	if (v[gl] && (strncmp(rest, "loglevel", 8) != 0 ||
 		      (ll = trawl_agent_loglevel(rest + 8 + strspn(rest + 8, " \t"))) < 0))
-		return seterr(why, wlen, EINVAL, "expected 'event = GLOB [loglevel LEVEL]'");
+		return tr_seterr(why, wlen, EINVAL, "expected 'event = GLOB [loglevel LEVEL]'");
 	char *g = strndup(v, gl);
 	int r = g && *g ? tr_rule_add(s, g, ll) : -EINVAL;
 	free(g);
-	return r < 0 ? seterr(why, wlen, -r, "bad event rule") : 0;
+	return r < 0 ? tr_seterr(why, wlen, -r, "bad event rule") : 0;
 }
 
 static void print_event(const struct session *s, FILE *f, const char *key)
@@ -306,7 +306,7 @@ static int set_kernel_event(struct session *s, const char *v, char *why, size_t 
 	if (r < 0)
 		return r;
 	r = tr_kernel_add_event(s, v);
-	return r < 0 ? seterr(why, wlen, -r, "out of memory") : 0;
+	return r < 0 ? tr_seterr(why, wlen, -r, "out of memory") : 0;
 }
 
 static void print_kernel_event(const struct session *s, FILE *f, const char *key)
@@ -318,7 +318,7 @@ static void print_kernel_event(const struct session *s, FILE *f, const char *key
 static int set_kernel_filter(struct session *s, const char *v, char *why, size_t wlen)
 {
 	if (!s->a->o.kernel)
-		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+		return tr_seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
 	return tr_kernel_set_filter(s, v, why, wlen);
 }
 
@@ -330,7 +330,7 @@ static void print_kernel_filter(const struct session *s, FILE *f, const char *ke
 static int set_kernel_pid(struct session *s, const char *v, char *why, size_t wlen)
 {
 	if (!s->a->o.kernel)
-		return seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+		return tr_seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
 	return tr_kernel_add_pid(s, v, why, wlen);
 }
 
@@ -421,7 +421,7 @@ int tr_setting_set(struct session *s, const char *key, const char *v, char *why,
 {
 	const struct setting *st = find(key, strlen(key));
 	if (!st)
-		return seterr(why, wlen, EINVAL, "unknown setting '%s'", key);
+		return tr_seterr(why, wlen, EINVAL, "unknown setting '%s'", key);
 	if (wlen)
 		why[0] = 0;
 	int r = st->set(s, v, why, wlen);
@@ -436,7 +436,7 @@ int tr_setting_apply(struct session *s, const char *kv, char *why, size_t wlen)
 	size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
 	char key[64];
 	if (kl >= sizeof(key) || !find(kv, kl))
-		return seterr(why, wlen, EINVAL, "unknown setting '%.*s'", (int)kl, kv);
+		return tr_seterr(why, wlen, EINVAL, "unknown setting '%.*s'", (int)kl, kv);
 	memcpy(key, kv, kl);
 	key[kl] = 0;
 	return tr_setting_set(s, key, eq ? eq + 1 : "", why, wlen);

@@ -19,12 +19,12 @@
 /* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
  * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used
  * in error messages. NULL + errno on error. */
-TRAWL_HIDDEN char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
+TRAWL_HIDDEN char *tr_ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
 				       size_t *len, char *err, size_t errlen);
 
 /*
  * Metadata in chunks (lib/ctf/metadata-print.c), for live streaming: a mark
- * remembers what was printed; metadata_print_new() prints what the model
+ * remembers what was printed; tr_metadata_print_new() prints what the model
  * declared since (the header, trace, env and clocks the first time, then
  * new stream classes, then new event classes), as TSDL that appended to the
  * earlier chunks gives a valid whole. 0, -ENOMEM or -EIO.
@@ -35,11 +35,11 @@ struct metadata_mark {
 	size_t *nevents;		/* per stream class */
 	size_t cap;
 };
-TRAWL_HIDDEN int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
+TRAWL_HIDDEN int tr_metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
 				    struct metadata_mark *m);
 /* Nothing new to print? */
-TRAWL_HIDDEN bool metadata_mark_current(const struct trawl_ctf_trace *t,
+TRAWL_HIDDEN bool tr_metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
-TRAWL_HIDDEN void metadata_mark_release(struct metadata_mark *m);
+TRAWL_HIDDEN void tr_metadata_mark_release(struct metadata_mark *m);
 
 #endif

@@ -101,7 +101,7 @@ static struct op *emit(struct comp *c, uint8_t code)
 
 static int nomem(struct comp *c)
 {
-	return seterr(c->err, c->errlen, ENOMEM, "out of memory");
+	return tr_seterr(c->err, c->errlen, ENOMEM, "out of memory");
 }
 
 static bool name_eq(const char *a, const char *b)
@@ -205,7 +205,7 @@ static const struct trawl_ctf_type *int_type(const struct trawl_ctf_type *t)
 	return t && t->kind == TRAWL_CTF_INT ? t : NULL;
 }
 
-bool ctf_is_text_elem(const struct trawl_ctf_type *e)
+bool tr_ctf_is_text_elem(const struct trawl_ctf_type *e)
 {
 	const struct trawl_ctf_type *i = e->kind == TRAWL_CTF_INT ? e : NULL;
 	return i && i->u.i.size == 8 && i->u.i.encoding != TRAWL_CTF_ENC_NONE &&
@@ -297,15 +297,15 @@ static int resolve(struct comp *c, const char *path, const struct trawl_ctf_type
 		}
 	}
 	if (!f)
-		return seterr(c->err, c->errlen, EINVAL, "%s: cannot resolve `%s`", c->what, path);
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: cannot resolve `%s`", c->what, path);
 	const struct rec *r = find_rec(c, scope, f);
 	const struct trawl_ctf_type *it = int_type(f->type);
 	if (!r || !it)
-		return seterr(c->err, c->errlen, EINVAL, "%s: `%s` is not an integer field decoded before",
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: `%s` is not an integer field decoded before",
 			      c->what, path);
 	struct op *o = &c->bs[scope]->ops[r->idx];
 	if (o->code != OP_INT)
-		return seterr(c->err, c->errlen, EINVAL, "%s: `%s` is not an integer field", c->what, path);
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: `%s` is not an integer field", c->what, path);
 	if (o->reg < 0)
 		o->reg = (int32_t)c->td->nregs++;
 	*type = f->type;
@@ -351,7 +351,7 @@ static int cint(struct comp *c, const struct trawl_ctf_type *t, const struct tra
 		const struct trawl_ctf_field *f)
 {
 	if (!it || it->u.i.size < 1 || it->u.i.size > 64)
-		return seterr(c->err, c->errlen, EINVAL, "%s: field `%s`: integer size %u not supported",
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: field `%s`: integer size %u not supported",
 			      c->what, f ? f->name : "?", it ? it->u.i.size : 0);
 	struct op *o = emit(c, OP_INT);
 	if (!o)
@@ -374,7 +374,7 @@ static int cseq(struct comp *c, const struct trawl_ctf_type *t, const struct tra
 	const struct trawl_ctf_type *elem = seq ? t->u.q.elem : t->u.a.elem;
 	int32_t src = -1;
 	if (!elem)
-		return seterr(c->err, c->errlen, EINVAL, "%s: array without element type", c->what);
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: array without element type", c->what);
 	if (seq) {
 		const struct trawl_ctf_type *lt;
 		int r = resolve(c, t->u.q.length ? t->u.q.length : "", &lt);
@@ -382,7 +382,7 @@ static int cseq(struct comp *c, const struct trawl_ctf_type *t, const struct tra
 			return r;
 		src = r;
 	}
-	if (ctf_is_text_elem(elem)) {
+	if (tr_ctf_is_text_elem(elem)) {
 		struct op *o = emit(c, OP_TEXT);
 		if (!o)
 			return nomem(c);
@@ -417,7 +417,7 @@ static int cvariant(struct comp *c, const struct trawl_ctf_type *t)
 	if (r < 0)
 		return r;
 	if (tt->kind != TRAWL_CTF_ENUM)
-		return seterr(c->err, c->errlen, EINVAL, "%s: variant tag `%s` is not an enum",
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: variant tag `%s` is not an enum",
 			      c->what, t->u.v.tag);
 	struct builder *b = c->bs[c->scope];
 	size_t k = b->n;
@@ -463,7 +463,7 @@ static int cvariant(struct comp *c, const struct trawl_ctf_type *t)
 static int cstruct(struct comp *c, const struct trawl_ctf_type *t)
 {
 	if (c->depth >= MAX_DEPTH)
-		return seterr(c->err, c->errlen, EINVAL, "%s: types nested too deeply", c->what);
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: types nested too deeply", c->what);
 	uint32_t a = type_align(t);
 	if (a > 1) {
 		struct op *o = emit(c, OP_ALIGN);
@@ -491,7 +491,7 @@ static int cstruct(struct comp *c, const struct trawl_ctf_type *t)
 static int ctype(struct comp *c, const struct trawl_ctf_type *t, const struct trawl_ctf_field *f)
 {
 	if (!t)
-		return seterr(c->err, c->errlen, EINVAL, "%s: field without a type", c->what);
+		return tr_seterr(c->err, c->errlen, EINVAL, "%s: field without a type", c->what);
 	switch (t->kind) {
 	case TRAWL_CTF_INT:
 		return cint(c, t, t, f);
@@ -500,7 +500,7 @@ static int ctype(struct comp *c, const struct trawl_ctf_type *t, const struct tr
 	case TRAWL_CTF_FLOAT: {
 		unsigned bits = t->u.f.exp_dig + t->u.f.mant_dig;
 		if (bits != 32 && bits != 64)
-			return seterr(c->err, c->errlen, EINVAL, "%s: %u-bit floats not supported",
+			return tr_seterr(c->err, c->errlen, EINVAL, "%s: %u-bit floats not supported",
 				      c->what, bits);
 		struct op *o = emit(c, OP_FLOAT);
 		if (!o)
@@ -526,7 +526,7 @@ static int ctype(struct comp *c, const struct trawl_ctf_type *t, const struct tr
 	case TRAWL_CTF_SEQUENCE:
 		return cseq(c, t, f);
 	}
-	return seterr(c->err, c->errlen, EINVAL, "%s: unknown type kind %d", c->what, (int)t->kind);
+	return tr_seterr(c->err, c->errlen, EINVAL, "%s: unknown type kind %d", c->what, (int)t->kind);
 }
 
 /* Compiles the root type of a scope into the current builder. */
@@ -709,7 +709,7 @@ static bool vfix_build(struct vfix *x, const struct fent *f, uint32_t nint, uint
 	return true;
 }
 
-bool ctf_simd(void)
+bool tr_ctf_simd(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	static int have = -1;	/* benign race: every thread computes the same */
@@ -971,10 +971,10 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 	if (sb.fx.ok)
 		semisz = sb.fx.n * sizeof(struct fent) + sb.nseg * sizeof(struct seg) +
 			 sb.fx.nrs * sizeof(struct rstore) + 32 +
-			 (ctf_simd() ? sb.nseg * sizeof(struct vfix) + 64 : 0);
+			 (tr_ctf_simd() ? sb.nseg * sizeof(struct vfix) + 64 : 0);
 	void *extra;
 	struct prog p;
-	size_t vxsz = fx.ok && ctf_simd() ? sizeof(struct vfix) + 64 : 0;
+	size_t vxsz = fx.ok && tr_ctf_simd() ? sizeof(struct vfix) + 64 : 0;
 	struct ec_dec *d = pack(&body, sizeof(*d), &p, nfix * sizeof(struct fent) + semisz + vxsz,
 				&extra);
 	if (!d) {
@@ -1017,7 +1017,7 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 					continue;
 				g->nint = ints_first(s2.fx.e + g->fix, g->nfix);
 				semi_int(g, s2.fx.e + g->fix, s2.fx.rs + g->rst);
-				if (g->kind == SG_FIXED && ctf_simd() &&
+				if (g->kind == SG_FIXED && tr_ctf_simd() &&
 				    vfix_build(vx, s2.fx.e + g->fix, g->nint, g->nfix))
 					g->vx = vx++;
 			}
@@ -1032,7 +1032,7 @@ static int compile_event(struct comp *c, struct trawl_ctf_stream_class *sc,
 	}
 	d->wanted = nevents == 0;
 	for (size_t i = 0; i < nevents && !d->wanted; i++)
-		d->wanted = ec->name && glob_match(events[i], ec->name);
+		d->wanted = ec->name && tr_glob_match(events[i], ec->name);
 	d->fast = d->fixed && d->wanted;
 	r = 0;
 out:
@@ -1142,7 +1142,7 @@ out:
 	return r;
 }
 
-int ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
+int tr_ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
 		      const char *const *events, size_t nevents, char *err, size_t errlen)
 {
 	struct builder bph = { 0 };
@@ -1167,7 +1167,7 @@ out:
 
 /* -------------------------------------------------------- interpreter */
 
-int ctf_tape_grow(struct dctx *c)
+int tr_ctf_tape_grow(struct dctx *c)
 {
 	if (c->cap >= TAPE_MAX) {
 		c->why = "event has too many values";
@@ -1234,7 +1234,7 @@ static inline uint64_t readbits(const uint8_t *pkt, uint64_t pos, unsigned size,
 
 #define FAIL(msg) do { c->why = (msg); c->errpos = c->pos; return -EBADMSG; } while (0)
 #define PUT(val) do {							\
-		if (unlikely(c->nv >= c->cap) && ctf_tape_grow(c)) {	\
+		if (unlikely(c->nv >= c->cap) && tr_ctf_tape_grow(c)) {	\
 			c->errpos = c->pos;				\
 			return -EBADMSG;				\
 		}							\
@@ -1253,7 +1253,7 @@ static inline int do_align(struct dctx *c, uint32_t a)
 	return 0;
 }
 
-int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
+int tr_ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
 {
 	uint32_t e = i + n;
 	union trawl_ctf_value val;
@@ -1359,7 +1359,7 @@ int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
 			    !(eo->flags & (OPF_BE | OPF_CLOCK))) {
 				/* byte-aligned little-endian integers: a tight loop */
 				while (unlikely(c->cap - c->nv < cnt))
-					if ((r = ctf_tape_grow(c))) {
+					if ((r = tr_ctf_tape_grow(c))) {
 						c->errpos = c->pos;
 						return r;
 					}
@@ -1384,7 +1384,7 @@ int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
 			}
 			if (o->body) {
 				for (uint64_t k = 0; k < cnt; k++)
-					if ((r = ctf_exec(c, p, i + 1, o->body)))
+					if ((r = tr_ctf_exec(c, p, i + 1, o->body)))
 						return r;
 			}
 			i += 1 + o->body;
@@ -1412,7 +1412,7 @@ int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n)
 			val.n = opt;
 			PUT(val);
 			const struct vopt *vo = &p->vopts[o->vo + opt];
-			if (vo->len && (r = ctf_exec(c, p, i + 1 + vo->start, vo->len)))
+			if (vo->len && (r = tr_ctf_exec(c, p, i + 1 + vo->start, vo->len)))
 				return r;
 			i += 1 + o->body;
 			break;

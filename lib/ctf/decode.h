@@ -231,7 +231,7 @@ struct dctx {
 	uint64_t pos, end;		/* bits from pkt */
 	/*
 	 * Where values go: normally `own` (malloc'd, owncap values); the decode
-	 * worker lends a batch's tape area instead. ctf_tape_grow() never
+	 * worker lends a batch's tape area instead. tr_ctf_tape_grow() never
 	 * reallocates a lent tape: it moves the event's values into `own`.
 	 */
 	union trawl_ctf_value *tape;
@@ -254,24 +254,24 @@ struct dctx {
  * with a message in err. On failure, whatever was compiled stays in the
  * model's priv pointers (freed by trawl_ctf_trace_free) and td->ph_mem.
  */
-TRAWL_HIDDEN int ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
+TRAWL_HIDDEN int tr_ctf_compile_trace(struct trawl_ctf_trace *t, struct trace_dec *td,
 				   const char *const *events, size_t nevents,
 				   char *err, size_t errlen);
 
 /* Is e the element type of a text array or sequence (an encoded, byte
  * aligned 8-bit integer)? Such arrays decode to one string value. */
-TRAWL_HIDDEN bool ctf_is_text_elem(const struct trawl_ctf_type *e);
+TRAWL_HIDDEN bool tr_ctf_is_text_elem(const struct trawl_ctf_type *e);
 
 /* Runs ops [i, i+n) of p. Returns 0, or -EBADMSG with c->why, c->errpos. */
-TRAWL_HIDDEN int ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
+TRAWL_HIDDEN int tr_ctf_exec(struct dctx *c, const struct prog *p, uint32_t i, uint32_t n);
 
 /* The CPU decodes with AVX-512 VBMI (struct vfix), and TRAWL_NO_SIMD is
  * not set in the environment. */
-TRAWL_HIDDEN bool ctf_simd(void);
+TRAWL_HIDDEN bool tr_ctf_simd(void);
 
 /* Grows the tape to hold at least one more value (a lent tape: moves to
  * the own one, see struct dctx); 0 or -EBADMSG/-ENOMEM. */
-TRAWL_HIDDEN int ctf_tape_grow(struct dctx *c);
+TRAWL_HIDDEN int tr_ctf_tape_grow(struct dctx *c);
 
 /* A register's little-endian integer of `bytes` (1, 2, 4, 8) at p. */
 static inline uint64_t ctf_reg_load(const uint8_t *p, unsigned bytes, bool sign)

@@ -3,7 +3,7 @@
  * lib/ctf/fill-run.h - the decode-ahead fast loop, a template that
  * stream.c includes twice: plain (FR_SIMD 0), and compiled for AVX-512
  * VBMI (FR_SIMD 1, FR_ATTR its target attribute, FR_NAME a suffix), chosen
- * at run time by ctf_simd(). The AVX-512 copy decodes a fixed layout's
+ * at run time by tr_ctf_simd(). The AVX-512 copy decodes a fixed layout's
  * integers (and a semi-fixed layout's fixed runs) with their struct vfix,
  * scans char arrays and strings with one compare, and widens byte
  * sequences 8 elements at a time; everything else is the same code. The
@@ -261,7 +261,7 @@ const uint8_t *FR_NAME(semi_seg)(struct dctx *c, const struct ec_dec *d, const s
  * (c->nv values); `limit`: the end of the readable mapping. It never grows
  * the tape. Returns the end of the body, or NULL having decoded part of it
  * (truncated, bad data, more values than the tape holds): the caller then
- * decodes the body again with ctf_exec() from the same position, for its
+ * decodes the body again with tr_ctf_exec() from the same position, for its
  * exact error or a larger tape. The position goes in and out as a pointer,
  * not through c->pos: with strings and sequences, each event's end waits
  * for the previous one's, and a round trip through memory would lengthen

@@ -62,9 +62,9 @@ static void *io_main(void *arg)
 		pthread_mutex_unlock(&q->mu);
 		int r = 0;
 		if (!q->err) {	/* after an error, nothing more is written */
-			r = write_all(it->fd, it->data, it->alen);
+			r = tr_write_all(it->fd, it->data, it->alen);
 			if (!r && it->blen)
-				r = write_all(it->fd2, it->data + it->alen, it->blen);
+				r = tr_write_all(it->fd2, it->data + it->alen, it->blen);
 		}
 		pthread_mutex_lock(&q->mu);
 		if (r && !q->err)
@@ -78,7 +78,7 @@ static void *io_main(void *arg)
 	return NULL;
 }
 
-struct ioq *ioq_new(size_t budget)
+struct ioq *tr_ioq_new(size_t budget)
 {
 	struct ioq *q = calloc(1, sizeof(*q));
 	sigset_t all, old;
@@ -147,7 +147,7 @@ static struct item *take_item(struct ioq *q, size_t n)
 	return it;
 }
 
-int ioq_write(struct ioq *q, int fd, const void *a, size_t alen, int fd2, const void *b,
+int tr_ioq_write(struct ioq *q, int fd, const void *a, size_t alen, int fd2, const void *b,
 	      size_t blen)
 {
 	size_t n = alen + blen;
@@ -188,7 +188,7 @@ int ioq_write(struct ioq *q, int fd, const void *a, size_t alen, int fd2, const 
 	return 0;
 }
 
-int ioq_sync(struct ioq *q)
+int tr_ioq_sync(struct ioq *q)
 {
 	pthread_mutex_lock(&q->mu);
 	while (q->head || q->busy)
@@ -198,11 +198,11 @@ int ioq_sync(struct ioq *q)
 	return r;
 }
 
-int ioq_free(struct ioq *q)
+int tr_ioq_free(struct ioq *q)
 {
 	if (!q)
 		return 0;
-	int r = ioq_sync(q);
+	int r = tr_ioq_sync(q);
 	pthread_mutex_lock(&q->mu);
 	q->stop = true;
 	pthread_cond_signal(&q->work);

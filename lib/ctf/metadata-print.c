@@ -226,7 +226,7 @@ static void print_scope(struct printer *p, const char *scope, const struct trawl
 static void print_uuid(struct printer *p, const uint8_t u[16])
 {
 	char s[37];
-	uuid_format(u, s);
+	tr_uuid_format(u, s);
 	fprintf(p->f, "\tuuid = \"%s\";\n", s);
 }
 
@@ -325,7 +325,7 @@ int trawl_ctf_metadata_print(const struct trawl_ctf_trace *t, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out, struct metadata_mark *m)
+int tr_metadata_print_new(const struct trawl_ctf_trace *t, FILE *out, struct metadata_mark *m)
 {
 	if (!t || !out || !m)
 		return -EINVAL;
@@ -359,7 +359,7 @@ int metadata_print_new(const struct trawl_ctf_trace *t, FILE *out, struct metada
 	return 0;
 }
 
-bool metadata_mark_current(const struct trawl_ctf_trace *t, const struct metadata_mark *m)
+bool tr_metadata_mark_current(const struct trawl_ctf_trace *t, const struct metadata_mark *m)
 {
 	if (!m->header || m->nstreams != t->nstreams)
 		return false;
@@ -369,7 +369,7 @@ bool metadata_mark_current(const struct trawl_ctf_trace *t, const struct metadat
 	return true;
 }
 
-void metadata_mark_release(struct metadata_mark *m)
+void tr_metadata_mark_release(struct metadata_mark *m)
 {
 	free(m->nevents);
 	memset(m, 0, sizeof(*m));

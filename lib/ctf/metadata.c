@@ -75,19 +75,19 @@ static bool is_packetized(const uint8_t *buf, size_t size)
  * padding of the last packet may be missing (nothing is lost); any other
  * short read is an error.
  */
-char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
+char *tr_ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
 			  size_t *len, char *err, size_t errlen)
 {
 	if (!name)
 		name = "metadata";
 	if (!is_packetized(buf, size)) {
-		seterr(err, errlen, EINVAL, "%s: not packetized metadata (no magic at byte 0)", name);
+		tr_seterr(err, errlen, EINVAL, "%s: not packetized metadata (no magic at byte 0)", name);
 		return NULL;
 	}
 	bool be = get32(buf, false) != PKT_MAGIC;
 	char *out = malloc(size + 1);
 	if (!out) {
-		seterr(err, errlen, ENOMEM, "%s: out of memory", name);
+		tr_seterr(err, errlen, ENOMEM, "%s: out of memory", name);
 		return NULL;
 	}
 	size_t olen = 0, off = 0;
@@ -95,44 +95,44 @@ char *ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
 		const uint8_t *h = buf + off;
 		size_t left = size - off;
 		if (left < PKT_HDR_LEN) {
-			seterr(err, errlen, EINVAL,
+			tr_seterr(err, errlen, EINVAL,
 			       "%s: truncated packet header at byte %zu (%zu of %d bytes)",
 			       name, off, left, PKT_HDR_LEN);
 			goto err;
 		}
 		uint32_t magic = get32(h, be);
 		if (magic != PKT_MAGIC) {
-			seterr(err, errlen, EINVAL, "%s: bad packet magic 0x%08" PRIx32 " at byte %zu",
+			tr_seterr(err, errlen, EINVAL, "%s: bad packet magic 0x%08" PRIx32 " at byte %zu",
 			       name, magic, off);
 			goto err;
 		}
 		if (off && memcmp(h + 4, buf + 4, 16) != 0) {
-			seterr(err, errlen, EINVAL,
+			tr_seterr(err, errlen, EINVAL,
 			       "%s: packet at byte %zu has another UUID than the first packet",
 			       name, off);
 			goto err;
 		}
 		uint32_t content = get32(h + 24, be), psize = get32(h + 28, be);
 		if (h[32] || h[33]) {
-			seterr(err, errlen, ENOTSUP,
+			tr_seterr(err, errlen, ENOTSUP,
 			       "%s: packet at byte %zu is compressed or encrypted (schemes %u, %u)",
 			       name, off, h[32], h[33]);
 			goto err;
 		}
 		if (h[35] != 1) {
-			seterr(err, errlen, ENOTSUP, "%s: packet at byte %zu: unsupported CTF version %u.%u",
+			tr_seterr(err, errlen, ENOTSUP, "%s: packet at byte %zu: unsupported CTF version %u.%u",
 			       name, off, h[35], h[36]);
 			goto err;
 		}
 		if (content % 8 || psize % 8 || content / 8 < PKT_HDR_LEN || psize < content) {
-			seterr(err, errlen, EINVAL,
+			tr_seterr(err, errlen, EINVAL,
 			       "%s: packet at byte %zu: bad sizes (content %" PRIu32 " bits, packet %"
 			       PRIu32 " bits)", name, off, content, psize);
 			goto err;
 		}
 		size_t clen = content / 8, plen = psize / 8;
 		if (clen > left) {
-			seterr(err, errlen, EINVAL,
+			tr_seterr(err, errlen, EINVAL,
 			       "%s: truncated packet at byte %zu: its content ends at byte %zu, the file at byte %zu",
 			       name, off, off + clen, size);
 			goto err;
@@ -158,7 +158,7 @@ char *trawl_ctf_metadata_read(const char *path, size_t *len, char *err, size_t e
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		seterr(err, errlen, e, "%s: %s", path, strerror(e));
+		tr_seterr(err, errlen, e, "%s: %s", path, strerror(e));
 		return NULL;
 	}
 	struct stat st;
@@ -168,19 +168,19 @@ char *trawl_ctf_metadata_read(const char *path, size_t *len, char *err, size_t e
 		cap = (size_t)st.st_size + 1;
 	uint8_t *buf = malloc(cap);
 	if (!buf) {
-		seterr(err, errlen, ENOMEM, "%s: out of memory", path);
+		tr_seterr(err, errlen, ENOMEM, "%s: out of memory", path);
 		goto err;
 	}
 	for (;;) {
 		if (n == cap) {
 			if (cap > META_MAX_FILE) {
-				seterr(err, errlen, EFBIG, "%s: larger than %zu bytes", path, META_MAX_FILE);
+				tr_seterr(err, errlen, EFBIG, "%s: larger than %zu bytes", path, META_MAX_FILE);
 				goto err;
 			}
 			size_t ncap = cap * 2 > META_MAX_FILE + 1 ? META_MAX_FILE + 1 : cap * 2;
 			uint8_t *nb = realloc(buf, ncap);
 			if (!nb) {
-				seterr(err, errlen, ENOMEM, "%s: out of memory", path);
+				tr_seterr(err, errlen, ENOMEM, "%s: out of memory", path);
 				goto err;
 			}
 			buf = nb;
@@ -191,7 +191,7 @@ char *trawl_ctf_metadata_read(const char *path, size_t *len, char *err, size_t e
 			if (errno == EINTR)
 				continue;
 			int e = errno;
-			seterr(err, errlen, e, "%s: read error at byte %zu: %s", path, n, strerror(e));
+			tr_seterr(err, errlen, e, "%s: read error at byte %zu: %s", path, n, strerror(e));
 			goto err;
 		}
 		if (r == 0)
@@ -201,18 +201,18 @@ char *trawl_ctf_metadata_read(const char *path, size_t *len, char *err, size_t e
 	close(fd);
 	fd = -1;
 	if (n == 0) {
-		seterr(err, errlen, EINVAL, "%s: empty metadata file", path);
+		tr_seterr(err, errlen, EINVAL, "%s: empty metadata file", path);
 		goto err;
 	}
 	if (is_packetized(buf, n)) {
-		char *text = ctf_metadata_unpack(buf, n, path, len, err, errlen);
+		char *text = tr_ctf_metadata_unpack(buf, n, path, len, err, errlen);
 		int e = errno;
 		free(buf);
 		errno = e;
 		return text;
 	}
 	if (n < 10 || memcmp(buf, "/* CTF 1.8", 10) != 0) {
-		seterr(err, errlen, EINVAL,
+		tr_seterr(err, errlen, EINVAL,
 		       "%s: not CTF 1.8 metadata (neither \"/* CTF 1.8\" at byte 0 nor a packet magic)",
 		       path);
 		goto err;
@@ -220,7 +220,7 @@ char *trawl_ctf_metadata_read(const char *path, size_t *len, char *err, size_t e
 	if (n == cap) {
 		uint8_t *nb = realloc(buf, n + 1);
 		if (!nb) {
-			seterr(err, errlen, ENOMEM, "%s: out of memory", path);
+			tr_seterr(err, errlen, ENOMEM, "%s: out of memory", path);
 			goto err;
 		}
 		buf = nb;
@@ -337,7 +337,7 @@ static void fail(struct parser *p, uint32_t line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	seterr(p->err, p->errlen, EINVAL, "line %" PRIu32 ": %s", line, msg);
+	tr_seterr(p->err, p->errlen, EINVAL, "line %" PRIu32 ": %s", line, msg);
 }
 
 static void nomem(struct parser *p)
@@ -346,7 +346,7 @@ static void nomem(struct parser *p)
 		return;
 	p->failed = true;
 	p->errnum = ENOMEM;
-	seterr(p->err, p->errlen, ENOMEM, "line %" PRIu32 ": out of memory", p->line);
+	tr_seterr(p->err, p->errlen, ENOMEM, "line %" PRIu32 ": out of memory", p->line);
 }
 
 static bool is_idstart(int c)
@@ -389,8 +389,8 @@ static int lex_escape(struct parser *p, size_t *i, uint32_t *cp)
 	case 'x': {
 		uint32_t v = 0;
 		int nd = 0;
-		while (*i < n && hexval((unsigned char)s[*i]) >= 0) {
-			v = v * 16 + (uint32_t)hexval((unsigned char)s[(*i)++]);
+		while (*i < n && tr_hexval((unsigned char)s[*i]) >= 0) {
+			v = v * 16 + (uint32_t)tr_hexval((unsigned char)s[(*i)++]);
 			if (++nd > 2)
 				return -1;
 		}
@@ -403,9 +403,9 @@ static int lex_escape(struct parser *p, size_t *i, uint32_t *cp)
 		int nd = c == 'u' ? 4 : 8;
 		uint32_t v = 0;
 		for (int k = 0; k < nd; k++) {
-			if (*i >= n || hexval((unsigned char)s[*i]) < 0)
+			if (*i >= n || tr_hexval((unsigned char)s[*i]) < 0)
 				return -1;
-			v = v * 16 + (uint32_t)hexval((unsigned char)s[(*i)++]);
+			v = v * 16 + (uint32_t)tr_hexval((unsigned char)s[(*i)++]);
 		}
 		if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 			return -1;
@@ -468,7 +468,7 @@ static void lex_string(struct parser *p, struct tok *t)
 		return;
 	}
 	size_t end = i;
-	char *o = arena_alloc(p->tmp, end - p->off);
+	char *o = tr_arena_alloc(p->tmp, end - p->off);
 	if (!o) {
 		nomem(p);
 		return;
@@ -520,7 +520,7 @@ static void lex_number(struct parser *p, struct tok *t)
 		base = 8;
 	}
 	for (; i < n; i++) {
-		int d = hexval((unsigned char)s[i]);
+		int d = tr_hexval((unsigned char)s[i]);
 		if (d < 0 || (base != 16 && !is_digit((unsigned char)s[i])))
 			break;
 		if ((unsigned)d >= base) {
@@ -760,7 +760,7 @@ static struct decl *dadd(struct parser *p, const void *key, int ns, const char *
 {
 	if (p->ndecls >= p->nbuckets) {
 		size_t nb = p->nbuckets ? p->nbuckets * 2 : 256;
-		struct decl **b = arena_alloc(p->tmp, nb * sizeof(*b));
+		struct decl **b = tr_arena_alloc(p->tmp, nb * sizeof(*b));
 		if (!b) {
 			nomem(p);
 			return NULL;
@@ -776,7 +776,7 @@ static struct decl *dadd(struct parser *p, const void *key, int ns, const char *
 		p->buckets = b;
 		p->nbuckets = nb;
 	}
-	struct decl *d = arena_alloc(p->tmp, sizeof(*d));
+	struct decl *d = tr_arena_alloc(p->tmp, sizeof(*d));
 	if (!d) {
 		nomem(p);
 		return NULL;
@@ -827,7 +827,7 @@ static int declare(struct parser *p, int ns, const char *name, struct trawl_ctf_
 
 static int scope_push(struct parser *p)
 {
-	struct scope *s = arena_alloc(p->tmp, sizeof(*s));
+	struct scope *s = tr_arena_alloc(p->tmp, sizeof(*s));
 	if (!s) {
 		nomem(p);
 		return -1;
@@ -846,7 +846,7 @@ static void scope_pop(struct parser *p)
 
 static char *tok_dup(struct parser *p, struct trawl_ctf_arena *a, const struct tok *t)
 {
-	char *s = arena_strndup(a, t->s, t->n);
+	char *s = tr_arena_strndup(a, t->s, t->n);
 	if (!s)
 		nomem(p);
 	return s;
@@ -875,7 +875,7 @@ static char *parse_path(struct parser *p, struct trawl_ctf_arena *a, const char 
 		buf[n++] = '.';
 		adv(p);
 	}
-	char *s = arena_strndup(a, buf, n);
+	char *s = tr_arena_strndup(a, buf, n);
 	if (!s)
 		nomem(p);
 	return s;
@@ -984,7 +984,7 @@ static int val_bool(struct parser *p, const struct val *v, const char *what, boo
 static const char *val_str(struct parser *p, const struct val *v, const char *what, bool ids)
 {
 	if (v->kind == V_STR || (ids && v->kind == V_ID)) {
-		char *s = arena_strdup(p->a, v->s);
+		char *s = tr_arena_strdup(p->a, v->s);
 		if (!s)
 			nomem(p);
 		return s;
@@ -1127,7 +1127,7 @@ static struct xtype *xt(const struct trawl_ctf_type *t)
 
 static struct trawl_ctf_type *new_type(struct parser *p, enum trawl_ctf_kind k)
 {
-	struct xtype *x = arena_alloc(p->a, sizeof(*x));
+	struct xtype *x = tr_arena_alloc(p->a, sizeof(*x));
 	if (!x) {
 		nomem(p);
 		return NULL;
@@ -1137,7 +1137,7 @@ static struct trawl_ctf_type *new_type(struct parser *p, enum trawl_ctf_kind k)
 	x->depth = 1;
 	x->nodes = 1;
 	if (k == TRAWL_CTF_INT || k == TRAWL_CTF_FLOAT) {
-		struct trawl_ctf_type **e = arena_push(p->tmp, &p->scalars, &p->nscalars,
+		struct trawl_ctf_type **e = tr_arena_push(p->tmp, &p->scalars, &p->nscalars,
 						       &p->scalars_cap, sizeof(*e));
 		if (!e) {
 			nomem(p);
@@ -1151,7 +1151,7 @@ static struct trawl_ctf_type *new_type(struct parser *p, enum trawl_ctf_kind k)
 /* A shallow copy (structs and variants given another alignment or tag). */
 static struct trawl_ctf_type *copy_type(struct parser *p, const struct trawl_ctf_type *t)
 {
-	struct xtype *x = arena_alloc(p->a, sizeof(*x));
+	struct xtype *x = tr_arena_alloc(p->a, sizeof(*x));
 	if (!x) {
 		nomem(p);
 		return NULL;
@@ -1381,7 +1381,7 @@ static int int_attr(struct parser *p, void *ctx, int idx, const struct val *v)
 			fail(p, v->line, "map must be clock.NAME.value");
 			return -1;
 		}
-		char *name = arena_strndup(p->tmp, v->s + 6, l - 12);
+		char *name = tr_arena_strndup(p->tmp, v->s + 6, l - 12);
 		if (!name) {
 			nomem(p);
 			return -1;
@@ -1415,7 +1415,7 @@ static struct trawl_ctf_type *parse_integer(struct parser *p)
 	t->u.i.clock = -1;
 	t->align = (uint32_t)(ia.align ? ia.align : ia.size % 8 ? 1 : 8);
 	if (ia.clock) {
-		struct clock_ref *r = arena_push(p->tmp, &p->maps, &p->nmaps, &p->maps_cap,
+		struct clock_ref *r = tr_arena_push(p->tmp, &p->maps, &p->nmaps, &p->maps_cap,
 						 sizeof(*r));
 		if (!r) {
 			nomem(p);
@@ -1550,7 +1550,7 @@ static int parse_enumerators(struct parser *p, struct trawl_ctf_type *t, uint32_
 		if (lt->kind == T_ID)
 			label = tok_dup(p, p->a, lt);
 		else if (lt->kind == T_STR)
-			label = arena_strdup(p->a, lt->s);
+			label = tr_arena_strdup(p->a, lt->s);
 		else {
 			expected(p, "an enumerator label or '}'");
 			return -1;
@@ -1580,7 +1580,7 @@ static int parse_enumerators(struct parser *p, struct trawl_ctf_type *t, uint32_
 			fail(p, ll, "enumerator '%s': value out of the container's range", label);
 			return -1;
 		}
-		struct trawl_ctf_enum_range *e = arena_push(p->tmp, &r, &n, &cap, sizeof(*r));
+		struct trawl_ctf_enum_range *e = tr_arena_push(p->tmp, &r, &n, &cap, sizeof(*r));
 		if (!e) {
 			nomem(p);
 			return -1;
@@ -1600,7 +1600,7 @@ static int parse_enumerators(struct parser *p, struct trawl_ctf_type *t, uint32_
 		fail(p, line, "enum without enumerators");
 		return -1;
 	}
-	t->u.e.ranges = arena_alloc(p->a, n * sizeof(*r));
+	t->u.e.ranges = tr_arena_alloc(p->a, n * sizeof(*r));
 	if (!t->u.e.ranges) {
 		nomem(p);
 		return -1;
@@ -1726,7 +1726,7 @@ static int parse_fields(struct parser *p, struct trawl_ctf_type *t, uint32_t lin
 			if (!ft || check_field(p, ft, fname, fl) ||
 			    declare(p, NS_FIELD, fname, NULL, fl))
 				goto out;
-			struct trawl_ctf_field *e = arena_push(p->tmp, &f, &n, &cap, sizeof(*f));
+			struct trawl_ctf_field *e = tr_arena_push(p->tmp, &f, &n, &cap, sizeof(*f));
 			if (!e) {
 				nomem(p);
 				goto out;
@@ -1743,7 +1743,7 @@ static int parse_fields(struct parser *p, struct trawl_ctf_type *t, uint32_t lin
 	adv(p);		/* } */
 	struct trawl_ctf_field *ff = NULL;
 	if (n) {
-		if (!(ff = arena_alloc(p->a, n * sizeof(*ff)))) {
+		if (!(ff = tr_arena_alloc(p->a, n * sizeof(*ff)))) {
 			nomem(p);
 			goto out;
 		}
@@ -2008,7 +2008,7 @@ static int parse_typealias(struct parser *p)
 		return -1;
 	if (expect(p, ';', "';' after typealias"))
 		return -1;
-	char *name = arena_strndup(p->tmp, buf, n);
+	char *name = tr_arena_strndup(p->tmp, buf, n);
 	if (!name) {
 		nomem(p);
 		return -1;
@@ -2124,7 +2124,7 @@ static int trace_attr(struct parser *p, void *ctx, const char *key, uint32_t lin
 		tr->minor = (uint32_t)u;
 		return 1;
 	case 2:
-		if (v.kind != V_STR || uuid_parse(v.s, tr->uuid)) {
+		if (v.kind != V_STR || tr_uuid_parse(v.s, tr->uuid)) {
 			fail(p, line, "trace uuid must be a string like \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\"");
 			return -1;
 		}
@@ -2176,11 +2176,11 @@ static int env_attr(struct parser *p, void *ctx, const char *key, uint32_t line,
 		tr->env[d->idx] = e;
 		return 1;
 	}
-	if (!(e.key = arena_strdup(p->a, key))) {
+	if (!(e.key = tr_arena_strdup(p->a, key))) {
 		nomem(p);
 		return -1;
 	}
-	struct trawl_ctf_env *slot = arena_push(p->a, &tr->env, &tr->nenv, &p->env_cap,
+	struct trawl_ctf_env *slot = tr_arena_push(p->a, &tr->env, &tr->nenv, &p->env_cap,
 						sizeof(*slot));
 	if (!slot || !dadd(p, p, NS_ENV, e.key, NULL, tr->nenv - 1)) {
 		nomem(p);
@@ -2218,7 +2218,7 @@ static int clock_attr(struct parser *p, void *ctx, const char *key, uint32_t lin
 		pc->has_name = true;
 		return 1;
 	case 1:
-		if (v.kind != V_STR || uuid_parse(v.s, pc->c.uuid)) {
+		if (v.kind != V_STR || tr_uuid_parse(v.s, pc->c.uuid)) {
 			fail(p, line, "clock uuid must be a string like \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\"");
 			return -1;
 		}
@@ -2260,7 +2260,7 @@ static int parse_clock(struct parser *p)
 		return -1;
 	}
 	struct trawl_ctf_trace *tr = p->tr;
-	struct trawl_ctf_clock *c = arena_push(p->a, &tr->clocks, &tr->nclocks, &p->clocks_cap,
+	struct trawl_ctf_clock *c = tr_arena_push(p->a, &tr->clocks, &tr->nclocks, &p->clocks_cap,
 					       sizeof(*c));
 	if (!c || !dadd(p, p, NS_CLOCK, pc.c.name, NULL, tr->nclocks - 1)) {
 		nomem(p);
@@ -2305,8 +2305,8 @@ static int parse_stream(struct parser *p)
 {
 	uint32_t line = cur(p)->line;
 	struct trawl_ctf_trace *tr = p->tr;
-	struct trawl_ctf_stream_class *sc = arena_alloc(p->a, sizeof(*sc));
-	struct pstream *ps = arena_push(p->tmp, &p->pstreams, &p->npstreams, &p->pstreams_cap,
+	struct trawl_ctf_stream_class *sc = tr_arena_alloc(p->a, sizeof(*sc));
+	struct pstream *ps = tr_arena_push(p->tmp, &p->pstreams, &p->npstreams, &p->pstreams_cap,
 					sizeof(*ps));
 	if (!sc || !ps) {
 		nomem(p);
@@ -2316,7 +2316,7 @@ static int parse_stream(struct parser *p)
 	if (parse_block(p, "a stream attribute", stream_attr, sc))
 		return -1;
 	size_t cap = p->streams_cap;
-	struct trawl_ctf_stream_class **slot = arena_push(p->a, &tr->streams, &tr->nstreams,
+	struct trawl_ctf_stream_class **slot = tr_arena_push(p->a, &tr->streams, &tr->nstreams,
 							  &cap, sizeof(*slot));
 	p->streams_cap = cap;
 	if (!slot) {
@@ -2368,13 +2368,13 @@ static int event_attr(struct parser *p, void *ctx, const char *key, uint32_t lin
 static int parse_event(struct parser *p)
 {
 	uint32_t line = cur(p)->line;
-	struct trawl_ctf_event_class *ec = arena_alloc(p->a, sizeof(*ec));
+	struct trawl_ctf_event_class *ec = tr_arena_alloc(p->a, sizeof(*ec));
 	if (!ec) {
 		nomem(p);
 		return -1;
 	}
 	ec->loglevel = INT64_MIN;
-	struct pevent *e = arena_push(p->tmp, &p->events, &p->nevents, &p->events_cap, sizeof(*e));
+	struct pevent *e = tr_arena_push(p->tmp, &p->events, &p->nevents, &p->events_cap, sizeof(*e));
 	if (!e) {
 		nomem(p);
 		return -1;
@@ -2481,8 +2481,8 @@ static int finalize(struct parser *p)
 
 	/* Stream classes: ids (one stream may omit it), sorted for lookups. */
 	if (!tr->nstreams && p->nevents) {
-		struct trawl_ctf_stream_class *sc = arena_alloc(p->a, sizeof(*sc));
-		tr->streams = arena_alloc(p->a, sizeof(*tr->streams));
+		struct trawl_ctf_stream_class *sc = tr_arena_alloc(p->a, sizeof(*sc));
+		tr->streams = tr_arena_alloc(p->a, sizeof(*tr->streams));
 		if (!sc || !tr->streams) {
 			nomem(p);
 			return -1;
@@ -2491,7 +2491,7 @@ static int finalize(struct parser *p)
 		tr->nstreams = 1;
 	}
 	size_t ns = tr->nstreams;
-	struct idkey *sk = arena_alloc(p->tmp, (ns + 1) * sizeof(*sk));
+	struct idkey *sk = tr_arena_alloc(p->tmp, (ns + 1) * sizeof(*sk));
 	if (!sk) {
 		nomem(p);
 		return -1;
@@ -2514,9 +2514,9 @@ static int finalize(struct parser *p)
 
 	/* Event classes: into their stream class, in declaration order. */
 	size_t ne = p->nevents;
-	size_t *count = arena_alloc(p->tmp, (ns + 1) * sizeof(*count));
-	size_t *sidx = arena_alloc(p->tmp, (ne + 1) * sizeof(*sidx));
-	struct idkey *ek = arena_alloc(p->tmp, (ne + 1) * sizeof(*ek));
+	size_t *count = tr_arena_alloc(p->tmp, (ns + 1) * sizeof(*count));
+	size_t *sidx = tr_arena_alloc(p->tmp, (ne + 1) * sizeof(*sidx));
+	struct idkey *ek = tr_arena_alloc(p->tmp, (ne + 1) * sizeof(*ek));
 	if (!count || !sidx || !ek) {
 		nomem(p);
 		return -1;
@@ -2554,7 +2554,7 @@ static int finalize(struct parser *p)
 	for (size_t i = 0; i < ns; i++) {
 		if (!count[i])
 			continue;
-		tr->streams[i]->events = arena_alloc(p->a, count[i] * sizeof(void *));
+		tr->streams[i]->events = tr_arena_alloc(p->a, count[i] * sizeof(void *));
 		if (!tr->streams[i]->events) {
 			nomem(p);
 			return -1;
@@ -2571,11 +2571,11 @@ struct trawl_ctf_trace *trawl_ctf_metadata_parse(const char *text, size_t len,
 						 char *err, size_t errlen)
 {
 	if (!text && len) {
-		seterr(err, errlen, EINVAL, "no metadata text");
+		tr_seterr(err, errlen, EINVAL, "no metadata text");
 		return NULL;
 	}
 	if (len > META_MAX_SIZE) {
-		seterr(err, errlen, E2BIG, "metadata too large (%zu bytes, at most %zu)", len,
+		tr_seterr(err, errlen, E2BIG, "metadata too large (%zu bytes, at most %zu)", len,
 		       META_MAX_SIZE);
 		return NULL;
 	}
@@ -2587,12 +2587,12 @@ struct trawl_ctf_trace *trawl_ctf_metadata_parse(const char *text, size_t len,
 		.errlen = errlen,
 		.ntk = 1,
 	};
-	p.a = arena_new();
-	p.tmp = arena_new();
-	if (!p.a || !p.tmp || !(p.tr = arena_alloc(p.a, sizeof(*p.tr)))) {
-		arena_free(p.a);
-		arena_free(p.tmp);
-		seterr(err, errlen, ENOMEM, "out of memory");
+	p.a = tr_arena_new();
+	p.tmp = tr_arena_new();
+	if (!p.a || !p.tmp || !(p.tr = tr_arena_alloc(p.a, sizeof(*p.tr)))) {
+		tr_arena_free(p.a);
+		tr_arena_free(p.tmp);
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	p.tr->arena = p.a;
@@ -2603,9 +2603,9 @@ struct trawl_ctf_trace *trawl_ctf_metadata_parse(const char *text, size_t len,
 		if (parse_top(&p) == 0)
 			finalize(&p);
 	}
-	arena_free(p.tmp);
+	tr_arena_free(p.tmp);
 	if (p.failed) {
-		arena_free(p.a);
+		tr_arena_free(p.a);
 		errno = p.errnum;
 		return NULL;
 	}
@@ -2651,11 +2651,11 @@ char *trawl_ctf_metadata_set_clocks(const char *text, size_t len,
 	bool in_stmt = false, drop = false, want_open = false;
 
 	if (!text || len > META_MAX_SIZE) {
-		seterr(err, errlen, EINVAL, "no metadata text, or too large");
+		tr_seterr(err, errlen, EINVAL, "no metadata text, or too large");
 		return NULL;
 	}
-	if (!(p.tmp = arena_new())) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+	if (!(p.tmp = tr_arena_new())) {
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	for (;;) {
@@ -2721,7 +2721,7 @@ char *trawl_ctf_metadata_set_clocks(const char *text, size_t len,
 		prev = t;
 	}
 	(void)prev;
-	arena_free(p.tmp);
+	tr_arena_free(p.tmp);
 	if (p.failed) {
 		free(o.b);
 		errno = p.errnum;
@@ -2730,7 +2730,7 @@ char *trawl_ctf_metadata_set_clocks(const char *text, size_t len,
 	oput(&o, text + from, len - from);
 	if (o.nomem || !o.b) {
 		free(o.b);
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	return o.b;

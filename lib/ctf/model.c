@@ -25,5 +25,5 @@ void trawl_ctf_trace_free(struct trawl_ctf_trace *t)
 			free(sc->events[j]->priv);
 		free(sc->priv);
 	}
-	arena_free(t->arena);
+	tr_arena_free(t->arena);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/ctf/stream.c - one CTF data stream: packets (header, context, the
- * index beside the trace), events decoded one at a time (ctf_stream_next)
- * or into batches (ctf_stream_fill, with the fast loops of fill-run.h).
+ * index beside the trace), events decoded one at a time (tr_ctf_stream_next)
+ * or into batches (tr_ctf_stream_fill, with the fast loops of fill-run.h).
  * The merge (lib/pipe/merge.c) orders the streams; this file knows
  * nothing of the others.
  */
@@ -339,7 +339,7 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 		c->end = avail > UINT64_MAX / 8 ? UINT64_MAX : avail * 8;
 		c->rolemask = 0;
 		c->nv = 0;
-		if (tr->td.ph.nops && ctf_exec(c, &tr->td.ph, 0, tr->td.ph.nops))
+		if (tr->td.ph.nops && tr_ctf_exec(c, &tr->td.ph, 0, tr->td.ph.nops))
 			return stream_fail(s, off + c->errpos / 8, "packet header: %s", c->why);
 		if ((c->rolemask & (1u << ROLE_MAGIC)) && c->roles[ROLE_MAGIC] != CTF_MAGIC)
 			return stream_fail(s, off, "bad packet magic 0x%08" PRIx64 " (want 0x%08x)",
@@ -365,7 +365,7 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 		if (c->rolemask & (1u << ROLE_STREAM_INSTANCE_ID))
 			s->st.stream_instance_id = c->roles[ROLE_STREAM_INSTANCE_ID];
 		const struct sc_dec *sd = s->scd;
-		if (sd->pc.nops && ctf_exec(c, &sd->pc, 0, sd->pc.nops))
+		if (sd->pc.nops && tr_ctf_exec(c, &sd->pc, 0, sd->pc.nops))
 			return stream_fail(s, off + c->errpos / 8, "packet context: %s", c->why);
 		uint64_t psize = c->end, csize;
 		if (c->rolemask & (1u << ROLE_PACKET_SIZE)) {
@@ -439,7 +439,7 @@ static const uint8_t *semi_decode(struct dctx *c, const struct ec_dec *d, const 
 
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
  * the end, -errno on corruption. */
-__attribute__((noinline)) int ctf_stream_next(struct ctf_stream *s, struct trawl_event *e)
+__attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct trawl_event *e)
 {
 	struct dctx *c = &s->d;
 
@@ -478,7 +478,7 @@ __attribute__((noinline)) int ctf_stream_next(struct ctf_stream *s, struct trawl
 		case HDR_GENERIC:
 			c->nv = 0;
 			c->rolemask &= ~(1u << ROLE_EVENT_ID);
-			if (ctf_exec(c, &sd->eh, 0, sd->eh.nops))
+			if (tr_ctf_exec(c, &sd->eh, 0, sd->eh.nops))
 				return stream_fail(s, s->pkt_off + c->errpos / 8, "event header: %s", c->why);
 			has_id = c->rolemask & (1u << ROLE_EVENT_ID);
 			id = has_id ? c->roles[ROLE_EVENT_ID] : 0;
@@ -517,7 +517,7 @@ __attribute__((noinline)) int ctf_stream_next(struct ctf_stream *s, struct trawl
 		} else {
 			c->pos = evbody;
 			c->nv = 0;
-			int rc = ctf_exec(c, &ed->body, 0, ed->body.nops);
+			int rc = tr_ctf_exec(c, &ed->body, 0, ed->body.nops);
 			if (unlikely(rc)) {
 				if (rc == -ENOMEM) {
 					stream_fail(s, s->pkt_off + evpos / 8, "%s", c->why);
@@ -631,7 +631,7 @@ static uint32_t fill_run(struct ctf_stream *s, struct batch *b, size_t least)
  * Decodes the stream's next events into b, up to its capacity, then the
  * end or an error as b->term. Runs as the stream's one filler.
  */
-void ctf_stream_fill(struct ctf_stream *s, struct batch *b)
+void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 {
 	struct dctx *c = &s->d;
 	const size_t least = (size_t)s->tr->maxfix + 64;	/* what decoding assumes */
@@ -685,7 +685,7 @@ void ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 		struct trawl_event *e = &s->ev;	/* the consumer reads batches only */
 		int rc = ctf_fast_next(s, e);
 		if (!rc)
-			rc = ctf_stream_next(s, e);
+			rc = tr_ctf_stream_next(s, e);
 		if (unlikely(rc <= 0)) {
 			if (rc == -EAGAIN)
 				b->hold = true;	/* a live stream has nothing more yet */
@@ -711,7 +711,7 @@ out:
 
 /* ------------------------------------------------------------ lifecycle */
 
-int ctf_batch_init(struct batch *b, uint32_t cap, size_t capv)
+int tr_ctf_batch_init(struct batch *b, uint32_t cap, size_t capv)
 {
 	memset(b, 0, sizeof(*b));
 	b->cap = cap;
@@ -723,7 +723,7 @@ int ctf_batch_init(struct batch *b, uint32_t cap, size_t capv)
 	return b->rec && b->cyc && b->cpu && b->vals ? 0 : -ENOMEM;
 }
 
-void ctf_batch_release(struct batch *b)
+void tr_ctf_batch_release(struct batch *b)
 {
 	free(b->rec);
 	free(b->cyc);
@@ -743,24 +743,24 @@ static void set_maxfix(struct ctf_tdec *t)
 	}
 }
 
-int ctf_tdec_init(struct ctf_tdec *t, struct trawl_ctf_trace *meta,
+int tr_ctf_tdec_init(struct ctf_tdec *t, struct trawl_ctf_trace *meta,
 		  const char *const *events, size_t nevents, char *err, size_t errlen)
 {
 	t->meta = meta;
-	int rc = ctf_compile_trace(meta, &t->td, events, nevents, err, errlen);
+	int rc = tr_ctf_compile_trace(meta, &t->td, events, nevents, err, errlen);
 	if (rc)
 		return rc;
 	set_maxfix(t);
 	return 0;
 }
 
-void ctf_tdec_release(struct ctf_tdec *t)
+void tr_ctf_tdec_release(struct ctf_tdec *t)
 {
 	free(t->td.ph_mem);
 	t->td.ph_mem = NULL;
 }
 
-int ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t, const struct ctf_range *rg,
+int tr_ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t, const struct ctf_range *rg,
 		    const char *path, const struct trawl_reader_stream *handle)
 {
 	memset(s, 0, sizeof(*s));
@@ -781,7 +781,7 @@ int ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t, const struct
 	return s->path && s->d.tape && s->d.regs ? 0 : -ENOMEM;
 }
 
-void ctf_stream_release(struct ctf_stream *s)
+void tr_ctf_stream_release(struct ctf_stream *s)
 {
 	if (s->map && s->size && !s->borrowed)
 		munmap((void *)s->map, s->size);
@@ -792,14 +792,14 @@ void ctf_stream_release(struct ctf_stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int ctf_stream_map_file(struct ctf_stream *s, const char *dir, const char *name,
+int tr_ctf_stream_map_file(struct ctf_stream *s, const char *dir, const char *name,
 			char *err, size_t errlen)
 {
 	struct stat st;
 	int fd = open(s->path, O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		rc = seterr(err, errlen, errno, "%s: %s", s->path, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", s->path, strerror(errno));
 		goto out;
 	}
 	s->size = (uint64_t)st.st_size;
@@ -807,7 +807,7 @@ int ctf_stream_map_file(struct ctf_stream *s, const char *dir, const char *name,
 	if (s->size) {
 		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
-			rc = seterr(err, errlen, errno, "%s: mmap: %s", s->path, strerror(errno));
+			rc = tr_seterr(err, errlen, errno, "%s: mmap: %s", s->path, strerror(errno));
 			s->size = 0;
 			goto out;
 		}
@@ -822,7 +822,7 @@ out:
 }
 
 
-int ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t, uint32_t oldregs)
+int tr_ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t, uint32_t oldregs)
 {
 	uint64_t *regs = calloc(t->td.nregs + 1, sizeof(uint64_t));
 
@@ -859,7 +859,7 @@ int ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t, uint32_t
 	return 0;
 }
 
-int64_t ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles)
+int64_t tr_ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles)
 {
 	if (!s->scd) {
 		const struct trawl_ctf_trace *m = s->tr->meta;

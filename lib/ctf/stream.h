@@ -50,8 +50,8 @@ struct batch {
 };
 
 /* A batch of cap events and capv values: 0 or -ENOMEM (then release it). */
-TRAWL_HIDDEN int ctf_batch_init(struct batch *b, uint32_t cap, size_t capv);
-TRAWL_HIDDEN void ctf_batch_release(struct batch *b);
+TRAWL_HIDDEN int tr_ctf_batch_init(struct batch *b, uint32_t cap, size_t capv);
+TRAWL_HIDDEN void tr_ctf_batch_release(struct batch *b);
 
 /* One packet of a stream's index file, in host order. */
 struct ient {
@@ -64,7 +64,7 @@ struct ient {
 struct ctf_range {
 	int64_t begin, end;		/* ns, when has_begin / has_end */
 	bool has_begin, has_end;
-	bool simd;			/* ctf_simd(): the AVX-512 fill loop */
+	bool simd;			/* tr_ctf_simd(): the AVX-512 fill loop */
 };
 
 /* A trace's decoding state, shared by its streams. */
@@ -75,11 +75,11 @@ struct ctf_tdec {
 	const struct trawl_sync_xform *fix; /* the trace's correction, or NULL */
 };
 
-/* Compiles the trace's decoders (see ctf_compile_trace()) and sets maxfix.
+/* Compiles the trace's decoders (see tr_ctf_compile_trace()) and sets maxfix.
  * 0 or -errno with a message in err. */
-TRAWL_HIDDEN int ctf_tdec_init(struct ctf_tdec *t, struct trawl_ctf_trace *meta,
+TRAWL_HIDDEN int tr_ctf_tdec_init(struct ctf_tdec *t, struct trawl_ctf_trace *meta,
 			       const char *const *events, size_t nevents, char *err, size_t errlen);
-TRAWL_HIDDEN void ctf_tdec_release(struct ctf_tdec *t);
+TRAWL_HIDDEN void tr_ctf_tdec_release(struct ctf_tdec *t);
 
 struct ctf_stream {
 	const struct trawl_reader_stream *handle;	/* events' stream */
@@ -127,48 +127,48 @@ struct ctf_stream {
 	int (*more)(struct ctf_stream *s);
 	void *more_arg;
 	int64_t hold_ns;
-	uint64_t fills;			/* ctf_stream_fill() calls so far */
+	uint64_t fills;			/* tr_ctf_stream_fill() calls so far */
 };
 
 /*
  * Sets up s to decode path's bytes with trace t's decoders and range rg
  * (both must outlive s); `handle`: what events carry as their stream (the
  * reader's state that embeds s). No bytes yet: map them with
- * ctf_stream_map_file() or set map and size (borrowed). 0 or -ENOMEM.
+ * tr_ctf_stream_map_file() or set map and size (borrowed). 0 or -ENOMEM.
  */
-TRAWL_HIDDEN int ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t,
+TRAWL_HIDDEN int tr_ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t,
 				 const struct ctf_range *rg, const char *path,
 				 const struct trawl_reader_stream *handle);
-TRAWL_HIDDEN void ctf_stream_release(struct ctf_stream *s);
+TRAWL_HIDDEN void tr_ctf_stream_release(struct ctf_stream *s);
 /* Maps the file at s->path, and its index (index/NAME.idx under dir) if
  * there is one. 0 or -errno with a message in err. */
-TRAWL_HIDDEN int ctf_stream_map_file(struct ctf_stream *s, const char *dir, const char *name,
+TRAWL_HIDDEN int tr_ctf_stream_map_file(struct ctf_stream *s, const char *dir, const char *name,
 				     char *err, size_t errlen);
 
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
  * the end, -errno on corruption (the message in s->err), -EAGAIN when a
  * live stream has nothing more yet (nothing else changed). */
-TRAWL_HIDDEN int ctf_stream_next(struct ctf_stream *s, struct trawl_event *e);
+TRAWL_HIDDEN int tr_ctf_stream_next(struct ctf_stream *s, struct trawl_event *e);
 /* Decodes the stream's next events into b, up to its capacity, then the
  * end or an error as b->term (or b->hold: a live stream has nothing more
  * yet); b->st gets the stream's stats. */
-TRAWL_HIDDEN void ctf_stream_fill(struct ctf_stream *s, struct batch *b);
+TRAWL_HIDDEN void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b);
 /*
  * The trace's decoders were recompiled from a longer metadata (a live
  * trace whose metadata grew: the classes before are the same): s decodes
  * with t from now on, where it is (t may be where its decoders were
  * before, replaced: oldregs is the old register count). 0 or -ENOMEM.
  */
-TRAWL_HIDDEN int ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t,
+TRAWL_HIDDEN int tr_ctf_stream_retarget(struct ctf_stream *s, const struct ctf_tdec *t,
 				     uint32_t oldregs);
 /* A time in the stream's clock cycles in ns (corrected), as its events'
  * times are; before its first packet, with the trace's first clock. */
-TRAWL_HIDDEN int64_t ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles);
+TRAWL_HIDDEN int64_t tr_ctf_stream_cycles_ns(struct ctf_stream *s, uint64_t cycles);
 
 #define CTF_PREFETCH 1024		/* bytes ahead of the event being decoded */
 
 /*
- * LTTng's event headers, decoded here only (ctf_stream_next(), the fast
+ * LTTng's event headers, decoded here only (tr_ctf_stream_next(), the fast
  * path below and the fill loops of fill-run.h). Compact: a 5-bit id and a
  * 27-bit timestamp in 4 bytes; large: a 16-bit id and a 32-bit timestamp
  * in 6 bytes. The id 31 (compact) or 65535 (large) escapes to the
@@ -234,10 +234,10 @@ static inline int64_t ctf_to_ns(const struct ctf_stream *s, uint64_t cyc)
 }
 
 /*
- * The fast path of ctf_stream_next() for the common event: an LTTng compact or
+ * The fast path of tr_ctf_stream_next() for the common event: an LTTng compact or
  * large header (not extended), a fixed-layout class that passes the filters,
  * well inside the packet and the file. Returns 1 with the event decoded, or
- * 0 having changed nothing: then ctf_stream_next() does the general work.
+ * 0 having changed nothing: then tr_ctf_stream_next() does the general work.
  */
 static inline __attribute__((always_inline)) int ctf_fast_next(struct ctf_stream *s,
 							       struct trawl_event *e)

@@ -100,7 +100,7 @@ static void *grow(struct trawl_ctf_arena *a, void *arr, size_t n, size_t sz)
 	if (n != 0 && (n < 4 || (n & (n - 1))))
 		return (char *)*parr + n * sz;
 	size_t ncap = n ? n * 2 : 4;
-	void *m = arena_alloc(a, ncap * sz);
+	void *m = tr_arena_alloc(a, ncap * sz);
 	if (!m)
 		return NULL;
 	if (n)
@@ -124,7 +124,7 @@ static int64_t measure_offset_ns(void)
 
 static struct trawl_ctf_type *new_type(struct trawl_ctf_writer *w, enum trawl_ctf_kind k)
 {
-	struct trawl_ctf_type *t = arena_alloc(w->arena, sizeof(*t));
+	struct trawl_ctf_type *t = tr_arena_alloc(w->arena, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->kind = k;
@@ -208,7 +208,7 @@ int trawl_ctf_enum_add(struct trawl_ctf_writer *w, struct trawl_ctf_type *e,
 		return -EINVAL;
 	if (e->u.e.container->u.i.sign ? (int64_t)lo > (int64_t)hi : lo > hi)
 		return -EINVAL;
-	char *l = arena_strdup(w->arena, label);
+	char *l = tr_arena_strdup(w->arena, label);
 	struct trawl_ctf_enum_range *r = l ? grow(w->arena, &e->u.e.ranges, e->u.e.n, sizeof(*r)) : NULL;
 	if (!r)
 		return -ENOMEM;
@@ -239,7 +239,7 @@ struct trawl_ctf_type *trawl_ctf_type_array(struct trawl_ctf_writer *w,
 static char *field_name(struct trawl_ctf_writer *w, const char *name)
 {
 	size_t n = strlen(name);
-	char *s = arena_alloc(w->arena, n + 2);
+	char *s = tr_arena_alloc(w->arena, n + 2);
 	if (!s)
 		return NULL;
 	s[0] = '_';
@@ -358,7 +358,7 @@ static struct trawl_ctf_type *mk_header(struct trawl_ctf_writer *w, bool compact
 	struct trawl_ctf_type *x = mk_struct(w, 2, "id", mk_int(w, 32, 8, false, 10, -1),
 					     "timestamp", mk_int(w, 64, 8, false, 10, 0));
 	struct trawl_ctf_type *v = new_type(w, TRAWL_CTF_VARIANT);
-	struct trawl_ctf_field *opts = arena_alloc(w->arena, 2 * sizeof(*opts));
+	struct trawl_ctf_field *opts = tr_arena_alloc(w->arena, 2 * sizeof(*opts));
 	if (!c || !x || !v || !opts)
 		return NULL;
 	v->align = 1;
@@ -385,14 +385,14 @@ static int build_model(struct trawl_ctf_writer *w, const struct trawl_ctf_writer
 	if (o->trace_uuid)
 		memcpy(t->uuid, o->trace_uuid, 16);
 	else
-		uuid_random(t->uuid);
+		tr_uuid_random(t->uuid);
 
-	struct trawl_ctf_clock *c = arena_alloc(w->arena, sizeof(*c));
+	struct trawl_ctf_clock *c = tr_arena_alloc(w->arena, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	t->clocks = c;
 	t->nclocks = 1;
-	c->name = arena_strdup(w->arena, o->clock_name ? o->clock_name : "monotonic");
+	c->name = tr_arena_strdup(w->arena, o->clock_name ? o->clock_name : "monotonic");
 	if (!c->name)
 		return -ENOMEM;
 	c->description = o->clock_name ? NULL : "CLOCK_MONOTONIC";
@@ -400,7 +400,7 @@ static int build_model(struct trawl_ctf_writer *w, const struct trawl_ctf_writer
 	if (o->clock_uuid)
 		memcpy(c->uuid, o->clock_uuid, 16);
 	else
-		uuid_boot_id(c->uuid);
+		tr_uuid_boot_id(c->uuid);
 	c->absolute = true;
 	c->freq = o->clock_freq ? o->clock_freq : 1000000000;
 	c->precision = 1;
@@ -448,7 +448,7 @@ static int env_set(struct trawl_ctf_writer *w, const char *key, bool is_int,
 		if (strcmp(t->env[i].key, key) == 0)
 			e = &t->env[i];
 	if (!e) {
-		char *k = arena_strdup(w->arena, key);
+		char *k = tr_arena_strdup(w->arena, key);
 		e = k ? grow(w->arena, &t->env, t->nenv, sizeof(*e)) : NULL;
 		if (!e)
 			return -ENOMEM;
@@ -458,7 +458,7 @@ static int env_set(struct trawl_ctf_writer *w, const char *key, bool is_int,
 	e->is_int = is_int;
 	e->ival = is_int ? ival : 0;
 	e->sval = NULL;
-	if (!is_int && !(e->sval = arena_strdup(w->arena, sval)))
+	if (!is_int && !(e->sval = tr_arena_strdup(w->arena, sval)))
 		return -ENOMEM;
 	return 0;
 }
@@ -506,10 +506,10 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		goto err;
-	w->arena = arena_new();
+	w->arena = tr_arena_new();
 	if (!w->arena)
 		goto err;
-	w->t = arena_alloc(w->arena, sizeof(*w->t));
+	w->t = tr_arena_alloc(w->arena, sizeof(*w->t));
 	w->path = o->path ? strdup(o->path) : NULL;
 	if (!w->t || (o->path && !w->path))
 		goto err;
@@ -544,7 +544,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 		w->dest = dest;
 	}
 	if (w->path) {
-		ret = mkdir_p(w->path);
+		ret = tr_mkdir_p(w->path);
 		if (ret < 0)
 			goto err;
 		char *idx;
@@ -558,7 +558,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 			goto err;
 	}
 	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
-	    o->io_queue && !(w->ioq = ioq_new(o->io_queue))) {
+	    o->io_queue && !(w->ioq = tr_ioq_new(o->io_queue))) {
 		ret = -errno;
 		goto err;
 	}
@@ -566,7 +566,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 err:
 	trawl_ctf_dest_free(dest);	/* the writer's, even now */
 	if (w) {
-		arena_free(w->arena);
+		tr_arena_free(w->arena);
 		free(w->path);
 		free(w);
 	}
@@ -599,7 +599,7 @@ trawl_ctf_writer_stream_class(struct trawl_ctf_writer *w, enum trawl_ctf_header 
 			return NULL;
 		}
 	}
-	struct trawl_ctf_stream_class *sc = arena_alloc(w->arena, sizeof(*sc));
+	struct trawl_ctf_stream_class *sc = tr_arena_alloc(w->arena, sizeof(*sc));
 	struct trawl_ctf_stream_class **slot =
 		sc ? grow(w->arena, &t->streams, t->nstreams, sizeof(*slot)) : NULL;
 	if (!slot) {
@@ -627,10 +627,10 @@ trawl_ctf_writer_event_class(struct trawl_ctf_writer *w,
 		errno = EINVAL;
 		return NULL;
 	}
-	struct trawl_ctf_event_class *ec = arena_alloc(w->arena, sizeof(*ec));
+	struct trawl_ctf_event_class *ec = tr_arena_alloc(w->arena, sizeof(*ec));
 	struct trawl_ctf_event_class **slot =
 		ec ? grow(w->arena, &sc->events, sc->nevents, sizeof(*slot)) : NULL;
-	if (!slot || !(ec->name = arena_strdup(w->arena, name))) {
+	if (!slot || !(ec->name = tr_arena_strdup(w->arena, name))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -702,7 +702,7 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	}
 	uint8_t ih[CTF_IDX_HEADER_LEN];
 	ctf_index_put_header(ih);
-	ret = write_all(s->idxfd, ih, sizeof(ih));
+	ret = tr_write_all(s->idxfd, ih, sizeof(ih));
 	if (ret < 0)
 		goto err;
 add:
@@ -759,7 +759,7 @@ int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)
 {
 	if (!w)
 		return -EINVAL;
-	if (!w->dest || metadata_mark_current(w->t, &w->sent))
+	if (!w->dest || tr_metadata_mark_current(w->t, &w->sent))
 		return 0;
 	char *text = NULL;
 	size_t len = 0;
@@ -768,7 +768,7 @@ int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)
 		return -errno;
 	/* on a failure the mark has moved on all the same: the destination
 	 * is lost, or the error sticks to the streams */
-	int ret = metadata_print_new(w->t, f, &w->sent);
+	int ret = tr_metadata_print_new(w->t, f, &w->sent);
 	if (fclose(f) != 0 && !ret)
 		ret = -ENOMEM;
 	if (!ret)
@@ -835,9 +835,9 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		uint8_t e[CTF_IDX_ENTRY_LEN];
 		ctf_index_put_entry(e, s->offset, ix);
 		if (w->ioq)
-			ret = ioq_write(w->ioq, s->fd, pkt, size, s->idxfd, e, CTF_IDX_ENTRY_LEN);
-		else if (!(ret = write_all(s->fd, pkt, size)))
-			ret = write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
+			ret = tr_ioq_write(w->ioq, s->fd, pkt, size, s->idxfd, e, CTF_IDX_ENTRY_LEN);
+		else if (!(ret = tr_write_all(s->fd, pkt, size)))
+			ret = tr_write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
 	}
 	if (!ret && w->dest && !(ret = dest_ready(s)) && w->dest)
 		ret = dest_lost(w, w->dest->ops->packet(w->dest, s->handle, ix, pkt, size));
@@ -1063,7 +1063,7 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 			ret = s->err;
 	}
 	/* everything queued is written before the files close */
-	int qr = ioq_free(w->ioq);
+	int qr = tr_ioq_free(w->ioq);
 	w->ioq = NULL;
 	if (qr && !ret)
 		ret = qr;
@@ -1110,8 +1110,8 @@ void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
 	}
 	free(w->streams);
 	trawl_ctf_dest_free(w->dest);
-	metadata_mark_release(&w->sent);
-	arena_free(w->arena);
+	tr_metadata_mark_release(&w->sent);
+	tr_arena_free(w->arena);
 	free(w->path);
 	free(w);
 }

@@ -30,7 +30,7 @@ static bool is_dir(const char *p)
 static int need_root(char *err, size_t errlen)
 {
 	if (geteuid() != 0)
-		return seterr(err, errlen, EPERM, "kernel events need root (the agent runs as uid %u)",
+		return tr_seterr(err, errlen, EPERM, "kernel events need root (the agent runs as uid %u)",
 			      (unsigned)geteuid());
 	return 0;
 }
@@ -47,7 +47,7 @@ static int kmatch_events(const char *tdir, const char *sys, const char *evg)
 	int n = 0;
 	struct dirent *e;
 	while (!n && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || !glob_match(evg, e->d_name))
+		if (e->d_name[0] == '.' || !tr_glob_match(evg, e->d_name))
 			continue;
 		char f[PATH_MAX + 300];
 		struct stat st;
@@ -74,22 +74,22 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 	if (tdir)
 		snprintf(p, sizeof(p), "%s/events", tdir);
 	if (!tdir || !is_dir(p))
-		return seterr(err, errlen, ENODEV,
+		return tr_seterr(err, errlen, ENODEV,
 			      "kernel events: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
-	const char *psys = krec_preset_system(spec);	/* the families' table */
+	const char *psys = tr_krec_preset_system(spec);	/* the families' table */
 	if (psys) {
 		snprintf(p, sizeof(p), "%s/events/%s", tdir, psys);
 		if (!is_dir(p))
-			return seterr(err, errlen, ENOENT,
+			return tr_seterr(err, errlen, ENOENT,
 				      "preset '%s': this kernel has no %s tracepoints", spec, psys);
 		return 0;
 	}
 	char sysg[256], evg[256];
-	krec_spec_split(spec, sysg, evg);
+	tr_krec_spec_split(spec, sysg, evg);
 	if (strlen(spec) > 200 || !*sysg || !*evg || strpbrk(evg, ":/") || strpbrk(spec, " \t\n,")) {
 		char presets[200];
-		krec_presets(presets, sizeof(presets));
-		return seterr(err, errlen, EINVAL,
+		tr_krec_presets(presets, sizeof(presets));
+		return tr_seterr(err, errlen, EINVAL,
 			      "'%s' is not a kernel event (SYSTEM:EVENT, globs allowed, or a preset: %s)",
 			      spec, presets);
 	}
@@ -98,7 +98,7 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 		snprintf(p, sizeof(p), "%s/events/%s/%s/format", tdir, sysg, evg);
 		if (stat(p, &st) == 0)
 			return 0;
-		return seterr(err, errlen, ENOENT,
+		return tr_seterr(err, errlen, ENOENT,
 			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
 			      sysg, evg);
 	}
@@ -107,12 +107,12 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 	int n = 0;
 	struct dirent *e;
 	while (d && !n && (e = readdir(d)))
-		if (e->d_name[0] != '.' && glob_match(sysg, e->d_name))
+		if (e->d_name[0] != '.' && tr_glob_match(sysg, e->d_name))
 			n += kmatch_events(tdir, e->d_name, evg);
 	if (d)
 		closedir(d);
 	if (!n)
-		return seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+		return tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
 	return 0;
 }
 
@@ -132,10 +132,10 @@ static void *ak_create(const struct trawl_agent_kernel_opts *o, char *err, size_
 		.clock = o->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
 	};
 	char e[400] = "";
-	struct krec *k = krec_new(&ko, e, sizeof(e));
+	struct krec *k = tr_krec_new(&ko, e, sizeof(e));
 	if (!k) {
 		int en = errno ? errno : EIO;
-		seterr(err, errlen, en, "kernel events: %s", e);
+		tr_seterr(err, errlen, en, "kernel events: %s", e);
 		return NULL;
 	}
 	return k;
@@ -149,38 +149,38 @@ static int ak_start(void *rec, char *err, size_t errlen)
 	char e[400] = "";
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int r = krec_start(rec, e, sizeof(e));
+	int r = tr_krec_start(rec, e, sizeof(e));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
-		return seterr(err, errlen, -r, "kernel events: %s", e);
+		return tr_seterr(err, errlen, -r, "kernel events: %s", e);
 	return 0;
 }
 
 static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
 {
-	int r = krec_stop(rec, err, errlen);
+	int r = tr_krec_stop(rec, err, errlen);
 	memset(st, 0, sizeof(*st));
-	for (unsigned i = 0; i < krec_ncpus(rec); i++) {
-		st->events += krec_stats(rec, i)->events;
-		st->lost += krec_stats(rec, i)->lost;
+	for (unsigned i = 0; i < tr_krec_ncpus(rec); i++) {
+		st->events += tr_krec_stats(rec, i)->events;
+		st->lost += tr_krec_stats(rec, i)->lost;
 	}
-	st->statedump = krec_statedump_events(rec);
+	st->statedump = tr_krec_statedump_events(rec);
 	return r;
 }
 
 static int ak_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
-	return krec_clock_get(rec, freq, offset_s, offset);
+	return tr_krec_clock_get(rec, freq, offset_s, offset);
 }
 
 static const char *ak_clock_name(void *rec)
 {
-	return krec_clock_name(rec);
+	return tr_krec_clock_name(rec);
 }
 
 static void ak_destroy(void *rec)
 {
-	krec_free(rec);
+	tr_krec_free(rec);
 }
 
 const struct trawl_agent_kernel trawl_kern_agent_ops = {

@@ -334,7 +334,7 @@ static struct sysent *sysent_get(struct krec_conv *c, long nr)
 	if (s->built)
 		return s;
 	s->built = true;
-	const char *name = krec_syscall_name(nr);
+	const char *name = tr_krec_syscall_name(nr);
 	if (!name || sys_classes(c, name, &s->entry, &s->exit, &s->nargs) < 0) {
 		s->entry = c->sys_entry_unknown;
 		s->exit = c->sys_exit_unknown;
@@ -389,7 +389,7 @@ generic:
 		cv->minsize = 0;
 	}
 	char tmp[300];
-	const char *lname = krec_lttng_name(sys, ev->name);
+	const char *lname = tr_krec_lttng_name(sys, ev->name);
 	char lbuf[256];
 	snprintf(lbuf, sizeof(lbuf), "%s", lname);
 	lname = unique_name(c, lbuf, sys, tmp, sizeof(tmp));
@@ -411,7 +411,7 @@ err:
 
 /* ------------------------------------------------------------ public */
 
-struct krec_conv *krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
+struct krec_conv *tr_krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
 				bool tid_context)
 {
 	struct krec_conv *c = calloc(1, sizeof(*c));
@@ -439,12 +439,12 @@ struct krec_conv *krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *t
 		goto err;
 	return c;
 err:
-	krec_conv_free(c);
+	tr_krec_conv_free(c);
 	errno = ENOMEM;
 	return NULL;
 }
 
-void krec_conv_free(struct krec_conv *c)
+void tr_krec_conv_free(struct krec_conv *c)
 {
 	if (!c)
 		return;
@@ -460,12 +460,12 @@ void krec_conv_free(struct krec_conv *c)
 	free(c);
 }
 
-struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c)
+struct trawl_ctf_stream_class *tr_krec_conv_stream_class(struct krec_conv *c)
 {
 	return c->sc;
 }
 
-int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
+int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size)
 {
 	const uint8_t *d = data;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"	/* glob_match */
+#include "internal.h"	/* tr_glob_match */
 #include "kern/family.h"
 #include "kern/krec.h"
 
@@ -88,19 +88,19 @@ const char *tr_kfamily_field(const struct tr_kfamily *f, const char *name, char 
 
 bool tr_kfamily_prio(const struct tr_kfamily *f, const char *name)
 {
-	return f && f->prio && glob_match(f->prio, name);
+	return f && f->prio && tr_glob_match(f->prio, name);
 }
 
 /* ------------------------------------------------- krec.h's names */
 
-const char *krec_lttng_name(const char *sys, const char *name)
+const char *tr_krec_lttng_name(const char *sys, const char *name)
 {
 	static char out[256];
 	const struct tr_kfamily *f = tr_kfamily_by_system(sys);
 
 	for (size_t i = 0; f && i < TR_KFAMILY_RULES && f->names[i].glob; i++) {
 		const struct tr_kname_rule *r = &f->names[i];
-		if (!glob_match(r->glob, name))
+		if (!tr_glob_match(r->glob, name))
 			continue;
 		size_t sl = strlen(r->strip);
 		if (strncmp(name, r->strip, sl))
@@ -112,13 +112,13 @@ const char *krec_lttng_name(const char *sys, const char *name)
 	return out;
 }
 
-const char *krec_preset_system(const char *preset)
+const char *tr_krec_preset_system(const char *preset)
 {
 	const struct tr_kfamily *f = tr_kfamily_by_preset(preset);
 	return f ? f->system : NULL;
 }
 
-size_t krec_presets(char *buf, size_t cap)
+size_t tr_krec_presets(char *buf, size_t cap)
 {
 	size_t n = 0;
 	if (cap)

@@ -37,7 +37,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "trawl/relay.h"
-#include "internal.h"	/* glob_match */
+#include "internal.h"	/* tr_glob_match */
 #include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"
@@ -178,7 +178,7 @@ static int add_ev(struct krec *k, const char *sys, const char *name)
 	return 0;
 }
 
-void krec_spec_split(const char *spec, char sysg[256], char evg[256])
+void tr_krec_spec_split(const char *spec, char sysg[256], char evg[256])
 {
 	const char *sep = strpbrk(spec, ":/");
 	if (sep) {
@@ -194,26 +194,26 @@ void krec_spec_split(const char *spec, char sysg[256], char evg[256])
 static int add_spec(struct krec *k, const char *spec, bool from_preset, char *err, size_t errlen)
 {
 	char sysg[256], evg[256];
-	krec_spec_split(spec, sysg, evg);
+	tr_krec_spec_split(spec, sysg, evg);
 	if (!*sysg || !*evg)
-		return seterr(err, errlen, EINVAL, "'%s' is not a tracepoint (SYSTEM:EVENT)", spec);
+		return tr_seterr(err, errlen, EINVAL, "'%s' is not a tracepoint (SYSTEM:EVENT)", spec);
 	if (!strpbrk(sysg, "*?[") && !strpbrk(evg, "*?[")) {
 		if (have_event(sysg, evg))
 			return add_ev(k, sysg, evg);
 		if (from_preset)
 			return 0;
-		return seterr(err, errlen, ENOENT,
+		return tr_seterr(err, errlen, ENOENT,
 			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
 			      sysg, evg);
 	}
 	char **systems = tracefs_event_systems(NULL);
 	int n = 0, r = 0;
 	for (size_t i = 0; systems && systems[i] && !r; i++) {
-		if (!glob_match(sysg, systems[i]))
+		if (!tr_glob_match(sysg, systems[i]))
 			continue;
 		char **evs = tracefs_system_events(NULL, systems[i]);
 		for (size_t j = 0; evs && evs[j] && !r; j++)
-			if (glob_match(evg, evs[j])) {
+			if (tr_glob_match(evg, evs[j])) {
 				r = add_ev(k, systems[i], evs[j]);
 				n++;
 			}
@@ -221,9 +221,9 @@ static int add_spec(struct krec *k, const char *spec, bool from_preset, char *er
 	}
 	tracefs_list_free(systems);
 	if (r)
-		return seterr(err, errlen, -r, "out of memory");
+		return tr_seterr(err, errlen, -r, "out of memory");
 	if (!n && !from_preset)
-		return seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+		return tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
 	return 0;
 }
 
@@ -242,7 +242,7 @@ static int expand_events(struct krec *k, const struct krec_opts *o, char *err, s
 					return r;
 			}
 			if (k->nevs == before)
-				return seterr(err, errlen, ENOENT,
+				return tr_seterr(err, errlen, ENOENT,
 					      "preset '%s': this kernel offers none of its tracepoints", s);
 			continue;
 		}
@@ -251,7 +251,7 @@ static int expand_events(struct krec *k, const struct krec_opts *o, char *err, s
 			return r;
 	}
 	if (!k->nevs)
-		return seterr(err, errlen, EINVAL, "no kernel event to record");
+		return tr_seterr(err, errlen, EINVAL, "no kernel event to record");
 	return 0;
 }
 
@@ -310,11 +310,11 @@ static int add_pid_threads(struct krec *k, const char *file, pid_t pid)
 	return r;
 }
 
-int krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
+int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
 {
 	int r = add_pid_threads(k, "set_event_pid", pid);
 	if (r)
-		return seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
+		return tr_seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
 	return 0;
 }
 
@@ -412,25 +412,25 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 	k->inst = tracefs_instance_create(name);
 	if (!k->inst) {
 		int e = errno ? errno : EPERM;
-		return seterr(err, errlen, e, "cannot create the tracefs instance %s/instances/%s: %s",
+		return tr_seterr(err, errlen, e, "cannot create the tracefs instance %s/instances/%s: %s",
 			      tracefs_tracing_dir(), name, strerror(e));
 	}
 	k->inst_dir = tracefs_instance_get_dir(k->inst);
 	if (!k->inst_dir)
-		return seterr(err, errlen, ENOMEM, "out of memory");
-	/* a new instance traces at once: off until krec_start() */
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	/* a new instance traces at once: off until tr_krec_start() */
 	int r = inst_write(k, "tracing_on", "0", false);
 	if (r)
-		return seterr(err, errlen, -r, "%s/tracing_on: %s", k->inst_dir, strerror(-r));
+		return tr_seterr(err, errlen, -r, "%s/tracing_on: %s", k->inst_dir, strerror(-r));
 	const char *clk = k->tsc ? "x86-tsc" : "mono";
 	if ((r = inst_write(k, "trace_clock", clk, false)))
-		return seterr(err, errlen, -r, "trace clock %s: %s", clk, strerror(-r));
+		return tr_seterr(err, errlen, -r, "trace clock %s: %s", clk, strerror(-r));
 	char kb[32];
 	snprintf(kb, sizeof(kb), "%zu", o->buffer_kb ? o->buffer_kb : 4096);
 	if ((r = inst_write(k, "buffer_size_kb", kb, false)))
-		return seterr(err, errlen, -r, "buffer size %s KiB per CPU: %s", kb, strerror(-r));
+		return tr_seterr(err, errlen, -r, "buffer size %s KiB per CPU: %s", kb, strerror(-r));
 	if (o->follow_fork && (r = inst_write(k, "options/event-fork", "1", false)))
-		return seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
+		return tr_seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
 	/* with exclude_self, our own threads are not traced (the reader adds
 	 * itself); it costs a pid-list check at every context switch */
 	if (o->exclude_self) {
@@ -439,20 +439,20 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 		inst_write(k, "set_event_notrace_pid", self, true);
 	}
 	for (size_t i = 0; i < o->npids; i++)
-		if ((r = krec_add_pid(k, o->pids[i], err, errlen)))
+		if ((r = tr_krec_add_pid(k, o->pids[i], err, errlen)))
 			return r;
 	for (size_t i = 0; i < k->nevs; i++) {
 		char rel[600];
 		if (o->filter && *o->filter) {
 			snprintf(rel, sizeof(rel), "events/%s/%s/filter", k->evs[i].sys, k->evs[i].name);
 			if ((r = inst_write(k, rel, o->filter, false)))
-				return seterr(err, errlen, -r,
+				return tr_seterr(err, errlen, -r,
 					      "filter '%s' does not apply to %s:%s (ftrace filter syntax; fields of the event or common_pid)",
 					      o->filter, k->evs[i].sys, k->evs[i].name);
 		}
 		snprintf(rel, sizeof(rel), "events/%s/%s/enable", k->evs[i].sys, k->evs[i].name);
 		if ((r = inst_write(k, rel, "1", false)))
-			return seterr(err, errlen, -r, "enabling %s:%s: %s", k->evs[i].sys,
+			return tr_seterr(err, errlen, -r, "enabling %s:%s: %s", k->evs[i].sys,
 				      k->evs[i].name, strerror(-r));
 	}
 	return 0;
@@ -481,13 +481,13 @@ static bool kpage_layout_ok(struct krec *k)
 #endif
 }
 
-struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
+struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 {
 	struct krec *k = calloc(1, sizeof(*k));
 	int r = -ENOMEM;
 	if (!k) {
 		errno = ENOMEM;
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	k->statedump = o->statedump;
@@ -496,11 +496,11 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->exclude_self = o->exclude_self;
 	k->period_ms = o->period_ms ? o->period_ms : 50;
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
-		 (o->clock == KREC_CLOCK_AUTO && clocksource_is_tsc());
+		 (o->clock == KREC_CLOCK_AUTO && tr_clocksource_is_tsc());
 	k->relay = o->relay != NULL;
 	k->live_ms = o->relay ? o->live_ms : 0;
 	if (k->relay && o->clock == KREC_CLOCK_TSC) {
-		r = seterr(err, errlen, EINVAL,
+		r = tr_seterr(err, errlen, EINVAL,
 			   "streaming to a relay takes the mono clock (the TSC's frequency is only "
 			   "known at the end)");
 		goto fail;
@@ -508,7 +508,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	if (k->relay)
 		k->tsc = false;
 	if (!tracing_dir_ready()) {
-		r = seterr(err, errlen, ENODEV,
+		r = tr_seterr(err, errlen, ENODEV,
 			   "tracefs is not mounted and could not be mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		goto fail;
 	}
@@ -517,12 +517,12 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	if ((r = setup_instance(k, o, err, errlen)))
 		goto fail;
 	if (!(k->tep = load_formats(k))) {
-		r = seterr(err, errlen, EIO, "cannot read the event formats from tracefs");
+		r = tr_seterr(err, errlen, EIO, "cannot read the event formats from tracefs");
 		goto fail;
 	}
 	if (!(k->kb = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
 				    KBUFFER_ENDIAN_LITTLE))) {
-		r = seterr(err, errlen, ENOMEM, "cannot make a kbuffer for this kernel's pages");
+		r = tr_seterr(err, errlen, ENOMEM, "cannot make a kbuffer for this kernel's pages");
 		goto fail;
 	}
 	k->psize = subbuf_size(k);
@@ -550,9 +550,9 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
 		if (*werr)
-			r = seterr(err, errlen, errno, "%s", werr);
+			r = tr_seterr(err, errlen, errno, "%s", werr);
 		else
-			r = seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
+			r = tr_seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
 		goto fail;
 	}
 	/* streamed, the metadata leaves when the first stream is created
@@ -565,7 +565,7 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
 	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
 	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
-	if (!(k->conv = krec_conv_new(k->w, k->tep, k->tid)))
+	if (!(k->conv = tr_krec_conv_new(k->w, k->tep, k->tid)))
 		goto nomem;
 	long nc = sysconf(_SC_NPROCESSORS_CONF);
 	k->ncpus = nc > 0 ? (unsigned)nc : 1;
@@ -581,28 +581,28 @@ struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			goto nomem;
 		k->cpus[c].fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (k->cpus[c].fd < 0) {
-			r = seterr(err, errlen, errno, "%s: %s", p, strerror(errno));
+			r = tr_seterr(err, errlen, errno, "%s: %s", p, strerror(errno));
 			free(p);
 			goto fail;
 		}
 		free(p);
-		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, krec_conv_stream_class(k->conv),
+		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 							"channel0", c);
 		if (!k->cpus[c].ws)
 			goto nomem;
 	}
 	if (k->statedump) {
 		int cpu = sched_getcpu();
-		k->sd_ws = trawl_ctf_writer_stream(k->w, krec_conv_stream_class(k->conv),
+		k->sd_ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
 		if (!k->sd_ws)
 			goto nomem;
 	}
 	return k;
 nomem:
-	r = seterr(err, errlen, ENOMEM, "out of memory");
+	r = tr_seterr(err, errlen, ENOMEM, "out of memory");
 fail:
-	krec_free(k);
+	tr_krec_free(k);
 	errno = -r;
 	return NULL;
 }
@@ -644,7 +644,7 @@ static inline bool page_event(struct krec *k, struct kcpu *c, uint64_t t, const 
 {
 	if (t < c->last_ts)
 		t = c->last_ts;	/* never backwards within a stream */
-	int r = krec_conv_record(k->conv, c->ws, t, d, size);
+	int r = tr_krec_conv_record(k->conv, c->ws, t, d, size);
 	if (r < 0) {
 		set_err(k, r, "writing the kernel trace");
 		return false;
@@ -774,7 +774,7 @@ static void *reader(void *arg)
 		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	}
 	if (k->sd_ws) {
-		long n = krec_statedump(k->w, krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,
+		long n = tr_krec_statedump(k->w, tr_krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,
 					k->tid);
 		if (n < 0)
 			set_err(k, (int)n, "state dump");
@@ -820,26 +820,26 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-int krec_start(struct krec *k, char *err, size_t errlen)
+int tr_krec_start(struct krec *k, char *err, size_t errlen)
 {
 	if (k->started)
-		return seterr(err, errlen, EBUSY, "already started");
-	if (!k->relay)	/* streamed: sampled by krec_new */
+		return tr_seterr(err, errlen, EBUSY, "already started");
+	if (!k->relay)	/* streamed: sampled by tr_krec_new */
 		tr_clock_sample(k->tsc, &k->s0);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
-		return seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
+		return tr_seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
 	k->started = true;
 	r = pthread_create(&k->th, NULL, reader, k);
 	if (r) {
 		inst_write(k, "tracing_on", "0", false);
-		return seterr(err, errlen, r, "reader thread: %s", strerror(r));
+		return tr_seterr(err, errlen, r, "reader thread: %s", strerror(r));
 	}
 	k->thread = true;
 	return 0;
 }
 
-int krec_stop(struct krec *k, char *err, size_t errlen)
+int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 {
 	if (!k || k->stopped)
 		return 0;
@@ -853,7 +853,7 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 	k->thread = false;
 	int r = k->err;
 	if (r)
-		seterr(err, errlen, -r, "%s", k->errmsg);
+		tr_seterr(err, errlen, -r, "%s", k->errmsg);
 	/* what the pages did not report */
 	for (unsigned c = 0; c < k->ncpus; c++) {
 		struct kcpu *kc = &k->cpus[c];
@@ -867,7 +867,7 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
 	if (rc < 0 && !r)
-		r = seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
+		r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
 	int rl = trawl_ctf_writer_relay_error(k->w);
 	if (rl)
 		fprintf(stderr, "trawl: warning: the relay was lost during the recording (%s): "
@@ -875,12 +875,12 @@ int krec_stop(struct krec *k, char *err, size_t errlen)
 	return r;
 }
 
-void krec_free(struct krec *k)
+void tr_krec_free(struct krec *k)
 {
 	if (!k)
 		return;
 	if (k->w && !k->stopped)
-		krec_stop(k, NULL, 0);
+		tr_krec_stop(k, NULL, 0);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
 		if (k->cpus[c].fd >= 0)
 			close(k->cpus[c].fd);
@@ -892,7 +892,7 @@ void krec_free(struct krec *k)
 	}
 	free(k->inst_dir);
 	trawl_ctf_writer_free(k->w);
-	krec_conv_free(k->conv);
+	tr_krec_conv_free(k->conv);
 	if (k->kb)
 		kbuffer_free(k->kb);
 	if (k->tep)
@@ -907,27 +907,27 @@ void krec_free(struct krec *k)
 	free(k);
 }
 
-unsigned krec_ncpus(const struct krec *k)
+unsigned tr_krec_ncpus(const struct krec *k)
 {
 	return k->ncpus;
 }
 
-const struct krec_cpu_stats *krec_stats(const struct krec *k, unsigned cpu)
+const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu)
 {
 	return cpu < k->ncpus ? &k->cpus[cpu].st : NULL;
 }
 
-uint64_t krec_statedump_events(const struct krec *k)
+uint64_t tr_krec_statedump_events(const struct krec *k)
 {
 	return k->sd_events > 0 ? (uint64_t)k->sd_events : 0;
 }
 
-const char *krec_clock_name(const struct krec *k)
+const char *tr_krec_clock_name(const struct krec *k)
 {
 	return k->tsc ? "x86-tsc" : "mono";
 }
 
-int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
+int tr_krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
 	/* streamed, the clock is final from the start (mono, from s0 alone) */
 	if (!k->started || (!k->stopped && !k->relay))

@@ -9,11 +9,11 @@
  * libtraceevent). Functions return 0 or -errno, with a message in the
  * (err, errlen) buffer.
  *
- * Life cycle: krec_new() (instance, events, filters, buffers: nothing is
- * recorded yet), krec_start() (tracing on, state dump, reader thread),
- * krec_stop() (tracing off, the buffers drained, trace closed, losses
- * checked against the kernel's per-CPU stats), krec_free() (the instance
- * destroyed). The instance is also destroyed when krec_new() fails.
+ * Life cycle: tr_krec_new() (instance, events, filters, buffers: nothing is
+ * recorded yet), tr_krec_start() (tracing on, state dump, reader thread),
+ * tr_krec_stop() (tracing off, the buffers drained, trace closed, losses
+ * checked against the kernel's per-CPU stats), tr_krec_free() (the instance
+ * destroyed). The instance is also destroyed when tr_krec_new() fails.
  */
 #ifndef TRAWL_CLI_KREC_H
 #define TRAWL_CLI_KREC_H
@@ -56,7 +56,7 @@ struct krec_opts {
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };
 
-/* Per CPU results, filled by krec_stop(). */
+/* Per CPU results, filled by tr_krec_stop(). */
 struct krec_cpu_stats {
 	uint64_t events;		/* written to the trace */
 	uint64_t lost;			/* counted as events_discarded */
@@ -67,41 +67,41 @@ struct krec_cpu_stats {
 struct krec;
 
 /* Prepares everything; NULL + errno on error, message in err. */
-struct krec *krec_new(const struct krec_opts *o, char *err, size_t errlen);
+struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen);
 /*
  * Starts tracing, then the reader thread (which first writes the state
- * dump). More pids may have been added with krec_add_pid() before.
+ * dump). More pids may have been added with tr_krec_add_pid() before.
  */
-int krec_start(struct krec *k, char *err, size_t errlen);
+int tr_krec_start(struct krec *k, char *err, size_t errlen);
 /* Adds a pid (and its threads) to the instance's set_event_pid. */
-int krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
+int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
 /* Stops tracing, drains, closes the trace. Idempotent. */
-int krec_stop(struct krec *k, char *err, size_t errlen);
+int tr_krec_stop(struct krec *k, char *err, size_t errlen);
 /* Destroys the instance; accepts NULL. */
-void krec_free(struct krec *k);
+void tr_krec_free(struct krec *k);
 
-unsigned krec_ncpus(const struct krec *k);
-const struct krec_cpu_stats *krec_stats(const struct krec *k, unsigned cpu);
+unsigned tr_krec_ncpus(const struct krec *k);
+const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu);
 /* Events written by the state dump. */
-uint64_t krec_statedump_events(const struct krec *k);
+uint64_t tr_krec_statedump_events(const struct krec *k);
 /* The trace clock used ("x86-tsc" or "mono"). */
-const char *krec_clock_name(const struct krec *k);
+const char *tr_krec_clock_name(const struct krec *k);
 /*
- * After krec_stop(): the clock the kernel trace declares (freq, offset_s,
+ * After tr_krec_stop(): the clock the kernel trace declares (freq, offset_s,
  * offset), so that a user-space trace of the same recording (same raw TSC
  * cycles) can declare the identical clock and merge exactly. Returns 0,
- * or -EAGAIN before krec_stop() (streamed: before krec_start()).
+ * or -EAGAIN before tr_krec_stop() (streamed: before tr_krec_start()).
  */
-int krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
+int tr_krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
 /* Splits a kernel event spec ("sys:event", "sys/event", globs in either
  * part, or a bare event name: system "*") into its system and event
  * (truncated to 255 bytes). */
-void krec_spec_split(const char *spec, char sysg[256], char evg[256]);
+void tr_krec_spec_split(const char *spec, char sysg[256], char evg[256]);
 
 /* ---- syscall names (syscalls.c, from this machine's kernel headers) */
 
 /* The name of syscall nr (x86-64), or NULL. */
-const char *krec_syscall_name(long nr);
+const char *tr_krec_syscall_name(long nr);
 
 /* ---- event conversion (convert.c) */
 
@@ -113,29 +113,29 @@ struct tep_handle;
  * kernel stream class and creates event classes as event types (and
  * syscalls) first appear. tep must hold every enabled event's format.
  */
-struct krec_conv *krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
+struct krec_conv *tr_krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
 				bool tid_context);
-void krec_conv_free(struct krec_conv *c);
-struct trawl_ctf_stream_class *krec_conv_stream_class(struct krec_conv *c);
+void tr_krec_conv_free(struct krec_conv *c);
+struct trawl_ctf_stream_class *tr_krec_conv_stream_class(struct krec_conv *c);
 /*
  * Converts one ftrace record (data, size bytes, starting with common_type)
  * and writes it to ws at ts. Returns 1 written, 0 skipped (unknown type),
  * -errno on a write error.
  */
-int krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
+int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size);
 
 /* ---- kernel event families (families.c; the table: family.h) */
 
 /* The LTTng name trawl writes for ftrace event sys:name (static buffer). */
-const char *krec_lttng_name(const char *sys, const char *name);
+const char *tr_krec_lttng_name(const char *sys, const char *name);
 /* The ftrace system a preset (-k sched) records, or NULL if name is none. */
-const char *krec_preset_system(const char *name);
+const char *tr_krec_preset_system(const char *name);
 /*
  * The presets, "sched, syscalls, ...", into buf (cap bytes, truncated,
  * NUL-terminated when cap > 0). Returns the length the whole list needs.
  */
-size_t krec_presets(char *buf, size_t cap);
+size_t tr_krec_presets(char *buf, size_t cap);
 
 /* ---- state dump (statedump.c) */
 
@@ -145,7 +145,7 @@ size_t krec_presets(char *buf, size_t cap);
  * process, lttng_statedump_end, into ws with the trace clock's timestamps.
  * Returns the number of events written or -errno.
  */
-long krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
+long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
 		    struct trawl_ctf_wstream *ws, bool tsc, bool tid_context);
 
 #endif

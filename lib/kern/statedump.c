@@ -265,7 +265,7 @@ static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc
 	return d->start && d->proc && d->file && d->end ? 0 : -ENOMEM;
 }
 
-long krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
+long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
 		    struct trawl_ctf_wstream *ws, bool tsc, bool tid_context)
 {
 	struct dump *d = calloc(1, sizeof(*d));

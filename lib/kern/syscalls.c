@@ -13,7 +13,7 @@ static const char *const names[] = {
 #include "kernel-syscalls.h"
 };
 
-const char *krec_syscall_name(long nr)
+const char *tr_krec_syscall_name(long nr)
 {
 	if (nr < 0 || (size_t)nr >= sizeof(names) / sizeof(names[0]))
 		return NULL;

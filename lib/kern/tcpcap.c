@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "internal.h"	/* seterr, mkdir_p */
+#include "internal.h"	/* tr_seterr, tr_mkdir_p */
 #include "util/clock.h"	/* tr_clock_ns, tr_timens_monotonic */
 #include "trawl/ctf.h"
 #include "trawl/sync-schema.h"
@@ -32,38 +32,38 @@
 
 #ifndef TRAWL_HAVE_BPF
 
-struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
+struct tcpcap *tr_tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 {
-	errno = -seterr(err, errlen, ENOTSUP,
+	errno = -tr_seterr(err, errlen, ENOTSUP,
 			"this trawl was built without eBPF support (clang, bpftool or the "
 			"libbpf headers were missing at build time)");
 	return NULL;
 }
 
-int tcpcap_start(struct tcpcap *t, char *err, size_t errlen)
+int tr_tcpcap_start(struct tcpcap *t, char *err, size_t errlen)
 {
 	return -ENOTSUP;
 }
 
-int tcpcap_run(struct tcpcap *t, char *err, size_t errlen)
+int tr_tcpcap_run(struct tcpcap *t, char *err, size_t errlen)
 {
 	return -ENOTSUP;
 }
 
-void tcpcap_stop(struct tcpcap *t)
+void tr_tcpcap_stop(struct tcpcap *t)
 {
 }
 
-void tcpcap_free(struct tcpcap *t)
+void tr_tcpcap_free(struct tcpcap *t)
 {
 }
 
-void tcpcap_stats(const struct tcpcap *t, struct tcpcap_stats *s)
+void tr_tcpcap_stats(const struct tcpcap *t, struct tr_tcpcap_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-uint64_t tcpcap_netns(const struct tcpcap *t)
+uint64_t tr_tcpcap_netns(const struct tcpcap *t)
 {
 	return 0;
 }
@@ -102,10 +102,10 @@ struct tcpcap {
 	struct trawl_ctf_event_class *ev_send, *ev_recv;
 	struct cpu_buf *cpus;
 	unsigned ncpus;
-	struct tcpcap_stats st;
+	struct tr_tcpcap_stats st;
 	uint64_t last_ts;		/* the largest ts written */
 	bool attached, ran;
-	int stop;			/* atomic: tcpcap_stop() was called */
+	int stop;			/* atomic: tr_tcpcap_stop() was called */
 	int err;			/* first error of the run (-errno) */
 	char errmsg[256];
 };
@@ -113,8 +113,8 @@ struct tcpcap {
 /* ------------------------------------------------------------ libbpf's log */
 
 /*
- * libbpf has one print function per process: while tcpcap_new() and
- * tcpcap_start() call into libbpf, it is this forwarder, and the object
+ * libbpf has one print function per process: while tr_tcpcap_new() and
+ * tr_tcpcap_start() call into libbpf, it is this forwarder, and the object
  * being set up (this thread's) receives the warnings through its hook.
  */
 static __thread struct tcpcap *libbpf_owner;
@@ -316,7 +316,7 @@ static int make_writer(struct tcpcap *t, const struct tcpcap_opts *o, char *err,
 
 	t->w = trawl_ctf_writer_new(&wo);
 	if (!t->w)
-		return seterr(err, errlen, errno, "cannot create the trace %s: %s", t->path,
+		return tr_seterr(err, errlen, errno, "cannot create the trace %s: %s", t->path,
 			      strerror(errno));
 	model = trawl_ctf_writer_trace(t->w);
 	if (o->has_clock_offset && model->nclocks == 1) {
@@ -350,7 +350,7 @@ static int make_writer(struct tcpcap *t, const struct tcpcap_opts *o, char *err,
 		goto nomem;
 	return 0;
 nomem:
-	return seterr(err, errlen, ENOMEM, "cannot build the trace model: %s", strerror(ENOMEM));
+	return tr_seterr(err, errlen, ENOMEM, "cannot build the trace model: %s", strerror(ENOMEM));
 }
 
 /* true when path does not exist, or is an empty directory */
@@ -379,7 +379,7 @@ static int mkdir_parent(const char *path)
 	slash = strrchr(p, '/');
 	if (slash && slash != p) {
 		*slash = 0;
-		ret = mkdir_p(p);
+		ret = tr_mkdir_p(p);
 	}
 	free(p);
 	return ret;
@@ -387,7 +387,7 @@ static int mkdir_parent(const char *path)
 
 /* ------------------------------------------------------------ the object */
 
-struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
+struct tcpcap *tr_tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 {
 	struct tcpcap *t = NULL;
 	libbpf_print_fn_t old_print = NULL;
@@ -399,23 +399,23 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 	    o->nports > TCPCAP_MAX_PORTS || (o->nports && !o->ports) ||
 	    (o->ring_size && (o->ring_size < 4096 || o->ring_size > (1ull << 30) ||
 			      (o->ring_size & (o->ring_size - 1))))) {
-		ret = seterr(err, errlen, EINVAL, "bad options");
+		ret = tr_seterr(err, errlen, EINVAL, "bad options");
 		goto err;
 	}
 	if (!(t = calloc(1, sizeof(*t))) || !(t->path = strdup(o->path)) ||
 	    !(t->host = strdup(o->host))) {
-		ret = seterr(err, errlen, ENOMEM, "%s", strerror(ENOMEM));
+		ret = tr_seterr(err, errlen, ENOMEM, "%s", strerror(ENOMEM));
 		goto err;
 	}
 	t->duration_ns = o->duration_ns;
 	t->log = o->log;
 	t->log_arg = o->log_arg;
 	if (!dir_absent_or_empty(t->path)) {
-		ret = seterr(err, errlen, EEXIST, "%s exists and is not an empty directory", t->path);
+		ret = tr_seterr(err, errlen, EEXIST, "%s exists and is not an empty directory", t->path);
 		goto err;
 	}
 	if (stat("/proc/self/ns/net", &nst) < 0) {
-		ret = seterr(err, errlen, errno,
+		ret = tr_seterr(err, errlen, errno,
 			     "cannot identify this network namespace (/proc/self/ns/net): %s",
 			     strerror(errno));
 		goto err;
@@ -423,18 +423,18 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 	t->netns = (uint64_t)nst.st_ino;
 	ret = tr_timens_monotonic(&t->timens_off);
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "/proc/self/timens_offsets: %s", strerror(-ret));
+		tr_seterr(err, errlen, -ret, "/proc/self/timens_offsets: %s", strerror(-ret));
 		goto err;
 	}
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0) {
-		ret = seterr(err, errlen, ncpus < 0 ? -ncpus : EINVAL,
+		ret = tr_seterr(err, errlen, ncpus < 0 ? -ncpus : EINVAL,
 			     "cannot count the possible CPUs: %s", strerror(-ncpus));
 		goto err;
 	}
 	t->ncpus = (unsigned)ncpus;
 	if (!(t->cpus = calloc(t->ncpus, sizeof(*t->cpus)))) {
-		ret = seterr(err, errlen, ENOMEM, "%s", strerror(ENOMEM));
+		ret = tr_seterr(err, errlen, ENOMEM, "%s", strerror(ENOMEM));
 		goto err;
 	}
 
@@ -444,7 +444,7 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 	logging = true;
 	t->skel = tcpcap_bpf__open();
 	if (!t->skel) {
-		ret = seterr(err, errlen, errno, "cannot open the eBPF program: %s", strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "cannot open the eBPF program: %s", strerror(errno));
 		goto err;
 	}
 	t->skel->rodata->netns_ino = (uint32_t)nst.st_ino;
@@ -456,7 +456,7 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 	if (!ret)
 		ret = tcpcap_bpf__load(t->skel);
 	if (ret) {
-		seterr(err, errlen, -ret, "cannot load the eBPF program: %s%s", strerror(-ret),
+		tr_seterr(err, errlen, -ret, "cannot load the eBPF program: %s%s", strerror(-ret),
 		       ret == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto err;
 	}
@@ -464,14 +464,14 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 	logging = false;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
-		ret = seterr(err, errlen, errno, "cannot map the ring buffer: %s", strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "cannot map the ring buffer: %s", strerror(errno));
 		goto err;
 	}
 
 	/* the trace */
 	ret = mkdir_parent(t->path);
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "cannot create the parents of %s: %s", t->path,
+		tr_seterr(err, errlen, -ret, "cannot create the parents of %s: %s", t->path,
 		       strerror(-ret));
 		goto err;
 	}
@@ -481,41 +481,41 @@ struct tcpcap *tcpcap_new(const struct tcpcap_opts *o, char *err, size_t errlen)
 err:
 	if (logging)
 		log_end(old_print);
-	tcpcap_free(t);
+	tr_tcpcap_free(t);
 	errno = ret < 0 ? -ret : EINVAL;
 	return NULL;
 }
 
-int tcpcap_start(struct tcpcap *t, char *err, size_t errlen)
+int tr_tcpcap_start(struct tcpcap *t, char *err, size_t errlen)
 {
 	libbpf_print_fn_t old = log_begin(t);
 	int ret = tcpcap_bpf__attach(t->skel);
 
 	log_end(old);
 	if (ret)
-		return seterr(err, errlen, -ret, "cannot attach to the net_dev_start_xmit and "
+		return tr_seterr(err, errlen, -ret, "cannot attach to the net_dev_start_xmit and "
 			      "netif_receive_skb tracepoints: %s", strerror(-ret));
 	t->attached = true;
 	return 0;
 }
 
-void tcpcap_stop(struct tcpcap *t)
+void tr_tcpcap_stop(struct tcpcap *t)
 {
-	/* release: pairs with the acquire load in tcpcap_run() */
+	/* release: pairs with the acquire load in tr_tcpcap_run() */
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
 }
 
-int tcpcap_run(struct tcpcap *t, char *err, size_t errlen)
+int tr_tcpcap_run(struct tcpcap *t, char *err, size_t errlen)
 {
 	int64_t deadline = 0;
 	int ret;
 
 	if (!t->attached || t->ran)
-		return seterr(err, errlen, EINVAL, "tcpcap_run: not started, or ran already");
+		return tr_seterr(err, errlen, EINVAL, "tr_tcpcap_run: not started, or ran already");
 	t->ran = true;
 	if (t->duration_ns)
 		deadline = tr_clock_ns(CLOCK_MONOTONIC) + t->duration_ns;
-	/* acquire: pairs with the release store in tcpcap_stop() */
+	/* acquire: pairs with the release store in tr_tcpcap_stop() */
 	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && !t->err) {
 		int timeout = POLL_MS;
 		int64_t now;
@@ -568,11 +568,11 @@ int tcpcap_run(struct tcpcap *t, char *err, size_t errlen)
 	if (ret < 0)
 		run_error(t, ret, "closing the trace: %s", strerror(-ret));
 	if (t->err)
-		return seterr(err, errlen, -t->err, "%s", t->errmsg);
+		return tr_seterr(err, errlen, -t->err, "%s", t->errmsg);
 	return 0;
 }
 
-void tcpcap_free(struct tcpcap *t)
+void tr_tcpcap_free(struct tcpcap *t)
 {
 	if (!t)
 		return;
@@ -588,12 +588,12 @@ void tcpcap_free(struct tcpcap *t)
 	free(t);
 }
 
-void tcpcap_stats(const struct tcpcap *t, struct tcpcap_stats *s)
+void tr_tcpcap_stats(const struct tcpcap *t, struct tr_tcpcap_stats *s)
 {
 	*s = t->st;
 }
 
-uint64_t tcpcap_netns(const struct tcpcap *t)
+uint64_t tr_tcpcap_netns(const struct tcpcap *t)
 {
 	return t->netns;
 }

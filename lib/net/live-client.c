@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "net/live-client.h"
-#include "net/relay-proto.h"	/* net_split_addr */
+#include "net/relay-proto.h"	/* tr_net_split_addr */
 #include "net/sock.h"
 #include "util/clock.h"
 
@@ -45,11 +45,11 @@ static int broke(struct live_client *c, uint32_t cmd, int e)
 	c->broken = -e;
 	if (e == -ETIMEDOUT)
 		return fail(c, ETIMEDOUT, "live relay: no reply to %s within %d ms",
-			    live_cmd_name(cmd), c->timeout_ms);
+			    tr_live_cmd_name(cmd), c->timeout_ms);
 	if (e == -ECONNRESET)
 		return fail(c, ECONNRESET, "live relay: connection closed (%s)",
-			    live_cmd_name(cmd));
-	return fail(c, -e, "live relay: %s: %s", live_cmd_name(cmd), strerror(-e));
+			    tr_live_cmd_name(cmd));
+	return fail(c, -e, "live relay: %s: %s", tr_live_cmd_name(cmd), strerror(-e));
 }
 
 /* A reply that does not fit the protocol: the message, and broken. */
@@ -62,7 +62,7 @@ static int bad(struct live_client *c, uint32_t cmd, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	c->broken = EPROTO;
-	return fail(c, EPROTO, "live relay: bad %s reply: %s", live_cmd_name(cmd), what);
+	return fail(c, EPROTO, "live relay: bad %s reply: %s", tr_live_cmd_name(cmd), what);
 }
 
 /* Sends the request cmd with its payload; starts the call's deadline. */
@@ -106,13 +106,13 @@ static void get_str(char *out, const uint8_t *in, size_t n)
 
 /* ---------------------------------------------------------------- connect */
 
-struct live_client *live_client_from_fd(int fd, int timeout_ms, char *err, size_t errlen)
+struct live_client *tr_live_client_from_fd(int fd, int timeout_ms, char *err, size_t errlen)
 {
 	struct live_client *c = calloc(1, sizeof(*c));
 	int ret;
 	if (!c) {
 		close(fd);
-		seterr(err, errlen, ENOMEM, "live relay: out of memory");
+		tr_seterr(err, errlen, ENOMEM, "live relay: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -156,13 +156,13 @@ struct live_client *live_client_from_fd(int fd, int timeout_ms, char *err, size_
 	c->err[0] = 0;
 	return c;
 err:
-	seterr(err, errlen, -ret, "%s", c->err);
-	live_client_free(c);
+	tr_seterr(err, errlen, -ret, "%s", c->err);
+	tr_live_client_free(c);
 	errno = -ret;
 	return NULL;
 }
 
-struct live_client *live_client_connect(const char *host, uint16_t port, int timeout_ms,
+struct live_client *tr_live_client_connect(const char *host, uint16_t port, int timeout_ms,
 					char *err, size_t errlen)
 {
 	unsigned p = port ? port : LIVE_PORT;
@@ -172,37 +172,37 @@ struct live_client *live_client_connect(const char *host, uint16_t port, int tim
 	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
 	if (fd < 0) {
 		if (*gai)
-			seterr(err, errlen, -fd, "live relay %s: %s", host, gai);
+			tr_seterr(err, errlen, -fd, "live relay %s: %s", host, gai);
 		else
-			seterr(err, errlen, -fd, "live relay %s port %u: cannot connect: %s", host, p,
+			tr_seterr(err, errlen, -fd, "live relay %s port %u: cannot connect: %s", host, p,
 			       strerror(-fd));
 		errno = -fd;
 		return NULL;
 	}
 	/* the handshake within what is left of timeout_ms */
 	int64_t left = deadline - tr_mono_ms();
-	struct live_client *c = live_client_from_fd(fd, left > 0 ? (int)left : 1, err, errlen);
+	struct live_client *c = tr_live_client_from_fd(fd, left > 0 ? (int)left : 1, err, errlen);
 	if (c)
 		c->timeout_ms = t;
 	return c;
 }
 
-const char *live_client_errmsg(const struct live_client *c)
+const char *tr_live_client_errmsg(const struct live_client *c)
 {
 	return c->err;
 }
 
-uint64_t live_client_viewer_id(const struct live_client *c)
+uint64_t tr_live_client_viewer_id(const struct live_client *c)
 {
 	return c->viewer_id;
 }
 
-uint32_t live_client_minor(const struct live_client *c)
+uint32_t tr_live_client_minor(const struct live_client *c)
 {
 	return c->minor;
 }
 
-void live_client_free(struct live_client *c)
+void tr_live_client_free(struct live_client *c)
 {
 	if (!c)
 		return;
@@ -212,7 +212,7 @@ void live_client_free(struct live_client *c)
 
 /* --------------------------------------------------------------- sessions */
 
-int live_client_list(struct live_client *c, struct live_session_info **out, size_t *n)
+int tr_live_client_list(struct live_client *c, struct live_session_info **out, size_t *n)
 {
 	struct live_session_info *v = NULL;
 	size_t have = 0, cap = 0;
@@ -303,7 +303,7 @@ static const char *attach_status(uint32_t st, int *e)
 	return NULL;
 }
 
-int live_client_attach(struct live_client *c, uint64_t session_id, bool from_beginning,
+int tr_live_client_attach(struct live_client *c, uint64_t session_id, bool from_beginning,
 		       struct live_stream_info **streams, size_t *n)
 {
 	uint8_t b[20] = { 0 };
@@ -328,7 +328,7 @@ int live_client_attach(struct live_client *c, uint64_t session_id, bool from_beg
 		    (unsigned long long)session_id, what, st);
 }
 
-int live_client_new_streams(struct live_client *c, uint64_t session_id,
+int tr_live_client_new_streams(struct live_client *c, uint64_t session_id,
 			    struct live_stream_info **streams, size_t *n, bool *hup)
 {
 	uint8_t b[8];
@@ -354,7 +354,7 @@ int live_client_new_streams(struct live_client *c, uint64_t session_id,
 	return 0;
 }
 
-int live_client_detach(struct live_client *c, uint64_t session_id)
+int tr_live_client_detach(struct live_client *c, uint64_t session_id)
 {
 	uint8_t b[4];
 	int ret;
@@ -376,7 +376,7 @@ int live_client_detach(struct live_client *c, uint64_t session_id)
 
 /* ---------------------------------------------------------------- reading */
 
-int live_client_metadata(struct live_client *c, uint64_t stream_id, uint8_t **buf, size_t *len)
+int tr_live_client_metadata(struct live_client *c, uint64_t stream_id, uint8_t **buf, size_t *len)
 {
 	uint8_t b[12];
 	int ret;
@@ -428,7 +428,7 @@ int live_client_metadata(struct live_client *c, uint64_t stream_id, uint8_t **bu
 	return 1;
 }
 
-int live_client_next_index(struct live_client *c, uint64_t stream_id, struct live_index *ix)
+int tr_live_client_next_index(struct live_client *c, uint64_t stream_id, struct live_index *ix)
 {
 	uint8_t b[LIVE_INDEX_LEN];
 	int ret;
@@ -463,7 +463,7 @@ int live_client_next_index(struct live_client *c, uint64_t stream_id, struct liv
 	return 0;
 }
 
-int live_client_packet(struct live_client *c, uint64_t stream_id, uint64_t offset, uint32_t len,
+int tr_live_client_packet(struct live_client *c, uint64_t stream_id, uint64_t offset, uint32_t len,
 		       uint8_t *buf, uint32_t *status, uint32_t *flags)
 {
 	uint8_t b[20];
@@ -494,7 +494,7 @@ int live_client_packet(struct live_client *c, uint64_t stream_id, uint64_t offse
 
 /* ------------------------------------------------------------------- URLs */
 
-int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen)
+int tr_live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen)
 {
 	memset(u, 0, sizeof(*u));
 	const char *p;
@@ -503,7 +503,7 @@ int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen
 	else if (!strncmp(url, "net4://", 7))
 		p = url + 7;
 	else
-		return seterr(err, errlen, EINVAL,
+		return tr_seterr(err, errlen, EINVAL,
 			      "'%s': a live URL is net://RELAY[:PORT][/host/HOST/SESSION or /session/SESSION]",
 			      url);
 	/* the authority ends at the first '/' after any bracketed literal */
@@ -511,18 +511,18 @@ int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen
 	if (*p == '[') {
 		slash = strchr(p, ']');
 		if (!slash)
-			return seterr(err, errlen, EINVAL, "'%s': '[' without ']'", url);
+			return tr_seterr(err, errlen, EINVAL, "'%s': '[' without ']'", url);
 	}
 	slash = strchr(slash, '/');
 	size_t al = slash ? (size_t)(slash - p) : strlen(p);
 	char auth[300];
 	unsigned port;
 	if (al == 0 || al >= sizeof(auth))
-		return seterr(err, errlen, EINVAL, "'%s': no relay address", url);
+		return tr_seterr(err, errlen, EINVAL, "'%s': no relay address", url);
 	memcpy(auth, p, al);
 	auth[al] = 0;
-	if (net_split_addr(auth, u->relay, sizeof(u->relay), &port, LIVE_PORT) < 0)
-		return seterr(err, errlen, EINVAL,
+	if (tr_net_split_addr(auth, u->relay, sizeof(u->relay), &port, LIVE_PORT) < 0)
+		return tr_seterr(err, errlen, EINVAL,
 			      "'%s': relay address '%s': expected HOST[:PORT] or [IPv6][:PORT]", url,
 			      auth);
 	u->port = (uint16_t)port;
@@ -537,7 +537,7 @@ int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen
 		host = s1 + 1;
 		const char *s2 = strchr(host, '/');
 		if (!s2)
-			return seterr(err, errlen, EINVAL, "'%s': expected /host/HOST/SESSION", url);
+			return tr_seterr(err, errlen, EINVAL, "'%s': expected /host/HOST/SESSION", url);
 		hl = (size_t)(s2 - host);
 		sess = s2 + 1;
 		u->kind = LIVE_URL_HOST_SESSION;
@@ -545,15 +545,15 @@ int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen
 		sess = s1 + 1;
 		u->kind = LIVE_URL_SESSION;
 	} else {
-		return seterr(err, errlen, EINVAL,
+		return tr_seterr(err, errlen, EINVAL,
 			      "'%s': the path is /host/HOST/SESSION or /session/SESSION", url);
 	}
 	size_t sl = strlen(sess);
 	if (host && (hl == 0 || hl >= sizeof(u->hostname)))
-		return seterr(err, errlen, EINVAL, "'%s': the host name must have 1 to %zu bytes",
+		return tr_seterr(err, errlen, EINVAL, "'%s': the host name must have 1 to %zu bytes",
 			      url, sizeof(u->hostname) - 1);
 	if (sl == 0 || sl >= sizeof(u->session) || memchr(sess, '/', sl))
-		return seterr(err, errlen, EINVAL,
+		return tr_seterr(err, errlen, EINVAL,
 			      "'%s': the session name must have 1 to %zu bytes, without '/'", url,
 			      sizeof(u->session) - 1);
 	if (host)
@@ -562,7 +562,7 @@ int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen
 	return 0;
 }
 
-bool live_url_matches(const struct live_url *u, const struct live_session_info *s)
+bool tr_live_url_matches(const struct live_url *u, const struct live_session_info *s)
 {
 	switch (u->kind) {
 	case LIVE_URL_HOST_SESSION:

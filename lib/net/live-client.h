@@ -7,19 +7,19 @@
  *
  * One client is one TCP connection, strictly request/response, used by one
  * thread at a time. A viewer:
- *   live_client_connect()            CONNECT (2.4) and CREATE_SESSION
- *   live_client_list()               the relay's live sessions
- *   live_client_attach()             a session, and its streams (a trace's
+ *   tr_live_client_connect()            CONNECT (2.4) and CREATE_SESSION
+ *   tr_live_client_list()               the relay's live sessions
+ *   tr_live_client_attach()             a session, and its streams (a trace's
  *                                    metadata stream with its data streams)
- *   loop: live_client_metadata()     on the metadata streams until 0
- *         live_client_next_index()   per data stream; OK: then
- *         live_client_packet()       its bytes (none for an OK of packet
+ *   loop: tr_live_client_metadata()     on the metadata streams until 0
+ *         tr_live_client_next_index()   per data stream; OK: then
+ *         tr_live_client_packet()       its bytes (none for an OK of packet
  *                                    size 0). The NEW_METADATA and
  *                                    NEW_STREAM flags of an index ask for
- *                                    live_client_metadata() and
- *                                    live_client_new_streams() before the
+ *                                    tr_live_client_metadata() and
+ *                                    tr_live_client_new_streams() before the
  *                                    next packet is read.
- *   live_client_detach(), live_client_free()
+ *   tr_live_client_detach(), tr_live_client_free()
  *
  * Errors: every call waits at most the client's timeout for its reply
  * (each its own); integers are -errno: -ETIMEDOUT (no reply in time),
@@ -28,7 +28,7 @@
  * status), -ENOMEM. After any of these the connection is out of step and
  * every later call fails with the same error at once: free the client and
  * connect again. A relay's refusal (attach to an unknown session, ...) is
- * an error of that call only. live_client_errmsg() tells the last error.
+ * an error of that call only. tr_live_client_errmsg() tells the last error.
  *
  * Every count and length of a reply is checked before it is used, and a
  * reply is never read past its end; a reply's lists are allocated as
@@ -93,12 +93,12 @@ struct live_client;
  * timeout_ms (<= 0: LIVE_CLIENT_TIMEOUT_MS), which is also every later
  * call's timeout: it must exceed the time a relay may hold a
  * GET_NEXT_INDEX (trawl relay: 1 s). Returns the client (free it with
- * live_client_free()), or NULL with errno and the reason in err:
+ * tr_live_client_free()), or NULL with errno and the reason in err:
  * EHOSTUNREACH (the name does not resolve), ECONNREFUSED, ETIMEDOUT,
  * ECONNRESET, EPROTO (not a live relay, or one whose protocol is not 2.4
  * or later), EIO (the relay refused the viewer session), ENOMEM.
  */
-TRAWL_HIDDEN struct live_client *live_client_connect(const char *host, uint16_t port,
+TRAWL_HIDDEN struct live_client *tr_live_client_connect(const char *host, uint16_t port,
 						     int timeout_ms, char *err, size_t errlen);
 
 /*
@@ -106,15 +106,15 @@ TRAWL_HIDDEN struct live_client *live_client_connect(const char *host, uint16_t 
  * client through a socket pair). The client owns fd from the call on,
  * failure or not; it is made non-blocking.
  */
-TRAWL_HIDDEN struct live_client *live_client_from_fd(int fd, int timeout_ms, char *err,
+TRAWL_HIDDEN struct live_client *tr_live_client_from_fd(int fd, int timeout_ms, char *err,
 						     size_t errlen);
 
 /* The last error's message ("" before any). Valid until the next call. */
-TRAWL_HIDDEN const char *live_client_errmsg(const struct live_client *c);
+TRAWL_HIDDEN const char *tr_live_client_errmsg(const struct live_client *c);
 /* The viewer session id the relay gave at CONNECT. */
-TRAWL_HIDDEN uint64_t live_client_viewer_id(const struct live_client *c);
+TRAWL_HIDDEN uint64_t tr_live_client_viewer_id(const struct live_client *c);
 /* The protocol minor agreed on (4). */
-TRAWL_HIDDEN uint32_t live_client_minor(const struct live_client *c);
+TRAWL_HIDDEN uint32_t tr_live_client_minor(const struct live_client *c);
 
 /*
  * LIST_SESSIONS: the relay's live sessions in *out (malloc'd array of *n,
@@ -122,7 +122,7 @@ TRAWL_HIDDEN uint32_t live_client_minor(const struct live_client *c);
  * per tracing domain and bitness (lttng-relayd): several entries may share
  * a hostname and a name. Returns 0 or -errno (see the top).
  */
-TRAWL_HIDDEN int live_client_list(struct live_client *c, struct live_session_info **out,
+TRAWL_HIDDEN int tr_live_client_list(struct live_client *c, struct live_session_info **out,
 				  size_t *n);
 
 /*
@@ -130,24 +130,24 @@ TRAWL_HIDDEN int live_client_list(struct live_client *c, struct live_session_inf
  * (from_beginning; lttng-relayd keeps only what is still in its files) or
  * from the next one (SEEK_LAST). The streams announced in *streams
  * (malloc'd array of *n, the caller frees it; NULL when *n is 0; more may
- * come through live_client_new_streams()). Returns 0; the relay's refusal
+ * come through tr_live_client_new_streams()). Returns 0; the relay's refusal
  * as -ENOENT (unknown session), -EBUSY (another viewer is attached),
  * -EOPNOTSUPP (not a live session), -EINVAL (seek refused), -ENOTCONN (no
  * viewer session; connect makes one), with the status in the message; or
  * a transport or protocol error.
  */
-TRAWL_HIDDEN int live_client_attach(struct live_client *c, uint64_t session_id,
+TRAWL_HIDDEN int tr_live_client_attach(struct live_client *c, uint64_t session_id,
 				    bool from_beginning, struct live_stream_info **streams,
 				    size_t *n);
 
 /*
  * GET_NEW_STREAMS: streams of the attached session not announced yet, as
- * for live_client_attach() (*n 0 when none). *hup: the session ended
+ * for tr_live_client_attach() (*n 0 when none). *hup: the session ended
  * (every stream was read to its end; nothing more will come). Returns 0,
  * -EIO when the relay answers ERR (not attached to session_id), or a
  * transport or protocol error.
  */
-TRAWL_HIDDEN int live_client_new_streams(struct live_client *c, uint64_t session_id,
+TRAWL_HIDDEN int tr_live_client_new_streams(struct live_client *c, uint64_t session_id,
 					 struct live_stream_info **streams, size_t *n,
 					 bool *hup);
 
@@ -159,7 +159,7 @@ TRAWL_HIDDEN int live_client_new_streams(struct live_client *c, uint64_t session
  * or a transport or protocol error (-EPROTO: more than
  * LIVE_CLIENT_METADATA_MAX bytes).
  */
-TRAWL_HIDDEN int live_client_metadata(struct live_client *c, uint64_t stream_id, uint8_t **buf,
+TRAWL_HIDDEN int tr_live_client_metadata(struct live_client *c, uint64_t stream_id, uint8_t **buf,
 				      size_t *len);
 
 /*
@@ -173,9 +173,9 @@ TRAWL_HIDDEN int live_client_metadata(struct live_client *c, uint64_t stream_id,
  * sizes are both 0 is no packet: nothing to read, only its flags count
  * (trawl's relay answers so, with NEW_STREAM, while the viewer has streams
  * to hear of and the stream asked has nothing new; ask it again after
- * live_client_new_streams()).
+ * tr_live_client_new_streams()).
  */
-TRAWL_HIDDEN int live_client_next_index(struct live_client *c, uint64_t stream_id,
+TRAWL_HIDDEN int tr_live_client_next_index(struct live_client *c, uint64_t stream_id,
 					struct live_index *ix);
 
 /*
@@ -186,7 +186,7 @@ TRAWL_HIDDEN int live_client_next_index(struct live_client *c, uint64_t stream_i
  * first and ask again); or a transport or protocol error (-EPROTO: an OK
  * reply of another length than len). status and flags may be NULL.
  */
-TRAWL_HIDDEN int live_client_packet(struct live_client *c, uint64_t stream_id, uint64_t offset,
+TRAWL_HIDDEN int tr_live_client_packet(struct live_client *c, uint64_t stream_id, uint64_t offset,
 				    uint32_t len, uint8_t *buf, uint32_t *status, uint32_t *flags);
 
 /*
@@ -194,11 +194,11 @@ TRAWL_HIDDEN int live_client_packet(struct live_client *c, uint64_t stream_id, u
  * relay's ERR), or a transport or protocol error. The connection stays
  * usable (attach again, another session).
  */
-TRAWL_HIDDEN int live_client_detach(struct live_client *c, uint64_t session_id);
+TRAWL_HIDDEN int tr_live_client_detach(struct live_client *c, uint64_t session_id);
 
 /* Closes the connection (a viewer that did not detach is detached by the
  * relay). Accepts NULL. */
-TRAWL_HIDDEN void live_client_free(struct live_client *c);
+TRAWL_HIDDEN void tr_live_client_free(struct live_client *c);
 
 /* --------------------------------------------------------------- URLs */
 
@@ -231,7 +231,7 @@ struct live_url {
 };
 
 /* Parses url into *u: 0, or -EINVAL with the reason in err. */
-TRAWL_HIDDEN int live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen);
+TRAWL_HIDDEN int tr_live_url_parse(const char *url, struct live_url *u, char *err, size_t errlen);
 
 /*
  * Does the listed session s belong to what u names (its session name, and
@@ -239,6 +239,6 @@ TRAWL_HIDDEN int live_url_parse(const char *url, struct live_url *u, char *err, 
  * matches: a relay lists one per domain and bitness. Always false for a
  * LIVE_URL_RELAY URL.
  */
-TRAWL_HIDDEN bool live_url_matches(const struct live_url *u, const struct live_session_info *s);
+TRAWL_HIDDEN bool tr_live_url_matches(const struct live_url *u, const struct live_session_info *s);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "net/live-proto.h"
 
-const char *live_cmd_name(uint32_t cmd)
+const char *tr_live_cmd_name(uint32_t cmd)
 {
 	switch (cmd) {
 #define LIVE_NAME(n, v, len) case v: return #n;
@@ -26,7 +26,7 @@ static int need_len(uint32_t cmd)
 	return -1;
 }
 
-ssize_t live_req_parse(const uint8_t *buf, size_t len, struct live_req *r, char *err,
+ssize_t tr_live_req_parse(const uint8_t *buf, size_t len, struct live_req *r, char *err,
 		       size_t errlen)
 {
 	if (len < LIVE_REQ_HDR)
@@ -35,10 +35,10 @@ ssize_t live_req_parse(const uint8_t *buf, size_t len, struct live_req *r, char 
 	uint32_t cmd = get_be32(buf + 8);
 	int need = need_len(cmd);
 	if (need < 0)
-		return seterr(err, errlen, EPROTO, "unknown command %u", cmd);
+		return tr_seterr(err, errlen, EPROTO, "unknown command %u", cmd);
 	if (size < (uint64_t)need || size > LIVE_REQ_MAX)
-		return seterr(err, errlen, EPROTO, "%s with %llu bytes of data (it takes %d)",
-			      live_cmd_name(cmd), (unsigned long long)size, need);
+		return tr_seterr(err, errlen, EPROTO, "%s with %llu bytes of data (it takes %d)",
+			      tr_live_cmd_name(cmd), (unsigned long long)size, need);
 	if (len - LIVE_REQ_HDR < size)
 		return 0;
 	const uint8_t *p = buf + LIVE_REQ_HDR;
@@ -74,7 +74,7 @@ ssize_t live_req_parse(const uint8_t *buf, size_t len, struct live_req *r, char 
 	return (ssize_t)(LIVE_REQ_HDR + size);
 }
 
-void live_put_str(uint8_t *out, size_t n, const char *s)
+void tr_live_put_str(uint8_t *out, size_t n, const char *s)
 {
 	size_t l = strnlen(s, n - 1);
 	memcpy(out, s, l);

@@ -78,7 +78,7 @@ struct live_req {
 };
 
 /* "CONNECT", ...; "?" for an unknown command. */
-TRAWL_HIDDEN const char *live_cmd_name(uint32_t cmd);
+TRAWL_HIDDEN const char *tr_live_cmd_name(uint32_t cmd);
 
 /*
  * Parses the request at the start of buf (len bytes): its size (header +
@@ -87,11 +87,11 @@ TRAWL_HIDDEN const char *live_cmd_name(uint32_t cmd);
  * needs or longer than LIVE_REQ_MAX). Longer payloads than a command needs
  * are accepted (later protocol minors add fields) and their tail ignored.
  */
-TRAWL_HIDDEN ssize_t live_req_parse(const uint8_t *buf, size_t len, struct live_req *r,
+TRAWL_HIDDEN ssize_t tr_live_req_parse(const uint8_t *buf, size_t len, struct live_req *r,
 				    char *err, size_t errlen);
 
 /* Fills a NUL-padded fixed array of n bytes with s (truncated, always
  * NUL-terminated). */
-TRAWL_HIDDEN void live_put_str(uint8_t *out, size_t n, const char *s);
+TRAWL_HIDDEN void tr_live_put_str(uint8_t *out, size_t n, const char *s);
 
 #endif

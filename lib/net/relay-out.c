@@ -89,7 +89,7 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 		return ret;
 	struct relay_msg m;
 	char perr[128];
-	if (relay_msg_parse(buf, RELAY_HDR_LEN + plen, &m, perr, sizeof(perr)) <= 0)
+	if (tr_relay_msg_parse(buf, RELAY_HDR_LEN + plen, &m, perr, sizeof(perr)) <= 0)
 		return -EPROTO;
 	snprintf(msg, msglen, "%s", m.u.welcome.msg);
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
@@ -129,7 +129,7 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 	/* the queue's thread blocks every signal: a relay gone gives it
 	 * EPIPE, not SIGPIPE */
 	if (rd->q)
-		return ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
+		return tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
 	return send_now(rd->fd, hdr, hlen, body, blen);
 }
 
@@ -147,32 +147,32 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	int ret;
 
 	if (rd->fd >= 0)
-		return seterr(err, errlen, EBUSY, "relay %s: opened twice", rd->addr);
-	if (net_split_addr(rd->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0)
-		return seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]",
+		return tr_seterr(err, errlen, EBUSY, "relay %s: opened twice", rd->addr);
+	if (tr_net_split_addr(rd->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0)
+		return tr_seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]",
 			      rd->addr);
-	if (!relay_name_ok(session) || !relay_name_ok(hostname) || !relay_name_ok(trace))
-		return seterr(err, errlen, EINVAL,
+	if (!tr_relay_name_ok(session) || !tr_relay_name_ok(hostname) || !tr_relay_name_ok(trace))
+		return tr_seterr(err, errlen, EINVAL,
 			      "relay: session, host and trace names must be of [A-Za-z0-9._-] "
 			      "('%s', '%s', '%s')", session, hostname, trace);
 	if (strlen(hostname) > RELAY_HOST_MAX)
-		return seterr(err, errlen, ENAMETOOLONG,
+		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
 	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
 	if (fd < 0 && gai[0])
-		return seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
+		return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
 	if (fd >= 0)
 		fd = producer_socket(fd);
 	if (fd < 0)
-		return seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
+		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
 			      strerror(-fd));
 
 	size_t ls = strlen(session) + 1, lh = strlen(hostname) + 1, lt = strlen(trace) + 1;
 	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
 	uint8_t *b = calloc(1, RELAY_HDR_LEN + plen);
 	if (!b) {
-		ret = seterr(err, errlen, ENOMEM, "relay: out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "relay: out of memory");
 		goto err;
 	}
 	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
@@ -189,23 +189,23 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	ret = send_now(fd, b, RELAY_HDR_LEN + plen, NULL, 0);
 	free(b);
 	if (ret) {
-		seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
+		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
 		goto err;
 	}
 	char msg[256] = "";
 	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
 	if (ret) {
 		if (*msg)
-			seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
+			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
 			       hostname, trace, msg);
 		else
-			seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
+			tr_seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
 			       ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
 		goto err;
 	}
 	/* its own queue: a stalled relay does not hold up the local files */
-	if (t->io_queue && !(rd->q = ioq_new(t->io_queue))) {
-		ret = seterr(err, errlen, errno, "relay: %s", strerror(errno));
+	if (t->io_queue && !(rd->q = tr_ioq_new(t->io_queue))) {
+		ret = tr_seterr(err, errlen, errno, "relay: %s", strerror(errno));
 		goto err;
 	}
 	rd->fd = fd;
@@ -246,7 +246,7 @@ static int rd_packet(struct trawl_ctf_dest *d, uint32_t handle, const struct ctf
 	if (size > RELAY_MSG_MAX - RELAY_INDEX_LEN)
 		return -EMSGSIZE;
 	relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
-	relay_put_index(m + RELAY_HDR_LEN, handle, ix);
+	tr_relay_put_index(m + RELAY_HDR_LEN, handle, ix);
 	return put(rd_of(d), m, sizeof(m), pkt, size);
 }
 
@@ -266,7 +266,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 	struct relay_dest *rd = rd_of(d);
 	if (rd->fd < 0)
 		return -EBADF;
-	int ret = ioq_free(rd->q);
+	int ret = tr_ioq_free(rd->q);
 	rd->q = NULL;
 	if (ret)
 		return ret;
@@ -283,7 +283,7 @@ static void rd_free(struct trawl_ctf_dest *d)
 {
 	struct relay_dest *rd = rd_of(d);
 	/* after an error, the queue's thread stopped writing at it */
-	ioq_free(rd->q);
+	tr_ioq_free(rd->q);
 	if (rd->fd >= 0)
 		close(rd->fd);
 	free(rd->addr);

@@ -11,7 +11,7 @@
 
 #include "net/relay-proto.h"
 
-const char *relay_type_name(uint32_t type)
+const char *tr_relay_type_name(uint32_t type)
 {
 	switch (type) {
 #define RELAY_NAME(n, v) case v: return #n;
@@ -21,7 +21,7 @@ const char *relay_type_name(uint32_t type)
 	return "?";
 }
 
-bool relay_name_ok(const char *s)
+bool tr_relay_name_ok(const char *s)
 {
 	size_t n = 0;
 	if (!s || !*s || *s == '.')
@@ -37,7 +37,7 @@ bool relay_name_ok(const char *s)
 	return true;
 }
 
-void relay_put_index(uint8_t *out, uint32_t handle, const struct ctf_index *ix)
+void tr_relay_put_index(uint8_t *out, uint32_t handle, const struct ctf_index *ix)
 {
 	put_le32(out, handle);
 	put_le32(out + 4, 0);
@@ -102,17 +102,17 @@ static const char *rdstr(struct rd *r)
 	return s;
 }
 
-ssize_t relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, char *err,
+ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, char *err,
 			size_t errlen)
 {
 	if (len < RELAY_HDR_LEN)
 		return 0;
 	uint32_t type = get_le32(buf), plen = get_le32(buf + 4);
-	const char *name = relay_type_name(type);
+	const char *name = tr_relay_type_name(type);
 	if (name[0] == '?')
-		return seterr(err, errlen, EPROTO, "unknown message type %u", type);
+		return tr_seterr(err, errlen, EPROTO, "unknown message type %u", type);
 	if (plen > RELAY_MSG_MAX)
-		return seterr(err, errlen, EMSGSIZE, "%s of %u bytes (at most %u)", name, plen,
+		return tr_seterr(err, errlen, EMSGSIZE, "%s of %u bytes (at most %u)", name, plen,
 			      RELAY_MSG_MAX);
 	if (len - RELAY_HDR_LEN < plen)
 		return 0;
@@ -131,8 +131,8 @@ ssize_t relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, cha
 		m->u.hello.session = rdstr(&r);
 		m->u.hello.host = rdstr(&r);
 		m->u.hello.trace = rdstr(&r);
-		if (!r.bad && (!relay_name_ok(m->u.hello.session) ||
-			       !relay_name_ok(m->u.hello.host) || !relay_name_ok(m->u.hello.trace)))
+		if (!r.bad && (!tr_relay_name_ok(m->u.hello.session) ||
+			       !tr_relay_name_ok(m->u.hello.host) || !tr_relay_name_ok(m->u.hello.trace)))
 			what = "a session, host or trace name that is not a plain file name";
 		break;
 	case RELAY_WELCOME:
@@ -152,7 +152,7 @@ ssize_t relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, cha
 		m->u.stream.cpu = rd32(&r);
 		m->u.stream.class_id = rd64(&r);
 		m->u.stream.name = rdstr(&r);
-		if (!r.bad && (!relay_name_ok(m->u.stream.name) ||
+		if (!r.bad && (!tr_relay_name_ok(m->u.stream.name) ||
 			       strcmp(m->u.stream.name, "metadata") == 0 ||
 			       strcmp(m->u.stream.name, "index") == 0))
 			what = "a stream file name that is not a plain file name";
@@ -191,17 +191,17 @@ ssize_t relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, cha
 		break;
 	}
 	if (r.bad)
-		return seterr(err, errlen, EPROTO, "%s of %u bytes: too short for its fields", name,
+		return tr_seterr(err, errlen, EPROTO, "%s of %u bytes: too short for its fields", name,
 			      plen);
 	if (what)
-		return seterr(err, errlen, EPROTO, "%s: %s", name, what);
+		return tr_seterr(err, errlen, EPROTO, "%s: %s", name, what);
 	if (r.off != plen)
-		return seterr(err, errlen, EPROTO, "%s: %zu bytes after its fields", name,
+		return tr_seterr(err, errlen, EPROTO, "%s: %zu bytes after its fields", name,
 			      plen - r.off);
 	return (ssize_t)(RELAY_HDR_LEN + plen);
 }
 
-int net_split_addr(const char *addr, char *host, size_t hostlen, unsigned *port,
+int tr_net_split_addr(const char *addr, char *host, size_t hostlen, unsigned *port,
 		   unsigned def_port)
 {
 	const char *colon, *h = addr;

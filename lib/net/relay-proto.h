@@ -8,7 +8,7 @@
  * header {u32 type, u32 length of the payload}, then the payload; all
  * integers little-endian (both ends are trawl, and the packets inside are
  * little-endian CTF). Strings are NUL-terminated inside the payload. Every
- * length and offset is checked before a field is read (relay_msg_parse).
+ * length and offset is checked before a field is read (tr_relay_msg_parse).
  *
  * Producer (P) and relay (R):
  *   P->R HELLO      version, flags, live timer, trace UUID, then the
@@ -69,7 +69,7 @@ enum relay_type {
 #undef RELAY_ENUM
 };
 
-/* A parsed message: pointers into the buffer given to relay_msg_parse. */
+/* A parsed message: pointers into the buffer given to tr_relay_msg_parse. */
 struct relay_msg {
 	enum relay_type type;
 	uint32_t len;			/* payload bytes */
@@ -107,7 +107,7 @@ struct relay_msg {
 };
 
 /* "HELLO", ...; "?" for an unknown type. */
-TRAWL_HIDDEN const char *relay_type_name(uint32_t type);
+TRAWL_HIDDEN const char *tr_relay_type_name(uint32_t type);
 
 /*
  * Parses the message at the start of buf (len bytes). Returns its size
@@ -118,12 +118,12 @@ TRAWL_HIDDEN const char *relay_type_name(uint32_t type);
  * characters other than [A-Za-z0-9._-] or starting with '.', a packet whose
  * sizes disagree with its bytes.
  */
-TRAWL_HIDDEN ssize_t relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m,
+TRAWL_HIDDEN ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m,
 				     char *err, size_t errlen);
 
 /* A safe file or directory name: 1..RELAY_NAME_MAX of [A-Za-z0-9._-], not
  * starting with '.'. */
-TRAWL_HIDDEN bool relay_name_ok(const char *s);
+TRAWL_HIDDEN bool tr_relay_name_ok(const char *s);
 
 /* Writes the 8-byte header. */
 static inline void relay_put_hdr(uint8_t *out, enum relay_type type, uint32_t len)
@@ -133,14 +133,14 @@ static inline void relay_put_hdr(uint8_t *out, enum relay_type type, uint32_t le
 }
 
 /* Writes a PACKET's fixed part (RELAY_INDEX_LEN bytes) after its header. */
-TRAWL_HIDDEN void relay_put_index(uint8_t *out, uint32_t handle, const struct ctf_index *ix);
+TRAWL_HIDDEN void tr_relay_put_index(uint8_t *out, uint32_t handle, const struct ctf_index *ix);
 
 /* The producer's side is lib/net/relay-out.c: trawl_relay_dest_new()
  * (trawl/relay.h), a destination of the CTF writer (lib/ctf/dest.h). */
 
 /* Splits "HOST", "HOST:PORT" or "[V6]:PORT" into host and port (default
  * def_port). 0 or -EINVAL. */
-TRAWL_HIDDEN int net_split_addr(const char *addr, char *host, size_t hostlen,
+TRAWL_HIDDEN int tr_net_split_addr(const char *addr, char *host, size_t hostlen,
 				unsigned *port, unsigned def_port);
 
 #endif

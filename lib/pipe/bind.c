@@ -12,7 +12,7 @@
  * along the types, from the path kept here.
  *
  * Classes a live source adds later are resolved when the reader adopts
- * them (reader_bind_new_classes()), before any of their events is handed
+ * them (tr_reader_bind_new_classes()), before any of their events is handed
  * out.
  */
 #include <errno.h>
@@ -56,9 +56,9 @@ static const char *type_word(const struct trawl_ctf_type *t)
 	case TRAWL_CTF_STRUCT: return "a structure";
 	case TRAWL_CTF_VARIANT: return "a variant";
 	case TRAWL_CTF_ARRAY:
-		return ctf_is_text_elem(t->u.a.elem) ? "a string" : "an array";
+		return tr_ctf_is_text_elem(t->u.a.elem) ? "a string" : "an array";
 	case TRAWL_CTF_SEQUENCE:
-		return ctf_is_text_elem(t->u.q.elem) ? "a string" : "a sequence";
+		return tr_ctf_is_text_elem(t->u.q.elem) ? "a string" : "a sequence";
 	}
 	return "?";
 }
@@ -75,8 +75,8 @@ static const char *want_word(enum trawl_field_type w)
 
 static bool is_text(const struct trawl_ctf_type *t)
 {
-	return (t->kind == TRAWL_CTF_ARRAY && ctf_is_text_elem(t->u.a.elem)) ||
-	       (t->kind == TRAWL_CTF_SEQUENCE && ctf_is_text_elem(t->u.q.elem));
+	return (t->kind == TRAWL_CTF_ARRAY && tr_ctf_is_text_elem(t->u.a.elem)) ||
+	       (t->kind == TRAWL_CTF_SEQUENCE && tr_ctf_is_text_elem(t->u.q.elem));
 }
 
 static bool type_ok(const struct trawl_ctf_type *t, enum trawl_field_type w)
@@ -116,7 +116,7 @@ static int64_t tape_count(const struct trawl_ctf_type *t)
 		return n;
 	}
 	case TRAWL_CTF_ARRAY: {
-		if (ctf_is_text_elem(t->u.a.elem))
+		if (tr_ctf_is_text_elem(t->u.a.elem))
 			return 1;
 		int64_t c = tape_count(t->u.a.elem);
 		if (c < 0 || (c && t->u.a.length > (uint64_t)(INT32_MAX / c)))
@@ -124,7 +124,7 @@ static int64_t tape_count(const struct trawl_ctf_type *t)
 		return 1 + c * (int64_t)t->u.a.length;
 	}
 	case TRAWL_CTF_SEQUENCE:
-		return ctf_is_text_elem(t->u.q.elem) ? 1 : -1;
+		return tr_ctf_is_text_elem(t->u.q.elem) ? 1 : -1;
 	case TRAWL_CTF_VARIANT: {
 		int64_t c = -2;
 		for (size_t i = 0; i < t->u.v.n; i++) {
@@ -162,7 +162,7 @@ static uint32_t walk(const struct trawl_ctf_type *t, const union trawl_ctf_value
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE: {
 		const struct trawl_ctf_type *e = trawl_ctf_type_elem(t);
-		if (ctf_is_text_elem(e))
+		if (tr_ctf_is_text_elem(e))
 			return pos + 1;
 		uint64_t n = v[pos++].n;
 		for (uint64_t k = 0; k < n && pos != UINT32_MAX; k++)
@@ -271,7 +271,7 @@ static int resolve(const struct field_priv *fp, const struct trawl_ctf_event_cla
 		if (d < fp->npath)
 			continue;	/* not in this scope */
 		if (!type_ok(t, fp->want))
-			return seterr(err, errlen, EINVAL, "%s.%s is %s, not %s", ec->name,
+			return tr_seterr(err, errlen, EINVAL, "%s.%s is %s, not %s", ec->name,
 				      fp->pub.name, type_word(t), want_word(fp->want));
 		*type = t->kind == TRAWL_CTF_INT || t->kind == TRAWL_CTF_ENUM ? TRAWL_FIELD_INT :
 			t->kind == TRAWL_CTF_FLOAT ? TRAWL_FIELD_FLOAT : TRAWL_FIELD_STRING;
@@ -295,16 +295,16 @@ static int resolve_new(struct trawl_reader *r, struct field_priv *fp, char *err,
 		return 0;
 	int32_t *ns = realloc(fp->slot, n * sizeof(*ns));
 	if (!ns)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	fp->slot = ns;
 	fp->pub.slot = ns;
 	struct fpath *np = realloc(fp->paths, n * sizeof(*np));
 	if (!np)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	fp->paths = np;
 	uint8_t *nt = realloc(fp->type, n);
 	if (!nt)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	fp->type = nt;
 	for (size_t i = fp->nclasses; i < n; i++) {
 		ns[i] = -1;
@@ -318,7 +318,7 @@ static int resolve_new(struct trawl_reader *r, struct field_priv *fp, char *err,
 			const struct trawl_ctf_stream_class *sc = m->streams[i];
 			for (size_t j = 0; j < sc->nevents; j++) {
 				const struct trawl_ctf_event_class *ec = sc->events[j];
-				if (ec->index < from || !ec->name || !glob_match(fp->event, ec->name))
+				if (ec->index < from || !ec->name || !tr_glob_match(fp->event, ec->name))
 					continue;
 				fp->pub.nmatched++;
 				int rc = resolve(fp, ec, sc, &ns[ec->index], &np[ec->index], &nt[ec->index], err,
@@ -359,7 +359,7 @@ const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *s
 		goto nomem;
 	const char *dot = spec ? strchr(spec, '.') : NULL;
 	if (!dot || dot == spec || !dot[1]) {
-		rc = seterr(err, errlen, EINVAL, "'%s': a field is named EVENT.FIELD", spec ? spec : "");
+		rc = tr_seterr(err, errlen, EINVAL, "'%s': a field is named EVENT.FIELD", spec ? spec : "");
 		goto err;
 	}
 	if (!(fp->event = strndup(spec, (size_t)(dot - spec))) || !(fp->pub.name = strdup(dot + 1)))
@@ -368,7 +368,7 @@ const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *s
 		const char *e = strchr(p, '.');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		if (!n || fp->npath == MAX_DEPTH) {
-			rc = seterr(err, errlen, EINVAL, "'%s': a bad field path", spec);
+			rc = tr_seterr(err, errlen, EINVAL, "'%s': a bad field path", spec);
 			goto err;
 		}
 		if (!(fp->path[fp->npath++] = strndup(p, n)))
@@ -380,11 +380,11 @@ const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *s
 	if ((rc = resolve_new(r, fp, err, errlen)))
 		goto err;
 	if (!fp->pub.nmatched && !(flags & TRAWL_FIELD_OPTIONAL)) {
-		rc = seterr(err, errlen, ENOENT, "no event matches '%s' (for %s)", fp->event, spec);
+		rc = tr_seterr(err, errlen, ENOENT, "no event matches '%s' (for %s)", fp->event, spec);
 		goto err;
 	}
 	if (fp->pub.nmatched && !fp->pub.nbound) {
-		rc = seterr(err, errlen, ENOENT, "%s%s has no field '%s'",
+		rc = tr_seterr(err, errlen, ENOENT, "%s%s has no field '%s'",
 			    strpbrk(fp->event, "*?[") ? "no event matching " : "event ", fp->event,
 			    fp->pub.name);
 		goto err;
@@ -393,7 +393,7 @@ const struct trawl_field *trawl_field_bind(struct trawl_reader *r, const char *s
 	r->fields = fp;
 	return &fp->pub;
 nomem:
-	rc = seterr(err, errlen, ENOMEM, "out of memory");
+	rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 err:
 	field_free(fp);
 	errno = -rc;
@@ -408,7 +408,7 @@ enum trawl_field_type trawl_field_type(const struct trawl_field *f,
 	return ec->index < fp->nclasses ? (enum trawl_field_type)fp->type[ec->index] : TRAWL_FIELD_ANY;
 }
 
-int reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen)
+int tr_reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen)
 {
 	for (struct field_priv *fp = r->fields; fp; fp = fp->next) {
 		int rc = resolve_new(r, fp, err, errlen);
@@ -418,7 +418,7 @@ int reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
-void reader_fields_free(struct trawl_reader *r)
+void tr_reader_fields_free(struct trawl_reader *r)
 {
 	struct field_priv *fp = r->fields, *n;
 

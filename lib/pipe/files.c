@@ -40,20 +40,20 @@ static int stream_file(const struct dirent *d)
 static int open_stream(struct trawl_source *src, struct trawl_reader_trace *t, const char *path,
 		       const char *name, char *err, size_t errlen)
 {
-	struct trawl_reader_stream *s = reader_stream_new(t, path);
+	struct trawl_reader_stream *s = tr_reader_stream_new(t, path);
 	int rc;
 
 	if (!s)
-		return seterr(err, errlen, ENOMEM, "out of memory");
-	if ((rc = ctf_stream_map_file(&s->cs, t->path, name, err, errlen)))
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	if ((rc = tr_ctf_stream_map_file(&s->cs, t->path, name, err, errlen)))
 		goto err;
-	if (source_add_stream(src, t, s)) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+	if (tr_source_add_stream(src, t, s)) {
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	return 0;
 err:
-	reader_stream_free(s);
+	tr_reader_stream_free(s);
 	return rc;
 }
 
@@ -69,7 +69,7 @@ static int open_trace(struct trawl_source *src, const char *dir, char *err, size
 	struct trawl_ctf_trace *meta = NULL;
 
 	if (!mpath || !real) {
-		rc = seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
+		rc = tr_seterr(err, errlen, errno ? errno : ENOMEM, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
 	for (size_t i = 0; i < src->ntraces; i++) {
@@ -81,50 +81,50 @@ static int open_trace(struct trawl_source *src, const char *dir, char *err, size
 	size_t len = 0;
 	text = trawl_ctf_metadata_read(mpath, &len, msg, sizeof(msg));
 	if (!text) {
-		rc = seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
+		rc = tr_seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
 		goto out;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	meta = trawl_ctf_metadata_parse(text, len, msg, sizeof(msg));
 	if (!meta) {
-		rc = seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
+		rc = tr_seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
 		goto out;
 	}
 	t->dec.meta = meta;
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
-	source_trace_fix(src, t);
-	if (!source_wants_host(src, t->hostname)) {
+	tr_source_trace_fix(src, t);
+	if (!tr_source_wants_host(src, t->hostname)) {
 		rc = 0;
 		goto out;
 	}
-	rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
+	rc = tr_ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
 			   msg, sizeof(msg));
 	if (rc) {
-		rc = seterr(err, errlen, -rc, "%s: %s", mpath, msg);
+		rc = tr_seterr(err, errlen, -rc, "%s: %s", mpath, msg);
 		goto out;
 	}
 	t->path = strdup(dir);
 	t->real = real;
 	real = NULL;
 	if (!t->path) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	nents = scandir(dir, &ents, stream_file, versionsort);
 	if (nents < 0) {
-		rc = seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
 	for (int i = 0; i < nents; i++) {
 		char *p = join(dir, ents[i]->d_name);
 		struct stat st;
 		if (!p) {
-			rc = seterr(err, errlen, ENOMEM, "out of memory");
+			rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 			goto out;
 		}
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -136,8 +136,8 @@ static int open_trace(struct trawl_source *src, const char *dir, char *err, size
 		}
 		free(p);
 	}
-	if (source_add_trace(src, t)) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+	if (tr_source_add_trace(src, t)) {
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	t = NULL;
@@ -147,7 +147,7 @@ out:
 		free(ents[i]);
 	free(ents);
 	if (t)
-		reader_trace_free(t);	/* frees meta */
+		tr_reader_trace_free(t);	/* frees meta */
 	else if (rc <= 0)
 		trawl_ctf_trace_free(meta);
 	free(text);
@@ -182,13 +182,13 @@ static int discover(struct trawl_source *src, const char *dir, int depth, char *
 	struct dirent **ents;
 	int n = scandir(dir, &ents, subdir, versionsort), found = 0, rc = 0;
 	if (n < 0)
-		return depth ? 0 : seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
+		return depth ? 0 : tr_seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
 	for (int i = 0; i < n; i++) {
 		if (rc >= 0) {
 			char *p = join(dir, ents[i]->d_name);
 			struct stat st;
 			if (!p)
-				rc = seterr(err, errlen, ENOMEM, "out of memory");
+				rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 			else if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
 				rc = discover(src, p, depth + 1, err, errlen);
 				if (rc > 0)
@@ -208,28 +208,28 @@ static const struct source_ops files_ops = { .kind = "files" };
 struct trawl_source *trawl_source_files(const char *const *paths, size_t npaths,
 					const struct trawl_source_opts *o, char *err, size_t errlen)
 {
-	struct trawl_source *src = source_alloc(&files_ops, o);
+	struct trawl_source *src = tr_source_alloc(&files_ops, o);
 	int rc;
 
 	if (!src) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	for (size_t i = 0; i < npaths; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) < 0) {
-			rc = seterr(err, errlen, errno, "%s: %s", paths[i], strerror(errno));
+			rc = tr_seterr(err, errlen, errno, "%s: %s", paths[i], strerror(errno));
 			goto err;
 		}
 		if (!S_ISDIR(st.st_mode)) {
-			rc = seterr(err, errlen, ENOTDIR, "%s: not a directory", paths[i]);
+			rc = tr_seterr(err, errlen, ENOTDIR, "%s: not a directory", paths[i]);
 			goto err;
 		}
 		rc = discover(src, paths[i], 0, err, errlen);
 		if (rc < 0)
 			goto err;
 		if (rc == 0) {
-			rc = seterr(err, errlen, ENOENT, "%s: no CTF trace found (no `metadata` file)", paths[i]);
+			rc = tr_seterr(err, errlen, ENOENT, "%s: no CTF trace found (no `metadata` file)", paths[i]);
 			goto err;
 		}
 	}
@@ -245,7 +245,7 @@ struct trawl_reader *trawl_reader_new(const char *const *paths, size_t npaths,
 {
 	struct trawl_source_opts so;
 
-	reader_opts_source(o, &so);
+	tr_reader_opts_source(o, &so);
 	struct trawl_source *src = trawl_source_files(paths, npaths, &so, err, errlen);
 	if (!src)
 		return NULL;
@@ -264,7 +264,7 @@ static void mem_release(struct trawl_source *src)
 
 	/* the traces go first (trawl_source_free), then the model */
 	for (size_t i = 0; i < src->ntraces; i++)
-		reader_trace_free(src->traces[i]);
+		tr_reader_trace_free(src->traces[i]);
 	src->ntraces = 0;
 	if (mp)
 		trawl_ctf_trace_free(mp->owned);
@@ -278,13 +278,13 @@ static struct trawl_source *mem_source(struct trawl_ctf_trace *meta, const uint8
 				       const size_t *lens, size_t n, const struct trawl_source_opts *o,
 				       struct mem_priv *mp, char *err, size_t errlen)
 {
-	struct trawl_source *src = source_alloc(&mem_ops, o);
+	struct trawl_source *src = tr_source_alloc(&mem_ops, o);
 	struct trawl_reader_trace *t = NULL;
 	int rc = -ENOMEM;
 
 	if (!src) {
 		free(mp);
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -295,36 +295,36 @@ static struct trawl_source *mem_source(struct trawl_ctf_trace *meta, const uint8
 	t->dec.meta = meta;
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
-	source_trace_fix(src, t);
+	tr_source_trace_fix(src, t);
 	if (!(t->path = strdup("mem")))
 		goto nomem;
-	if ((rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
+	if ((rc = tr_ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents,
 				err, errlen)))
 		goto err;
-	if ((rc = source_add_trace(src, t)))
+	if ((rc = tr_source_add_trace(src, t)))
 		goto nomem;
 	t = NULL;
 	struct trawl_reader_trace *tr = src->traces[0];
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "mem/s_%zu", i);
-		struct trawl_reader_stream *s = reader_stream_new(tr, name);
+		struct trawl_reader_stream *s = tr_reader_stream_new(tr, name);
 		if (!s)
 			goto nomem;
 		s->cs.borrowed = true;
 		s->cs.map = bufs[i];
 		s->cs.size = lens[i];
 		s->cs.st.bytes = lens[i];
-		if (source_add_stream(src, tr, s)) {
-			reader_stream_free(s);
+		if (tr_source_add_stream(src, tr, s)) {
+			tr_reader_stream_free(s);
 			goto nomem;
 		}
 	}
 	return src;
 nomem:
-	rc = seterr(err, errlen, ENOMEM, "out of memory");
+	rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 err:
-	reader_trace_free(t);
+	tr_reader_trace_free(t);
 	trawl_source_free(src);
 	errno = -rc;
 	return NULL;
@@ -339,13 +339,13 @@ struct trawl_source *trawl_source_memory(const char *metadata, size_t len,
 	struct mem_priv *mp = calloc(1, sizeof(*mp));
 
 	if (!mp) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	mp->owned = trawl_ctf_metadata_parse(metadata, len, msg, sizeof(msg));
 	if (!mp->owned) {
 		int e = errno ? errno : EINVAL;
-		seterr(err, errlen, e, "metadata: %s", msg);
+		tr_seterr(err, errlen, e, "metadata: %s", msg);
 		free(mp);
 		errno = e;
 		return NULL;
@@ -353,13 +353,13 @@ struct trawl_source *trawl_source_memory(const char *metadata, size_t len,
 	return mem_source(mp->owned, streams, lens, nstreams, o, mp, err, errlen);
 }
 
-struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t *const *bufs,
+struct trawl_reader *tr_reader_new_mem(struct trawl_ctf_trace *meta, const uint8_t *const *bufs,
 				    const size_t *lens, size_t n, const struct trawl_reader_opts *o,
 				    char *err, size_t errlen)
 {
 	struct trawl_source_opts so;
 
-	reader_opts_source(o, &so);
+	tr_reader_opts_source(o, &so);
 	struct trawl_source *src = mem_source(meta, bufs, lens, n, &so, NULL, err, errlen);
 	if (!src)
 		return NULL;

@@ -58,7 +58,7 @@ static void *json_new(unsigned flags)
 
 	(void)flags;
 	if (f)
-		json_init(&f->j);
+		tr_json_init(&f->j);
 	return f;
 }
 
@@ -67,7 +67,7 @@ static void json_free_(void *p)
 	struct jfmt *f = p;
 
 	if (f)
-		json_release(&f->j);
+		tr_json_release(&f->j);
 	free(f);
 }
 
@@ -110,53 +110,53 @@ static bool jvalue(struct json *j, const struct trawl_ctf_type *t, const union t
 	switch (t->kind) {
 	case TRAWL_CTF_INT:
 		if (t->u.i.sign)
-			json_i64(j, v[*pos].i);
+			tr_json_i64(j, v[*pos].i);
 		else
-			json_u64(j, v[*pos].u);
+			tr_json_u64(j, v[*pos].u);
 		(*pos)++;
 		return true;
 	case TRAWL_CTF_ENUM: {
 		const struct trawl_ctf_type *c = t->u.e.container;
 		const char *l = enum_label(t, v[*pos].u);
 		if (l)
-			json_str(j, l);
+			tr_json_str(j, l);
 		else if (c && c->kind == TRAWL_CTF_INT && c->u.i.sign)
-			json_i64(j, v[*pos].i);
+			tr_json_i64(j, v[*pos].i);
 		else
-			json_u64(j, v[*pos].u);
+			tr_json_u64(j, v[*pos].u);
 		(*pos)++;
 		return true;
 	}
 	case TRAWL_CTF_FLOAT:
-		json_f64(j, v[(*pos)++].d);
+		tr_json_f64(j, v[(*pos)++].d);
 		return true;
 	case TRAWL_CTF_STRING:
-		json_strn(j, v[*pos].s.p, v[*pos].s.len);
+		tr_json_strn(j, v[*pos].s.p, v[*pos].s.len);
 		(*pos)++;
 		return true;
 	case TRAWL_CTF_STRUCT:
-		json_obj(j);
+		tr_json_obj(j);
 		for (size_t i = 0; i < t->u.s.n; i++) {
-			json_key(j, shown(t->u.s.fields[i].name));
+			tr_json_key(j, shown(t->u.s.fields[i].name));
 			if (!jvalue(j, t->u.s.fields[i].type, v, nv, pos, depth + 1))
 				return false;
 		}
-		json_obj_end(j);
+		tr_json_obj_end(j);
 		return true;
 	case TRAWL_CTF_ARRAY:
 	case TRAWL_CTF_SEQUENCE: {
 		const struct trawl_ctf_type *e = trawl_ctf_type_elem(t);
-		if (ctf_is_text_elem(e)) {
-			json_strn(j, v[*pos].s.p, v[*pos].s.len);
+		if (tr_ctf_is_text_elem(e)) {
+			tr_json_strn(j, v[*pos].s.p, v[*pos].s.len);
 			(*pos)++;
 			return true;
 		}
 		uint64_t n = v[(*pos)++].n;
-		json_arr(j);
+		tr_json_arr(j);
 		for (uint64_t k = 0; k < n; k++)
 			if (!jvalue(j, e, v, nv, pos, depth + 1))
 				return false;
-		json_arr_end(j);
+		tr_json_arr_end(j);
 		return true;
 	}
 	case TRAWL_CTF_VARIANT: {
@@ -186,7 +186,7 @@ static bool jfields(struct json *j, const struct trawl_ctf_type *t, const union 
 	if (!t || t->kind != TRAWL_CTF_STRUCT)
 		return !t;
 	for (size_t i = 0; i < t->u.s.n; i++) {
-		json_key(j, shown(t->u.s.fields[i].name));
+		tr_json_key(j, shown(t->u.s.fields[i].name));
 		if (!jvalue(j, t->u.s.fields[i].type, v, nv, pos, 1))
 			return false;
 	}
@@ -203,34 +203,34 @@ static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_even
 	if (!ev->cls)
 		return 0;
 	sc = stream_class(ev);
-	json_clear(j);
-	json_obj(j);
-	json_key(j, "ts");
-	json_i64(j, ev->ts);
-	json_key(j, "host");
-	json_str(j, trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
-	json_key(j, "cpu");
-	json_u64(j, ev->cpu);
-	json_key(j, "event");
-	json_str(j, ev->cls->name);
+	tr_json_clear(j);
+	tr_json_obj(j);
+	tr_json_key(j, "ts");
+	tr_json_i64(j, ev->ts);
+	tr_json_key(j, "host");
+	tr_json_str(j, trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
+	tr_json_key(j, "cpu");
+	tr_json_u64(j, ev->cpu);
+	tr_json_key(j, "event");
+	tr_json_str(j, ev->cls->name);
 	bool ok = true;
 	if ((sc && sc->event_context) || ev->cls->context) {
-		json_key(j, "context");
-		json_obj(j);
+		tr_json_key(j, "context");
+		tr_json_obj(j);
 		ok = jfields(j, sc ? sc->event_context : NULL, ev->values, ev->nvalues, &pos) &&
 		     jfields(j, ev->cls->context, ev->values, ev->nvalues, &pos);
-		json_obj_end(j);
+		tr_json_obj_end(j);
 	}
-	json_key(j, "fields");
-	json_obj(j);
+	tr_json_key(j, "fields");
+	tr_json_obj(j);
 	ok = ok && jfields(j, ev->cls->fields, ev->values, ev->nvalues, &pos);
-	json_obj_end(j);
+	tr_json_obj_end(j);
 	if (!ok) {
-		json_key(j, "error");
-		json_str(j, "the values do not match the event's types");
+		tr_json_key(j, "error");
+		tr_json_str(j, "the values do not match the event's types");
 	}
-	json_obj_end(j);
-	json_char(j, '\n');
+	tr_json_obj_end(j);
+	tr_json_char(j, '\n');
 	if (j->nomem) {
 		j->nomem = false;
 		return 0;
@@ -249,7 +249,7 @@ static const struct format formats[] = {
 	  json_new, json_event, json_prev, json_free_ },
 };
 
-const struct format *format_find(const char *name)
+const struct format *tr_format_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (!strcmp(formats[i].name, name))

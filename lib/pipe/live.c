@@ -12,7 +12,7 @@
  * beacon (INACTIVE) tells the time before which nothing more will come
  * (the stream's hold time); HUP ends the stream. New metadata is fetched
  * when an index says so, and a trace whose metadata grew is recompiled
- * in place (reader_trace_update()); new streams are asked for when an
+ * in place (tr_reader_trace_update()); new streams are asked for when an
  * index says so and at every poll.
  *
  * A trace exists for the reader once its metadata has come; its data
@@ -178,7 +178,7 @@ static struct ltrace *trace_of(struct live_priv *lp, struct lsess *ss, uint64_t 
 static int stream_make(struct trawl_source *src, struct lstream *ls)
 {
 	struct trawl_reader_trace *t = ls->tr->t;
-	struct trawl_reader_stream *s = reader_stream_new(t, ls->name);
+	struct trawl_reader_stream *s = tr_reader_stream_new(t, ls->name);
 
 	if (!s)
 		return -ENOMEM;
@@ -186,8 +186,8 @@ static int stream_make(struct trawl_source *src, struct lstream *ls)
 	s->cs.more = live_more;
 	s->cs.more_arg = ls;
 	s->cs.hold_ns = ls->beacon;
-	if (source_add_stream(src, t, s)) {
-		reader_stream_free(s);
+	if (tr_source_add_stream(src, t, s)) {
+		tr_reader_stream_free(s);
 		return -ENOMEM;
 	}
 	ls->rs = s;
@@ -211,7 +211,7 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	for (;;) {
 		uint8_t *b = NULL;
 		size_t n = 0;
-		int rc = live_client_metadata(lt->ss->c, lt->meta_stream, &b, &n);
+		int rc = tr_live_client_metadata(lt->ss->c, lt->meta_stream, &b, &n);
 		if (rc == -ENOENT) {
 			/* ERR: the metadata stream is closed (the session is
 			 * over): nothing more to ask (as babeltrace2 reads it) */
@@ -220,7 +220,7 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 		}
 		if (rc < 0) {
 			snprintf(lp->err, sizeof(lp->err), "%.120s: metadata: %.120s", lt->path,
-				 live_client_errmsg(lt->ss->c));
+				 tr_live_client_errmsg(lt->ss->c));
 			return rc;
 		}
 		if (rc == 0)
@@ -245,7 +245,7 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	uint32_t magic;
 	memcpy(&magic, lt->text, lt->len >= 4 ? 4 : 0);
 	if (lt->len >= 4 && (magic == 0x75D11D57u || magic == 0x571DD175u)) {
-		unpacked = ctf_metadata_unpack((const uint8_t *)lt->text, lt->len, lt->path, &tlen, msg,
+		unpacked = tr_ctf_metadata_unpack((const uint8_t *)lt->text, lt->len, lt->path, &tlen, msg,
 					       sizeof(msg));
 		if (!unpacked)
 			return errno == ENOMEM ? -ENOMEM : 0;	/* a packet cut short: wait */
@@ -261,7 +261,7 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	}
 	lt->parsed_len = lt->len;
 	if (lt->t) {
-		int rc = reader_trace_update(src->r, lt->t, meta, (const char *const *)src->events,
+		int rc = tr_reader_trace_update(src->r, lt->t, meta, (const char *const *)src->events,
 					     src->nevents, msg, sizeof(msg));
 		if (rc) {
 			snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", lt->path, msg);
@@ -278,17 +278,17 @@ static int metadata(struct trawl_source *src, struct ltrace *lt)
 	t->dec.meta = meta;
 	const struct trawl_ctf_env *h = trawl_ctf_trace_env(meta, "hostname");
 	t->hostname = h && !h->is_int && h->sval ? h->sval : "";
-	if (!source_wants_host(src, t->hostname)) {
+	if (!tr_source_wants_host(src, t->hostname)) {
 		lt->skipped = true;
-		reader_trace_free(t);
+		tr_reader_trace_free(t);
 		return 0;
 	}
-	source_trace_fix(src, t);
-	int rc = ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents, msg,
+	tr_source_trace_fix(src, t);
+	int rc = tr_ctf_tdec_init(&t->dec, meta, (const char *const *)src->events, src->nevents, msg,
 			       sizeof(msg));
-	if (rc || !(t->path = strdup(lt->path)) || source_add_trace(src, t)) {
+	if (rc || !(t->path = strdup(lt->path)) || tr_source_add_trace(src, t)) {
 		snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", lt->path, rc ? msg : "out of memory");
-		reader_trace_free(t);
+		tr_reader_trace_free(t);
 		return rc ? rc : -ENOMEM;
 	}
 	lt->t = t;
@@ -350,10 +350,10 @@ static int new_streams(struct trawl_source *src)
 			nhup++;
 			continue;
 		}
-		int rc = live_client_new_streams(ss->c, ss->id, &si, &n, &hup);
+		int rc = tr_live_client_new_streams(ss->c, ss->id, &si, &n, &hup);
 		if (rc < 0) {
 			snprintf(lp->err, sizeof(lp->err), "new streams: %.200s",
-				 live_client_errmsg(ss->c));
+				 tr_live_client_errmsg(ss->c));
 			return rc;
 		}
 		rc = add_streams(src, ss, si, n);
@@ -375,11 +375,11 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 	struct live_priv *lp = src->priv;
 	struct live_index ix;
 	struct live_client *c = ls->ss->c;
-	int rc = live_client_next_index(c, ls->id, &ix);
+	int rc = tr_live_client_next_index(c, ls->id, &ix);
 
 	*flags = 0;
 	if (rc < 0) {
-		snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", ls->name, live_client_errmsg(c));
+		snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", ls->name, tr_live_client_errmsg(c));
 		return rc;
 	}
 	*flags = ix.flags;
@@ -395,14 +395,14 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 			free(buf);
 			return -ENOMEM;
 		}
-		rc = live_client_packet(c, ls->id, ix.offset, len, buf, &st, &fl);
+		rc = tr_live_client_packet(c, ls->id, ix.offset, len, buf, &st, &fl);
 		*flags |= fl;
 		if (rc < 0 || st != LIVE_PACKET_OK) {
 			free(p);
 			free(buf);
 			if (rc < 0) {
 				snprintf(lp->err, sizeof(lp->err), "%.120s: %.120s", ls->name,
-					 live_client_errmsg(c));
+					 tr_live_client_errmsg(c));
 				return rc;
 			}
 			return 0;	/* asked again at the next poll */
@@ -417,7 +417,7 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 		return 1;
 	}
 	case LIVE_INDEX_INACTIVE: {
-		int64_t b = ls->rs ? ctf_stream_cycles_ns(&ls->rs->cs, ix.timestamp_end) : INT64_MIN;
+		int64_t b = ls->rs ? tr_ctf_stream_cycles_ns(&ls->rs->cs, ix.timestamp_end) : INT64_MIN;
 		if (b > ls->beacon) {
 			ls->beacon = b;
 			return 1;
@@ -506,7 +506,7 @@ static void live_release(struct trawl_source *src)
 	if (!lp)
 		return;
 	for (size_t i = 0; i < lp->nsessions; i++) {
-		live_client_free(lp->sessions[i]->c);
+		tr_live_client_free(lp->sessions[i]->c);
 		free(lp->sessions[i]);
 	}
 	for (size_t i = 0; i < lp->nstreams; i++) {
@@ -537,7 +537,7 @@ static const struct source_ops live_ops = {
 struct trawl_source *trawl_source_live(const char *url, const struct trawl_source_opts *o,
 				       char *err, size_t errlen)
 {
-	struct trawl_source *src = source_alloc(&live_ops, o);
+	struct trawl_source *src = tr_source_alloc(&live_ops, o);
 	struct live_priv *lp = calloc(1, sizeof(*lp));
 	struct live_session_info *ss = NULL;
 	struct live_client *c = NULL;
@@ -547,33 +547,33 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 	if (!src || !lp) {
 		free(lp);
 		trawl_source_free(src);
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	src->priv = lp;
-	if ((rc = live_url_parse(url, &lp->url, err, errlen)))
+	if ((rc = tr_live_url_parse(url, &lp->url, err, errlen)))
 		goto fail;
 	snprintf(lp->url_text, sizeof(lp->url_text), "%.63s", url);
 	if (lp->url.kind == LIVE_URL_RELAY) {
-		rc = seterr(err, errlen, EINVAL,
+		rc = tr_seterr(err, errlen, EINVAL,
 			    "%s: name a session: net://RELAY/host/HOST/SESSION or net://RELAY/session/SESSION",
 			    url);
 		goto fail;
 	}
-	c = live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS, err, errlen);
+	c = tr_live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS, err, errlen);
 	if (!c) {
 		rc = -(errno ? errno : EIO);
 		goto fail;
 	}
-	if ((rc = live_client_list(c, &ss, &nss)) < 0) {
-		seterr(err, errlen, -rc, "%s: %s", url, live_client_errmsg(c));
+	if ((rc = tr_live_client_list(c, &ss, &nss)) < 0) {
+		tr_seterr(err, errlen, -rc, "%s: %s", url, tr_live_client_errmsg(c));
 		goto fail;
 	}
 	for (size_t i = 0; i < nss; i++) {
 		bool seen = false;
 		for (size_t k = 0; k < lp->nsessions && !seen; k++)
 			seen = lp->sessions[k]->id == ss[i].id;
-		if (seen || !live_url_matches(&lp->url, &ss[i]))
+		if (seen || !tr_live_url_matches(&lp->url, &ss[i]))
 			continue;
 		/* a viewer connection per session: the first one lists */
 		struct lsess *se = calloc(1, sizeof(*se));
@@ -582,7 +582,7 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 			free(se);
 			if (nse)
 				lp->sessions = nse;
-			rc = seterr(err, errlen, ENOMEM, "out of memory");
+			rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 			goto fail;
 		}
 		lp->sessions = nse;
@@ -591,28 +591,28 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 		if (c) {
 			se->c = c;
 			c = NULL;
-		} else if (!(se->c = live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
+		} else if (!(se->c = tr_live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
 							  err, errlen))) {
 			rc = -(errno ? errno : EIO);
 			goto fail;
 		}
 		struct live_stream_info *si = NULL;
 		size_t n = 0;
-		rc = live_client_attach(se->c, se->id, true, &si, &n);
+		rc = tr_live_client_attach(se->c, se->id, true, &si, &n);
 		if (rc < 0) {
-			seterr(err, errlen, -rc, "%s: attach: %s", url, live_client_errmsg(se->c));
+			tr_seterr(err, errlen, -rc, "%s: attach: %s", url, tr_live_client_errmsg(se->c));
 			free(si);
 			goto fail;
 		}
 		rc = add_streams(src, se, si, n);
 		free(si);
 		if (rc < 0) {
-			seterr(err, errlen, -rc, "out of memory");
+			tr_seterr(err, errlen, -rc, "out of memory");
 			goto fail;
 		}
 	}
 	if (!lp->nsessions) {
-		rc = seterr(err, errlen, ENOENT, "%s: no such live session at %s:%u (%zu listed)", url,
+		rc = tr_seterr(err, errlen, ENOENT, "%s: no such live session at %s:%u (%zu listed)", url,
 			    lp->url.relay, lp->url.port, nss);
 		goto fail;
 	}
@@ -621,13 +621,13 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 	/* the metadata there is now, so that the reader starts with traces */
 	for (size_t i = 0; i < lp->ntraces; i++)
 		if ((rc = metadata(src, lp->traces[i])) < 0) {
-			seterr(err, errlen, -rc, "%s", lp->err);
+			tr_seterr(err, errlen, -rc, "%s", lp->err);
 			goto fail;
 		}
 	return src;
 fail:
 	free(ss);
-	live_client_free(c);
+	tr_live_client_free(c);
 	trawl_source_free(src);
 	errno = -rc;
 	return NULL;

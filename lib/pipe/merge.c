@@ -8,7 +8,7 @@
  * time, then returns the heap's top; the event and its tape stay valid
  * until the next call.
  *
- * In batches, each stream is decoded a batch at a time (ctf_stream_fill())
+ * In batches, each stream is decoded a batch at a time (tr_ctf_stream_fill())
  * and a loser tree over the batches' heads merges them; with a worker
  * thread, the batches are decoded ahead. See "decode-ahead" below.
  */
@@ -68,7 +68,7 @@ static void prime(struct trawl_reader *r)
 		struct trawl_reader_trace *t = r->traces[i];
 		for (size_t j = 0; j < t->nstreams; j++) {
 			struct trawl_reader_stream *s = t->streams[j];
-			int rc = ctf_stream_next(&s->cs, &s->cs.ev);
+			int rc = tr_ctf_stream_next(&s->cs, &s->cs.ev);
 			if (rc > 0)
 				r->heap[r->nheap++] = (struct hent){ s->cs.ev.ts, s->order, s };
 			else if (rc < 0)
@@ -101,7 +101,7 @@ static __attribute__((noinline)) int next_slow(struct trawl_reader *r, const str
 
 	r->pending = NULL;
 	if (s && !advanced) {
-		int rc = ctf_stream_next(&s->cs, &s->cs.ev);
+		int rc = tr_ctf_stream_next(&s->cs, &s->cs.ev);
 		if (likely(rc > 0)) {
 			top_changed(r, s);
 		} else {
@@ -212,7 +212,7 @@ static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
 
 	s->qbusy = true;
 	pthread_mutex_unlock(&r->mu);
-	ctf_stream_fill(&s->cs, b);
+	tr_ctf_stream_fill(&s->cs, b);
 	pthread_mutex_lock(&r->mu);
 	s->qbusy = false;
 	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
@@ -634,7 +634,7 @@ static int reader_grow(struct trawl_reader *r)
 	int rc;
 
 	for (size_t i = 0; i < r->nsrcs; i++)
-		if ((rc = reader_adopt(r, r->srcs[i])))
+		if ((rc = tr_reader_adopt(r, r->srcs[i])))
 			return rc;
 	if (r->nstreams != ns0) {
 		void *a = realloc(r->all, (r->nstreams + 1) * sizeof(*r->all));
@@ -655,7 +655,7 @@ static int reader_grow(struct trawl_reader *r)
 	}
 	if ((rc = merge_classes(r, m)) || (rc = merge_size(r, m)))
 		return rc;
-	if ((rc = reader_bind_new_classes(r, err, sizeof(err))))
+	if ((rc = tr_reader_bind_new_classes(r, err, sizeof(err))))
 		return rc;
 	for (uint32_t i = ns0; i < r->nstreams; i++) {
 		struct trawl_reader_stream *s = r->all[i];
@@ -989,44 +989,44 @@ unsigned trawl_reader_nerrors(const struct trawl_reader *r)
 
 /* ------------------------------------------------------------ lifecycle */
 
-struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t, const char *path)
+struct trawl_reader_stream *tr_reader_stream_new(struct trawl_reader_trace *t, const char *path)
 {
 	struct trawl_reader_stream *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->trace = t;
-	if (ctf_stream_init(&s->cs, &t->dec, NULL, path, s)) {
-		reader_stream_free(s);
+	if (tr_ctf_stream_init(&s->cs, &t->dec, NULL, path, s)) {
+		tr_reader_stream_free(s);
 		return NULL;
 	}
 	return s;
 }
 
-void reader_stream_free(struct trawl_reader_stream *s)
+void tr_reader_stream_free(struct trawl_reader_stream *s)
 {
 	if (!s)
 		return;
 	for (int i = 0; s->q && i < NQ; i++)
-		ctf_batch_release(&s->q[i]);
+		tr_ctf_batch_release(&s->q[i]);
 	free(s->q);
-	ctf_stream_release(&s->cs);
+	tr_ctf_stream_release(&s->cs);
 	free(s);
 }
 
-void reader_trace_free(struct trawl_reader_trace *t)
+void tr_reader_trace_free(struct trawl_reader_trace *t)
 {
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->nstreams; i++)
-		reader_stream_free(t->streams[i]);
+		tr_reader_stream_free(t->streams[i]);
 	free(t->streams);
 	if (!t->borrowed)
 		trawl_ctf_trace_free(t->dec.meta);
-	ctf_tdec_release(&t->dec);
+	tr_ctf_tdec_release(&t->dec);
 	for (size_t i = 0; i < t->nolddec; i++) {
 		trawl_ctf_trace_free(t->olddec[i].meta);
-		ctf_tdec_release(&t->olddec[i]);
+		tr_ctf_tdec_release(&t->olddec[i]);
 	}
 	free(t->olddec);
 	free(t->path);
@@ -1053,7 +1053,7 @@ static void number_classes(struct trawl_reader *r, struct trawl_reader_trace *t)
 	}
 }
 
-int reader_adopt(struct trawl_reader *r, struct trawl_source *src)
+int tr_reader_adopt(struct trawl_reader *r, struct trawl_source *src)
 {
 	size_t n = src->ntraces - src->nadopted;
 
@@ -1084,24 +1084,24 @@ int reader_adopt(struct trawl_reader *r, struct trawl_source *src)
 	return 0;
 }
 
-int reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
+int tr_reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
 			struct trawl_ctf_trace *meta, const char *const *events, size_t nevents,
 			char *err, size_t errlen)
 {
 	struct ctf_tdec nd = { .fix = t->dec.fix };
 	uint32_t oldregs = t->dec.td.nregs;
-	int rc = ctf_tdec_init(&nd, meta, events, nevents, err, errlen);
+	int rc = tr_ctf_tdec_init(&nd, meta, events, nevents, err, errlen);
 
 	if (rc) {
-		ctf_tdec_release(&nd);
+		tr_ctf_tdec_release(&nd);
 		trawl_ctf_trace_free(meta);
 		return rc;
 	}
 	struct ctf_tdec *old = realloc(t->olddec, (t->nolddec + 1) * sizeof(*old));
 	if (!old) {
-		ctf_tdec_release(&nd);
+		tr_ctf_tdec_release(&nd);
 		trawl_ctf_trace_free(meta);
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	}
 	t->olddec = old;
 	/* the classes it had keep their numbers; new ones get the next */
@@ -1130,8 +1130,8 @@ int reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
 	t->olddec[t->nolddec++] = t->dec;	/* events in flight may use its classes */
 	t->dec = nd;
 	for (size_t j = 0; j < t->nstreams; j++)
-		if ((rc = ctf_stream_retarget(&t->streams[j]->cs, &t->dec, oldregs)))
-			return seterr(err, errlen, -rc, "out of memory");
+		if ((rc = tr_ctf_stream_retarget(&t->streams[j]->cs, &t->dec, oldregs)))
+			return tr_seterr(err, errlen, -rc, "out of memory");
 	return 0;
 }
 
@@ -1160,7 +1160,7 @@ void trawl_reader_free(struct trawl_reader *r)
 		free(r->m->cls);
 		free(r->m);
 	}
-	reader_fields_free(r);
+	tr_reader_fields_free(r);
 	for (size_t i = 0; i < r->nsrcs; i++)
 		trawl_source_free(r->srcs[i]);	/* with their traces */
 	free(r->srcs);
@@ -1170,13 +1170,13 @@ void trawl_reader_free(struct trawl_reader *r)
 	free(r);
 }
 
-struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o)
+struct trawl_reader *tr_reader_alloc(const struct trawl_reader_opts *o)
 {
 	struct trawl_reader *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
-	r->rg.simd = ctf_simd();
+	r->rg.simd = tr_ctf_simd();
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
 		r->rg.begin = o->begin;
 		r->rg.has_begin = o->begin != 0;
@@ -1188,7 +1188,7 @@ struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o)
 	return r;
 }
 
-int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
+int tr_reader_ready(struct trawl_reader *r, char *err, size_t errlen)
 {
 	uint64_t bytes = 0;
 
@@ -1196,7 +1196,7 @@ int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
 	r->errq = calloc(r->nstreams + 1, sizeof(*r->errq));
 	r->all = calloc(r->nstreams + 1, sizeof(*r->all));
 	if (!r->heap || !r->errq || !r->all)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	for (size_t i = 0; i < r->ntraces; i++) {
 		struct trawl_reader_trace *t = r->traces[i];
 		for (size_t j = 0; j < t->nstreams; j++) {
@@ -1212,28 +1212,28 @@ int reader_ready(struct trawl_reader *r, char *err, size_t errlen)
 	 * 0.49-0.59 s instead of 1.19-1.38 s event by event.
 	 */
 	if (r->threads >= 2)
-		reader_set_mode(r, READ_WORKER);
+		tr_reader_set_mode(r, READ_WORKER);
 	else if (bytes < AUTO_MIN_BYTES)
-		reader_set_mode(r, READ_EVENTS);
+		tr_reader_set_mode(r, READ_EVENTS);
 	else if (r->threads == 0 && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		reader_set_mode(r, READ_WORKER);
+		tr_reader_set_mode(r, READ_WORKER);
 	else
-		reader_set_mode(r, READ_BATCHES);
+		tr_reader_set_mode(r, READ_BATCHES);
 	if (!r->nstreams)
-		reader_set_mode(r, READ_EVENTS);
+		tr_reader_set_mode(r, READ_EVENTS);
 	/* live: batches in this thread (streams and classes come and go
 	 * between batches, without a worker to stop), even before any stream */
 	if (r->live)
-		reader_set_mode(r, READ_BATCHES);
+		tr_reader_set_mode(r, READ_BATCHES);
 	return 0;
 }
 
-void reader_set_batch(struct trawl_reader *r, uint32_t events)
+void tr_reader_set_batch(struct trawl_reader *r, uint32_t events)
 {
 	r->batch_events = events;
 }
 
-void reader_set_mode(struct trawl_reader *r, enum read_mode m)
+void tr_reader_set_mode(struct trawl_reader *r, enum read_mode m)
 {
 	r->threaded = m != READ_EVENTS;
 	r->worker = m == READ_WORKER;
@@ -1241,7 +1241,7 @@ void reader_set_mode(struct trawl_reader *r, enum read_mode m)
 
 /* ----------------------------------------------------------- accessors */
 
-bool reader_is_live(const struct trawl_reader *r)
+bool tr_reader_is_live(const struct trawl_reader *r)
 {
 	return r->live;
 }

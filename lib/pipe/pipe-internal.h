@@ -187,16 +187,16 @@ struct trawl_source {
 };
 
 /* A new source of this kind with copies of o's filters; NULL on ENOMEM. */
-TRAWL_HIDDEN struct trawl_source *source_alloc(const struct source_ops *ops,
+TRAWL_HIDDEN struct trawl_source *tr_source_alloc(const struct source_ops *ops,
 					       const struct trawl_source_opts *o);
 /* Does the host pass the source's host globs? */
-TRAWL_HIDDEN bool source_wants_host(const struct trawl_source *src, const char *host);
+TRAWL_HIDDEN bool tr_source_wants_host(const struct trawl_source *src, const char *host);
 /* Sets t's clock correction from the source's fixes, if its host has one. */
-TRAWL_HIDDEN void source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace *t);
+TRAWL_HIDDEN void tr_source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace *t);
 /* Appends t to the source's traces. 0 or -ENOMEM. */
-TRAWL_HIDDEN int source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t);
+TRAWL_HIDDEN int tr_source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t);
 /* Adds stream s to trace t (of src); once adopted, the reader orders it. */
-TRAWL_HIDDEN int source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
+TRAWL_HIDDEN int tr_source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
 				   struct trawl_reader_stream *s);
 
 /* ---- format.c: the output formats of events, one table */
@@ -210,25 +210,25 @@ struct format {
 	void (*set_prev)(void *f, int64_t prev);
 	void (*free)(void *f);
 };
-TRAWL_HIDDEN const struct format *format_find(const char *name);
+TRAWL_HIDDEN const struct format *tr_format_find(const char *name);
 
 /* ---- bind.c */
 struct field_priv;
 /* Resolves every bound field in the classes adopted since. 0 or -errno. */
-TRAWL_HIDDEN int reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen);
-TRAWL_HIDDEN void reader_fields_free(struct trawl_reader *r);
+TRAWL_HIDDEN int tr_reader_bind_new_classes(struct trawl_reader *r, char *err, size_t errlen);
+TRAWL_HIDDEN void tr_reader_fields_free(struct trawl_reader *r);
 
 /* ---- merge.c */
 /* A new, empty reader with the options o (range, threads); NULL on ENOMEM. */
-TRAWL_HIDDEN struct trawl_reader *reader_alloc(const struct trawl_reader_opts *o);
+TRAWL_HIDDEN struct trawl_reader *tr_reader_alloc(const struct trawl_reader_opts *o);
 /* Once every source is adopted: the read mode, the merge's arrays.
  * 0 or -errno. */
-TRAWL_HIDDEN int reader_ready(struct trawl_reader *r, char *err, size_t errlen);
+TRAWL_HIDDEN int tr_reader_ready(struct trawl_reader *r, char *err, size_t errlen);
 /* A new stream of trace t, named path (not yet added). NULL on ENOMEM. */
-TRAWL_HIDDEN struct trawl_reader_stream *reader_stream_new(struct trawl_reader_trace *t,
+TRAWL_HIDDEN struct trawl_reader_stream *tr_reader_stream_new(struct trawl_reader_trace *t,
 							   const char *path);
-TRAWL_HIDDEN void reader_stream_free(struct trawl_reader_stream *s);
-TRAWL_HIDDEN void reader_trace_free(struct trawl_reader_trace *t);
+TRAWL_HIDDEN void tr_reader_stream_free(struct trawl_reader_stream *s);
+TRAWL_HIDDEN void tr_reader_trace_free(struct trawl_reader_trace *t);
 /*
  * A live trace's metadata grew: meta (taken, also on failure) replaces its
  * model; classes it had keep their numbers, new ones get the next (r NULL:
@@ -236,17 +236,17 @@ TRAWL_HIDDEN void reader_trace_free(struct trawl_reader_trace *t);
  * the new decoders. The old model stays until the trace is freed. Between
  * batches, in the consumer thread. 0 or -errno with a message in err.
  */
-TRAWL_HIDDEN int reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
+TRAWL_HIDDEN int tr_reader_trace_update(struct trawl_reader *r, struct trawl_reader_trace *t,
 				     struct trawl_ctf_trace *meta, const char *const *events,
 				     size_t nevents, char *err, size_t errlen);
 /* Does the reader have a live source (events come as they are made)? */
-TRAWL_HIDDEN bool reader_is_live(const struct trawl_reader *r);
+TRAWL_HIDDEN bool tr_reader_is_live(const struct trawl_reader *r);
 /* Takes the traces and streams src has that r does not have yet:
  * numbers their classes and orders their streams. 0 or -ENOMEM. */
-TRAWL_HIDDEN int reader_adopt(struct trawl_reader *r, struct trawl_source *src);
+TRAWL_HIDDEN int tr_reader_adopt(struct trawl_reader *r, struct trawl_source *src);
 
 /* The source made of the filters of reader options (hosts, events, fixes). */
-TRAWL_HIDDEN void reader_opts_source(const struct trawl_reader_opts *o,
+TRAWL_HIDDEN void tr_reader_opts_source(const struct trawl_reader_opts *o,
 				     struct trawl_source_opts *so);
 
 /*
@@ -254,14 +254,14 @@ TRAWL_HIDDEN void reader_opts_source(const struct trawl_reader_opts *o,
  * owns (parsed once; must outlive the reader; its decoders are recompiled
  * for these options). Streams are named "mem/s_N". For fuzzing and tests.
  */
-TRAWL_HIDDEN struct trawl_reader *reader_new_mem(struct trawl_ctf_trace *meta,
+TRAWL_HIDDEN struct trawl_reader *tr_reader_new_mem(struct trawl_ctf_trace *meta,
 						 const uint8_t *const *bufs, const size_t *lens,
 						 size_t n, const struct trawl_reader_opts *o,
 						 char *err, size_t errlen);
 
 /* Events per decode-ahead batch (0: the default), before the first
  * trawl_reader_next(). For tests. */
-TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
+TRAWL_HIDDEN void tr_reader_set_batch(struct trawl_reader *r, uint32_t events);
 
 /*
  * How a reader reads (set at open from trawl_reader_opts.threads and the
@@ -272,6 +272,6 @@ TRAWL_HIDDEN void reader_set_batch(struct trawl_reader *r, uint32_t events);
 enum read_mode { READ_EVENTS, READ_BATCHES, READ_WORKER };
 
 /* Forces a mode, before the first trawl_reader_next(). For tests. */
-TRAWL_HIDDEN void reader_set_mode(struct trawl_reader *r, enum read_mode m);
+TRAWL_HIDDEN void tr_reader_set_mode(struct trawl_reader *r, enum read_mode m);
 
 #endif

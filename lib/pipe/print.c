@@ -337,7 +337,7 @@ struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err,
 	unsigned threads = 2;
 
 	if (!p) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
 	p->fd = 1;
@@ -354,9 +354,9 @@ struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err,
 		p->flush_batches = true;
 		threads = 1;
 	}
-	p->fmt = format_find(fmt);
+	p->fmt = tr_format_find(fmt);
 	if (!p->fmt) {
-		seterr(err, errlen, EINVAL, "unknown format '%s'", fmt);
+		tr_seterr(err, errlen, EINVAL, "unknown format '%s'", fmt);
 		goto err;
 	}
 	p->threaded = threads > 1;
@@ -382,13 +382,13 @@ struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err,
 	pthread_cond_init(&p->cv, NULL);
 	p->mu_on = true;
 	if (pthread_create(&p->th, NULL, writer_main, p)) {
-		seterr(err, errlen, EAGAIN, "cannot start a thread");
+		tr_seterr(err, errlen, EAGAIN, "cannot start a thread");
 		goto err;
 	}
 	p->th_on = true;
 	return p;
 nomem:
-	seterr(err, errlen, ENOMEM, "out of memory");
+	tr_seterr(err, errlen, ENOMEM, "out of memory");
 err:
 	trawl_print_free(p);
 	return NULL;

@@ -74,7 +74,7 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	struct trawl_run_opts ro = { .sz = sizeof(ro) };
 	struct trawl_event *ev = malloc(RUN_BATCH * sizeof(*ev));
 	struct acc a = { .ev = malloc(RUN_BATCH * sizeof(*a.ev)) };
-	bool live = reader_is_live(r);
+	bool live = tr_reader_is_live(r);
 	uint64_t done = 0;
 	size_t started = 0;
 	int ret = 0, corrupt = 0;

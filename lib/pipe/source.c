@@ -32,7 +32,7 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
-struct trawl_source *source_alloc(const struct source_ops *ops, const struct trawl_source_opts *o)
+struct trawl_source *tr_source_alloc(const struct source_ops *ops, const struct trawl_source_opts *o)
 {
 	struct trawl_source *src = calloc(1, sizeof(*src));
 
@@ -77,7 +77,7 @@ void trawl_source_free(struct trawl_source *src)
 	if (src->ops && src->ops->release)
 		src->ops->release(src);
 	for (size_t i = 0; i < src->ntraces; i++)
-		reader_trace_free(src->traces[i]);
+		tr_reader_trace_free(src->traces[i]);
 	free(src->traces);
 	free_strv(src->hosts, src->nhosts);
 	free_strv(src->events, src->nevents);
@@ -87,17 +87,17 @@ void trawl_source_free(struct trawl_source *src)
 	free(src);
 }
 
-bool source_wants_host(const struct trawl_source *src, const char *host)
+bool tr_source_wants_host(const struct trawl_source *src, const char *host)
 {
 	if (!src->nhosts)
 		return true;
 	for (size_t i = 0; i < src->nhosts; i++)
-		if (glob_match(src->hosts[i], host))
+		if (tr_glob_match(src->hosts[i], host))
 			return true;
 	return false;
 }
 
-void source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace *t)
+void tr_source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace *t)
 {
 	for (size_t i = 0; i < src->nfixes; i++)
 		if (src->fixes[i].host && strcmp(src->fixes[i].host, t->hostname) == 0) {
@@ -106,7 +106,7 @@ void source_trace_fix(const struct trawl_source *src, struct trawl_reader_trace 
 		}
 }
 
-int source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t)
+int tr_source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t)
 {
 	void *nt = realloc(src->traces, (src->ntraces + 1) * sizeof(*src->traces));
 
@@ -117,7 +117,7 @@ int source_add_trace(struct trawl_source *src, struct trawl_reader_trace *t)
 	return 0;
 }
 
-int source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
+int tr_source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
 		      struct trawl_reader_stream *s)
 {
 	void *ns = realloc(t->streams, (t->nstreams + 1) * sizeof(*t->streams));
@@ -130,7 +130,7 @@ int source_add_stream(struct trawl_source *src, struct trawl_reader_trace *t,
 	return 0;
 }
 
-void reader_opts_source(const struct trawl_reader_opts *o, struct trawl_source_opts *so)
+void tr_reader_opts_source(const struct trawl_reader_opts *o, struct trawl_source_opts *so)
 {
 	memset(so, 0, sizeof(*so));
 	so->sz = sizeof(*so);
@@ -149,18 +149,18 @@ void reader_opts_source(const struct trawl_reader_opts *o, struct trawl_source_o
 struct trawl_reader *trawl_reader_open(struct trawl_source *const *srcs, size_t nsrcs,
 				       const struct trawl_reader_opts *o, char *err, size_t errlen)
 {
-	struct trawl_reader *r = reader_alloc(o);
+	struct trawl_reader *r = tr_reader_alloc(o);
 	int rc = -ENOMEM;
 
 	if (!r || !(r->srcs = calloc(nsrcs ? nsrcs : 1, sizeof(*r->srcs)))) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		for (size_t i = 0; i < nsrcs; i++)
 			trawl_source_free(srcs[i]);
 		goto err;
 	}
 	for (size_t i = 0; i < nsrcs; i++) {
 		if (srcs[i]->r) {
-			rc = seterr(err, errlen, EBUSY, "a source given twice, or to two readers");
+			rc = tr_seterr(err, errlen, EBUSY, "a source given twice, or to two readers");
 			for (size_t j = i; j < nsrcs; j++)
 				if (!srcs[j]->r)
 					trawl_source_free(srcs[j]);
@@ -170,11 +170,11 @@ struct trawl_reader *trawl_reader_open(struct trawl_source *const *srcs, size_t 
 		srcs[i]->r = r;
 	}
 	for (size_t i = 0; i < r->nsrcs; i++)
-		if ((rc = reader_adopt(r, r->srcs[i]))) {
-			seterr(err, errlen, -rc, "out of memory");
+		if ((rc = tr_reader_adopt(r, r->srcs[i]))) {
+			tr_seterr(err, errlen, -rc, "out of memory");
 			goto err;
 		}
-	if ((rc = reader_ready(r, err, errlen)))
+	if ((rc = tr_reader_ready(r, err, errlen)))
 		goto err;
 	return r;
 err:

@@ -465,7 +465,7 @@ static char *quote(struct trawl_text *t, const char *s, uint32_t *len)
 		return NULL;
 	put_str(&o, s, n);
 	*len = (uint32_t)(o.p - tmp);
-	r = arena_strndup(t->arena, tmp, *len);
+	r = tr_arena_strndup(t->arena, tmp, *len);
 	free(tmp);
 	return r;
 }
@@ -494,7 +494,7 @@ static void lits(struct trawl_text *t, const char *s)
 
 static struct op *push_op(struct trawl_text *t, struct prog *p)
 {
-	struct op *op = arena_push(t->arena, &p->ops, &p->n, &p->cap, sizeof(*op));
+	struct op *op = tr_arena_push(t->arena, &p->ops, &p->n, &p->cap, sizeof(*op));
 
 	if (!op)
 		t->err = -ENOMEM;
@@ -511,7 +511,7 @@ static void flush_lit(struct trawl_text *t, struct prog *p)
 	if (op) {
 		op->kind = OP_LIT;
 		op->len = (uint32_t)t->npend;
-		char *l = arena_alloc(t->arena, t->npend + 16);
+		char *l = tr_arena_alloc(t->arena, t->npend + 16);
 
 		if (l)
 			memcpy(l, t->pend, t->npend);
@@ -531,7 +531,7 @@ static struct op *emit(struct trawl_text *t, struct prog *p, enum op_kind k)
 		return NULL;
 	op->kind = (uint8_t)k;
 	if (t->npend) {
-		char *l = arena_alloc(t->arena, t->npend + 16);
+		char *l = tr_arena_alloc(t->arena, t->npend + 16);
 
 		if (l)
 			memcpy(l, t->pend, t->npend);
@@ -601,14 +601,14 @@ static void collect_deps(struct trawl_text *t, const struct trawl_ctf_type *ty)
 			collect_deps(t, ty->u.s.fields[i].type);
 		break;
 	case TRAWL_CTF_VARIANT:
-		slot = arena_push(t->arena, &t->deps, &t->ndeps, &t->capdeps, sizeof(*slot));
+		slot = tr_arena_push(t->arena, &t->deps, &t->ndeps, &t->capdeps, sizeof(*slot));
 		if (slot && ty->u.v.tag)
 			*slot = last_part(ty->u.v.tag);
 		for (size_t i = 0; i < ty->u.v.n; i++)
 			collect_deps(t, ty->u.v.options[i].type);
 		break;
 	case TRAWL_CTF_SEQUENCE:
-		slot = arena_push(t->arena, &t->deps, &t->ndeps, &t->capdeps, sizeof(*slot));
+		slot = tr_arena_push(t->arena, &t->deps, &t->ndeps, &t->capdeps, sizeof(*slot));
 		if (slot && ty->u.q.length)
 			*slot = last_part(ty->u.q.length);
 		collect_deps(t, ty->u.q.elem);
@@ -703,7 +703,7 @@ static void compile_struct(struct trawl_text *t, struct prog *p,
 
 static struct prog *compile_sub(struct trawl_text *t, const struct trawl_ctf_type *ty)
 {
-	struct prog *sub = arena_alloc(t->arena, sizeof(*sub));
+	struct prog *sub = tr_arena_alloc(t->arena, sizeof(*sub));
 
 	if (!sub) {
 		t->err = -ENOMEM;
@@ -717,7 +717,7 @@ static struct prog *compile_sub(struct trawl_text *t, const struct trawl_ctf_typ
 
 static struct enum_info *compile_enum(struct trawl_text *t, const struct trawl_ctf_type *ty)
 {
-	struct enum_info *e = arena_alloc(t->arena, sizeof(*e));
+	struct enum_info *e = tr_arena_alloc(t->arena, sizeof(*e));
 	size_t n = ty->u.e.n;
 
 	if (!e)
@@ -725,9 +725,9 @@ static struct enum_info *compile_enum(struct trawl_text *t, const struct trawl_c
 	e->r = ty->u.e.ranges;
 	e->n = n;
 	e->sign = ty->u.e.container && ty->u.e.container->u.i.sign;
-	e->label = arena_alloc(t->arena, (n + 1) * sizeof(*e->label));
-	e->llen = arena_alloc(t->arena, (n + 1) * sizeof(*e->llen));
-	e->first = arena_alloc(t->arena, (n + 1) * sizeof(*e->first));
+	e->label = tr_arena_alloc(t->arena, (n + 1) * sizeof(*e->label));
+	e->llen = tr_arena_alloc(t->arena, (n + 1) * sizeof(*e->llen));
+	e->first = tr_arena_alloc(t->arena, (n + 1) * sizeof(*e->first));
 	if (!e->label || !e->llen || !e->first)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
@@ -809,7 +809,7 @@ static void compile_type(struct trawl_text *t, struct prog *p,
 		if (!op)
 			break;
 		op->len = (uint32_t)ty->u.v.n;
-		op->u.opts = arena_alloc(t->arena, (ty->u.v.n + 1) * sizeof(*op->u.opts));
+		op->u.opts = tr_arena_alloc(t->arena, (ty->u.v.n + 1) * sizeof(*op->u.opts));
 		if (!op->u.opts) {
 			t->err = -ENOMEM;
 			break;
@@ -859,7 +859,7 @@ static struct prog *compile_class(struct trawl_text *t, const struct trawl_event
 	const struct trawl_ctf_event_class *cls = ev->cls;
 	const struct trawl_ctf_stream_class *sc = NULL;
 	const struct trawl_ctf_type *scopes[3];
-	struct prog *p = arena_alloc(t->arena, sizeof(*p));
+	struct prog *p = tr_arena_alloc(t->arena, sizeof(*p));
 	const char *host = NULL;
 	bool start = true;
 
@@ -1286,7 +1286,7 @@ static void text_release(struct trawl_text *t)
 {
 	free(t->tab);
 	free(t->pend);
-	arena_free(t->arena);
+	tr_arena_free(t->arena);
 }
 
 struct trawl_text *trawl_text_new(unsigned flags)
@@ -1296,7 +1296,7 @@ struct trawl_text *trawl_text_new(unsigned flags)
 	if (!t)
 		return NULL;
 	text_init(t, flags);
-	t->arena = arena_new();
+	t->arena = tr_arena_new();
 	if (!t->arena) {
 		free(t);
 		errno = ENOMEM;
@@ -1449,7 +1449,7 @@ size_t trawl_text_event(char *buf, size_t cap, const struct trawl_event *ev,
 	if (!ev->cls)
 		return 0;
 	text_init(&t, flags);
-	t.arena = arena_new();
+	t.arena = tr_arena_new();
 	if (!t.arena)
 		return 0;
 	p = compile_class(&t, ev);

@@ -105,8 +105,8 @@ static void put_stream(uint8_t *b, uint64_t id, uint64_t trace_id, bool meta, co
 	put_be64(b, id);
 	put_be64(b + 8, trace_id);
 	put_be32(b + 16, meta ? 1 : 0);
-	live_put_str(b + 20, LIVE_PATH_MAX, path);
-	live_put_str(b + 20 + LIVE_PATH_MAX, LIVE_NAME_MAX, channel);
+	tr_live_put_str(b + 20, LIVE_PATH_MAX, path);
+	tr_live_put_str(b + 20 + LIVE_PATH_MAX, LIVE_NAME_MAX, channel);
 }
 
 static struct vtrace *vtrace_of(struct viewer *v, const struct rtrace *t)
@@ -385,8 +385,8 @@ static void list_sessions(struct viewer *v)
 				(uint32_t)s->live_timer_us);
 		put_be32(p + 12, (uint32_t)s->viewers);
 		put_be32(p + 16, (uint32_t)session_streams(s));
-		live_put_str(p + 20, LIVE_HOST_MAX, s->host);
-		live_put_str(p + 20 + LIVE_HOST_MAX, LIVE_NAME_MAX, s->name);
+		tr_live_put_str(p + 20, LIVE_HOST_MAX, s->host);
+		tr_live_put_str(p + 20 + LIVE_HOST_MAX, LIVE_NAME_MAX, s->name);
 		p += LIVE_SESSION_LEN;
 	}
 	tr_rconn_queue(v->c, b, 4 + n * LIVE_SESSION_LEN);
@@ -467,7 +467,7 @@ static bool request(struct viewer *v, const struct live_req *r)
 {
 	if (!v->connected && r->cmd != LIVE_CONNECT) {
 		tr_relay_log(v->c->r, LOG_WARNING, "%s: %s before CONNECT", v->c->peer,
-			     live_cmd_name(r->cmd));
+			     tr_live_cmd_name(r->cmd));
 		return false;
 	}
 	switch (r->cmd) {
@@ -540,7 +540,7 @@ long tr_live_input(struct rconn *c)
 	/* one request at a time: a held one is answered before the next */
 	while (!v->held && off < c->inlen) {
 		struct live_req r;
-		ssize_t n = live_req_parse(c->in + off, c->inlen - off, &r, err, sizeof(err));
+		ssize_t n = tr_live_req_parse(c->in + off, c->inlen - off, &r, err, sizeof(err));
 		if (n == 0)
 			break;
 		if (n < 0) {

@@ -206,34 +206,34 @@ static char *path_of(const char *dir, const char *name)
 static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
 	if (m->u.hello.version != RELAY_VERSION)
-		return seterr(err, errlen, EPROTONOSUPPORT,
+		return tr_seterr(err, errlen, EPROTONOSUPPORT,
 			      "protocol version %u, this relay speaks %u", m->u.hello.version,
 			      RELAY_VERSION);
 	if (strlen(m->u.hello.host) > RELAY_HOST_MAX)
-		return seterr(err, errlen, ENAMETOOLONG,
+		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
 	struct trawl_relay *r = c->r;
 	char *dir = NULL, *meta = NULL;
 	if (asprintf(&dir, "%s/%s/%s/%s", r->output, m->u.hello.session, m->u.hello.host,
 		     m->u.hello.trace) < 0)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	char *parent = strdup(dir);
 	int ret = parent ? 0 : -ENOMEM;
 	if (parent) {
 		*strrchr(parent, '/') = 0;
-		ret = mkdir_p(parent);
+		ret = tr_mkdir_p(parent);
 		free(parent);
 	}
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "%s: %s", dir, strerror(-ret));
+		tr_seterr(err, errlen, -ret, "%s: %s", dir, strerror(-ret));
 		free(dir);
 		return ret;
 	}
 	/* a trace is never written over: another producer's, or an earlier
 	 * recording's */
 	if (mkdir(dir, 0777) < 0) {
-		ret = seterr(err, errlen, errno, "%s%s: %s", dir,
+		ret = tr_seterr(err, errlen, errno, "%s%s: %s", dir,
 			     errno == EEXIST ? " exists (another producer, or an earlier recording "
 					       "of this session)" : "",
 			     errno == EEXIST ? "choose another session name" : strerror(errno));
@@ -249,16 +249,16 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		s->traces = tv;
 	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) || !(idx = path_of(dir, "index")) ||
 	    !(meta = path_of(dir, "metadata"))) {
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	if (mkdir(idx, 0777) < 0) {
-		ret = seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
 	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (t->meta_fd < 0) {
-		ret = seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
 		goto err;
 	}
 	free(meta);
@@ -298,49 +298,49 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	if (stream_by_handle(t, m->u.stream.handle))
-		return seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
+		return tr_seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
 			      m->u.stream.handle);
 	for (size_t i = 0; i < t->nstreams; i++)
 		if (strcmp(t->streams[i]->name, m->u.stream.name) == 0)
-			return seterr(err, errlen, EPROTO, "STREAM: file %s given twice",
+			return tr_seterr(err, errlen, EPROTO, "STREAM: file %s given twice",
 				      m->u.stream.name);
 	if (t->nstreams >= RELAY_STREAMS_MAX)
-		return seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
+		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
 			      RELAY_STREAMS_MAX);
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL;
 	int ret;
 	if (!st)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	st->fd = st->idxfd = -1;
 	struct rstream **sv = realloc(t->streams, (t->nstreams + 1) * sizeof(*sv));
 	if (sv)
 		t->streams = sv;
 	if (!sv || !(st->name = strdup(m->u.stream.name))) {
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	if (asprintf(&path, "%s/%s", t->dir, st->name) < 0) {
 		path = NULL;
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (st->fd < 0) {
-		ret = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		goto err;
 	}
 	free(path);
 	if (asprintf(&path, "%s/index/%s.idx", t->dir, st->name) < 0) {
 		path = NULL;
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	st->idxfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	uint8_t ih[CTF_IDX_HEADER_LEN];
 	ctf_index_put_header(ih);
-	if (st->idxfd < 0 || (ret = write_all(st->idxfd, ih, sizeof(ih))) < 0) {
-		ret = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+	if (st->idxfd < 0 || (ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		goto err;
 	}
 	free(path);
@@ -362,25 +362,25 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 {
 	struct rstream *st = stream_by_handle(t, m->u.packet.handle);
 	if (!st)
-		return seterr(err, errlen, EPROTO, "PACKET for unknown stream %u",
+		return tr_seterr(err, errlen, EPROTO, "PACKET for unknown stream %u",
 			      m->u.packet.handle);
 	const struct ctf_index *ix = &m->u.packet.ix;
 	if (ix->stream_id != st->class_id)
-		return seterr(err, errlen, EPROTO, "PACKET of %s: stream class %llu, not %llu",
+		return tr_seterr(err, errlen, EPROTO, "PACKET of %s: stream class %llu, not %llu",
 			      st->name, (unsigned long long)ix->stream_id,
 			      (unsigned long long)st->class_id);
 	if (ix->ts_begin < st->beacon)
-		return seterr(err, errlen, EPROTO,
+		return tr_seterr(err, errlen, EPROTO,
 			      "PACKET of %s begins at %llu, before its beacon or previous packet "
 			      "(%llu)", st->name, (unsigned long long)ix->ts_begin,
 			      (unsigned long long)st->beacon);
-	int ret = write_all(st->fd, m->u.packet.data, m->u.packet.size);
+	int ret = tr_write_all(st->fd, m->u.packet.data, m->u.packet.size);
 	uint8_t e[CTF_IDX_ENTRY_LEN];
 	ctf_index_put_entry(e, st->size, ix);
 	if (!ret)
-		ret = write_all(st->idxfd, e, sizeof(e));
+		ret = tr_write_all(st->idxfd, e, sizeof(e));
 	if (ret)
-		return seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
+		return tr_seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
 	st->size += m->u.packet.size;
 	st->npackets++;
 	if (st->beacon < ix->ts_end)
@@ -395,13 +395,13 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 	struct trawl_relay *r = c->r;
 	struct rtrace *t = c->trace;
 	if (!t && m->type != RELAY_HELLO)
-		return seterr(err, errlen, EPROTO, "%s before HELLO", relay_type_name(m->type));
+		return tr_seterr(err, errlen, EPROTO, "%s before HELLO", tr_relay_type_name(m->type));
 	if (t && t->closed)
-		return seterr(err, errlen, EPROTO, "%s after CLOSE", relay_type_name(m->type));
+		return tr_seterr(err, errlen, EPROTO, "%s after CLOSE", tr_relay_type_name(m->type));
 	switch (m->type) {
 	case RELAY_HELLO: {
 		if (t)
-			return seterr(err, errlen, EPROTO, "a second HELLO");
+			return tr_seterr(err, errlen, EPROTO, "a second HELLO");
 		int ret = on_hello(c, m, err, errlen);
 		uint8_t rep[RELAY_HDR_LEN + 4 + 256];
 		size_t ml = ret ? strlen(err) + 1 : 1;
@@ -420,11 +420,11 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 	}
 	case RELAY_METADATA: {
 		if (t->meta_len + m->u.meta.len > RELAY_METADATA_MAX)
-			return seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
+			return tr_seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
 				      RELAY_METADATA_MAX);
-		int ret = write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
+		int ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
 		if (ret)
-			return seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
+			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
 		t->meta_len += m->u.meta.len;
 		tr_live_wake(r, t->session);
 		return 0;
@@ -436,7 +436,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 	case RELAY_BEACON: {
 		struct rstream *st = stream_by_handle(t, m->u.beacon.handle);
 		if (!st)
-			return seterr(err, errlen, EPROTO, "BEACON for unknown stream %u",
+			return tr_seterr(err, errlen, EPROTO, "BEACON for unknown stream %u",
 				      m->u.beacon.handle);
 		if (st->beacon < m->u.beacon.ts) {
 			st->beacon = m->u.beacon.ts;
@@ -461,7 +461,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		return 0;
 	}
 	default:
-		return seterr(err, errlen, EPROTO, "%s from a producer", relay_type_name(m->type));
+		return tr_seterr(err, errlen, EPROTO, "%s from a producer", tr_relay_type_name(m->type));
 	}
 }
 
@@ -473,7 +473,7 @@ static long producer_input(struct rconn *c)
 	char err[512];
 	while (off < c->inlen && !c->closing) {
 		struct relay_msg m;
-		ssize_t n = relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
+		ssize_t n = tr_relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
 		if (n == 0)
 			break;
 		if (n < 0 || producer_msg(c, &m, err, sizeof(err)) < 0) {
@@ -644,8 +644,8 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 		snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(colon - spec), spec);
 		spec = tmp;
 	}
-	if (net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
-		return seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", spec);
+	if (tr_net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
+		return tr_seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", spec);
 	if (zero)
 		port = 0;
 	char ps[8];
@@ -653,7 +653,7 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
 	int gr = getaddrinfo(host, ps, &hints, &res);
 	if (gr)
-		return seterr(err, errlen, EINVAL, "%s: %s", host, gai_strerror(gr));
+		return tr_seterr(err, errlen, EINVAL, "%s: %s", host, gai_strerror(gr));
 	int fd = -1, e = 0;
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -671,7 +671,7 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		return seterr(err, errlen, e, "%s:%u: %s", host, port, strerror(e));
+		return tr_seterr(err, errlen, e, "%s:%u: %s", host, port, strerror(e));
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
 	char h[INET6_ADDRSTRLEN], p[8];
@@ -785,7 +785,7 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	struct trawl_relay *r = tr_relay_state_new(o);
 	int ret;
 	if (!r) {
-		ret = seterr(err, errlen, errno, errno == EINVAL ? "no output directory" :
+		ret = tr_seterr(err, errlen, errno, errno == EINVAL ? "no output directory" :
 			     "out of memory");
 		errno = -ret;
 		return NULL;
@@ -796,28 +796,28 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	ret = listen_on(data, "0.0.0.0", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
 			&r->data_port, why, sizeof(why));
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "data port %s", why);
+		tr_seterr(err, errlen, -ret, "data port %s", why);
 		goto err;
 	}
 	r->dfd = ret;
 	ret = listen_on(live, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->live_at, sizeof(r->live_at),
 			&r->live_port, why, sizeof(why));
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "live port %s", why);
+		tr_seterr(err, errlen, -ret, "live port %s", why);
 		goto err;
 	}
 	r->lfd = ret;
 	/* once the ports are ours: a relay that cannot start leaves nothing */
-	ret = mkdir_p(r->output);
+	ret = tr_mkdir_p(r->output);
 	if (ret < 0) {
-		seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
+		tr_seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
 		goto err;
 	}
 	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (r->stopfd < 0 || r->epfd < 0 || r->spare_fd < 0) {
-		ret = seterr(err, errlen, errno, "%s", strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "%s", strerror(errno));
 		goto err;
 	}
 	/* the listeners and the stop are told apart from connections by the
@@ -834,7 +834,7 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		goto epoll_err;
 	return r;
 epoll_err:
-	ret = seterr(err, errlen, errno, "epoll: %s", strerror(errno));
+	ret = tr_seterr(err, errlen, errno, "epoll: %s", strerror(errno));
 err:
 	trawl_relay_free(r);
 	errno = -ret;

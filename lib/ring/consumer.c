@@ -35,7 +35,7 @@ static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
 
 /* ------------------------------------------------------------ live parts */
 
-int ust_cons_live_init(struct ust_cons *c)
+int tr_ust_cons_live_init(struct ust_cons *c)
 {
 	if (c->part)
 		return 0;
@@ -46,7 +46,7 @@ int ust_cons_live_init(struct ust_cons *c)
 	return 0;
 }
 
-void ust_cons_live_release(struct ust_cons *c)
+void tr_ust_cons_live_release(struct ust_cons *c)
 {
 	free(c->part);
 	c->part = NULL;
@@ -98,7 +98,7 @@ static uint64_t acq(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
+int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
 {
 	struct ust_shm *h = c->ring.shm;
 	if (c->bad || !c->part || !c->ws || h->mode != TRAWL_UST_DISCARD)
@@ -106,7 +106,7 @@ int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id
 	/*
 	 * A consistent (open packet, pos, last_ts) without stopping the
 	 * producer: pos and last_ts re-read until neither packet nor pos
-	 * moved. Partners: the release stores of quiet_ts (ust_live_tick),
+	 * moved. Partners: the release stores of quiet_ts (tr_ust_live_tick),
 	 * produced (finalize), opened and pos (open, commit), last_ts
 	 * (reserve, before pos). Then last_ts is the stamp of the event at
 	 * pos or of the one being written after it: no committed event is
@@ -151,10 +151,10 @@ int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id
 		c->live_off = pos;
 		return r;
 	}
-	return ust_cons_live_end(c, x);
+	return tr_ust_cons_live_end(c, x);
 }
 
-int ust_cons_live_end(struct ust_cons *c, uint64_t ts)
+int tr_ust_cons_live_end(struct ust_cons *c, uint64_t ts)
 {
 	if (!c->ws || ts <= c->live_end)
 		return 0;
@@ -164,13 +164,13 @@ int ust_cons_live_end(struct ust_cons *c, uint64_t ts)
 
 /* ------------------------------------------------------------ draining */
 
-int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
+int tr_ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
 {
 	struct ust_shm *h = c->ring.shm;
 	int ret = 0;
 	if (c->bad || h->mode != TRAWL_UST_DISCARD)
 		return 0;
-	/* partner: ust_ring_finalize's release store of produced */
+	/* partner: tr_ust_ring_finalize's release store of produced */
 	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
 	if (P < c->consumed || P - c->consumed > c->ring.N) {
 		c->bad = true;
@@ -189,16 +189,16 @@ int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 		}
 		c->disc_written = get_le64(pk + PK_DISCARDED);
 		if (ust_reclaim_due(now, &c->last_ns))
-			ust_ring_reclaim(&c->ring, c->consumed);
+			tr_ust_ring_reclaim(&c->ring, c->consumed);
 		c->consumed++;
 		c->packets++;
-		/* partner: ust_ring_open's acquire load of consumed */
+		/* partner: tr_ust_ring_open's acquire load of consumed */
 		__atomic_store_n(&h->consumed, c->consumed, __ATOMIC_RELEASE);
 	}
 	return ret;
 }
 
-int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+int tr_ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
 		   bool stuck)
 {
 	struct ust_shm *h = c->ring.shm;
@@ -210,7 +210,7 @@ int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 	uint64_t pos = __atomic_load_n(&h->pos, __ATOMIC_ACQUIRE);
 	if (stuck) {
 		/* the producer may still be inside an event: leave it */
-		ret = ust_cons_drain(c, uuid, stream_id);
+		ret = tr_ust_cons_drain(c, uuid, stream_id);
 		goto out;
 	}
 	if (h->open) {
@@ -219,17 +219,17 @@ int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_i
 			ret = -EPROTO;
 			goto out;
 		}
-		ust_ring_finalize(&c->ring, h->last_ts);
+		tr_ust_ring_finalize(&c->ring, h->last_ts);
 	}
-	if (discard && (r = ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
+	if (discard && (r = tr_ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
 		ret = r;
 	uint64_t last = discard ? c->disc_written :
 			h->produced ? get_le64(ust_ring_subbuf(&c->ring, h->produced - 1) +
 					       PK_DISCARDED) : 0;
 	/* discards after the last packet: one more, empty, to carry them */
-	if (!c->bad && h->discarded != last && ust_ring_open(&c->ring, h->last_ts)) {
-		ust_ring_finalize(&c->ring, h->last_ts);
-		if (discard && (r = ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
+	if (!c->bad && h->discarded != last && tr_ust_ring_open(&c->ring, h->last_ts)) {
+		tr_ust_ring_finalize(&c->ring, h->last_ts);
+		if (discard && (r = tr_ust_cons_drain(c, uuid, stream_id)) < 0 && !ret)
 			ret = r;
 	}
 out:
@@ -237,7 +237,7 @@ out:
 	return ret;
 }
 
-int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstream *(*mkws)(void *),
+int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstream *(*mkws)(void *),
 		      void *arg, const uint8_t uuid[16], uint32_t stream_id,
 		      uint64_t *events, uint64_t *torn)
 {
@@ -246,7 +246,7 @@ int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstrea
 	bool over = h->mode == TRAWL_UST_OVERWRITE;
 	if (c->bad)
 		return 0;
-	/* partner: ust_ring_finalize's release store of produced */
+	/* partner: tr_ust_ring_finalize's release store of produced */
 	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
 	uint64_t lo = P > r->N ? P - r->N : 0;
 	if (!over && lo < c->consumed)
@@ -256,7 +256,7 @@ int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstrea
 	/* newest first, so that a torn packet ends the window */
 	for (uint64_t k = P; k-- > lo;) {
 		struct ust_sb *sb = &h->sb[k & (r->N - 1)];
-		/* partner: the release store of gen in ust_ring_finalize */
+		/* partner: the release store of gen in tr_ust_ring_finalize */
 		uint64_t g1 = __atomic_load_n(&sb->gen, __ATOMIC_ACQUIRE);
 		if (over && g1 != 2 * k + 2)
 			break;	/* already reused: the window starts after it */
@@ -265,7 +265,7 @@ int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstrea
 		memcpy(dst, ust_ring_subbuf(r, k), r->S);
 		uint64_t eb = sb->ev_before, ne = sb->nev;
 		UST_RACY_READS_END();
-		/* partner: the release fence after the odd gen in ust_ring_open */
+		/* partner: the release fence after the odd gen in tr_ust_ring_open */
 		UST_FENCE(__ATOMIC_ACQUIRE);
 		if (over && __atomic_load_n(&sb->gen, __ATOMIC_RELAXED) != g1) {
 			(*torn)++;

@@ -36,7 +36,7 @@ static size_t page_round(size_t n)
 	return (n + 4095) & ~(size_t)4095;
 }
 
-int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
+int tr_ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
 {
 	size_t hdr = page_round(sizeof(struct ust_shm) + o->nsubbuf * sizeof(struct ust_sb));
 	size_t len = hdr + (size_t)o->subbuf_size * o->nsubbuf;
@@ -79,7 +79,7 @@ int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o)
 	return 0;
 }
 
-int ust_ring_map(struct ust_ring *r, int fd)
+int tr_ust_ring_map(struct ust_ring *r, int fd)
 {
 	struct stat st;
 	memset(r, 0, sizeof(*r));
@@ -112,7 +112,7 @@ int ust_ring_map(struct ust_ring *r, int fd)
 	return 0;
 }
 
-void ust_ring_destroy(struct ust_ring *r)
+void tr_ust_ring_destroy(struct ust_ring *r)
 {
 	if (r->shm)
 		munmap(r->shm, r->map_len);
@@ -132,15 +132,15 @@ static void put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
-uint64_t ust_reclaim_ns = 100000000;
+uint64_t tr_ust_reclaim_ns = 100000000;
 
-void ust_ring_reclaim(struct ust_ring *r, uint64_t k)
+void tr_ust_ring_reclaim(struct ust_ring *r, uint64_t k)
 {
 	/* best effort: where it fails, the pages just stay */
 	madvise(ust_ring_subbuf(r, k), r->S, MADV_REMOVE);
 }
 
-void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
+void tr_ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 {
 	struct ust_shm *h = r->shm;
 	uint64_t k = h->produced;
@@ -154,7 +154,7 @@ void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 	put64(b + PK_DISCARDED, h->discarded);
 	memset(b + pos, 0, r->S - pos);
 	sb->nev = h->nev;
-	/* the next packet begins at or after it; partner: ust_cons_live */
+	/* the next packet begins at or after it; partner: tr_ust_cons_live */
 	__atomic_store_n(&h->last_ts, ts_end, __ATOMIC_RELEASE);
 	h->open = 0;
 	if (h->mode == TRAWL_UST_OVERWRITE)
@@ -164,7 +164,7 @@ void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end)
 	__atomic_store_n(&h->produced, k + 1, __ATOMIC_RELEASE);
 }
 
-bool ust_ring_open(struct ust_ring *r, uint64_t ts)
+bool tr_ust_ring_open(struct ust_ring *r, uint64_t ts)
 {
 	struct ust_shm *h = r->shm;
 	uint64_t k = h->produced;
@@ -195,7 +195,7 @@ bool ust_ring_open(struct ust_ring *r, uint64_t ts)
 	put32(b + PK_CPU_ID, cpu < 0 ? 0 : (uint32_t)cpu);
 	sb->nev = 0;
 	sb->ev_before = h->recorded;
-	/* partner of the three: ust_cons_live's acquire loads */
+	/* partner of the three: tr_ust_cons_live's acquire loads */
 	__atomic_store_n(&h->pos, PK_HDR_END, __ATOMIC_RELEASE);
 	h->nev = 0;
 	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);

@@ -65,14 +65,14 @@ struct ust_shm {
 	 * Live sessions: every event of this buffer not committed yet will
 	 * have a timestamp at or after quiet_ts (release; the application's
 	 * live tick writes it when the thread is outside any event, see
-	 * ust_live_tick), so the agent may tell viewers so.
+	 * tr_ust_live_tick), so the agent may tell viewers so.
 	 */
 	uint64_t quiet_ts;
 	/* packets opened (release, by the producer, after the packet's pos
 	 * and last_ts): packet `produced` is open when opened == produced +
 	 * 1. With pos and last_ts also stored with release, the live consumer
 	 * reads a consistent (packet, pos, last_ts) without stopping the
-	 * producer (ust_cons_live). In this line, which had room, not the
+	 * producer (tr_ust_cons_live). In this line, which had room, not the
 	 * producer's: the layout stays version 1's (older peers read zeros
 	 * and get no live parts); written once per packet. */
 	uint64_t opened;
@@ -111,15 +111,15 @@ struct ust_ring_opts {
 };
 
 /* Creates the memfd and maps it. Returns 0 or -errno. */
-TRAWL_HIDDEN int ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o);
-TRAWL_HIDDEN void ust_ring_destroy(struct ust_ring *r);
+TRAWL_HIDDEN int tr_ust_ring_create(struct ust_ring *r, const struct ust_ring_opts *o);
+TRAWL_HIDDEN void tr_ust_ring_destroy(struct ust_ring *r);
 /*
  * Maps a buffer another process created (its memfd, received by the agent):
  * checks the seals (the size cannot change), the magic, the version and
  * that the geometry matches the file size. Takes fd (closed by
- * ust_ring_destroy) on success. Returns 0 or -EINVAL / -errno.
+ * tr_ust_ring_destroy) on success. Returns 0 or -EINVAL / -errno.
  */
-TRAWL_HIDDEN int ust_ring_map(struct ust_ring *r, int fd);
+TRAWL_HIDDEN int tr_ust_ring_map(struct ust_ring *r, int fd);
 
 static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
 {
@@ -128,7 +128,7 @@ static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
 
 /*
  * Residency. A buffer's memory is only allocated where the producer wrote,
- * and a sub-buffer whose packet took longer than ust_reclaim_ns to fill is
+ * and a sub-buffer whose packet took longer than tr_ust_reclaim_ns to fill is
  * given back to the kernel once written out (MADV_REMOVE: the producer's
  * next use of it faults in zeroed pages, a few microseconds per sub-buffer
  * at such rates). A thread that traces slowly so keeps about two
@@ -138,23 +138,23 @@ static inline uint8_t *ust_ring_subbuf(const struct ust_ring *r, uint64_t k)
  * the time it wrote the previous one (*last_ns, updated), before it hands
  * the sub-buffer back (the producer cannot be in it then).
  */
-TRAWL_HIDDEN extern uint64_t ust_reclaim_ns;	/* 100 ms; tests lower it */
-TRAWL_HIDDEN void ust_ring_reclaim(struct ust_ring *r, uint64_t k);
+TRAWL_HIDDEN extern uint64_t tr_ust_reclaim_ns;	/* 100 ms; tests lower it */
+TRAWL_HIDDEN void tr_ust_ring_reclaim(struct ust_ring *r, uint64_t k);
 static inline bool ust_reclaim_due(uint64_t now_ns, uint64_t *last_ns)
 {
-	bool due = *last_ns && now_ns - *last_ns > ust_reclaim_ns;
+	bool due = *last_ns && now_ns - *last_ns > tr_ust_reclaim_ns;
 	*last_ns = now_ns;
 	return due;
 }
 
 /*
  * Producer side (the owner thread; or the consumer once the producer is
- * quiescent). ust_ring_finalize closes the open packet with timestamp_end;
- * ust_ring_open opens packet `produced` at timestamp ts, returning false
+ * quiescent). tr_ust_ring_finalize closes the open packet with timestamp_end;
+ * tr_ust_ring_open opens packet `produced` at timestamp ts, returning false
  * when the buffer is full (discard mode).
  */
-TRAWL_HIDDEN void ust_ring_finalize(struct ust_ring *r, uint64_t ts_end);
-TRAWL_HIDDEN bool ust_ring_open(struct ust_ring *r, uint64_t ts);
+TRAWL_HIDDEN void tr_ust_ring_finalize(struct ust_ring *r, uint64_t ts_end);
+TRAWL_HIDDEN bool tr_ust_ring_open(struct ust_ring *r, uint64_t ts);
 
 /*
  * Counters the producer updates and others read while it runs: relaxed
@@ -182,7 +182,7 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 /* ---- consumer.c: the consumer's view of a ring (the agent's, of a ring
  * another process produces; the in-process session's, lib/ust/output.c) */
 struct ust_cons {
-	struct ust_ring ring;		/* mapped with ust_ring_map */
+	struct ust_ring ring;		/* mapped with tr_ust_ring_map */
 	struct trawl_ctf_wstream *ws;	/* where drained packets go (may be NULL) */
 	uint64_t consumed;		/* packets written out */
 	uint64_t disc_written;		/* events_discarded of the last one */
@@ -190,7 +190,7 @@ struct ust_cons {
 	uint64_t last_ns;		/* CLOCK_MONOTONIC of the last packet out */
 	bool flushed;			/* final packet written */
 	bool bad;			/* broke the protocol: abandoned */
-	/* live (ust_cons_live_init): packets go out in parts as they fill */
+	/* live (tr_ust_cons_live_init): packets go out in parts as they fill */
 	uint8_t *part;			/* S bytes to build a part in */
 	uint64_t live_off;		/* bytes of packet `consumed` already out */
 	uint64_t live_end;		/* the last part's end or beacon */
@@ -198,37 +198,37 @@ struct ust_cons {
 };
 /*
  * Live mode (discard rings of a live session): a finished packet goes out
- * as its part not sent yet; ust_cons_live, every live period, sends the
+ * as its part not sent yet; tr_ust_cons_live, every live period, sends the
  * open packet's committed events as a part of their own, or a beacon when
  * there are none. Each part is a CTF packet: the packet's header, a range
  * of its events, timestamp_begin the previous part's end, timestamp_end a
  * time no earlier event is after and no later one before, packet_seq_num
  * counting parts. 0 or -ENOMEM.
  */
-TRAWL_HIDDEN int ust_cons_live_init(struct ust_cons *c);
+TRAWL_HIDDEN int tr_ust_cons_live_init(struct ust_cons *c);
 /* 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
-TRAWL_HIDDEN int ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+TRAWL_HIDDEN int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
 /* A ring whose producer is gone for good: nothing more will come before
  * ts (a beacon, if the stream is live and ts is later than its last).
  * 0 or the writer's -errno. */
-TRAWL_HIDDEN int ust_cons_live_end(struct ust_cons *c, uint64_t ts);
-TRAWL_HIDDEN void ust_cons_live_release(struct ust_cons *c);
+TRAWL_HIDDEN int tr_ust_cons_live_end(struct ust_cons *c, uint64_t ts);
+TRAWL_HIDDEN void tr_ust_cons_live_release(struct ust_cons *c);
 /* Discard mode: writes every finalized packet to c->ws (uuid and stream id
  * rewritten for the agent's trace) and frees their sub-buffers. 0, -EPROTO
  * (counters out of range: the ring is abandoned) or the writer's -errno. */
-TRAWL_HIDDEN int ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+TRAWL_HIDDEN int tr_ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
 /* The producer is gone or quiescent: closes its open packet (unless stuck:
  * it may still be inside an event), drains (discard mode), and adds an
  * empty packet if events were discarded after the last one, so that the
  * stream's last events_discarded is exact. Once per ring. */
-TRAWL_HIDDEN int ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+TRAWL_HIDDEN int tr_ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
 				bool stuck);
 /* Copies the newest finished packets (while the producer may write; a
  * packet rewritten during its copy ends the window and counts in *torn)
  * into a stream made by mkws(arg) (called only if there is a packet);
  * copy holds S x N bytes. The events before the window are counted in the
  * copies' events_discarded. Adds the copied events to *events. */
-TRAWL_HIDDEN int ust_cons_snapshot(struct ust_cons *c, uint8_t *copy,
+TRAWL_HIDDEN int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy,
 				   struct trawl_ctf_wstream *(*mkws)(void *), void *arg,
 				   const uint8_t uuid[16], uint32_t stream_id,
 				   uint64_t *events, uint64_t *torn);

@@ -805,20 +805,20 @@ struct trawl_sim *trawl_sim_new(const struct trawl_sim_opts *opts, char *err, si
 	}
 	err[0] = 0;
 	if (!opts || opts->sz < sizeof(struct trawl_sim_opts)) {
-		seterr(err, errlen, EINVAL, "no options, or of a size this library does not know");
+		tr_seterr(err, errlen, EINVAL, "no options, or of a size this library does not know");
 		goto err;
 	}
 	/* a newer caller's fields this library does not know must be unset */
 	for (size_t i = sizeof(*opts); i < opts->sz; i++)
 		if (((const char *)opts)[i]) {
 			e = E2BIG;
-			seterr(err, errlen, e, "options this library does not know");
+			tr_seterr(err, errlen, e, "options this library does not know");
 			goto err;
 		}
 	S = calloc(1, sizeof(*S));
 	if (!S) {
 		e = ENOMEM;
-		seterr(err, errlen, e, "%s", strerror(e));
+		tr_seterr(err, errlen, e, "%s", strerror(e));
 		goto err;
 	}
 	memcpy(&S->o, opts, sizeof(S->o));
@@ -830,12 +830,12 @@ struct trawl_sim *trawl_sim_new(const struct trawl_sim_opts *opts, char *err, si
 	if (!o->packet_size)
 		o->packet_size = 256 * 1024;
 	if ((why = bad_opts(o))) {
-		seterr(err, errlen, EINVAL, "%s", why);
+		tr_seterr(err, errlen, EINVAL, "%s", why);
 		goto err;
 	}
 	if (o->output && !o->force && dir_nonempty(o->output)) {
 		e = EEXIST;
-		seterr(err, errlen, e, "%s is not empty", o->output);
+		tr_seterr(err, errlen, e, "%s is not empty", o->output);
 		goto err;
 	}
 	if (o->relay && !o->session)
@@ -859,7 +859,7 @@ struct trawl_sim *trawl_sim_new(const struct trawl_sim_opts *opts, char *err, si
 	if (o->sync && asprintf(&S->truth, "%s/truth.txt", S->o.output) < 0) {
 		S->truth = NULL;
 		e = ENOMEM;
-		seterr(err, errlen, e, "%s", strerror(e));
+		tr_seterr(err, errlen, e, "%s", strerror(e));
 		goto err;
 	}
 
@@ -892,7 +892,7 @@ int trawl_sim_run(struct trawl_sim *S, char *err, size_t errlen)
 	}
 	err[0] = 0;
 	if (S->ran)
-		return seterr(err, errlen, EINVAL, "the simulation ran already");
+		return tr_seterr(err, errlen, EINVAL, "the simulation ran already");
 	S->ran = true;
 	int ret = 0;
 	for (unsigned i = 0; !ret && i < S->o.hosts; i++) {

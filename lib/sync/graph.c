@@ -191,16 +191,16 @@ int trawl_sync_graph_solve(struct trawl_sync_graph *g, long ref, char *err, size
 	int ret = 0;
 
 	if (!g)
-		return seterr(err, errlen, EINVAL, "sync: no graph");
+		return tr_seterr(err, errlen, EINVAL, "sync: no graph");
 	n = g->n;
 	if (ref >= (long)n)
-		return seterr(err, errlen, EINVAL, "sync: reference %ld out of range (%zu nodes)",
+		return tr_seterr(err, errlen, EINVAL, "sync: reference %ld out of range (%zu nodes)",
 			      ref, n);
 	d = malloc(n * n * sizeof(*d));
 	nx = malloc(n * n * sizeof(*nx));
 	order = malloc(n * sizeof(*order));
 	if (!d || !nx || !order) {
-		ret = seterr(err, errlen, ENOMEM, "sync: out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "sync: out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -60,7 +60,7 @@ struct trawl_sync_inc *trawl_sync_inc_new(const struct trawl_sync_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	sync_range_init(&s->r);
+	tr_sync_range_init(&s->r);
 	s->xmin = INT64_MAX;
 	s->xmax = INT64_MIN;
 	return s;
@@ -184,7 +184,7 @@ int trawl_sync_inc_add(struct trawl_sync_inc *s, enum trawl_sync_dir dir,
 		return 0;
 	const struct pt *o = s->h[!k];
 	for (size_t i = 0; i < s->n[!k]; i++)
-		sync_range_add(&s->r, k ? o[i] : p, k ? p : o[i]);
+		tr_sync_range_add(&s->r, k ? o[i] : p, k ? p : o[i]);
 	if (!s->r.fail)
 		prune(s);
 	return 0;
@@ -196,7 +196,7 @@ int trawl_sync_inc_result(const struct trawl_sync_inc *s, struct trawl_sync_pair
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	int64_t x_c = s->count[0] + s->count[1] ? (int64_t)(((i128)s->xmin + s->xmax) >> 1) : 0;
-	int ret = sync_solve(s->h[0], s->n[0], s->h[1], s->n[1], &s->r, x_c, s->ppm, out);
+	int ret = tr_sync_solve(s->h[0], s->n[0], s->h[1], s->n[1], &s->r, x_c, s->ppm, out);
 	if (ret) {
 		trawl_sync_pair_release(out);
 		return ret;

@@ -26,12 +26,12 @@ const char *trawl_sync_quality_name(enum trawl_sync_quality q)
 
 /* ------------------------------------------------------------ slopes */
 
-void sync_range_init(struct srange *r)
+void tr_sync_range_init(struct srange *r)
 {
 	memset(r, 0, sizeof(*r));
 }
 
-void sync_range_add(struct srange *r, struct pt p, struct pt q)
+void tr_sync_range_add(struct srange *r, struct pt p, struct pt q)
 {
 	if (r->fail)
 		return;
@@ -209,7 +209,7 @@ static int64_t clamp_slope(int64_t a)
 	return a;
 }
 
-int sync_solve(const struct pt *hp, size_t np, const struct pt *hq, size_t nq,
+int tr_sync_solve(const struct pt *hp, size_t np, const struct pt *hq, size_t nq,
 	       const struct srange *range, int64_t x_c, uint32_t max_drift_ppm,
 	       struct trawl_sync_pair *out)
 {
@@ -517,13 +517,13 @@ int trawl_sync_pair_compute(const struct trawl_sync_msg *ab, size_t n_ab,
 	int ret;
 
 	if (!out || (n_ab && !ab) || (n_ba && !ba))
-		return seterr(err, errlen, EINVAL, "sync: invalid arguments");
+		return tr_seterr(err, errlen, EINVAL, "sync: invalid arguments");
 	memset(out, 0, sizeof(*out));
 	if (opts && opts->size >= offsetof(struct trawl_sync_opts, max_drift_ppm) + 4 &&
 	    opts->max_drift_ppm)
 		ppm = opts->max_drift_ppm;
 	if (ppm >= 1000000)
-		return seterr(err, errlen, EINVAL, "sync: max_drift_ppm %u too large", ppm);
+		return tr_seterr(err, errlen, EINVAL, "sync: max_drift_ppm %u too large", ppm);
 	out->n_ab = n_ab;
 	out->n_ba = n_ba;
 	if (n_ab) {
@@ -536,7 +536,7 @@ int trawl_sync_pair_compute(const struct trawl_sync_msg *ab, size_t n_ab,
 	p = malloc((n_ab ? n_ab : 1) * sizeof(*p));
 	q = malloc((n_ba ? n_ba : 1) * sizeof(*q));
 	if (!p || !q) {
-		ret = seterr(err, errlen, ENOMEM, "sync: out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "sync: out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n_ab; i++) {
@@ -552,7 +552,7 @@ int trawl_sync_pair_compute(const struct trawl_sync_msg *ab, size_t n_ab,
 		size_t n = k ? n_ba : n_ab;
 		for (size_t i = 0; i < n; i++) {
 			if (!in_range(v[i].x, x0) || !in_range(v[i].y, y0)) {
-				ret = seterr(err, errlen, ERANGE,
+				ret = tr_seterr(err, errlen, ERANGE,
 					     "sync: message %zu (%s) is 2^61 ns or more from the first",
 					     i, k ? "B->A" : "A->B");
 				goto out;
@@ -568,16 +568,16 @@ int trawl_sync_pair_compute(const struct trawl_sync_msg *ab, size_t n_ab,
 	size_t np = hull_build(p, n_ab, 1), nq = hull_build(q, n_ba, -1);
 
 	struct srange rg;
-	sync_range_init(&rg);
+	tr_sync_range_init(&rg);
 	for (size_t i = 0; i < np; i++)
 		for (size_t j = 0; j < nq; j++)
-			sync_range_add(&rg, p[i], q[j]);
+			tr_sync_range_add(&rg, p[i], q[j]);
 
 	int64_t x_c = n_ab + n_ba ? (int64_t)(((i128)xmin + xmax) >> 1) : 0;
-	ret = sync_solve(p, np, q, nq, &rg, x_c, ppm, out);
+	ret = tr_sync_solve(p, np, q, nq, &rg, x_c, ppm, out);
 	if (ret) {
 		trawl_sync_pair_release(out);
-		ret = seterr(err, errlen, -ret, "sync: out of memory");
+		ret = tr_seterr(err, errlen, -ret, "sync: out of memory");
 		goto out;
 	}
 	out->x_first = n_ab + n_ba ? xmin : 0;

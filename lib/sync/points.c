@@ -70,7 +70,7 @@ int trawl_sync_match_parse(const char *spec, struct trawl_sync_match *m, char *e
 
 	memset(m, 0, sizeof(*m));
 	if (!spec || !(eq = strchr(spec, '=')) || strchr(eq + 1, '='))
-		return seterr(err, errlen, EINVAL,
+		return tr_seterr(err, errlen, EINVAL,
 			      "bad match '%s': want SEND_EVENT.FIELD = RECV_EVENT.FIELD",
 			      spec ? spec : "");
 	rc = split_side(spec, (size_t)(eq - spec), &m->send_event, &m->send_field);
@@ -79,8 +79,8 @@ int trawl_sync_match_parse(const char *spec, struct trawl_sync_match *m, char *e
 	if (rc) {
 		trawl_sync_match_release(m);
 		if (rc == -ENOMEM)
-			return seterr(err, errlen, ENOMEM, "out of memory");
-		return seterr(err, errlen, EINVAL,
+			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, EINVAL,
 			      "bad match '%s': want SEND_EVENT.FIELD = RECV_EVENT.FIELD", spec);
 	}
 	return 0;
@@ -846,11 +846,11 @@ struct trawl_sync_finder *trawl_sync_finder_new(const struct trawl_sync_points_o
 	c->tcp = !opts.no_tcp;
 	c->nm = opts.matches ? opts.nmatches : 0;
 	if (c->nm > 65535) {
-		seterr(err, errlen, EINVAL, "sync: too many matches");
+		tr_seterr(err, errlen, EINVAL, "sync: too many matches");
 		goto err;
 	}
 	if (!c->probes && !c->tcp && !c->nm) {
-		seterr(err, errlen, EINVAL, "sync: no kind of message to look for");
+		tr_seterr(err, errlen, EINVAL, "sync: no kind of message to look for");
 		goto err;
 	}
 	c->p = calloc(1, sizeof(*c->p));
@@ -869,7 +869,7 @@ struct trawl_sync_finder *trawl_sync_finder_new(const struct trawl_sync_points_o
 	}
 	return c;
 nomem:
-	seterr(err, errlen, ENOMEM, "out of memory");
+	tr_seterr(err, errlen, ENOMEM, "out of memory");
 err:
 	trawl_sync_finder_free(c);
 	return NULL;
@@ -931,13 +931,13 @@ struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *c, 
 
 	if (c->err) {
 		if (c->msg[0])
-			seterr(err, errlen, -c->err, "%s", c->msg);
+			tr_seterr(err, errlen, -c->err, "%s", c->msg);
 		else
-			seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
+			tr_seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
 		return NULL;
 	}
 	if ((c->unsorted && (rc = finder_sort_hosts(c))) || (rc = build_links(c->p, &c->t))) {
-		seterr(err, errlen, -rc, "out of memory");
+		tr_seterr(err, errlen, -rc, "out of memory");
 		return NULL;
 	}
 	struct trawl_sync_points *p = c->p;
@@ -963,7 +963,7 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 	/* read only the sync events (and count the others' spans) */
 	globs = calloc(2 + 2 * c->nm, sizeof(*globs));
 	if (!globs) {
-		seterr(err, errlen, ENOMEM, "out of memory");
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	if (c->probes)
@@ -1001,7 +1001,7 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
 			    char *err, size_t errlen)
 {
 	if (!l || !out)
-		return seterr(err, errlen, EINVAL, "sync: no link");
+		return tr_seterr(err, errlen, EINVAL, "sync: no link");
 	if (!incremental)
 		return trawl_sync_pair_compute(l->ab, l->n_ab, l->ba, l->n_ba, opts, out, err,
 					       errlen);
@@ -1010,7 +1010,7 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
 	int rc = 0;
 
 	if (!s)
-		return seterr(err, errlen, errno, "sync: %s", strerror(errno));
+		return tr_seterr(err, errlen, errno, "sync: %s", strerror(errno));
 	/* The two directions merged in the order the messages completed. */
 	while (i < l->n_ab || j < l->n_ba) {
 		bool take_ab = j >= l->n_ba || (i < l->n_ab && l->seq_ab[i] <= l->seq_ba[j]);
@@ -1026,7 +1026,7 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
 		rc = 0;
 	}
 	if (!rc && (rc = trawl_sync_inc_result(s, out)))
-		seterr(err, errlen, -rc, "sync: %s", strerror(-rc));
+		tr_seterr(err, errlen, -rc, "sync: %s", strerror(-rc));
 	trawl_sync_inc_free(s);
 	return rc;
 }

@@ -130,28 +130,28 @@ int trawl_probe_addr_parse(const char *text, bool listen, struct sockaddr_storag
 	size_t n = text ? strlen(text) : 0;
 
 	if (n == 0 || n >= sizeof(host))
-		return seterr(err, errlen, EINVAL, "not ADDR:PORT");
+		return tr_seterr(err, errlen, EINVAL, "not ADDR:PORT");
 	memcpy(host, text, n + 1);
 	char *h = host;
 	if (host[0] == '[') {
 		char *e = strchr(host, ']');
 		if (!e || e[1] != ':')
-			return seterr(err, errlen, EINVAL, "not [ADDR]:PORT");
+			return tr_seterr(err, errlen, EINVAL, "not [ADDR]:PORT");
 		*e = 0;
 		h = host + 1;
 		port = e + 2;
 	} else {
 		port = strrchr(host, ':');
 		if (!port)
-			return seterr(err, errlen, EINVAL, "no :PORT");
+			return tr_seterr(err, errlen, EINVAL, "no :PORT");
 		*port++ = 0;
 		if (strchr(host, ':'))
-			return seterr(err, errlen, EINVAL,
+			return tr_seterr(err, errlen, EINVAL,
 				      "an IPv6 address goes in brackets, [ADDR]:PORT");
 	}
 	unsigned p;
 	if (parse_port(port, &p) || (!listen && p == 0))
-		return seterr(err, errlen, EINVAL, "bad port '%s' (%s)", port,
+		return tr_seterr(err, errlen, EINVAL, "bad port '%s' (%s)", port,
 			      listen ? "0..65535" : "1..65535");
 	if (!*h || !strcmp(h, "*"))
 		h = listen ? NULL : (char *)"localhost";
@@ -164,7 +164,7 @@ int trawl_probe_addr_parse(const char *text, bool listen, struct sockaddr_storag
 		hints.ai_family = AF_INET;
 	int r = getaddrinfo(h, port, &hints, &res);
 	if (r || !res)
-		return seterr(err, errlen, EINVAL, "%s",
+		return tr_seterr(err, errlen, EINVAL, "%s",
 			      r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
@@ -197,26 +197,26 @@ static int add_peers(struct trawl_probe *p, const struct trawl_probe_opts *o, ch
 		     size_t errlen)
 {
 	if (o->npeers > TRAWL_PROBE_MAX_PEERS)
-		return seterr(err, errlen, EINVAL, "more than %d peers", TRAWL_PROBE_MAX_PEERS);
+		return tr_seterr(err, errlen, EINVAL, "more than %d peers", TRAWL_PROBE_MAX_PEERS);
 	if (o->npeers && !(p->peers = calloc(o->npeers, sizeof(*p->peers))))
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	for (size_t i = 0; i < o->npeers; i++) {
 		const struct trawl_probe_peer *in = &o->peers[i];
 		struct peer *q = &p->peers[i];
 		char why[200];
 		if (!trawl_probe_name_valid(in->name))
-			return seterr(err, errlen, EINVAL,
+			return tr_seterr(err, errlen, EINVAL,
 				      "bad peer name '%s' (letters, digits, '-', '_', '.')",
 				      in->name ? in->name : "");
 		if (!strcmp(in->name, p->host))
-			return seterr(err, errlen, EINVAL, "peer '%s' is this node", in->name);
+			return tr_seterr(err, errlen, EINVAL, "peer '%s' is this node", in->name);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(p->peers[j].name, in->name))
-				return seterr(err, errlen, EINVAL, "peer '%s' given twice", in->name);
+				return tr_seterr(err, errlen, EINVAL, "peer '%s' given twice", in->name);
 		memcpy(q->name, in->name, strlen(in->name) + 1);
 		snprintf(q->addr_text, sizeof(q->addr_text), "%s", in->addr ? in->addr : "");
 		if (trawl_probe_addr_parse(in->addr, false, &q->addr, &q->alen, why, sizeof(why)))
-			return seterr(err, errlen, EINVAL, "peer %s: address '%s': %s", q->name,
+			return tr_seterr(err, errlen, EINVAL, "peer %s: address '%s': %s", q->name,
 				      q->addr_text, why);
 		p->npeers++;
 	}
@@ -227,7 +227,7 @@ static int setup_socket(struct trawl_probe *p, char *err, size_t errlen)
 {
 	char why[300];
 	if (trawl_probe_addr_parse(p->listen, true, &p->laddr, &p->llen, why, sizeof(why)))
-		return seterr(err, errlen, EINVAL, "listen address '%s': %s", p->listen, why);
+		return tr_seterr(err, errlen, EINVAL, "listen address '%s': %s", p->listen, why);
 	int fam = p->laddr.ss_family;
 	for (size_t i = 0; i < p->npeers; i++) {
 		struct peer *q = &p->peers[i];
@@ -245,20 +245,20 @@ static int setup_socket(struct trawl_probe *p, char *err, size_t errlen)
 			q->alen = sizeof(v6);
 			continue;
 		}
-		return seterr(err, errlen, EINVAL,
+		return tr_seterr(err, errlen, EINVAL,
 			      "peer %s (%s) is IPv6 but the listen address %s is IPv4 "
 			      "(use --listen [::]:PORT)", q->name, q->addr_text, p->listen);
 	}
 	p->fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (p->fd < 0)
-		return seterr(err, errlen, errno, "socket: %s", strerror(errno));
+		return tr_seterr(err, errlen, errno, "socket: %s", strerror(errno));
 	int off = 0, rcvbuf = 1 << 20;
 	if (fam == AF_INET6)
 		setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
 	/* room for bursts while we send; the kernel caps it at rmem_max */
 	setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(p->fd, (struct sockaddr *)&p->laddr, p->llen) < 0)
-		return seterr(err, errlen, errno, "cannot listen on %s: %s", p->listen,
+		return tr_seterr(err, errlen, errno, "cannot listen on %s: %s", p->listen,
 			      strerror(errno));
 	p->llen = sizeof(p->laddr);
 	getsockname(p->fd, (struct sockaddr *)&p->laddr, &p->llen);
@@ -278,7 +278,7 @@ static bool timens_clock_uuid(uint8_t uuid[16])
 	int64_t off;
 	if (tr_timens_monotonic(&off) < 0 || off == 0)
 		return false;
-	uuid_boot_id(uuid);
+	tr_uuid_boot_id(uuid);
 	uint64_t x = (uint64_t)off;
 	for (int i = 0; i < 8; i++) {	/* splitmix-like mixing of the offset */
 		x ^= x >> 31;
@@ -307,7 +307,7 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 	}
 	struct stat st;
 	if (stat(meta, &st) == 0 && !o->force) {
-		ret = seterr(err, errlen, EEXIST,
+		ret = tr_seterr(err, errlen, EEXIST,
 			     "%s already holds a trace (use --force to overwrite it)", path);
 		goto out;
 	}
@@ -333,7 +333,7 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 		wo.clock_offset = r;
 	}
 	if (!(p->w = trawl_ctf_writer_new(&wo))) {
-		ret = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (o->has_clock_offset && !o->clock_offset) {
@@ -363,10 +363,10 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 	if (!ret)
 		ret = trawl_ctf_writer_env_int(w, "probe_rate", p->rate);
 	if (ret)
-		seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+		tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
 	goto out;
 nomem:
-	ret = seterr(err, errlen, ENOMEM, "out of memory");
+	ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 out:
 	free(meta);
 	free(path);
@@ -387,22 +387,22 @@ struct trawl_probe *trawl_probe_new(const struct trawl_probe_opts *o, char *err,
 	int ret;
 
 	if (!o || o->sz < sizeof(*o) || !o->dir || !*o->dir) {
-		ret = seterr(err, errlen, EINVAL, "no options, or no directory");
+		ret = tr_seterr(err, errlen, EINVAL, "no options, or no directory");
 		goto err;
 	}
 	if (!trawl_probe_name_valid(o->host)) {
-		ret = seterr(err, errlen, EINVAL,
+		ret = tr_seterr(err, errlen, EINVAL,
 			     "bad host name '%s' (1..%d letters, digits, '-', '_', '.')",
 			     o->host ? o->host : "", MAX_NAME);
 		goto err;
 	}
 	if (o->rate > TRAWL_PROBE_MAX_RATE || o->duration_ns < 0) {
-		ret = seterr(err, errlen, EINVAL, "rate %u is not in 0..%d, or a negative duration",
+		ret = tr_seterr(err, errlen, EINVAL, "rate %u is not in 0..%d, or a negative duration",
 			     o->rate, TRAWL_PROBE_MAX_RATE);
 		goto err;
 	}
 	if (!(p = calloc(1, sizeof(*p))) || !(p->dir = strdup(o->dir))) {
-		ret = seterr(err, errlen, ENOMEM, "out of memory");
+		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
 	p->fd = p->wakefd = -1;
@@ -415,7 +415,7 @@ struct trawl_probe *trawl_probe_new(const struct trawl_probe_opts *o, char *err,
 	if ((ret = add_peers(p, o, err, errlen)))
 		goto err;
 	if ((p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-		ret = seterr(err, errlen, errno, "eventfd: %s", strerror(errno));
+		ret = tr_seterr(err, errlen, errno, "eventfd: %s", strerror(errno));
 		goto err;
 	}
 	new_sender_id(p);
@@ -593,7 +593,7 @@ static void drain(struct trawl_probe *p)
 int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 {
 	if (p->ran)
-		return seterr(err, errlen, EALREADY, "the probe already ran");
+		return tr_seterr(err, errlen, EALREADY, "the probe already ran");
 	p->ran = true;
 
 	int64_t start = tr_clock_ns(CLOCK_MONOTONIC);
@@ -623,7 +623,7 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 		struct timespec to = { .tv_sec = wait / NS, .tv_nsec = wait % NS };
 		int r = ppoll(pfd, 2, until == INT64_MAX ? NULL : &to, NULL);
 		if (r < 0 && errno != EINTR) {
-			ret = seterr(err, errlen, errno, "poll: %s", strerror(errno));
+			ret = tr_seterr(err, errlen, errno, "poll: %s", strerror(errno));
 			break;
 		}
 		if (r > 0 && (pfd[0].revents & (POLLIN | POLLERR)))
@@ -635,7 +635,7 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 	if (!p->werr && cr < 0)
 		p->werr = cr;
 	if (p->werr && !ret)
-		ret = seterr(err, errlen, -p->werr, "writing %s/%s/sync: %s", p->dir, p->host,
+		ret = tr_seterr(err, errlen, -p->werr, "writing %s/%s/sync: %s", p->dir, p->host,
 			     strerror(-p->werr));
 	return ret;
 }

@@ -76,17 +76,17 @@ int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry
 	for (size_t i = 0; i < n; i++) {
 		if (!plain_word(e[i].host) || !plain_word(e[i].reference) ||
 		    (e[i].path && !plain_word(e[i].path)))
-			return seterr(err, errlen, EINVAL,
+			return tr_seterr(err, errlen, EINVAL,
 				      "%s: host name '%s' cannot be stored (empty or with spaces)",
 				      path, e[i].host ? e[i].host : "");
 		if (e[i].group + 1 > groups)
 			groups = e[i].group + 1;
 	}
 	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
-		return seterr(err, errlen, ENOMEM, "out of memory");
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	f = fopen(tmp, "w");
 	if (!f) {
-		rc = seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
 		free(tmp);
 		return rc;
 	}
@@ -109,14 +109,14 @@ int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry
 		fputc('\n', f);
 	}
 	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
-		rc = seterr(err, errlen, errno ? errno : EIO, "%s: %s", tmp, strerror(errno ? errno : EIO));
+		rc = tr_seterr(err, errlen, errno ? errno : EIO, "%s: %s", tmp, strerror(errno ? errno : EIO));
 		fclose(f);
 		unlink(tmp);
 	} else if (fclose(f)) {
-		rc = seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
 		unlink(tmp);
 	} else if (rename(tmp, path)) {
-		rc = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		unlink(tmp);
 	}
 	free(tmp);
@@ -246,13 +246,13 @@ struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size
 	bool header = false;
 
 	if (!f) {
-		rc = seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		rc = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		errno = -rc;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -266,12 +266,12 @@ struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size
 			int v;
 			char c;
 			if (sscanf(line, "# trawl sync %d%c", &v, &c) != 1) {
-				rc = seterr(err, errlen, EINVAL, "%s:1: not a trawl sync result "
+				rc = tr_seterr(err, errlen, EINVAL, "%s:1: not a trawl sync result "
 					    "(want '# trawl sync %d')", path, TRAWL_SYNC_STORE_VERSION);
 				goto out;
 			}
 			if (v != TRAWL_SYNC_STORE_VERSION) {
-				rc = seterr(err, errlen, EINVAL, "%s:1: version %d, this trawl reads "
+				rc = tr_seterr(err, errlen, EINVAL, "%s:1: version %d, this trawl reads "
 					    "version %d: run trawl sync again", path, v,
 					    TRAWL_SYNC_STORE_VERSION);
 				goto out;
@@ -286,30 +286,30 @@ struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size
 		if (!ntok)
 			continue;
 		if (t) {
-			rc = seterr(err, errlen, EINVAL, "%s:%zu: too many fields", path, lineno);
+			rc = tr_seterr(err, errlen, EINVAL, "%s:%zu: too many fields", path, lineno);
 			goto out;
 		}
 		if (!strcmp(tok[0], "groups")) {
 			int64_t g;
 			if (ntok != 2 || parse_i64(tok[1], &g) || g < 0) {
-				rc = seterr(err, errlen, EINVAL, "%s:%zu: bad groups line", path, lineno);
+				rc = tr_seterr(err, errlen, EINVAL, "%s:%zu: bad groups line", path, lineno);
 				goto out;
 			}
 			s->groups = (size_t)g;
 		} else if (!strcmp(tok[0], "host")) {
 			if (tr_grow(&s->entries, &ecap, s->n, sizeof(*s->entries))) {
-				rc = seterr(err, errlen, ENOMEM, "out of memory");
+				rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 				goto out;
 			}
 			const char *why = parse_host(tok + 1, ntok - 1, &s->entries[s->n]);
 			s->n++;
 			if (why) {
-				rc = seterr(err, errlen, EINVAL, "%s:%zu: %s", path, lineno, why);
+				rc = tr_seterr(err, errlen, EINVAL, "%s:%zu: %s", path, lineno, why);
 				goto out;
 			}
 			for (size_t i = 0; i + 1 < s->n; i++)
 				if (!strcmp(s->entries[i].host, s->entries[s->n - 1].host)) {
-					rc = seterr(err, errlen, EINVAL, "%s:%zu: host %s twice", path,
+					rc = tr_seterr(err, errlen, EINVAL, "%s:%zu: host %s twice", path,
 						    lineno, s->entries[i].host);
 					goto out;
 				}
@@ -317,16 +317,16 @@ struct trawl_sync_store *trawl_sync_store_load(const char *path, char *err, size
 		/* other lines: later additions, ignored */
 	}
 	if (ferror(f)) {
-		rc = seterr(err, errlen, EIO, "%s: read error", path);
+		rc = tr_seterr(err, errlen, EIO, "%s: read error", path);
 		goto out;
 	}
 	if (!header) {
-		rc = seterr(err, errlen, EINVAL, "%s: empty file", path);
+		rc = tr_seterr(err, errlen, EINVAL, "%s: empty file", path);
 		goto out;
 	}
 	s->fixes = calloc(s->n ? s->n : 1, sizeof(*s->fixes));
 	if (!s->fixes) {
-		rc = seterr(err, errlen, ENOMEM, "out of memory");
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < s->n; i++) {

@@ -68,9 +68,9 @@ static inline i128 ceildiv128(i128 a, i128 b)
 	return -floordiv128(-a, b);
 }
 
-TRAWL_HIDDEN void sync_range_init(struct srange *r);
+TRAWL_HIDDEN void tr_sync_range_init(struct srange *r);
 /* Adds the constraint of P point p against Q point q. */
-TRAWL_HIDDEN void sync_range_add(struct srange *r, struct pt p, struct pt q);
+TRAWL_HIDDEN void tr_sync_range_add(struct srange *r, struct pt p, struct pt q);
 
 /*
  * Everything after the hulls: quality, F's vertex lines, the estimate and
@@ -78,7 +78,7 @@ TRAWL_HIDDEN void sync_range_add(struct srange *r, struct pt p, struct pt q);
  * hp: lower hull of P (x increasing), hq: upper hull of Q; x_c: mid-trace
  * on A's clock; fills out (out->lines malloc'd). 0 or -ENOMEM.
  */
-TRAWL_HIDDEN int sync_solve(const struct pt *hp, size_t np, const struct pt *hq, size_t nq,
+TRAWL_HIDDEN int tr_sync_solve(const struct pt *hp, size_t np, const struct pt *hq, size_t nq,
 			    const struct srange *range, int64_t x_c, uint32_t max_drift_ppm,
 			    struct trawl_sync_pair *out);
 

@@ -7,12 +7,12 @@
  * per-user socket, else the system-wide one. Without an agent that is a
  * socket() and a failed connect(), and nothing else happens: no thread, no
  * file. With one, it says HELLO, applies the sessions the agent starts
- * (START: an agent session, see ust_remote_start) and waits for READY, at
+ * (START: an agent session, see tr_ust_remote_start) and waits for READY, at
  * most TRAWL_AGENT_TIMEOUT_MS (default 3000) ms, so that events emitted by
  * main() are recorded; then a listener thread (every signal blocked)
  * handles START and STOP.
  *
- * Everything sent to the agent is sent with ust_lock held (the senders are
+ * Everything sent to the agent is sent with tr_ust_lock held (the senders are
  * called from lib/ust under it), so messages never interleave; sends do not
  * block for long: an agent that does not read for a second is dropped.
  */
@@ -33,13 +33,13 @@
 #include "ust-internal.h"
 #include "util/clock.h"
 
-static int agent_fd = -1;		/* guarded by ust_lock */
+static int agent_fd = -1;		/* guarded by tr_ust_lock */
 static pthread_once_t app_once = PTHREAD_ONCE_INIT;
-/* messages are built here, under ust_lock */
+/* messages are built here, under tr_ust_lock */
 static uint8_t sbuf[AM_MSG_MAX];
 
 /* The default socket paths (docs/agent.md); shared with the agent. */
-int ust_agent_path(char *buf, size_t len, bool system)
+int tr_ust_agent_path(char *buf, size_t len, bool system)
 {
 	if (system)
 		return snprintf(buf, len, "/run/trawl/agent.sock");
@@ -74,14 +74,14 @@ static int connect_agent(void)
 	if (e)		/* set: this one only ("" never registers) */
 		return *e ? try_connect(e) : -1;
 	int fd = -1;
-	if (ust_agent_path(p, sizeof(p), false) < (int)sizeof(p))
+	if (tr_ust_agent_path(p, sizeof(p), false) < (int)sizeof(p))
 		fd = try_connect(p);
-	if (fd < 0 && ust_agent_path(p, sizeof(p), true) < (int)sizeof(p))
+	if (fd < 0 && tr_ust_agent_path(p, sizeof(p), true) < (int)sizeof(p))
 		fd = try_connect(p);
 	return fd;
 }
 
-/* Sends one message (and fd, if >= 0); ust_lock held. An agent that does
+/* Sends one message (and fd, if >= 0); tr_ust_lock held. An agent that does
  * not take it within about a second is given up (shut down: the listener
  * then stops the session). Async-signal-safe; preserves errno. */
 static bool send_msg(const void *m, size_t len, int fd)
@@ -129,7 +129,7 @@ out:
 	return ok;
 }
 
-void ust_app_send_evreg(const struct trawl_tp_event *ev)
+void tr_ust_app_send_evreg(const struct trawl_tp_event *ev)
 {
 	if (agent_fd < 0)
 		return;
@@ -143,7 +143,7 @@ void ust_app_send_evreg(const struct trawl_tp_event *ev)
 	send_msg(sbuf, am_wr_done(&w), -1);
 }
 
-void ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev)
+void tr_ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev)
 {
 	if (agent_fd < 0)
 		return;
@@ -175,7 +175,7 @@ void ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev)
 	send_msg(sbuf, am_wr_done(&w), -1);
 }
 
-void ust_app_send_buf(uint64_t key, int32_t tid, int fd)
+void tr_ust_app_send_buf(uint64_t key, int32_t tid, int fd)
 {
 	struct {
 		struct am_hdr h;
@@ -201,9 +201,9 @@ static void send_ack(uint64_t key, uint32_t what, int status)
 	m.a.session = key;
 	m.a.what = what;
 	m.a.status = status;
-	ust_lock_take();
+	tr_ust_lock_take();
 	send_msg(&m, sizeof(m), -1);
-	ust_lock_give();
+	tr_ust_lock_give();
 }
 
 static void on_start(const uint8_t *msg, size_t len)
@@ -242,7 +242,7 @@ static void on_start(const uint8_t *msg, size_t len)
 	o.contexts = st.contexts;
 	o.header = st.header;
 	o.clock = st.clock;
-	ret = ust_remote_start(st.session, &o, ll, st.uuid);
+	ret = tr_ust_remote_start(st.session, &o, ll, st.uuid);
 out:
 	free(globs);
 	free(ll);
@@ -255,7 +255,7 @@ static void on_stop(const uint8_t *msg, size_t len)
 	uint64_t key = 0;
 	am_rd_init(&r, msg, len);
 	am_get(&r, &key, sizeof(key));
-	int ret = r.bad ? -EINVAL : ust_remote_stop(key);
+	int ret = r.bad ? -EINVAL : tr_ust_remote_stop(key);
 	send_ack(key, AM_STOP, ret);
 }
 
@@ -279,7 +279,7 @@ static uint32_t handle(int fd, uint8_t *buf)
 	} else if (h.type == AM_LIVE && h.len >= sizeof(h) + sizeof(struct am_live)) {
 		struct am_live l;
 		memcpy(&l, buf + sizeof(h), sizeof(l));
-		ust_live_tick(l.session);
+		tr_ust_live_tick(l.session);
 	}
 	return h.type;
 }
@@ -287,12 +287,12 @@ static uint32_t handle(int fd, uint8_t *buf)
 /* The agent is gone: stop recording for it. */
 static void disconnect(int fd)
 {
-	ust_lock_take();
+	tr_ust_lock_take();
 	if (agent_fd == fd)
 		agent_fd = -1;
-	ust_lock_give();
+	tr_ust_lock_give();
 	close(fd);
-	ust_remote_stop(0);
+	tr_ust_remote_stop(0);
 }
 
 static void *listener(void *arg)
@@ -339,10 +339,10 @@ static bool hello(int fd, uint64_t key)
 	m.m.session = key;
 	prctl(PR_GET_NAME, m.m.name, 0, 0, 0);
 	m.m.name[15] = 0;
-	ust_lock_take();
+	tr_ust_lock_take();
 	agent_fd = fd;
 	bool ok = send_msg(&m, sizeof(m), -1);
-	ust_lock_give();
+	tr_ust_lock_give();
 	return ok;
 }
 
@@ -351,7 +351,7 @@ static void app_init(void)
 	int fd = connect_agent();
 	if (fd < 0)
 		return;
-	ust_init_once();
+	tr_ust_init_once();
 	uint8_t *buf = malloc(AM_MSG_MAX);
 	if (!buf || !hello(fd, 0)) {
 		free(buf);
@@ -379,12 +379,12 @@ static void app_init(void)
 	start_listener(fd);
 }
 
-void ust_app_init(void)
+void tr_ust_app_init(void)
 {
 	pthread_once(&app_once, app_init);
 }
 
-bool ust_app_child(uint64_t key)
+bool tr_ust_app_child(uint64_t key)
 {
 	/* fork() ran app_once in the parent: the child's state is its copy */
 	if (agent_fd < 0)

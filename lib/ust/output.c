@@ -60,7 +60,7 @@ static void drain(struct trawl_ust_session *s, struct ust_buf *b, bool final)
 	}
 	uint32_t sid = s->sc ? (uint32_t)s->sc->id : 0;
 	uint64_t before = c->packets;
-	int r = final ? ust_cons_final(c, s->uuid, sid, b->stuck) : ust_cons_drain(c, s->uuid, sid);
+	int r = final ? tr_ust_cons_final(c, s->uuid, sid, b->stuck) : tr_ust_cons_drain(c, s->uuid, sid);
 	if (r < 0 && !s->err)
 		s->err = r;
 	UST_ADD(s->st.packets, c->packets - before);
@@ -111,7 +111,7 @@ int tr_ust_consumer_start(struct trawl_ust_session *s)
 	return r;
 }
 
-/* The stream of the buffer being copied (ust_cons_snapshot's mkws). */
+/* The stream of the buffer being copied (tr_ust_cons_snapshot's mkws). */
 struct snap {
 	struct trawl_ctf_writer *w;
 	struct trawl_ctf_stream_class *sc;
@@ -145,7 +145,7 @@ int tr_ust_snapshot_locked(struct trawl_ust_session *s, const char *dir)
 	s->st.snap_torn = 0;
 	for (struct ust_buf *b = s->bufs; b && !ret; b = b->next) {
 		sn.b = b;
-		ret = ust_cons_snapshot(&b->cons, copy, snap_stream, &sn, uuid, (uint32_t)sn.sc->id,
+		ret = tr_ust_cons_snapshot(&b->cons, copy, snap_stream, &sn, uuid, (uint32_t)sn.sc->id,
 					&s->st.snap_events, &s->st.snap_torn);
 	}
 out:
@@ -163,11 +163,11 @@ int trawl_ust_session_snapshot(struct trawl_ust_session *s, const char *dir)
 {
 	if (!s || !dir || !*dir)
 		return -EINVAL;
-	ust_lock_take();
+	tr_ust_lock_take();
 	int ret = -EINVAL;
 	if (s->mode == TRAWL_UST_OVERWRITE && s->state != S_NEW && s->pid == getpid() &&
 	    !s->fork_pending)
 		ret = tr_ust_snapshot_locked(s, dir);
-	ust_lock_give();
+	tr_ust_lock_give();
 	return ret;
 }

@@ -25,7 +25,7 @@
  *   A->G BUF + memfd  a thread's ring buffer (sent before its first event)
  *   G->A LIVE         a live session's tick: the application's listener
  *                     marks the buffers of threads outside any event as
- *                     quiet up to now (ust_live_tick), then the agent cuts
+ *                     quiet up to now (tr_ust_live_tick), then the agent cuts
  *                     the rings (applications that do not know LIVE ignore
  *                     it: their idle threads get no beacon)
  * Client (C) and agent:

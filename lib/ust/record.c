@@ -8,7 +8,7 @@
  * the per-thread state they use (static TLS), attaching a thread to the
  * current session (its buffer), and the thread's exit.
  *
- * The recording path never takes ust_lock; attach() and thr_exit() do.
+ * The recording path never takes tr_ust_lock; attach() and thr_exit() do.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,11 +33,11 @@ static pthread_key_t thr_key;
  * discarded counter of a quiescent buffer of the session (fold_orphans),
  * whose last packet then carries it.
  */
-uint64_t ust_orphans;
+uint64_t tr_ust_orphans;
 
 static void count_orphan(void)
 {
-	__atomic_fetch_add(&ust_orphans, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tr_ust_orphans, 1, __ATOMIC_RELAXED);
 }
 
 static void thr_exit(void *arg)
@@ -45,8 +45,8 @@ static void thr_exit(void *arg)
 	struct ust_thread *t = arg;
 	tls_dead = 1;
 	tls_thr = NULL;
-	ust_lock_take();
-	if (t->buf && t->gen == __atomic_load_n(&ust_gen, __ATOMIC_RELAXED) &&
+	tr_ust_lock_take();
+	if (t->buf && t->gen == __atomic_load_n(&tr_ust_gen, __ATOMIC_RELAXED) &&
 	    t->buf->thr == t) {
 		struct ust_shm *h = t->h;
 		UST_ADD(h->discarded, __atomic_exchange_n(&t->pending, 0, __ATOMIC_RELAXED));
@@ -55,7 +55,7 @@ static void thr_exit(void *arg)
 		 * buffer from then on and flushes the last packet */
 		__atomic_store_n(&h->exited, 1, __ATOMIC_RELEASE);
 	}
-	ust_lock_give();
+	tr_ust_lock_give();
 	memset(t, 0, sizeof(*t));
 }
 
@@ -84,9 +84,9 @@ static int attach(struct ust_thread *t)
 	 * giving the lock): never wait then, the event is counted as lost.
 	 * Held by another thread (registering its own buffer with the agent,
 	 * say): wait for it, however long, rather than lose the event. */
-	if (ust_lock_mine())
+	if (tr_ust_lock_mine())
 		return -EAGAIN;
-	ust_lock_take();
+	tr_ust_lock_take();
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	if (!s || s->state != S_ACTIVE)
 		goto out;
@@ -113,7 +113,7 @@ static int attach(struct ust_thread *t)
 		.stream_id = 0, .instance_id = b->instance, .uuid = s->uuid, .pid = b->pid,
 		.tid = b->tid,
 	};
-	ret = ust_ring_create(&b->cons.ring, &ro);
+	ret = tr_ust_ring_create(&b->cons.ring, &ro);
 	if (ret < 0) {
 		munmap(b, sizeof(*b));
 		goto out;
@@ -129,7 +129,7 @@ static int attach(struct ust_thread *t)
 	s->tail = b;
 	s->st.buffers++;
 	if (s->remote)		/* before the thread's first event */
-		ust_app_send_buf(s->key, b->tid, b->cons.ring.fd);
+		tr_ust_app_send_buf(s->key, b->tid, b->cons.ring.fd);
 	t->buf = b;
 	t->h = b->cons.ring.shm;
 	t->ring = &b->cons.ring;
@@ -137,10 +137,10 @@ static int attach(struct ust_thread *t)
 	t->large = s->header == TRAWL_UST_HEADER_LARGE;
 	t->cur = NULL;
 	tr_ust_ctx_fill(s, t);
-	t->gen = __atomic_load_n(&ust_gen, __ATOMIC_RELAXED);
+	t->gen = __atomic_load_n(&tr_ust_gen, __ATOMIC_RELAXED);
 	ret = 0;
 out:
-	ust_lock_give();
+	tr_ust_lock_give();
 	return ret;
 }
 
@@ -195,8 +195,8 @@ static __attribute__((noinline)) uint8_t *reserve_from_ts(struct ust_thread *t,
 			goto out;
 		}
 		if (h->open)
-			ust_ring_finalize(t->ring, ts);
-		if (!ust_ring_open(t->ring, ts)) {
+			tr_ust_ring_finalize(t->ring, ts);
+		if (!tr_ust_ring_open(t->ring, ts)) {
 			UST_ADD(h->discarded, 1);
 			goto out;
 		}
@@ -226,7 +226,7 @@ static __attribute__((noinline)) uint8_t *reserve_from_ts(struct ust_thread *t,
 		memcpy(p, t->ctx, t->ctxlen);
 		p += t->ctxlen;
 	}
-	/* before the payload, so before pos: partner: ust_cons_live */
+	/* before the payload, so before pos: partner: tr_ust_cons_live */
 	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
 	ctx->buf = t;
 	ctx->end = (uint32_t)(pos + need);
@@ -255,7 +255,7 @@ static __attribute__((noinline)) uint8_t *reserve_attach(struct ust_thread *t,
 		/* no buffer (lock busy, no memory, no fd): its pending count
 		 * would never reach a packet */
 		count_orphan();
-	if (r < 0 || t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED) ||
+	if (r < 0 || t->gen != __atomic_load_n(&tr_ust_gen, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&t->h->active, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
 		return NULL;
@@ -282,7 +282,7 @@ static __attribute__((noinline)) uint8_t *reserve_enter(struct ust_thread *t,
 	}
 	__atomic_store_n(&t->nest, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* see trawl_ust_reserve() */
-	if (t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED))
+	if (t->gen != __atomic_load_n(&tr_ust_gen, __ATOMIC_RELAXED))
 		return reserve_attach(t, ev, len, ctx);
 	if (!__atomic_load_n(&t->h->active, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
@@ -306,7 +306,7 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 	/* Dekker with stop(): nest is stored before gen is loaded; stop's
 	 * membarrier() supplies the hardware fence on our side */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t->gen != __atomic_load_n(&ust_gen, __ATOMIC_RELAXED)))
+	if (unlikely(t->gen != __atomic_load_n(&tr_ust_gen, __ATOMIC_RELAXED)))
 		return reserve_attach(t, ev, len, ctx);
 	struct ust_shm *h = t->h;
 	if (unlikely(!__atomic_load_n(&h->active, __ATOMIC_RELAXED))) {
@@ -335,7 +335,7 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 		memcpy(p, t->ctx, t->ctxlen);
 		p += t->ctxlen;
 	}
-	/* before the payload, so before pos: partner: ust_cons_live */
+	/* before the payload, so before pos: partner: tr_ust_cons_live */
 	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
 	ctx->buf = t;
 	ctx->end = (uint32_t)(pos + need);

@@ -3,7 +3,7 @@
  * lib/ust/registry.c - the tracepoint registry: every event the process
  * registered (trawl_tp_register, from its constructors), and enabling the
  * ones a session selects (by glob and loglevel), at session start or when
- * an event registers while a session records. Guarded by ust_lock.
+ * an event registers while a session records. Guarded by tr_ust_lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ static bool event_matches(const struct trawl_ust_session *s, const struct trawl_
 	char name[512];
 	snprintf(name, sizeof(name), "%s:%s", ev->provider, ev->name);
 	for (size_t i = 0; i < s->nglobs; i++)
-		if (glob_match(s->globs[i], name) &&
+		if (tr_glob_match(s->globs[i], name) &&
 		    !(s->glob_ll && s->glob_ll[i] >= 0 && ev->loglevel > s->glob_ll[i]))
 			return true;
 	return false;
@@ -38,9 +38,9 @@ static int session_enable(struct trawl_ust_session *s, struct trawl_tp_event *ev
 		return -ENOMEM;
 	ev->id = (uint32_t)s->nevs;
 	if (s->remote)
-		ust_app_send_evdesc(s->key, ev);
+		tr_ust_app_send_evdesc(s->key, ev);
 	if (s->w) {
-		int r = ust_writer_add_event(s->w, s->sc, ev);
+		int r = tr_ust_writer_add_event(s->w, s->sc, ev);
 		if (r < 0)
 			return r;
 	}
@@ -64,38 +64,38 @@ int tr_ust_registry_enable(struct trawl_ust_session *s)
 void tr_ust_registry_announce(void)
 {
 	for (struct trawl_tp_event *e = registry; e; e = e->next)
-		ust_app_send_evreg(e);
+		tr_ust_app_send_evreg(e);
 }
 
 void trawl_tp_register(struct trawl_tp_event *ev)
 {
 	if (!ev)
 		return;
-	ust_app_init();
-	ust_lock_take();
+	tr_ust_app_init();
+	tr_ust_lock_take();
 	for (struct trawl_tp_event *e = registry; e; e = e->next)
 		if (e == ev)
 			goto out;
 	ev->next = registry;
 	registry = ev;
-	ust_app_send_evreg(ev);
+	tr_ust_app_send_evreg(ev);
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	if (s && s->state == S_ACTIVE && s->pid == getpid() && event_matches(s, ev))
 		session_enable(s, ev);
 out:
-	ust_lock_give();
+	tr_ust_lock_give();
 }
 
 void trawl_tp_unregister(struct trawl_tp_event *ev)
 {
 	if (!ev)
 		return;
-	ust_lock_take();
+	tr_ust_lock_take();
 	for (struct trawl_tp_event **pp = &registry; *pp; pp = &(*pp)->next)
 		if (*pp == ev) {
 			*pp = ev->next;
 			break;
 		}
 	__atomic_store_n(&ev->enabled, 0, __ATOMIC_RELAXED);
-	ust_lock_give();
+	tr_ust_lock_give();
 }

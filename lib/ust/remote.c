@@ -12,10 +12,10 @@
 #include "ust-private.h"
 
 /* Every agent session of the process: stopped ones are kept (see
- * ust_remote_stop), reachable from here. */
+ * tr_ust_remote_stop), reachable from here. */
 static struct trawl_ust_session *remote_all;
 
-int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
+int tr_ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 		     const int *glob_ll, const uint8_t uuid[16])
 {
 	char err[128];
@@ -37,52 +37,52 @@ int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 		trawl_ust_session_free(s);
 		return r;
 	}
-	ust_lock_take();
+	tr_ust_lock_take();
 	s->remote_next = remote_all;
 	remote_all = s;
-	ust_lock_give();
+	tr_ust_lock_give();
 	return 0;
 }
 
-void ust_live_tick(uint64_t key)
+void tr_ust_live_tick(uint64_t key)
 {
-	ust_lock_take();
+	tr_ust_lock_take();
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	if (!s || !s->remote || s->key != key || s->state != S_ACTIVE || !s->bufs) {
-		ust_lock_give();
+		tr_ust_lock_give();
 		return;
 	}
 	uint64_t now = ust_clock_now();
 	if (!tr_ust_membarrier()) {
 		/* without the barrier nothing can be promised */
-		ust_lock_give();
+		tr_ust_lock_give();
 		return;
 	}
 	for (struct ust_buf *b = s->bufs; b; b = b->next) {
 		struct ust_thread *t = b->thr;
 		/* partner: commit's / reserve's release store of nest = 0 */
 		if (t && __atomic_load_n(&t->nest, __ATOMIC_ACQUIRE) == 0)
-			/* partner: ust_cons_live's acquire load */
+			/* partner: tr_ust_cons_live's acquire load */
 			__atomic_store_n(&b->cons.ring.shm->quiet_ts, now, __ATOMIC_RELEASE);
 	}
-	ust_lock_give();
+	tr_ust_lock_give();
 }
 
-int ust_remote_stop(uint64_t key)
+int tr_ust_remote_stop(uint64_t key)
 {
-	ust_lock_take();
+	tr_ust_lock_take();
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	bool mine = s && s->remote && (!key || s->key == key);
-	ust_lock_give();
+	tr_ust_lock_give();
 	if (!mine)
 		return -ENOENT;
 	int r = trawl_ust_session_stop(s);
 	/* the agent has its own mappings; ours go. The session itself stays
 	 * allocated (a few hundred bytes per agent session): the exit
 	 * handler may still be looking at it */
-	ust_lock_take();
+	tr_ust_lock_take();
 	if (s->state == S_STOPPED)
 		tr_ust_free_bufs(s);
-	ust_lock_give();
+	tr_ust_lock_give();
 	return r;
 }

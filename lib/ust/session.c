@@ -3,7 +3,7 @@
  * lib/ust/session.c - the in-process session: its options, start (the
  * clock sample, the writer, enabling the selected events), stop (quiesce
  * the producers, flush, write or snapshot the trace), stats and free; the
- * lock that guards the registry and the sessions (ust_lock), and the
+ * lock that guards the registry and the sessions (tr_ust_lock), and the
  * process's fork and exit handlers (a forked child records into a trace
  * of its own; exit stops the session).
  */
@@ -22,34 +22,34 @@
 #include "trawl/ctf.h"
 #include "ust-private.h"
 
-pthread_mutex_t ust_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Set from just before this thread takes ust_lock until just after it gave
+pthread_mutex_t tr_ust_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set from just before this thread takes tr_ust_lock until just after it gave
  * it back, so that an event of a signal handler can tell whether waiting
  * for the lock would wait for the very code it interrupted. */
 static __thread int tls_lock_held __attribute__((tls_model("initial-exec")));
 
-void ust_lock_take(void)
+void tr_ust_lock_take(void)
 {
 	tls_lock_held = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* before the lock, for a handler */
-	pthread_mutex_lock(&ust_lock);
+	pthread_mutex_lock(&tr_ust_lock);
 }
 
-void ust_lock_give(void)
+void tr_ust_lock_give(void)
 {
-	pthread_mutex_unlock(&ust_lock);
+	pthread_mutex_unlock(&tr_ust_lock);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* after the unlock, for a handler */
 	tls_lock_held = 0;
 }
 
-bool ust_lock_mine(void)
+bool tr_ust_lock_mine(void)
 {
 	return tls_lock_held;
 }
 
 struct trawl_ust_session *tr_ust_cur_sess;
 int tr_ust_use_tsc;
-uint64_t ust_gen = 1;		/* atomic: bumped at start and stop */
+uint64_t tr_ust_gen = 1;		/* atomic: bumped at start and stop */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init_once(void);
@@ -68,7 +68,7 @@ void tr_ust_free_bufs(struct trawl_ust_session *s)
 {
 	for (struct ust_buf *b = s->bufs, *n; b; b = n) {
 		n = b->next;
-		ust_ring_destroy(&b->cons.ring);
+		tr_ust_ring_destroy(&b->cons.ring);
 		munmap(b, sizeof(*b));
 	}
 	s->bufs = s->tail = NULL;
@@ -100,7 +100,7 @@ int tr_ust_session_forked(struct trawl_ust_session *s)
 		s->outdir = NULL;
 		return -ENOMEM;
 	}
-	uuid_random(s->uuid);
+	tr_uuid_random(s->uuid);
 	if (s->mode == TRAWL_UST_DISCARD && s->outdir) {
 		int r = tr_ust_session_writer(s, s->outdir, SESSION_IO_QUEUE, &s->w, &s->sc);
 		if (r < 0)
@@ -123,52 +123,52 @@ bool tr_ust_membarrier(void)
 static void on_prepare(void)
 {
 	pthread_mutex_lock(&tr_ust_cons_lock);
-	ust_lock_take();
+	tr_ust_lock_take();
 }
 
 static void on_parent(void)
 {
-	ust_lock_give();
+	tr_ust_lock_give();
 	pthread_mutex_unlock(&tr_ust_cons_lock);
 }
 
 static void on_child(void)
 {
-	pthread_mutex_init(&ust_lock, NULL);
+	pthread_mutex_init(&tr_ust_lock, NULL);
 	tls_lock_held = 0;	/* taken by on_prepare, in the parent's copy */
 	pthread_mutex_init(&tr_ust_cons_lock, NULL);
 	/* the parent's: its session counts them */
-	__atomic_store_n(&ust_orphans, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tr_ust_orphans, 0, __ATOMIC_RELAXED);
 	tr_ust_thread_forked();
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	if (s && s->state == S_ACTIVE) {
 		s->fork_pending = true;
-		__atomic_fetch_add(&ust_gen, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&tr_ust_gen, 1, __ATOMIC_RELAXED);
 	}
 	/* a child of a registered application registers itself (the parent's
 	 * connection is closed here); if it records into an agent session,
 	 * the agent learns the events it inherited enabled */
 	struct trawl_ust_session *rs = s && s->state == S_ACTIVE && s->remote ? s : NULL;
-	if (ust_app_child(rs ? rs->key : 0)) {
-		ust_lock_take();
+	if (tr_ust_app_child(rs ? rs->key : 0)) {
+		tr_ust_lock_take();
 		tr_ust_registry_announce();
 		for (size_t i = 0; rs && i < rs->nevs; i++)
-			ust_app_send_evdesc(rs->key, rs->evs[i]);
-		ust_lock_give();
+			tr_ust_app_send_evdesc(rs->key, rs->evs[i]);
+		tr_ust_lock_give();
 	}
 }
 
 static void on_exit_stop(void)
 {
-	ust_lock_take();
+	tr_ust_lock_take();
 	struct trawl_ust_session *s = tr_ust_cur_sess;
 	bool mine = s && s->state == S_ACTIVE && (s->pid == getpid() || s->fork_pending);
-	ust_lock_give();
+	tr_ust_lock_give();
 	if (mine)
 		trawl_ust_session_stop(s);
 }
 
-void ust_init_once(void)
+void tr_ust_init_once(void)
 {
 	pthread_once(&once, init_once);
 }
@@ -196,7 +196,7 @@ struct trawl_ust_session *tr_ust_session_new(const struct trawl_ust_session_opts
 					      bool remote, char *err, size_t errlen)
 {
 	if (!o || o->sz < sizeof(*o)) {
-		seterr(err, errlen, EINVAL, "session options: bad size");
+		tr_seterr(err, errlen, EINVAL, "session options: bad size");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -218,7 +218,7 @@ struct trawl_ust_session *tr_ust_session_new(const struct trawl_ust_session_opts
 	else if (o->contexts & ~0xfu)
 		why = "unknown context";
 	if (why) {
-		seterr(err, errlen, EINVAL, "session options: %s", why);
+		tr_seterr(err, errlen, EINVAL, "session options: %s", why);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -248,7 +248,7 @@ struct trawl_ust_session *tr_ust_session_new(const struct trawl_ust_session_opts
 	return s;
 nomem:
 	trawl_ust_session_free(s);
-	seterr(err, errlen, ENOMEM, "out of memory");
+	tr_seterr(err, errlen, ENOMEM, "out of memory");
 	errno = ENOMEM;
 	return NULL;
 }
@@ -258,13 +258,13 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 	if (!s)
 		return -EINVAL;
 	pthread_once(&once, init_once);
-	ust_lock_take();
+	tr_ust_lock_take();
 	int ret = -EBUSY;
 	if (tr_ust_cur_sess || s->state != S_NEW)
 		goto out;
 	s->pid = getpid();
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
-		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && clocksource_is_tsc());
+		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && HAVE_TSC && tr_clocksource_is_tsc());
 	__atomic_store_n(&tr_ust_use_tsc, s->tsc, __ATOMIC_RELAXED);
 	tr_clock_sample(s->tsc, &s->clk0);
 	if (s->remote) {
@@ -277,10 +277,10 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 			goto out;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
 	} else {
-		uuid_random(s->uuid);
+		tr_uuid_random(s->uuid);
 	}
 	/* counted while no session recorded: not this one's events */
-	__atomic_store_n(&ust_orphans, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tr_ust_orphans, 0, __ATOMIC_RELAXED);
 	if ((ret = tr_ust_registry_enable(s)) < 0)
 		goto out;
 	if (s->w) {
@@ -292,7 +292,7 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 	}
 	s->state = S_ACTIVE;
 	tr_ust_cur_sess = s;
-	__atomic_fetch_add(&ust_gen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&tr_ust_gen, 1, __ATOMIC_RELEASE);
 	ret = 0;
 out:
 	if (ret < 0 && ret != -EBUSY) {
@@ -302,7 +302,7 @@ out:
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
 	}
-	ust_lock_give();
+	tr_ust_lock_give();
 	return ret;
 }
 
@@ -311,7 +311,7 @@ static void quiesce(struct trawl_ust_session *s)
 {
 	for (struct ust_buf *b = s->bufs; b; b = b->next)
 		__atomic_store_n(&b->cons.ring.shm->active, 0, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&ust_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&tr_ust_gen, 1, __ATOMIC_SEQ_CST);
 	if (!tr_ust_membarrier()) {
 		/* no membarrier: a scheduling delay makes every running
 		 * thread pass a barrier with overwhelming likelihood */
@@ -340,12 +340,12 @@ static void quiesce(struct trawl_ust_session *s)
  * discarded counter of one buffer of s that no producer will touch again
  * and that is still ours (remote: not handed to the agent yet), preferring
  * the newest; its last packet (an empty one if needed: final_flush, or the
- * agent's ust_cons_final) carries it. Without such a buffer the count only
+ * agent's tr_ust_cons_final) carries it. Without such a buffer the count only
  * reaches the session's stats.
  */
 static void fold_orphans(struct trawl_ust_session *s)
 {
-	uint64_t n = __atomic_exchange_n(&ust_orphans, 0, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_exchange_n(&tr_ust_orphans, 0, __ATOMIC_RELAXED);
 	if (!n)
 		return;
 	struct ust_buf *pick = NULL;
@@ -373,10 +373,10 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 {
 	if (!s)
 		return -EINVAL;
-	ust_lock_take();
+	tr_ust_lock_take();
 	if (s->state != S_ACTIVE) {
 		int r = s->err;
-		ust_lock_give();
+		tr_ust_lock_give();
 		return r;
 	}
 	if (s->fork_pending || s->pid != getpid()) {
@@ -387,7 +387,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		s->state = S_STOPPED;
 		if (tr_ust_cur_sess == s)
 			tr_ust_cur_sess = NULL;
-		ust_lock_give();
+		tr_ust_lock_give();
 		return 0;
 	}
 	/* no new buffer from here (attach checks the state) */
@@ -406,15 +406,15 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 		s->state = S_STOPPED;
 		if (tr_ust_cur_sess == s)
 			tr_ust_cur_sess = NULL;
-		ust_lock_give();
+		tr_ust_lock_give();
 		return 0;
 	}
 	bool join = s->consumer_running;
 	__atomic_store_n(&s->stopping, 1, __ATOMIC_RELEASE);
-	ust_lock_give();
+	tr_ust_lock_give();
 	if (join)
 		pthread_join(s->consumer, NULL);
-	ust_lock_take();
+	tr_ust_lock_take();
 	s->consumer_running = false;
 	for (struct ust_buf *b = s->bufs; b; b = b->next)
 		tr_ust_final_flush(s, b);
@@ -435,7 +435,7 @@ int trawl_ust_session_stop(struct trawl_ust_session *s)
 	if (tr_ust_cur_sess == s)
 		tr_ust_cur_sess = NULL;
 	int r = s->err;
-	ust_lock_give();
+	tr_ust_lock_give();
 	return r;
 }
 
@@ -443,7 +443,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 {
 	if (!s || !st)
 		return;
-	ust_lock_take();
+	tr_ust_lock_take();
 	memset(st, 0, sizeof(*st));
 	st->buffers = s->st.buffers;
 	st->snap_events = s->st.snap_events;
@@ -452,7 +452,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 	st->recorded = st->overwritten = 0;
 	st->discarded = s->orphans;
 	if (s == tr_ust_cur_sess && s->state == S_ACTIVE)	/* not folded yet */
-		st->discarded += __atomic_load_n(&ust_orphans, __ATOMIC_RELAXED);
+		st->discarded += __atomic_load_n(&tr_ust_orphans, __ATOMIC_RELAXED);
 	for (struct ust_buf *b = s->bufs; b; b = b->next) {
 		struct ust_shm *h = b->cons.ring.shm;
 		st->recorded += __atomic_load_n(&h->recorded, __ATOMIC_RELAXED);
@@ -461,7 +461,7 @@ void trawl_ust_session_stats(struct trawl_ust_session *s, struct trawl_ust_stats
 		if (b->thr)
 			st->discarded += __atomic_load_n(&b->thr->pending, __ATOMIC_RELAXED);
 	}
-	ust_lock_give();
+	tr_ust_lock_give();
 }
 
 void trawl_ust_session_free(struct trawl_ust_session *s)
@@ -469,10 +469,10 @@ void trawl_ust_session_free(struct trawl_ust_session *s)
 	if (!s)
 		return;
 	trawl_ust_session_stop(s);
-	ust_lock_take();
+	tr_ust_lock_take();
 	if (tr_ust_cur_sess == s)
 		tr_ust_cur_sess = NULL;
-	ust_lock_give();
+	tr_ust_lock_give();
 	tr_ust_free_bufs(s);
 	trawl_ctf_writer_free(s->w);
 	for (size_t i = 0; i < s->nglobs; i++)

@@ -20,12 +20,12 @@
  * and the agent (lib/agent) */
 
 /* The registry's and sessions' lock (session.c); app.c sends under it. */
-TRAWL_HIDDEN extern pthread_mutex_t ust_lock;
-/* Take and give ust_lock always through these (they track, per thread,
- * whether it is held or being taken or given: ust_lock_mine()). */
-TRAWL_HIDDEN void ust_lock_take(void);
-TRAWL_HIDDEN void ust_lock_give(void);
-TRAWL_HIDDEN bool ust_lock_mine(void);
+TRAWL_HIDDEN extern pthread_mutex_t tr_ust_lock;
+/* Take and give tr_ust_lock always through these (they track, per thread,
+ * whether it is held or being taken or given: tr_ust_lock_mine()). */
+TRAWL_HIDDEN void tr_ust_lock_take(void);
+TRAWL_HIDDEN void tr_ust_lock_give(void);
+TRAWL_HIDDEN bool tr_ust_lock_mine(void);
 /* A user-space CTF trace writer (env domain "ust", tracer "trawl");
  * io_queue: trawl_ctf_writer_opts.io_queue; rel: streamed to a relay
  * (dir may then be NULL), or NULL. */
@@ -35,30 +35,30 @@ struct ust_writer_relay {
 	char *err;
 	size_t errlen;
 };
-TRAWL_HIDDEN struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname,
+TRAWL_HIDDEN struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname,
 						     bool tsc, size_t io_queue,
 						     const struct ust_writer_relay *rel);
 /* A stream class with the event header form and the context fields
  * (TRAWL_UST_CTX_*). NULL + errno. */
-TRAWL_HIDDEN struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
+TRAWL_HIDDEN struct trawl_ctf_stream_class *tr_ust_stream_class_new(struct trawl_ctf_writer *w,
 								  unsigned header,
 								  unsigned contexts);
 /* Adds ev as event class ev->id of sc (-EINVAL if the writer's next id
  * differs). Returns 0 or -errno. */
-TRAWL_HIDDEN int ust_writer_add_event(struct trawl_ctf_writer *w,
+TRAWL_HIDDEN int tr_ust_writer_add_event(struct trawl_ctf_writer *w,
 				      struct trawl_ctf_stream_class *sc,
 				      const struct trawl_tp_event *ev);
 /* pthread_once of the fork/exit/thread-exit handlers. */
-TRAWL_HIDDEN void ust_init_once(void);
+TRAWL_HIDDEN void tr_ust_init_once(void);
 /* Starts a session whose buffers the agent consumes (listener thread).
  * o->events with glob_ll[i] the loglevel of glob i (-1: any). 0 or -errno
  * (-EBUSY: another session records in this process). */
-TRAWL_HIDDEN int ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
+TRAWL_HIDDEN int tr_ust_remote_start(uint64_t key, const struct trawl_ust_session_opts *o,
 				  const int *glob_ll, const uint8_t uuid[16]);
 /* Stops the agent session `key` (0: whichever): disables its events, waits
  * for the threads to leave them, hands every buffer to the agent (exited),
  * unmaps them. 0, or -ENOENT. */
-TRAWL_HIDDEN int ust_remote_stop(uint64_t key);
+TRAWL_HIDDEN int tr_ust_remote_stop(uint64_t key);
 
 /*
  * The live tick (the application's listener, at each LIVE of the agent
@@ -68,24 +68,24 @@ TRAWL_HIDDEN int ust_remote_stop(uint64_t key);
  * thread seen outside has committed every event stamped before that time,
  * and any later one is stamped after it (Dekker, as at stop).
  */
-TRAWL_HIDDEN void ust_live_tick(uint64_t key);
+TRAWL_HIDDEN void tr_ust_live_tick(uint64_t key);
 
 /* app.c: the application side of the agent protocol. Without an agent,
- * ust_app_init() is one socket() + connect() + close(), and the rest do
- * nothing. The senders are called with ust_lock held. */
-TRAWL_HIDDEN void ust_app_init(void);
-TRAWL_HIDDEN void ust_app_send_evreg(const struct trawl_tp_event *ev);
-TRAWL_HIDDEN void ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev);
+ * tr_ust_app_init() is one socket() + connect() + close(), and the rest do
+ * nothing. The senders are called with tr_ust_lock held. */
+TRAWL_HIDDEN void tr_ust_app_init(void);
+TRAWL_HIDDEN void tr_ust_app_send_evreg(const struct trawl_tp_event *ev);
+TRAWL_HIDDEN void tr_ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev);
 /* Async-signal-safe (a thread's first event may be in a signal handler). */
-TRAWL_HIDDEN void ust_app_send_buf(uint64_t key, int32_t tid, int fd);
+TRAWL_HIDDEN void tr_ust_app_send_buf(uint64_t key, int32_t tid, int fd);
 /* In a forked child (atfork): closes the parent's connection and, if the
  * parent was registered, registers the child (as recording into session
  * key, when non-zero). Returns true when connected. */
-TRAWL_HIDDEN bool ust_app_child(uint64_t key);
+TRAWL_HIDDEN bool tr_ust_app_child(uint64_t key);
 
 /* The default agent socket: per user ($XDG_RUNTIME_DIR/trawl/agent.sock,
  * else /tmp/trawl-$UID/agent.sock) or system-wide (/run/trawl/agent.sock).
  * Returns snprintf's count. */
-TRAWL_HIDDEN int ust_agent_path(char *buf, size_t len, bool system);
+TRAWL_HIDDEN int tr_ust_agent_path(char *buf, size_t len, bool system);
 
 #endif

@@ -8,12 +8,12 @@
  *               per-thread state, attaching a thread to the session
  *   context.c   a thread's event context fields
  *   writer.c    the CTF writer, stream class and event classes of a trace
- *   session.c   the in-process session; ust_lock; fork and exit handlers
+ *   session.c   the in-process session; tr_ust_lock; fork and exit handlers
  *   output.c    the session's consumer thread, final flush, snapshots
  *   remote.c    agent sessions (the agent consumes their buffers)
  *   app.c       the application side of the agent protocol
  *
- * Locking: one mutex (ust_lock) guards the registry, the current session and
+ * Locking: one mutex (tr_ust_lock) guards the registry, the current session and
  * everything in it; the recording path never takes it. A thread's first
  * enabled event (or its first after a session starts) takes the slow path
  * (attach): under the lock it creates the thread's buffer.
@@ -45,7 +45,7 @@ struct ust_thread {
 	int nest;			/* inside an event (atomic) */
 	int in_slow;			/* inside attach */
 	uint64_t pending;		/* nested drops not yet in the buffer (atomic) */
-	uint64_t gen;			/* ust_gen when attached */
+	uint64_t gen;			/* tr_ust_gen when attached */
 	struct ust_shm *h;
 	struct ust_ring *ring;
 	uint8_t *cur;			/* the open packet */
@@ -128,9 +128,9 @@ static inline uint64_t ust_clock_now(void)
 /* The current session (NULL: none), and its generation, bumped at start
  * and stop and in a forked child (atomic; read per event). session.c. */
 TRAWL_HIDDEN extern struct trawl_ust_session *tr_ust_cur_sess;
-TRAWL_HIDDEN extern uint64_t ust_gen;
+TRAWL_HIDDEN extern uint64_t tr_ust_gen;
 /* Events no buffer could take, process-wide (atomic): record.c. */
-TRAWL_HIDDEN extern uint64_t ust_orphans;
+TRAWL_HIDDEN extern uint64_t tr_ust_orphans;
 /* record.c: creates the thread-exit key (once); in a forked child, makes
  * the calling thread's next event attach anew. */
 TRAWL_HIDDEN void tr_ust_thread_init(void);

@@ -41,7 +41,7 @@ static struct trawl_ctf_type *field_type(struct trawl_ctf_writer *w, const struc
 }
 
 /* Adds event class ev (its id already set) to writer w. */
-int ust_writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
+int tr_ust_writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
 			 const struct trawl_tp_event *ev)
 {
 	struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
@@ -75,7 +75,7 @@ int ust_writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_cla
 	return ec->id == ev->id ? 0 : -EINVAL;
 }
 
-struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, bool tsc,
+struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname, bool tsc,
 				       size_t io_queue, const struct ust_writer_relay *rel)
 {
 	struct trawl_ctf_dest *dest = NULL;
@@ -97,7 +97,7 @@ struct trawl_ctf_writer *ust_writer_new(const char *dir, const char *hostname, b
 	return trawl_ctf_writer_new(&wo);
 }
 
-struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
+struct trawl_ctf_stream_class *tr_ust_stream_class_new(struct trawl_ctf_writer *w,
 						    unsigned header, unsigned contexts)
 {
 	struct trawl_ctf_type *ctx = NULL;
@@ -132,15 +132,15 @@ struct trawl_ctf_stream_class *ust_stream_class_new(struct trawl_ctf_writer *w,
 int tr_ust_session_writer(struct trawl_ust_session *s, const char *dir, size_t io_queue,
 			  struct trawl_ctf_writer **pw, struct trawl_ctf_stream_class **psc)
 {
-	struct trawl_ctf_writer *w = ust_writer_new(dir, s->hostname, s->tsc, io_queue, NULL);
+	struct trawl_ctf_writer *w = tr_ust_writer_new(dir, s->hostname, s->tsc, io_queue, NULL);
 	if (!w)
 		return -errno;
 	int r = 0;
-	struct trawl_ctf_stream_class *sc = ust_stream_class_new(w, s->header, s->contexts);
+	struct trawl_ctf_stream_class *sc = tr_ust_stream_class_new(w, s->header, s->contexts);
 	if (!sc)
 		r = -errno;
 	for (size_t i = 0; !r && i < s->nevs; i++)
-		r = ust_writer_add_event(w, sc, s->evs[i]);
+		r = tr_ust_writer_add_event(w, sc, s->evs[i]);
 	if (r < 0) {
 		trawl_ctf_writer_free(w);
 		return r;

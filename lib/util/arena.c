@@ -16,12 +16,12 @@ struct trawl_ctf_arena {
 	struct block *head;
 };
 
-struct trawl_ctf_arena *arena_new(void)
+struct trawl_ctf_arena *tr_arena_new(void)
 {
 	return calloc(1, sizeof(struct trawl_ctf_arena));
 }
 
-void arena_free(struct trawl_ctf_arena *a)
+void tr_arena_free(struct trawl_ctf_arena *a)
 {
 	if (!a)
 		return;
@@ -32,7 +32,7 @@ void arena_free(struct trawl_ctf_arena *a)
 	free(a);
 }
 
-void *arena_alloc(struct trawl_ctf_arena *a, size_t n)
+void *tr_arena_alloc(struct trawl_ctf_arena *a, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
 	if (!n)
@@ -56,25 +56,25 @@ void *arena_alloc(struct trawl_ctf_arena *a, size_t n)
 	return p;
 }
 
-char *arena_strndup(struct trawl_ctf_arena *a, const char *s, size_t n)
+char *tr_arena_strndup(struct trawl_ctf_arena *a, const char *s, size_t n)
 {
-	char *d = arena_alloc(a, n + 1);
+	char *d = tr_arena_alloc(a, n + 1);
 	if (d)
 		memcpy(d, s, n);
 	return d;
 }
 
-char *arena_strdup(struct trawl_ctf_arena *a, const char *s)
+char *tr_arena_strdup(struct trawl_ctf_arena *a, const char *s)
 {
-	return arena_strndup(a, s, strlen(s));
+	return tr_arena_strndup(a, s, strlen(s));
 }
 
-void *arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n, size_t *cap, size_t sz)
+void *tr_arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n, size_t *cap, size_t sz)
 {
 	void **parr = arr;
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 8;
-		void *m = arena_alloc(a, ncap * sz);
+		void *m = tr_arena_alloc(a, ncap * sz);
 		if (!m)
 			return NULL;
 		if (*n)

@@ -20,7 +20,7 @@
 #include "trawl/ctf.h"
 #include "util/clock.h"
 
-bool clocksource_is_tsc(void)
+bool tr_clocksource_is_tsc(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	char buf[32] = "";

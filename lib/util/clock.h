@@ -68,7 +68,7 @@ static inline uint64_t tr_clock_now(bool tsc)
  * trawl's clock is the TSC by default. TRAWL_CLOCKSOURCE=NAME overrides what
  * the kernel says (tests of the fallback on machines whose clocksource is
  * the TSC: TRAWL_CLOCKSOURCE=kvm-clock). */
-TRAWL_HIDDEN bool clocksource_is_tsc(void);
+TRAWL_HIDDEN bool tr_clocksource_is_tsc(void);
 
 /*
  * This process's time namespace offset of CLOCK_MONOTONIC, in ns, into

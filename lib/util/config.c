@@ -384,7 +384,7 @@ bool tr_conf_key_at(const struct trawl_conf *c, size_t i, const char **section, 
 	return true;
 }
 
-struct trawl_conf *conf_load(char *err, size_t errlen)
+struct trawl_conf *tr_conf_load(char *err, size_t errlen)
 {
 	struct trawl_conf *c = tr_conf_new();
 	const char *only = getenv("TRAWL_CONFIG");
@@ -422,14 +422,14 @@ struct trawl_conf *conf_load(char *err, size_t errlen)
 		cerr(err, errlen, "out of memory");
 	}
 	if (ret) {
-		conf_free(c);
+		tr_conf_free(c);
 		errno = -ret;
 		return NULL;
 	}
 	return c;
 }
 
-void conf_free(struct trawl_conf *c)
+void tr_conf_free(struct trawl_conf *c)
 {
 	if (!c)
 		return;
@@ -488,13 +488,13 @@ static struct conf_entry *lookup(const struct trawl_conf *cc, const char *sectio
 	return e && e->n ? e : NULL;
 }
 
-const char *conf_get(const struct trawl_conf *c, const char *section, const char *key)
+const char *tr_conf_get(const struct trawl_conf *c, const char *section, const char *key)
 {
 	struct conf_entry *e = lookup(c, section, key);
 	return e ? e->vals[e->n - 1] : NULL;
 }
 
-size_t conf_get_all(const struct trawl_conf *c, const char *section, const char *key,
+size_t tr_conf_get_all(const struct trawl_conf *c, const char *section, const char *key,
 		    const char *const **vals)
 {
 	struct conf_entry *e = lookup(c, section, key);
@@ -508,7 +508,7 @@ size_t conf_get_all(const struct trawl_conf *c, const char *section, const char 
 	return e->n;
 }
 
-const char *conf_origin(const struct trawl_conf *c, const char *section, const char *key)
+const char *tr_conf_origin(const struct trawl_conf *c, const char *section, const char *key)
 {
 	struct conf_entry *e = lookup(c, section, key);
 	return e ? e->origins[e->n - 1] : NULL;

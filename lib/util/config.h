@@ -25,24 +25,24 @@ struct trawl_conf;
 
 /* Loads the files and the environment. NULL on error, message in err
  * (a syntax error names the file and line). A missing file is no error. */
-TRAWL_HIDDEN struct trawl_conf *conf_load(char *err, size_t errlen);
-TRAWL_HIDDEN void conf_free(struct trawl_conf *c);
+TRAWL_HIDDEN struct trawl_conf *tr_conf_load(char *err, size_t errlen);
+TRAWL_HIDDEN void tr_conf_free(struct trawl_conf *c);
 
 /* The last value of section.key, or NULL. */
-TRAWL_HIDDEN const char *conf_get(const struct trawl_conf *c, const char *section, const char *key);
+TRAWL_HIDDEN const char *tr_conf_get(const struct trawl_conf *c, const char *section, const char *key);
 /* Every value of section.key (a list), in order; returns the count and
- * sets *vals to an array owned by c (valid until conf_free). */
-TRAWL_HIDDEN size_t conf_get_all(const struct trawl_conf *c, const char *section,
+ * sets *vals to an array owned by c (valid until tr_conf_free). */
+TRAWL_HIDDEN size_t tr_conf_get_all(const struct trawl_conf *c, const char *section,
 				 const char *key, const char *const **vals);
 /* Where section.key's value came from ("/etc/trawl/trawl.conf:12",
  * "environment TRAWL_PROBE_RATE", ...), or NULL if unset. */
-TRAWL_HIDDEN const char *conf_origin(const struct trawl_conf *c, const char *section, const char *key);
+TRAWL_HIDDEN const char *tr_conf_origin(const struct trawl_conf *c, const char *section, const char *key);
 
 /* ---- for the unit test and the fuzz target */
 
 /* The system-wide file ("/etc/trawl/trawl.conf"; the unit test moves it). */
 TRAWL_HIDDEN extern const char *tr_conf_sys_path;
-/* Empty settings; NULL on ENOMEM. Free with conf_free(). */
+/* Empty settings; NULL on ENOMEM. Free with tr_conf_free(). */
 TRAWL_HIDDEN struct trawl_conf *tr_conf_new(void);
 /*
  * Parses one file's text (len bytes, not necessarily NUL-terminated) named

@@ -8,18 +8,18 @@
 
 #include "util/json.h"
 
-void json_init(struct json *j)
+void tr_json_init(struct json *j)
 {
 	memset(j, 0, sizeof(*j));
 }
 
-void json_release(struct json *j)
+void tr_json_release(struct json *j)
 {
 	free(j->buf);
 	memset(j, 0, sizeof(*j));
 }
 
-void json_clear(struct json *j)
+void tr_json_clear(struct json *j)
 {
 	j->len = 0;
 	j->depth = 0;
@@ -82,10 +82,10 @@ static void close_(struct json *j, char c)
 		j->depth--;
 }
 
-void json_obj(struct json *j) { open(j, '{'); }
-void json_obj_end(struct json *j) { close_(j, '}'); }
-void json_arr(struct json *j) { open(j, '['); }
-void json_arr_end(struct json *j) { close_(j, ']'); }
+void tr_json_obj(struct json *j) { open(j, '{'); }
+void tr_json_obj_end(struct json *j) { close_(j, '}'); }
+void tr_json_arr(struct json *j) { open(j, '['); }
+void tr_json_arr_end(struct json *j) { close_(j, ']'); }
 
 static void quoted(struct json *j, const char *s, size_t n)
 {
@@ -113,7 +113,7 @@ static void quoted(struct json *j, const char *s, size_t n)
 	put(j, "\"", 1);
 }
 
-void json_key(struct json *j, const char *k)
+void tr_json_key(struct json *j, const char *k)
 {
 	value(j);
 	quoted(j, k, strlen(k));
@@ -121,33 +121,33 @@ void json_key(struct json *j, const char *k)
 	j->key = true;
 }
 
-void json_str(struct json *j, const char *s)
+void tr_json_str(struct json *j, const char *s)
 {
 	value(j);
 	quoted(j, s ? s : "", s ? strlen(s) : 0);
 }
 
-void json_strn(struct json *j, const char *s, size_t n)
+void tr_json_strn(struct json *j, const char *s, size_t n)
 {
 	value(j);
 	quoted(j, s ? s : "", s ? strnlen(s, n) : 0);
 }
 
-void json_i64(struct json *j, int64_t v)
+void tr_json_i64(struct json *j, int64_t v)
 {
 	char b[24];
 	value(j);
 	put(j, b, (size_t)snprintf(b, sizeof(b), "%" PRId64, v));
 }
 
-void json_u64(struct json *j, uint64_t v)
+void tr_json_u64(struct json *j, uint64_t v)
 {
 	char b[24];
 	value(j);
 	put(j, b, (size_t)snprintf(b, sizeof(b), "%" PRIu64, v));
 }
 
-void json_f64(struct json *j, double v)
+void tr_json_f64(struct json *j, double v)
 {
 	char b[32];
 	value(j);
@@ -157,7 +157,7 @@ void json_f64(struct json *j, double v)
 		put(j, b, (size_t)snprintf(b, sizeof(b), "%.17g", v));
 }
 
-void json_fixed(struct json *j, double v, int decimals)
+void tr_json_fixed(struct json *j, double v, int decimals)
 {
 	char b[64];
 	value(j);
@@ -167,24 +167,24 @@ void json_fixed(struct json *j, double v, int decimals)
 		put(j, b, (size_t)snprintf(b, sizeof(b), "%.*f", decimals, v));
 }
 
-void json_bool(struct json *j, bool v)
+void tr_json_bool(struct json *j, bool v)
 {
 	value(j);
 	put(j, v ? "true" : "false", v ? 4 : 5);
 }
 
-void json_null(struct json *j)
+void tr_json_null(struct json *j)
 {
 	value(j);
 	put(j, "null", 4);
 }
 
-void json_char(struct json *j, char c)
+void tr_json_char(struct json *j, char c)
 {
 	put(j, &c, 1);
 }
 
-int json_flush(struct json *j, FILE *f)
+int tr_json_flush(struct json *j, FILE *f)
 {
 	if (j->nomem)
 		return -ENOMEM;

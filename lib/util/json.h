@@ -28,29 +28,29 @@ struct json {
 	bool key;			/* a key was just written */
 };
 
-TRAWL_HIDDEN void json_init(struct json *j);
-TRAWL_HIDDEN void json_release(struct json *j);
+TRAWL_HIDDEN void tr_json_init(struct json *j);
+TRAWL_HIDDEN void tr_json_release(struct json *j);
 /* Empties the buffer and starts a new document. */
-TRAWL_HIDDEN void json_clear(struct json *j);
-TRAWL_HIDDEN void json_obj(struct json *j);
-TRAWL_HIDDEN void json_obj_end(struct json *j);
-TRAWL_HIDDEN void json_arr(struct json *j);
-TRAWL_HIDDEN void json_arr_end(struct json *j);
-TRAWL_HIDDEN void json_key(struct json *j, const char *k);
-TRAWL_HIDDEN void json_str(struct json *j, const char *s);
+TRAWL_HIDDEN void tr_json_clear(struct json *j);
+TRAWL_HIDDEN void tr_json_obj(struct json *j);
+TRAWL_HIDDEN void tr_json_obj_end(struct json *j);
+TRAWL_HIDDEN void tr_json_arr(struct json *j);
+TRAWL_HIDDEN void tr_json_arr_end(struct json *j);
+TRAWL_HIDDEN void tr_json_key(struct json *j, const char *k);
+TRAWL_HIDDEN void tr_json_str(struct json *j, const char *s);
 /* n bytes of s, up to its first NUL */
-TRAWL_HIDDEN void json_strn(struct json *j, const char *s, size_t n);
-TRAWL_HIDDEN void json_i64(struct json *j, int64_t v);
-TRAWL_HIDDEN void json_u64(struct json *j, uint64_t v);
+TRAWL_HIDDEN void tr_json_strn(struct json *j, const char *s, size_t n);
+TRAWL_HIDDEN void tr_json_i64(struct json *j, int64_t v);
+TRAWL_HIDDEN void tr_json_u64(struct json *j, uint64_t v);
 /* NaN and infinities: null */
-TRAWL_HIDDEN void json_f64(struct json *j, double v);
+TRAWL_HIDDEN void tr_json_f64(struct json *j, double v);
 /* A fixed number of decimals (a rate, seconds). */
-TRAWL_HIDDEN void json_fixed(struct json *j, double v, int decimals);
-TRAWL_HIDDEN void json_bool(struct json *j, bool v);
-TRAWL_HIDDEN void json_null(struct json *j);
+TRAWL_HIDDEN void tr_json_fixed(struct json *j, double v, int decimals);
+TRAWL_HIDDEN void tr_json_bool(struct json *j, bool v);
+TRAWL_HIDDEN void tr_json_null(struct json *j);
 /* A raw character (e.g. the '\n' ending a JSON line). */
-TRAWL_HIDDEN void json_char(struct json *j, char c);
+TRAWL_HIDDEN void tr_json_char(struct json *j, char c);
 /* Writes the buffer to f and empties it: 0, -ENOMEM (sticky) or -EIO. */
-TRAWL_HIDDEN int json_flush(struct json *j, FILE *f);
+TRAWL_HIDDEN int tr_json_flush(struct json *j, FILE *f);
 
 #endif

@@ -13,7 +13,7 @@
 #include "trawl/ctf.h"
 #include "internal.h"
 
-int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
+int tr_seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -25,7 +25,7 @@ int seterr(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
-int write_all(int fd, const void *p, size_t n)
+int tr_write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	while (n) {
@@ -43,7 +43,7 @@ int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int mkdir_p(const char *path)
+int tr_mkdir_p(const char *path)
 {
 	char *p = strdup(path);
 	if (!p)
@@ -66,7 +66,7 @@ int mkdir_p(const char *path)
 	return ret;
 }
 
-int hexval(int c)
+int tr_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -77,7 +77,7 @@ int hexval(int c)
 	return -1;
 }
 
-int uuid_parse(const char *s, uint8_t out[16])
+int tr_uuid_parse(const char *s, uint8_t out[16])
 {
 	int n = 0;
 	for (int i = 0; s[i] && n < 32; i++) {
@@ -86,7 +86,7 @@ int uuid_parse(const char *s, uint8_t out[16])
 				return -EINVAL;
 			continue;
 		}
-		int v = hexval((unsigned char)s[i]);
+		int v = tr_hexval((unsigned char)s[i]);
 		if (v < 0)
 			return -EINVAL;
 		if (n & 1)
@@ -98,7 +98,7 @@ int uuid_parse(const char *s, uint8_t out[16])
 	return n == 32 && strlen(s) == 36 ? 0 : -EINVAL;
 }
 
-void uuid_format(const uint8_t u[16], char out[37])
+void tr_uuid_format(const uint8_t u[16], char out[37])
 {
 	static const char hx[] = "0123456789abcdef";
 	int o = 0;
@@ -111,7 +111,7 @@ void uuid_format(const uint8_t u[16], char out[37])
 	out[o] = 0;
 }
 
-void uuid_random(uint8_t out[16])
+void tr_uuid_random(uint8_t out[16])
 {
 	size_t got = 0;
 	while (got < 16) {
@@ -126,7 +126,7 @@ void uuid_random(uint8_t out[16])
 	out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);	/* variant 1 */
 }
 
-void uuid_boot_id(uint8_t out[16])
+void tr_uuid_boot_id(uint8_t out[16])
 {
 	char buf[64] = { 0 };
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
@@ -135,11 +135,11 @@ void uuid_boot_id(uint8_t out[16])
 		close(fd);
 		if (n >= 36) {
 			buf[36] = 0;
-			if (uuid_parse(buf, out) == 0)
+			if (tr_uuid_parse(buf, out) == 0)
 				return;
 		}
 	}
-	uuid_random(out);
+	tr_uuid_random(out);
 }
 
 int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
@@ -156,7 +156,7 @@ int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-int glob_match(const char *pat, const char *name)
+int tr_glob_match(const char *pat, const char *name)
 {
 	return fnmatch(pat, name, 0) == 0;
 }

@@ -4,7 +4,7 @@
 # only; a program builds against the installed library through pkg-config and
 # writes and reads a trace with it; every subcommand has a man page.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 11
+plan 13
 dest="$TRASH/root"
 make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
 ok $? "make install into DESTDIR"
@@ -19,6 +19,18 @@ is "$(cat foreign.txt)" "" "shared library exports only trawl_* symbols"
 n=$(wc -l < exported.txt)
 [ "$n" -ge 20 ]
 ok $? "shared library exports the API ($n symbols)"
+# the version script lists the ABI one by one: a trawl_ function that is
+# not listed stays hidden, and nothing listed may be missing
+sed -n 's/^[[:space:]]*\(trawl_[A-Za-z0-9_]*\);$/\1/p' "$TRAWL_SRC/lib/libtrawl.map" | sort > listed.txt
+is "$(comm -3 exported.txt listed.txt | tr -d '\t' | tr '\n' ' ')" "" \
+	"the shared library exports exactly what lib/libtrawl.map lists ($(wc -l < listed.txt))"
+# internal names cannot clash with a program linking libtrawl.a: every
+# global symbol the archives define is trawl_ or tr_ (hidden ones too)
+for a in libtrawl.a libtrawl-kern.a; do
+	nm -g --defined-only "$TRAWL_BUILD/$a" | awk 'NF == 3 && $2 ~ /^[TDBRVWC]$/ { print $3 }'
+done | grep -v -e '^trawl_' -e '^tr_' | sort -u > unprefixed.txt
+is "$(head -20 unprefixed.txt | tr '\n' ' ')" "" \
+	"libtrawl.a and libtrawl-kern.a define no global symbol without the trawl_ or tr_ prefix"
 
 # every subcommand in `trawl --help` has a man page
 "$TRAWL" --help > help.txt 2>&1

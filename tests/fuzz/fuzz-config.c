@@ -23,13 +23,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tr_conf_parse(c, (const char *)data, size, "fuzz2", 2, err, sizeof(err));
 	for (size_t i = 0; tr_conf_key_at(c, i, &section, &key); i++) {
 		const char *const *v;
-		size_t n = conf_get_all(c, section, key, &v);
-		const char *last = conf_get(c, section, key);
-		const char *o = conf_origin(c, section, key);
+		size_t n = tr_conf_get_all(c, section, key, &v);
+		const char *last = tr_conf_get(c, section, key);
+		const char *o = tr_conf_origin(c, section, key);
 		/* the invariants of the API */
 		if (n && (!v || !last || !o || strcmp(v[n - 1], last) || v[n]))
 			abort();
 	}
-	conf_free(c);
+	tr_conf_free(c);
 	return 0;
 }

@@ -10,7 +10,7 @@
  *                   last index gave none
  *   the rest        the relay's bytes: written at once into one end of a
  *                   socket pair, that end then shut for writing; the
- *                   client (live_client_from_fd: CONNECT, CREATE_SESSION)
+ *                   client (tr_live_client_from_fd: CONNECT, CREATE_SESSION)
  *                   reads the other end, then makes the calls.
  * Invariants (abort otherwise):
  *  - every result is one the header documents, with a message on failure;
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char err[256] = "";
 	errno = 0;
-	struct live_client *c = live_client_from_fd(sv[0], 5000, err, sizeof(err));
+	struct live_client *c = tr_live_client_from_fd(sv[0], 5000, err, sizeof(err));
 	if (!c) {
 		if (!err[0] || (errno != ECONNRESET && errno != EPROTO && errno != EIO &&
 				errno != ENOMEM && errno != ETIMEDOUT))
@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(sv[1]);
 		return 0;
 	}
-	if (live_client_minor(c) != LIVE_MINOR)
+	if (tr_live_client_minor(c) != LIVE_MINOR)
 		abort();
 
 	int broken = 0;
@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0: {
 			struct live_session_info *s = NULL;
 			size_t n = 99;
-			r = live_client_list(c, &s, &n);
+			r = tr_live_client_list(c, &s, &n);
 			if (r == 0) {
 				if (n > LIVE_CLIENT_SESSIONS_MAX || (n && !s) || (!n && s))
 					abort();
@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 7: {
 			struct live_stream_info *s = NULL;
 			size_t n = 99;
-			r = live_client_attach(c, op, (op & 7) == 1, &s, &n);
+			r = tr_live_client_attach(c, op, (op & 7) == 1, &s, &n);
 			if (r == 0)
 				check_streams(s, n);
 			else if (s || n)
@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct live_stream_info *s = NULL;
 			size_t n = 99;
 			bool hup = true;
-			r = live_client_new_streams(c, op, &s, &n, &hup);
+			r = tr_live_client_new_streams(c, op, &s, &n, &hup);
 			if (r == 0)
 				check_streams(s, n);
 			else if (s || n)
@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 3: {
 			uint8_t *b = NULL;
 			size_t n = 99;
-			r = live_client_metadata(c, op, &b, &n);
+			r = tr_live_client_metadata(c, op, &b, &n);
 			if (r == 1) {
 				if (!b || n == 0 || n > LIVE_CLIENT_METADATA_MAX)
 					abort();
@@ -169,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 4: {
 			struct live_index ix;
-			r = live_client_next_index(c, op, &ix);
+			r = tr_live_client_next_index(c, op, &ix);
 			if (r == 0) {
 				if (ix.status < LIVE_INDEX_OK || ix.status > LIVE_INDEX_EOF)
 					abort();
@@ -195,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint32_t st = 99, fl = 99;
 			if (!b)
 				break;
-			r = live_client_packet(c, op, last_offset, len, b, &st, &fl);
+			r = tr_live_client_packet(c, op, last_offset, len, b, &st, &fl);
 			if (r == 0 && (st < LIVE_PACKET_OK || st > LIVE_PACKET_EOF))
 				abort();
 			if (r && (st != 0 || fl != 0 || !broken_err(r)))
@@ -204,19 +204,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 6:
-			r = live_client_detach(c, op);
+			r = tr_live_client_detach(c, op);
 			if (r && !broken_err(r) && r != -ENOENT && r != -EIO)
 				abort();
 			break;
 		}
-		if (r && !live_client_errmsg(c)[0])
+		if (r && !tr_live_client_errmsg(c)[0])
 			abort();
 		if (broken && r != broken)
 			abort();
 		if (broken_err(r))
 			broken = r;
 	}
-	live_client_free(c);
+	tr_live_client_free(c);
 	close(sv[1]);
 	return 0;
 }

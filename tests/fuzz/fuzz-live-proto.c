@@ -12,7 +12,7 @@
  *    prefixes ask for more;
  *  - the fields are the big-endian integers at their offsets; the same
  *    request alone in a buffer of its exact size parses the same; a
- *    live_put_str of the command's name into a small array stays inside it
+ *    tr_live_put_str of the command's name into a small array stays inside it
  *    and ends with a NUL.
  */
 #include <errno.h>
@@ -40,7 +40,7 @@ static size_t need(uint32_t cmd)
 static void check_req(const struct live_req *r, const uint8_t *q, size_t n)
 {
 	const uint8_t *p = q + LIVE_REQ_HDR;
-	if ((uint32_t)r->cmd != get_be32(q + 8) || live_cmd_name(r->cmd)[0] == '?' ||
+	if ((uint32_t)r->cmd != get_be32(q + 8) || tr_live_cmd_name(r->cmd)[0] == '?' ||
 	    get_be64(q) != n - LIVE_REQ_HDR || n - LIVE_REQ_HDR < need(r->cmd))
 		abort();
 	switch (r->cmd) {
@@ -87,14 +87,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char err[256];
 		err[0] = 0;
 		size_t left = size - off;
-		ssize_t n = live_req_parse(buf + off, left, &r, err, sizeof(err));
+		ssize_t n = tr_live_req_parse(buf + off, left, &r, err, sizeof(err));
 		if (n < 0) {
 			if (n != -EPROTO || !err[0] || left < LIVE_REQ_HDR)
 				abort();
 			/* refused only for a bad command or data size */
 			uint32_t cmd = get_be32(buf + off + 8);
 			uint64_t ds = get_be64(buf + off);
-			if (live_cmd_name(cmd)[0] != '?' && ds >= need(cmd) && ds <= LIVE_REQ_MAX)
+			if (tr_live_cmd_name(cmd)[0] != '?' && ds >= need(cmd) && ds <= LIVE_REQ_MAX)
 				abort();
 			break;
 		}
@@ -112,10 +112,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		memcpy(one, buf + off, (size_t)n);
 		struct live_req r2;
-		if (live_req_parse(one, (size_t)n, &r2, err, sizeof(err)) != n ||
+		if (tr_live_req_parse(one, (size_t)n, &r2, err, sizeof(err)) != n ||
 		    memcmp(&r, &r2, sizeof(r)) != 0)
 			abort();
-		if (live_req_parse(one, (size_t)n - 1, &r2, err, sizeof(err)) != 0)
+		if (tr_live_req_parse(one, (size_t)n - 1, &r2, err, sizeof(err)) != 0)
 			abort();
 		free(one);
 
@@ -123,9 +123,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t an = 1 + (buf[off + 12] & 15);
 		uint8_t *arr = malloc(an);
 		if (arr) {
-			live_put_str(arr, an, live_cmd_name(r.cmd));
+			tr_live_put_str(arr, an, tr_live_cmd_name(r.cmd));
 			if (arr[an - 1] != 0 ||
-			    strncmp((char *)arr, live_cmd_name(r.cmd), an - 1) != 0)
+			    strncmp((char *)arr, tr_live_cmd_name(r.cmd), an - 1) != 0)
 				abort();
 			free(arr);
 		}

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 4 && ((data[0] == 0x57 && data[1] == 0x1d && data[2] == 0xd1 && data[3] == 0x75) ||
 			  (data[0] == 0x75 && data[1] == 0xd1 && data[2] == 0x1d && data[3] == 0x57))) {
 		size_t len;
-		char *text = ctf_metadata_unpack(data, size, "fuzz", &len, err, sizeof(err));
+		char *text = tr_ctf_metadata_unpack(data, size, "fuzz", &len, err, sizeof(err));
 		if (text) {
 			t = trawl_ctf_metadata_parse(text, len, err, sizeof(err));
 			trawl_ctf_trace_free(t);

@@ -53,8 +53,8 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		str_inside(m->u.hello.session, lo, hi);
 		str_inside(m->u.hello.host, lo, hi);
 		str_inside(m->u.hello.trace, lo, hi);
-		if (!relay_name_ok(m->u.hello.session) || !relay_name_ok(m->u.hello.host) ||
-		    !relay_name_ok(m->u.hello.trace))
+		if (!tr_relay_name_ok(m->u.hello.session) || !tr_relay_name_ok(m->u.hello.host) ||
+		    !tr_relay_name_ok(m->u.hello.trace))
 			abort();
 		/* the three strings end the payload */
 		if ((const uint8_t *)m->u.hello.trace + strlen(m->u.hello.trace) + 1 != hi)
@@ -77,7 +77,7 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		break;
 	case RELAY_STREAM:
 		str_inside(m->u.stream.name, lo, hi);
-		if (!relay_name_ok(m->u.stream.name) || !strcmp(m->u.stream.name, "metadata") ||
+		if (!tr_relay_name_ok(m->u.stream.name) || !strcmp(m->u.stream.name, "metadata") ||
 		    !strcmp(m->u.stream.name, "index") ||
 		    (const uint8_t *)m->u.stream.name + strlen(m->u.stream.name) + 1 != hi)
 			abort();
@@ -93,9 +93,9 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		if (ix->packet_size != (uint64_t)m->u.packet.size * 8 ||
 		    ix->content_size > ix->packet_size || ix->ts_end < ix->ts_begin)
 			abort();
-		/* the index as relay_put_index would write it again */
+		/* the index as tr_relay_put_index would write it again */
 		uint8_t again[RELAY_INDEX_LEN];
-		relay_put_index(again, m->u.packet.handle, ix);
+		tr_relay_put_index(again, m->u.packet.handle, ix);
 		if (memcmp(again, lo, 4) || memcmp(again + 8, lo + 8, RELAY_INDEX_LEN - 8))
 			abort();
 		break;
@@ -112,7 +112,7 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 	default:
 		abort();
 	}
-	if (relay_type_name(m->type)[0] == '?')
+	if (tr_relay_type_name(m->type)[0] == '?')
 		abort();
 }
 
@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char err[512];
 		err[0] = 0;
 		size_t left = size - off;
-		ssize_t n = relay_msg_parse(buf + off, left, &m, err, sizeof(err));
+		ssize_t n = tr_relay_msg_parse(buf + off, left, &m, err, sizeof(err));
 		if (n < 0) {
 			if ((n != -EPROTO && n != -EMSGSIZE) || !err[0] ||
 			    !memchr(err, 0, sizeof(err)))
@@ -152,13 +152,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		memcpy(one, buf + off, (size_t)n);
 		struct relay_msg m2;
-		ssize_t n2 = relay_msg_parse(one, (size_t)n, &m2, err, sizeof(err));
+		ssize_t n2 = tr_relay_msg_parse(one, (size_t)n, &m2, err, sizeof(err));
 		if (n2 != n || m2.type != m.type || m2.len != m.len)
 			abort();
 		check_msg(&m2, one, (size_t)n);
 		/* a proper prefix asks for more (the header and one byte short) */
-		if (relay_msg_parse(one, (size_t)n - 1, &m2, err, sizeof(err)) != 0 ||
-		    relay_msg_parse(one, n > RELAY_HDR_LEN ? RELAY_HDR_LEN : (size_t)n - 1, &m2,
+		if (tr_relay_msg_parse(one, (size_t)n - 1, &m2, err, sizeof(err)) != 0 ||
+		    tr_relay_msg_parse(one, n > RELAY_HDR_LEN ? RELAY_HDR_LEN : (size_t)n - 1, &m2,
 				    err, sizeof(err)) != 0)
 			abort();
 		free(one);

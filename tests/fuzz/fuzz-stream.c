@@ -12,7 +12,7 @@
  * trawl_reader_read() (up to 7 events a call), bit 4 with bit 2 decodes
  * the batches in the calling thread instead. Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
- * parsed once; streams are read from memory (reader_new_mem), so the fuzzer
+ * parsed once; streams are read from memory (tr_reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
  */
 #include <stdint.h>
@@ -86,13 +86,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* mode bit 2: a 1 GHz clock and the decode worker (batches) */
 	if (mode & 4)
 		o.threads = 2;
-	struct trawl_reader *r = reader_new_mem(mode & 4 ? meta_ghz : meta, bufs, lens,
+	struct trawl_reader *r = tr_reader_new_mem(mode & 4 ? meta_ghz : meta, bufs, lens,
 						mode & 1 ? 2 : 1, &o, err, sizeof(err));
 	if (!r)
 		abort();	/* the metadata is valid: opening cannot fail */
 	/* mode bit 4 with bit 2: the batches in this thread, no worker */
 	if ((mode & 0x14) == 0x14)
-		reader_set_mode(r, READ_BATCHES);
+		tr_reader_set_mode(r, READ_BATCHES);
 	const struct trawl_event *ev;
 	struct trawl_event evs[7];
 	uint64_t sum = 0;

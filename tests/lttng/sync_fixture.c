@@ -35,7 +35,7 @@
 
 #define REPLY_BASE UINT64_C(1000000)
 
-static int write_all(int fd, const void *buf, size_t len)
+static int tr_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -90,7 +90,7 @@ static int serve(int fd)
 	uint64_t id = 0;
 	int rc;
 
-	if (write_all(fd, &id, sizeof(id)) < 0) {
+	if (tr_write_all(fd, &id, sizeof(id)) < 0) {
 		perror("sync-fixture: serve: write");
 		return 1;
 	}
@@ -99,7 +99,7 @@ static int serve(int fd)
 
 		lttng_ust_tracepoint(app_sync, msg_recv, id);
 		lttng_ust_tracepoint(app_sync, msg_send, reply, "nodeA");
-		if (write_all(fd, &reply, sizeof(reply)) < 0) {
+		if (tr_write_all(fd, &reply, sizeof(reply)) < 0) {
 			perror("sync-fixture: serve: write");
 			return 1;
 		}
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 1; i <= count; i++) {
 		lttng_ust_tracepoint(app_sync, msg_send, i, "nodeB");
-		if (write_all(sv[0], &i, sizeof(i)) < 0) {
+		if (tr_write_all(sv[0], &i, sizeof(i)) < 0) {
 			perror("sync-fixture: write");
 			break;
 		}

@@ -108,7 +108,7 @@ static int mk_ring(struct ust_ring *r, uint32_t mode)
 		.header = TRAWL_UST_HEADER_LARGE, .stream_id = 0, .instance_id = 0,
 		.uuid = uuid, .pid = getpid(), .tid = getpid(),
 	};
-	return ust_ring_create(r, &o);
+	return tr_ust_ring_create(r, &o);
 }
 
 static int send_fd(int sock, int fd)
@@ -169,67 +169,67 @@ static void test_fd_passing(void)
 	ok(send_fd(sp[0], prod.fd) == 0, "its memfd sent with SCM_RIGHTS");
 	int fd = recv_fd(sp[1]);
 	ok(fd >= 0, "received");
-	is_int(ust_ring_map(&cons, fd), 0, "the receiver maps it");
+	is_int(tr_ust_ring_map(&cons, fd), 0, "the receiver maps it");
 	ok(cons.S == 4096 && cons.N == 4 && cons.shm->pid == getpid(), "geometry and owner as created");
 
 	/* the producer writes three packets and goes away */
 	cons.shm->active = 1;
 	uint64_t ts = 100;
 	for (int i = 0; i < 3; i++) {
-		ok(ust_ring_open(&prod, ts), "producer: packet %d opened", i);
+		ok(tr_ust_ring_open(&prod, ts), "producer: packet %d opened", i);
 		prod.shm->pos = PK_HDR_END;
 		ts += 10;
-		ust_ring_finalize(&prod, ts);
+		tr_ust_ring_finalize(&prod, ts);
 	}
-	ust_ring_open(&prod, ts);		/* a fourth, left open */
+	tr_ust_ring_open(&prod, ts);		/* a fourth, left open */
 	UST_ADD(prod.shm->discarded, 5);	/* dropped after the last packet */
-	ust_ring_destroy(&prod);		/* gone (as if killed) */
+	tr_ust_ring_destroy(&prod);		/* gone (as if killed) */
 
 	struct ust_cons c;
 	memset(&c, 0, sizeof(c));
 	c.ring = cons;
 	uint8_t uuid[16] = { 9 };
-	is_int(ust_cons_drain(&c, uuid, 0), 0, "consumer: drains after the producer is gone");
+	is_int(tr_ust_cons_drain(&c, uuid, 0), 0, "consumer: drains after the producer is gone");
 	is_int(c.packets, 3, "consumer: the 3 finished packets");
 	is_int(c.ring.shm->consumed, 3, "consumer: consumed published");
-	is_int(ust_cons_final(&c, uuid, 0, false), 0, "consumer: final flush");
+	is_int(tr_ust_cons_final(&c, uuid, 0, false), 0, "consumer: final flush");
 	is_int(c.packets, 4, "consumer: the open packet closed and drained (it carries the discards)");
 	is_int(c.disc_written, 5, "consumer: the last packet carries the 5 discarded events");
-	ust_ring_destroy(&c.ring);
+	tr_ust_ring_destroy(&c.ring);
 
 	/* a ring that lies about its counters is abandoned */
 	struct ust_ring p2, c2;
 	mk_ring(&p2, TRAWL_UST_DISCARD);
 	int fd2 = dup(p2.fd);
-	is_int(ust_ring_map(&c2, fd2), 0, "a second ring mapped");
+	is_int(tr_ust_ring_map(&c2, fd2), 0, "a second ring mapped");
 	struct ust_cons cc;
 	memset(&cc, 0, sizeof(cc));
 	cc.ring = c2;
 	p2.shm->produced = 1000;	/* more than N packets ahead */
-	is_int(ust_cons_drain(&cc, uuid, 0), -EPROTO, "produced out of range: -EPROTO");
+	is_int(tr_ust_cons_drain(&cc, uuid, 0), -EPROTO, "produced out of range: -EPROTO");
 	ok(cc.bad && cc.packets == 0, "the ring is abandoned, nothing read");
 	p2.shm->produced = 0;
 	p2.shm->open = 1;
 	p2.shm->pos = 1u << 30;		/* past the sub-buffer */
 	cc.bad = false;
-	is_int(ust_cons_final(&cc, uuid, 0, false), -EPROTO, "open packet past its end: -EPROTO");
-	ust_ring_destroy(&cc.ring);
-	ust_ring_destroy(&p2);
+	is_int(tr_ust_cons_final(&cc, uuid, 0, false), -EPROTO, "open packet past its end: -EPROTO");
+	tr_ust_ring_destroy(&cc.ring);
+	tr_ust_ring_destroy(&p2);
 
 	/* an unsealed memfd, or one whose header lies, is refused */
 	int u = memfd_create("plain", MFD_CLOEXEC);
 	ok(u >= 0 && ftruncate(u, 65536) == 0, "an unsealed memfd");
 	struct ust_ring bad;
-	is_int(ust_ring_map(&bad, u), -EINVAL, "unsealed: refused");
+	is_int(tr_ust_ring_map(&bad, u), -EINVAL, "unsealed: refused");
 	close(u);
 	struct ust_ring p3;
 	mk_ring(&p3, TRAWL_UST_DISCARD);
 	p3.shm->nsubbuf = 64;		/* does not match the file size */
-	is_int(ust_ring_map(&bad, p3.fd), -EINVAL, "geometry not matching the size: refused");
+	is_int(tr_ust_ring_map(&bad, p3.fd), -EINVAL, "geometry not matching the size: refused");
 	p3.shm->nsubbuf = 4;
 	p3.shm->magic = 0;
-	is_int(ust_ring_map(&bad, p3.fd), -EINVAL, "bad magic: refused");
-	ust_ring_destroy(&p3);
+	is_int(tr_ust_ring_map(&bad, p3.fd), -EINVAL, "bad magic: refused");
+	tr_ust_ring_destroy(&p3);
 	close(sp[0]);
 	close(sp[1]);
 }
@@ -326,16 +326,16 @@ static void test_live_new_buffer(void)
 	is_int(trawl_ctf_wstream_beacon(idle, 1000), 0, "live: an idle stream's beacon at 1000");
 	struct ust_ring prod, cons;
 	mk_ring(&prod, TRAWL_UST_DISCARD);
-	is_int(ust_ring_map(&cons, dup(prod.fd)), 0, "live: a thread's new buffer, mapped");
+	is_int(tr_ust_ring_map(&cons, dup(prod.fd)), 0, "live: a thread's new buffer, mapped");
 	struct ust_cons c;
 	memset(&c, 0, sizeof(c));
 	c.ring = cons;
 	c.ws = trawl_ctf_writer_stream(w, sc, "ust_2", 2);
-	ok(c.ws && ust_cons_live_init(&c) == 0 && rd.streams == 2,
+	ok(c.ws && tr_ust_cons_live_init(&c) == 0 && rd.streams == 2,
 	   "live: its stream, announced at once (%d streams)", rd.streams);
 	int beacons = rd.beacons;
 	uint8_t uuid[16] = { 7 };
-	is_int(ust_cons_live(&c, uuid, 0), 0, "live: the tick on it, before any event or quiet mark");
+	is_int(tr_ust_cons_live(&c, uuid, 0), 0, "live: the tick on it, before any event or quiet mark");
 	ok(rd.packets == 0 && rd.beacons == beacons,
 	   "  sends nothing (%d packets, the first at %llu; %d beacons)", rd.packets,
 	   (unsigned long long)rd.first_ts_begin, rd.beacons - beacons);
@@ -343,11 +343,11 @@ static void test_live_new_buffer(void)
 	ok(rd.packets == 0 && rd.last_beacon == 2000, "  a beacon at 2000, no empty packet (%d packets)",
 	   rd.packets);
 	__atomic_store_n(&prod.shm->quiet_ts, 2100, __ATOMIC_RELEASE);
-	is_int(ust_cons_live(&c, uuid, 0), 0, "live: the tick once the buffer is marked quiet at 2100");
+	is_int(tr_ust_cons_live(&c, uuid, 0), 0, "live: the tick once the buffer is marked quiet at 2100");
 	ok(rd.packets == 0 && rd.last_beacon == 2100, "  a beacon at 2100 (%d packets)", rd.packets);
-	ust_cons_live_release(&c);
-	ust_ring_destroy(&c.ring);
-	ust_ring_destroy(&prod);
+	tr_ust_cons_live_release(&c);
+	tr_ust_ring_destroy(&c.ring);
+	tr_ust_ring_destroy(&prod);
 	is_int(trawl_ctf_writer_close(w), 0, "live: the writer closes");
 	trawl_ctf_writer_free(w);
 }

@@ -54,9 +54,9 @@ static struct trawl_conf *load_only(const char *path)
 {
 	char err[512] = "";
 	setenv("TRAWL_CONFIG", path, 1);
-	struct trawl_conf *c = conf_load(err, sizeof(err));
+	struct trawl_conf *c = tr_conf_load(err, sizeof(err));
 	if (!c)
-		printf("# conf_load: %s\n", err);
+		printf("# tr_conf_load: %s\n", err);
 	return c;
 }
 
@@ -69,9 +69,9 @@ static const char *load_error(const char *text)
 	write_file(path, text);
 	setenv("TRAWL_CONFIG", path, 1);
 	err[0] = 0;
-	struct trawl_conf *c = conf_load(err, sizeof(err));
+	struct trawl_conf *c = tr_conf_load(err, sizeof(err));
 	if (c) {
-		conf_free(c);
+		tr_conf_free(c);
 		return NULL;
 	}
 	return err;
@@ -102,10 +102,10 @@ static void test_format(void)
 	ok(c != NULL, "a file with sections, lists, quotes, comments loads");
 	if (!c)
 		return;
-	is_str(conf_get(c, "probe", "rate"), "200", "the last value of a repeated key");
-	is_str(conf_get(c, "probe", "listen"), "10.0.0.1:7077", "blanks around key and value trimmed");
+	is_str(tr_conf_get(c, "probe", "rate"), "200", "the last value of a repeated key");
+	is_str(tr_conf_get(c, "probe", "listen"), "10.0.0.1:7077", "blanks around key and value trimmed");
 	const char *const *v = NULL;
-	size_t n = conf_get_all(c, "probe", "peer", &v);
+	size_t n = tr_conf_get_all(c, "probe", "peer", &v);
 	is_int(n, 3, "three peer values, a section reopened later adds to the list");
 	if (n == 3) {
 		is_str(v[0], "host1 10.0.0.2:7077", "list value 1");
@@ -116,31 +116,31 @@ static void test_format(void)
 		ok(0, "list value 2");
 		ok(0, "list value 3, in file order");
 	}
-	is_int(conf_get_all(c, "probe", "rate", NULL), 2, "a repeated scalar is a list of two");
-	is_str(conf_get(c, "agent", "name"), "  spaced \"quoted\" \\ ", "a quoted value keeps blanks, unescapes");
-	is_str(conf_get(c, "AGENT", "NAME"), "  spaced \"quoted\" \\ ", "sections and keys: any case");
-	is_str(conf_get(c, "agent", "empty"), "", "an empty value");
-	is_str(conf_get(c, "agent", "with-dash"), "a = b # not a comment", "'=' and '#' inside a value, CR dropped");
+	is_int(tr_conf_get_all(c, "probe", "rate", NULL), 2, "a repeated scalar is a list of two");
+	is_str(tr_conf_get(c, "agent", "name"), "  spaced \"quoted\" \\ ", "a quoted value keeps blanks, unescapes");
+	is_str(tr_conf_get(c, "AGENT", "NAME"), "  spaced \"quoted\" \\ ", "sections and keys: any case");
+	is_str(tr_conf_get(c, "agent", "empty"), "", "an empty value");
+	is_str(tr_conf_get(c, "agent", "with-dash"), "a = b # not a comment", "'=' and '#' inside a value, CR dropped");
 	snprintf(want, sizeof(want), "%s:6", path);
-	is_str(conf_origin(c, "probe", "listen"), want, "origin: FILE:LINE");
+	is_str(tr_conf_origin(c, "probe", "listen"), want, "origin: FILE:LINE");
 	snprintf(want, sizeof(want), "%s:16", path);
-	is_str(conf_origin(c, "probe", "rate"), want, "origin of a list: its last value's");
-	ok(conf_get(c, "probe", "nosuch") == NULL, "an unset key: NULL");
-	ok(conf_get(c, "nosuch", "rate") == NULL, "an unset section: NULL");
-	ok(conf_origin(c, "probe", "nosuch") == NULL, "an unset key has no origin");
+	is_str(tr_conf_origin(c, "probe", "rate"), want, "origin of a list: its last value's");
+	ok(tr_conf_get(c, "probe", "nosuch") == NULL, "an unset key: NULL");
+	ok(tr_conf_get(c, "nosuch", "rate") == NULL, "an unset section: NULL");
+	ok(tr_conf_origin(c, "probe", "nosuch") == NULL, "an unset key has no origin");
 	v = (const char *const *)1;
-	is_int(conf_get_all(c, "probe", "nosuch", &v), 0, "an unset key: an empty list");
+	is_int(tr_conf_get_all(c, "probe", "nosuch", &v), 0, "an unset key: an empty list");
 	ok(v == NULL, "... and *vals is NULL");
-	conf_free(c);
+	tr_conf_free(c);
 
 	snprintf(path, sizeof(path), "%s/does-not-exist.conf", dir);
 	c = load_only(path);
 	ok(c != NULL, "a missing file is no error");
-	ok(c && conf_get(c, "probe", "rate") == NULL, "... and gives nothing");
-	conf_free(c);
+	ok(c && tr_conf_get(c, "probe", "rate") == NULL, "... and gives nothing");
+	tr_conf_free(c);
 	c = load_only("");
 	ok(c != NULL, "TRAWL_CONFIG='' reads no file");
-	conf_free(c);
+	tr_conf_free(c);
 }
 
 static void test_errors(void)
@@ -173,14 +173,14 @@ static void test_errors(void)
 	fclose(f);
 	setenv("TRAWL_CONFIG", path, 1);
 	char err[512] = "";
-	struct trawl_conf *c = conf_load(err, sizeof(err));
+	struct trawl_conf *c = tr_conf_load(err, sizeof(err));
 	ok(!c && strstr(err, "nul.conf:2: NUL byte"), "a NUL byte: an error naming the line (%s)", err);
-	conf_free(c);
+	tr_conf_free(c);
 	/* a directory instead of a file */
 	setenv("TRAWL_CONFIG", dir, 1);
-	c = conf_load(err, sizeof(err));
+	c = tr_conf_load(err, sizeof(err));
 	ok(!c && strstr(err, dir), "a directory: an error naming it (%s)", err);
-	conf_free(c);
+	tr_conf_free(c);
 }
 
 static void test_precedence(void)
@@ -211,71 +211,71 @@ static void test_precedence(void)
 	setenv("XDG_CONFIG_HOME", path, 1);
 	snprintf(path, sizeof(path), "%s/home", dir);
 	setenv("HOME", path, 1);
-	struct trawl_conf *c = conf_load(err, sizeof(err));
+	struct trawl_conf *c = tr_conf_load(err, sizeof(err));
 	ok(c != NULL, "load the system and the XDG file (%s)", err);
-	is_str(conf_get(c, "probe", "rate"), "2", "XDG file over the system file");
-	is_str(conf_get(c, "probe", "listen"), "sys", "a key only the system file sets");
+	is_str(tr_conf_get(c, "probe", "rate"), "2", "XDG file over the system file");
+	is_str(tr_conf_get(c, "probe", "listen"), "sys", "a key only the system file sets");
 	snprintf(want, sizeof(want), "%s:3", sys);
-	is_str(conf_origin(c, "probe", "listen"), want, "... with the system file's origin");
+	is_str(tr_conf_origin(c, "probe", "listen"), want, "... with the system file's origin");
 	const char *const *v;
-	size_t n = conf_get_all(c, "probe", "peer", &v);
+	size_t n = tr_conf_get_all(c, "probe", "peer", &v);
 	ok(n == 1 && !strcmp(v[0], "c 1.1.1.3:1"), "a later file's list replaces an earlier one's (%zu)", n);
 	snprintf(want, sizeof(want), "%s:3", xdg);
-	is_str(conf_origin(c, "probe", "peer"), want, "... with the later file's origin");
-	conf_free(c);
+	is_str(tr_conf_origin(c, "probe", "peer"), want, "... with the later file's origin");
+	tr_conf_free(c);
 
 	/* the environment over the files; '-' -> '_'; upper case */
 	setenv("TRAWL_PROBE_RATE", "7", 1);
 	setenv("TRAWL_PROBE_PEER", "d 1.1.1.4:1", 1);
 	setenv("TRAWL_AGENT_MAX_SIZE", "9", 1);
-	c = conf_load(err, sizeof(err));
-	is_str(conf_get(c, "probe", "rate"), "7", "environment over the files");
-	is_str(conf_origin(c, "probe", "rate"), "environment TRAWL_PROBE_RATE", "origin: environment NAME");
-	n = conf_get_all(c, "probe", "peer", &v);
+	c = tr_conf_load(err, sizeof(err));
+	is_str(tr_conf_get(c, "probe", "rate"), "7", "environment over the files");
+	is_str(tr_conf_origin(c, "probe", "rate"), "environment TRAWL_PROBE_RATE", "origin: environment NAME");
+	n = tr_conf_get_all(c, "probe", "peer", &v);
 	ok(n == 1 && !strcmp(v[0], "d 1.1.1.4:1"), "an environment value replaces the list with one value");
-	is_str(conf_get(c, "agent", "max-size"), "9", "TRAWL_AGENT_MAX_SIZE sets [agent] max-size");
-	is_str(conf_get(c, "probe", "listen"), "sys", "keys without a variable keep the files' value");
-	conf_free(c);
+	is_str(tr_conf_get(c, "agent", "max-size"), "9", "TRAWL_AGENT_MAX_SIZE sets [agent] max-size");
+	is_str(tr_conf_get(c, "probe", "listen"), "sys", "keys without a variable keep the files' value");
+	tr_conf_free(c);
 	unsetenv("TRAWL_PROBE_RATE");
 	unsetenv("TRAWL_PROBE_PEER");
 	unsetenv("TRAWL_AGENT_MAX_SIZE");
 
 	/* the environment as it was at load time */
-	c = conf_load(err, sizeof(err));
+	c = tr_conf_load(err, sizeof(err));
 	setenv("TRAWL_PROBE_RATE", "8", 1);
-	is_str(conf_get(c, "probe", "rate"), "2", "the environment is read at load time");
-	conf_free(c);
+	is_str(tr_conf_get(c, "probe", "rate"), "2", "the environment is read at load time");
+	tr_conf_free(c);
 	unsetenv("TRAWL_PROBE_RATE");
 
 	/* no XDG_CONFIG_HOME (or a relative one): ~/.config */
 	unsetenv("XDG_CONFIG_HOME");
-	c = conf_load(err, sizeof(err));
-	is_str(conf_get(c, "probe", "rate"), "3", "without XDG_CONFIG_HOME: ~/.config/trawl/trawl.conf");
-	is_str(conf_get(c, "probe", "listen"), "home", "... over the system file");
-	n = conf_get_all(c, "probe", "peer", &v);
+	c = tr_conf_load(err, sizeof(err));
+	is_str(tr_conf_get(c, "probe", "rate"), "3", "without XDG_CONFIG_HOME: ~/.config/trawl/trawl.conf");
+	is_str(tr_conf_get(c, "probe", "listen"), "home", "... over the system file");
+	n = tr_conf_get_all(c, "probe", "peer", &v);
 	is_int(n, 2, "... the system file's list stays when it sets none");
-	conf_free(c);
+	tr_conf_free(c);
 	setenv("XDG_CONFIG_HOME", "relative/dir", 1);
-	c = conf_load(err, sizeof(err));
-	is_str(conf_get(c, "probe", "rate"), "3", "a relative XDG_CONFIG_HOME is ignored");
-	conf_free(c);
+	c = tr_conf_load(err, sizeof(err));
+	is_str(tr_conf_get(c, "probe", "rate"), "3", "a relative XDG_CONFIG_HOME is ignored");
+	tr_conf_free(c);
 
 	/* TRAWL_CONFIG replaces both files */
 	snprintf(path, sizeof(path), "%s/only.conf", dir);
 	write_file(path, "[probe]\nrate = 4\n");
 	setenv("TRAWL_CONFIG", path, 1);
-	c = conf_load(err, sizeof(err));
-	is_str(conf_get(c, "probe", "rate"), "4", "TRAWL_CONFIG's file is read");
-	ok(c && conf_get(c, "probe", "listen") == NULL, "... instead of the system and user files");
-	conf_free(c);
+	c = tr_conf_load(err, sizeof(err));
+	is_str(tr_conf_get(c, "probe", "rate"), "4", "TRAWL_CONFIG's file is read");
+	ok(c && tr_conf_get(c, "probe", "listen") == NULL, "... instead of the system and user files");
+	tr_conf_free(c);
 
 	/* an error in the system file names it */
 	write_file(sys, "[probe]\nrate\n");
 	unsetenv("TRAWL_CONFIG");
-	c = conf_load(err, sizeof(err));
+	c = tr_conf_load(err, sizeof(err));
 	snprintf(want, sizeof(want), "%s:2: ", sys);
 	ok(!c && strncmp(err, want, strlen(want)) == 0, "a syntax error in the system file names it (%s)", err);
-	conf_free(c);
+	tr_conf_free(c);
 	tr_conf_sys_path = "/etc/trawl/trawl.conf";
 }
 

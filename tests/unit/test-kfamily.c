@@ -39,7 +39,7 @@ static void names(void)
 		{ "nosuchsystem", "softirq_entry", "softirq_entry" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		is_str(krec_lttng_name(want[i][0], want[i][1]), want[i][2], "name: %s:%s",
+		is_str(tr_krec_lttng_name(want[i][0], want[i][1]), want[i][2], "name: %s:%s",
 		       want[i][0], want[i][1]);
 }
 
@@ -67,14 +67,14 @@ static void fields(void)
 static void presets(void)
 {
 	char buf[256], small[10];
-	size_t n = krec_presets(buf, sizeof(buf));
+	size_t n = tr_krec_presets(buf, sizeof(buf));
 
 	is_str(buf, "sched, syscalls, irq, block, net, kvm", "the presets, in table order");
-	is_int(n, strlen(buf), "krec_presets returns the length");
-	is_int(krec_presets(small, sizeof(small)), n, "... also when the buffer is short");
+	is_int(n, strlen(buf), "tr_krec_presets returns the length");
+	is_int(tr_krec_presets(small, sizeof(small)), n, "... also when the buffer is short");
 	is_str(small, "sched, sy", "... which gets the list cut, terminated");
-	is_str(krec_preset_system("syscalls"), "raw_syscalls", "preset syscalls records raw_syscalls");
-	ok(krec_preset_system("sched:*") == NULL && krec_preset_system("timer") == NULL,
+	is_str(tr_krec_preset_system("syscalls"), "raw_syscalls", "preset syscalls records raw_syscalls");
+	ok(tr_krec_preset_system("sched:*") == NULL && tr_krec_preset_system("timer") == NULL,
 	   "a tracepoint or a system without a preset is no preset");
 
 	/* the table itself */
@@ -151,9 +151,9 @@ static void convert(void)
 	struct trawl_ctf_writer_opts o = { .sz = sizeof(o), .path = path, .hostname = "h",
 					   .domain = "kernel", .clock_offset_s = 1 };
 	w = trawl_ctf_writer_new(&o);
-	c = w ? krec_conv_new(w, tep, true) : NULL;
+	c = w ? tr_krec_conv_new(w, tep, true) : NULL;
 	struct trawl_ctf_wstream *ws =
-		c ? trawl_ctf_writer_stream(w, krec_conv_stream_class(c), "channel0", 0) : NULL;
+		c ? trawl_ctf_writer_stream(w, tr_krec_conv_stream_class(c), "channel0", 0) : NULL;
 	ok(ws != NULL, "writer, converter and stream");
 	if (!ws)
 		goto out;
@@ -171,17 +171,17 @@ static void convert(void)
 	put(rec, 40, "next", 4);
 	put(rec, 56, &npid, 4);
 	put(rec, 60, &nprio, 4);
-	is_int(krec_conv_record(c, ws, 1000, rec, 64), 1, "sched_switch converted");
+	is_int(tr_krec_conv_record(c, ws, 1000, rec, 64), 1, "sched_switch converted");
 	uint8_t rec2[12] = { 0 };
 	uint32_t vec = 3;
 	type = 223;
 	put(rec2, 0, &type, 2);
 	put(rec2, 4, &pid, 4);
 	put(rec2, 8, &vec, 4);
-	is_int(krec_conv_record(c, ws, 2000, rec2, 12), 1, "softirq_entry converted");
+	is_int(tr_krec_conv_record(c, ws, 2000, rec2, 12), 1, "softirq_entry converted");
 	type = 999;
 	put(rec2, 0, &type, 2);
-	is_int(krec_conv_record(c, ws, 3000, rec2, 12), 0, "an unknown type is skipped");
+	is_int(tr_krec_conv_record(c, ws, 3000, rec2, 12), 0, "an unknown type is skipped");
 	ok(trawl_ctf_writer_close(w) == 0, "trace closed");
 
 	const char *paths[] = { dir };
@@ -205,7 +205,7 @@ static void convert(void)
 	ok(r && trawl_reader_next(r, &ev) == 0, "and nothing else");
 	trawl_reader_free(r);
 out:
-	krec_conv_free(c);
+	tr_krec_conv_free(c);
 	trawl_ctf_writer_free(w);
 	tep_free(tep);
 	char cmd[128];

@@ -2,8 +2,8 @@
 /*
  * test-live-client - the LTTng live viewer client (lib/net/live-client.h).
  *
- * 1. URLs: live_url_parse() on babeltrace2's forms and trawl's
- *    /session/SESSION, IPv6 literals, and what it refuses; live_url_matches().
+ * 1. URLs: tr_live_url_parse() on babeltrace2's forms and trawl's
+ *    /session/SESSION, IPv6 literals, and what it refuses; tr_live_url_matches().
  * 2. Scripted replies through a socket pair: the requests' bytes (header,
  *    command, payload) as the protocol lays them out; replies of every kind
  *    parsed field by field; malformed ones (absurd counts, sizes no packet
@@ -72,24 +72,24 @@ static void test_urls(void)
 	struct live_url u;
 	char err[256];
 
-	is_int(live_url_parse("net://relay1/host/node-1/web", &u, err, sizeof(err)), 0,
+	is_int(tr_live_url_parse("net://relay1/host/node-1/web", &u, err, sizeof(err)), 0,
 	       "net://relay1/host/node-1/web parses");
 	ok(u.kind == LIVE_URL_HOST_SESSION && !strcmp(u.relay, "relay1") && u.port == 5344 &&
 		   !strcmp(u.hostname, "node-1") && !strcmp(u.session, "web"),
 	   "  relay relay1, port 5344 (the default), host node-1, session web");
-	is_int(live_url_parse("net://127.0.0.1:6000/session/s_1", &u, err, sizeof(err)), 0,
+	is_int(tr_live_url_parse("net://127.0.0.1:6000/session/s_1", &u, err, sizeof(err)), 0,
 	       "net://127.0.0.1:6000/session/s_1 parses");
 	ok(u.kind == LIVE_URL_SESSION && !strcmp(u.relay, "127.0.0.1") && u.port == 6000 &&
 		   !strcmp(u.session, "s_1") && !u.hostname[0],
 	   "  every host of session s_1 on 127.0.0.1:6000");
-	is_int(live_url_parse("net://[::1]:7000/host/h/s", &u, err, sizeof(err)), 0,
+	is_int(tr_live_url_parse("net://[::1]:7000/host/h/s", &u, err, sizeof(err)), 0,
 	       "net://[::1]:7000/host/h/s parses");
 	ok(u.kind == LIVE_URL_HOST_SESSION && !strcmp(u.relay, "::1") && u.port == 7000,
 	   "  an IPv6 literal, without its brackets, and its port");
-	is_int(live_url_parse("net://[fe80::1]", &u, err, sizeof(err)), 0, "net://[fe80::1] parses");
+	is_int(tr_live_url_parse("net://[fe80::1]", &u, err, sizeof(err)), 0, "net://[fe80::1] parses");
 	ok(u.kind == LIVE_URL_RELAY && !strcmp(u.relay, "fe80::1") && u.port == 5344,
 	   "  a relay alone (to list its sessions), default port");
-	is_int(live_url_parse("net4://localhost:5344/", &u, err, sizeof(err)), 0,
+	is_int(tr_live_url_parse("net4://localhost:5344/", &u, err, sizeof(err)), 0,
 	       "net4://localhost:5344/ parses (babeltrace2's spelling)");
 	ok(u.kind == LIVE_URL_RELAY && !strcmp(u.relay, "localhost"), "  a relay alone");
 
@@ -103,31 +103,31 @@ static void test_urls(void)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		err[0] = 0;
-		int r = live_url_parse(bad[i], &u, err, sizeof(err));
+		int r = tr_live_url_parse(bad[i], &u, err, sizeof(err));
 		ok(r == -EINVAL && err[0], "'%s' refused: %s", bad[i], err);
 	}
 	char longs[300] = "net://r/session/";
 	memset(longs + strlen(longs), 'x', 255);
 	longs[sizeof(longs) - 1] = 0;
-	ok(live_url_parse(longs, &u, err, sizeof(err)) == -EINVAL,
+	ok(tr_live_url_parse(longs, &u, err, sizeof(err)) == -EINVAL,
 	   "a session name of 255 bytes refused (the protocol holds 254)");
 	longs[16 + 254] = 0;
-	ok(live_url_parse(longs, &u, err, sizeof(err)) == 0 && strlen(u.session) == 254,
+	ok(tr_live_url_parse(longs, &u, err, sizeof(err)) == 0 && strlen(u.session) == 254,
 	   "a session name of 254 bytes taken");
 
 	struct live_session_info s = { .id = 1 };
 	snprintf(s.hostname, sizeof(s.hostname), "h");
 	snprintf(s.name, sizeof(s.name), "s");
-	live_url_parse("net://r/host/h/s", &u, err, sizeof(err));
-	ok(live_url_matches(&u, &s), "/host/h/s matches host h, session s");
+	tr_live_url_parse("net://r/host/h/s", &u, err, sizeof(err));
+	ok(tr_live_url_matches(&u, &s), "/host/h/s matches host h, session s");
 	snprintf(s.hostname, sizeof(s.hostname), "g");
-	ok(!live_url_matches(&u, &s), "/host/h/s does not match host g");
-	live_url_parse("net://r/session/s", &u, err, sizeof(err));
-	ok(live_url_matches(&u, &s), "/session/s matches host g, session s");
+	ok(!tr_live_url_matches(&u, &s), "/host/h/s does not match host g");
+	tr_live_url_parse("net://r/session/s", &u, err, sizeof(err));
+	ok(tr_live_url_matches(&u, &s), "/session/s matches host g, session s");
 	snprintf(s.name, sizeof(s.name), "t");
-	ok(!live_url_matches(&u, &s), "/session/s does not match session t");
-	live_url_parse("net://r", &u, err, sizeof(err));
-	ok(!live_url_matches(&u, &s), "a relay URL matches no session");
+	ok(!tr_live_url_matches(&u, &s), "/session/s does not match session t");
+	tr_live_url_parse("net://r", &u, err, sizeof(err));
+	ok(!tr_live_url_matches(&u, &s), "a relay URL matches no session");
 }
 
 /* ------------------------------------------------------ 2. scripted replies */
@@ -141,7 +141,7 @@ static void s32(struct script *s, uint32_t v) { put_be32(s->b + s->n, v); s->n +
 static void s64(struct script *s, uint64_t v) { put_be64(s->b + s->n, v); s->n += 8; }
 static void sstr(struct script *s, const char *v, size_t n)
 {
-	live_put_str(s->b + s->n, n, v);
+	tr_live_put_str(s->b + s->n, n, v);
 	s->n += n;
 }
 static void sbytes(struct script *s, const void *p, size_t n)
@@ -199,7 +199,7 @@ static struct live_client *scripted(const struct script *s, int timeout_ms, char
 		close(sv[0]);
 		return NULL;
 	}
-	return live_client_from_fd(sv[0], timeout_ms, err, errlen);
+	return tr_live_client_from_fd(sv[0], timeout_ms, err, errlen);
 }
 
 /* Reads the next request the client sent: its command, payload in p (n). */
@@ -309,12 +309,12 @@ static void test_scripted(void)
 	   "CONNECT: 20 bytes, viewer id 0, 2.4, a command connection");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_CREATE_SESSION && pn == 0,
 	   "then CREATE_SESSION, no payload");
-	is_int(live_client_viewer_id(c), 77, "the viewer session id the relay gave");
-	is_int(live_client_minor(c), 4, "protocol 2.4");
+	is_int(tr_live_client_viewer_id(c), 77, "the viewer session id the relay gave");
+	is_int(tr_live_client_minor(c), 4, "protocol 2.4");
 
 	struct live_session_info *ss;
 	size_t n;
-	is_int(live_client_list(c, &ss, &n), 0, "LIST_SESSIONS");
+	is_int(tr_live_client_list(c, &ss, &n), 0, "LIST_SESSIONS");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_LIST_SESSIONS && pn == 0, "  request: no payload");
 	ok(n == 2 && ss[0].id == 5 && ss[0].live_timer == 100000 && ss[0].clients == 0 &&
 		   ss[0].streams == 3 && !strcmp(ss[0].hostname, "nodeA") &&
@@ -325,7 +325,7 @@ static void test_scripted(void)
 	free(ss);
 
 	struct live_stream_info *st;
-	is_int(live_client_attach(c, 5, true, &st, &n), 0, "ATTACH_SESSION");
+	is_int(tr_live_client_attach(c, 5, true, &st, &n), 0, "ATTACH_SESSION");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_ATTACH_SESSION && pn == 20 &&
 		   get_be64(p) == 5 && get_be64(p + 8) == 0 && get_be32(p + 16) == LIVE_SEEK_BEGINNING,
 	   "  request: session 5, offset 0, seek beginning");
@@ -337,27 +337,27 @@ static void test_scripted(void)
 
 	uint8_t *m;
 	size_t ml;
-	is_int(live_client_metadata(c, 10, &m, &ml), 1, "GET_METADATA: a chunk");
+	is_int(tr_live_client_metadata(c, 10, &m, &ml), 1, "GET_METADATA: a chunk");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_GET_METADATA && pn == 8 && get_be64(p) == 10,
 	   "  request: stream 10");
 	ok(ml == 6 && !memcmp(m, "abcdef", 6), "  its 6 bytes");
 	free(m);
-	is_int(live_client_metadata(c, 10, &m, &ml), 0, "GET_METADATA: nothing new");
+	is_int(tr_live_client_metadata(c, 10, &m, &ml), 0, "GET_METADATA: nothing new");
 	ok(m == NULL && ml == 0, "  no buffer");
 	next_request(&cmd, p, &pn);
 
 	struct live_index ix;
-	is_int(live_client_next_index(c, 11, &ix), 0, "GET_NEXT_INDEX: OK");
+	is_int(tr_live_client_next_index(c, 11, &ix), 0, "GET_NEXT_INDEX: OK");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_GET_NEXT_INDEX && pn == 8 && get_be64(p) == 11,
 	   "  request: stream 11");
 	ok(ix.status == LIVE_INDEX_OK && ix.offset == 8192 && ix.packet_size == 32768 &&
 		   ix.content_size == 8000 && ix.timestamp_begin == 100 && ix.timestamp_end == 200 &&
 		   ix.events_discarded == 3 && ix.flags == LIVE_FLAG_NEW_STREAM,
 	   "  every field, and the NEW_STREAM flag");
-	is_int(live_client_next_index(c, 11, &ix), 0, "GET_NEXT_INDEX: INACTIVE");
+	is_int(tr_live_client_next_index(c, 11, &ix), 0, "GET_NEXT_INDEX: INACTIVE");
 	ok(ix.status == LIVE_INDEX_INACTIVE && ix.timestamp_end == 500, "  the beacon at 500");
 	next_request(&cmd, p, &pn);
-	is_int(live_client_next_index(c, 11, &ix), 0,
+	is_int(tr_live_client_next_index(c, 11, &ix), 0,
 	       "GET_NEXT_INDEX: OK of no packet (sizes 0: trawl's relay telling of new streams)");
 	ok(ix.status == LIVE_INDEX_OK && ix.packet_size == 0 && ix.content_size == 0 &&
 		   ix.flags == LIVE_FLAG_NEW_STREAM, "  sizes 0, and the NEW_STREAM flag");
@@ -365,41 +365,41 @@ static void test_scripted(void)
 
 	uint8_t pk[8] = { 0 };
 	uint32_t pst, pfl;
-	is_int(live_client_packet(c, 11, 8192, 4, pk, &pst, &pfl), 0, "GET_PACKET: OK");
+	is_int(tr_live_client_packet(c, 11, 8192, 4, pk, &pst, &pfl), 0, "GET_PACKET: OK");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_GET_PACKET && pn == 20 && get_be64(p) == 11 &&
 		   get_be64(p + 8) == 8192 && get_be32(p + 16) == 4,
 	   "  request: stream 11, offset 8192, 4 bytes");
 	ok(pst == LIVE_PACKET_OK && pfl == 0 && !memcmp(pk, "\xc1\x1f\xfc\xc1", 4) && pk[4] == 0,
 	   "  its 4 bytes, nothing more written");
 	memset(pk, 0, sizeof(pk));
-	is_int(live_client_packet(c, 11, 0, 4, pk, &pst, &pfl), 0, "GET_PACKET: ERR");
+	is_int(tr_live_client_packet(c, 11, 0, 4, pk, &pst, &pfl), 0, "GET_PACKET: ERR");
 	ok(pst == LIVE_PACKET_ERR && pfl == LIVE_FLAG_NEW_METADATA && pk[0] == 0,
 	   "  status ERR, flag NEW_METADATA, the buffer untouched");
 	next_request(&cmd, p, &pn);
 
 	bool hup;
-	is_int(live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: one");
+	is_int(tr_live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: one");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_GET_NEW_STREAMS && pn == 8 && get_be64(p) == 5,
 	   "  request: session 5");
 	ok(n == 1 && !hup && st[0].id == 12 && !strcmp(st[0].channel, "channel0_1"),
 	   "  channel0_1, no HUP");
 	free(st);
-	is_int(live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: none");
+	is_int(tr_live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: none");
 	ok(n == 0 && st == NULL && !hup, "  none, no HUP");
-	is_int(live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: HUP");
+	is_int(tr_live_client_new_streams(c, 5, &st, &n, &hup), 0, "GET_NEW_STREAMS: HUP");
 	ok(n == 0 && hup, "  HUP");
-	is_int(live_client_attach(c, 6, false, &st, &n), -ENOENT, "ATTACH to an unknown session: -ENOENT");
-	ok(strstr(live_client_errmsg(c), "unknown session") != NULL, "  message: %s",
-	   live_client_errmsg(c));
+	is_int(tr_live_client_attach(c, 6, false, &st, &n), -ENOENT, "ATTACH to an unknown session: -ENOENT");
+	ok(strstr(tr_live_client_errmsg(c), "unknown session") != NULL, "  message: %s",
+	   tr_live_client_errmsg(c));
 	next_request(&cmd, p, &pn);
 	next_request(&cmd, p, &pn);
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_ATTACH_SESSION && get_be32(p + 16) == LIVE_SEEK_LAST,
 	   "  request: seek last");
-	is_int(live_client_detach(c, 5), 0, "DETACH_SESSION: OK (the connection went on after a refusal)");
+	is_int(tr_live_client_detach(c, 5), 0, "DETACH_SESSION: OK (the connection went on after a refusal)");
 	ok(next_request(&cmd, p, &pn) && cmd == LIVE_DETACH_SESSION && pn == 8 && get_be64(p) == 5,
 	   "  request: session 5");
-	is_int(live_client_detach(c, 5), -ENOENT, "DETACH_SESSION: UNK is -ENOENT");
-	live_client_free(c);
+	is_int(tr_live_client_detach(c, 5), -ENOENT, "DETACH_SESSION: UNK is -ENOENT");
+	tr_live_client_free(c);
 
 	/* malformed replies: -EPROTO, and the client unusable after */
 	const char *what;
@@ -416,18 +416,18 @@ static void test_scripted(void)
 		uint8_t *mb = NULL;
 		uint8_t buf[8];
 		switch (op) {
-		case 0: r = live_client_list(c, &sv, &n); break;
-		case 1: r = live_client_attach(c, 1, true, &stv, &n); break;
-		case 2: r = live_client_next_index(c, 1, &ix); break;
-		case 3: r = live_client_packet(c, 1, 0, 4, buf, &pst, &pfl); break;
-		case 4: r = live_client_metadata(c, 1, &mb, &ml); break;
-		case 5: r = live_client_new_streams(c, 1, &stv, &n, &hup); break;
+		case 0: r = tr_live_client_list(c, &sv, &n); break;
+		case 1: r = tr_live_client_attach(c, 1, true, &stv, &n); break;
+		case 2: r = tr_live_client_next_index(c, 1, &ix); break;
+		case 3: r = tr_live_client_packet(c, 1, 0, 4, buf, &pst, &pfl); break;
+		case 4: r = tr_live_client_metadata(c, 1, &mb, &ml); break;
+		case 5: r = tr_live_client_new_streams(c, 1, &stv, &n, &hup); break;
 		}
 		ok(r == -EPROTO && sv == NULL && stv == NULL && mb == NULL,
-		   "%s: -EPROTO (%s)", what, live_client_errmsg(c));
-		ok(live_client_list(c, &sv, &n) == -EPROTO && sv == NULL,
+		   "%s: -EPROTO (%s)", what, tr_live_client_errmsg(c));
+		ok(tr_live_client_list(c, &sv, &n) == -EPROTO && sv == NULL,
 		   "  then every call: -EPROTO at once");
-		live_client_free(c);
+		tr_live_client_free(c);
 	}
 
 	/* a relay of another protocol */
@@ -435,7 +435,7 @@ static void test_scripted(void)
 	s64(&s, 1); s32(&s, 3); s32(&s, 0); s32(&s, 1);
 	c = scripted(&s, 1000, err, sizeof(err));
 	ok(c == NULL && errno == EPROTO && strstr(err, "3.0"), "a relay speaking 3.0: EPROTO (%s)", err);
-	live_client_free(c);
+	tr_live_client_free(c);
 	s.n = 0;
 	s64(&s, 1); s32(&s, 2); s32(&s, 3); s32(&s, 1);
 	c = scripted(&s, 1000, err, sizeof(err));
@@ -454,22 +454,22 @@ static void test_scripted(void)
 	c = scripted(&s, 1000, err, sizeof(err));
 	shutdown(peer_fd, SHUT_WR);
 	struct live_session_info *sv;
-	ok(c && live_client_list(c, &sv, &n) == -ECONNRESET,
-	   "a reply cut short by the peer closing: -ECONNRESET (%s)", c ? live_client_errmsg(c) : err);
-	live_client_free(c);
+	ok(c && tr_live_client_list(c, &sv, &n) == -ECONNRESET,
+	   "a reply cut short by the peer closing: -ECONNRESET (%s)", c ? tr_live_client_errmsg(c) : err);
+	tr_live_client_free(c);
 
 	/* a peer that never answers */
 	s.n = 0;
 	s_hello(&s);
 	c = scripted(&s, 300, err, sizeof(err));
 	int64_t t0 = tr_mono_ms();
-	int r = c ? live_client_next_index(c, 1, &ix) : 0;
+	int r = c ? tr_live_client_next_index(c, 1, &ix) : 0;
 	int64_t el = tr_mono_ms() - t0;
 	ok(r == -ETIMEDOUT && el >= 299 && el < 1300,
 	   "no reply: -ETIMEDOUT after %lld ms (timeout 300 ms; %s)", (long long)el,
-	   c ? live_client_errmsg(c) : err);
-	ok(c && live_client_list(c, &sv, &n) == -ETIMEDOUT, "  then every call: -ETIMEDOUT at once");
-	live_client_free(c);
+	   c ? tr_live_client_errmsg(c) : err);
+	ok(c && tr_live_client_list(c, &sv, &n) == -ETIMEDOUT, "  then every call: -ETIMEDOUT at once");
+	tr_live_client_free(c);
 	close(peer_fd);
 	peer_fd = -1;
 }
@@ -549,7 +549,7 @@ static int relay_start(struct relay *r, const char *bin, const char *out)
 	line[n] = 0;
 	if (sscanf(line, "ready %299s %299s", r->data, r->live) != 2)
 		return -EIO;
-	return net_split_addr(r->live, r->live_host, sizeof(r->live_host), &r->live_port, 5344);
+	return tr_net_split_addr(r->live, r->live_host, sizeof(r->live_host), &r->live_port, 5344);
 }
 
 /* Stops the relay (SIGTERM) and reaps it, 10 s at most: its exit status,
@@ -646,7 +646,7 @@ static int read_metadata(struct viewer *v)
 	for (;;) {
 		uint8_t *b;
 		size_t n;
-		int r = live_client_metadata(v->c, v->meta_stream, &b, &n);
+		int r = tr_live_client_metadata(v->c, v->meta_stream, &b, &n);
 		if (r <= 0)
 			return r;
 		v->metadata_chunks++;
@@ -673,16 +673,16 @@ static int walk(struct viewer *v, int secs)
 				continue;
 			all = false;
 			struct live_index ix;
-			int r = live_client_next_index(v->c, s->info.id, &ix);
+			int r = tr_live_client_next_index(v->c, s->info.id, &ix);
 			if (r) {
-				snprintf(v->why, sizeof(v->why), "next_index: %s", live_client_errmsg(v->c));
+				snprintf(v->why, sizeof(v->why), "next_index: %s", tr_live_client_errmsg(v->c));
 				return -1;
 			}
 			if (ix.flags & LIVE_FLAG_NEW_METADATA) {
 				v->new_metadata_flags++;
 				if (read_metadata(v) < 0) {
 					snprintf(v->why, sizeof(v->why), "metadata: %s",
-						 live_client_errmsg(v->c));
+						 tr_live_client_errmsg(v->c));
 					return -1;
 				}
 			}
@@ -691,9 +691,9 @@ static int walk(struct viewer *v, int secs)
 				size_t nn;
 				bool hup;
 				v->new_stream_flags++;
-				if (live_client_new_streams(v->c, v->session, &ns, &nn, &hup)) {
+				if (tr_live_client_new_streams(v->c, v->session, &ns, &nn, &hup)) {
 					snprintf(v->why, sizeof(v->why), "new_streams: %s",
-						 live_client_errmsg(v->c));
+						 tr_live_client_errmsg(v->c));
 					return -1;
 				}
 				add_streams(v, ns, nn);
@@ -709,12 +709,12 @@ static int walk(struct viewer *v, int secs)
 				uint8_t *b = malloc(len);
 				if (!b)
 					return -1;
-				r = live_client_packet(v->c, s->info.id, ix.offset, len, b, &st, &fl);
+				r = tr_live_client_packet(v->c, s->info.id, ix.offset, len, b, &st, &fl);
 				if (r || st != LIVE_PACKET_OK || ix.offset != s->got.n) {
 					snprintf(v->why, sizeof(v->why),
 						 "packet of %s at %llu (have %zu): %d status %u: %s",
 						 s->info.channel, (unsigned long long)ix.offset, s->got.n,
-						 r, st, live_client_errmsg(v->c));
+						 r, st, tr_live_client_errmsg(v->c));
 					free(b);
 					return -1;
 				}
@@ -753,7 +753,7 @@ static void viewer_free(struct viewer *v)
 		free(v->streams[i].got.p);
 	free(v->streams);
 	free(v->meta.p);
-	live_client_free(v->c);
+	tr_live_client_free(v->c);
 }
 
 /* The writer's trace: 2 streams with a few packets each before the viewer
@@ -829,7 +829,7 @@ static bool find_session(struct live_client *c, struct live_session_info *out)
 	do {
 		struct live_session_info *ss;
 		size_t n;
-		if (live_client_list(c, &ss, &n))
+		if (tr_live_client_list(c, &ss, &n))
 			return false;
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(ss[i].name, "lc") && !strcmp(ss[i].hostname, "nodeL") &&
@@ -865,7 +865,7 @@ static void test_relay(void)
 	ok(r == 0, "a writer streams a trace to it (2 streams, 500 events) (%s)", r ? err : "");
 
 	struct viewer v = { 0 };
-	v.c = live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000, err, sizeof(err));
+	v.c = tr_live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000, err, sizeof(err));
 	ok(v.c != NULL, "connected to the live port (%s)", v.c ? "" : err);
 	if (r || !v.c) {
 		viewer_free(&v);
@@ -873,8 +873,8 @@ static void test_relay(void)
 		relay_stop(&rl);
 		return;
 	}
-	ok(live_client_viewer_id(v.c) > 0, "the relay gave a viewer session id (%llu)",
-	   (unsigned long long)live_client_viewer_id(v.c));
+	ok(tr_live_client_viewer_id(v.c) > 0, "the relay gave a viewer session id (%llu)",
+	   (unsigned long long)tr_live_client_viewer_id(v.c));
 
 	struct live_session_info si = { 0 };
 	bool found = find_session(v.c, &si);
@@ -885,8 +885,8 @@ static void test_relay(void)
 
 	struct live_stream_info *st;
 	size_t n = 0;
-	r = live_client_attach(v.c, si.id, true, &st, &n);
-	is_int(r, 0, "ATTACH_SESSION from the beginning (%s)", r ? live_client_errmsg(v.c) : "");
+	r = tr_live_client_attach(v.c, si.id, true, &st, &n);
+	is_int(r, 0, "ATTACH_SESSION from the beginning (%s)", r ? tr_live_client_errmsg(v.c) : "");
 	char dir[600];
 	snprintf(dir, sizeof(dir), "%s/lc/nodeL/ust", out);
 	bool good = n == 3;
@@ -899,25 +899,25 @@ static void test_relay(void)
 		add_streams(&v, st, n);
 
 	/* a second viewer is refused; the first goes on */
-	struct live_client *c2 = live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
+	struct live_client *c2 = tr_live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
 						     err, sizeof(err));
 	struct live_stream_info *st2 = NULL;
 	size_t n2;
-	r = c2 ? live_client_attach(c2, si.id, true, &st2, &n2) : -1;
+	r = c2 ? tr_live_client_attach(c2, si.id, true, &st2, &n2) : -1;
 	ok(r == -EBUSY && st2 == NULL, "a second viewer's ATTACH: -EBUSY (%s)",
-	   c2 ? live_client_errmsg(c2) : err);
-	r = c2 ? live_client_attach(c2, si.id + 1000, true, &st2, &n2) : -1;
+	   c2 ? tr_live_client_errmsg(c2) : err);
+	r = c2 ? tr_live_client_attach(c2, si.id + 1000, true, &st2, &n2) : -1;
 	ok(r == -ENOENT, "ATTACH to a session that does not exist: -ENOENT (%s)",
-	   c2 ? live_client_errmsg(c2) : err);
+	   c2 ? tr_live_client_errmsg(c2) : err);
 	struct live_session_info *ss = NULL;
-	r = c2 ? live_client_list(c2, &ss, &n2) : -1;
+	r = c2 ? tr_live_client_list(c2, &ss, &n2) : -1;
 	ok(r == 0 && n2 >= 1, "  the connection goes on (LIST_SESSIONS: %zu)", r ? 0 : n2);
 	free(ss);
-	live_client_free(c2);
+	tr_live_client_free(c2);
 
 	r = read_metadata(&v);
 	ok(r == 0 && v.meta.n > 0, "GET_METADATA until nothing new: %zu bytes in %u chunks (%s)",
-	   v.meta.n, v.metadata_chunks, r ? live_client_errmsg(v.c) : "");
+	   v.meta.n, v.metadata_chunks, r ? tr_live_client_errmsg(v.c) : "");
 
 	/* a stream created after the viewer attached, more events, then the
 	 * trace closed (CLOSE, ACK: the relay has it all) */
@@ -958,33 +958,33 @@ static void test_relay(void)
 		free(f);
 	}
 	bool hup = false;
-	r = live_client_new_streams(v.c, v.session, &st, &n, &hup);
+	r = tr_live_client_new_streams(v.c, v.session, &st, &n, &hup);
 	ok(r == 0 && n == 0 && hup, "GET_NEW_STREAMS: HUP, the session ended (%s)",
-	   r ? live_client_errmsg(v.c) : "");
-	is_int(live_client_detach(v.c, v.session), 0, "DETACH_SESSION");
-	r = live_client_detach(v.c, v.session);
-	ok(r == -ENOENT, "  a second DETACH: -ENOENT (%s)", live_client_errmsg(v.c));
+	   r ? tr_live_client_errmsg(v.c) : "");
+	is_int(tr_live_client_detach(v.c, v.session), 0, "DETACH_SESSION");
+	r = tr_live_client_detach(v.c, v.session);
+	ok(r == -ENOENT, "  a second DETACH: -ENOENT (%s)", tr_live_client_errmsg(v.c));
 
 	/* the relay stopped under a connected viewer */
-	struct live_client *c3 = live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
+	struct live_client *c3 = tr_live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
 						     err, sizeof(err));
 	ok(c3 != NULL, "another viewer connects (%s)", c3 ? "" : err);
 	is_int(relay_stop(&rl), 0, "the relay stops on SIGTERM (exit 0)");
-	r = c3 ? live_client_list(c3, &ss, &n) : 0;
+	r = c3 ? tr_live_client_list(c3, &ss, &n) : 0;
 	ok(r == -ECONNRESET, "LIST_SESSIONS to a relay that is gone: -ECONNRESET (%s)",
-	   c3 ? live_client_errmsg(c3) : "");
-	r = c3 ? live_client_list(c3, &ss, &n) : 0;
+	   c3 ? tr_live_client_errmsg(c3) : "");
+	r = c3 ? tr_live_client_list(c3, &ss, &n) : 0;
 	ok(r == -ECONNRESET, "  and again, at once");
-	live_client_free(c3);
-	r = live_client_detach(v.c, v.session);
-	ok(r == -ECONNRESET, "the first viewer too: -ECONNRESET (%s)", live_client_errmsg(v.c));
+	tr_live_client_free(c3);
+	r = tr_live_client_detach(v.c, v.session);
+	ok(r == -ECONNRESET, "the first viewer too: -ECONNRESET (%s)", tr_live_client_errmsg(v.c));
 	viewer_free(&v);
 	errno = 0;
-	struct live_client *c4 = live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
+	struct live_client *c4 = tr_live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
 						     err, sizeof(err));
 	ok(c4 == NULL && errno == ECONNREFUSED, "connecting to the stopped relay: ECONNREFUSED (%s)",
 	   err);
-	live_client_free(c4);
+	tr_live_client_free(c4);
 }
 
 /* ------------------------------------------------------------ 4. timeouts */
@@ -1004,14 +1004,14 @@ static void test_timeout(void)
 	char err[256] = "";
 	int64_t t0 = tr_mono_ms();
 	errno = 0;
-	struct live_client *c = live_client_connect("127.0.0.1", ntohs(a.sin_port), 400, err,
+	struct live_client *c = tr_live_client_connect("127.0.0.1", ntohs(a.sin_port), 400, err,
 						    sizeof(err));
 	int e = errno;
 	int64_t el = tr_mono_ms() - t0;
 	ok(c == NULL && e == ETIMEDOUT && el >= 399 && el < 1400,
 	   "a relay that never answers: ETIMEDOUT after %lld ms (timeout 400 ms): %s",
 	   (long long)el, err);
-	live_client_free(c);
+	tr_live_client_free(c);
 	close(l);
 
 }
@@ -1059,10 +1059,10 @@ static void test_ipv6(void)
 	struct live_url u;
 	snprintf(url, sizeof(url), "net://[::1]:%u/session/s", ntohs(a.sin6_port));
 	struct live_client *c = NULL;
-	if (live_url_parse(url, &u, err, sizeof(err)) == 0)
-		c = live_client_connect(u.relay, u.port, 5000, err, sizeof(err));
-	ok(c && live_client_viewer_id(c) == 77, "%s: connected over IPv6 (%s)", url, c ? "" : err);
-	live_client_free(c);
+	if (tr_live_url_parse(url, &u, err, sizeof(err)) == 0)
+		c = tr_live_client_connect(u.relay, u.port, 5000, err, sizeof(err));
+	ok(c && tr_live_client_viewer_id(c) == 77, "%s: connected over IPv6 (%s)", url, c ? "" : err);
+	tr_live_client_free(c);
 	pthread_join(th, NULL);
 	close(l);
 }
@@ -1074,28 +1074,28 @@ static int lttng_check(const char *url, int secs)
 {
 	struct live_url u;
 	char err[512];
-	if (live_url_parse(url, &u, err, sizeof(err)) || u.kind != LIVE_URL_HOST_SESSION) {
+	if (tr_live_url_parse(url, &u, err, sizeof(err)) || u.kind != LIVE_URL_HOST_SESSION) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
 	int64_t deadline = tr_mono_ms() + secs * 1000;
-	struct live_client *c = live_client_connect(u.relay, u.port, 5000, err, sizeof(err));
+	struct live_client *c = tr_live_client_connect(u.relay, u.port, 5000, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "connect: %s\n", err);
 		return 1;
 	}
 	printf("connected: viewer %llu, protocol 2.%u\n",
-	       (unsigned long long)live_client_viewer_id(c), live_client_minor(c));
+	       (unsigned long long)tr_live_client_viewer_id(c), tr_live_client_minor(c));
 	struct live_session_info *ss = NULL, me = { 0 };
 	size_t n = 0;
 	bool found = false;
 	while (!found && tr_mono_ms() < deadline) {
-		if (live_client_list(c, &ss, &n)) {
-			fprintf(stderr, "list: %s\n", live_client_errmsg(c));
+		if (tr_live_client_list(c, &ss, &n)) {
+			fprintf(stderr, "list: %s\n", tr_live_client_errmsg(c));
 			return 1;
 		}
 		for (size_t i = 0; i < n && !found; i++)
-			if (live_url_matches(&u, &ss[i]) && ss[i].streams > 0) {
+			if (tr_live_url_matches(&u, &ss[i]) && ss[i].streams > 0) {
 				me = ss[i];
 				found = true;
 			}
@@ -1110,8 +1110,8 @@ static int lttng_check(const char *url, int secs)
 	printf("listed: host %s session %s live_timer %u streams %u\n", me.hostname, me.name,
 	       me.live_timer, me.streams);
 	struct live_stream_info *st = NULL;
-	if (live_client_attach(c, me.id, true, &st, &n)) {
-		fprintf(stderr, "attach: %s\n", live_client_errmsg(c));
+	if (tr_live_client_attach(c, me.id, true, &st, &n)) {
+		fprintf(stderr, "attach: %s\n", tr_live_client_errmsg(c));
 		return 1;
 	}
 	struct viewer v = { .c = c, .session = me.id };
@@ -1122,8 +1122,8 @@ static int lttng_check(const char *url, int secs)
 	add_streams(&v, st, n);
 	while (!v.n && tr_mono_ms() < deadline) {
 		bool hup;
-		if (live_client_new_streams(c, me.id, &st, &n, &hup)) {
-			fprintf(stderr, "new streams: %s\n", live_client_errmsg(c));
+		if (tr_live_client_new_streams(c, me.id, &st, &n, &hup)) {
+			fprintf(stderr, "new streams: %s\n", tr_live_client_errmsg(c));
 			return 1;
 		}
 		add_streams(&v, st, n);
@@ -1132,7 +1132,7 @@ static int lttng_check(const char *url, int secs)
 	while (tr_mono_ms() < deadline) {
 		size_t had = v.meta.n;
 		if (read_metadata(&v) < 0) {
-			fprintf(stderr, "metadata: %s\n", live_client_errmsg(c));
+			fprintf(stderr, "metadata: %s\n", tr_live_client_errmsg(c));
 			return 1;
 		}
 		if (v.meta.n && v.meta.n == had)
@@ -1142,7 +1142,7 @@ static int lttng_check(const char *url, int secs)
 	char *text = NULL;
 	size_t tl = 0;
 	if (v.meta.n >= 4 && (get_le32(v.meta.p) == 0x75D11D57 || get_be32(v.meta.p) == 0x75D11D57))
-		text = ctf_metadata_unpack(v.meta.p, v.meta.n, "metadata", &tl, err, sizeof(err));
+		text = tr_ctf_metadata_unpack(v.meta.p, v.meta.n, "metadata", &tl, err, sizeof(err));
 	else if (v.meta.n)
 		text = strndup((char *)v.meta.p, tl = v.meta.n);
 	struct trawl_ctf_trace *t = text ? trawl_ctf_metadata_parse(text, tl, err, sizeof(err)) : NULL;
@@ -1162,15 +1162,15 @@ static int lttng_check(const char *url, int secs)
 			struct live_index ix;
 			if (v.streams[i].hup)
 				continue;
-			if (live_client_next_index(c, v.streams[i].info.id, &ix)) {
-				fprintf(stderr, "next index: %s\n", live_client_errmsg(c));
+			if (tr_live_client_next_index(c, v.streams[i].info.id, &ix)) {
+				fprintf(stderr, "next index: %s\n", tr_live_client_errmsg(c));
 				return 1;
 			}
 			if (ix.flags & LIVE_FLAG_NEW_METADATA)
 				read_metadata(&v);
 			if (ix.flags & LIVE_FLAG_NEW_STREAM) {
 				bool hup;
-				if (!live_client_new_streams(c, me.id, &st, &n, &hup))
+				if (!tr_live_client_new_streams(c, me.id, &st, &n, &hup))
 					add_streams(&v, st, n);
 			}
 			if (ix.status == LIVE_INDEX_HUP)
@@ -1179,9 +1179,9 @@ static int lttng_check(const char *url, int secs)
 				continue;
 			uint32_t len = (uint32_t)(ix.packet_size / 8), pst, pfl;
 			uint8_t *b = malloc(len);
-			if (!b || live_client_packet(c, v.streams[i].info.id, ix.offset, len, b, &pst,
+			if (!b || tr_live_client_packet(c, v.streams[i].info.id, ix.offset, len, b, &pst,
 						     &pfl)) {
-				fprintf(stderr, "packet: %s\n", live_client_errmsg(c));
+				fprintf(stderr, "packet: %s\n", tr_live_client_errmsg(c));
 				return 1;
 			}
 			if (pst == LIVE_PACKET_OK) {
@@ -1197,8 +1197,8 @@ static int lttng_check(const char *url, int secs)
 	}
 	if (!got)
 		fprintf(stderr, "packet: none within %d s\n", secs);
-	int r = live_client_detach(c, me.id);
-	printf("detach: %s\n", r ? live_client_errmsg(c) : "ok");
+	int r = tr_live_client_detach(c, me.id);
+	printf("detach: %s\n", r ? tr_live_client_errmsg(c) : "ok");
 	viewer_free(&v);
 	return got && !r ? 0 : 1;
 }
@@ -1223,10 +1223,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--connect")) {
 		struct live_url u;
 		char err[512];
-		if (live_url_parse(argv[2], &u, err, sizeof(err)))
+		if (tr_live_url_parse(argv[2], &u, err, sizeof(err)))
 			return 2;
-		struct live_client *c = live_client_connect(u.relay, u.port, 1000, err, sizeof(err));
-		live_client_free(c);
+		struct live_client *c = tr_live_client_connect(u.relay, u.port, 1000, err, sizeof(err));
+		tr_live_client_free(c);
 		return c ? 0 : 1;
 	}
 	if (argc == 4 && !strcmp(argv[1], "--lttng"))

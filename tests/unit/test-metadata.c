@@ -109,7 +109,7 @@ static bool is_uint(const struct trawl_ctf_type *t, unsigned size, unsigned alig
 static void uuid_is(const uint8_t *u, const char *want, const char *what)
 {
 	char s[37];
-	uuid_format(u, s);
+	tr_uuid_format(u, s);
 	is_str(s, want, "%s", what);
 }
 
@@ -439,7 +439,7 @@ static void test_packetized(void)
 
 	/* The in-memory form, as the fuzz target uses it. */
 	n = packetize(buf, text, tlen, true, 77, 3);
-	got = ctf_metadata_unpack(buf, n, NULL, &len, err, sizeof(err));
+	got = tr_ctf_metadata_unpack(buf, n, NULL, &len, err, sizeof(err));
 	ok(got && len == tlen && !memcmp(got, text, tlen), "unpack from memory (40 packets)");
 	free(got);
 

@@ -575,15 +575,15 @@ static struct trawl_reader_stream *drip_stream(struct trawl_source *src, int k)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "drip/chan_%d", k);
-	struct trawl_reader_stream *s = reader_stream_new(D.t, name);
+	struct trawl_reader_stream *s = tr_reader_stream_new(D.t, name);
 	if (!s)
 		return NULL;
 	s->cs.borrowed = true;
 	s->cs.more = drip_more;
 	s->cs.more_arg = (void *)(intptr_t)k;
 	s->cs.hold_ns = INT64_MIN;
-	if (source_add_stream(src, D.t, s)) {
-		reader_stream_free(s);
+	if (tr_source_add_stream(src, D.t, s)) {
+		tr_reader_stream_free(s);
 		return NULL;
 	}
 	return s;
@@ -612,7 +612,7 @@ static int drip_poll(struct trawl_source *src, int64_t deadline)
 		char err[256];
 		struct trawl_ctf_trace *m = trawl_ctf_metadata_parse(D.meta2, D.meta2len, err, sizeof(err));
 		D.updated = true;
-		if (!m || reader_trace_update(src->r, D.t, m, NULL, 0, err, sizeof(err)))
+		if (!m || tr_reader_trace_update(src->r, D.t, m, NULL, 0, err, sizeof(err)))
 			return -EINVAL;
 		return 1;
 	}
@@ -727,14 +727,14 @@ static struct trawl_reader *drip_open(const char *dir, uint8_t **keep, char *err
 	v1[v1len] = 0;
 	struct trawl_ctf_trace *m1 = trawl_ctf_metadata_parse(v1, v1len, err, errlen);
 	free(v1);
-	struct trawl_source *src = source_alloc(&drip_ops, NULL);
+	struct trawl_source *src = tr_source_alloc(&drip_ops, NULL);
 	D.t = calloc(1, sizeof(*D.t));
 	if (!m1 || !src || !D.t)
 		return NULL;
 	D.t->dec.meta = m1;
 	D.t->hostname = "dr";
 	D.t->path = strdup("drip");
-	if (ctf_tdec_init(&D.t->dec, m1, NULL, 0, err, errlen) || source_add_trace(src, D.t) ||
+	if (tr_ctf_tdec_init(&D.t->dec, m1, NULL, 0, err, errlen) || tr_source_add_trace(src, D.t) ||
 	    !(D.rs[0] = drip_stream(src, 0)))
 		return NULL;
 	return trawl_reader_open(&src, 1, NULL, err, errlen);

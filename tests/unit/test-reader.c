@@ -853,7 +853,7 @@ static struct trawl_reader *open_t(const char *path, struct trawl_reader_opts o,
 	if (!r)
 		printf("# open %s: %s\n", path, err);
 	else if (batch)
-		reader_set_batch(r, batch);
+		tr_reader_set_batch(r, batch);
 	return r;
 }
 
@@ -972,9 +972,9 @@ static long same_reading(const char *what, const char *path, struct trawl_reader
 		trawl_reader_free(c);
 		return -1;
 	}
-	reader_set_mode(a, READ_EVENTS);
-	reader_set_mode(b, READ_WORKER);
-	reader_set_mode(c, READ_BATCHES);
+	tr_reader_set_mode(a, READ_EVENTS);
+	tr_reader_set_mode(b, READ_WORKER);
+	tr_reader_set_mode(c, READ_BATCHES);
 	do {
 		ra = trawl_reader_next(a, &ea);
 		rb = rdbuf_next(b, &q, &eb);

@@ -80,7 +80,7 @@ static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
 	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
 				.ts_end = te };
 	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
-	relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
+	tr_relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
 	feed(c, m, sizeof(m));
 }
 

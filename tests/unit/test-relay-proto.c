@@ -2,9 +2,9 @@
 /*
  * test-relay-proto - the relay's wire formats, parsed and written without a
  * socket: the producer->relay data protocol (lib/net/relay-proto.h:
- * relay_msg_parse, relay_name_ok, relay_put_index, relay_type_name,
- * net_split_addr), the LTTng live viewer requests (lib/net/live-proto.h:
- * live_req_parse, live_cmd_name, live_put_str) and the LTTng index file
+ * tr_relay_msg_parse, tr_relay_name_ok, tr_relay_put_index, tr_relay_type_name,
+ * tr_net_split_addr), the LTTng live viewer requests (lib/net/live-proto.h:
+ * tr_live_req_parse, tr_live_cmd_name, tr_live_put_str) and the LTTng index file
  * entries (lib/ctf/packet.h: ctf_index_put_header, ctf_index_put_entry).
  *
  * Messages are built by hand, field by field, from the layouts documented
@@ -141,7 +141,7 @@ static bool prefixes_need_more(const uint8_t *buf, size_t n)
 		memcpy(c, buf, k);
 		struct relay_msg m;
 		char err[256] = "";
-		ssize_t r = relay_msg_parse(c, k, &m, err, sizeof(err));
+		ssize_t r = tr_relay_msg_parse(c, k, &m, err, sizeof(err));
 		free(c);
 		if (r != 0) {
 			printf("#   prefix of %zu bytes (of %zu): %zd %s\n", k, n, r, err);
@@ -160,7 +160,7 @@ static void reject(const uint8_t *buf, size_t n, int e, const char *what, const 
 	memset(err, 0, sizeof(err));
 	uint8_t *c = malloc(n ? n : 1);
 	memcpy(c, buf, n);
-	ssize_t r = relay_msg_parse(c, n, &m, err, sizeof(err));
+	ssize_t r = tr_relay_msg_parse(c, n, &m, err, sizeof(err));
 	free(c);
 	bool good = r == -e && err[0] && (!what || strstr(err, what));
 	ok(good, "rejected: %s (%zd: %s)", desc, r, err);
@@ -176,7 +176,7 @@ static ssize_t parse_exact(const uint8_t *buf, size_t n, uint8_t **keep, struct 
 	memcpy(c, buf, n);
 	*keep = c;
 	err[0] = 0;
-	return relay_msg_parse(c, n, m, err, errlen);
+	return tr_relay_msg_parse(c, n, m, err, errlen);
 }
 
 /* -------------------------------------------------- well-formed messages */
@@ -439,7 +439,7 @@ static void test_stream_of_messages(void)
 	char err[256] = "";
 	while (off < b.n) {
 		struct relay_msg m;
-		ssize_t r = relay_msg_parse(c + off, b.n - off, &m, err, sizeof(err));
+		ssize_t r = tr_relay_msg_parse(c + off, b.n - off, &m, err, sizeof(err));
 		if (r <= 0 || i >= k || (size_t)r != sizes[i] || m.type != want[i]) {
 			printf("#   message %d at %zu: %zd %s\n", i, off, r, err);
 			good = false;
@@ -452,11 +452,11 @@ static void test_stream_of_messages(void)
 
 	/* two of them, the first parsed from a buffer holding both */
 	struct relay_msg m;
-	ssize_t r = relay_msg_parse(c + sizes[0] + sizes[1], sizes[2] + sizes[3], &m, err,
+	ssize_t r = tr_relay_msg_parse(c + sizes[0] + sizes[1], sizes[2] + sizes[3], &m, err,
 				    sizeof(err));
 	ok(r == (ssize_t)sizes[2] && m.type == RELAY_STREAM && strcmp(m.u.stream.name, "chan_0") == 0,
 	   "STREAM then PACKET: the first is STREAM, its own size");
-	r = relay_msg_parse(c + sizes[0] + sizes[1] + sizes[2], sizes[3], &m, err, sizeof(err));
+	r = tr_relay_msg_parse(c + sizes[0] + sizes[1] + sizes[2], sizes[3], &m, err, sizeof(err));
 	ok(r == (ssize_t)sizes[3] && m.type == RELAY_PACKET && m.u.packet.size == 64 &&
 	   m.u.packet.handle == 7, "then PACKET, its own size");
 
@@ -466,7 +466,7 @@ static void test_stream_of_messages(void)
 		i = 0;
 		good = true;
 		while (done < b.n) {
-			ssize_t q = relay_msg_parse(c + done, have - done, &m, err, sizeof(err));
+			ssize_t q = tr_relay_msg_parse(c + done, have - done, &m, err, sizeof(err));
 			if (q < 0 || (q > 0 && (i >= k || (size_t)q != sizes[i] || m.type != want[i]))) {
 				good = false;
 				break;
@@ -508,7 +508,7 @@ static void test_reject_header(void)
 	char err[256];
 	put_le32(h, RELAY_PACKET);
 	put_le32(h + 4, RELAY_MSG_MAX);
-	is_int(relay_msg_parse(h, RELAY_HDR_LEN, &m, err, sizeof(err)), 0,
+	is_int(tr_relay_msg_parse(h, RELAY_HDR_LEN, &m, err, sizeof(err)), 0,
 	       "a PACKET of RELAY_MSG_MAX bytes: need more");
 	put_le32(h + 4, RELAY_MSG_MAX + 1);
 	reject(h, RELAY_HDR_LEN, EMSGSIZE, "at most", "PACKET of RELAY_MSG_MAX + 1 bytes");
@@ -520,8 +520,8 @@ static void test_reject_header(void)
 	reject(h, sizeof(h), EMSGSIZE, NULL, "CLOSE of RELAY_MSG_MAX + 1 bytes");
 	/* a too-short header is never an error */
 	put_le32(h, 0xffffffffu);
-	ok(relay_msg_parse(h, 7, &m, err, sizeof(err)) == 0 &&
-	   relay_msg_parse(h, 0, &m, err, sizeof(err)) == 0,
+	ok(tr_relay_msg_parse(h, 7, &m, err, sizeof(err)) == 0 &&
+	   tr_relay_msg_parse(h, 0, &m, err, sizeof(err)) == 0,
 	   "7 or 0 bytes of even a bad header: need more");
 }
 
@@ -754,16 +754,16 @@ static void test_reject_short(void)
 			memcpy(c, b.b, n);
 			struct relay_msg m;
 			char err[256] = "";
-			ssize_t r = relay_msg_parse(c, n, &m, err, sizeof(err));
+			ssize_t r = tr_relay_msg_parse(c, n, &m, err, sizeof(err));
 			free(c);
 			if (r != -EPROTO || !strstr(err, "too short")) {
 				all = false;
 				printf("#   %s of %zu bytes: %zd %s\n",
-				       relay_type_name(fixed[t].type), plen, r, err);
+				       tr_relay_type_name(fixed[t].type), plen, r, err);
 			}
 		}
 		ok(all, "%s: every zero payload of 0..%zu bytes is too short",
-		   relay_type_name(fixed[t].type), fixed[t].min - 1);
+		   tr_relay_type_name(fixed[t].type), fixed[t].min - 1);
 	}
 	/* ... and the one of min bytes is not "too short" (a name or size error
 	 * for those with names or sizes; WELCOME/ACK/BEACON parse) */
@@ -775,12 +775,12 @@ static void test_reject_short(void)
 		size_t n = mb_end(&b);
 		struct relay_msg m;
 		char err[256] = "";
-		ssize_t r = relay_msg_parse(b.b, n, &m, err, sizeof(err));
+		ssize_t r = tr_relay_msg_parse(b.b, n, &m, err, sizeof(err));
 		bool want_ok = fixed[t].type == RELAY_WELCOME || fixed[t].type == RELAY_ACK ||
 			       fixed[t].type == RELAY_BEACON;
 		ok(want_ok ? r == (ssize_t)n : r == -EPROTO && !strstr(err, "too short"),
 		   "%s: a zero payload of %zu bytes is long enough (%zd %s)",
-		   relay_type_name(fixed[t].type), fixed[t].min, r, err);
+		   tr_relay_type_name(fixed[t].type), fixed[t].min, r, err);
 	}
 	/* exact messages with one field missing */
 	b.n = 0;
@@ -849,73 +849,73 @@ static void test_put_index(void)
 	relay_put_hdr(buf, RELAY_PACKET, RELAY_INDEX_LEN + 4096);
 	static const uint8_t hdr[8] = { 5, 0, 0, 0, 0x48, 0x10, 0, 0 };
 	ok(memcmp(buf, hdr, 8) == 0, "relay_put_hdr: {5, 72 + 4096} little-endian");
-	relay_put_index(buf + RELAY_HDR_LEN, 0x0a0b0c0du, &ix);
+	tr_relay_put_index(buf + RELAY_HDR_LEN, 0x0a0b0c0du, &ix);
 	const uint8_t *p = buf + RELAY_HDR_LEN;
 	static const uint8_t h4[8] = { 0x0d, 0x0c, 0x0b, 0x0a, 0, 0, 0, 0 };
-	ok(memcmp(p, h4, 8) == 0, "relay_put_index: handle LE, then a zero reserved word");
+	ok(memcmp(p, h4, 8) == 0, "tr_relay_put_index: handle LE, then a zero reserved word");
 	static const uint8_t ps[8] = { 0, 0x80, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t tb[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
 	static const uint8_t sq[8] = { 0x58, 0x57, 0x56, 0x55, 0x54, 0x53, 0x52, 0x51 };
 	ok(memcmp(p + 8, ps, 8) == 0 && memcmp(p + 24, tb, 8) == 0 && memcmp(p + 64, sq, 8) == 0,
-	   "relay_put_index: packet_size at 8, ts_begin at 24, seq at 64, little-endian");
-	ok(p[72] == 0xee, "relay_put_index: writes exactly 72 bytes");
+	   "tr_relay_put_index: packet_size at 8, ts_begin at 24, seq at 64, little-endian");
+	ok(p[72] == 0xee, "tr_relay_put_index: writes exactly 72 bytes");
 	for (size_t i = 0; i < 4096; i++)
 		buf[RELAY_HDR_LEN + RELAY_INDEX_LEN + i] = (uint8_t)(i ^ (i >> 8));
 	struct relay_msg m;
 	char err[256] = "";
-	ssize_t r = relay_msg_parse(buf, RELAY_HDR_LEN + RELAY_INDEX_LEN + 4096, &m, err,
+	ssize_t r = tr_relay_msg_parse(buf, RELAY_HDR_LEN + RELAY_INDEX_LEN + 4096, &m, err,
 				    sizeof(err));
-	is_int(r, RELAY_HDR_LEN + RELAY_INDEX_LEN + 4096, "relay_put_index round trip: size (%s)", err);
+	is_int(r, RELAY_HDR_LEN + RELAY_INDEX_LEN + 4096, "tr_relay_put_index round trip: size (%s)", err);
 	ok(m.type == RELAY_PACKET && m.u.packet.handle == 0x0a0b0c0du &&
 	   memcmp(&m.u.packet.ix, &ix, sizeof(ix)) == 0,
-	   "relay_put_index round trip: handle and all eight index fields");
+	   "tr_relay_put_index round trip: handle and all eight index fields");
 	ok(m.u.packet.data == buf + RELAY_HDR_LEN + RELAY_INDEX_LEN && m.u.packet.size == 4096 &&
-	   m.u.packet.data[4095] == (uint8_t)(4095 ^ 15), "relay_put_index round trip: data");
+	   m.u.packet.data[4095] == (uint8_t)(4095 ^ 15), "tr_relay_put_index round trip: data");
 	free(buf);
 }
 
 static void test_names(void)
 {
 	char s[300];
-	ok(!relay_name_ok(NULL), "relay_name_ok(NULL) is false");
-	ok(!relay_name_ok(""), "relay_name_ok(\"\") is false");
-	ok(relay_name_ok("a") && relay_name_ok("Z") && relay_name_ok("0") && relay_name_ok("_") &&
-	   relay_name_ok("-"), "relay_name_ok: one allowed character");
-	ok(relay_name_ok("AZaz09._-") && relay_name_ok("a.") && relay_name_ok("a..b"),
-	   "relay_name_ok: every allowed character, dots after the first");
-	ok(!relay_name_ok(".") && !relay_name_ok("..") && !relay_name_ok(".a"),
-	   "relay_name_ok: a leading dot is refused");
-	ok(!relay_name_ok("a/b") && !relay_name_ok("a b") && !relay_name_ok("a\n") &&
-	   !relay_name_ok("\x7f") && !relay_name_ok("\xff") && !relay_name_ok("a@b"),
-	   "relay_name_ok: '/', space, control, non-ASCII, '@' are refused");
+	ok(!tr_relay_name_ok(NULL), "tr_relay_name_ok(NULL) is false");
+	ok(!tr_relay_name_ok(""), "tr_relay_name_ok(\"\") is false");
+	ok(tr_relay_name_ok("a") && tr_relay_name_ok("Z") && tr_relay_name_ok("0") && tr_relay_name_ok("_") &&
+	   tr_relay_name_ok("-"), "tr_relay_name_ok: one allowed character");
+	ok(tr_relay_name_ok("AZaz09._-") && tr_relay_name_ok("a.") && tr_relay_name_ok("a..b"),
+	   "tr_relay_name_ok: every allowed character, dots after the first");
+	ok(!tr_relay_name_ok(".") && !tr_relay_name_ok("..") && !tr_relay_name_ok(".a"),
+	   "tr_relay_name_ok: a leading dot is refused");
+	ok(!tr_relay_name_ok("a/b") && !tr_relay_name_ok("a b") && !tr_relay_name_ok("a\n") &&
+	   !tr_relay_name_ok("\x7f") && !tr_relay_name_ok("\xff") && !tr_relay_name_ok("a@b"),
+	   "tr_relay_name_ok: '/', space, control, non-ASCII, '@' are refused");
 	memset(s, 'q', sizeof(s));
 	s[255] = 0;
-	ok(relay_name_ok(s), "relay_name_ok: 255 characters");
+	ok(tr_relay_name_ok(s), "tr_relay_name_ok: 255 characters");
 	s[255] = 'q';
 	s[256] = 0;
-	ok(!relay_name_ok(s), "relay_name_ok: 256 characters refused");
+	ok(!tr_relay_name_ok(s), "tr_relay_name_ok: 256 characters refused");
 	s[299] = 0;
-	ok(!relay_name_ok(s), "relay_name_ok: 299 characters refused");
+	ok(!tr_relay_name_ok(s), "tr_relay_name_ok: 299 characters refused");
 
 	static const char *const names[] = { "?", "HELLO", "WELCOME", "METADATA", "STREAM",
 					     "PACKET", "BEACON", "CLOSE", "ACK", "?" };
 	bool good = true;
 	for (uint32_t t = 0; t < ARRAY_SIZE(names); t++)
-		good &= strcmp(relay_type_name(t), names[t]) == 0;
-	ok(good && strcmp(relay_type_name(0xffffffffu), "?") == 0,
-	   "relay_type_name: 1..8 and \"?\" for 0, 9, 2^32-1");
+		good &= strcmp(tr_relay_type_name(t), names[t]) == 0;
+	ok(good && strcmp(tr_relay_type_name(0xffffffffu), "?") == 0,
+	   "tr_relay_type_name: 1..8 and \"?\" for 0, 9, 2^32-1");
 }
 
-/* ------------------------------------------------------- net_split_addr */
+/* ------------------------------------------------------- tr_net_split_addr */
 
 static void split_ok(const char *addr, const char *host, unsigned port)
 {
 	char h[64];
 	unsigned p = 0;
 	memset(h, 'X', sizeof(h));
-	int r = net_split_addr(addr, h, sizeof(h), &p, 5347);
+	int r = tr_net_split_addr(addr, h, sizeof(h), &p, 5347);
 	bool good = r == 0 && strcmp(h, host) == 0 && p == port;
-	ok(good, "net_split_addr(\"%s\") = %s port %u", addr, host, port);
+	ok(good, "tr_net_split_addr(\"%s\") = %s port %u", addr, host, port);
 	if (!good)
 		printf("#   got %d, \"%.64s\", %u\n", r, r == 0 ? h : "", p);
 }
@@ -924,8 +924,8 @@ static void split_bad(const char *addr)
 {
 	char h[64];
 	unsigned p = 1234;
-	int r = net_split_addr(addr, h, sizeof(h), &p, 5347);
-	ok(r == -EINVAL, "net_split_addr(\"%s\") is refused (%d)", addr, r);
+	int r = tr_net_split_addr(addr, h, sizeof(h), &p, 5347);
+	ok(r == -EINVAL, "tr_net_split_addr(\"%s\") is refused (%d)", addr, r);
 }
 
 static void test_split_addr(void)
@@ -955,21 +955,21 @@ static void test_split_addr(void)
 	split_bad("[::1]5");
 	split_bad("[::1]:0");
 	split_bad("[::1]:99999");
-	ok(net_split_addr(NULL, (char[8]){ 0 }, 8, &(unsigned){ 0 }, 1) == -EINVAL,
-	   "net_split_addr(NULL) is refused");
+	ok(tr_net_split_addr(NULL, (char[8]){ 0 }, 8, &(unsigned){ 0 }, 1) == -EINVAL,
+	   "tr_net_split_addr(NULL) is refused");
 
 	/* the host buffer: hostlen counts the NUL */
 	char h[8];
 	unsigned p = 0;
-	ok(net_split_addr("abcdefg:9", h, sizeof(h), &p, 1) == 0 && strcmp(h, "abcdefg") == 0 &&
-	   p == 9, "net_split_addr: a 7-character host in 8 bytes");
-	ok(net_split_addr("abcdefgh:9", h, sizeof(h), &p, 1) == -EINVAL,
-	   "net_split_addr: an 8-character host does not fit in 8 bytes");
-	ok(net_split_addr("[abcdefgh]:9", h, sizeof(h), &p, 1) == -EINVAL,
-	   "net_split_addr: a bracketed 8-character host does not fit in 8 bytes");
+	ok(tr_net_split_addr("abcdefg:9", h, sizeof(h), &p, 1) == 0 && strcmp(h, "abcdefg") == 0 &&
+	   p == 9, "tr_net_split_addr: a 7-character host in 8 bytes");
+	ok(tr_net_split_addr("abcdefgh:9", h, sizeof(h), &p, 1) == -EINVAL,
+	   "tr_net_split_addr: an 8-character host does not fit in 8 bytes");
+	ok(tr_net_split_addr("[abcdefgh]:9", h, sizeof(h), &p, 1) == -EINVAL,
+	   "tr_net_split_addr: a bracketed 8-character host does not fit in 8 bytes");
 	p = 0;
-	ok(net_split_addr("x", h, sizeof(h), &p, 4242) == 0 && p == 4242,
-	   "net_split_addr: the default port is the one given");
+	ok(tr_net_split_addr("x", h, sizeof(h), &p, 4242) == 0 && p == 4242,
+	   "tr_net_split_addr: the default port is the one given");
 }
 
 /* ------------------------------------------------------------ live */
@@ -994,7 +994,7 @@ static ssize_t live_parse_exact(const uint8_t *buf, size_t n, struct live_req *r
 	memcpy(c, buf, n);
 	err[0] = 0;
 	memset(r, 0x5a, sizeof(*r));
-	ssize_t q = live_req_parse(c, n, r, err, errlen);
+	ssize_t q = tr_live_req_parse(c, n, r, err, errlen);
 	free(c);
 	return q;
 }
@@ -1069,9 +1069,9 @@ static void test_live_parse(void)
 		n = live_req(buf, 8, idcmds[i], pl, 8);
 		q = live_parse_exact(buf, n, &r, err, sizeof(err));
 		ok(q == 24 && r.cmd == idcmds[i] && r.u.id == id, "%s (8 bytes): 24, id (%zd %s)",
-		   live_cmd_name(idcmds[i]), q, err);
+		   tr_live_cmd_name(idcmds[i]), q, err);
 		ok(live_prefixes_need_more(buf, n), "%s: every proper prefix needs more bytes",
-		   live_cmd_name(idcmds[i]));
+		   tr_live_cmd_name(idcmds[i]));
 	}
 
 	n = live_req(buf, 0, LIVE_CREATE_SESSION, NULL, 0);
@@ -1158,12 +1158,12 @@ static void test_live_parse(void)
 					     "?" };
 	good = true;
 	for (uint32_t c = 0; c < ARRAY_SIZE(names); c++)
-		if (strcmp(live_cmd_name(c), names[c]) != 0) {
-			printf("#   live_cmd_name(%u) = %s\n", c, live_cmd_name(c));
+		if (strcmp(tr_live_cmd_name(c), names[c]) != 0) {
+			printf("#   tr_live_cmd_name(%u) = %s\n", c, tr_live_cmd_name(c));
 			good = false;
 		}
-	ok(good && strcmp(live_cmd_name(0xffffffffu), "?") == 0,
-	   "live_cmd_name: 1..9 and \"?\" for 0, 10, 2^32-1");
+	ok(good && strcmp(tr_live_cmd_name(0xffffffffu), "?") == 0,
+	   "tr_live_cmd_name: 1..9 and \"?\" for 0, 10, 2^32-1");
 	ok(LIVE_SESSION_LEN == 339 && LIVE_STREAM_LEN == 4371, "live: reply struct sizes 339, 4371");
 }
 
@@ -1171,37 +1171,37 @@ static void test_live_put_str(void)
 {
 	uint8_t b[16];
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 8, "abc");
+	tr_live_put_str(b, 8, "abc");
 	static const uint8_t w1[16] = { 'a', 'b', 'c', 0, 0, 0, 0, 0,
 					0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa };
-	ok(memcmp(b, w1, 16) == 0, "live_put_str(8, \"abc\"): NUL-padded to 8, nothing after");
+	ok(memcmp(b, w1, 16) == 0, "tr_live_put_str(8, \"abc\"): NUL-padded to 8, nothing after");
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 8, "abcdefghijkl");
+	tr_live_put_str(b, 8, "abcdefghijkl");
 	static const uint8_t w2[16] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 0,
 					0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa };
-	ok(memcmp(b, w2, 16) == 0, "live_put_str(8, 12 chars): 7 kept, the last byte NUL");
+	ok(memcmp(b, w2, 16) == 0, "tr_live_put_str(8, 12 chars): 7 kept, the last byte NUL");
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 8, "abcdefgh");
-	ok(memcmp(b, w2, 16) == 0, "live_put_str(8, 8 chars): 7 kept, the last byte NUL");
+	tr_live_put_str(b, 8, "abcdefgh");
+	ok(memcmp(b, w2, 16) == 0, "tr_live_put_str(8, 8 chars): 7 kept, the last byte NUL");
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 8, "abcdefg");
-	ok(memcmp(b, w2, 16) == 0, "live_put_str(8, 7 chars): all kept, then NUL");
+	tr_live_put_str(b, 8, "abcdefg");
+	ok(memcmp(b, w2, 16) == 0, "tr_live_put_str(8, 7 chars): all kept, then NUL");
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 8, "");
+	tr_live_put_str(b, 8, "");
 	ok(b[0] == 0 && b[7] == 0 && memcmp(b, "\0\0\0\0\0\0\0\0", 8) == 0 && b[8] == 0xaa,
-	   "live_put_str(8, \"\"): eight NULs");
+	   "tr_live_put_str(8, \"\"): eight NULs");
 	memset(b, 0xaa, sizeof(b));
-	live_put_str(b, 1, "xyz");
-	ok(b[0] == 0 && b[1] == 0xaa, "live_put_str(1, \"xyz\"): a single NUL");
+	tr_live_put_str(b, 1, "xyz");
+	ok(b[0] == 0 && b[1] == 0xaa, "tr_live_put_str(1, \"xyz\"): a single NUL");
 
 	/* a real field: hostname[64] */
 	uint8_t *h = malloc(LIVE_HOST_MAX);
 	char longname[100];
 	memset(longname, 'h', 99);
 	longname[99] = 0;
-	live_put_str(h, LIVE_HOST_MAX, longname);
+	tr_live_put_str(h, LIVE_HOST_MAX, longname);
 	bool good = h[LIVE_HOST_MAX - 1] == 0 && strlen((char *)h) == LIVE_HOST_MAX - 1;
-	ok(good, "live_put_str(64, 99 chars): 63 kept, NUL-terminated inside the array");
+	ok(good, "tr_live_put_str(64, 99 chars): 63 kept, NUL-terminated inside the array");
 	free(h);
 }
 

@@ -29,9 +29,9 @@ static void *run_thread(void *arg)
 {
 	static char err[256];
 	static int r;
-	r = tcpcap_run(arg, err, sizeof(err));
+	r = tr_tcpcap_run(arg, err, sizeof(err));
 	if (r)
-		fprintf(stderr, "# tcpcap_run: %s\n", err);
+		fprintf(stderr, "# tr_tcpcap_run: %s\n", err);
 	return &r;
 }
 
@@ -117,17 +117,17 @@ int main(void)
 	/* options */
 	struct tcpcap_opts bad = o;
 	bad.ring_size = 5000;
-	ok(!tcpcap_new(&bad, err, sizeof(err)) && (errno == EINVAL || errno == ENOTSUP),
+	ok(!tr_tcpcap_new(&bad, err, sizeof(err)) && (errno == EINVAL || errno == ENOTSUP),
 	   "a ring that is no power of two (%s)", err);
 	bad = o;
 	bad.nports = TCPCAP_MAX_PORTS + 1;
-	ok(!tcpcap_new(&bad, err, sizeof(err)) && (errno == EINVAL || errno == ENOTSUP),
+	ok(!tr_tcpcap_new(&bad, err, sizeof(err)) && (errno == EINVAL || errno == ENOTSUP),
 	   "too many ports (%s)", err);
-	tcpcap_free(NULL);
+	tr_tcpcap_free(NULL);
 
-	struct tcpcap *t = tcpcap_new(&o, err, sizeof(err));
+	struct tcpcap *t = tr_tcpcap_new(&o, err, sizeof(err));
 	if (!t) {
-		printf("# tcpcap_new: %s\n", err);
+		printf("# tr_tcpcap_new: %s\n", err);
 		printf("ok %d # SKIP cannot capture here\n", ++tap_n);
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -136,25 +136,25 @@ int main(void)
 		return done_testing();
 	}
 	ok(1, "the program is loaded, the trace created");
-	ok(tcpcap_netns(t) != 0, "the namespace's inode (%llu)", (unsigned long long)tcpcap_netns(t));
-	struct tcpcap *t2 = tcpcap_new(&o, err, sizeof(err));
+	ok(tr_tcpcap_netns(t) != 0, "the namespace's inode (%llu)", (unsigned long long)tr_tcpcap_netns(t));
+	struct tcpcap *t2 = tr_tcpcap_new(&o, err, sizeof(err));
 	ok(!t2 && errno == EEXIST, "a second capture into the same trace: EEXIST (%s)", err);
-	tcpcap_free(t2);
-	is_int(tcpcap_run(t, err, sizeof(err)), -EINVAL, "run before start: EINVAL");
-	is_int(tcpcap_start(t, err, sizeof(err)), 0, "attached (%s)", err);
+	tr_tcpcap_free(t2);
+	is_int(tr_tcpcap_run(t, err, sizeof(err)), -EINVAL, "run before start: EINVAL");
+	is_int(tr_tcpcap_start(t, err, sizeof(err)), 0, "attached (%s)", err);
 
 	pthread_t th;
 	void *rc;
 	pthread_create(&th, NULL, run_thread, t);
 	is_int(exchange(lfd, port, 10), 0, "10 exchanges over TCP on port %u", port);
 	usleep(100000);
-	tcpcap_stop(t);
+	tr_tcpcap_stop(t);
 	pthread_join(th, &rc);
 	is_int(*(int *)rc, 0, "the run stops when told, from another thread");
 
-	struct tcpcap_stats st;
-	tcpcap_stats(t, &st);
-	tcpcap_free(t);
+	struct tr_tcpcap_stats st;
+	tr_tcpcap_stats(t, &st);
+	tr_tcpcap_free(t);
 	/* connect (3), 10 pings and 10 pongs (20, ACKs ride along), close */
 	ok(st.sent >= 23, "segments sent: %llu", (unsigned long long)st.sent);
 	is_int(st.received, st.sent, "loopback: every segment sent was received");

@@ -47,7 +47,7 @@ static struct trawl_ctf_arena *A;
 
 static struct trawl_ctf_type *ty(enum trawl_ctf_kind k)
 {
-	struct trawl_ctf_type *t = arena_alloc(A, sizeof(*t));
+	struct trawl_ctf_type *t = tr_arena_alloc(A, sizeof(*t));
 
 	t->kind = k;
 	t->align = 8;
@@ -122,7 +122,7 @@ static struct trawl_ctf_type *tstruct(const char *name, ...)
 
 	va_start(ap, name);
 	for (const char *n = name; n; n = va_arg(ap, const char *)) {
-		struct trawl_ctf_field *f = arena_push(A, &t->u.s.fields, &t->u.s.n, &cap,
+		struct trawl_ctf_field *f = tr_arena_push(A, &t->u.s.fields, &t->u.s.n, &cap,
 						       sizeof(*f));
 		f->name = n;
 		f->type = va_arg(ap, struct trawl_ctf_type *);
@@ -141,7 +141,7 @@ static struct trawl_ctf_type *tenum(struct trawl_ctf_type *c, const char *label,
 	t->u.e.container = c;
 	va_start(ap, label);
 	for (const char *l = label; l; l = va_arg(ap, const char *)) {
-		struct trawl_ctf_enum_range *r = arena_push(A, &t->u.e.ranges, &t->u.e.n, &cap,
+		struct trawl_ctf_enum_range *r = tr_arena_push(A, &t->u.e.ranges, &t->u.e.n, &cap,
 							    sizeof(*r));
 		r->label = l;
 		r->lo = (uint64_t)va_arg(ap, int64_t);
@@ -160,7 +160,7 @@ static struct trawl_ctf_type *tvariant(const char *tag, const char *name, ...)
 	t->u.v.tag = tag;
 	va_start(ap, name);
 	for (const char *n = name; n; n = va_arg(ap, const char *)) {
-		struct trawl_ctf_field *f = arena_push(A, &t->u.v.options, &t->u.v.n, &cap,
+		struct trawl_ctf_field *f = tr_arena_push(A, &t->u.v.options, &t->u.v.n, &cap,
 						       sizeof(*f));
 		f->name = n;
 		f->type = va_arg(ap, struct trawl_ctf_type *);
@@ -179,7 +179,7 @@ static struct trawl_reader_stream rstream = { &rtrace };
 static struct trawl_ctf_event_class *eclass(const char *name, struct trawl_ctf_type *ctx,
 					    struct trawl_ctf_type *fields)
 {
-	struct trawl_ctf_event_class *c = arena_alloc(A, sizeof(*c));
+	struct trawl_ctf_event_class *c = tr_arena_alloc(A, sizeof(*c));
 
 	c->name = name;
 	c->stream_id = 0;
@@ -690,7 +690,7 @@ static void test_object(void)
 
 int main(void)
 {
-	A = arena_new();
+	A = tr_arena_new();
 	setenv("TZ", "UTC", 1);
 	tzset();
 	meta.streams = scs;
@@ -709,6 +709,6 @@ int main(void)
 	test_time_forms();
 	test_date_cache();
 	test_object();
-	arena_free(A);
+	tr_arena_free(A);
 	return done_testing();
 }

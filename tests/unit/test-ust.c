@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "ust/ust-internal.h"	/* ust_lock_take/give: a slow registration */
+#include "ust/ust-internal.h"	/* tr_ust_lock_take/give: a slow registration */
 #include "util/clock.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -525,7 +525,7 @@ static void test_first_event_waits(void)
 	if (!ok(s && trawl_ust_session_start(s) == 0, "first events: start"))
 		return;
 	struct first_arg th[NT];
-	ust_lock_take();
+	tr_ust_lock_take();
 	for (int i = 0; i < NT; i++) {
 		th[i].idx = (uint32_t)i;
 		th[i].tid = 0;
@@ -540,7 +540,7 @@ static void test_first_event_waits(void)
 		waiting = 0;
 		for (int i = 0; i < NT && seen >= 0; i++) {
 			int tid = __atomic_load_n(&th[i].tid, __ATOMIC_ACQUIRE);
-			int w = tid ? futex_waiting_on(tid, &ust_lock) : 0;
+			int w = tid ? futex_waiting_on(tid, &tr_ust_lock) : 0;
 			if (w < 0)
 				seen = -1;
 			waiting += w > 0;
@@ -548,7 +548,7 @@ static void test_first_event_waits(void)
 		if (waiting < NT)
 			usleep(1000);
 	}
-	ust_lock_give();
+	tr_ust_lock_give();
 	for (int i = 0; i < NT; i++)
 		pthread_join(th[i].th, NULL);
 	if (seen < 0)
@@ -617,7 +617,7 @@ struct resid_arg {
  * new). After each batch the thread waits (bounded) until the consumer has
  * written out every finished packet (consumed = produced in the buffer's
  * header), then 4 ms more: every packet the consumer sees took longer than
- * ust_reclaim_ns (1 ms) to fill, however late a loaded machine runs it.
+ * tr_ust_reclaim_ns (1 ms) to fill, however late a loaded machine runs it.
  */
 static void *resid_main(void *arg)
 {
@@ -658,14 +658,14 @@ static void *resid_main(void *arg)
 }
 
 /*
- * A thread that fills a sub-buffer more slowly than ust_reclaim_ns keeps
+ * A thread that fills a sub-buffer more slowly than tr_ust_reclaim_ns keeps
  * only a few of them resident: the consumer gives each back to the kernel
  * once written. The same thread without reclaiming holds all 16; both
  * traces hold every event in order.
  */
 static void test_residency(void)
 {
-	uint64_t saved = ust_reclaim_ns;
+	uint64_t saved = tr_ust_reclaim_ns;
 	for (int reclaim = 1; reclaim >= 0; reclaim--) {
 		char dir[512];
 		dir_of(dir, sizeof(dir), reclaim ? "resid" : "resid-kept");
@@ -674,7 +674,7 @@ static void test_residency(void)
 						 TRAWL_UST_HEADER_LARGE, TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
 		if (!ok(s && trawl_ust_session_start(s) == 0, "residency: start"))
 			return;
-		ust_reclaim_ns = reclaim ? 1000000 : UINT64_MAX;
+		tr_ust_reclaim_ns = reclaim ? 1000000 : UINT64_MAX;
 		struct resid_arg a = { 0 };
 		pthread_t th;
 		pthread_create(&th, NULL, resid_main, &a);
@@ -683,7 +683,7 @@ static void test_residency(void)
 		struct trawl_ust_stats st;
 		trawl_ust_session_stats(s, &st);
 		trawl_ust_session_free(s);
-		ust_reclaim_ns = saved;
+		tr_ust_reclaim_ns = saved;
 		struct readback rb;
 		read_back(dir, &rb, 0);
 		ok(st.recorded == 48 * 200 && st.discarded == 0 && rb.by_name[0] == 48 * 200 &&
@@ -717,9 +717,9 @@ static void *self_lock_main(void *arg)
 	(void)arg;
 	/* this thread has no buffer yet and holds the lock: the handler's
 	 * event must not wait for it (it would wait for itself) */
-	ust_lock_take();
+	tr_ust_lock_take();
 	raise(SIGUSR1);
-	ust_lock_give();
+	tr_ust_lock_give();
 	return NULL;
 }
 
