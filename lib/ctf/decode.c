@@ -62,20 +62,6 @@ struct comp {
 
 /* ------------------------------------------------------------ helpers */
 
-static int grow(void *pp, size_t *cap, size_t n, size_t sz)
-{
-	void **p = pp;
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	void *m = realloc(*p, nc * sz);
-	if (!m)
-		return -ENOMEM;
-	*p = m;
-	*cap = nc;
-	return 0;
-}
-
 static void builder_release(struct builder *b)
 {
 	free(b->ops);
@@ -88,7 +74,7 @@ static void builder_release(struct builder *b)
 static struct op *emit(struct comp *c, uint8_t code)
 {
 	struct builder *b = c->bs[c->scope];
-	if (grow(&b->ops, &b->cap, b->n, sizeof(*b->ops)))
+	if (tr_grow(&b->ops, &b->cap, b->n, sizeof(*b->ops)))
 		return NULL;
 	struct op *o = &b->ops[b->n++];
 	memset(o, 0, sizeof(*o));
@@ -434,7 +420,7 @@ static int cvariant(struct comp *c, const struct trawl_ctf_type *t)
 		for (size_t j = 0; j < t->u.v.n; j++) {
 			if (!er->label || !name_eq(t->u.v.options[j].name, er->label))
 				continue;
-			if (grow(&b->vr, &b->cvr, b->nvr, sizeof(*b->vr)))
+			if (tr_grow(&b->vr, &b->cvr, b->nvr, sizeof(*b->vr)))
 				return nomem(c);
 			b->vr[b->nvr++] = (struct vrange){ er->lo, er->hi, (uint32_t)j, sign };
 			break;
@@ -444,7 +430,7 @@ static int cvariant(struct comp *c, const struct trawl_ctf_type *t)
 	/* reserve the option table, then compile the options */
 	size_t vo = b->nvo;
 	for (size_t j = 0; j < t->u.v.n; j++) {
-		if (grow(&b->vo, &b->cvo, b->nvo, sizeof(*b->vo)))
+		if (tr_grow(&b->vo, &b->cvo, b->nvo, sizeof(*b->vo)))
 			return nomem(c);
 		b->vo[b->nvo++] = (struct vopt){ 0, 0 };
 	}
@@ -477,7 +463,7 @@ static int cstruct(struct comp *c, const struct trawl_ctf_type *t)
 		const struct trawl_ctf_field *f = &t->u.s.fields[i];
 		struct builder *b = c->bs[c->scope];
 		fr->idx = i;
-		if (grow(&b->recs, &b->crec, b->nrec, sizeof(*b->recs)))
+		if (tr_grow(&b->recs, &b->crec, b->nrec, sizeof(*b->recs)))
 			return nomem(c);
 		b->recs[b->nrec++] = (struct rec){ f, (uint32_t)c->scope, (uint32_t)b->n };
 		int r = ctype(c, f->type, f);
