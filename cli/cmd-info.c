@@ -185,14 +185,10 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 	char b[64];
 
 	tr_json_obj(j);
-	tr_json_key(j, "path");
-	tr_json_str(j, trawl_reader_trace_path(ts->t));
-	tr_json_key(j, "hostname");
-	tr_json_str(j, trawl_reader_trace_hostname(ts->t));
-	tr_json_key(j, "domain");
-	tr_json_str(j, env_str(m, "domain", b, sizeof(b)));
-	tr_json_key(j, "tracer_name");
-	tr_json_str(j, env_str(m, "tracer_name", b, sizeof(b)));
+	tr_json_kv_str(j, "path", trawl_reader_trace_path(ts->t));
+	tr_json_kv_str(j, "hostname", trawl_reader_trace_hostname(ts->t));
+	tr_json_kv_str(j, "domain", env_str(m, "domain", b, sizeof(b)));
+	tr_json_kv_str(j, "tracer_name", env_str(m, "tracer_name", b, sizeof(b)));
 	tr_json_key(j, "clocks");
 	tr_json_arr(j);
 	for (size_t i = 0; m && i < m->nclocks; i++) {
@@ -202,34 +198,23 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 		if (ck->has_uuid)
 			tr_uuid_format(ck->uuid, u);
 		tr_json_obj(j);
-		tr_json_key(j, "name");
-		tr_json_str(j, ck->name);
-		tr_json_key(j, "freq");
-		tr_json_u64(j, ck->freq);
-		tr_json_key(j, "offset_s");
-		tr_json_i64(j, ck->offset_s);
-		tr_json_key(j, "offset");
-		tr_json_i64(j, ck->offset);
-		tr_json_key(j, "uuid");
-		tr_json_str(j, u);
+		tr_json_kv_str(j, "name", ck->name);
+		tr_json_kv_u64(j, "freq", ck->freq);
+		tr_json_kv_i64(j, "offset_s", ck->offset_s);
+		tr_json_kv_i64(j, "offset", ck->offset);
+		tr_json_kv_str(j, "uuid", u);
 		tr_json_key(j, "absolute");
 		tr_json_bool(j, ck->absolute);
 		tr_json_obj_end(j);
 	}
 	tr_json_arr_end(j);
-	tr_json_key(j, "events");
-	tr_json_u64(j, ts->events);
-	tr_json_key(j, "discarded");
-	tr_json_u64(j, ts->discarded);
-	tr_json_key(j, "packets");
-	tr_json_u64(j, ts->packets);
-	tr_json_key(j, "bytes");
-	tr_json_u64(j, ts->bytes);
+	tr_json_kv_u64(j, "events", ts->events);
+	tr_json_kv_u64(j, "discarded", ts->discarded);
+	tr_json_kv_u64(j, "packets", ts->packets);
+	tr_json_kv_u64(j, "bytes", ts->bytes);
 	if (ts->events) {
-		tr_json_key(j, "first_ts");
-		tr_json_i64(j, ts->first);
-		tr_json_key(j, "last_ts");
-		tr_json_i64(j, ts->last);
+		tr_json_kv_i64(j, "first_ts", ts->first);
+		tr_json_kv_i64(j, "last_ts", ts->last);
 	}
 	tr_json_key(j, "streams");
 	tr_json_arr(j);
@@ -239,23 +224,15 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 
 		trawl_reader_stream_stats(s, &st);
 		tr_json_obj(j);
-		tr_json_key(j, "path");
-		tr_json_str(j, trawl_reader_stream_path(s));
-		tr_json_key(j, "cpu");
-		tr_json_u64(j, st.cpu);
-		tr_json_key(j, "packets");
-		tr_json_u64(j, st.packets);
-		tr_json_key(j, "events");
-		tr_json_u64(j, st.events);
-		tr_json_key(j, "discarded");
-		tr_json_u64(j, st.discarded);
-		tr_json_key(j, "bytes");
-		tr_json_u64(j, st.bytes);
-		tr_json_key(j, "index");
-		tr_json_str(j, index_state(&st));
+		tr_json_kv_str(j, "path", trawl_reader_stream_path(s));
+		tr_json_kv_u64(j, "cpu", st.cpu);
+		tr_json_kv_u64(j, "packets", st.packets);
+		tr_json_kv_u64(j, "events", st.events);
+		tr_json_kv_u64(j, "discarded", st.discarded);
+		tr_json_kv_u64(j, "bytes", st.bytes);
+		tr_json_kv_str(j, "index", index_state(&st));
 		if (st.index_warning) {
-			tr_json_key(j, "index_warning");
-			tr_json_str(j, st.index_warning);
+			tr_json_kv_str(j, "index_warning", st.index_warning);
 		}
 		tr_json_obj_end(j);
 	}
@@ -266,10 +243,8 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 		if (cls[i]->trace != ts->t)
 			continue;
 		tr_json_obj(j);
-		tr_json_key(j, "name");
-		tr_json_str(j, cls[i]->cls->name ? cls[i]->cls->name : "");
-		tr_json_key(j, "count");
-		tr_json_u64(j, cls[i]->n);
+		tr_json_kv_str(j, "name", cls[i]->cls->name ? cls[i]->cls->name : "");
+		tr_json_kv_u64(j, "count", cls[i]->n);
 		tr_json_obj_end(j);
 	}
 	tr_json_arr_end(j);
@@ -491,27 +466,17 @@ int cmd_info(int argc, char **argv)
 		tr_json_arr_end(&j);
 		tr_json_key(&j, "total");
 		tr_json_obj(&j);
-		tr_json_key(&j, "hosts");
-		tr_json_u64(&j, nhost);
-		tr_json_key(&j, "traces");
-		tr_json_u64(&j, ntr);
-		tr_json_key(&j, "streams");
-		tr_json_u64(&j, all.nstreams);
-		tr_json_key(&j, "events");
-		tr_json_u64(&j, total);
-		tr_json_key(&j, "discarded");
-		tr_json_u64(&j, all.discarded);
-		tr_json_key(&j, "packets");
-		tr_json_u64(&j, all.packets);
-		tr_json_key(&j, "bytes");
-		tr_json_u64(&j, all.bytes);
-		tr_json_key(&j, "errors");
-		tr_json_u64(&j, nerr);
+		tr_json_kv_u64(&j, "hosts", nhost);
+		tr_json_kv_u64(&j, "traces", ntr);
+		tr_json_kv_u64(&j, "streams", all.nstreams);
+		tr_json_kv_u64(&j, "events", total);
+		tr_json_kv_u64(&j, "discarded", all.discarded);
+		tr_json_kv_u64(&j, "packets", all.packets);
+		tr_json_kv_u64(&j, "bytes", all.bytes);
+		tr_json_kv_u64(&j, "errors", nerr);
 		if (total) {
-			tr_json_key(&j, "first_ts");
-			tr_json_i64(&j, all.first);
-			tr_json_key(&j, "last_ts");
-			tr_json_i64(&j, all.last);
+			tr_json_kv_i64(&j, "first_ts", all.first);
+			tr_json_kv_i64(&j, "last_ts", all.last);
 		}
 		tr_json_obj_end(&j);
 		tr_json_key(&j, "decode_seconds");

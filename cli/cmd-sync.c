@@ -100,12 +100,9 @@ static void json_bound(struct json *j, int64_t b)
 static void json_xform(struct json *j, const struct trawl_sync_xform *x)
 {
 	tr_json_obj(j);
-	tr_json_key(j, "t0");
-	tr_json_i64(j, x->t0);
-	tr_json_key(j, "y0");
-	tr_json_i64(j, x->y0);
-	tr_json_key(j, "slope");
-	tr_json_i64(j, x->slope);
+	tr_json_kv_i64(j, "t0", x->t0);
+	tr_json_kv_i64(j, "y0", x->y0);
+	tr_json_kv_i64(j, "slope", x->slope);
 	tr_json_obj_end(j);
 }
 
@@ -399,27 +396,18 @@ static void print_json(const struct sync_run *s, const char *stored)
 
 	tr_json_init(&j);
 	tr_json_obj(&j);
-	tr_json_key(&j, "session");
-	tr_json_str(&j, s->session);
-	tr_json_key(&j, "mode");
-	tr_json_str(&j, s->incremental ? "incremental" : "batch");
-	tr_json_key(&j, "events");
-	tr_json_u64(&j, p->events);
+	tr_json_kv_str(&j, "session", s->session);
+	tr_json_kv_str(&j, "mode", s->incremental ? "incremental" : "batch");
+	tr_json_kv_u64(&j, "events", p->events);
 	tr_json_key(&j, "messages");
 	tr_json_obj(&j);
-	tr_json_key(&j, "total");
-	tr_json_u64(&j, s->messages);
-	tr_json_key(&j, "probe");
-	tr_json_u64(&j, p->by_kind[0]);
-	tr_json_key(&j, "tcp");
-	tr_json_u64(&j, p->by_kind[1]);
-	tr_json_key(&j, "match");
-	tr_json_u64(&j, p->by_kind[2]);
+	tr_json_kv_u64(&j, "total", s->messages);
+	tr_json_kv_u64(&j, "probe", p->by_kind[0]);
+	tr_json_kv_u64(&j, "tcp", p->by_kind[1]);
+	tr_json_kv_u64(&j, "match", p->by_kind[2]);
 	tr_json_obj_end(&j);
-	tr_json_key(&j, "same_host");
-	tr_json_u64(&j, p->same_host);
-	tr_json_key(&j, "bad_events");
-	tr_json_u64(&j, p->bad_events);
+	tr_json_kv_u64(&j, "same_host", p->same_host);
+	tr_json_kv_u64(&j, "bad_events", p->bad_events);
 	tr_json_key(&j, "hosts");
 	tr_json_arr(&j);
 	for (size_t i = 0; i < p->nhosts; i++) {
@@ -427,23 +415,19 @@ static void print_json(const struct sync_run *s, const char *stored)
 		const struct node_out *o = &s->no[i];
 
 		tr_json_obj(&j);
-		tr_json_key(&j, "host");
-		tr_json_str(&j, h->name);
+		tr_json_kv_str(&j, "host", h->name);
 		tr_json_key(&j, "traces");
 		tr_json_arr(&j);
 		for (size_t k = 0; k < h->npaths; k++)
 			tr_json_str(&j, h->paths[k]);
 		tr_json_arr_end(&j);
-		tr_json_key(&j, "start_ns");
-		tr_json_i64(&j, o->start);
-		tr_json_key(&j, "end_ns");
-		tr_json_i64(&j, o->end);
+		tr_json_kv_i64(&j, "start_ns", o->start);
+		tr_json_kv_i64(&j, "end_ns", o->end);
 		tr_json_key(&j, "drift_ppm");
 		tr_json_fixed(&j, o->ppm, 6);
 		tr_json_key(&j, "factor");
 		tr_json_fixed(&j, o->factor, 15);
-		tr_json_key(&j, "offset_ns");
-		tr_json_i64(&j, o->offset);
+		tr_json_kv_i64(&j, "offset_ns", o->offset);
 		tr_json_key(&j, "offset_s");
 		tr_json_fixed(&j, (double)o->offset / 1e9, 9);
 		tr_json_key(&j, "bound_start_ns");
@@ -454,31 +438,22 @@ static void print_json(const struct sync_run *s, const char *stored)
 		json_bound(&j, o->b_end);
 		tr_json_key(&j, "bound_max_ns");
 		json_bound(&j, o->b_max);
-		tr_json_key(&j, "quality");
-		tr_json_str(&j, quality_str(o));
+		tr_json_kv_str(&j, "quality", quality_str(o));
 		tr_json_key(&j, "fallback");
 		if (o->fallback[0])
 			tr_json_str(&j, o->fallback);
 		else
 			tr_json_null(&j);
-		tr_json_key(&j, "reference");
-		tr_json_str(&j, p->hosts[o->nd.ref].name);
-		tr_json_key(&j, "group");
-		tr_json_u64(&j, o->nd.group);
-		tr_json_key(&j, "hops");
-		tr_json_u64(&j, o->nd.hops);
-		tr_json_key(&j, "path");
-		tr_json_str(&j, o->path);
+		tr_json_kv_str(&j, "reference", p->hosts[o->nd.ref].name);
+		tr_json_kv_u64(&j, "group", o->nd.group);
+		tr_json_kv_u64(&j, "hops", o->nd.hops);
+		tr_json_kv_str(&j, "path", o->path);
 		tr_json_key(&j, "xform");
 		json_xform(&j, &o->nd.to_ref);
-		tr_json_key(&j, "sends");
-		tr_json_u64(&j, h->sends);
-		tr_json_key(&j, "recvs");
-		tr_json_u64(&j, h->recvs);
-		tr_json_key(&j, "unmatched_sends");
-		tr_json_u64(&j, h->unmatched_sends);
-		tr_json_key(&j, "unmatched_recvs");
-		tr_json_u64(&j, h->unmatched_recvs);
+		tr_json_kv_u64(&j, "sends", h->sends);
+		tr_json_kv_u64(&j, "recvs", h->recvs);
+		tr_json_kv_u64(&j, "unmatched_sends", h->unmatched_sends);
+		tr_json_kv_u64(&j, "unmatched_recvs", h->unmatched_recvs);
 		tr_json_obj_end(&j);
 	}
 	tr_json_arr_end(&j);
@@ -489,36 +464,23 @@ static void print_json(const struct sync_run *s, const char *stored)
 		const struct trawl_sync_pair *r = &s->pairs[i];
 
 		tr_json_obj(&j);
-		tr_json_key(&j, "a");
-		tr_json_str(&j, p->hosts[l->a].name);
-		tr_json_key(&j, "b");
-		tr_json_str(&j, p->hosts[l->b].name);
-		tr_json_key(&j, "quality");
-		tr_json_str(&j, trawl_sync_quality_name(r->quality));
-		tr_json_key(&j, "messages_ab");
-		tr_json_u64(&j, l->n_ab);
-		tr_json_key(&j, "messages_ba");
-		tr_json_u64(&j, l->n_ba);
-		tr_json_key(&j, "lost_ab");
-		tr_json_u64(&j, l->lost_ab);
-		tr_json_key(&j, "lost_ba");
-		tr_json_u64(&j, l->lost_ba);
-		tr_json_key(&j, "duplicates_ab");
-		tr_json_u64(&j, l->dup_ab);
-		tr_json_key(&j, "duplicates_ba");
-		tr_json_u64(&j, l->dup_ba);
-		tr_json_key(&j, "violations");
-		tr_json_u64(&j, r->violations);
+		tr_json_kv_str(&j, "a", p->hosts[l->a].name);
+		tr_json_kv_str(&j, "b", p->hosts[l->b].name);
+		tr_json_kv_str(&j, "quality", trawl_sync_quality_name(r->quality));
+		tr_json_kv_u64(&j, "messages_ab", l->n_ab);
+		tr_json_kv_u64(&j, "messages_ba", l->n_ba);
+		tr_json_kv_u64(&j, "lost_ab", l->lost_ab);
+		tr_json_kv_u64(&j, "lost_ba", l->lost_ba);
+		tr_json_kv_u64(&j, "duplicates_ab", l->dup_ab);
+		tr_json_kv_u64(&j, "duplicates_ba", l->dup_ba);
+		tr_json_kv_u64(&j, "violations", r->violations);
 		tr_json_key(&j, "bound_mid_ns");
 		json_bound(&j, trawl_sync_pair_bound(r, r->fwd.t0));
 		tr_json_key(&j, "drift_ppm");
 		tr_json_fixed(&j, (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, 6);
-		tr_json_key(&j, "hull_ab");
-		tr_json_u64(&j, r->hull_ab);
-		tr_json_key(&j, "hull_ba");
-		tr_json_u64(&j, r->hull_ba);
-		tr_json_key(&j, "dropped");
-		tr_json_u64(&j, r->dropped);
+		tr_json_kv_u64(&j, "hull_ab", r->hull_ab);
+		tr_json_kv_u64(&j, "hull_ba", r->hull_ba);
+		tr_json_kv_u64(&j, "dropped", r->dropped);
 		tr_json_key(&j, "fwd");
 		json_xform(&j, &r->fwd);
 		tr_json_obj_end(&j);

@@ -627,6 +627,26 @@ static uint32_t fill_run(struct ctf_stream *s, struct batch *b, size_t least)
 	return 0;
 }
 
+/* Grows b's values to hold need (b is empty): 0, or -ENOMEM as the
+ * stream's error and b's end. */
+static __attribute__((noinline, cold)) int batch_room(struct ctf_stream *s, struct batch *b,
+							size_t need)
+{
+	if (need <= b->capv)
+		return 0;
+	union trawl_ctf_value *nv = realloc(b->vals, need * sizeof(*nv));
+	if (!nv) {
+		snprintf(s->err, sizeof(s->err), "%s: out of memory", s->path);
+		s->errcode = ENOMEM;
+		s->done = true;
+		b->term = -ENOMEM;
+		return -ENOMEM;
+	}
+	b->vals = nv;
+	b->capv = need;
+	return 0;
+}
+
 /*
  * Decodes the stream's next events into b, up to its capacity, then the
  * end or an error as b->term. Runs as the stream's one filler.
@@ -641,34 +661,13 @@ void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 	b->term = 0;
 	b->hold = false;
 	s->fills++;
-	if (unlikely(b->capv < 2 * least)) {
-		/* a live trace's metadata grew larger events: the batch too */
-		union trawl_ctf_value *nv = realloc(b->vals, 2 * least * sizeof(*nv));
-		if (!nv) {
-			snprintf(s->err, sizeof(s->err), "%s: out of memory", s->path);
-			s->errcode = ENOMEM;
-			s->done = true;
-			b->term = -ENOMEM;
-			goto out;
-		}
-		b->vals = nv;
-		b->capv = 2 * least;
-	}
+	/* a live trace's metadata grew larger events: the batch too */
+	if (unlikely(b->capv < 2 * least) && batch_room(s, b, 2 * least))
+		goto out;
 	if (s->carry) {
 		/* an event too large for the previous batch: b is empty */
-		size_t need = s->ev.nvalues + least;
-		if (need > b->capv) {
-			union trawl_ctf_value *nv = realloc(b->vals, need * sizeof(*nv));
-			if (!nv) {
-				snprintf(s->err, sizeof(s->err), "%s: out of memory", s->path);
-				s->errcode = ENOMEM;
-				s->done = true;
-				b->term = -ENOMEM;
-				goto out;
-			}
-			b->vals = nv;
-			b->capv = need;
-		}
+		if (batch_room(s, b, s->ev.nvalues + least))
+			goto out;
 		memcpy(b->vals, s->ev.values, s->ev.nvalues * sizeof(*b->vals));
 		batch_push(b, &s->ev);
 		s->carry = false;

@@ -205,14 +205,10 @@ static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_even
 	sc = stream_class(ev);
 	tr_json_clear(j);
 	tr_json_obj(j);
-	tr_json_key(j, "ts");
-	tr_json_i64(j, ev->ts);
-	tr_json_key(j, "host");
-	tr_json_str(j, trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
-	tr_json_key(j, "cpu");
-	tr_json_u64(j, ev->cpu);
-	tr_json_key(j, "event");
-	tr_json_str(j, ev->cls->name);
+	tr_json_kv_i64(j, "ts", ev->ts);
+	tr_json_kv_str(j, "host", trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
+	tr_json_kv_u64(j, "cpu", ev->cpu);
+	tr_json_kv_str(j, "event", ev->cls->name);
 	bool ok = true;
 	if ((sc && sc->event_context) || ev->cls->context) {
 		tr_json_key(j, "context");
@@ -226,8 +222,7 @@ static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_even
 	ok = ok && jfields(j, ev->cls->fields, ev->values, ev->nvalues, &pos);
 	tr_json_obj_end(j);
 	if (!ok) {
-		tr_json_key(j, "error");
-		tr_json_str(j, "the values do not match the event's types");
+		tr_json_kv_str(j, "error", "the values do not match the event's types");
 	}
 	tr_json_obj_end(j);
 	tr_json_char(j, '\n');

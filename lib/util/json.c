@@ -179,6 +179,24 @@ void tr_json_null(struct json *j)
 	put(j, "null", 4);
 }
 
+void tr_json_kv_str(struct json *j, const char *k, const char *v)
+{
+	tr_json_key(j, k);
+	tr_json_str(j, v);
+}
+
+void tr_json_kv_u64(struct json *j, const char *k, uint64_t v)
+{
+	tr_json_key(j, k);
+	tr_json_u64(j, v);
+}
+
+void tr_json_kv_i64(struct json *j, const char *k, int64_t v)
+{
+	tr_json_key(j, k);
+	tr_json_i64(j, v);
+}
+
 void tr_json_char(struct json *j, char c)
 {
 	put(j, &c, 1);

@@ -48,6 +48,10 @@ TRAWL_HIDDEN void tr_json_f64(struct json *j, double v);
 TRAWL_HIDDEN void tr_json_fixed(struct json *j, double v, int decimals);
 TRAWL_HIDDEN void tr_json_bool(struct json *j, bool v);
 TRAWL_HIDDEN void tr_json_null(struct json *j);
+/* A key and its value, in one call. */
+TRAWL_HIDDEN void tr_json_kv_str(struct json *j, const char *k, const char *v);
+TRAWL_HIDDEN void tr_json_kv_u64(struct json *j, const char *k, uint64_t v);
+TRAWL_HIDDEN void tr_json_kv_i64(struct json *j, const char *k, int64_t v);
 /* A raw character (e.g. the '\n' ending a JSON line). */
 TRAWL_HIDDEN void tr_json_char(struct json *j, char c);
 /* Writes the buffer to f and empties it: 0, -ENOMEM (sticky) or -EIO. */

@@ -107,4 +107,39 @@ static inline int done_testing(void)
 	printf("1..%d\n", tap_n);
 	return tap_fail ? 1 : 0;
 }
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* Whether files a and b exist and hold the same bytes (not empty); says
+ * how they differ when they do not. */
+static inline bool same_file(const char *a, const char *b)
+{
+	size_t la = 0, lb = 0;
+	uint8_t *x = slurp(a, &la), *y = slurp(b, &lb);
+	bool same = x && y && la == lb && la > 0 && memcmp(x, y, la) == 0;
+	if (!same)
+		printf("#   %s (%zu bytes) differs from %s (%zu bytes)\n", a, la, b, lb);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* base/FMT..., in one of four rotating buffers (valid for the next three
+ * calls too). */
+__attribute__((format(printf, 2, 3)))
+static inline const char *tap_path(const char *base, const char *fmt, ...)
+{
+	static char p[4][512];
+	static int i;
+	char *q = p[i++ % 4];
+	char tail[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tail, sizeof(tail), fmt, ap);
+	va_end(ap);
+	snprintf(q, 512, "%s/%s", base, tail);
+	return q;
+}
+
 #endif

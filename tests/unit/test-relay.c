@@ -36,6 +36,7 @@
 #define NCPU 2
 
 static char trash[64];
+#define path(...) tap_path(trash, __VA_ARGS__)
 
 /* A relay, its thread, and what its log hook heard. */
 struct rl {
@@ -65,35 +66,6 @@ static void *run(void *arg)
 	struct rl *x = arg;
 	x->ret = trawl_relay_run(x->r);
 	return NULL;
-}
-
-/* trash/ + the formatted rest; one of four static buffers. */
-__attribute__((format(printf, 1, 2)))
-static const char *path(const char *fmt, ...)
-{
-	static char p[4][512];
-	static int i;
-	char *q = p[i++ % 4];
-	char tail[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(tail, sizeof(tail), fmt, ap);
-	va_end(ap);
-	snprintf(q, 512, "%s/%s", trash, tail);
-	return q;
-}
-
-/* Whether files a and b exist and hold the same bytes (not empty). */
-static bool same_file(const char *a, const char *b)
-{
-	size_t la = 0, lb = 0;
-	uint8_t *x = slurp(a, &la), *y = slurp(b, &lb);
-	bool same = x && y && la == lb && la > 0 && memcmp(x, y, la) == 0;
-	if (!same)
-		printf("#   %s (%zu bytes) differs from %s (%zu bytes)\n", a, la, b, lb);
-	free(x);
-	free(y);
-	return same;
 }
 
 /*

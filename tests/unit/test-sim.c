@@ -27,31 +27,7 @@
 #include "trawl/sim.h"
 
 static char trash[64];
-
-__attribute__((format(printf, 1, 2)))
-static const char *path(const char *fmt, ...)
-{
-	static char p[4][512];
-	static int i;
-	char *q = p[i++ % 4];
-	char tail[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(tail, sizeof(tail), fmt, ap);
-	va_end(ap);
-	snprintf(q, 512, "%s/%s", trash, tail);
-	return q;
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	size_t la = 0, lb = 0;
-	uint8_t *x = slurp(a, &la), *y = slurp(b, &lb);
-	bool same = x && y && la == lb && la > 0 && memcmp(x, y, la) == 0;
-	free(x);
-	free(y);
-	return same;
-}
+#define path(...) tap_path(trash, __VA_ARGS__)
 
 /* ---- progress */
 
