@@ -3,7 +3,9 @@
 #ifndef TRAWL_CLI_H
 #define TRAWL_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
 int cmd_print(int argc, char **argv);
@@ -55,6 +57,70 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 int cli_detach(const char *who, int *ready_fd, char *line, size_t linelen);
 
 int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
+
+/*
+ * cli/progress.c: the progress line of long commands on stderr, redrawn
+ * in place: done of total, percent, rate, time left (events so far where
+ * known). On a terminal only, unless --progress; never with --no-progress.
+ * A command puts CLI_PROGRESS_OPTIONS in its long options, keeps the value
+ * of the last one seen (0: neither) and passes it to cli_progress_start().
+ */
+#define CLI_OPT_PROGRESS 0x7072		/* --progress */
+#define CLI_OPT_NO_PROGRESS 0x6e70	/* --no-progress */
+#define CLI_PROGRESS_OPTIONS \
+	{ "progress", no_argument, NULL, CLI_OPT_PROGRESS }, \
+	{ "no-progress", no_argument, NULL, CLI_OPT_NO_PROGRESS }
+
+enum cli_progress_unit {
+	CLI_PROGRESS_BYTES,
+	CLI_PROGRESS_EVENTS,
+	CLI_PROGRESS_TIME,		/* ns: a duration */
+};
+
+struct trawl_reader;
+struct cli_progress {
+	const char *who;		/* "trawl info" */
+	enum cli_progress_unit unit;
+	bool on, tty, forced, drawn;
+	uint64_t done, total;		/* in unit; total 0: unknown */
+	uint64_t events;		/* so far, shown when counts */
+	bool counts;			/* events are counted */
+	uint64_t next, step;		/* the clock is read when done (or events) >= next */
+	int64_t t0, checked, due, interval;	/* CLOCK_MONOTONIC ns */
+	unsigned cols;			/* the terminal's width */
+	struct trawl_reader *r;		/* the sink's reader, while it runs */
+};
+
+/* Sets p up; opt: CLI_OPT_PROGRESS, CLI_OPT_NO_PROGRESS or 0 (when stderr
+ * is a terminal). total in unit, 0 when unknown. */
+void cli_progress_start(struct cli_progress *p, const char *who, int opt,
+			enum cli_progress_unit unit, uint64_t total);
+/* Reads the clock, redraws when due (cli_progress_set/_add call it). */
+void cli_progress_tick(struct cli_progress *p);
+/* done so far (in unit): an add and a compare unless the clock is due. */
+static inline void cli_progress_set(struct cli_progress *p, uint64_t done)
+{
+	p->done = done;
+	if (p->on && done >= p->next)
+		cli_progress_tick(p);
+}
+static inline void cli_progress_add(struct cli_progress *p, uint64_t n)
+{
+	cli_progress_set(p, p->done + n);
+}
+/* The last line (done = total when complete), then cleared on a terminal
+ * or ended with a newline in a file. p is off afterwards. */
+void cli_progress_end(struct cli_progress *p, bool complete);
+/* Erases the line (if drawn on a terminal) before other stderr output;
+ * the next tick draws it again. */
+void cli_progress_hide(void);
+/* Is stdout the terminal stderr is (print shows no progress then)? */
+bool cli_progress_same_tty(void);
+/* A sink that counts the events and shows how far the run's reader is
+ * through its bytes (trawl_reader_progress()); it ends in finish(). */
+struct trawl_sink cli_progress_sink(struct cli_progress *p);
+/* The bytes of every file under dir. */
+uint64_t cli_dir_bytes(const char *dir);
 
 /* Prints "trawl: " + message + "\n" on stderr; returns 1. */
 int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -36,6 +36,8 @@ static void info_usage(FILE *f)
 		"      --threads <n>   1: decode and merge in one thread; 2: decode ahead\n"
 		"                      in a second thread (default: 2 on 2+ CPUs and\n"
 		"                      more than a few MiB of traces)\n"
+		"      --progress      show progress on stderr even when it is not a terminal\n"
+		"      --no-progress   never show progress (default: on a terminal)\n"
 		"  -h, --help          this help\n");
 }
 
@@ -254,6 +256,7 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 static void report_corrupt(void *arg, const char *msg)
 {
 	(*(uint64_t *)arg)++;
+	cli_progress_hide();
 	die_msg("%s", msg);
 }
 
@@ -265,6 +268,7 @@ int cmd_info(int argc, char **argv)
 		{ "clock-gmt", no_argument, NULL, 2 },
 		{ "threads", required_argument, NULL, 3 },
 		{ "no-sync", no_argument, NULL, 4 },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -281,8 +285,9 @@ int cmd_info(int argc, char **argv)
 	struct timespec t0, t1;
 	bool json = false;
 	char err[1024];
-	int c, rc, status = 0;
+	int c, rc, status = 0, progress = 0;
 	uint64_t total = 0, nerr = 0;
+	struct cli_progress pg;
 
 	optind = 1;
 	gmt = false;
@@ -317,6 +322,10 @@ int cmd_info(int argc, char **argv)
 		}
 		case 4:
 			no_sync = true;
+			break;
+		case CLI_OPT_PROGRESS:
+		case CLI_OPT_NO_PROGRESS:
+			progress = c;
 			break;
 		case 'h':
 			info_usage(stdout);
@@ -355,11 +364,12 @@ int cmd_info(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct trawl_sink sink = trawl_count_sink(counter);
+		struct trawl_sink sinks[2] = { trawl_count_sink(counter), cli_progress_sink(&pg) };
 		struct trawl_run_opts run = {
 			.sz = sizeof(run), .error = report_corrupt, .arg = &nerr,
 		};
-		rc = trawl_pipe_run(r, &sink, 1, &run);
+		cli_progress_start(&pg, "trawl info", progress, CLI_PROGRESS_BYTES, 0);
+		rc = trawl_pipe_run(r, sinks, pg.on ? 2 : 1, &run);
 		if (rc < 0) {
 			trawl_count_free(counter);
 			status = die_msg("%s", strerror(-rc));

@@ -55,6 +55,10 @@ static void print_usage(FILE *f)
 		"      --threads <n>      1: read and format in one thread; 2 (default):\n"
 		"                         format and write in a second thread; 3: also\n"
 		"                         decode the traces ahead in a third thread\n"
+		"      --progress         show progress on stderr even when it is not a\n"
+		"                         terminal\n"
+		"      --no-progress      never show progress (default: when stderr is a\n"
+		"                         terminal and the events go elsewhere)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n"
@@ -168,6 +172,7 @@ static int parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bo
 static void report_corrupt(void *arg, const char *msg)
 {
 	(void)arg;
+	cli_progress_hide();
 	die_msg("%s", msg);
 }
 
@@ -179,20 +184,27 @@ static void on_stop(int sig)
 	print_stop = 1;
 }
 
-/* Prints every event of r through a printer sink; the exit status. */
-static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, uint64_t limit)
+/* Prints every event of r through a printer sink; the exit status.
+ * progress: as cli_progress_start() takes it. */
+static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, uint64_t limit,
+		     int progress)
 {
 	char err[256];
 	struct trawl_print *p = trawl_print_new(po, err, sizeof(err));
 
 	if (!p)
 		return die_msg("%s", err);
-	struct trawl_sink sink = trawl_print_sink(p);
+	struct cli_progress pg;
+	struct trawl_sink sinks[2] = { trawl_print_sink(p), cli_progress_sink(&pg) };
 	struct trawl_run_opts ro = {
 		.sz = sizeof(ro), .limit = limit == UINT64_MAX ? 0 : limit, .error = report_corrupt,
 		.stop = &print_stop,
 	};
-	int rc = limit == 0 ? 0 : trawl_pipe_run(r, &sink, 1, &ro), status = 0;
+	/* the events go to the terminal: they show how far it is */
+	if (!progress && cli_progress_same_tty())
+		progress = CLI_OPT_NO_PROGRESS;
+	cli_progress_start(&pg, "trawl print", progress, CLI_PROGRESS_BYTES, 0);
+	int rc = limit == 0 ? 0 : trawl_pipe_run(r, sinks, pg.on ? 2 : 1, &ro), status = 0;
 
 	if (rc == -EPIPE)
 		status = 0;	/* `| head`: stop quietly */
@@ -310,6 +322,7 @@ int cmd_print(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "live", required_argument, NULL, 'l' },
 		{ "sync", required_argument, NULL, 6 },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -318,7 +331,7 @@ int cmd_print(int argc, char **argv)
 	struct trawl_reader *r = NULL;
 	struct trawl_sync_store *sync = NULL;
 	char err[1024];
-	int c, status = 0;
+	int c, status = 0, progress = 0;
 	bool brel = false, erel = false;
 
 	optind = 1;
@@ -370,6 +383,10 @@ int cmd_print(int argc, char **argv)
 			break;
 		case 6:
 			po.sync_path = optarg;
+			break;
+		case CLI_OPT_PROGRESS:
+		case CLI_OPT_NO_PROGRESS:
+			progress = c;
 			break;
 		case 'l':
 			if (push(&po.live, &po.nlive, optarg))
@@ -496,7 +513,7 @@ int cmd_print(int argc, char **argv)
 			sigaction(SIGINT, &sa, NULL);
 			sigaction(SIGTERM, &sa, NULL);
 		}
-		status = print_run(r, &pr, po.limit);
+		status = print_run(r, &pr, po.limit, progress);
 	}
 out:
 	trawl_reader_free(r);

@@ -99,6 +99,9 @@ static void usage(FILE *f)
 	      "                         0: the reader writes them, at its own priority)\n"
 	      "  -f, --force            write into an existing DIR/HOST/kernel\n"
 	      "  -q, --quiet            no summary on stderr\n"
+	      "      --progress         show the time recorded (of --duration) and the kernel\n"
+	      "                         events so far on stderr, even when it is not a terminal\n"
+	      "      --no-progress      never (default: on a terminal, without COMMAND or -q)\n"
 	      "  -h, --help             this help\n", f);
 }
 
@@ -320,6 +323,7 @@ int cmd_record(int argc, char **argv)
 		{ "relay", required_argument, NULL, 'R' },
 		{ "session", required_argument, NULL, 'N' },
 		{ "live-timer", required_argument, NULL, 'L' },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -337,7 +341,8 @@ int cmd_record(int argc, char **argv)
 	bool exclude_self = false;
 	const char *relay = NULL, *rsession = NULL;
 	unsigned long live_ms = 100;
-	int clock = KREC_CLOCK_AUTO, c, status = 1;
+	int clock = KREC_CLOCK_AUTO, c, status = 1, progress = 0;
+	struct cli_progress pg;
 
 	optind = 0;
 	opterr = 0;
@@ -448,6 +453,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case CLI_OPT_PROGRESS:
+		case CLI_OPT_NO_PROGRESS:
+			progress = c;
 			break;
 		case 'h':
 			usage(stdout);
@@ -647,7 +656,15 @@ int cmd_record(int argc, char **argv)
 	}
 	int wst = 0;
 	bool forwarded = false;
+	/* a COMMAND's output shares the terminal: no line by default */
+	cli_progress_start(&pg, "trawl record", progress ? progress : cmd || quiet ?
+			   CLI_OPT_NO_PROGRESS : 0, CLI_PROGRESS_TIME, (uint64_t)(duration * 1e9));
+	pg.counts = k != NULL;
 	for (;;) {
+		if (pg.on) {
+			pg.events = k ? tr_krec_events(k) : 0;
+			cli_progress_set(&pg, (uint64_t)((tr_mono_s() - t0) * 1e9));
+		}
 		if (child > 0) {
 			pid_t r = waitpid(child, &wst, WNOHANG);
 			if (r == child) {
@@ -667,6 +684,7 @@ int cmd_record(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	double secs = tr_mono_s() - t0;
+	cli_progress_end(&pg, duration > 0 && secs >= duration);
 	int r = 0;
 	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0)
 		fprintf(stderr, "trawl: record: %s\n", err);

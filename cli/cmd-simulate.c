@@ -19,7 +19,6 @@
 #include "cli.h"
 #include "util/clock.h"
 
-#define PROGRESS_EVERY	10000000ull
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------ options */
@@ -27,7 +26,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: trawl simulate -o DIR [--hosts N] [--events M] [--seed S] [--cpus C]\n"
-	      "                      [--packet-size BYTES] [--shapes] [--progress] [--force]\n"
+	      "                      [--packet-size BYTES] [--shapes] [--[no-]progress] [--force]\n"
 	      "                      [--relay HOST[:PORT] [--session NAME]] [--sync [SYNC OPTIONS]]\n"
 	      "\n"
 	      "Writes a synthetic multi-host session DIR/host<i>/{kernel,ust}/ of CTF 1.8\n"
@@ -44,7 +43,8 @@ static void usage(FILE *f)
 	      "      --shapes            also write every format corner case: idle gaps over\n"
 	      "                          2^27 and 2^32 ns, discarded events, empty packets,\n"
 	      "                          event ids >= 31, extreme values, tricky strings\n"
-	      "      --progress          report progress on stderr (default: when a tty)\n"
+	      "      --progress          show progress on stderr even when it is not a terminal\n"
+	      "      --no-progress       never show progress (default: on a terminal)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
 	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
 	      "                          only there), as session NAME (--session, default\n"
@@ -142,47 +142,20 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 
 #define usage_error(...) cli_usage_error("trawl simulate", "simulate", __VA_ARGS__)
 
-/* --progress: a line every PROGRESS_EVERY events */
-struct progress {
-	uint64_t next;
-};
-
+/* events written of all (called every 64 Ki events) */
 static int on_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct progress *p = arg;
-	if (done >= p->next) {
-		fprintf(stderr, "trawl simulate: %" PRIu64 "/%" PRIu64 " written (%.0f%%)\n",
-			done, total, 100.0 * (double)done / (double)total);
-		p->next = (done / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
-	}
+	struct cli_progress *p = arg;
+
+	p->total = total;
+	cli_progress_set(p, done);
 	return 0;
 }
 
 static void on_log(void *arg, int level, const char *msg)
 {
+	cli_progress_hide();
 	fprintf(stderr, "trawl: warning: %s\n", msg);
-}
-
-static uint64_t file_bytes(const char *dir)
-{
-	uint64_t sum = 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p;
-		struct stat st;
-		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0)
-			continue;
-		if (lstat(p, &st) == 0)
-			sum += S_ISDIR(st.st_mode) ? file_bytes(p) : (uint64_t)st.st_size;
-		free(p);
-	}
-	closedir(d);
-	return sum;
 }
 
 enum {
@@ -200,7 +173,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "packet-size", required_argument, NULL, 'P' },
 		{ "shapes", no_argument, NULL, 'S' },
-		{ "progress", no_argument, NULL, 'p' },
+		CLI_PROGRESS_OPTIONS,
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "sync", no_argument, NULL, O_SYNC },
@@ -223,8 +196,8 @@ int cmd_simulate(int argc, char **argv)
 	struct trawl_sim_opts so = TRAWL_SIM_OPTS_INIT;
 	struct trawl_sim_drift_change changes[TRAWL_SIM_SYNC_MAX_HOSTS];
 	const char *sync_opt = NULL;	/* a sync option seen */
-	struct progress prog = { .next = PROGRESS_EVERY };
-	bool show_progress = isatty(2);
+	struct cli_progress prog;
+	int progress = 0;
 	double d;
 	uint64_t v;
 	int c;
@@ -276,8 +249,9 @@ int cmd_simulate(int argc, char **argv)
 		case 'S':
 			so.shapes = true;
 			break;
-		case 'p':
-			show_progress = true;
+		case CLI_OPT_PROGRESS:
+		case CLI_OPT_NO_PROGRESS:
+			progress = c;
 			break;
 		case 'f':
 			so.force = true;
@@ -359,7 +333,8 @@ int cmd_simulate(int argc, char **argv)
 	if (sync_opt && !so.sync)
 		return usage_error("--%s needs --sync", sync_opt);
 	so.changes = changes;
-	if (show_progress) {
+	cli_progress_start(&prog, "trawl simulate", progress, CLI_PROGRESS_EVENTS, so.events);
+	if (prog.on) {
 		so.progress = on_progress;
 		so.progress_arg = &prog;
 	}
@@ -375,12 +350,14 @@ int cmd_simulate(int argc, char **argv)
 	}
 	double t0 = tr_mono_s();
 	if (trawl_sim_run(sim, err, sizeof(err)) < 0) {
+		cli_progress_end(&prog, false);
 		trawl_sim_free(sim);
 		return die_msg("simulate: %s", err);
 	}
+	cli_progress_end(&prog, true);
 	double secs = tr_mono_s() - t0;
 	const struct trawl_sim_result *res = trawl_sim_result(sim);
-	uint64_t bytes = so.output ? file_bytes(so.output) : 0;
+	uint64_t bytes = so.output ? cli_dir_bytes(so.output) : 0;
 	printf("trawl simulate: %" PRIu64 " events (%" PRIu64 " kernel, %" PRIu64 " ust), "
 	       "%u hosts x %u CPUs, %" PRIu64 " bytes (%.1f bytes/event), %.3f s, %.2f M/s, in %s\n",
 	       res->events, res->kernel_events, res->ust_events, res->hosts, res->cpus, bytes,

@@ -58,6 +58,9 @@ static void sync_usage(FILE *f)
 		"      --no-store         do not write <session>/sync.txt\n"
 		"      --apply            write a corrected copy of the session to -o\n"
 		"  -o, --output <dir>     the copy's directory (new or empty)\n"
+		"      --progress         show progress on stderr even when it is not a\n"
+		"                         terminal\n"
+		"      --no-progress      never show progress (default: on a terminal)\n"
 		"  -h, --help             this help\n");
 }
 
@@ -84,6 +87,7 @@ struct sync_run {
 	bool user_ref;
 	bool incremental;
 	uint64_t messages;
+	int progress;				/* --progress, --no-progress: see cli.h */
 };
 
 /* ----------------------------------------------------------- helpers */
@@ -588,14 +592,17 @@ static int fix_clock(const struct trawl_ctf_clock *ck, const struct trawl_sync_x
 	return 0;
 }
 
-static int copy_or_link(const char *from, const char *to)
+/* from linked (or copied) to to, its size or what was copied counted in pg */
+static int copy_or_link(const char *from, const char *to, uint64_t size, struct cli_progress *pg)
 {
 	char buf[1 << 16];
 	int in, outfd, rc = 0;
 	ssize_t r;
 
-	if (link(from, to) == 0)
+	if (link(from, to) == 0) {
+		cli_progress_add(pg, size);
 		return 0;
+	}
 	in = open(from, O_RDONLY);
 	if (in < 0)
 		return -errno;
@@ -610,6 +617,7 @@ static int copy_or_link(const char *from, const char *to)
 			rc = -EIO;
 			break;
 		}
+		cli_progress_add(pg, (uint64_t)r);
 	}
 	if (r < 0)
 		rc = -errno;
@@ -620,7 +628,7 @@ static int copy_or_link(const char *from, const char *to)
 }
 
 /* Files of dir (regular, not "metadata") linked or copied into out. */
-static int copy_dir_files(const char *dir, const char *out, int *nfiles)
+static int copy_dir_files(const char *dir, const char *out, int *nfiles, struct cli_progress *pg)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -642,12 +650,12 @@ static int copy_dir_files(const char *dir, const char *out, int *nfiles)
 		}
 		if (stat(from, &st) == 0) {
 			if (S_ISREG(st.st_mode)) {
-				rc = copy_or_link(from, to);
+				rc = copy_or_link(from, to, (uint64_t)st.st_size, pg);
 				(*nfiles)++;
 			} else if (S_ISDIR(st.st_mode) && !strcmp(de->d_name, "index")) {
 				rc = tr_mkdir_p(to);
 				if (!rc)
-					rc = copy_dir_files(from, to, nfiles);
+					rc = copy_dir_files(from, to, nfiles, pg);
 			}
 		}
 		free(from);
@@ -677,11 +685,17 @@ static int apply(const struct sync_run *s, const char *out)
 	const struct trawl_sync_points *p = s->p;
 	size_t slen = strlen(s->session), ntr = 0;
 	int nfiles = 0;
+	struct cli_progress pg;
+	uint64_t total = 0;
 
 	while (slen > 1 && s->session[slen - 1] == '/')
 		slen--;
 	if (!empty_or_new(out))
 		return die_msg("sync: %s exists and is not empty", out);
+	for (size_t i = 0; i < p->nhosts; i++)
+		for (size_t k = 0; k < p->hosts[i].npaths; k++)
+			total += cli_dir_bytes(p->hosts[i].paths[k]);
+	cli_progress_start(&pg, "trawl sync", s->progress, CLI_PROGRESS_BYTES, total);
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const struct node_out *o = &s->no[i];
 		for (size_t k = 0; k < p->hosts[i].npaths; k++) {
@@ -744,6 +758,7 @@ static int apply(const struct sync_run *s, const char *out)
 					goto next;
 				}
 				f = fopen(mout, "w");
+				cli_progress_add(&pg, tlen);
 				if (!f || fputs(newtext, f) < 0 || fclose(f)) {
 					rc = die_msg("sync: %s: %s", mout, strerror(errno));
 					free(mout);
@@ -751,7 +766,7 @@ static int apply(const struct sync_run *s, const char *out)
 				}
 				free(mout);
 			}
-			if ((rc = copy_dir_files(tp, dst, &nfiles))) {
+			if ((rc = copy_dir_files(tp, dst, &nfiles, &pg))) {
 				rc = die_msg("sync: copying %s: %s", tp, strerror(-rc));
 				goto next;
 			}
@@ -763,10 +778,13 @@ next:
 			free(newtext);
 			free(dst);
 			free(mpath);
-			if (rc)
+			if (rc) {
+				cli_progress_end(&pg, false);
 				return 1;
+			}
 		}
 	}
+	cli_progress_end(&pg, true);
 	fprintf(stderr, "trawl sync: wrote %s: %zu trace%s with corrected clocks, %d data and "
 		"index files linked or copied\n", out, ntr, ntr == 1 ? "" : "s", nfiles);
 	return 0;
@@ -833,6 +851,7 @@ int cmd_sync(int argc, char **argv)
 		{ "max-drift", required_argument, NULL, 5 },
 		{ "no-probes", no_argument, NULL, 6 },
 		{ "no-tcp", no_argument, NULL, 7 },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -900,6 +919,10 @@ int cmd_sync(int argc, char **argv)
 		case 7:
 			po.no_tcp = 1;
 			break;
+		case CLI_OPT_PROGRESS:
+		case CLI_OPT_NO_PROGRESS:
+			s.progress = c;
+			break;
 		case 'h':
 			sync_usage(stdout);
 			goto out;
@@ -944,6 +967,12 @@ int cmd_sync(int argc, char **argv)
 	}
 	po.matches = matches;
 	po.nmatches = nmatches;
+	/* the pass over the session: how far through its bytes */
+	struct cli_progress pg;
+	struct trawl_sink pgsink = cli_progress_sink(&pg);
+	cli_progress_start(&pg, "trawl sync", s.progress, CLI_PROGRESS_BYTES, 0);
+	po.sinks = pg.on ? &pgsink : NULL;
+	po.nsinks = pg.on;
 	s.p = trawl_sync_points_read((const char *const *)&s.session, 1, &po, err, sizeof(err));
 	if (!s.p) {
 		status = die_msg("%s", err);

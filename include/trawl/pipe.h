@@ -200,6 +200,18 @@ const char *trawl_reader_stream_path(const struct trawl_reader_stream *s);
 void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st);
 
+/*
+ * How far the reader is through its traces, for a progress display:
+ * *done is the bytes of stream data read so far (packets decoded, or
+ * skipped through an index), *total the size of every stream; *done ==
+ * *total once every stream has ended. Like the stream statistics it may
+ * run ahead of the events returned by up to a batch per stream, and is
+ * read from the thread that calls trawl_reader_next(). A cheap sum over
+ * the streams (no lock, no system call): call it now and then, not per
+ * event. A reader with a live source: 0 and 0 (the total is unknown).
+ */
+void trawl_reader_progress(const struct trawl_reader *r, uint64_t *done, uint64_t *total);
+
 /* ---------------------------------------------------------- field binding */
 
 /*

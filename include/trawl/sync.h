@@ -279,12 +279,18 @@ int trawl_sync_match_parse(const char *spec, struct trawl_sync_match *m,
 void trawl_sync_match_release(struct trawl_sync_match *m);
 
 /* Which messages to look for; NULL means probes and TCP. */
+struct trawl_sink;
 struct trawl_sync_points_opts {
 	size_t size;				/* sizeof(struct trawl_sync_points_opts) */
 	const struct trawl_sync_match *matches;	/* user matches */
 	size_t nmatches;
 	int no_probes, no_tcp;			/* non-zero: skip those events */
 	unsigned threads;			/* trawl_reader_opts.threads */
+	/* trawl_sync_points_read(): more sinks that get the same events after
+	 * the finder (e.g. a progress display, which can ask the reader how
+	 * far it is: trawl_reader_progress()). NULL: none. */
+	const struct trawl_sink *sinks;
+	size_t nsinks;
 };
 
 /* A node (one hostname) and its traces. */

@@ -706,6 +706,7 @@ out:
 	c->tape = c->own;
 	c->cap = c->owncap;
 	b->st = s->st;
+	b->off = ctf_stream_consumed(s);
 }
 
 /* ------------------------------------------------------------ lifecycle */

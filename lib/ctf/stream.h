@@ -47,6 +47,7 @@ struct batch {
 	int term;			/* 0; after the events: 1 end, -errno error */
 	bool hold;			/* term 0: a live stream has nothing more yet */
 	struct trawl_reader_stream_stats st;	/* the stream's, after the batch */
+	uint64_t off;			/* ctf_stream_consumed() after the batch */
 };
 
 /* A batch of cap events and capv values: 0 or -ENOMEM (then release it). */
@@ -129,6 +130,15 @@ struct ctf_stream {
 	int64_t hold_ns;
 	uint64_t fills;			/* tr_ctf_stream_fill() calls so far */
 };
+
+/* Bytes of the stream read so far: up to the event decoded last (its
+ * size once it ended). Read by the stream's filler (or a batch's off). */
+static inline uint64_t ctf_stream_consumed(const struct ctf_stream *s)
+{
+	uint64_t o = s->pkt_off + s->d.pos / 8;
+
+	return s->done || o > s->size ? s->size : o;
+}
 
 /*
  * Sets up s to decode path's bytes with trace t's decoders and range rg

@@ -651,7 +651,8 @@ static inline bool page_event(struct krec *k, struct kcpu *c, uint64_t t, const 
 	}
 	c->last_ts = t;
 	if (r) {
-		c->st.events++;
+		/* one writer (this thread); tr_krec_events() reads it meanwhile */
+		__atomic_store_n(&c->st.events, c->st.events + 1, __ATOMIC_RELAXED);
 		c->any = true;
 	}
 	return true;
@@ -915,6 +916,15 @@ unsigned tr_krec_ncpus(const struct krec *k)
 const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu)
 {
 	return cpu < k->ncpus ? &k->cpus[cpu].st : NULL;
+}
+
+uint64_t tr_krec_events(const struct krec *k)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < k->ncpus; i++)
+		n += __atomic_load_n(&k->cpus[i].st.events, __ATOMIC_RELAXED);
+	return n;
 }
 
 uint64_t tr_krec_statedump_events(const struct krec *k)

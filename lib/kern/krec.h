@@ -82,6 +82,9 @@ void tr_krec_free(struct krec *k);
 
 unsigned tr_krec_ncpus(const struct krec *k);
 const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu);
+/* Events written so far on every CPU: may be called from another thread
+ * while recording (a progress display). */
+uint64_t tr_krec_events(const struct krec *k);
 /* Events written by the state dump. */
 uint64_t tr_krec_statedump_events(const struct krec *k);
 /* The trace clock used ("x86-tsc" or "mono"). */

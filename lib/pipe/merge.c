@@ -294,6 +294,7 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			L->cpu0 = b->cpu0;
 			L->base = b->base;
 			s->pub = b->st;
+			s->puboff = b->off;
 			if (b->n || b->term) {
 				pthread_mutex_unlock(&r->mu);
 				return b->n ? 1 : b->term < 0 ? b->term : 0;
@@ -1300,5 +1301,19 @@ void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st)
 {
 	*st = s->threaded ? s->pub : s->cs.st;
+}
+
+void trawl_reader_progress(const struct trawl_reader *r, uint64_t *done, uint64_t *total)
+{
+	uint64_t d = 0, t = 0;
+
+	for (size_t i = 0; !r->live && i < r->ntraces; i++)
+		for (size_t j = 0; j < r->traces[i]->nadopted; j++) {
+			const struct trawl_reader_stream *s = r->traces[i]->streams[j];
+			d += s->threaded ? s->puboff : ctf_stream_consumed(&s->cs);
+			t += s->cs.size;
+		}
+	*done = d;
+	*total = t;
 }
 

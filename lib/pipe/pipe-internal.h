@@ -33,6 +33,7 @@ struct trawl_reader_stream {
 	bool threaded;			/* the consumer reads pub, not cs.st */
 	struct batch *cur;		/* q[qtail % NQ] while being merged */
 	struct trawl_reader_stream_stats pub;
+	uint64_t puboff;		/* the bytes read as of pub (threaded) */
 };
 
 struct trawl_reader_trace {

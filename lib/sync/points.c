@@ -980,8 +980,17 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 	r = trawl_reader_new(paths, npaths, &ro, err, errlen);
 	if (!r)
 		goto out;
-	struct trawl_sink sink = trawl_sync_finder_sink(c);
-	int rc = trawl_pipe_run(r, &sink, 1, NULL);
+	size_t nsinks = opts.sinks ? opts.nsinks : 0;
+	struct trawl_sink *sinks = calloc(1 + nsinks, sizeof(*sinks));
+	if (!sinks) {
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	sinks[0] = trawl_sync_finder_sink(c);
+	if (nsinks)
+		memcpy(sinks + 1, opts.sinks, nsinks * sizeof(*sinks));
+	int rc = trawl_pipe_run(r, sinks, 1 + nsinks, NULL);
+	free(sinks);
 	if (rc < 0 && !c->err)
 		c->err = rc;
 	p = trawl_sync_finder_points(c, err, errlen);

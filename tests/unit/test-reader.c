@@ -1074,6 +1074,61 @@ static void write_many(const char *dir, int nstreams, int nev)
 }
 
 /*
+ * trawl_reader_progress() in every read mode: 0 of the streams' bytes
+ * before the first event, never backwards, never past the total, somewhere
+ * in between on the way, the total at the end (the "many" trace of
+ * test_threaded(): 64 streams of 4 KiB packets).
+ */
+static void test_progress(void)
+{
+	static const char *const name[] = { "event by event", "a worker", "batches in one thread" };
+	static const enum read_mode mode[] = { READ_EVENTS, READ_WORKER, READ_BATCHES };
+	struct trawl_reader_opts o = { .sz = sizeof(o) };
+	char dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/many", root);
+	for (int m = 0; m < 3; m++) {
+		struct trawl_reader *r = open_t(dir, o, m == 1 ? 2 : 1, m ? 16 : 0);
+		const struct trawl_event *ev;
+		uint64_t done, total, bytes = 0, prev = 0, mid = 0, n = 0;
+		bool back = false;
+		int rc;
+
+		if (!r) {
+			ok(false, "progress, %s: open", name[m]);
+			continue;
+		}
+		tr_reader_set_mode(r, mode[m]);
+		for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+			const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+			for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++) {
+				struct trawl_reader_stream_stats st;
+				trawl_reader_stream_stats(trawl_reader_trace_stream(t, j), &st);
+				bytes += st.bytes;
+			}
+		}
+		trawl_reader_progress(r, &done, &total);
+		ok(done == 0 && total == bytes && bytes > 0,
+		   "progress, %s: 0 of %" PRIu64 " bytes (the streams' sizes) before reading: %" PRIu64
+		   " of %" PRIu64, name[m], bytes, done, total);
+		while ((rc = trawl_reader_next(r, &ev)) > 0) {
+			trawl_reader_progress(r, &done, &total);
+			back |= done < prev || done > total;
+			if (done > 0 && done < total)
+				mid++;
+			prev = done;
+			n++;
+		}
+		trawl_reader_progress(r, &done, &total);
+		ok(rc == 0 && !back && mid > n / 2 && done == total && total == bytes,
+		   "progress, %s: %" PRIu64 " events, never backwards, between 0 and the total for %"
+		   PRIu64 " of them, %" PRIu64 " of %" PRIu64 " at the end", name[m], n, mid, done,
+		   total);
+		trawl_reader_free(r);
+	}
+}
+
+/*
  * One stream file whose packets change cpu_id halfway (two writer streams,
  * cpu 0 then cpu 1, one after the other in one file): a decode-ahead
  * batch that spans the change keeps each event's own cpu.
@@ -1905,6 +1960,7 @@ int main(void)
 	test_corrupt();
 	test_writer();
 	test_threaded();
+	test_progress();
 	test_cpu_change();
 	test_index();
 	test_fixes();
