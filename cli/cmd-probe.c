@@ -475,7 +475,8 @@ int cmd_probe(int argc, char **argv)
 
 	char laddr[300];
 	trawl_probe_listen_addr(probe, laddr, sizeof(laddr));
-	cli_note("%s listening on %s, probing %zu peer%s at %u/s", P.host, laddr, P.npeers, P.npeers == 1 ? "" : "s", P.rate);
+	cli_note("%s listening on %s, probing %zu peer%s at %u/s", P.host, laddr, P.npeers,
+		 P.npeers == 1 ? "" : "s", P.rate);
 	if (!P.npeers)
 		cli_warn("no peers (--peer or [probe] peer): only receiving");
 	int64_t t0 = tr_clock_ns(CLOCK_MONOTONIC);

@@ -46,6 +46,7 @@ static void usage(FILE *f)
 	      "                          event ids >= 31, extreme values, tricky strings\n"
 	      "      --progress          report progress on stderr (default: when a tty)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
+	      "  -q, --quiet             only errors and warnings on stderr (no progress)\n"
 	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
 	      "                          only there), as session NAME (--session, default\n"
 	      "                          \"simulate\"): RELAY-OUTPUT/NAME/host<i>/{kernel,ust}/\n"
@@ -202,6 +203,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "shapes", no_argument, NULL, 'S' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "sync", no_argument, NULL, O_SYNC },
 		{ "relay", required_argument, NULL, O_RELAY },
@@ -231,7 +233,7 @@ int cmd_simulate(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fqh", opts, NULL)) != -1) {
 		for (size_t i = 0; c > O_SYNC && c < O_RELAY && opts[i].name; i++)
 			if (opts[i].val == c)
 				sync_opt = opts[i].name;
@@ -281,6 +283,9 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case 'f':
 			so.force = true;
+			break;
+		case 'q':
+			cli_verbosity = -1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -359,7 +364,7 @@ int cmd_simulate(int argc, char **argv)
 	if (sync_opt && !so.sync)
 		return cli_usage("--%s needs --sync", sync_opt);
 	so.changes = changes;
-	if (show_progress) {
+	if (show_progress && cli_verbosity >= 0) {
 		so.progress = on_progress;
 		so.progress_arg = &prog;
 	}

@@ -12,7 +12,7 @@
 cmds=$(sed -n 's/^   \([a-z-]*\) .*/\1/p' help.out)
 ncmds=$(echo "$cmds" | wc -w)
 [ "$ncmds" -ge 20 ] || { echo "Bail out! trawl --help lists $ncmds commands"; exit 1; }
-plan $((3 * ncmds - 1 + 22))
+plan $((3 * ncmds - 1 + 23))
 
 # no agent, no configuration of this machine's: the session commands fail
 # the same way everywhere (their usage errors come before any request)
@@ -112,6 +112,8 @@ grep -q '^trawl info: decoded 100 events' info.err
 ok $? "info: the decode rate on stderr"
 "$TRAWL" info -q sess > /dev/null 2> infoq.err
 is "$?|$(cat infoq.err)" "0|" "info -q: nothing on stderr"
+"$TRAWL" simulate -q --progress -o simq --hosts 1 --events 100000 > simq.out 2> simq.err
+is "$?|$(cat simq.err)" "0|" "simulate -q --progress: no progress, nothing on stderr"
 "$TRAWL" record -q --no-kernel -o rq -- true > rq.out 2> rq.err
 is "$?|$(cat rq.err)" "0|" "record -q -- true: exit 0, nothing on stderr"
 "$TRAWL" record --no-kernel -o rd -- true > /dev/null 2> rd.err
