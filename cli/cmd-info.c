@@ -519,8 +519,8 @@ int cmd_info(int argc, char **argv)
 			printf("errors: %" PRIu64 " corrupt stream%s\n", nerr, nerr == 1 ? "" : "s");
 	}
 	fflush(stdout);
-	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s\n",
-		total, secs, rate / 1e6);
+	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",
+		 total, secs, rate / 1e6);
 out:
 	trawl_reader_free(r);
 	trawl_sync_store_free(sync);

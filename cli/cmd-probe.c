@@ -316,7 +316,7 @@ int cmd_probe(int argc, char **argv)
 		case 'H':
 			if (!trawl_probe_name_valid(optarg))
 				return cli_usage("--host: bad name '%s' (1..%d letters, digits, '-', '_', '.')",
-						   optarg, MAX_NAME);
+						 optarg, MAX_NAME);
 			snprintf(P.host, sizeof(P.host), "%s", optarg);
 			break;
 		case 'l':

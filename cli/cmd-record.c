@@ -365,7 +365,7 @@ int cmd_record(int argc, char **argv)
 		case 'b':
 			if (parse_ulong(optarg, &buffer_kb) || buffer_kb < 4 || buffer_kb > (1ul << 24))
 				return cli_usage("--buffer-size: '%s' is not a size in KiB (4..16777216)",
-						   optarg);
+						 optarg);
 			break;
 		case 'F':
 			filter = optarg;
@@ -388,7 +388,7 @@ int cmd_record(int argc, char **argv)
 			duration = strtod(optarg, &end);
 			if (errno || *end || !(duration > 0) || duration > 1e9)
 				return cli_usage("--duration: '%s' is not a positive number of seconds",
-						   optarg);
+						 optarg);
 			break;
 		}
 		case 'c':
@@ -423,7 +423,7 @@ int cmd_record(int argc, char **argv)
 		case 'L':
 			if (parse_ulong(optarg, &live_ms) || live_ms > 60000)
 				return cli_usage("--live-timer: '%s' is not a number of ms in 0..60000",
-						   optarg);
+						 optarg);
 			break;
 		case 'Q':
 			if (parse_ulong(optarg, &ioq) || ioq > 65536)
@@ -432,7 +432,7 @@ int cmd_record(int argc, char **argv)
 		case 'P':
 			if (parse_ulong(optarg, &period) || period < 1 || period > 10000)
 				return cli_usage("--period: '%s' is not a number of ms in 1..10000",
-						   optarg);
+						 optarg);
 			break;
 		case 'u':
 			if (!*optarg)
@@ -692,15 +692,15 @@ int cmd_record(int argc, char **argv)
 		}
 		cli_note("%" PRIu64 " kernel events, %" PRIu64 " lost, "
 			 "%" PRIu64 " state dump events, %.3f s, clock %s, in %s",
-			ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
-			kwhere ? kwhere : kdir);
+			 ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
+			 kwhere ? kwhere : kdir);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 		cli_info("recorder CPU %.3f s (%.3f user, %.3f system)", cpu,
-			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
 			const struct krec_cpu_stats *s = tr_krec_stats(k, i);
 			cli_info("  cpu %u: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64 " pages",

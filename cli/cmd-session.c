@@ -287,7 +287,7 @@ int cmd_create(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage(optind >= argc ? "missing session name" :
-				   "unexpected argument '%s'", argv[argc - 1]);
+				 "unexpected argument '%s'", argv[argc - 1]);
 	const char *name = argv[optind];
 	const char *relay = vals[setting_index("relay")];
 	const char **live = &vals[setting_index("live-timer")];
@@ -301,7 +301,7 @@ int cmd_create(int argc, char **argv)
 		mode = setting("session", "mode");
 	if (relay && (snap || (mode && strcmp(mode, "overwrite") == 0)))
 		return cli_usage("--relay streams discard-mode sessions (not snapshots "
-				   "nor overwrite mode)");
+				 "nor overwrite mode)");
 	if (relay && !*live)
 		*live = "100";
 	char *dir = NULL;
@@ -486,7 +486,7 @@ int cmd_enable(int argc, char **argv)
 		r = cli_usage("expected NAME and at least one 'provider:event' glob or -k EVENTS");
 	else if (npos < 2 && !kernel)
 		r = cli_usage(kopt ? "--filter and --pid apply to kernel events (-k EVENTS)" :
-				"expected NAME and at least one 'provider:event' glob or -k EVENTS");
+			      "expected NAME and at least one 'provider:event' glob or -k EVENTS");
 	else if (kopt && !kernel)
 		r = cli_usage("--filter and --pid apply to kernel events (-k EVENTS)");
 	else if (ll && npos < 2)
@@ -947,7 +947,7 @@ int cmd_agent(int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
 				return cli_usage("--ready-fd: '%s' is not an open descriptor",
-						   optarg);
+						 optarg);
 			ready_fd = (int)v;
 			break;
 		}
@@ -1010,7 +1010,7 @@ int cmd_agent(int argc, char **argv)
 			continue;
 		if (cli_num[i])
 			return cli_usage("%s: '%s' is not %ld..%ld", nums[i].opt, v,
-					   nums[i].lo, nums[i].hi);
+					 nums[i].lo, nums[i].hi);
 		return cli_err("[agent] %s: '%s' is not %ld..%ld", nums[i].key, v, nums[i].lo,
 			       nums[i].hi);
 	}

@@ -272,7 +272,7 @@ int cmd_simulate(int argc, char **argv)
 		case 'P':
 			if (parse_u64(optarg, &v, 1024) || v < 4096 || v % 8 || v > (1u << 30))
 				return cli_usage("--packet-size: '%s' is not a size in 4096..1G, a multiple of 8",
-						   optarg);
+						 optarg);
 			so.packet_size = (size_t)v;
 			break;
 		case 'S':
@@ -296,13 +296,13 @@ int cmd_simulate(int argc, char **argv)
 		case O_MAX_OFFSET:
 			if (parse_u64(optarg, &v, 1000) || v > TRAWL_SIM_MAX_OFFSET_NS)
 				return cli_usage("--max-offset: '%s' is not a number of ns in 0..1000G",
-						   optarg);
+						 optarg);
 			so.max_offset_ns = v;
 			break;
 		case O_MAX_DRIFT:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_DRIFT_PPB / 1000.0))
 				return cli_usage("--max-drift: '%s' is not a number of ppm in 0..1000",
-						   optarg);
+						 optarg);
 			so.max_drift_ppb = llround(d * 1000);
 			break;
 		case O_TOPOLOGY: {
@@ -312,7 +312,7 @@ int cmd_simulate(int argc, char **argv)
 				i++;
 			if (i == ARRAY_LEN(names))
 				return cli_usage("--topology: '%s' is not mesh, star, chain or split",
-						   optarg);
+						 optarg);
 			so.topology = (enum trawl_sim_topology)i;
 			break;
 		}
@@ -320,14 +320,14 @@ int cmd_simulate(int argc, char **argv)
 		case O_RPC_RATE:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_RATE))
 				return cli_usage("%s: '%s' is not a rate in 0..1e7 per second",
-						   c == O_RATE ? "--sync-rate" : "--rpc-rate", optarg);
+						 c == O_RATE ? "--sync-rate" : "--rpc-rate", optarg);
 			*(c == O_RATE ? &so.rate : &so.rpc_rate) = d;
 			break;
 		case O_DELAY:
 		case O_JITTER:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_DELAY_NS / 1000))
 				return cli_usage("%s: '%s' is not a number of microseconds in 0..1e7",
-						   c == O_DELAY ? "--delay" : "--jitter", optarg);
+						 c == O_DELAY ? "--delay" : "--jitter", optarg);
 			*(c == O_DELAY ? &so.delay_ns : &so.jitter_ns) = d * 1000;
 			break;
 		case O_ASYM:
@@ -339,7 +339,7 @@ int cmd_simulate(int argc, char **argv)
 		case O_DUP:
 			if (parse_double(optarg, &d, 0, 1))
 				return cli_usage("%s: '%s' is not a fraction in 0..1",
-						   c == O_LOSS ? "--loss" : "--dup", optarg);
+						 c == O_LOSS ? "--loss" : "--dup", optarg);
 			*(c == O_LOSS ? &so.loss : &so.dup) = d;
 			break;
 		case O_ONE_WAY:
@@ -350,7 +350,7 @@ int cmd_simulate(int argc, char **argv)
 				return cli_usage("--drift-change: more than %d", TRAWL_SIM_SYNC_MAX_HOSTS);
 			if (parse_change(optarg, &changes[so.nchanges]))
 				return cli_usage("--drift-change: '%s' is not HOST:FRACTION:PPM "
-						   "(fraction 0..1, ppm -1000..1000)", optarg);
+						 "(fraction 0..1, ppm -1000..1000)", optarg);
 			so.nchanges++;
 			break;
 		case ':':

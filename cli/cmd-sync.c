@@ -768,7 +768,7 @@ next:
 		}
 	}
 	cli_note("wrote %s: %zu trace%s with corrected clocks, %d data and "
-		"index files linked or copied", out, ntr, ntr == 1 ? "" : "s", nfiles);
+		 "index files linked or copied", out, ntr, ntr == 1 ? "" : "s", nfiles);
 	return 0;
 }
 
@@ -809,9 +809,9 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		}
 	}
 	cli_note("clocks corrected by %s (reference%s %s%s%s%s%s)", path,
-		s->groups > 1 ? "s" : "", refs[0] ? refs : "none",
-		s->groups > 1 ? "; groups not aligned with each other" : "",
-		nweak ? "; without a bound: " : "", weak, nweak > 4 ? ", ..." : "");
+		 s->groups > 1 ? "s" : "", refs[0] ? refs : "none",
+		 s->groups > 1 ? "; groups not aligned with each other" : "",
+		 nweak ? "; without a bound: " : "", weak, nweak > 4 ? ", ..." : "");
 	free(path);
 	ro->fixes = s->fixes;
 	ro->nfixes = s->nfixes;
@@ -949,8 +949,8 @@ int cmd_sync(int argc, char **argv)
 		goto out;
 	}
 	if (s.p->reader_errors) {
-		cli_err("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
-			s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
+		cli_warn("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
+			 s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
 	}
 	if (!s.p->nhosts) {
 		status = cli_err("no trace in %s", s.session);
@@ -986,7 +986,7 @@ int cmd_sync(int argc, char **argv)
 		if (s.no[i].quality == TRAWL_SYNC_FAIL) {
 			cli_warn("%s: quality fail (no line fits every "
 				 "message); its correction is a fallback without a bound",
-				s.p->hosts[i].name);
+				 s.p->hosts[i].name);
 		}
 out:
 	if (s.p)

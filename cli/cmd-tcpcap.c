@@ -93,7 +93,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			d = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(d > 0) || d > 1e9)
 				return cli_usage("--duration: '%s' is not a number of seconds > 0",
-						   optarg);
+						 optarg);
 			o->duration_ns = (int64_t)(d * 1e9);
 			if (!o->duration_ns)
 				o->duration_ns = 1;
@@ -136,7 +136,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (errno || end == optarg || *end || *optarg == '-' || v < 4096 ||
 			    v > (1ull << 30) || (v & (v - 1)))
 				return cli_usage("--buffer-size: '%s' is not a power of two in 4096..1G",
-						   optarg);
+						 optarg);
 			o->ring_size = v;
 			break;
 		}

@@ -95,7 +95,7 @@ int cli_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	line("", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try 'trawl %s --help'.\n", cli_cmd ? cli_cmd : "");
+	fprintf(stderr, "Try 'trawl %s%s--help'.\n", cli_cmd ? cli_cmd : "", cli_cmd ? " " : "");
 	return CLI_EXIT_USAGE;
 }
 

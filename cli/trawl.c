@@ -411,9 +411,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argv[1][0] == '-') {
-		cli_err("unrecognized option '%s'", argv[1]);
-		cli_hint("the options and commands: 'trawl --help'");
-		return CLI_EXIT_USAGE;
+		return cli_usage("unrecognized option '%s'", argv[1]);
 	}
 	c = find(argv[1]);
 	if (!c)

@@ -12,7 +12,7 @@
 cmds=$(sed -n 's/^   \([a-z-]*\) .*/\1/p' help.out)
 ncmds=$(echo "$cmds" | wc -w)
 [ "$ncmds" -ge 20 ] || { echo "Bail out! trawl --help lists $ncmds commands"; exit 1; }
-plan $((3 * ncmds - 1 + 23))
+plan $((3 * ncmds - 1 + 24))
 
 # no agent, no configuration of this machine's: the session commands fail
 # the same way everywhere (their usage errors come before any request)
@@ -51,6 +51,9 @@ is "$(usage print --limit)" "2|trawl print|Try 'trawl print --help'.|2" "print -
 is "$(head -1 usage.err)" "trawl print: option '--limit' requires a value" "... naming the option"
 is "$(usage print -Z x)" "2|trawl print|Try 'trawl print --help'.|2" "print -Z: the same"
 is "$(head -1 usage.err)" "trawl print: unrecognized option '-Z'" "... naming the short option"
+"$TRAWL" --no-such-opt > /dev/null 2> top.err
+is "$?|$(cat top.err)" "2|trawl: unrecognized option '--no-such-opt'
+Try 'trawl --help'." "trawl --no-such-opt: the same form, without a command"
 "$TRAWL" prnt > /dev/null 2> prnt.err
 is "$?|$(cat prnt.err)" "2|trawl: 'prnt' is not a trawl command
 hint: did you mean 'trawl print'? (the commands: 'trawl --help')" "a misspelled command: the closest one as a hint"
