@@ -94,6 +94,8 @@ $(O)/obj/%.o: $(SRC)/%.c
 bin: $(TRAWL)
 
 $(CLI_OBJS): CPPFLAGS += -I$(SRC)/cli $(CLI_PKG_CFLAGS)
+# trawl help: the pages of the source tree built from, wherever O= put the binary
+$(call obj,$(SRC)/cli/trawl.c): CPPFLAGS += -DTRAWL_SRC_MANDIR='"$(SRC)/docs/man"'
 $(KERN_OBJS): CPPFLAGS += $(CLI_PKG_CFLAGS)
 
 $(KSTATIC): $(KERN_OBJS)

@@ -7,7 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Each returns the process exit status: 0 ok, 1 failure, 2 usage error. */
+/*
+ * Exit statuses of every command (trawl(1), EXIT STATUS). Each cmd_<name>()
+ * returns one; `record -- COMMAND` returns COMMAND's own status (128 + N
+ * when a signal N ended it), 127 when it could not be run.
+ */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAILURE = 1,	/* the command failed; a message said why */
+	CLI_EXIT_USAGE = 2,	/* bad options or arguments: nothing was done */
+	CLI_EXIT_NOEXEC = 127,	/* record: COMMAND could not be run */
+};
+
 int cmd_print(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
@@ -54,14 +65,15 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
  * that line and returns it in line. -1 when the fork failed or the child
  * exited before it was ready (it printed why).
  */
-int cli_detach(const char *who, int *ready_fd, char *line, size_t linelen);
+int cli_detach(int *ready_fd, char *line, size_t linelen);
 
 int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn
  * in place: done of total, percent, rate, time left (events so far where
- * known). On a terminal only, unless --progress; never with --no-progress.
+ * known). On a terminal only, unless --progress; never with --no-progress
+ * or -q.
  * A command puts CLI_PROGRESS_OPTIONS in its long options, keeps the value
  * of the last one seen (0: neither) and passes it to cli_progress_start().
  */
@@ -122,11 +134,39 @@ struct trawl_sink cli_progress_sink(struct cli_progress *p);
 /* The bytes of every file under dir. */
 uint64_t cli_dir_bytes(const char *dir);
 
-/* Prints "trawl: " + message + "\n" on stderr; returns 1. */
-int die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A usage error of command cmd: prints "WHO: message" and "Try 'trawl CMD
- * --help'." on stderr (who NULL: "trawl: CMD"); returns 2. */
-int cli_usage_error(const char *who, const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/*
+ * cli/msg.c: every line a command writes on stderr, in one voice:
+ * "trawl CMD: WHAT: WHY" (the file and byte offset where one applies, once),
+ * maybe followed by "hint: ...". CMD is cli_cmd (set by main before the
+ * command runs; NULL: "trawl: ..."). cli_verbosity is -1 with -q (only
+ * errors and warnings), 0, 1 with -v (also the internals: sockets, threads,
+ * priorities, per-CPU figures). All flush stdout first.
+ */
+extern const char *cli_cmd;
+extern int cli_verbosity;
+#define CLI_PRINTF __attribute__((format(printf, 1, 2)))
+/* An error: "trawl CMD: MESSAGE"; returns CLI_EXIT_FAILURE. */
+int cli_err(const char *fmt, ...) CLI_PRINTF;
+/* A usage error: the line, then "Try 'trawl CMD --help'."; returns
+ * CLI_EXIT_USAGE. */
+int cli_usage(const char *fmt, ...) CLI_PRINTF;
+/* getopt_long's '?' or ':' (with opterr = 0) as a usage error (argv: the
+ * command's, as given to getopt_long); returns CLI_EXIT_USAGE. */
+int cli_opt_error(int c, char **argv);
+/* "trawl CMD: warning: MESSAGE", also with -q. */
+void cli_warn(const char *fmt, ...) CLI_PRINTF;
+/* "hint: MESSAGE": what to do about the error or warning just printed. */
+void cli_hint(const char *fmt, ...) CLI_PRINTF;
+/* "trawl CMD: MESSAGE": what the user asked for happened (not with -q). */
+void cli_note(const char *fmt, ...) CLI_PRINTF;
+/* "trawl CMD: MESSAGE": an internal detail (only with -v). */
+void cli_info(const char *fmt, ...) CLI_PRINTF;
+/* A library's log line (syslog level): error, warning, note, or (debug)
+ * info; for the logging hooks of trawl/agent.h, relay.h, sim.h, probe.h. */
+void cli_log(int level, const char *msg);
+/* The trace paths of print, info and sync: an error (and a hint) naming
+ * the first that is not a directory, and what it is; returns
+ * CLI_EXIT_FAILURE then, else 0. */
+int cli_trace_paths(const char *const *paths, size_t npaths);
 
 #endif

@@ -256,8 +256,7 @@ static void json_trace(struct json *j, const struct trace_sum *ts, struct cls_co
 static void report_corrupt(void *arg, const char *msg)
 {
 	(*(uint64_t *)arg)++;
-	cli_progress_hide();
-	die_msg("%s", msg);
+	cli_err("%s", msg);
 }
 
 int cmd_info(int argc, char **argv)
@@ -269,6 +268,7 @@ int cmd_info(int argc, char **argv)
 		{ "threads", required_argument, NULL, 3 },
 		{ "no-sync", no_argument, NULL, 4 },
 		CLI_PROGRESS_OPTIONS,
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -290,14 +290,15 @@ int cmd_info(int argc, char **argv)
 	struct cli_progress pg;
 
 	optind = 1;
+	opterr = 0;
 	gmt = false;
-	while ((c = getopt_long(argc, argv, "H:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":H:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H': {
 			const char **nh = realloc(hosts, (nhosts + 1) * sizeof(*hosts));
 
 			if (!nh)
-				return die_msg("out of memory");
+				return cli_err("out of memory");
 			hosts = nh;
 			hosts[nhosts++] = optarg;
 			break;
@@ -313,9 +314,8 @@ int cmd_info(int argc, char **argv)
 			unsigned long n = strtoul(optarg, &end, 10);
 
 			if (*end || !*optarg || n < 1 || n > 64) {
-				fprintf(stderr, "trawl info: bad --threads '%s' (1..64)\n", optarg);
 				free(hosts);
-				return 2;
+				return cli_usage("--threads: '%s' is not a number in 1..64", optarg);
 			}
 			ro.threads = (unsigned)n;
 			break;
@@ -327,19 +327,25 @@ int cmd_info(int argc, char **argv)
 		case CLI_OPT_NO_PROGRESS:
 			progress = c;
 			break;
+		case 'q':
+			cli_verbosity = -1;
+			break;
 		case 'h':
+			free(hosts);
 			info_usage(stdout);
 			return 0;
 		default:
-			info_usage(stderr);
-			return 2;
+			free(hosts);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "trawl info: no trace path given\n");
-		info_usage(stderr);
 		free(hosts);
-		return 2;
+		return cli_usage("no trace path given");
+	}
+	if (cli_trace_paths((const char *const *)argv + optind, (size_t)(argc - optind))) {
+		free(hosts);
+		return CLI_EXIT_FAILURE;
 	}
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
@@ -352,7 +358,7 @@ int cmd_info(int argc, char **argv)
 	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
 			     err, sizeof(err));
 	if (!r) {
-		status = die_msg("%s", err);
+		status = cli_err("%s", err);
 		goto out;
 	}
 
@@ -360,7 +366,7 @@ int cmd_info(int argc, char **argv)
 	size_t nclasses;
 	struct trawl_count *counter = trawl_count_new();
 	if (!counter) {
-		status = die_msg("out of memory");
+		status = cli_err("out of memory");
 		goto out;
 	}
 	{
@@ -372,7 +378,7 @@ int cmd_info(int argc, char **argv)
 		rc = trawl_pipe_run(r, sinks, pg.on ? 2 : 1, &run);
 		if (rc < 0) {
 			trawl_count_free(counter);
-			status = die_msg("%s", strerror(-rc));
+			status = cli_err("%s", strerror(-rc));
 			goto out;
 		}
 		if (rc > 0)
@@ -382,7 +388,7 @@ int cmd_info(int argc, char **argv)
 	cnt = calloc(nclasses + 1, sizeof(*cnt));
 	if (!cnt) {
 		trawl_count_free(counter);
-		status = die_msg("out of memory");
+		status = cli_err("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < nclasses; i++)
@@ -396,7 +402,7 @@ int cmd_info(int argc, char **argv)
 	ccs = calloc(nclasses + 1, sizeof(*ccs));
 	cls = calloc(nclasses + 1, sizeof(*cls));
 	if (!sums || !ccs || !cls) {
-		status = die_msg("out of memory");
+		status = cli_err("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < ntr; i++) {
@@ -496,7 +502,7 @@ int cmd_info(int argc, char **argv)
 		tr_json_obj_end(&j);
 		tr_json_char(&j, '\n');
 		if (tr_json_flush(&j, stdout))
-			status = die_msg("out of memory");
+			status = cli_err("out of memory");
 		tr_json_release(&j);
 	} else {
 		char b[64];
@@ -522,8 +528,8 @@ int cmd_info(int argc, char **argv)
 			printf("errors: %" PRIu64 " corrupt stream%s\n", nerr, nerr == 1 ? "" : "s");
 	}
 	fflush(stdout);
-	fprintf(stderr, "trawl info: decoded %" PRIu64 " events in %.3f s: %.2f M events/s\n",
-		total, secs, rate / 1e6);
+	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",
+		 total, secs, rate / 1e6);
 out:
 	trawl_reader_free(r);
 	trawl_sync_store_free(sync);

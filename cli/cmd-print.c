@@ -172,8 +172,7 @@ static int parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bo
 static void report_corrupt(void *arg, const char *msg)
 {
 	(void)arg;
-	cli_progress_hide();
-	die_msg("%s", msg);
+	cli_err("%s", msg);
 }
 
 static volatile int print_stop;	/* SIGINT, SIGTERM (live) */
@@ -193,7 +192,7 @@ static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, 
 	struct trawl_print *p = trawl_print_new(po, err, sizeof(err));
 
 	if (!p)
-		return die_msg("%s", err);
+		return cli_err("%s", err);
 	struct cli_progress pg;
 	struct trawl_sink sinks[2] = { trawl_print_sink(p), cli_progress_sink(&pg) };
 	struct trawl_run_opts ro = {
@@ -209,9 +208,9 @@ static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, 
 	if (rc == -EPIPE)
 		status = 0;	/* `| head`: stop quietly */
 	else if (rc < 0 && trawl_print_error(p))
-		status = die_msg("write error: %s", strerror(trawl_print_error(p)));
+		status = cli_err("write error: %s", strerror(trawl_print_error(p)));
 	else if (rc == -ENOMEM)
-		status = die_msg("out of memory");
+		status = cli_err("out of memory");
 	else if (rc != 0)
 		status = 1;	/* a corrupt stream, or a live source gone: reported */
 	trawl_print_free(p);
@@ -262,7 +261,7 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 	int rc;
 
 	if (!r)
-		return die_msg("%s", err);
+		return cli_err("%s", err);
 	while ((rc = trawl_reader_next(r, &ev)) < 0)
 		;
 	*ts = rc == 1 ? ev->ts : 0;
@@ -323,6 +322,7 @@ int cmd_print(int argc, char **argv)
 		{ "live", required_argument, NULL, 'l' },
 		{ "sync", required_argument, NULL, 6 },
 		CLI_PROGRESS_OPTIONS,
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -335,15 +335,16 @@ int cmd_print(int argc, char **argv)
 	bool brel = false, erel = false;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:e:b:E:n:f:l:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":H:e:b:E:n:f:l:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			if (push(&po.hosts, &po.nhosts, optarg))
-				return die_msg("out of memory");
+				return cli_err("out of memory");
 			break;
 		case 'e':
 			if (push(&po.events, &po.nevents, optarg))
-				return die_msg("out of memory");
+				return cli_err("out of memory");
 			break;
 		case 'b':
 			po.begin_s = optarg;
@@ -357,8 +358,7 @@ int cmd_print(int argc, char **argv)
 			errno = 0;
 			po.limit = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || optarg[0] == '-') {
-				fprintf(stderr, "trawl print: bad --limit '%s'\n", optarg);
-				return 2;
+				return cli_usage("--limit: '%s' is not a number of events", optarg);
 			}
 			break;
 		}
@@ -374,8 +374,7 @@ int cmd_print(int argc, char **argv)
 		case 4:
 			po.threads = atoi(optarg);
 			if (po.threads < 1 || po.threads > 3) {
-				fprintf(stderr, "trawl print: --threads is 1, 2 or 3\n");
-				return 2;
+				return cli_usage("--threads: '%s' is not 1, 2 or 3", optarg);
 			}
 			break;
 		case 5:
@@ -390,7 +389,7 @@ int cmd_print(int argc, char **argv)
 			break;
 		case 'l':
 			if (push(&po.live, &po.nlive, optarg))
-				return die_msg("out of memory");
+				return cli_err("out of memory");
 			break;
 		case 'f': {
 			const char *name;
@@ -399,27 +398,29 @@ int cmd_print(int argc, char **argv)
 			while ((name = trawl_format_name(i, NULL)) && strcmp(name, optarg))
 				i++;
 			if (!name) {
-				fprintf(stderr, "trawl print: unknown --format '%s' (", optarg);
-				for (i = 0; (name = trawl_format_name(i, NULL)); i++)
-					fprintf(stderr, "%s%s", i ? ", " : "", name);
-				fprintf(stderr, ")\n");
-				return 2;
+				char names[256];
+				size_t l = 0;
+
+				for (i = 0; (name = trawl_format_name(i, NULL)) && l < sizeof(names); i++)
+					l += (size_t)snprintf(names + l, sizeof(names) - l, "%s%s",
+							      i ? ", " : "", name);
+				return cli_usage("--format: unknown format '%s' (%s)", optarg, names);
 			}
 			po.format = optarg;
 			break;
 		}
+		case 'q':
+			cli_verbosity = -1;
+			break;
 		case 'h':
 			print_usage(stdout);
 			return 0;
 		default:
-			print_usage(stderr);
-			return 2;
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind >= argc && !po.nlive) {
-		fprintf(stderr, "trawl print: no trace path given\n");
-		print_usage(stderr);
-		status = 2;
+		status = cli_usage("no trace path given");
 		goto out;
 	}
 	char **paths = argv + optind;
@@ -427,18 +428,19 @@ int cmd_print(int argc, char **argv)
 	bool gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;
 
 	if (po.begin_s && parse_time(po.begin_s, gmt, INT64_MIN, &po.begin, &brel)) {
-		fprintf(stderr, "trawl print: bad --begin time '%s'\n", po.begin_s);
-		status = 2;
+		status = cli_usage("--begin: '%s' is not a time", po.begin_s);
 		goto out;
 	}
 	if (po.end_s && parse_time(po.end_s, gmt, INT64_MIN, &po.end, &erel)) {
-		fprintf(stderr, "trawl print: bad --end time '%s'\n", po.end_s);
-		status = 2;
+		status = cli_usage("--end: '%s' is not a time", po.end_s);
 		goto out;
 	}
 	if (po.sync_path && po.no_sync) {
-		fprintf(stderr, "trawl print: --sync and --no-sync together\n");
-		status = 2;
+		status = cli_usage("--sync and --no-sync exclude each other");
+		goto out;
+	}
+	if (cli_trace_paths((const char *const *)paths, npaths)) {
+		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
 	if (cli_sync_load(po.sync_path ? (const char *const *)&po.sync_path :
@@ -447,14 +449,13 @@ int cmd_print(int argc, char **argv)
 		goto out;
 	}
 	if (po.sync_path && !sync) {
-		status = die_msg("%s: no sync.txt there", po.sync_path);
+		status = cli_err("%s: no sync.txt there", po.sync_path);
 		goto out;
 	}
 	po.fixes = ro.fixes;
 	po.nfixes = ro.nfixes;
 	if ((brel || erel) && !npaths) {
-		fprintf(stderr, "trawl print: a time of day needs trace files (give the date, or ns)\n");
-		status = 2;
+		status = cli_usage("a time of day needs trace files (give the date, or ns)");
 		goto out;
 	}
 	if (brel || erel) {
@@ -470,8 +471,7 @@ int cmd_print(int argc, char **argv)
 			parse_time(po.end_s, gmt, day, &po.end, &erel);
 	}
 	if (po.end_s && po.begin_s && po.end < po.begin) {
-		fprintf(stderr, "trawl print: --end is before --begin\n");
-		status = 2;
+		status = cli_usage("--end is before --begin");
 		goto out;
 	}
 
@@ -495,7 +495,7 @@ int cmd_print(int argc, char **argv)
 	ro.threads = po.threads >= 3 ? 2 : 1;
 	r = open_reader(paths, npaths, &po, &ro, err, sizeof(err));
 	if (!r) {
-		status = die_msg("%s", err);
+		status = cli_err("%s", err);
 		goto out;
 	}
 	signal(SIGPIPE, SIG_IGN);

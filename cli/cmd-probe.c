@@ -67,7 +67,8 @@ static void on_signal(int sig)
 
 static void on_warning(void *arg, const char *msg)
 {
-	fprintf(stderr, "trawl: probe: warning: %s\n", msg);
+	(void)arg;
+	cli_warn("%s", msg);
 }
 
 /* ------------------------------------------------------------ options */
@@ -75,7 +76,7 @@ static void on_warning(void *arg, const char *msg)
 static void usage(FILE *f)
 {
 	fputs("usage: trawl probe -o DIR [--host NAME] [--listen ADDR:PORT] [--peer NAME=ADDR:PORT]...\n"
-	      "                   [--rate N] [--duration SECONDS] [--clock-offset NS] [--force]\n"
+	      "                   [--rate N] [--duration SECONDS] [--clock-offset NS] [--force] [-q]\n"
 	      "       trawl probe --show-config [options]\n"
 	      "\n"
 	      "Exchanges clock-synchronization probes (UDP) with peer nodes and records\n"
@@ -96,12 +97,12 @@ static void usage(FILE *f)
 	      "      --clock-offset NS     the trace clock's offset from the epoch, in ns\n"
 	      "                            (default: CLOCK_REALTIME - CLOCK_MONOTONIC now)\n"
 	      "  -f, --force               overwrite an existing DIR/NAME/sync/ trace\n"
+	      "  -q, --quiet               only errors and warnings on stderr\n"
 	      "      --show-config         print the settings in effect and where each comes\n"
 	      "                            from, then exit\n"
 	      "  -h, --help                this help\n", f);
 }
 
-#define usage_error(...) cli_usage_error("trawl probe", "probe", __VA_ARGS__)
 
 static int parse_uint(const char *s, uint64_t max, uint64_t *v)
 {
@@ -194,12 +195,12 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 	int ret = 0;
 
 	if (!c)
-		return die_msg("probe: settings: %s", err);
+		return cli_err("settings: %s", err);
 	if (!cli_listen) {
 		const char *v = tr_conf_get(c, "probe", "listen");
 		if (v && *v) {
 			if (strlen(v) >= sizeof(P->listen)) {
-				ret = die_msg("probe: listen = '%.40s...' (%s): too long", v,
+				ret = cli_err("listen = '%.40s...' (%s): too long", v,
 					      tr_conf_origin(c, "probe", "listen"));
 				goto out;
 			}
@@ -216,7 +217,7 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 		uint64_t r;
 		if (v) {
 			if (parse_uint(v, MAX_RATE, &r)) {
-				ret = die_msg("probe: rate = '%s' (%s): not a number in 0..%d", v,
+				ret = cli_err("rate = '%s' (%s): not a number in 0..%d", v,
 					      tr_conf_origin(c, "probe", "rate"), MAX_RATE);
 				goto out;
 			}
@@ -239,7 +240,7 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 			/* one value may list several peers, separated by commas */
 			char *copy = strdup(vals[i]), *save = NULL;
 			if (!copy) {
-				ret = die_msg("probe: out of memory");
+				ret = cli_err("out of memory");
 				goto out;
 			}
 			for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -249,7 +250,7 @@ static int apply_config(struct settings *P, bool cli_listen, bool cli_rate, bool
 				if (blank)
 					continue;
 				if (add_peer(P, tok, ' ', origin, why, sizeof(why))) {
-					ret = die_msg("probe: peer = '%s' (%s): %s", vals[i], origin, why);
+					ret = cli_err("peer = '%s' (%s): %s", vals[i], origin, why);
 					free(copy);
 					goto out;
 				}
@@ -291,6 +292,7 @@ int cmd_probe(int argc, char **argv)
 		{ "clock-offset", required_argument, NULL, OPT_OFFSET },
 		{ "force", no_argument, NULL, 'f' },
 		{ "show-config", no_argument, NULL, OPT_SHOW },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -304,22 +306,22 @@ int cmd_probe(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:H:l:p:r:d:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:H:l:p:r:d:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output directory");
+				return cli_usage("empty output directory");
 			P.out = optarg;
 			break;
 		case 'H':
 			if (!trawl_probe_name_valid(optarg))
-				return usage_error("--host: bad name '%s' (1..%d letters, digits, '-', '_', '.')",
-						   optarg, MAX_NAME);
+				return cli_usage("--host: bad name '%s' (1..%d letters, digits, '-', '_', '.')",
+						 optarg, MAX_NAME);
 			snprintf(P.host, sizeof(P.host), "%s", optarg);
 			break;
 		case 'l':
 			if (strlen(optarg) >= sizeof(P.listen) || !*optarg)
-				return usage_error("--listen: '%s' is not ADDR:PORT", optarg);
+				return cli_usage("--listen: '%s' is not ADDR:PORT", optarg);
 			snprintf(P.listen, sizeof(P.listen), "%s", optarg);
 			snprintf(P.listen_origin, sizeof(P.listen_origin), "command line");
 			cli_listen = true;
@@ -327,7 +329,7 @@ int cmd_probe(int argc, char **argv)
 		case 'p': {
 			const char **np = realloc(cli_peer_specs, (ncli_peers + 1) * sizeof(*np));
 			if (!np)
-				return die_msg("probe: out of memory");
+				return cli_err("out of memory");
 			cli_peer_specs = np;
 			cli_peer_specs[ncli_peers++] = optarg;
 			cli_peers = true;
@@ -336,7 +338,7 @@ int cmd_probe(int argc, char **argv)
 		case 'r':
 			if (parse_uint(optarg, MAX_RATE, &v)) {
 				free(cli_peer_specs);
-				return usage_error("--rate: '%s' is not a number in 0..%d", optarg, MAX_RATE);
+				return cli_usage("--rate: '%s' is not a number in 0..%d", optarg, MAX_RATE);
 			}
 			P.rate = (unsigned)v;
 			snprintf(P.rate_origin, sizeof(P.rate_origin), "command line");
@@ -348,7 +350,7 @@ int cmd_probe(int argc, char **argv)
 			double d = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !isfinite(d) || d <= 0 || d > 1e9) {
 				free(cli_peer_specs);
-				return usage_error("--duration: '%s' is not a number of seconds > 0", optarg);
+				return cli_usage("--duration: '%s' is not a number of seconds > 0", optarg);
 			}
 			P.duration = d;
 			break;
@@ -359,7 +361,7 @@ int cmd_probe(int argc, char **argv)
 			long long x = strtoll(optarg, &end, 10);
 			if (errno || end == optarg || *end) {
 				free(cli_peer_specs);
-				return usage_error("--clock-offset: '%s' is not an integer (ns)", optarg);
+				return cli_usage("--clock-offset: '%s' is not an integer (ns)", optarg);
 			}
 			P.clock_offset = x;
 			P.have_offset = true;
@@ -371,31 +373,31 @@ int cmd_probe(int argc, char **argv)
 		case OPT_SHOW:
 			show = true;
 			break;
+		case 'q':
+			cli_verbosity = -1;
+			break;
 		case 'h':
 			free(cli_peer_specs);
 			usage(stdout);
 			return 0;
-		case ':':
-			free(cli_peer_specs);
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			free(cli_peer_specs);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind < argc) {
 		free(cli_peer_specs);
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	}
 	if (!P.out && !show) {
 		free(cli_peer_specs);
-		return usage_error("no output directory (-o DIR)");
+		return cli_usage("no output directory (-o DIR)");
 	}
 	if (!P.host[0]) {
 		char h[256] = "";
 		if (gethostname(h, sizeof(h) - 1) < 0 || !trawl_probe_name_valid(h)) {
 			free(cli_peer_specs);
-			return die_msg("probe: the host name '%s' is not usable as a node name: give --host NAME", h);
+			return cli_err("the host name '%s' is not usable as a node name: give --host NAME", h);
 		}
 		/* trawl_probe_name_valid() bounded it to MAX_NAME: the copy is whole */
 		memcpy(P.host, h, strlen(h) + 1);
@@ -406,7 +408,7 @@ int cmd_probe(int argc, char **argv)
 		if (add_peer(&P, cli_peer_specs[i], '=', P.peers_origin, why, sizeof(why))) {
 			free(cli_peer_specs);
 			free(P.peers);
-			return usage_error("--peer: %s", why);
+			return cli_usage("--peer: %s", why);
 		}
 	free(cli_peer_specs);
 
@@ -417,7 +419,7 @@ int cmd_probe(int argc, char **argv)
 		if (strcmp(P.peers[i].name, P.host))
 			continue;
 		if (cli_peers) {
-			ret = usage_error("--peer: '%s' is this node", P.host);
+			ret = cli_usage("--peer: '%s' is this node", P.host);
 			goto out;
 		}
 		/* one settings file can serve every node: each skips itself */
@@ -433,12 +435,12 @@ int cmd_probe(int argc, char **argv)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	if (trawl_probe_addr_parse(P.listen, true, &ss, &sl, why, sizeof(why))) {
-		ret = die_msg("probe: listen address '%s' (%s): %s", P.listen, P.listen_origin, why);
+		ret = cli_err("listen address '%s' (%s): %s", P.listen, P.listen_origin, why);
 		goto out;
 	}
 	peers = calloc(P.npeers ? P.npeers : 1, sizeof(*peers));
 	if (!peers) {
-		ret = die_msg("probe: out of memory");
+		ret = cli_err("out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < P.npeers; i++)
@@ -460,7 +462,7 @@ int cmd_probe(int argc, char **argv)
 	char err[600] = "";
 	struct trawl_probe *probe = trawl_probe_new(&po, err, sizeof(err));
 	if (!probe) {
-		ret = die_msg("probe: %s", err);
+		ret = cli_err("%s", err);
 		goto out;
 	}
 
@@ -473,13 +475,13 @@ int cmd_probe(int argc, char **argv)
 
 	char laddr[300];
 	trawl_probe_listen_addr(probe, laddr, sizeof(laddr));
-	fprintf(stderr, "trawl probe: %s listening on %s, probing %zu peer%s at %u/s\n",
-		P.host, laddr, P.npeers, P.npeers == 1 ? "" : "s", P.rate);
+	cli_note("%s listening on %s, probing %zu peer%s at %u/s", P.host, laddr, P.npeers,
+		 P.npeers == 1 ? "" : "s", P.rate);
 	if (!P.npeers)
-		fprintf(stderr, "trawl: probe: warning: no peers (--peer or [probe] peer): only receiving\n");
+		cli_warn("no peers (--peer or [probe] peer): only receiving");
 	int64_t t0 = tr_clock_ns(CLOCK_MONOTONIC);
 	if (trawl_probe_run(probe, err, sizeof(err)) < 0)
-		ret = die_msg("probe: %s", err);
+		ret = cli_err("%s", err);
 	double secs = (double)(tr_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

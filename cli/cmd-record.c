@@ -98,14 +98,14 @@ static void usage(FILE *f)
 	      "                         by a thread of their own, at normal priority (default\n"
 	      "                         0: the reader writes them, at its own priority)\n"
 	      "  -f, --force            write into an existing DIR/HOST/kernel\n"
-	      "  -q, --quiet            no summary on stderr\n"
+	      "  -q, --quiet            only errors and warnings on stderr (no summary)\n"
+	      "  -v, --verbose          also the internals (the agent's log, per-CPU figures)\n"
 	      "      --progress         show the time recorded (of --duration) and the kernel\n"
 	      "                         events so far on stderr, even when it is not a terminal\n"
 	      "      --no-progress      never (default: on a terminal, without COMMAND or -q)\n"
 	      "  -h, --help             this help\n", f);
 }
 
-#define usage_error(...) cli_usage_error("trawl record", "record", __VA_ARGS__)
 
 static int parse_ulong(const char *s, unsigned long *v)
 {
@@ -128,7 +128,7 @@ static int cgroup_pids(const char *path, pid_t *pids, size_t *n, size_t cap)
 			 path[0] == '/' ? path + 1 : path);
 	FILE *f = fopen(fn, "re");
 	if (!f)
-		return die_msg("record: --cgroup %s: %s: %s", path, fn, strerror(errno));
+		return cli_err("--cgroup %s: %s: %s", path, fn, strerror(errno));
 	long p;
 	size_t before = *n;
 	while (fscanf(f, "%ld", &p) == 1)
@@ -136,7 +136,7 @@ static int cgroup_pids(const char *path, pid_t *pids, size_t *n, size_t cap)
 			pids[(*n)++] = (pid_t)p;
 	fclose(f);
 	if (*n == before)
-		return die_msg("record: --cgroup %s: no task in that cgroup", path);
+		return cli_err("--cgroup %s: no task in that cgroup", path);
 	return 0;
 }
 
@@ -181,7 +181,7 @@ static int ust_stop(struct ust_agent *ua)
 		while (waitpid(ua->pid, &st, 0) < 0 && errno == EINTR)
 			;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "trawl: record: the user-space agent failed (%s %d)\n",
+			cli_err("the user-space agent failed (%s %d)",
 				WIFEXITED(st) ? "exit" : "signal",
 				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 			rc = -1;
@@ -218,13 +218,13 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 {
 	snprintf(ua->dir, sizeof(ua->dir), "/tmp/trawl-record-XXXXXX");
 	if (!mkdtemp(ua->dir))
-		return die_msg("record: cannot create a directory for the agent's socket: %s",
+		return cli_err("cannot create a directory for the agent's socket: %s",
 			       strerror(errno)), -1;
 	snprintf(ua->sock, sizeof(ua->sock), "%s/agent.sock", ua->dir);
 	int rd[2];
 	if (pipe2(rd, O_CLOEXEC) < 0) {
 		rmdir(ua->dir);
-		return die_msg("record: pipe: %s", strerror(errno)), -1;
+		return cli_err("pipe: %s", strerror(errno)), -1;
 	}
 	char fdnum[16];
 	snprintf(fdnum, sizeof(fdnum), "%d", rd[1]);
@@ -251,6 +251,9 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	av[n++] = host;
 	av[n++] = "--ready-fd";
 	av[n++] = fdnum;
+	/* its log (listening on, the drain loop, the session stopped): -v's */
+	if (cli_verbosity < 1)
+		av[n++] = "--quiet";
 	for (size_t i = 0; i < nglobs && i < 64; i++) {
 		av[n++] = "--enable";
 		av[n++] = globs[i];
@@ -263,7 +266,7 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 		close(rd[0]);
 		close(rd[1]);
 		rmdir(ua->dir);
-		return die_msg("record: fork: %s", strerror(errno)), -1;
+		return cli_err("fork: %s", strerror(errno)), -1;
 	}
 	if (p == 0) {
 		/* if record dies without stopping it (a crash, SIGKILL), the
@@ -278,7 +281,7 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 		 * starve the consumer of CPU (docs/ust.md) */
 		setsid();
 		execv("/proc/self/exe", (char *const *)av);
-		fprintf(stderr, "trawl: record: cannot start the agent: %s\n", strerror(errno));
+		cli_err("cannot start the agent: /proc/self/exe: %s", strerror(errno));
 		_exit(127);
 	}
 	close(rd[1]);
@@ -291,7 +294,7 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	close(rd[0]);
 	if (got < 6 || strncmp(buf, "ready\n", 6) != 0) {
 		ust_stop(ua);
-		return die_msg("record: the user-space agent did not start (see above)"), -1;
+		return cli_err("the user-space agent did not start (see above)"), -1;
 	}
 	return 0;
 }
@@ -315,6 +318,7 @@ int cmd_record(int argc, char **argv)
 		{ "period", required_argument, NULL, 'P' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "ust", required_argument, NULL, 'u' },
 		{ "no-ust", no_argument, NULL, 'U' },
 		{ "no-kernel", no_argument, NULL, 'K' },
@@ -337,7 +341,7 @@ int cmd_record(int argc, char **argv)
 	static pid_t pids[MAX_PIDS];
 	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = 0, v;
 	double duration = 0;
-	bool only_cmd = false, statedump = true, tid = true, force = false, quiet = false;
+	bool only_cmd = false, statedump = true, tid = true, force = false;
 	bool exclude_self = false;
 	const char *relay = NULL, *rsession = NULL;
 	unsigned long live_ms = 100;
@@ -347,33 +351,33 @@ int cmd_record(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	/* '+': options end at the first non-option (the command) */
-	while ((c = getopt_long(argc, argv, "+:o:k:b:p:d:u:fqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:k:b:p:d:u:fqvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output directory");
+				return cli_usage("empty output directory");
 			out = optarg;
 			break;
 		case 'k':
 			if (split_events(optarg, &events, &nevents) < 0)
-				return die_msg("record: out of memory");
+				return cli_err("out of memory");
 			break;
 		case 'H':
 			if (!*optarg || strchr(optarg, '/'))
-				return usage_error("--host: '%s' is not a host name", optarg);
+				return cli_usage("--host: '%s' is not a host name", optarg);
 			host = optarg;
 			break;
 		case 'b':
 			if (parse_ulong(optarg, &buffer_kb) || buffer_kb < 4 || buffer_kb > (1ul << 24))
-				return usage_error("--buffer-size: '%s' is not a size in KiB (4..16777216)",
-						   optarg);
+				return cli_usage("--buffer-size: '%s' is not a size in KiB (4..16777216)",
+						 optarg);
 			break;
 		case 'F':
 			filter = optarg;
 			break;
 		case 'p':
 			if (parse_ulong(optarg, &v) || v < 1 || v > 0x7fffffff)
-				return usage_error("--pid: '%s' is not a pid", optarg);
+				return cli_usage("--pid: '%s' is not a pid", optarg);
 			if (npids < MAX_PIDS)
 				pids[npids++] = (pid_t)v;
 			break;
@@ -388,8 +392,8 @@ int cmd_record(int argc, char **argv)
 			errno = 0;
 			duration = strtod(optarg, &end);
 			if (errno || *end || !(duration > 0) || duration > 1e9)
-				return usage_error("--duration: '%s' is not a positive number of seconds",
-						   optarg);
+				return cli_usage("--duration: '%s' is not a positive number of seconds",
+						 optarg);
 			break;
 		}
 		case 'c':
@@ -400,7 +404,7 @@ int cmd_record(int argc, char **argv)
 			else if (!strcmp(optarg, "mono"))
 				clock = KREC_CLOCK_MONO;
 			else
-				return usage_error("--clock: '%s' is not auto, tsc or mono", optarg);
+				return cli_usage("--clock: '%s' is not auto, tsc or mono", optarg);
 			break;
 		case 'S':
 			statedump = false;
@@ -410,7 +414,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'r':
 			if (parse_ulong(optarg, &rt) || rt < 1 || rt > 99)
-				return usage_error("--rt-prio: '%s' is not a priority in 1..99", optarg);
+				return cli_usage("--rt-prio: '%s' is not a priority in 1..99", optarg);
 			break;
 		case 'X':
 			exclude_self = true;
@@ -423,23 +427,23 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'L':
 			if (parse_ulong(optarg, &live_ms) || live_ms > 60000)
-				return usage_error("--live-timer: '%s' is not a number of ms in 0..60000",
-						   optarg);
+				return cli_usage("--live-timer: '%s' is not a number of ms in 0..60000",
+						 optarg);
 			break;
 		case 'Q':
 			if (parse_ulong(optarg, &ioq) || ioq > 65536)
-				return usage_error("--io-queue: '%s' is not 0..65536 (MiB)", optarg);
+				return cli_usage("--io-queue: '%s' is not 0..65536 (MiB)", optarg);
 			break;
 		case 'P':
 			if (parse_ulong(optarg, &period) || period < 1 || period > 10000)
-				return usage_error("--period: '%s' is not a number of ms in 1..10000",
-						   optarg);
+				return cli_usage("--period: '%s' is not a number of ms in 1..10000",
+						 optarg);
 			break;
 		case 'u':
 			if (!*optarg)
-				return usage_error("--ust: empty glob");
+				return cli_usage("--ust: empty glob");
 			if (nust == sizeof(ust_globs) / sizeof(ust_globs[0]))
-				return usage_error("--ust: at most %zu globs", nust);
+				return cli_usage("--ust: at most %zu globs", nust);
 			ust_globs[nust++] = optarg;
 			break;
 		case 'U':
@@ -452,7 +456,10 @@ int cmd_record(int argc, char **argv)
 			force = true;
 			break;
 		case 'q':
-			quiet = true;
+			cli_verbosity = -1;
+			break;
+		case 'v':
+			cli_verbosity = 1;
 			break;
 		case CLI_OPT_PROGRESS:
 		case CLI_OPT_NO_PROGRESS:
@@ -462,18 +469,18 @@ int cmd_record(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	char **cmd = optind < argc ? &argv[optind] : NULL;
 	if (!out && !relay)
-		return usage_error("no output directory (-o DIR) nor relay (--relay)");
+		return cli_usage("no output directory (-o DIR) nor relay (--relay)");
 	if (!relay && rsession)
-		return usage_error("--session names the session at a relay: it needs --relay");
+		return cli_usage("--session names the session at a relay: it needs --relay");
 	if (relay && clock == KREC_CLOCK_TSC)
-		return usage_error("--relay records with the mono clock (not tsc)");
+		return cli_usage("--relay records with the mono clock (not tsc)");
 	char rsbuf[256];
 	if (relay && !rsession) {
 		/* DIR's last component, as the directory is named ("x/", ".") */
@@ -499,18 +506,18 @@ int cmd_record(int argc, char **argv)
 	if (relay)
 		clock = KREC_CLOCK_MONO;
 	if (only_cmd && !cmd)
-		return usage_error("--only-command needs a COMMAND (after --)");
+		return cli_usage("--only-command needs a COMMAND (after --)");
 	if (no_kernel && no_ust)
-		return usage_error("--no-kernel and --no-ust leave nothing to record");
+		return cli_usage("--no-kernel and --no-ust leave nothing to record");
 	if (no_kernel && !cmd)
-		return usage_error("--no-kernel needs a COMMAND (after --): user space is the command's");
+		return cli_usage("--no-kernel needs a COMMAND (after --): user space is the command's");
 	if (nust && (no_ust || !cmd))
-		return usage_error("--ust needs a COMMAND (after --) and excludes --no-ust");
+		return cli_usage("--ust needs a COMMAND (after --) and excludes --no-ust");
 	const bool want_ust = cmd && !no_ust;
 	if (only_cmd && (npids || cgroup))
-		return usage_error("--only-command excludes --pid and --cgroup");
+		return cli_usage("--only-command excludes --pid and --cgroup");
 	if (!nevents && split_events("sched", &events, &nevents) < 0)
-		return die_msg("record: out of memory");
+		return cli_err("out of memory");
 	if (cgroup && cgroup_pids(cgroup, pids, &npids, MAX_PIDS))
 		goto out_events;
 
@@ -527,27 +534,29 @@ int cmd_record(int argc, char **argv)
 	if (out && (asprintf(&hostdir, "%s/%s", out, host) < 0 ||
 		    asprintf(&kdir, "%s/kernel", hostdir) < 0 ||
 		    asprintf(&udir, "%s/ust", hostdir) < 0)) {
-		status = die_msg("record: out of memory");
+		status = cli_err("out of memory");
 		goto out_events;
 	}
 	if (relay && (asprintf(&kwhere, "%s%srelay %s as %s/%s/kernel", kdir ? kdir : "",
 			       kdir ? " and " : "", relay, rsession, host) < 0 ||
 		      asprintf(&uwhere, "%s%srelay %s as %s/%s/ust", udir ? udir : "",
 			       udir ? " and " : "", relay, rsession, host) < 0)) {
-		status = die_msg("record: out of memory");
+		status = cli_err("out of memory");
 		goto out_dirs;
 	}
 	if (out && !force && !no_kernel && exists(kdir)) {
-		status = die_msg("record: %s exists (use --force to replace its files)", kdir);
+		status = cli_err("%s: exists", kdir);
+		cli_hint("add --force to replace its files, or give another -o DIR");
 		goto out_dirs;
 	}
 	if (out && !force && want_ust && exists(udir)) {
-		status = die_msg("record: %s exists (use --force to replace its files)", udir);
+		status = cli_err("%s: exists", udir);
+		cli_hint("add --force to replace its files, or give another -o DIR");
 		goto out_dirs;
 	}
 	if (out && ((mkdir(out, 0777) < 0 && errno != EEXIST) ||
 		    (mkdir(hostdir, 0777) < 0 && errno != EEXIST))) {
-		status = die_msg("record: %s: %s", hostdir, strerror(errno));
+		status = cli_err("%s: %s", hostdir, strerror(errno));
 		goto out_dirs;
 	}
 
@@ -573,7 +582,7 @@ int cmd_record(int argc, char **argv)
 	char err[512] = "";
 	struct krec *k = NULL;
 	if (!no_kernel && !(k = tr_krec_new(&ko, err, sizeof(err)))) {
-		status = die_msg("record: %s", err);
+		status = cli_err("%s", err);
 		goto out_dirs;
 	}
 
@@ -594,14 +603,14 @@ int cmd_record(int argc, char **argv)
 	/* The command waits on a pipe until tracing is on. */
 	if (cmd) {
 		if (pipe2(go, O_CLOEXEC) < 0) {
-			status = die_msg("record: pipe: %s", strerror(errno));
+			status = cli_err("pipe: %s", strerror(errno));
 			tr_krec_free(k);
 			goto out_child;
 		}
 		fflush(NULL);
 		child = fork();
 		if (child < 0) {
-			status = die_msg("record: fork: %s", strerror(errno));
+			status = cli_err("fork: %s", strerror(errno));
 			tr_krec_free(k);
 			goto out_child;
 		}
@@ -612,12 +621,12 @@ int cmd_record(int argc, char **argv)
 				_exit(127);
 			close(go[0]);
 			execvp(cmd[0], cmd);
-			fprintf(stderr, "trawl: record: cannot run '%s': %s\n", cmd[0], strerror(errno));
-			_exit(127);
+			cli_err("cannot run '%s': %s", cmd[0], strerror(errno));
+			_exit(CLI_EXIT_NOEXEC);
 		}
 		close(go[0]);
 		if (only_cmd && k && tr_krec_add_pid(k, child, err, sizeof(err)) < 0) {
-			status = die_msg("record: %s", err);
+			status = cli_err("%s", err);
 			tr_krec_free(k);
 			goto out_child;
 		}
@@ -628,7 +637,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (k && tr_krec_start(k, err, sizeof(err)) < 0) {
-		status = die_msg("record: %s", err);
+		status = cli_err("%s", err);
 		tr_krec_free(k);
 		goto out_child;
 	}
@@ -641,23 +650,21 @@ int cmd_record(int argc, char **argv)
 	 */
 
 	double t0 = tr_mono_s();
-	if (!cmd && !quiet)
-		fprintf(stderr, "trawl record: recording into %s (Ctrl-C to stop)\n",
-			kwhere ? kwhere : kdir);
-	if (want_ust && !quiet)
-		fprintf(stderr, "trawl record: user space of '%s' into %s\n", cmd[0],
-			uwhere ? uwhere : udir);
+	if (!cmd)
+		cli_note("recording into %s (Ctrl-C to stop)", kwhere ? kwhere : kdir);
+	if (want_ust)
+		cli_note("user space of '%s' into %s", cmd[0], uwhere ? uwhere : udir);
 	if (cmd) {
 		char b = 1;
 		if (write(go[1], &b, 1) != 1)
-			fprintf(stderr, "trawl: record: cannot start the command: %s\n", strerror(errno));
+			cli_err("cannot start the command: %s", strerror(errno));
 		close(go[1]);
 		go[1] = -1;
 	}
 	int wst = 0;
 	bool forwarded = false;
 	/* a COMMAND's output shares the terminal: no line by default */
-	cli_progress_start(&pg, "trawl record", progress ? progress : cmd || quiet ?
+	cli_progress_start(&pg, "trawl record", progress ? progress : cmd || cli_verbosity < 0 ?
 			   CLI_OPT_NO_PROGRESS : 0, CLI_PROGRESS_TIME, (uint64_t)(duration * 1e9));
 	pg.counts = k != NULL;
 	for (;;) {
@@ -687,7 +694,7 @@ int cmd_record(int argc, char **argv)
 	cli_progress_end(&pg, duration > 0 && secs >= duration);
 	int r = 0;
 	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0)
-		fprintf(stderr, "trawl: record: %s\n", err);
+		cli_err("%s", err);
 	if (ua.pid > 0) {
 		/* the command has exited (or the duration is over): the agent
 		 * drains what it committed and writes the trace */
@@ -695,27 +702,27 @@ int cmd_record(int argc, char **argv)
 		if (ur)
 			r = -1;
 	}
-	if (k && !quiet) {
+	if (k && cli_verbosity >= 0) {
 		uint64_t ev = 0, lost = 0;
 		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
 			ev += tr_krec_stats(k, i)->events;
 			lost += tr_krec_stats(k, i)->lost;
 		}
-		fprintf(stderr, "trawl record: %" PRIu64 " kernel events, %" PRIu64 " lost, "
-			"%" PRIu64 " state dump events, %.3f s, clock %s, in %s\n",
-			ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
-			kwhere ? kwhere : kdir);
+		cli_note("%" PRIu64 " kernel events, %" PRIu64 " lost, "
+			 "%" PRIu64 " state dump events, %.3f s, clock %s, in %s",
+			 ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
+			 kwhere ? kwhere : kdir);
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-		fprintf(stderr, "trawl record: recorder CPU %.3f s (%.3f user, %.3f system)\n", cpu,
-			(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-			(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+		cli_info("recorder CPU %.3f s (%.3f user, %.3f system)", cpu,
+			 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+			 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
 			const struct krec_cpu_stats *s = tr_krec_stats(k, i);
-			fprintf(stderr, "trawl record:   cpu %u: %" PRIu64 " events, %" PRIu64
-				" lost, %" PRIu64 " pages\n", i, s->events, s->lost, s->pages);
+			cli_info("  cpu %u: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64 " pages",
+				 i, s->events, s->lost, s->pages);
 		}
 	}
 	if (k)

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl relay [-o DIR] [--data [HOST:]PORT] [--live [HOST:]PORT]\n"
 	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
-	      "                   [--live-from-now] [--max-conns N]\n"
+	      "                   [--live-from-now] [--max-conns N] [--quiet]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
 	      "                     (default: [relay] output-dir, else ~/trawl-traces)\n"
@@ -44,6 +44,7 @@ static void usage(FILE *f)
 	      "  --max-conns N      producers and viewers at once (default 1000)\n"
 	      "  -f, --foreground   do not detach (logs on stderr); the default detaches once\n"
 	      "                     listening and prints where\n"
+	      "  -q, --quiet        in the foreground, log only errors and warnings\n"
 	      "  --pidfile FILE     write the relay's pid there\n"
 	      "  --ready-fd N       write \"ready DATA-ADDR LIVE-ADDR\\n\" to descriptor N once\n"
 	      "                     listening\n"
@@ -76,8 +77,7 @@ static void on_signal(int sig)
 static void log_line(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	(void)level;
-	fprintf(stderr, "trawl: relay: %s\n", msg);
+	cli_log(level, msg);
 }
 
 /* Options parsed (the relay's own, and what this command does around it). */
@@ -98,7 +98,7 @@ static int serve(struct relay_cmd *o)
 	}
 	struct trawl_relay *r = trawl_relay_new(&o->ro, err, sizeof(err));
 	if (!r)
-		return die_msg("relay: %s", err);
+		return cli_err("%s", err);
 	running = r;
 	sigset_t set;
 	sigemptyset(&set);
@@ -115,7 +115,7 @@ static int serve(struct relay_cmd *o)
 	if (o->pidfile) {
 		FILE *f = fopen(o->pidfile, "w");
 		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-			status = die_msg("relay: cannot write %s", o->pidfile);
+			status = cli_err("%s: cannot write the pid: %s", o->pidfile, strerror(errno));
 			goto out;
 		}
 	}
@@ -126,8 +126,7 @@ static int serve(struct relay_cmd *o)
 		o->ready_fd = -1;
 	}
 	if (o->foreground)
-		fprintf(stderr, "trawl: relay: data on %s, live on %s, writing to %s\n", data_at,
-			live_at, o->ro.output);
+		cli_note("data on %s, live on %s, writing to %s", data_at, live_at, o->ro.output);
 	else {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul >= 0) {
@@ -137,9 +136,9 @@ static int serve(struct relay_cmd *o)
 	}
 	int ret = trawl_relay_run(r);
 	if (ret < 0)
-		status = die_msg("relay: %s", strerror(-ret));
+		status = cli_err("%s", strerror(-ret));
 	if (o->foreground)
-		fputs("trawl: relay: exiting\n", stderr);
+		cli_note("exiting");
 out:
 	/* no handler may see the relay freed */
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -160,6 +159,7 @@ int cmd_relay(int argc, char **argv)
 		{ "ready-fd", required_argument, NULL, O_READY },
 		{ "live-from-now", no_argument, NULL, O_NOW },
 		{ "max-conns", required_argument, NULL, O_MAX },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -168,7 +168,7 @@ int cmd_relay(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case O_DATA: o.ro.data_addr = optarg; break;
@@ -179,34 +179,24 @@ int cmd_relay(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0) {
-				die_msg("relay: --ready-fd: '%s' is not an open descriptor", optarg);
-				return 2;
+				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
 			}
 			o.ready_fd = (int)v;
 			break;
 		}
 		case O_NOW: o.ro.live_from_now = true; break;
 		case O_MAX: max = optarg; break;
+		case 'q': cli_verbosity = -1; break;
 		case 'h': usage(stdout); return 0;
-		case ':':
-			die_msg("relay: option '%s' needs a value", argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		default:
-			die_msg("relay: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return 2;
+		default: return cli_opt_error(c, argv);
 		}
 	}
-	if (optind < argc) {
-		die_msg("relay: unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	if (optind < argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	char err[256];
 	struct trawl_conf *conf = tr_conf_load(err, sizeof(err));
 	if (!conf)
-		return die_msg("%s", err);
+		return cli_err("%s", err);
 	if (!o.ro.data_addr)
 		o.ro.data_addr = tr_conf_get(conf, "relay", "data");
 	if (!o.ro.live_addr)
@@ -218,8 +208,7 @@ int cmd_relay(int argc, char **argv)
 		long v = strtol(max, &end, 10);
 		if (*end || v < 1 || v > 1000000) {
 			tr_conf_free(conf);
-			die_msg("relay: max-conns: '%s' is not a number from 1 to 1000000", max);
-			return 2;
+			return cli_usage("max-conns: '%s' is not a number from 1 to 1000000", max);
 		}
 		o.ro.max_conns = (int)v;
 	}
@@ -234,7 +223,7 @@ int cmd_relay(int argc, char **argv)
 	o.ro.output = abs ? abs : dir;
 	if (!o.ro.output) {
 		tr_conf_free(conf);
-		return die_msg("relay: out of memory");
+		return cli_err("out of memory");
 	}
 	/* every stream holds two descriptors while it lives */
 	struct rlimit rl;
@@ -245,7 +234,7 @@ int cmd_relay(int argc, char **argv)
 	int r;
 	if (!o.foreground) {
 		char line[700];
-		int d = cli_detach("relay", &o.ready_fd, line, sizeof(line));
+		int d = cli_detach(&o.ready_fd, line, sizeof(line));
 		if (d != 0) {
 			char data[300], live[300];
 			if (d > 0 && sscanf(line, "ready %299s %299s", data, live) == 2)

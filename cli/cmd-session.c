@@ -40,7 +40,6 @@
 
 /* ------------------------------------------------------------- helpers */
 
-#define usage_error(cmd, ...) cli_usage_error(NULL, cmd, __VA_ARGS__)
 
 static struct trawl_conf *conf;
 
@@ -62,7 +61,7 @@ static const char *setting(const char *section, const char *key)
 		char err[256];
 		conf = tr_conf_load(err, sizeof(err));
 		if (!conf) {
-			die_msg("%s", err);
+			cli_err("%s", err);
 			exit(1);
 		}
 	}
@@ -95,8 +94,8 @@ static void print_answer(void *arg, int stream, const char *text, size_t len)
 		fwrite(text, 1, len, stdout);
 		return;
 	}
-	fflush(stdout);
-	fprintf(stderr, "trawl: %s: %.*s\n", (const char *)arg, (int)len, text);
+	(void)arg;
+	cli_err("%.*s", (int)len, text);
 }
 
 /* Sends argv to the agent, prints its answer; returns its status. */
@@ -106,10 +105,13 @@ static int request(const char *cmd, int argc, const char *const *argv)
 	agent_socket(path, sizeof(path));
 	int r = trawl_agent_request(path, argc, argv, print_answer, (void *)cmd, err, sizeof(err));
 	fflush(stdout);
-	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTDIR)
-		return die_msg("%s: %s; start one with 'trawl agent'", cmd, err);
+	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTDIR) {
+		cli_err("%s", err);
+		cli_hint("start one with 'trawl agent'");
+		return CLI_EXIT_FAILURE;
+	}
 	if (r < 0)
-		return die_msg("%s: %s", cmd, err);
+		return cli_err("%s", err);
 	return r;
 }
 
@@ -126,16 +128,16 @@ static int simple(int argc, char **argv, const char *usage, int minpos, int maxp
 			printf("usage: trawl %s %s\n", cmd, usage);
 			return 0;
 		}
-		return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return cli_opt_error(c, argv);
 	}
 	int npos = argc - optind;
 	if (npos < minpos)
-		return usage_error(cmd, "missing argument (%s)", usage);
+		return cli_usage("missing argument (%s)", usage);
 	if (maxpos >= 0 && npos > maxpos)
-		return usage_error(cmd, "unexpected argument '%s'", argv[optind + maxpos]);
+		return cli_usage("unexpected argument '%s'", argv[optind + maxpos]);
 	const char **av = calloc((size_t)npos + 2, sizeof(*av));
 	if (!av)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	av[0] = cmd;
 	for (int i = 0; i < npos; i++)
 		av[i + 1] = argv[optind + i];
@@ -203,10 +205,10 @@ static int push_setting(const char *cmd, char ***v, size_t *n, const char *key, 
 {
 	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	*v = nv;
 	if (asprintf(&nv[*n], "%s=%s", key, val) < 0)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	(*n)++;
 	return 0;
 }
@@ -274,32 +276,32 @@ int cmd_create(int argc, char **argv)
 			setting_options_usage(stdout);
 			return 0;
 		case ':':
-			return usage_error("create", "option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
 			if (c >= O_SET && (size_t)(c - O_SET) < ARRAY_SIZE(vals)) {
 				vals[c - O_SET] = optarg;
 				break;
 			}
-			return usage_error("create", "unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("create", optind >= argc ? "missing session name" :
-				   "unexpected argument '%s'", argv[argc - 1]);
+		return cli_usage(optind >= argc ? "missing session name" :
+				 "unexpected argument '%s'", argv[argc - 1]);
 	const char *name = argv[optind];
 	const char *relay = vals[setting_index("relay")];
 	const char **live = &vals[setting_index("live-timer")];
 	if (snap && mode && strcmp(mode, "overwrite") != 0)
-		return usage_error("create", "--snapshot records in overwrite mode");
+		return cli_usage("--snapshot records in overwrite mode");
 	if (snap)
 		mode = "overwrite";
 	if ((vals[setting_index("relay-session")] || *live) && !relay)
-		return usage_error("create", "--relay-session and --live-timer need --relay");
+		return cli_usage("--relay-session and --live-timer need --relay");
 	if (!mode && relay)
 		mode = setting("session", "mode");
 	if (relay && (snap || (mode && strcmp(mode, "overwrite") == 0)))
-		return usage_error("create", "--relay streams discard-mode sessions (not snapshots "
-				   "nor overwrite mode)");
+		return cli_usage("--relay streams discard-mode sessions (not snapshots "
+				 "nor overwrite mode)");
 	if (relay && !*live)
 		*live = "100";
 	char *dir = NULL;
@@ -323,7 +325,7 @@ int cmd_create(int argc, char **argv)
 			dir = NULL;
 	}
 	if (!dir)
-		return die_msg("create: out of memory");
+		return cli_err("out of memory");
 	char **v = NULL;
 	size_t n = 0;
 	int r = push_setting("create", &v, &n, "output", dir);
@@ -345,7 +347,7 @@ static int add_kernel_args(const char *cmd, const char *list, char ***v, size_t 
 {
 	char *copy = strdup(list), *save = NULL;
 	if (!copy)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	int any = 0;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		while (*t == ' ')
@@ -358,19 +360,19 @@ static int add_kernel_args(const char *cmd, const char *list, char ***v, size_t 
 		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 		if (!nv) {
 			free(copy);
-			return die_msg("%s: out of memory", cmd);
+			return cli_err("out of memory");
 		}
 		*v = nv;
 		if (asprintf(&nv[*n], "--kernel=%s", t) < 0) {
 			free(copy);
-			return die_msg("%s: out of memory", cmd);
+			return cli_err("out of memory");
 		}
 		(*n)++;
 		any = 1;
 	}
 	free(copy);
 	if (!any)
-		return usage_error(cmd, "-k: no kernel event in '%s'", list);
+		return cli_usage("-k: no kernel event in '%s'", list);
 	return 0;
 }
 
@@ -378,10 +380,10 @@ static int push_arg(const char *cmd, char ***v, size_t *n, const char *prefix, c
 {
 	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 	if (!nv)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	*v = nv;
 	if (asprintf(&nv[*n], "%s%s", prefix, val) < 0)
-		return die_msg("%s: out of memory", cmd);
+		return cli_err("out of memory");
 	(*n)++;
 	return 0;
 }
@@ -398,7 +400,7 @@ static int request_args(const char *verb, const char *name, char **v, size_t n)
 {
 	const char **av = calloc(n + 3, sizeof(*av));
 	if (!av)
-		return die_msg("%s: out of memory", verb);
+		return cli_err("out of memory");
 	av[0] = verb;
 	av[1] = name;
 	for (size_t i = 0; i < n; i++)
@@ -435,7 +437,7 @@ int cmd_enable(int argc, char **argv)
 			break;
 		case 'F':
 			if (!*optarg || strchr(optarg, '\n'))
-				r = usage_error("enable", "--filter: '%s' is not a filter expression", optarg);
+				r = cli_usage("--filter: '%s' is not a filter expression", optarg);
 			else
 				r = push_arg("enable", &v, &n, "--filter=", optarg);
 			kopt = true;
@@ -444,7 +446,7 @@ int cmd_enable(int argc, char **argv)
 			char *end;
 			long pid = strtol(optarg, &end, 10);
 			if (!*optarg || *end || pid < 1 || pid > 0x3fffffff)
-				r = usage_error("enable", "--pid: '%s' is not a pid", optarg);
+				r = cli_usage("--pid: '%s' is not a pid", optarg);
 			else
 				r = push_arg("enable", &v, &n, "--pid=", optarg);
 			kopt = true;
@@ -467,10 +469,10 @@ int cmd_enable(int argc, char **argv)
 			       "                       (repeatable)\n");
 			return 0;
 		case ':':
-			r = usage_error("enable", "option '%s' needs a value", argv[optind - 1]);
+			r = cli_opt_error(c, argv);
 			break;
 		default:
-			r = usage_error("enable", "unknown option '%s'", argv[optind - 1]);
+			r = cli_opt_error(c, argv);
 			break;
 		}
 		if (r) {
@@ -481,26 +483,26 @@ int cmd_enable(int argc, char **argv)
 	r = 0;
 	int npos = argc - optind;
 	if (npos < 1)
-		r = usage_error("enable", "expected NAME and at least one 'provider:event' glob or -k EVENTS");
+		r = cli_usage("expected NAME and at least one 'provider:event' glob or -k EVENTS");
 	else if (npos < 2 && !kernel)
-		r = usage_error("enable", kopt ? "--filter and --pid apply to kernel events (-k EVENTS)" :
-				"expected NAME and at least one 'provider:event' glob or -k EVENTS");
+		r = cli_usage(kopt ? "--filter and --pid apply to kernel events (-k EVENTS)" :
+			      "expected NAME and at least one 'provider:event' glob or -k EVENTS");
 	else if (kopt && !kernel)
-		r = usage_error("enable", "--filter and --pid apply to kernel events (-k EVENTS)");
+		r = cli_usage("--filter and --pid apply to kernel events (-k EVENTS)");
 	else if (ll && npos < 2)
-		r = usage_error("enable", "--loglevel applies to user-space events ('provider:event' globs)");
+		r = cli_usage("--loglevel applies to user-space events ('provider:event' globs)");
 	else if (ll && trawl_agent_loglevel(ll) < 0)
-		r = usage_error("enable", "--loglevel: '%s' is not a log level", ll);
+		r = cli_usage("--loglevel: '%s' is not a log level", ll);
 	for (int i = 1; !r && i < npos; i++) {
 		const char *g = argv[optind + i];
 		if (!*g || strchr(g, '@') || g[0] == '-')
-			r = usage_error("enable", "bad event glob '%s'", g);
+			r = cli_usage("bad event glob '%s'", g);
 		else if (ll) {
 			char lv[16];
 			snprintf(lv, sizeof(lv), "@%d", trawl_agent_loglevel(ll));
 			char **nv = realloc(v, (n + 1) * sizeof(*v));
 			if (!nv || asprintf(&nv[n], "%s%s", g, lv) < 0)
-				r = die_msg("enable: out of memory");
+				r = cli_err("out of memory");
 			if (nv)
 				v = nv;
 			if (!r)
@@ -550,10 +552,10 @@ int cmd_disable(int argc, char **argv)
 			       "(-k --all: every kernel event, the kernel filter and pids).\n");
 			return 0;
 		case ':':
-			r = usage_error("disable", "option '%s' needs a value", argv[optind - 1]);
+			r = cli_opt_error(c, argv);
 			break;
 		default:
-			r = usage_error("disable", "unknown option '%s'", argv[optind - 1]);
+			r = cli_opt_error(c, argv);
 			break;
 		}
 		if (r) {
@@ -564,10 +566,10 @@ int cmd_disable(int argc, char **argv)
 	int npos = argc - optind;
 	r = 0;
 	if (npos < 1 || (npos < 2 && !all && !kernel))
-		r = usage_error("disable", "expected NAME and a glob (or --all)");
+		r = cli_usage("expected NAME and a glob (or --all)");
 	for (int i = 1; !r && i < npos; i++) {
 		if (argv[optind + i][0] == '-')
-			r = usage_error("disable", "unknown option '%s'", argv[optind + i]);
+			r = cli_usage("unrecognized option '%s'", argv[optind + i]);
 		else
 			r = push_arg("disable", &v, &n, "", argv[optind + i]);
 	}
@@ -592,11 +594,11 @@ int cmd_add_context(int argc, char **argv)
 		if (strcmp(argv[i], "-t") == 0 || strcmp(argv[i], "--type") == 0)
 			continue;
 		if (argv[i][0] == '-')
-			return usage_error("add-context", "unknown option '%s'", argv[i]);
+			return cli_usage("unrecognized option '%s'", argv[i]);
 		argv[j++] = argv[i];
 	}
 	if (j < 3)
-		return usage_error("add-context", "expected NAME and at least one context");
+		return cli_usage("expected NAME and at least one context");
 	argv[0] = (char *)"add-context";
 	return request("add-context", j, (const char *const *)argv);
 }
@@ -642,16 +644,16 @@ int cmd_snapshot(int argc, char **argv)
 			       "output/snapshot-N).\n");
 			return 0;
 		case ':':
-			return usage_error("snapshot", "option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
-			return usage_error("snapshot", "unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (argc - optind != 2 || strcmp(argv[optind], "record") != 0)
-		return usage_error("snapshot", "expected 'record NAME'");
+		return cli_usage("expected 'record NAME'");
 	char *dir = out ? absolute(out) : NULL;
 	if (out && !dir)
-		return die_msg("snapshot: out of memory");
+		return cli_err("out of memory");
 	const char *av[3] = { "snapshot", argv[optind + 1], dir };
 	int r = request("snapshot", dir ? 3 : 2, av);
 	free(dir);
@@ -667,15 +669,19 @@ int cmd_save(int argc, char **argv)
 		       "Writes session NAME's description (docs/agent.md) to FILE ('-': stdout).\n");
 		return 0;
 	}
-	if (argc != 3 || argv[1][0] == '-')
-		return usage_error("save", "expected NAME FILE");
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage("unrecognized option '%s'", argv[i]);
+	if (argc != 3)
+		return cli_usage(argc < 3 ? "missing argument (NAME FILE)" :
+				 "unexpected argument '%s'", argv[argc - 1]);
 	const char *file = argv[2];
 	fflush(stdout);
 	int saved = -1;
 	if (strcmp(file, "-") != 0) {
 		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0)
-			return die_msg("save: %s: %s", file, strerror(errno));
+			return cli_err("%s: %s", file, strerror(errno));
 		saved = dup(1);
 		dup2(fd, 1);
 		close(fd);
@@ -714,27 +720,27 @@ int cmd_load(int argc, char **argv)
 			       "docs/agent.md), named NAME if given. It is not started.\n");
 			return 0;
 		case ':':
-			return usage_error("load", "option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
-			return usage_error("load", "unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (argc - optind != 1)
-		return usage_error("load", "expected one FILE");
+		return cli_usage("expected one FILE");
 	const char *file = argv[optind];
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
 	if (!f)
-		return die_msg("load: %s: %s", file, strerror(errno));
+		return cli_err("%s: %s", file, strerror(errno));
 	char *text = calloc(1, AM_MSG_MAX);
 	size_t n = text ? fread(text, 1, AM_MSG_MAX - 1024, f) : 0;
 	bool big = text && !feof(f);
 	if (f != stdin)
 		fclose(f);
 	if (!text)
-		return die_msg("load: out of memory");
+		return cli_err("out of memory");
 	if (big || memchr(text, 0, n)) {
 		free(text);
-		return die_msg("load: %s: not a session description (too large or binary)", file);
+		return cli_err("%s: not a session description (too large or binary)", file);
 	}
 	const char *av[3] = { "load", text, name };
 	int r = request("load", name ? 3 : 2, av);
@@ -748,7 +754,7 @@ static void agent_usage(FILE *f)
 {
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
 	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB] [--rt-prio N]\n"
-	      "                   [--host NAME]\n"
+	      "                   [--host NAME] [--quiet]\n"
 	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--loglevel L]\n"
 	      "                   [--context CTX]... [--overwrite] [--KEY VALUE]... [--socket PATH] ...\n"
 	      "The per-node daemon applications linked with libtrawl register with.\n"
@@ -757,6 +763,7 @@ static void agent_usage(FILE *f)
 	      "  --system         the system-wide socket, /run/trawl/agent.sock\n"
 	      "  -f, --foreground do not detach (logs on stderr); the default detaches once\n"
 	      "                   listening, so that the command returning means ready\n"
+	      "  -q, --quiet      in the foreground, log only errors and warnings\n"
 	      "  --pidfile FILE   write the agent's pid there\n"
 	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
 	      "  --flush-ms MS    drain the applications' buffers every MS ms (default 2)\n"
@@ -792,8 +799,7 @@ static void on_quit_signal(int sig)
 static void agent_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	(void)level;
-	fprintf(stderr, "trawl: agent: %s\n", msg);
+	cli_log(level, msg);
 }
 
 /*
@@ -832,7 +838,7 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 		o->log = agent_log;
 	struct trawl_agent *a = trawl_agent_new(o, err, sizeof(err));
 	if (!a)
-		return die_msg("agent: %s", err);
+		return cli_err("%s", err);
 	the_agent = a;
 	if (early_quit)
 		trawl_agent_stop(a);
@@ -841,7 +847,7 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
 			the_agent = NULL;
 			trawl_agent_free(a);
-			return die_msg("agent: cannot write %s", pidfile);
+			return cli_err("%s: cannot write the pid: %s", pidfile, strerror(errno));
 		}
 	}
 	if (ready_fd >= 0) {
@@ -877,11 +883,11 @@ static int push_rules(char ***v, size_t *n, const char *const *globs, size_t ngl
 			*at = 0;
 		char *val = NULL;
 		if (!g)
-			r = die_msg("agent: out of memory");
+			r = cli_err("out of memory");
 		else if (!*g || (lvl && trawl_agent_loglevel(lvl) < 0))
-			r = usage_error("agent", "bad event rule '%s'", globs[i]);
+			r = cli_usage("bad event rule '%s'", globs[i]);
 		else if (asprintf(&val, lvl ? "%s loglevel %s" : "%s", g, lvl) < 0)
-			r = die_msg("agent: out of memory");
+			r = cli_err("out of memory");
 		else
 			r = push_setting("agent", v, n, "event", val);
 		free(val);
@@ -914,9 +920,10 @@ int cmd_agent(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, O_FLUSH },
 		{ "io-queue", required_argument, NULL, O_IOQ },
 		{ "rt-prio", required_argument, NULL, O_RT },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 	};
-	setting_options(opts, 16, ARRAY_SIZE(opts), O_SET);
+	setting_options(opts, 17, ARRAY_SIZE(opts), O_SET);
 	struct trawl_agent_opts o = { .sz = sizeof(o), .kernel = &trawl_kern_agent_ops };
 	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
 	const char *globs[256], *ctx[16];
@@ -928,7 +935,7 @@ int cmd_agent(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":fo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":fo:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case O_SOCK: sock = optarg; break;
 		case O_HOST: o.host = optarg; break;
@@ -939,8 +946,8 @@ int cmd_agent(int argc, char **argv)
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
-				return usage_error("agent", "--ready-fd: '%s' is not an open descriptor",
-						   optarg);
+				return cli_usage("--ready-fd: '%s' is not an open descriptor",
+						 optarg);
 			ready_fd = (int)v;
 			break;
 		}
@@ -948,45 +955,46 @@ int cmd_agent(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case O_ENABLE:
 			if (nglobs == ARRAY_SIZE(globs))
-				return usage_error("agent", "too many --enable");
+				return cli_usage("too many --enable");
 			globs[nglobs++] = optarg;
 			break;
 		case O_LL:
 			ll = optarg;
 			if (trawl_agent_loglevel(ll) < 0)
-				return usage_error("agent", "--loglevel: '%s' is not a log level", ll);
+				return cli_usage("--loglevel: '%s' is not a log level", ll);
 			break;
 		case O_CTX:
 			if (nctx == ARRAY_SIZE(ctx))
-				return usage_error("agent", "too many --context");
+				return cli_usage("too many --context");
 			ctx[nctx++] = optarg;
 			break;
 		case O_OVER: mode = "overwrite"; nset++; break;
 		case O_FLUSH: cli_num[0] = optarg; break;
 		case O_IOQ: cli_num[1] = optarg; break;
 		case O_RT: cli_num[2] = optarg; break;
+		case 'q': cli_verbosity = -1; break;
 		case 'h':
 			agent_usage(stdout);
 			return 0;
 		case ':':
-			return usage_error("agent", "option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
 			if (c >= O_SET && (size_t)(c - O_SET) < ARRAY_SIZE(vals)) {
 				vals[c - O_SET] = optarg;
 				nset++;
 				break;
 			}
-			return usage_error("agent", "unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind != argc)
-		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (oneshot && !out && !vals[setting_index("relay")])
-		return usage_error("agent", "--oneshot needs -o DIR (or --relay)");
+		return cli_usage("--oneshot needs -o DIR (or --relay)");
 	if (!oneshot && (out || nglobs || nctx || nset))
-		return usage_error("agent", "-o, --enable, --context and session settings need --oneshot");
+		return cli_usage("-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
-		return usage_error("agent", "--socket and --system exclude each other");
+		return cli_usage("--socket and --system exclude each other");
 	/* the numbers: the command line's, else [agent] settings (the
 	 * session's come from [session]), else the defaults */
 	static const struct { const char *key, *opt; long lo, hi; } nums[] = {
@@ -1001,9 +1009,9 @@ int cmd_agent(int argc, char **argv)
 		if (!v || num_in(v, nums[i].lo, nums[i].hi, &val[i]))
 			continue;
 		if (cli_num[i])
-			return usage_error("agent", "%s: '%s' is not %ld..%ld", nums[i].opt, v,
-					   nums[i].lo, nums[i].hi);
-		return die_msg("agent: [agent] %s: '%s' is not %ld..%ld", nums[i].key, v, nums[i].lo,
+			return cli_usage("%s: '%s' is not %ld..%ld", nums[i].opt, v,
+					 nums[i].lo, nums[i].hi);
+		return cli_err("[agent] %s: '%s' is not %ld..%ld", nums[i].key, v, nums[i].lo,
 			       nums[i].hi);
 	}
 	o.flush_ms = (unsigned)val[0];
@@ -1029,7 +1037,7 @@ int cmd_agent(int argc, char **argv)
 		 * its output, its rules */
 		char *dir = out ? absolute(out) : NULL;
 		if (out && !dir)
-			return die_msg("agent: out of memory");
+			return cli_err("out of memory");
 		r = push_settings("agent", &set, &n, vals, mode);
 		if (!r && dir)
 			r = push_setting("agent", &set, &n, "output", dir);
@@ -1043,7 +1051,7 @@ int cmd_agent(int argc, char **argv)
 	if (!r && !foreground) {
 		/* detach once listening: the parent returns when the agent is ready */
 		char line[64];
-		int d = cli_detach("agent", &ready_fd, line, sizeof(line));
+		int d = cli_detach(&ready_fd, line, sizeof(line));
 		if (d != 0)
 			r = d > 0 ? 0 : 1;
 		else

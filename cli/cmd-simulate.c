@@ -46,6 +46,7 @@ static void usage(FILE *f)
 	      "      --progress          show progress on stderr even when it is not a terminal\n"
 	      "      --no-progress       never show progress (default: on a terminal)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
+	      "  -q, --quiet             only errors and warnings on stderr (no progress)\n"
 	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
 	      "                          only there), as session NAME (--session, default\n"
 	      "                          \"simulate\"): RELAY-OUTPUT/NAME/host<i>/{kernel,ust}/\n"
@@ -140,7 +141,6 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 	return 0;
 }
 
-#define usage_error(...) cli_usage_error("trawl simulate", "simulate", __VA_ARGS__)
 
 /* events written of all (called every 64 Ki events) */
 static int on_progress(void *arg, uint64_t done, uint64_t total)
@@ -154,8 +154,8 @@ static int on_progress(void *arg, uint64_t done, uint64_t total)
 
 static void on_log(void *arg, int level, const char *msg)
 {
-	cli_progress_hide();
-	fprintf(stderr, "trawl: warning: %s\n", msg);
+	(void)arg;
+	cli_log(level, msg);
 }
 
 enum {
@@ -175,6 +175,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "shapes", no_argument, NULL, 'S' },
 		CLI_PROGRESS_OPTIONS,
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "sync", no_argument, NULL, O_SYNC },
 		{ "relay", required_argument, NULL, O_RELAY },
@@ -204,7 +205,7 @@ int cmd_simulate(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fqh", opts, NULL)) != -1) {
 		for (size_t i = 0; c > O_SYNC && c < O_RELAY && opts[i].name; i++)
 			if (opts[i].val == c)
 				sync_opt = opts[i].name;
@@ -217,33 +218,33 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output directory");
+				return cli_usage("empty output directory");
 			so.output = optarg;
 			break;
 		case 'n':
 			if (parse_u64(optarg, &v, 1000) || v < 1 || v > TRAWL_SIM_MAX_HOSTS)
-				return usage_error("--hosts: '%s' is not a number in 1..100000", optarg);
+				return cli_usage("--hosts: '%s' is not a number in 1..100000", optarg);
 			so.hosts = (unsigned)v;
 			break;
 		case 'e':
 			if (parse_u64(optarg, &v, 1000))
-				return usage_error("--events: '%s' is not a count", optarg);
+				return cli_usage("--events: '%s' is not a count", optarg);
 			so.events = v;
 			break;
 		case 's':
 			if (parse_u64(optarg, &v, 1000))
-				return usage_error("--seed: '%s' is not an unsigned integer", optarg);
+				return cli_usage("--seed: '%s' is not an unsigned integer", optarg);
 			so.seed = v;
 			break;
 		case 'c':
 			if (parse_u64(optarg, &v, 1000) || v < 1 || v > TRAWL_SIM_MAX_CPUS)
-				return usage_error("--cpus: '%s' is not a number in 1..1024", optarg);
+				return cli_usage("--cpus: '%s' is not a number in 1..1024", optarg);
 			so.cpus = (unsigned)v;
 			break;
 		case 'P':
 			if (parse_u64(optarg, &v, 1024) || v < 4096 || v % 8 || v > (1u << 30))
-				return usage_error("--packet-size: '%s' is not a size in 4096..1G, a multiple of 8",
-						   optarg);
+				return cli_usage("--packet-size: '%s' is not a size in 4096..1G, a multiple of 8",
+						 optarg);
 			so.packet_size = (size_t)v;
 			break;
 		case 'S':
@@ -256,6 +257,9 @@ int cmd_simulate(int argc, char **argv)
 		case 'f':
 			so.force = true;
 			break;
+		case 'q':
+			cli_verbosity = -1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -264,14 +268,14 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case O_MAX_OFFSET:
 			if (parse_u64(optarg, &v, 1000) || v > TRAWL_SIM_MAX_OFFSET_NS)
-				return usage_error("--max-offset: '%s' is not a number of ns in 0..1000G",
-						   optarg);
+				return cli_usage("--max-offset: '%s' is not a number of ns in 0..1000G",
+						 optarg);
 			so.max_offset_ns = v;
 			break;
 		case O_MAX_DRIFT:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_DRIFT_PPB / 1000.0))
-				return usage_error("--max-drift: '%s' is not a number of ppm in 0..1000",
-						   optarg);
+				return cli_usage("--max-drift: '%s' is not a number of ppm in 0..1000",
+						 optarg);
 			so.max_drift_ppb = llround(d * 1000);
 			break;
 		case O_TOPOLOGY: {
@@ -280,35 +284,35 @@ int cmd_simulate(int argc, char **argv)
 			while (i < ARRAY_LEN(names) && strcmp(optarg, names[i]))
 				i++;
 			if (i == ARRAY_LEN(names))
-				return usage_error("--topology: '%s' is not mesh, star, chain or split",
-						   optarg);
+				return cli_usage("--topology: '%s' is not mesh, star, chain or split",
+						 optarg);
 			so.topology = (enum trawl_sim_topology)i;
 			break;
 		}
 		case O_RATE:
 		case O_RPC_RATE:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_RATE))
-				return usage_error("%s: '%s' is not a rate in 0..1e7 per second",
-						   c == O_RATE ? "--sync-rate" : "--rpc-rate", optarg);
+				return cli_usage("%s: '%s' is not a rate in 0..1e7 per second",
+						 c == O_RATE ? "--sync-rate" : "--rpc-rate", optarg);
 			*(c == O_RATE ? &so.rate : &so.rpc_rate) = d;
 			break;
 		case O_DELAY:
 		case O_JITTER:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_DELAY_NS / 1000))
-				return usage_error("%s: '%s' is not a number of microseconds in 0..1e7",
-						   c == O_DELAY ? "--delay" : "--jitter", optarg);
+				return cli_usage("%s: '%s' is not a number of microseconds in 0..1e7",
+						 c == O_DELAY ? "--delay" : "--jitter", optarg);
 			*(c == O_DELAY ? &so.delay_ns : &so.jitter_ns) = d * 1000;
 			break;
 		case O_ASYM:
 			if (parse_double(optarg, &d, 0, TRAWL_SIM_MAX_ASYM) || d == 0)
-				return usage_error("--asym: '%s' is not a factor in (0, 1000]", optarg);
+				return cli_usage("--asym: '%s' is not a factor in (0, 1000]", optarg);
 			so.asym = d;
 			break;
 		case O_LOSS:
 		case O_DUP:
 			if (parse_double(optarg, &d, 0, 1))
-				return usage_error("%s: '%s' is not a fraction in 0..1",
-						   c == O_LOSS ? "--loss" : "--dup", optarg);
+				return cli_usage("%s: '%s' is not a fraction in 0..1",
+						 c == O_LOSS ? "--loss" : "--dup", optarg);
 			*(c == O_LOSS ? &so.loss : &so.dup) = d;
 			break;
 		case O_ONE_WAY:
@@ -316,22 +320,22 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case O_DRIFT_CHANGE:
 			if (so.nchanges == ARRAY_LEN(changes))
-				return usage_error("--drift-change: more than %d", TRAWL_SIM_SYNC_MAX_HOSTS);
+				return cli_usage("--drift-change: more than %d", TRAWL_SIM_SYNC_MAX_HOSTS);
 			if (parse_change(optarg, &changes[so.nchanges]))
-				return usage_error("--drift-change: '%s' is not HOST:FRACTION:PPM "
-						   "(fraction 0..1, ppm -1000..1000)", optarg);
+				return cli_usage("--drift-change: '%s' is not HOST:FRACTION:PPM "
+						 "(fraction 0..1, ppm -1000..1000)", optarg);
 			so.nchanges++;
 			break;
 		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (sync_opt && !so.sync)
-		return usage_error("--%s needs --sync", sync_opt);
+		return cli_usage("--%s needs --sync", sync_opt);
 	so.changes = changes;
 	cli_progress_start(&prog, "trawl simulate", progress, CLI_PROGRESS_EVENTS, so.events);
 	if (prog.on) {
@@ -344,15 +348,19 @@ int cmd_simulate(int argc, char **argv)
 	struct trawl_sim *sim = trawl_sim_new(&so, err, sizeof(err));
 	if (!sim) {
 		if (errno == EINVAL)
-			return usage_error("%s", err);
-		return die_msg("simulate: %s%s", err,
-			       errno == EEXIST ? " (use --force to write into it)" : "");
+			return cli_usage("%s", err);
+		if (errno == EEXIST) {
+			cli_err("%s", err);
+			cli_hint("add --force to write into it");
+			return CLI_EXIT_FAILURE;
+		}
+		return cli_err("%s", err);
 	}
 	double t0 = tr_mono_s();
 	if (trawl_sim_run(sim, err, sizeof(err)) < 0) {
 		cli_progress_end(&prog, false);
 		trawl_sim_free(sim);
-		return die_msg("simulate: %s", err);
+		return cli_err("%s", err);
 	}
 	cli_progress_end(&prog, true);
 	double secs = tr_mono_s() - t0;

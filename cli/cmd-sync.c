@@ -163,33 +163,33 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 	s->pairs = calloc(p->nlinks + 1, sizeof(*s->pairs));
 	s->no = calloc(p->nhosts + 1, sizeof(*s->no));
 	if (!s->pairs || !s->no)
-		return die_msg("out of memory");
+		return cli_err("out of memory");
 	for (size_t i = 0; i < p->nlinks; i++) {
 		rc = trawl_sync_link_compute(&p->links[i], s->incremental, so, &s->pairs[i], err,
 					     sizeof(err));
 		if (rc)
-			return die_msg("sync: %s - %s: %s", p->hosts[p->links[i].a].name,
+			return cli_err("%s - %s: %s", p->hosts[p->links[i].a].name,
 				       p->hosts[p->links[i].b].name, err);
 		s->messages += p->links[i].n_ab + p->links[i].n_ba;
 	}
 	s->g = trawl_sync_graph_new(p->nhosts);
 	if (!s->g)
-		return die_msg("sync: %s", strerror(errno));
+		return cli_err("%s", strerror(errno));
 	for (size_t i = 0; i < p->nlinks; i++)
 		if ((rc = trawl_sync_graph_set_pair(s->g, p->links[i].a, p->links[i].b, &s->pairs[i])))
-			return die_msg("sync: %s", strerror(-rc));
+			return cli_err("%s", strerror(-rc));
 	s->ref = -1;
 	if (ref_name) {
 		for (size_t i = 0; i < p->nhosts; i++)
 			if (!strcmp(p->hosts[i].name, ref_name))
 				s->ref = (long)i;
 		if (s->ref < 0)
-			return die_msg("sync: no host '%s' in %s", ref_name, s->session);
+			return cli_err("no host '%s' in %s", ref_name, s->session);
 		s->user_ref = true;
 	}
 	rc = trawl_sync_graph_solve(s->g, s->ref, err, sizeof(err));
 	if (rc < 0)
-		return die_msg("%s", err);
+		return cli_err("%s", err);
 	s->ngroups = (size_t)rc;
 
 	for (size_t i = 0; i < p->nhosts; i++) {
@@ -226,7 +226,7 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 		char *path = malloc(cap);
 		size_t j = i;
 		if (!path)
-			return die_msg("out of memory");
+			return cli_err("out of memory");
 		path[0] = 0;
 		for (size_t hop = 0; hop <= o->nd.hops; hop++) {
 			const char *nm = p->hosts[j].name;
@@ -236,7 +236,7 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 				char *np = realloc(path, cap);
 				if (!np) {
 					free(path);
-					return die_msg("out of memory");
+					return cli_err("out of memory");
 				}
 				path = np;
 			}
@@ -515,7 +515,7 @@ static void print_json(const struct sync_run *s, const char *stored)
 	tr_json_obj_end(&j);
 	tr_json_char(&j, '\n');
 	if (tr_json_flush(&j, stdout))
-		die_msg("out of memory");
+		cli_err("out of memory");
 	tr_json_release(&j);
 }
 
@@ -529,7 +529,7 @@ static int store(const struct sync_run *s, const char *path)
 	int rc;
 
 	if (!e)
-		return die_msg("out of memory");
+		return cli_err("out of memory");
 	for (size_t i = 0; i < p->nhosts; i++) {
 		const struct node_out *o = &s->no[i];
 		e[i] = (struct trawl_sync_store_entry){
@@ -544,7 +544,7 @@ static int store(const struct sync_run *s, const char *path)
 	rc = trawl_sync_store_write(path, e, p->nhosts, err, sizeof(err));
 	free(e);
 	if (rc)
-		return die_msg("sync: %s", err);
+		return cli_err("%s", err);
 	return 0;
 }
 
@@ -691,7 +691,7 @@ static int apply(const struct sync_run *s, const char *out)
 	while (slen > 1 && s->session[slen - 1] == '/')
 		slen--;
 	if (!empty_or_new(out))
-		return die_msg("sync: %s exists and is not empty", out);
+		return cli_err("%s exists and is not empty", out);
 	for (size_t i = 0; i < p->nhosts; i++)
 		for (size_t k = 0; k < p->hosts[i].npaths; k++)
 			total += cli_dir_bytes(p->hosts[i].paths[k]);
@@ -711,32 +711,32 @@ static int apply(const struct sync_run *s, const char *out)
 			if (!strncmp(tp, s->session, slen) && (tp[slen] == '/' || !tp[slen]))
 				rel = tp + slen + (tp[slen] == '/');
 			else
-				return die_msg("sync: trace %s is not under %s", tp, s->session);
+				return cli_err("trace %s is not under %s", tp, s->session);
 			if (asprintf(&dst, "%s/%s", out, rel) < 0 ||
 			    asprintf(&mpath, "%s/metadata", tp) < 0)
-				return die_msg("out of memory");
+				return cli_err("out of memory");
 			if ((rc = tr_mkdir_p(dst))) {
-				die_msg("sync: %s: %s", dst, strerror(-rc));
+				cli_err("%s: %s", dst, strerror(-rc));
 				goto next;
 			}
 			text = trawl_ctf_metadata_read(mpath, &tlen, err, sizeof(err));
 			if (!text) {
-				rc = die_msg("sync: %s", err);
+				rc = cli_err("%s", err);
 				goto next;
 			}
 			m = trawl_ctf_metadata_parse(text, tlen, err, sizeof(err));
 			if (!m) {
-				rc = die_msg("sync: %s: %s", mpath, err);
+				rc = cli_err("%s: %s", mpath, err);
 				goto next;
 			}
 			fx = calloc(m->nclocks + 1, sizeof(*fx));
 			if (!fx) {
-				rc = die_msg("out of memory");
+				rc = cli_err("out of memory");
 				goto next;
 			}
 			for (size_t c = 0; c < m->nclocks; c++)
 				if (fix_clock(&m->clocks[c], &o->nd.to_ref, o->start, &fx[c])) {
-					rc = die_msg("sync: %s: cannot correct clock %s", mpath,
+					rc = cli_err("%s: cannot correct clock %s", mpath,
 						     m->clocks[c].name);
 					goto next;
 				}
@@ -747,27 +747,27 @@ static int apply(const struct sync_run *s, const char *out)
 			newtext = trawl_ctf_metadata_set_clocks(text, tlen, fx, m->nclocks, note, why,
 								sizeof(why));
 			if (!newtext) {
-				rc = die_msg("sync: %s: %s", mpath, why);
+				rc = cli_err("%s: %s", mpath, why);
 				goto next;
 			}
 			{
 				char *mout;
 				FILE *f;
 				if (asprintf(&mout, "%s/metadata", dst) < 0) {
-					rc = die_msg("out of memory");
+					rc = cli_err("out of memory");
 					goto next;
 				}
 				f = fopen(mout, "w");
 				cli_progress_add(&pg, tlen);
 				if (!f || fputs(newtext, f) < 0 || fclose(f)) {
-					rc = die_msg("sync: %s: %s", mout, strerror(errno));
+					rc = cli_err("%s: %s", mout, strerror(errno));
 					free(mout);
 					goto next;
 				}
 				free(mout);
 			}
 			if ((rc = copy_dir_files(tp, dst, &nfiles, &pg))) {
-				rc = die_msg("sync: copying %s: %s", tp, strerror(-rc));
+				rc = cli_err("copying %s: %s", tp, strerror(-rc));
 				goto next;
 			}
 			ntr++;
@@ -785,8 +785,8 @@ next:
 		}
 	}
 	cli_progress_end(&pg, true);
-	fprintf(stderr, "trawl sync: wrote %s: %zu trace%s with corrected clocks, %d data and "
-		"index files linked or copied\n", out, ntr, ntr == 1 ? "" : "s", nfiles);
+	cli_note("wrote %s: %zu trace%s with corrected clocks, %d data and "
+		 "index files linked or copied", out, ntr, ntr == 1 ? "" : "s", nfiles);
 	return 0;
 }
 
@@ -805,10 +805,11 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		return 0;
 	path = trawl_sync_store_find(paths, npaths);
 	if (!path)
-		return errno == ENOENT ? 0 : die_msg("out of memory");
+		return errno == ENOENT ? 0 : cli_err("out of memory");
 	s = trawl_sync_store_load(path, err, sizeof(err));
 	if (!s) {
-		die_msg("%s (run trawl sync again, or read raw clocks with --no-sync)", err);
+		cli_err("%s", err);
+		cli_hint("run trawl sync again, or read raw clocks with --no-sync");
 		free(path);
 		return 1;
 	}
@@ -825,10 +826,10 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 						       trawl_sync_quality_name(e->quality));
 		}
 	}
-	fprintf(stderr, "trawl: clocks corrected by %s (reference%s %s%s%s%s%s)\n", path,
-		s->groups > 1 ? "s" : "", refs[0] ? refs : "none",
-		s->groups > 1 ? "; groups not aligned with each other" : "",
-		nweak ? "; without a bound: " : "", weak, nweak > 4 ? ", ..." : "");
+	cli_note("clocks corrected by %s (reference%s %s%s%s%s%s)", path,
+		 s->groups > 1 ? "s" : "", refs[0] ? refs : "none",
+		 s->groups > 1 ? "; groups not aligned with each other" : "",
+		 nweak ? "; without a bound: " : "", weak, nweak > 4 ? ", ..." : "");
 	free(path);
 	ro->fixes = s->fixes;
 	ro->nfixes = s->nfixes;
@@ -852,6 +853,7 @@ int cmd_sync(int argc, char **argv)
 		{ "no-probes", no_argument, NULL, 6 },
 		{ "no-tcp", no_argument, NULL, 7 },
 		CLI_PROGRESS_OPTIONS,
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -866,18 +868,18 @@ int cmd_sync(int argc, char **argv)
 	int c, status = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:r:o:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":m:r:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm': {
 			struct trawl_sync_match *nm = realloc(matches, (nmatches + 1) * sizeof(*nm));
 			if (!nm) {
-				status = die_msg("out of memory");
+				status = cli_err("out of memory");
 				goto out;
 			}
 			matches = nm;
 			if (trawl_sync_match_parse(optarg, &matches[nmatches], err, sizeof(err))) {
-				fprintf(stderr, "trawl sync: %s\n", err);
-				status = 2;
+				status = cli_usage("%s", err);
 				goto out;
 			}
 			nmatches++;
@@ -905,9 +907,8 @@ int cmd_sync(int argc, char **argv)
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || v < 1 || v >= 1000000 || optarg[0] == '-') {
-				fprintf(stderr, "trawl sync: bad --max-drift '%s' (1..999999 ppm)\n",
-					optarg);
-				status = 2;
+				status = cli_usage("--max-drift: '%s' is not a slope in 1..999999 ppm",
+						   optarg);
 				goto out;
 			}
 			so.max_drift_ppm = (uint32_t)v;
@@ -923,45 +924,43 @@ int cmd_sync(int argc, char **argv)
 		case CLI_OPT_NO_PROGRESS:
 			s.progress = c;
 			break;
+		case 'q':
+			cli_verbosity = -1;
+			break;
 		case 'h':
 			sync_usage(stdout);
 			goto out;
 		default:
-			sync_usage(stderr);
-			status = 2;
+			status = cli_opt_error(c, argv);
 			goto out;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "trawl sync: no session given\n");
-		sync_usage(stderr);
-		status = 2;
+		status = cli_usage("no session given");
 		goto out;
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "trawl sync: one session at a time ('%s' is extra)\n", argv[optind + 1]);
-		status = 2;
+		status = cli_usage("one session at a time ('%s' is extra)", argv[optind + 1]);
 		goto out;
 	}
 	if (do_apply != (out != NULL)) {
-		fprintf(stderr, "trawl sync: %s\n", do_apply ? "--apply needs -o <dir>" :
-			"-o is the output of --apply");
-		status = 2;
+		status = cli_usage("%s", do_apply ? "--apply needs -o <dir>" :
+				   "-o is the output of --apply");
 		goto out;
 	}
 	if (po.no_probes && po.no_tcp && !nmatches) {
-		fprintf(stderr, "trawl sync: --no-probes and --no-tcp leave nothing to match "
-			"(add --match)\n");
-		status = 2;
+		status = cli_usage("--no-probes and --no-tcp leave nothing to match (add --match)");
 		goto out;
 	}
 	s.session = argv[optind];
 	{
 		struct stat st;
-		if (stat(s.session, &st) || !S_ISDIR(st.st_mode)) {
-			status = die_msg("sync: %s: %s", s.session,
-					 errno && !S_ISDIR(st.st_mode) ? strerror(errno) :
-					 "not a directory");
+		if (cli_trace_paths((const char *const *)&s.session, 1)) {
+			status = CLI_EXIT_FAILURE;
+			goto out;
+		}
+		if (stat(s.session, &st)) {
+			status = cli_err("%s: %s", s.session, strerror(errno));
 			goto out;
 		}
 	}
@@ -975,21 +974,21 @@ int cmd_sync(int argc, char **argv)
 	po.nsinks = pg.on;
 	s.p = trawl_sync_points_read((const char *const *)&s.session, 1, &po, err, sizeof(err));
 	if (!s.p) {
-		status = die_msg("%s", err);
+		status = cli_err("%s", err);
 		goto out;
 	}
 	if (s.p->reader_errors) {
-		die_msg("sync: %u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
-			s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
+		cli_warn("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
+			 s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
 	}
 	if (!s.p->nhosts) {
-		status = die_msg("sync: no trace in %s", s.session);
+		status = cli_err("no trace in %s", s.session);
 		goto out;
 	}
 	if ((status = compute(&s, &so, ref_name)))
 		goto out;
 	if (s.p->nhosts > 1 && !s.messages) {
-		status = die_msg("sync: no message between the nodes of %s (looked for %s%s%s); "
+		status = cli_err("no message between the nodes of %s (looked for %s%s%s); "
 				 "nothing stored", s.session,
 				 po.no_probes ? "" : "trawl_sync:probe_* ",
 				 po.no_tcp ? "" : "trawl_sync:tcp_* ", nmatches ? "--match events" : "");
@@ -999,7 +998,7 @@ int cmd_sync(int argc, char **argv)
 		if (asprintf(&stored, "%s%s%s", s.session,
 			     s.session[strlen(s.session) - 1] == '/' ? "" : "/",
 			     TRAWL_SYNC_STORE_NAME) < 0) {
-			status = die_msg("out of memory");
+			status = cli_err("out of memory");
 			goto out;
 		}
 		if ((status = store(&s, stored)))
@@ -1014,9 +1013,9 @@ int cmd_sync(int argc, char **argv)
 		status = apply(&s, out);
 	for (size_t i = 0; i < s.p->nhosts; i++)
 		if (s.no[i].quality == TRAWL_SYNC_FAIL) {
-			fprintf(stderr, "trawl sync: warning: %s: quality fail (no line fits every "
-				"message); its correction is a fallback without a bound\n",
-				s.p->hosts[i].name);
+			cli_warn("%s: quality fail (no line fits every "
+				 "message); its correction is a fallback without a bound",
+				 s.p->hosts[i].name);
 		}
 out:
 	if (s.p)

@@ -45,7 +45,6 @@ static void usage(FILE *f)
 	      "  -h, --help              this help\n", f);
 }
 
-#define usage_error(...) cli_usage_error("trawl tcpcap", "tcpcap", __VA_ARGS__)
 
 struct opts {
 	const char *out, *host;
@@ -78,13 +77,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'o':
 			if (!*optarg)
-				return usage_error("empty output directory");
+				return cli_usage("empty output directory");
 			o->out = optarg;
 			break;
 		case 'H':
 			if (!*optarg || strchr(optarg, '/') || !strcmp(optarg, ".") ||
 			    !strcmp(optarg, ".."))
-				return usage_error("--host: '%s' is not a host name", optarg);
+				return cli_usage("--host: '%s' is not a host name", optarg);
 			o->host = optarg;
 			break;
 		case 'd': {
@@ -93,8 +92,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			errno = 0;
 			d = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(d > 0) || d > 1e9)
-				return usage_error("--duration: '%s' is not a number of seconds > 0",
-						   optarg);
+				return cli_usage("--duration: '%s' is not a number of seconds > 0",
+						 optarg);
 			o->duration_ns = (int64_t)(d * 1e9);
 			if (!o->duration_ns)
 				o->duration_ns = 1;
@@ -106,9 +105,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			errno = 0;
 			p = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || *optarg == '-' || p < 1 || p > 65535)
-				return usage_error("--port: '%s' is not a port in 1..65535", optarg);
+				return cli_usage("--port: '%s' is not a port in 1..65535", optarg);
 			if (o->nports == TCPCAP_MAX_PORTS)
-				return usage_error("--port: at most %d ports", TCPCAP_MAX_PORTS);
+				return cli_usage("--port: at most %d ports", TCPCAP_MAX_PORTS);
 			o->ports[o->nports++] = (uint16_t)p;
 			break;
 		}
@@ -118,7 +117,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			errno = 0;
 			v = strtoll(optarg, &end, 10);
 			if (errno || end == optarg || *end)
-				return usage_error("--clock-offset: '%s' is not a number of ns", optarg);
+				return cli_usage("--clock-offset: '%s' is not a number of ns", optarg);
 			o->has_clock_offset = true;
 			o->clock_offset = v;
 			break;
@@ -136,24 +135,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			if (errno || end == optarg || *end || *optarg == '-' || v < 4096 ||
 			    v > (1ull << 30) || (v & (v - 1)))
-				return usage_error("--buffer-size: '%s' is not a power of two in 4096..1G",
-						   optarg);
+				return cli_usage("--buffer-size: '%s' is not a power of two in 4096..1G",
+						 optarg);
 			o->ring_size = v;
 			break;
 		}
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cli_opt_error(c, argv);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (!o->out)
-		return usage_error("no output directory (-o DIR)");
+		return cli_usage("no output directory (-o DIR)");
 	return -1;	/* go on */
 }
 
@@ -169,7 +166,8 @@ static void on_signal(int sig)
 
 static void on_log(void *arg, const char *msg)
 {
-	fprintf(stderr, "trawl: tcpcap: %s\n", msg);
+	(void)arg;
+	cli_warn("%s", msg);
 }
 
 int cmd_tcpcap(int argc, char **argv)
@@ -185,12 +183,12 @@ int cmd_tcpcap(int argc, char **argv)
 		return ret;
 	if (!o.host) {
 		if (gethostname(host, sizeof(host) - 1) < 0)
-			return die_msg("tcpcap: gethostname: %s", strerror(errno));
+			return cli_err("gethostname: %s", strerror(errno));
 		host[sizeof(host) - 1] = 0;
 		o.host = host;
 	}
 	if (asprintf(&path, "%s/%s/tcp", o.out, o.host) < 0)
-		return die_msg("tcpcap: %s", strerror(ENOMEM));
+		return cli_err("%s", strerror(ENOMEM));
 	struct tcpcap_opts to = {
 		.sz = sizeof(to),
 		.path = path,
@@ -205,7 +203,7 @@ int cmd_tcpcap(int argc, char **argv)
 	};
 	t = tr_tcpcap_new(&to, err, sizeof(err));
 	if (!t) {
-		rc = die_msg("tcpcap: %s", err);
+		rc = cli_err("%s", err);
 		goto out;
 	}
 
@@ -214,14 +212,14 @@ int cmd_tcpcap(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (tr_tcpcap_start(t, err, sizeof(err)) < 0) {
-		rc = die_msg("tcpcap: %s", err);
+		rc = cli_err("%s", err);
 		goto restore;
 	}
 	fprintf(stderr, "trawl tcpcap: recording TCP segments of network namespace net:[%lu] "
 		"as host %s into %s\n", (unsigned long)tr_tcpcap_netns(t), o.host, path);
 	fflush(stderr);
 	if (tr_tcpcap_run(t, err, sizeof(err)) < 0) {
-		rc = die_msg("tcpcap: %s", err);
+		rc = cli_err("%s", err);
 		goto restore;
 	}
 	struct tr_tcpcap_stats st;
@@ -230,11 +228,13 @@ int cmd_tcpcap(int argc, char **argv)
 	printf("trawl tcpcap: %" PRIu64 " segments (%" PRIu64 " sent, %" PRIu64 " received), "
 	       "%" PRIu64 " lost, %" PRIu64 " skipped, in %s\n",
 	       st.sent + st.received, st.sent, st.received, lost, st.skipped, path);
-	if (lost)
-		fprintf(stderr, "trawl: tcpcap: %" PRIu64 " segments lost (%" PRIu64 " with the "
-			"ring buffer full, %" PRIu64 " out of order, %" PRIu64 " before the clock's "
-			"zero), counted as discarded events%s\n", lost, st.lost, st.late, st.negative,
-			st.lost ? "; a larger --buffer-size may help" : "");
+	if (lost) {
+		cli_warn("%" PRIu64 " segments lost (%" PRIu64 " with the ring buffer full, %" PRIu64
+			 " out of order, %" PRIu64 " before the clock's zero), counted as discarded "
+			 "events", lost, st.lost, st.late, st.negative);
+		if (st.lost)
+			cli_hint("a larger --buffer-size may help");
+	}
 	rc = 0;
 restore:
 	sigaction(SIGINT, &old_int, NULL);

@@ -9,16 +9,16 @@
 
 #include "cli.h"
 
-int cli_detach(const char *who, int *ready_fd, char *line, size_t linelen)
+int cli_detach(int *ready_fd, char *line, size_t linelen)
 {
 	int p[2];
 	if (pipe(p) < 0) {
-		die_msg("%s: pipe: %s", who, strerror(errno));
+		cli_err("pipe: %s", strerror(errno));
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		die_msg("%s: fork: %s", who, strerror(errno));
+		cli_err("fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid > 0) {

@@ -67,6 +67,8 @@ void cli_progress_start(struct cli_progress *p, const char *who, int opt,
 	p->unit = unit;
 	p->total = total;
 	p->tty = isatty(STDERR_FILENO);
+	if (cli_verbosity < 0)	/* -q: quiet means quiet */
+		opt = CLI_OPT_NO_PROGRESS;
 	p->forced = opt == CLI_OPT_PROGRESS;
 	p->on = p->forced || (opt != CLI_OPT_NO_PROGRESS && p->tty);
 	p->interval = DEFAULT_INTERVAL;

@@ -190,7 +190,8 @@ const struct trawl_ctf_env *trawl_ctf_trace_env(const struct trawl_ctf_trace *t,
  * Reads a `metadata` file, text (starting with "/" "* CTF 1.8") or packetized
  * (packets with magic 0x75D11D57, either byte order), and returns the TSDL
  * text in a malloc'd, NUL-terminated buffer the caller frees.
- * Returns NULL and sets errno; err receives the reason.
+ * Returns NULL and sets errno; err receives the reason, starting with
+ * "PATH: " (and the byte offset where one applies).
  */
 char *trawl_ctf_metadata_read(const char *path, size_t *len,
 			      char *err, size_t errlen);

@@ -81,7 +81,8 @@ static int open_trace(struct trawl_source *src, const char *dir, char *err, size
 	size_t len = 0;
 	text = trawl_ctf_metadata_read(mpath, &len, msg, sizeof(msg));
 	if (!text) {
-		rc = tr_seterr(err, errlen, errno ? errno : EINVAL, "%s: %s", mpath, msg);
+		/* msg names mpath already */
+		rc = tr_seterr(err, errlen, errno ? errno : EINVAL, "%s", msg);
 		goto out;
 	}
 	t = calloc(1, sizeof(*t));

@@ -25,18 +25,19 @@ grep -q "'nosuchcommand' is not a trawl command" unk.err
 ok $? "unknown command is named on stderr"
 "$TRAWL" prnt 2> sugg.err
 is $? 2 "misspelled command exits 2"
-grep -q "^	print$" sugg.err
+grep -q "^hint: did you mean 'trawl print'?" sugg.err
 ok $? "misspelled command suggests print"
 "$TRAWL" --bogus > /dev/null 2>&1
 is $? 2 "unknown global option exits 2"
 for c in print info; do
 	"$TRAWL" help "$c" > help-$c.out 2>&1
-	ok $? "trawl help $c exits 0 (stdout not a tty: usage)"
-	grep -q "^usage: trawl $c " help-$c.out
-	ok $? "trawl help $c shows its usage"
+	ok $? "trawl help $c exits 0 (stdout not a tty: the page as text)"
+	grep -q "^NAME" help-$c.out && grep -q "trawl-$c" help-$c.out
+	ok $? "trawl help $c shows its manual page"
 	"$TRAWL" "$c" --help > dash-$c.out 2>&1
 	ok $? "trawl $c --help exits 0"
-	cmp_files dash-$c.out help-$c.out "trawl $c --help == trawl help $c"
+	grep -q "^usage: trawl $c " dash-$c.out
+	ok $? "trawl $c --help shows its usage"
 	"$TRAWL" "$c" > /dev/null 2> nopath-$c.err
 	is $? 2 "trawl $c without a path exits 2"
 	"$TRAWL" "$c" --no-such-option x > /dev/null 2>&1
@@ -50,7 +51,7 @@ is $? 2 "a bad --begin time exits 2"
 is $? 2 "a bad --limit exits 2"
 "$TRAWL" print does-not-exist > /dev/null 2> nx.err
 is $? 1 "print of a missing path exits 1"
-grep -q "^trawl: .*does-not-exist" nx.err
+grep -q "^trawl print: .*does-not-exist" nx.err
 ok $? "print of a missing path says which"
 "$TRAWL" info does-not-exist > /dev/null 2> nxi.err
 is $? 1 "info of a missing path exits 1"
@@ -197,7 +198,7 @@ f=bad/host0/kernel/channel0_0
 printf '\377\377\377\377' | dd of="$f" bs=1 seek=$((3 * 4096)) conv=notrunc 2>/dev/null
 "$TRAWL" print bad > bad.txt 2> bad.err
 is $? 1 "corrupt stream: print exits 1"
-grep -q "^trawl: .*channel0_0.*byte" bad.err
+grep -q "^trawl print: .*channel0_0.*byte" bad.err
 ok $? "corrupt stream: file and byte offset on stderr ($(head -1 bad.err))"
 nb=$(wc -l < bad.txt)
 ns=$(wc -l < small.txt)

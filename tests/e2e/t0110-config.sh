@@ -97,12 +97,12 @@ is "$got" "$want" "--show-config output read back as a file gives the same setti
 printf '[probe]\nrate = 10\nlisten\n' > bad1.conf
 TRAWL_CONFIG=bad1.conf "$TRAWL" probe --host me --show-config > /dev/null 2> err1
 is $? 1 "a syntax error exits 1"
-grep -q "^trawl: probe: settings: bad1.conf:3: " err1
+grep -q "^trawl probe: settings: bad1.conf:3: " err1
 ok $? "... naming the file and line ($(cat err1))"
 printf '[probe]\nrate = fast\n' > bad2.conf
 TRAWL_CONFIG=bad2.conf "$TRAWL" probe --host me --show-config > /dev/null 2> err2
 is $? 1 "a bad rate in a file exits 1"
-grep -q "^trawl: probe: rate = 'fast' (bad2.conf:2): " err2
+grep -q "^trawl probe: rate = 'fast' (bad2.conf:2): " err2
 ok $? "... naming the value and where it is ($(cat err2))"
 TRAWL_CONFIG= TRAWL_PROBE_PEER='nameonly' "$TRAWL" probe --host me --show-config > /dev/null 2> err3
 is $? 1 "a bad peer in the environment exits 1"

@@ -65,9 +65,9 @@ is "$?:$(grep -c 'already listening' second.err)" "1:1" "a second agent on the s
 # usage and errors
 "$TRAWL" create 2>/dev/null; is $? 2 "create without a name: usage error (2)"
 "$TRAWL" start nosuch 2> e.err; is $? 1 "start of an unknown session fails (1)"
-grep -q '^trawl: start: no session nosuch$' e.err; ok $? "... saying so"
+grep -q '^trawl start: no session nosuch$' e.err; ok $? "... saying so"
 TRAWL_AGENT_SOCKET="$TRASH/none.sock" "$TRAWL" list 2> e2.err
-is "$?:$(grep -c 'trawl: list: no agent at' e2.err)" "1:1" "no agent: a clear error"
+is "$?:$(grep -c 'trawl list: no agent at' e2.err)" "1:1" "no agent: a clear error"
 "$TRAWL" create a -o a 2>&1 >/dev/null && "$TRAWL" start a 2> nr.err
 is "$?:$(grep -c 'no enabled event' nr.err)" "1:1" "start without an enabled event is refused"
 "$TRAWL" enable a 'counter:*' --loglevel nonsense 2>/dev/null; is $? 2 "enable: a bad log level is a usage error"

@@ -72,13 +72,13 @@ is "$(body r2)" "$(body r1)" "load: the relay keys come back"
 
 # bad values and keys, named
 "$TRAWL" create c3 -o c3 --num-subbuf 3 2> c3.err
-is "$?:$(cat c3.err)" "2:trawl: create: bad value for num-subbuf: '3'" "a bad value: a usage error naming the key"
+is "$?:$(cat c3.err)" "2:trawl create: bad value for num-subbuf: '3'" "a bad value: a usage error naming the key"
 printf 'session = b\noutput = /tmp/b\nsnapshot = maybe\n' > b1.session
 "$TRAWL" load b1.session 2> b1.err
-is "$?:$(cat b1.err)" "1:trawl: load: line 3: bad value for snapshot: 'maybe'" "load: a bad value names its line"
+is "$?:$(cat b1.err)" "1:trawl load: line 3: bad value for snapshot: 'maybe'" "load: a bad value names its line"
 printf 'session = b\nsubbuf = 4096\n' > b2.session
 "$TRAWL" load b2.session 2> b2.err
-is "$?:$(cat b2.err)" "1:trawl: load: line 2: unknown setting 'subbuf'" "load: an unknown key names its line"
+is "$?:$(cat b2.err)" "1:trawl load: line 2: unknown setting 'subbuf'" "load: an unknown key names its line"
 "$TRAWL" create c4 -o c4 --live-timer 50 2> /dev/null
 is $? 2 "create: --live-timer without --relay is a usage error"
 
@@ -104,7 +104,7 @@ ONESHOT_PID=""
 "$TRAWL" agent --oneshot --socket "$TRASH/bad.sock" -o bad --enable 'x:*@nonsense' 2> bad.err
 is "$?:$(grep -c "bad event rule 'x:\*@nonsense'" bad.err)" "2:1" "oneshot: a bad --enable is a usage error"
 "$TRAWL" agent --oneshot --socket "$TRASH/bad.sock" -o bad --clock sundial 2> bad2.err
-is "$?:$(cat bad2.err)" "1:trawl: agent: bad value for clock: 'sundial'" "oneshot: a bad setting: the agent says why and exits 1"
+is "$?:$(cat bad2.err)" "1:trawl agent: bad value for clock: 'sundial'" "oneshot: a bad setting: the agent says why and exits 1"
 [ ! -e bad.sock ]; ok $? "... and leaves no socket"
 
 kill "$AGENT_PID"

@@ -15,14 +15,14 @@ APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || skip_all "examples/ust-counter is not built"
 plan 22
 
-# sockdir ERRFILE: the private socket directory the record's agent logged
+# sockdir ERRFILE: the private socket directory the record's agent logged (-v)
 sockdir() { sed -n 's/.*listening on \(\/tmp\/trawl-record-[A-Za-z0-9]*\)\/agent.sock.*/\1/p' "$1" | head -1; }
 # count FILE: what ust-counter -c FILE counted for its thread 0 (events
 # returned); 0 before the program created the file
 count() { c=$(od -An -tu8 -N8 "$1" 2>/dev/null | tr -d ' '); echo "${c:-0}"; }
 
 # 1. user space only
-"$TRAWL" record -q --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
+"$TRAWL" record -v --no-kernel --host h1 -o s1 -- "$APP" -n 700 -t 3 > app1.out 2> rec1.err
 is "$?" 0 "record --no-kernel -- ust-counter exits 0"
 is "$(cat app1.out)" "emitted 2100" "the program emitted 3 x 700 ticks"
 "$TRAWL" print s1 > s1.txt 2> /dev/null
@@ -57,7 +57,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 # record killed outright (SIGKILL): its agent is told by the kernel (parent
 # death signal), ends the trace and exits instead of waiting forever
-"$TRAWL" record -q --no-kernel --host h5 -o s5 -- "$APP" -n 100000 -s 1000 -c "$TRASH/counts5.bin" > /dev/null 2> rec5.err &
+"$TRAWL" record -v --no-kernel --host h5 -o s5 -- "$APP" -n 100000 -s 1000 -c "$TRASH/counts5.bin" > /dev/null 2> rec5.err &
 rpid=$!
 apid="" cpid=""
 # killed once its agent and the command run, the command's stream is
@@ -91,7 +91,7 @@ ok $? "record killed: the ticks before the kill are there ($n5 >= $c5 returned b
 "$TRAWL" record -q -k sched --only-command --host h4 -o s4 -- "$APP" -n 400 -t 2 > app4.out 2> rec4.err
 rc=$?
 if [ "$rc" -ne 0 ] && grep -qE 'tracefs|instance|Permission|not permitted' rec4.err; then
-	for i in 1 2 3 4 5 6; do skip "kernel part: $(grep -m1 'trawl: record' rec4.err)"; done
+	for i in 1 2 3 4 5 6; do skip "kernel part: $(grep -m1 'trawl record' rec4.err)"; done
 	finish
 fi
 is "$rc" 0 "record -k sched -- ust-counter exits 0"

@@ -167,7 +167,7 @@ ok $? "k3: the exec of /bin/true is recorded (pid $TP)"
 # 4. errors
 "$TRAWL" create e1 -o e1 > /dev/null
 "$TRAWL" enable e1 -k sched,nosuch:event 2> e1.err
-is "$?:$(cat e1.err)" "1:trawl: enable: no tracepoint 'nosuch:event' in this kernel (see events/*/format in tracefs)" \
+is "$?:$(cat e1.err)" "1:trawl enable: no tracepoint 'nosuch:event' in this kernel (see events/*/format in tracefs)" \
 	"an unknown tracepoint: a clear error, exit 1"
 "$TRAWL" list e1 | grep -q 'kernel event'
 is $? 1 "... and nothing of that request is enabled"
@@ -186,7 +186,7 @@ is "$?:$(grep -c 'already has the kernel filter' e1d.err)" "1:1" "one kernel fil
 "$TRAWL" create e2 -o e2 > /dev/null && "$TRAWL" enable e2 -k sched:sched_switch > /dev/null &&
 	"$TRAWL" start e2 > /dev/null
 "$TRAWL" enable e2 -k irq 2> e2.err
-is "$?:$(cat e2.err)" "1:trawl: enable: session e2 is recording: rules change before start only" \
+is "$?:$(cat e2.err)" "1:trawl enable: session e2 is recording: rules change before start only" \
 	"enable -k after start is refused like user-space rules"
 "$TRAWL" disable e2 -k sched:sched_switch 2> /dev/null; is $? 1 "disable -k after start is refused"
 "$TRAWL" stop e2 > /dev/null; ok $? "stop"
@@ -201,7 +201,7 @@ if command -v setpriv > /dev/null 2>&1; then
 	NR_PID=$(cat "$NR_DIR/a.pid" 2>/dev/null)
 	TRAWL_AGENT_SOCKET="$NR_DIR/a.sock" "$TRAWL" create n1 -o "$NR_DIR/n1" > /dev/null &&
 		TRAWL_AGENT_SOCKET="$NR_DIR/a.sock" "$TRAWL" enable n1 -k sched 2> nr.err
-	is "$?:$(cat nr.err)" "1:trawl: enable: kernel events need root (the agent runs as uid 65534)" \
+	is "$?:$(cat nr.err)" "1:trawl enable: kernel events need root (the agent runs as uid 65534)" \
 		"an agent that is not root: enable -k says kernel events need root"
 	[ -n "$NR_PID" ] && kill "$NR_PID"
 	NR_PID=""
@@ -216,7 +216,7 @@ ok $? "disable -k irq"
 is "$("$TRAWL" list d1 | grep "^    kernel")" "    kernel event sched
     kernel pid 1" "list: sched and the pid are left"
 "$TRAWL" disable d1 -k nosuch 2> d1.err
-is "$?:$(cat d1.err)" "1:trawl: disable: session d1 has no kernel rule 'nosuch'" "disable -k of a rule the session lacks: exit 1"
+is "$?:$(cat d1.err)" "1:trawl disable: session d1 has no kernel rule 'nosuch'" "disable -k of a rule the session lacks: exit 1"
 "$TRAWL" disable d1 -k --all > /dev/null
 is "$("$TRAWL" list d1 | grep -c "^    kernel")" 0 "disable -k --all: no kernel rule, pid or filter left"
 "$TRAWL" start d1 2> d1s.err

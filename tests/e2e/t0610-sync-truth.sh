@@ -191,7 +191,7 @@ for c in base asym loss reorder; do
 	[ "$n" -gt 500 ] && [ "$inv" -eq 0 ]
 	ok $? "$c: after sync, no probe_recv before its probe_send ($n messages, $inv inverted)"
 done
-grep -q "^trawl: clocks corrected by base/sync.txt (reference host" base.print.err
+grep -q "^trawl print: clocks corrected by base/sync.txt (reference host" base.print.err
 ok $? "print says it applied base/sync.txt ($(head -1 base.print.err))"
 "$TRAWL" print --no-sync --clock-seconds -e 'trawl_sync:probe_*' base > raw.print 2> raw.err
 res=$(python3 inv.py raw.print)

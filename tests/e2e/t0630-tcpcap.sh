@@ -38,7 +38,7 @@ unshare --time --monotonic 1 --fork true 2> /dev/null ||
 "$TRAWL" tcpcap -o probe --host p --duration 0.05 > probe.out 2> probe.err
 if [ $? -ne 0 ]; then
 	if grep -q 'without eBPF support\|cannot load the eBPF\|cannot attach\|cannot open the eBPF' probe.err; then
-		skip_all "$(grep -m1 'trawl: tcpcap' probe.err | sed 's/^trawl: //')"
+		skip_all "$(grep -m1 'trawl tcpcap' probe.err | sed 's/^trawl //')"
 	fi
 fi
 

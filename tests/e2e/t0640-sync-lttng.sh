@@ -127,7 +127,7 @@ with open(path + '.ts', 'w') as f:
 sys.exit(0 if got == want and inv == 0 else 1)
 PYEOF
 "$TRAWL" print --clock-seconds s > p.txt 2> p.err
-is "$(cat p.err)" "trawl: clocks corrected by s/sync.txt (reference $ref)" "print applies s/sync.txt and says so"
+is "$(cat p.err)" "trawl print: clocks corrected by s/sync.txt (reference $ref)" "print applies s/sync.txt and says so"
 res=$(python3 order.py p.txt "$COUNT")
 ok $? "synced print: the exact causal order, no message received before sent ($res)"
 "$TRAWL" print --no-sync --clock-seconds s > raw.txt 2> /dev/null

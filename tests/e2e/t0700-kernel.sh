@@ -140,8 +140,8 @@ cc -O1 -o kwork kwork.c > cc.log 2>&1 &&
 
 # Can this machine record kernel events at all?
 if ! "$TRAWL" record -o probe --no-statedump -k sched:sched_switch -- true > probe.log 2>&1; then
-	if grep -qE '^trawl: record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
-		skip_all "cannot record kernel events here: $(grep -m1 '^trawl: record:' probe.log)"
+	if grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
+		skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' probe.log)"
 	fi
 fi
 

@@ -26,8 +26,8 @@
 [ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" = 4026531836 ] ||
 	skip_all "runs in a pid namespace other than the initial one: kernel events name tasks by pids it does not see"
 if ! "$TRAWL" record -o probe --no-statedump -k sched:sched_switch -- true > probe.log 2>&1; then
-	if grep -qE '^trawl: record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
-		skip_all "cannot record kernel events here: $(grep -m1 '^trawl: record:' probe.log)"
+	if grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
+		skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' probe.log)"
 	fi
 fi
 command -v cc >/dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
@@ -163,7 +163,7 @@ ok $? "--filter: all $all sched_switch events have prev_state 1 (the sleeper's, 
 F=$!
 wait "$F"
 is "$?" 1 "--filter on a field the event lacks: exit 1"
-grep -q "^trawl: record: filter 'no_such_field == 1' does not apply to sched:sched_switch" filt2.err
+grep -q "^trawl record: filter 'no_such_field == 1' does not apply to sched:sched_switch" filt2.err
 ok $? "--filter error names the filter and the event"
 [ -d "$TF/instances" ] && [ ! -e "$TF/instances/$(inst_name "$F")" ]
 ok $? "no tracefs instance is left behind by a failed record ($TF/instances/$(inst_name "$F"))"

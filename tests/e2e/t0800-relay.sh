@@ -97,7 +97,7 @@ DATA_B=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' readyB.txt)
 LIVE_B=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' readyB.txt)
 [ -n "$DATA_B" ] && [ -n "$LIVE_B" ] || { cat relayB.err; bail "relay B did not start"; }
 is "$(lines readyB.txt):$(head -1 relayB.err)" \
-	"1:trawl: relay: data on $DATA_B, live on $LIVE_B, writing to $HERE/OUTB" \
+	"1:trawl relay: data on $DATA_B, live on $LIVE_B, writing to $HERE/OUTB" \
 	"relay B: one ready line; it logs the same addresses on stderr"
 kill -0 "$RB" 2> /dev/null
 ok $? "relay B stays in the foreground (pid $RB, our child)"
@@ -448,7 +448,7 @@ kill -TERM "$RB"
 waitpid "$RB" 10
 is $? 0 "relay B stops on SIGTERM with exit status 0"
 RB=""
-grep -q 'trawl: relay: exiting' relayB.err
+grep -q 'trawl relay: exiting' relayB.err
 ok $? "... it logged that it exits"
 "$TRAWL" print OUTB/term/nodeT/ust > p12.txt 2> p12.perr
 is "$?:$(seqs p12.txt)" "0:0 1 2" "the trace of the producer still connected keeps its 3 flushed events"
