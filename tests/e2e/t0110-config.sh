@@ -181,9 +181,11 @@ is "$(grep -c probe_send three.txt) $(grep -c probe_recv three.txt)" "$s $rv" \
 	"... with every send and receive it reported ($s, $rv)"
 [ "$rv" -ge 40 ] && [ "$rv" -le 50 ]
 ok $? "... 50/s for 1 s from 'four' received, none of those meant for 'five' ($rv)"
+# (four sends to both peers at each tick: as many meant for five as for
+# three; on a loaded machine fewer ticks than 50 fit in the second)
 grep -q "sent a probe meant for 'five' to this node (three)" three.err &&
-	grep -q " 50 misaddressed" three.out
-ok $? "probes meant for another node: warned, counted (50), not recorded"
+	grep -q " $rv misaddressed" three.out
+ok $? "probes meant for another node: warned, counted ($rv, one per tick as for three), not recorded"
 if [ $garbage -gt 0 ]; then
 	grep -q " $garbage invalid" three.out
 	ok $? "malformed datagrams counted as invalid, not recorded ($(grep -o '[0-9]* invalid' three.out))"
