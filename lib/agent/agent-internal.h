@@ -248,6 +248,14 @@ TRAWL_HIDDEN int tr_ring_stream(struct session *s, struct part *p, struct aring 
 TRAWL_HIDDEN char *tr_trace_dir(const struct session *s, const char *base);
 
 /* ---- kernel.c */
+/* Why an overwrite-mode session takes no kernel events, and what to do
+ * instead (docs/agent.md "Snapshots"). */
+#define TR_KERNEL_OVERWRITE_WHY                                                          \
+	"kernel events are not kept by overwrite-mode sessions (the kernel part has no " \
+	"flight recorder: its events would go to disk as they come, never into a snapshot)"
+#define TR_KERNEL_OVERWRITE_HINT                                                          \
+	"hint: record kernel events in a discard-mode session (trawl create NAME -o DIR) " \
+	"or with trawl record -k"
 /* Can enable -k take spec (this agent has kernel support, the kernel has
  * the event)? 0 or -errno with a message in why. */
 TRAWL_HIDDEN int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why,

@@ -170,6 +170,10 @@ int tr_session_check(struct session *s, char *why, size_t wlen)
 		snprintf(why, wlen, "kernel events are recorded by sessions with an output only (not in snapshots)");
 		return -EINVAL;
 	}
+	if (s->mode == TRAWL_UST_OVERWRITE && (s->nkev || s->kfilter || s->nkpids)) {
+		snprintf(why, wlen, TR_KERNEL_OVERWRITE_WHY);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -193,10 +193,16 @@ static void v_enable(struct conn *c, struct session *s, int argc, char **argv)
 					s->name, s->kfilter);
 		if (!kernel)
 			continue;
-		if (s->snapshot)
-			return tr_cfail(c, 1, "session %s is in snapshot mode: kernel events are "
-					"recorded by sessions with an output only (not in snapshots)",
-					s->name);
+		if (s->snapshot) {
+			tr_cprint(c, AM_ERR, "session %s is in snapshot mode: kernel events are "
+				  "recorded by sessions with an output only (not in snapshots)",
+				  s->name);
+			return tr_cfail(c, 1, TR_KERNEL_OVERWRITE_HINT);
+		}
+		if (s->mode == TRAWL_UST_OVERWRITE) {
+			tr_cprint(c, AM_ERR, "session %s: " TR_KERNEL_OVERWRITE_WHY, s->name);
+			return tr_cfail(c, 1, TR_KERNEL_OVERWRITE_HINT);
+		}
 		if (tr_kernel_check(c->a, argv[i] + 9, why, sizeof(why)) < 0)
 			return tr_cfail(c, 1, "%s", why);
 	}
