@@ -95,7 +95,10 @@ static void print_answer(void *arg, int stream, const char *text, size_t len)
 		return;
 	}
 	(void)arg;
-	cli_err("%.*s", (int)len, text);
+	if (len >= 6 && memcmp(text, "hint: ", 6) == 0)	/* the agent's hint: a line of its own */
+		cli_hint("%.*s", (int)len - 6, text + 6);
+	else
+		cli_err("%.*s", (int)len, text);
 }
 
 /* Sends argv to the agent, prints its answer; returns its status. */
@@ -639,9 +642,10 @@ int cmd_snapshot(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'h':
 			printf("usage: trawl snapshot record NAME [-o DIR]\n"
-			       "Writes the newest packets of every buffer of session NAME (snapshot or\n"
-			       "overwrite mode) to DIR/HOST/ust/ (default: the session's\n"
-			       "output/snapshot-N).\n");
+			       "Writes the newest events of every buffer of session NAME (snapshot or\n"
+			       "overwrite mode), the packet each thread is still filling included, to\n"
+			       "DIR/HOST/ust/ (default: the session's output/snapshot-N), and says how\n"
+			       "many (what 'trawl info DIR' then reads).\n");
 			return 0;
 		case ':':
 			return cli_opt_error(c, argv);

@@ -19,6 +19,8 @@
  *         destructor that runs after libtrawl's (the event then has no
  *         buffer and is counted as discarded)
  *     -i  print "ready" once events are enabled (or after -w's wait)
+ *     -b  then block reading stdin: each line M emits M more events
+ *         (thread 0, seq going on) and prints "emitted TOTAL"; EOF exits
  *   prints "emitted N" (the events every thread of this process emitted)
  */
 #define TRAWL_TRACEPOINT_DEFINE
@@ -57,11 +59,12 @@ static int phase;
 static uint64_t sigs;			/* atomic: handlers run in every thread */
 static pthread_key_t late_key;
 static int late_set;			/* late_key exists (-N) */
+static uint64_t first_seq;		/* run()'s first seq (-b: going on) */
 
 static void *run(void *arg)
 {
 	uint32_t th = (uint32_t)(uintptr_t)arg;
-	for (uint64_t i = 0; !nevents || i < nevents; i++) {
+	for (uint64_t i = first_seq; !nevents || i < first_seq + nevents; i++) {
 		trawl_tracepoint(counter, tick, th, i, phase, "tick");
 		trawl_tracepoint(counter, debug, i);
 		if (counts)
@@ -113,9 +116,9 @@ static uint64_t run_threads(unsigned nt)
 int main(int argc, char **argv)
 {
 	unsigned nt = 1;
-	int wait = 0, do_fork = 0, do_exec = 0, nested = 0, ready = 0, opt;
+	int wait = 0, do_fork = 0, do_exec = 0, nested = 0, ready = 0, block = 0, opt;
 	const char *cfile = NULL;
-	while ((opt = getopt(argc, argv, "n:t:ws:c:fxNiP:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:ws:c:fxNibP:")) != -1) {
 		switch (opt) {
 		case 'n': nevents = strtoull(optarg, NULL, 10); break;
 		case 't': nt = (unsigned)atoi(optarg); break;
@@ -126,10 +129,11 @@ int main(int argc, char **argv)
 		case 'x': do_exec = 1; break;
 		case 'N': nested = 1; break;
 		case 'i': ready = 1; break;
+		case 'b': block = 1; break;
 		case 'P': phase = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: ust-counter [-n N] [-t T] [-w] [-s USEC] [-c FILE] "
-				"[-f] [-x] [-N] [-i]\n");
+				"[-f] [-x] [-N] [-i] [-b]\n");
 			return 2;
 		}
 	}
@@ -170,6 +174,17 @@ int main(int argc, char **argv)
 		printf("signals %llu\n",
 		       (unsigned long long)__atomic_load_n(&sigs, __ATOMIC_RELAXED));
 	fflush(stdout);
+	/* -b: more events on demand, the process (and its buffers) staying */
+	for (char line[64]; block && fgets(line, sizeof(line), stdin);) {
+		first_seq += nevents;
+		nevents = strtoull(line, NULL, 10);
+		if (!nevents)
+			continue;
+		run((void *)(uintptr_t)0);
+		n += nevents;
+		printf("emitted %llu\n", (unsigned long long)n);
+		fflush(stdout);
+	}
 	if (do_fork) {
 		pid_t pid = fork();
 		if (pid == 0) {

@@ -49,6 +49,10 @@ struct trawl_agent_kernel_opts {
 	const char *relay;		/* HOST[:PORT] of a trawl relay, or NULL */
 	const char *relay_session;	/* the session's name there */
 	unsigned live_ms;		/* live timer; 0: none */
+	/* A flight recorder (an overwrite-mode session): the newest events
+	 * kept in the kernel's buffers, written by snapshot() only (dir is
+	 * unused); never with relay. */
+	bool flight;
 };
 
 /* A kernel recording's figures, once stopped. */
@@ -86,6 +90,13 @@ struct trawl_agent_kernel {
 	const char *(*clock_name)(void *rec);
 	/* Frees the recorder (stopped or not); accepts NULL. */
 	void (*destroy)(void *rec);
+	/* A flight recorder, recording: its newest events, read out of the
+	 * kernel's buffers now, as a kernel trace in dir; fills *st with this
+	 * trace's figures; clock() is then this trace's. 0 or -errno.
+	 * Optional (NULL, or a table whose sz does not reach it): the agent
+	 * then refuses kernel events in overwrite-mode sessions. */
+	int (*snapshot)(void *rec, const char *dir, struct trawl_agent_kernel_stats *st, char *err,
+			size_t errlen);
 };
 
 /* ------------------------------------------------------------ the agent */

@@ -390,7 +390,9 @@ int trawl_ust_session_start(struct trawl_ust_session *s);
 int trawl_ust_session_stop(struct trawl_ust_session *s);
 /*
  * Overwrite mode: writes the newest packets of every buffer to a new CTF
- * trace in dir while producers keep writing. A packet rewritten during its
+ * trace in dir while producers keep writing, the packet each thread is
+ * still filling included (up to its last committed event; stats.snap_events
+ * counts the events written, what a reader reads). A packet rewritten during its
  * copy is dropped and counted (stats.snap_torn). The events that precede
  * the copied packets of a buffer are counted in their events_discarded, so
  * that for each thread: events in the snapshot + discarded = emitted up to

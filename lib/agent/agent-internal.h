@@ -248,6 +248,15 @@ TRAWL_HIDDEN int tr_ring_stream(struct session *s, struct part *p, struct aring 
 TRAWL_HIDDEN char *tr_trace_dir(const struct session *s, const char *base);
 
 /* ---- kernel.c */
+/* Why an overwrite-mode session takes no kernel events when the agent's
+ * kernel table makes no flight recorder, and what to do instead
+ * (docs/agent.md "Snapshots"). */
+#define TR_KERNEL_OVERWRITE_WHY                                                          \
+	"kernel events are not kept by overwrite-mode sessions (the kernel part has no " \
+	"flight recorder: its events would go to disk as they come, never into a snapshot)"
+#define TR_KERNEL_OVERWRITE_HINT                                                          \
+	"hint: record kernel events in a discard-mode session (trawl create NAME -o DIR) " \
+	"or with trawl record -k"
 /* Can enable -k take spec (this agent has kernel support, the kernel has
  * the event)? 0 or -errno with a message in why. */
 TRAWL_HIDDEN int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why,
@@ -256,6 +265,12 @@ TRAWL_HIDDEN int tr_kernel_add_event(struct session *s, const char *spec);
 TRAWL_HIDDEN int tr_kernel_set_filter(struct session *s, const char *expr, char *why,
 				      size_t wlen);
 TRAWL_HIDDEN int tr_kernel_add_pid(struct session *s, const char *v, char *why, size_t wlen);
+/* Does the agent's kernel table make flight recorders (snapshot())? */
+TRAWL_HIDDEN bool tr_kernel_flight(const struct trawl_agent *a);
+/* The flight recorder's newest events into base/HOST/kernel: 0 or -errno
+ * with a message; s->kst then holds its figures, and s->kfreq.. its clock
+ * (for the user-space snapshot to declare). */
+TRAWL_HIDDEN int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wlen);
 /* Forgets every kernel rule, the filter and the pids. */
 TRAWL_HIDDEN void tr_kernel_clear(struct session *s);
 /* The recorder of a starting session: prepared (tr_kernel_create), then

@@ -149,7 +149,8 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 		}
 	const struct trawl_agent_kernel *k = opts->sz > offsetof(struct trawl_agent_opts, kernel) ?
 					     opts->kernel : NULL;
-	if (k && (k->sz < sizeof(*k) || !k->check || !k->create || !k->start || !k->stop ||
+	/* snapshot() came later, and is optional (tr_kernel_flight) */
+	if (k && (k->sz < offsetof(struct trawl_agent_kernel, snapshot) || !k->check || !k->create || !k->start || !k->stop ||
 		  !k->clock || !k->clock_name || !k->destroy)) {
 		tr_seterr(err, errlen, EINVAL, "the kernel table lacks operations");
 		goto err;

@@ -155,11 +155,13 @@ int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *
 		}
 		for (size_t i = 0; i < p->nevs && !ret; i++)
 			ret = tr_ust_writer_add_event(w, sc, p->evs[i]);
+		const struct ust_evtab et = { p->evs, p->nevs, s->header,
+					      tr_ust_ctx_len(s->contexts) };
 		for (struct aring *r = p->rings; r && !ret; r = r->next) {
 			if (!r->c.ring.shm)
 				continue;
 			struct mkws_arg a = { w, sc, p, r->tid };
-			ret = tr_ust_cons_snapshot(&r->c, copy, mkws, &a, uuid, (uint32_t)sc->id,
+			ret = tr_ust_cons_snapshot(&r->c, copy, mkws, &a, uuid, (uint32_t)sc->id, &et,
 						events, torn);
 		}
 	}

@@ -6,17 +6,37 @@
  * trawl_agent_kernel: the trawl program passes lib/kern's), so that
  * libtrawl depends on no tracing library; without one, enable -k is
  * refused. The recorder's threads share nothing with the agent's loop but
- * the recorder object, touched here only at start and stop. Once stopped,
+ * the recorder object, touched here only at start, snapshots and stop. An
+ * overwrite-mode session's recorder is a flight recorder (the table's
+ * snapshot(): without one, such sessions refuse kernel events): the
+ * kernel's buffers keep the newest events, written at each snapshot. Once stopped,
  * both traces declare the kernel's clock calibration, so that they merge
  * exactly.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trawl/ctf.h"
 #include "agent-internal.h"
+
+bool tr_kernel_flight(const struct trawl_agent *a)
+{
+	const struct trawl_agent_kernel *k = a->o.kernel;
+	return k && k->sz >= offsetof(struct trawl_agent_kernel, snapshot) + sizeof(k->snapshot) &&
+	       k->snapshot;
+}
+
+/* base/HOST/kernel, malloc'd; NULL on ENOMEM. */
+static char *kernel_dir(const struct session *s, const char *base)
+{
+	char *d = NULL;
+	if (asprintf(&d, "%s/%s/kernel", base, s->a->hostname) < 0)
+		return NULL;
+	return d;
+}
 
 int tr_kernel_check(struct trawl_agent *a, const char *spec, char *why, size_t wlen)
 {
@@ -94,8 +114,11 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 	const struct trawl_agent_kernel *k = s->a->o.kernel;
 	if (!k)
 		return tr_seterr(why, wlen, ENOTSUP, "this agent has no kernel support");
+	/* overwrite mode: a flight recorder, written at snapshots (and at
+	 * stop, with an output) */
+	bool flight = s->mode == TRAWL_UST_OVERWRITE;
 	char *d = NULL;
-	if (s->output && asprintf(&d, "%s/%s/kernel", s->output, s->a->hostname) < 0)
+	if (s->output && !flight && !(d = kernel_dir(s, s->output)))
 		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	pid_t *pids = NULL;
 	if (s->nkpids && !(pids = calloc(s->nkpids, sizeof(*pids)))) {
@@ -109,7 +132,7 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 		.events = (const char *const *)s->kev, .nevents = s->nkev,
 		.filter = s->kfilter, .pids = pids, .npids = s->nkpids, .tsc = s->tsc,
 		.relay = s->relay, .relay_session = s->relay_session ? s->relay_session : s->name,
-		.live_ms = s->live_ms,
+		.live_ms = s->live_ms, .flight = flight,
 	};
 	char err[400] = "";
 	errno = 0;
@@ -144,20 +167,48 @@ void tr_kernel_clock_early(struct session *s)
 	}
 }
 
+int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wlen)
+{
+	const struct trawl_agent_kernel *k = s->a->o.kernel;
+	char *d = kernel_dir(s, base);
+	if (!d)
+		return tr_seterr(why, wlen, ENOMEM, "out of memory");
+	char err[400] = "";
+	int r = k->snapshot(s->krec, d, &s->kst, err, sizeof(err));
+	free(d);
+	if (r < 0)
+		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
+	/* the user-space snapshot declares the same clock */
+	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	return 0;
+}
+
 /* Stops the recorder: tracing off, every CPU's buffer drained, the trace
- * closed; keeps its figures and its clock, frees it. */
+ * closed (a flight recorder with an output: its content written there as
+ * a snapshot first; without, nothing); keeps its figures and its clock,
+ * frees it. */
 void tr_kernel_stop(struct session *s)
 {
 	const struct trawl_agent_kernel *k = s->a->o.kernel;
 	char err[400] = "";
 	if (!s->krec)
 		return;
-	if (k->stop(s->krec, &s->kst, err, sizeof(err)) < 0 && !s->kerr)
+	bool flight = s->mode == TRAWL_UST_OVERWRITE, write = !flight || (s->output && !s->snapshot);
+	int r = 0;
+	if (flight && write)
+		r = tr_kernel_snapshot(s, s->output, err, sizeof(err));
+	struct trawl_agent_kernel_stats st;
+	if (k->stop(s->krec, &st, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0 && !r)
+		r = -EIO;
+	if (!flight) {
+		s->kst = st;
+		s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	}
+	if (r < 0 && !s->kerr)
 		s->kerr = strdup(err[0] ? err : "the kernel trace could not be written");
-	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
 	k->destroy(s->krec);
 	s->krec = NULL;
-	s->kdone = true;
+	s->kdone = write;
 }
 
 void tr_kernel_destroy(struct session *s)

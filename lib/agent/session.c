@@ -166,8 +166,13 @@ int tr_session_check(struct session *s, char *why, size_t wlen)
 		snprintf(why, wlen, "a relay takes discard-mode sessions (not snapshots)");
 		return -EINVAL;
 	}
-	if (s->snapshot && (s->nkev || s->kfilter || s->nkpids)) {
+	bool kernel = s->nkev || s->kfilter || s->nkpids;
+	if (s->snapshot && kernel && !tr_kernel_flight(s->a)) {
 		snprintf(why, wlen, "kernel events are recorded by sessions with an output only (not in snapshots)");
+		return -EINVAL;
+	}
+	if (s->mode == TRAWL_UST_OVERWRITE && kernel && !tr_kernel_flight(s->a)) {
+		snprintf(why, wlen, TR_KERNEL_OVERWRITE_WHY);
 		return -EINVAL;
 	}
 	return 0;

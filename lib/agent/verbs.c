@@ -61,7 +61,10 @@ static void list_session(struct conn *c, const struct session *s)
 		tr_cprint(c, AM_OUT, "    kernel filter %s\n", s->kfilter);
 	for (size_t i = 0; i < s->nkpids; i++)
 		tr_cprint(c, AM_OUT, "    kernel pid %d\n", (int)s->kpids[i]);
-	if (s->krec)
+	if (s->krec && s->mode == TRAWL_UST_OVERWRITE)
+		tr_cprint(c, AM_OUT, "    kernel: flight recorder (written by snapshot record%s), "
+			  "clock %s\n", s->output && !s->snapshot ? " and stop" : "", s->kclock);
+	else if (s->krec)
 		tr_cprint(c, AM_OUT, "    kernel: recording into %s/%s/kernel, clock %s\n",
 			  s->output, a->hostname, s->kclock);
 	else if (s->kdone)
@@ -193,10 +196,16 @@ static void v_enable(struct conn *c, struct session *s, int argc, char **argv)
 					s->name, s->kfilter);
 		if (!kernel)
 			continue;
-		if (s->snapshot)
-			return tr_cfail(c, 1, "session %s is in snapshot mode: kernel events are "
-					"recorded by sessions with an output only (not in snapshots)",
-					s->name);
+		if (s->snapshot && !tr_kernel_flight(c->a)) {
+			tr_cprint(c, AM_ERR, "session %s is in snapshot mode: kernel events are "
+				  "recorded by sessions with an output only (not in snapshots)",
+				  s->name);
+			return tr_cfail(c, 1, TR_KERNEL_OVERWRITE_HINT);
+		}
+		if (s->mode == TRAWL_UST_OVERWRITE && !tr_kernel_flight(c->a)) {
+			tr_cprint(c, AM_ERR, "session %s: " TR_KERNEL_OVERWRITE_WHY, s->name);
+			return tr_cfail(c, 1, TR_KERNEL_OVERWRITE_HINT);
+		}
 		if (tr_kernel_check(c->a, argv[i] + 9, why, sizeof(why)) < 0)
 			return tr_cfail(c, 1, "%s", why);
 	}
@@ -348,15 +357,25 @@ static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 			return tr_cfail(c, 1, "out of memory");
 		out = base;
 	}
-	char *d = tr_trace_dir(s, out);
+	char *d = tr_trace_dir(s, out), why[512] = "";
 	uint64_t ev = 0, torn = 0;
 	tr_drain(s);
-	int r = d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM;
+	/* the kernel's first: its clock is the user-space snapshot's too */
+	int r = s->krec ? tr_kernel_snapshot(s, out, why, sizeof(why)) : 0;
+	if (!r && (s->nrules || !s->krec))
+		r = d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM;
 	free(d);
 	if (r < 0) {
-		tr_cfail(c, 1, "snapshot of %s into %s: %s", s->name, out, strerror(-r));
+		tr_cfail(c, 1, "snapshot of %s into %s: %s", s->name, out, why[0] ? why : strerror(-r));
 	} else {
-		tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events in %s\n", s->name, ev, out);
+		/* what a reader of out then reads, the kernel's state dump included */
+		uint64_t kev = s->krec ? s->kst.events + s->kst.statedump : 0;
+		tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events in %s\n", s->name, ev + kev,
+			  out);
+		if (s->krec)
+			tr_cprint(c, AM_OUT, "kernel: %" PRIu64 " events, %" PRIu64 " overwritten before "
+				  "them, %" PRIu64 " state dump events, clock %s\n", s->kst.events,
+				  s->kst.lost, s->kst.statedump, s->kclock);
 		tr_cend(c, 0);
 	}
 	free(base);

@@ -2,11 +2,13 @@
 /*
  * lib/kern/agent-kern.c - the kernel recorder (krec.h) behind an agent's
  * kernel table (agent-kern.h): what `enable -k` checks, and a session's
- * kernel part from start to stop.
+ * kernel part from start to stop (an overwrite-mode session's: a flight
+ * recorder, written at its snapshots).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,6 +132,8 @@ static void *ak_create(const struct trawl_agent_kernel_opts *o, char *err, size_
 		.filter = o->filter, .pids = o->pids, .npids = o->npids,
 		.statedump = true, .tid_context = true,
 		.clock = o->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
+		.flight = o->sz >= offsetof(struct trawl_agent_kernel_opts, flight) + sizeof(o->flight) &&
+			  o->flight,
 	};
 	char e[400] = "";
 	struct krec *k = tr_krec_new(&ko, e, sizeof(e));
@@ -156,16 +160,32 @@ static int ak_start(void *rec, char *err, size_t errlen)
 	return 0;
 }
 
-static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
+static void stats(void *rec, struct trawl_agent_kernel_stats *st)
 {
-	int r = tr_krec_stop(rec, err, errlen);
 	memset(st, 0, sizeof(*st));
 	for (unsigned i = 0; i < tr_krec_ncpus(rec); i++) {
 		st->events += tr_krec_stats(rec, i)->events;
 		st->lost += tr_krec_stats(rec, i)->lost;
 	}
 	st->statedump = tr_krec_statedump_events(rec);
+}
+
+static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
+{
+	int r = tr_krec_stop(rec, err, errlen);
+	stats(rec, st);
 	return r;
+}
+
+static int ak_snapshot(void *rec, const char *dir, struct trawl_agent_kernel_stats *st, char *err,
+		       size_t errlen)
+{
+	char e[400] = "";
+	int r = tr_krec_snapshot(rec, dir, e, sizeof(e));
+	stats(rec, st);
+	if (r < 0)
+		return tr_seterr(err, errlen, -r, "kernel events: %s", e);
+	return 0;
 }
 
 static int ak_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)
@@ -192,4 +212,5 @@ const struct trawl_agent_kernel trawl_kern_agent_ops = {
 	.clock = ak_clock,
 	.clock_name = ak_clock_name,
 	.destroy = ak_destroy,
+	.snapshot = ak_snapshot,
 };

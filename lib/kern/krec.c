@@ -75,6 +75,10 @@ struct krec {
 	struct evname *evs;
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
+	bool flight;			/* a flight recorder: read at snapshots only */
+	bool snapped;			/* a snapshot was written (flight) */
+	char *hostname;			/* for the snapshots' traces (flight) */
+	size_t buf_pages;		/* pages of one CPU's buffer */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
@@ -429,6 +433,10 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 	snprintf(kb, sizeof(kb), "%zu", o->buffer_kb ? o->buffer_kb : 4096);
 	if ((r = inst_write(k, "buffer_size_kb", kb, false)))
 		return tr_seterr(err, errlen, -r, "buffer size %s KiB per CPU: %s", kb, strerror(-r));
+	/* the kernel overwrites the oldest pages when the reader falls
+	 * behind: a flight recorder's very principle (and the default) */
+	if (o->flight && (r = inst_write(k, "options/overwrite", "1", false)))
+		return tr_seterr(err, errlen, -r, "options/overwrite: %s", strerror(-r));
 	if (o->follow_fork && (r = inst_write(k, "options/event-fork", "1", false)))
 		return tr_seterr(err, errlen, -r, "options/event-fork: %s", strerror(-r));
 	/* with exclude_self, our own threads are not traced (the reader adds
@@ -481,6 +489,56 @@ static bool kpage_layout_ok(struct krec *k)
 #endif
 }
 
+/*
+ * The trace the events go to (dir, and the relay dest, which it takes):
+ * its writer, the converter, one stream per CPU and the state dump's. 0,
+ * or -errno with a message (what was made is freed with the recorder).
+ */
+static int open_trace(struct krec *k, const char *dir, const char *hostname,
+		      struct trawl_ctf_dest *dest, size_t io_queue, char *err, size_t errlen)
+{
+	struct utsname u;
+	uname(&u);
+	char werr[300] = "";
+	struct trawl_ctf_writer_opts wo = {
+		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "kernel",
+		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
+		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
+		.io_queue = io_queue, .dest = dest, .err = werr, .errlen = sizeof(werr),
+	};
+	if (!(k->w = trawl_ctf_writer_new(&wo))) {
+		if (*werr)
+			return tr_seterr(err, errlen, errno, "%s", werr);
+		return tr_seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
+	}
+	/* streamed, the metadata leaves when the first stream is created
+	 * (below): the clock must be final now (mono: from one sample) */
+	if (k->relay) {
+		tr_clock_sample(false, &k->s0);
+		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+	}
+	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
+	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
+	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
+	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
+	if (!(k->conv = tr_krec_conv_new(k->w, k->tep, k->tid)))
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	for (unsigned c = 0; c < k->ncpus; c++) {
+		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
+							"channel0", c);
+		if (!k->cpus[c].ws)
+			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	}
+	if (k->statedump) {
+		int cpu = sched_getcpu();
+		k->sd_ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
+						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
+		if (!k->sd_ws)
+			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 {
 	struct krec *k = calloc(1, sizeof(*k));
@@ -498,6 +556,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
 		 (o->clock == KREC_CLOCK_AUTO && tr_clocksource_is_tsc());
 	k->relay = o->relay != NULL;
+	k->flight = o->flight && !o->relay;
 	k->live_ms = o->relay ? o->live_ms : 0;
 	if (k->relay && o->clock == KREC_CLOCK_TSC) {
 		r = tr_seterr(err, errlen, EINVAL,
@@ -530,45 +589,9 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	if (!(k->page = malloc(k->psize)))
 		goto nomem;
 
-	struct utsname u;
-	uname(&u);
-	char werr[300] = "";
-	struct trawl_ctf_dest *dest = NULL;
-	if (o->relay) {
-		const struct trawl_relay_dest_opts ro = {
-			.sz = sizeof(ro), .addr = o->relay, .session = o->relay_session,
-			.live_timer_us = (uint64_t)k->live_ms * 1000,
-		};
-		if (!(dest = trawl_relay_dest_new(&ro)))
-			goto nomem;
-	}
-	struct trawl_ctf_writer_opts wo = {
-		.sz = sizeof(wo), .path = o->dir, .hostname = o->hostname, .domain = "kernel",
-		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
-		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
-		.io_queue = o->io_queue, .dest = dest, .err = werr, .errlen = sizeof(werr),
-	};
-	if (!(k->w = trawl_ctf_writer_new(&wo))) {
-		if (*werr)
-			r = tr_seterr(err, errlen, errno, "%s", werr);
-		else
-			r = tr_seterr(err, errlen, errno, "%s: %s", o->dir, strerror(errno));
-		goto fail;
-	}
-	/* streamed, the metadata leaves when the first stream is created
-	 * (below): the clock must be final now (mono: from one sample) */
-	if (k->relay) {
-		tr_clock_sample(false, &k->s0);
-		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
-	}
-	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
-	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
-	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
-	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
-	if (!(k->conv = tr_krec_conv_new(k->w, k->tep, k->tid)))
-		goto nomem;
 	long nc = sysconf(_SC_NPROCESSORS_CONF);
 	k->ncpus = nc > 0 ? (unsigned)nc : 1;
+	k->buf_pages = (o->buffer_kb ? o->buffer_kb : 4096) * 1024 / k->psize + 1;
 	if (!(k->cpus = calloc(k->ncpus, sizeof(*k->cpus))))
 		goto nomem;
 	for (unsigned c = 0; c < k->ncpus; c++)
@@ -586,18 +609,21 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			goto fail;
 		}
 		free(p);
-		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
-							"channel0", c);
-		if (!k->cpus[c].ws)
+	}
+	/* a flight recorder's traces are made at its snapshots */
+	if (k->flight && !(k->hostname = strdup(o->hostname ? o->hostname : "")))
+		goto nomem;
+	struct trawl_ctf_dest *dest = NULL;
+	if (o->relay) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = o->relay, .session = o->relay_session,
+			.live_timer_us = (uint64_t)k->live_ms * 1000,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro)))
 			goto nomem;
 	}
-	if (k->statedump) {
-		int cpu = sched_getcpu();
-		k->sd_ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
-						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
-		if (!k->sd_ws)
-			goto nomem;
-	}
+	if (!k->flight && (r = open_trace(k, o->dir, o->hostname, dest, o->io_queue, err, errlen)))
+		goto fail;
 	return k;
 nomem:
 	r = tr_seterr(err, errlen, ENOMEM, "out of memory");
@@ -754,6 +780,19 @@ static void live_tick(struct krec *k)
 	}
 }
 
+/* The processes, threads and files now, into the state dump's stream. */
+static void state_dump(struct krec *k)
+{
+	if (!k->sd_ws)
+		return;
+	long n = tr_krec_statedump(k->w, tr_krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,
+				k->tid);
+	if (n < 0)
+		set_err(k, (int)n, "state dump");
+	else
+		k->sd_events = n;
+}
+
 static void *reader(void *arg)
 {
 	struct krec *k = arg;
@@ -774,14 +813,7 @@ static void *reader(void *arg)
 		struct sched_param sp = { 0 };
 		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	}
-	if (k->sd_ws) {
-		long n = tr_krec_statedump(k->w, tr_krec_conv_stream_class(k->conv), k->sd_ws, k->tsc,
-					k->tid);
-		if (n < 0)
-			set_err(k, (int)n, "state dump");
-		else
-			k->sd_events = n;
-	}
+	state_dump(k);
 	/*
 	 * Each pass reads every CPU's full pages. Once all CPUs are caught up,
 	 * sleep: briefly (BUSY_SLEEP_MS) when the pass found data, so that a
@@ -821,6 +853,73 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* What the pages did not report of the kernel's losses: onto each CPU's
+ * last packet. */
+static void settle_lost(struct krec *k)
+{
+	for (unsigned c = 0; c < k->ncpus; c++) {
+		struct kcpu *kc = &k->cpus[c];
+		uint64_t total = kernel_lost(k, c);
+		if (total > kc->attributed) {
+			count_lost(k, c, total - kc->attributed);
+			trawl_ctf_wstream_flush(kc->ws, kc->last_ts);
+		}
+	}
+}
+
+int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
+{
+	if (!k->flight || !k->started || k->stopped)
+		return tr_seterr(err, errlen, EINVAL, "not a recording flight recorder");
+	for (unsigned c = 0; c < k->ncpus; c++) {
+		struct kcpu *kc = &k->cpus[c];
+		memset(&kc->st, 0, sizeof(kc->st));
+		kc->last_ts = 0;
+		kc->any = false;
+	}
+	k->sd_events = 0;
+	k->err = 0;
+	int r = open_trace(k, dir, k->hostname, NULL, 0, err, errlen);
+	if (r == 0)
+		state_dump(k);
+	/*
+	 * Every CPU's buffer, read out: the newest events (the kernel
+	 * overwrote the older ones, counted on the first page read as missed:
+	 * events_discarded), the page being written included. Bounded by the
+	 * buffer's size (and a margin): events that come meanwhile are for
+	 * the next snapshot.
+	 */
+	for (unsigned c = 0; c < k->ncpus && !r && !k->err; c++)
+		for (size_t i = 0; i < k->buf_pages + 16 && !k->err; i++) {
+			ssize_t n = read(k->cpus[c].fd, k->page, k->psize);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			process_page(k, c, (size_t)n);
+		}
+	if (!r && !k->err)
+		settle_lost(k);
+	if (!r && k->err)
+		r = tr_seterr(err, errlen, -k->err, "%s", k->errmsg);
+	if (k->w) {
+		tr_clock_sample(k->tsc, &k->s1);
+		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+		int rc = trawl_ctf_writer_close(k->w);
+		if (rc < 0 && !r)
+			r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
+		k->snapped = !r;
+	}
+	trawl_ctf_writer_free(k->w);
+	k->w = NULL;
+	tr_krec_conv_free(k->conv);
+	k->conv = NULL;
+	for (unsigned c = 0; c < k->ncpus; c++)
+		k->cpus[c].ws = NULL;
+	k->sd_ws = NULL;
+	return r;
+}
+
 int tr_krec_start(struct krec *k, char *err, size_t errlen)
 {
 	if (k->started)
@@ -831,6 +930,8 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 	if (r)
 		return tr_seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
 	k->started = true;
+	if (k->flight)		/* read at its snapshots */
+		return 0;
 	r = pthread_create(&k->th, NULL, reader, k);
 	if (r) {
 		inst_write(k, "tracing_on", "0", false);
@@ -847,6 +948,9 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 	k->stopped = true;
 	if (k->started)
 		inst_write(k, "tracing_on", "0", false);
+	/* a flight recorder's clock is its last snapshot's */
+	if (k->flight)
+		return 0;
 	tr_clock_sample(k->tsc, &k->s1);
 	__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
 	if (k->thread)
@@ -855,15 +959,7 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 	int r = k->err;
 	if (r)
 		tr_seterr(err, errlen, -r, "%s", k->errmsg);
-	/* what the pages did not report */
-	for (unsigned c = 0; c < k->ncpus; c++) {
-		struct kcpu *kc = &k->cpus[c];
-		uint64_t total = kernel_lost(k, c);
-		if (total > kc->attributed) {
-			count_lost(k, c, total - kc->attributed);
-			trawl_ctf_wstream_flush(kc->ws, kc->last_ts);
-		}
-	}
+	settle_lost(k);
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
@@ -892,6 +988,7 @@ void tr_krec_free(struct krec *k)
 		tracefs_instance_free(k->inst);
 	}
 	free(k->inst_dir);
+	free(k->hostname);
 	trawl_ctf_writer_free(k->w);
 	tr_krec_conv_free(k->conv);
 	if (k->kb)
@@ -939,8 +1036,9 @@ const char *tr_krec_clock_name(const struct krec *k)
 
 int tr_krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
-	/* streamed, the clock is final from the start (mono, from s0 alone) */
-	if (!k->started || (!k->stopped && !k->relay))
+	/* streamed, the clock is final from the start (mono, from s0 alone);
+	 * a flight recorder's is its last snapshot's */
+	if (!k->started || (k->flight ? !k->snapped : !k->stopped && !k->relay))
 		return -EAGAIN;
 	struct trawl_ctf_clock c = { .freq = 1000000000 };
 	tr_clock_fill(k->tsc, &k->s0, &k->s1, &c);

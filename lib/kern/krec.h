@@ -52,6 +52,12 @@ struct krec_opts {
 	 */
 	const char *relay, *relay_session;
 	unsigned live_ms;
+	/*
+	 * A flight recorder (not with relay): the instance's per-CPU buffers
+	 * (buffer_kb each, overwrite mode) keep the newest events; nothing is
+	 * read nor written (dir unused) but by tr_krec_snapshot().
+	 */
+	bool flight;
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };
@@ -75,7 +81,17 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen);
 int tr_krec_start(struct krec *k, char *err, size_t errlen);
 /* Adds a pid (and its threads) to the instance's set_event_pid. */
 int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
-/* Stops tracing, drains, closes the trace. Idempotent. */
+/*
+ * A flight recorder, recording: its per-CPU buffers read out now (the
+ * newest events, the page being written included; the ones the kernel
+ * overwrote counted as discarded), with a state dump, as a kernel trace
+ * in dir. What is read is gone from the buffers: the next snapshot holds
+ * the events after it. The figures (tr_krec_stats, statedump events) and
+ * the clock (tr_krec_clock_get) are then this trace's. 0 or -errno.
+ */
+int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen);
+/* Stops tracing, drains, closes the trace (a flight recorder: stops
+ * tracing). Idempotent. */
 int tr_krec_stop(struct krec *k, char *err, size_t errlen);
 /* Destroys the instance; accepts NULL. */
 void tr_krec_free(struct krec *k);
@@ -93,7 +109,8 @@ const char *tr_krec_clock_name(const struct krec *k);
  * After tr_krec_stop(): the clock the kernel trace declares (freq, offset_s,
  * offset), so that a user-space trace of the same recording (same raw TSC
  * cycles) can declare the identical clock and merge exactly. Returns 0,
- * or -EAGAIN before tr_krec_stop() (streamed: before tr_krec_start()).
+ * or -EAGAIN before tr_krec_stop() (streamed: before tr_krec_start(); a
+ * flight recorder: before its first snapshot, whose clock it then is).
  */
 int tr_krec_clock_get(const struct krec *k, uint64_t *freq, int64_t *offset_s, int64_t *offset);
 /* Splits a kernel event spec ("sys:event", "sys/event", globs in either

@@ -237,22 +237,103 @@ out:
 	return ret;
 }
 
+/*
+ * The committed events of the open packet (overwrite mode), copied to pk
+ * as a packet of their own, ending at the last whole event: returns its
+ * size in bytes (0: no open packet, or it could not be read now), with
+ * its sequence number in *seq, its events in *nev and the events before
+ * it in *ev_before. The producer
+ * goes on meanwhile: `produced` read again after `pos` tells that pos is
+ * the open packet's (finalize stores produced before the next open stores
+ * pos), and the generation of its sub-buffer, before and after the copy,
+ * that the copy is not of a reused one (*torn then counts it).
+ */
+static size_t copy_open(struct ust_cons *c, uint8_t *pk, const struct ust_evtab *et,
+			uint64_t *seq, uint64_t *nev, uint64_t *ev_before, uint64_t *torn)
+{
+	struct ust_ring *r = &c->ring;
+	struct ust_shm *h = r->shm;
+	uint64_t k, pos, last, disc;
+	for (int i = 0;; i++) {
+		/* partners: the release stores of opened (open), produced
+		 * (finalize), pos (open, commit) and last_ts (reserve) */
+		uint64_t o = acq(&h->opened);
+		k = acq(&h->produced);
+		pos = acq(&h->pos);
+		last = acq(&h->last_ts);
+		disc = __atomic_load_n(&h->discarded, __ATOMIC_RELAXED);
+		if (o == k + 1 && acq(&h->produced) == k)
+			break;
+		/* no packet open (between two, or a producer of an older
+		 * libtrawl that never stores opened), or it moved on */
+		if (o != k + 1 || i == 3)
+			return 0;
+	}
+	if (pos <= PK_HDR_END || pos > r->S)
+		return 0;
+	struct ust_sb *sb = &h->sb[k & (r->N - 1)];
+	/* 2k+1 while packet k is written, 2k+2 once finalized: either way
+	 * its bytes before pos stay */
+	uint64_t g1 = acq(&sb->gen);
+	if (g1 != 2 * k + 1 && g1 != 2 * k + 2)
+		return 0;
+	UST_RACY_READS_BEGIN();
+	memcpy(pk, ust_ring_subbuf(r, k), (size_t)pos);
+	uint64_t eb = sb->ev_before;
+	UST_RACY_READS_END();
+	/* partner: the release fence after the odd gen in tr_ust_ring_open */
+	UST_FENCE(__ATOMIC_ACQUIRE);
+	uint64_t g2 = __atomic_load_n(&sb->gen, __ATOMIC_RELAXED);
+	if (g2 != 2 * k + 1 && g2 != 2 * k + 2) {
+		(*torn)++;
+		return 0;
+	}
+	/* the events: the copy is ours now, but still written by another
+	 * process: walked with every length checked */
+	size_t end = PK_HDR_END, len;
+	uint64_t n = 0;
+	while (end < pos && (len = tr_ust_event_len(et, pk + end, (size_t)pos - end))) {
+		end += len;
+		n++;
+	}
+	if (!n)
+		return 0;
+	size_t size = (end + 7) & ~(size_t)7;
+	memset(pk + end, 0, size - end);
+	uint64_t tb = get_le64(pk + PK_TS_BEGIN);
+	put_le64(pk + PK_TS_END, last > tb ? last : tb);
+	put_le64(pk + PK_CONTENT_SIZE, (uint64_t)end * 8);
+	put_le64(pk + PK_PACKET_SIZE, (uint64_t)size * 8);
+	put_le64(pk + PK_DISCARDED, disc);
+	*seq = k;
+	*nev = n;
+	*ev_before = eb;
+	return size;
+}
+
 int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wstream *(*mkws)(void *),
 		      void *arg, const uint8_t uuid[16], uint32_t stream_id,
-		      uint64_t *events, uint64_t *torn)
+		      const struct ust_evtab *et, uint64_t *events, uint64_t *torn)
 {
 	struct ust_ring *r = &c->ring;
 	struct ust_shm *h = r->shm;
 	bool over = h->mode == TRAWL_UST_OVERWRITE;
 	if (c->bad)
 		return 0;
-	/* partner: tr_ust_ring_finalize's release store of produced */
-	uint64_t P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
-	uint64_t lo = P > r->N ? P - r->N : 0;
+	/* the open packet first (the newest), then the finished ones before
+	 * it: a packet finished meanwhile is the open one's, the copy of its
+	 * beginning stays the newest; at most N packets in all (the open
+	 * packet's sub-buffer is the oldest finished one's) */
+	size_t open_size = 0;
+	uint64_t ev_before = 0, nev = 0, P;
+	if (over && et)
+		open_size = copy_open(c, copy, et, &P, &nev, &ev_before, torn);
+	size_t n = open_size ? 1 : 0;
+	if (!n)	/* partner: tr_ust_ring_finalize's release store of produced */
+		P = __atomic_load_n(&h->produced, __ATOMIC_ACQUIRE);
+	uint64_t lo = P > r->N - n ? P - (r->N - n) : 0;
 	if (!over && lo < c->consumed)
 		lo = c->consumed;	/* discard mode: the rest is written out */
-	size_t n = 0;
-	uint64_t ev_before = 0, nev = 0;
 	/* newest first, so that a torn packet ends the window */
 	for (uint64_t k = P; k-- > lo;) {
 		struct ust_sb *sb = &h->sb[k & (r->N - 1)];
@@ -285,7 +366,7 @@ int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy, struct trawl_ctf_wst
 		uint8_t *pk = copy + i * r->S;
 		/* the events before the window count as discarded */
 		put_le64(pk + PK_DISCARDED, get_le64(pk + PK_DISCARDED) + ev_before);
-		ret = put_packet(ws, pk, r->S, uuid, stream_id);
+		ret = put_packet(ws, pk, i == 0 && open_size ? open_size : r->S, uuid, stream_id);
 	}
 	*events += nev;
 	return ret;

@@ -223,13 +223,18 @@ TRAWL_HIDDEN int tr_ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], u
  * stream's last events_discarded is exact. Once per ring. */
 TRAWL_HIDDEN int tr_ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
 				bool stuck);
-/* Copies the newest finished packets (while the producer may write; a
- * packet rewritten during its copy ends the window and counts in *torn)
- * into a stream made by mkws(arg) (called only if there is a packet);
- * copy holds S x N bytes. The events before the window are counted in the
- * copies' events_discarded. Adds the copied events to *events. */
+/* Copies the newest packets (while the producer may write; a packet
+ * rewritten during its copy ends the window and counts in *torn) into a
+ * stream made by mkws(arg) (called only if there is a packet); copy holds
+ * S x N bytes. In overwrite mode, with et (what the stream's events are),
+ * the newest is the open packet's committed events, as a packet of its
+ * own, as LTTng's snapshot flushes the current sub-buffer; then the
+ * finished packets before it. The events before the window are counted
+ * in the copies' events_discarded. Adds the copied events to *events:
+ * what a reader of the stream then reads. */
+struct ust_evtab;
 TRAWL_HIDDEN int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy,
 				   struct trawl_ctf_wstream *(*mkws)(void *), void *arg,
 				   const uint8_t uuid[16], uint32_t stream_id,
-				   uint64_t *events, uint64_t *torn);
+				   const struct ust_evtab *et, uint64_t *events, uint64_t *torn);
 #endif

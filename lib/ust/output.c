@@ -4,7 +4,8 @@
  * buffers: the consumer thread (discard mode: drains every buffer's
  * finalized packets into the session's writer), the final flush of a
  * buffer whose thread is quiescent or gone, and snapshots (overwrite mode:
- * the newest complete packets of every buffer, copied into a new trace).
+ * the newest packets of every buffer, the open one's committed events
+ * included, copied into a new trace).
  * The packets go out through lib/ring's consumer (consumer.c), as the
  * agent's do.
  */
@@ -125,9 +126,10 @@ static struct trawl_ctf_wstream *snap_stream(void *arg)
 }
 
 /*
- * Copies the newest complete packets of each buffer into a new trace in
- * dir (lock held). Packets are checked with their generation before and
- * after the copy; a torn one ends the buffer's window.
+ * Copies the newest packets of each buffer into a new trace in dir (lock
+ * held): the open packet's committed events, then the finished packets
+ * before it. Packets are checked with their generation before and after
+ * the copy; a torn one ends the buffer's window.
  */
 int tr_ust_snapshot_locked(struct trawl_ust_session *s, const char *dir)
 {
@@ -143,10 +145,11 @@ int tr_ust_snapshot_locked(struct trawl_ust_session *s, const char *dir)
 	}
 	s->st.snap_events = 0;
 	s->st.snap_torn = 0;
+	const struct ust_evtab et = { s->evs, s->nevs, s->header, tr_ust_ctx_len(s->contexts) };
 	for (struct ust_buf *b = s->bufs; b && !ret; b = b->next) {
 		sn.b = b;
 		ret = tr_ust_cons_snapshot(&b->cons, copy, snap_stream, &sn, uuid, (uint32_t)sn.sc->id,
-					&s->st.snap_events, &s->st.snap_torn);
+					&et, &s->st.snap_events, &s->st.snap_torn);
 	}
 out:
 	free(copy);

@@ -48,6 +48,24 @@ TRAWL_HIDDEN struct trawl_ctf_stream_class *tr_ust_stream_class_new(struct trawl
 TRAWL_HIDDEN int tr_ust_writer_add_event(struct trawl_ctf_writer *w,
 				      struct trawl_ctf_stream_class *sc,
 				      const struct trawl_tp_event *ev);
+/*
+ * What a stream's events are, to walk a packet's events without the
+ * trace's metadata: the event classes by id (evs[id]), the event header
+ * form (TRAWL_UST_HEADER_*), the bytes of the context fields.
+ */
+struct ust_evtab {
+	struct trawl_tp_event *const *evs;
+	size_t nevs;
+	unsigned header;
+	size_t ctxlen;
+};
+/* The bytes of the context fields of contexts (TRAWL_UST_CTX_*). */
+TRAWL_HIDDEN size_t tr_ust_ctx_len(unsigned contexts);
+/* The length of the event at p (header, context, payload: the layout
+ * trawl_ust_reserve() and the emit functions write), or 0 when the bytes
+ * do not make an event of t within avail (an unknown id, a string or a
+ * sequence running past avail). Trusts nothing in p. */
+TRAWL_HIDDEN size_t tr_ust_event_len(const struct ust_evtab *t, const uint8_t *p, size_t avail);
 /* pthread_once of the fork/exit/thread-exit handlers. */
 TRAWL_HIDDEN void tr_ust_init_once(void);
 /* Starts a session whose buffers the agent consumes (listener thread).

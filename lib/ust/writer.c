@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "trawl/ctf.h"
 #include "trawl/relay.h"
@@ -127,6 +128,64 @@ struct trawl_ctf_stream_class *tr_ust_stream_class_new(struct trawl_ctf_writer *
 	}
 	return trawl_ctf_writer_stream_class(w, header == TRAWL_UST_HEADER_LARGE ?
 					     TRAWL_CTF_HEADER_LARGE : TRAWL_CTF_HEADER_FIXED, ctx);
+}
+
+size_t tr_ust_ctx_len(unsigned contexts)
+{
+	/* the fields tr_ust_ctx_fill writes and the stream class declares */
+	return (contexts & TRAWL_UST_CTX_VPID ? 4 : 0) + (contexts & TRAWL_UST_CTX_VTID ? 4 : 0) +
+	       (contexts & TRAWL_UST_CTX_PROCNAME ? 17 : 0) +
+	       (contexts & TRAWL_UST_CTX_CGROUP_ID ? 8 : 0);
+}
+
+size_t tr_ust_event_len(const struct ust_evtab *t, const uint8_t *p, size_t avail)
+{
+	uint16_t id16;
+	uint32_t id;
+	size_t n;
+	if (avail < 2)
+		return 0;
+	memcpy(&id16, p, 2);
+	id = id16;
+	if (t->header != TRAWL_UST_HEADER_LARGE) {
+		n = 10;
+	} else if (id16 == 65535) {
+		if (avail < 6)
+			return 0;
+		memcpy(&id, p + 2, 4);
+		n = 14;
+	} else {
+		n = 6;
+	}
+	n += t->ctxlen;
+	if (id >= t->nevs || !t->evs[id] || n > avail)
+		return 0;
+	/* the payload: byte-aligned, as the emit functions write it */
+	for (const struct trawl_tp_field *f = t->evs[id]->fields; f && f->name; f++) {
+		size_t len;
+		uint32_t l32;
+		switch (f->kind) {
+		case TRAWL_TP_STRING:
+			len = strnlen((const char *)p + n, avail - n) + 1;
+			break;
+		case TRAWL_TP_BYTES:
+			if (avail - n < 4)
+				return 0;
+			memcpy(&l32, p + n, 4);
+			len = 4 + (size_t)l32;
+			break;
+		case TRAWL_TP_ARRAY:
+			len = (size_t)f->size * f->length;
+			break;
+		default:
+			len = f->size;
+			break;
+		}
+		if (len > avail - n)
+			return 0;
+		n += len;
+	}
+	return n;
 }
 
 int tr_ust_session_writer(struct trawl_ust_session *s, const char *dir, size_t io_queue,

@@ -17,11 +17,14 @@
  *    its session records (the trace is completed), the other's session is
  *    created by opts.oneshot.
  * 3. Errors: no socket, a second agent on a socket in use.
+ * 4. A kernel table without snapshot(): overwrite-mode sessions refuse
+ *    enable -k (with a hint); with it, they take it.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +428,110 @@ static void test_errors(void)
 	trawl_agent_free(NULL);
 }
 
+/* ------------------------------------------------------------- 4. kernel tables */
+
+static int fk_check(const char *spec, char *err, size_t errlen)
+{
+	(void)spec, (void)err, (void)errlen;
+	return 0;
+}
+
+static void *fk_create(const struct trawl_agent_kernel_opts *o, char *err, size_t errlen)
+{
+	(void)o, (void)err, (void)errlen;
+	errno = ENOTSUP;
+	return NULL;
+}
+
+static int fk_start(void *rec, char *err, size_t errlen)
+{
+	(void)rec, (void)err, (void)errlen;
+	return -ENOTSUP;
+}
+
+static int fk_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
+{
+	(void)rec, (void)st, (void)err, (void)errlen;
+	return -ENOTSUP;
+}
+
+static int fk_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)
+{
+	(void)rec, (void)freq, (void)offset_s, (void)offset;
+	return -EAGAIN;
+}
+
+static const char *fk_clock_name(void *rec)
+{
+	(void)rec;
+	return "none";
+}
+
+static void fk_destroy(void *rec)
+{
+	(void)rec;
+}
+
+static int fk_snapshot(void *rec, const char *d, struct trawl_agent_kernel_stats *st, char *err,
+		       size_t errlen)
+{
+	(void)rec, (void)d, (void)st, (void)err, (void)errlen;
+	return -ENOTSUP;
+}
+
+/*
+ * A kernel table without snapshot() (an older one: its sz ends before it)
+ * makes no flight recorder: overwrite-mode sessions, snapshot or not,
+ * refuse enable -k, saying why, with a hint line; discard-mode sessions
+ * take it. With snapshot(), overwrite-mode sessions take it too.
+ */
+static void test_kernel_tables(void)
+{
+	struct trawl_agent_kernel old = {
+		.sz = offsetof(struct trawl_agent_kernel, snapshot), .check = fk_check,
+		.create = fk_create, .start = fk_start, .stop = fk_stop, .clock = fk_clock,
+		.clock_name = fk_clock_name, .destroy = fk_destroy,
+	};
+	struct trawl_agent_kernel flight = old;
+	flight.sz = sizeof(flight);
+	flight.snapshot = fk_snapshot;
+	const struct trawl_agent_kernel *tables[] = { &old, &flight };
+	for (int t = 0; t < 2; t++) {
+		char sock[300], err[256] = "";
+		struct answer ans;
+		snprintf(sock, sizeof(sock), "%s/run/k%d.sock", dir, t);
+		struct trawl_agent_opts o = {
+			.sz = sizeof(o), .socket = sock, .kernel = tables[t],
+		};
+		struct runner ag = { .a = trawl_agent_new(&o, err, sizeof(err)) };
+		if (!ok(ag.a && pthread_create(&ag.th, NULL, run_agent, &ag) == 0,
+			"kernel table %d: an agent runs (%s)", t, err))
+			continue;
+		req(sock, &ans, "create", "d", "output=/nonexistent/d", NULL);
+		is_int(req(sock, &ans, "enable", "d", "--kernel=sched", NULL), 0,
+		       "kernel table %d: a discard-mode session takes enable -k", t);
+		req(sock, &ans, "create", "o", "output=/nonexistent/o", "mode=overwrite", NULL);
+		int r = req(sock, &ans, "enable", "o", "--kernel=sched", NULL);
+		if (t == 0)
+			ok(r == 1 && strstr(ans.err, "session o: kernel events are not kept by "
+					    "overwrite-mode sessions (the kernel part has no flight recorder") &&
+			   strstr(ans.err, "\nhint: record kernel events in a discard-mode session"),
+			   "no snapshot(): an overwrite session refuses enable -k, why and a hint");
+		else
+			is_int(r, 0, "snapshot(): an overwrite session takes enable -k");
+		req(sock, &ans, "create", "s", "snapshot=yes", NULL);
+		r = req(sock, &ans, "enable", "s", "--kernel=sched", NULL);
+		if (t == 0)
+			ok(r == 1 && strstr(ans.err, "\nhint: "),
+			   "no snapshot(): a snapshot session refuses enable -k, with a hint");
+		else
+			is_int(r, 0, "snapshot(): a snapshot session takes enable -k");
+		trawl_agent_stop(ag.a);
+		pthread_join(ag.th, NULL);
+		trawl_agent_free(ag.a);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--app") == 0)
@@ -439,6 +546,7 @@ int main(int argc, char **argv)
 	test_in_process();
 	test_two_agents();
 	test_errors();
+	test_kernel_tables();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (!tap_fail && system(cmd) != 0)

@@ -4,7 +4,8 @@
  * read back with the trawl reader: every field type round-trips; disabled
  * events emit nothing; per-thread order and timestamps; exact accounting
  * (events read + events_discarded = events emitted) under stress in discard
- * and overwrite modes, with snapshots taken while threads write; events from
+ * and overwrite modes, with snapshots taken while threads write; snapshots
+ * holding the packet still open; events from
  * a signal handler storm; fork.
  */
 #define TRAWL_TRACEPOINT_DEFINE
@@ -294,6 +295,54 @@ static void test_types(enum trawl_ust_header hdr, enum trawl_ust_clock clk, cons
 	   v[22].i == INT32_MAX, "%s: array", name);
 	is_int(v[23].i, -1, "%s: enum (last event: sad = -1)", name);
 	free(rb);
+}
+
+/* ---------------------------------------------------------- open packet */
+
+/*
+ * A snapshot holds the packet still open: events emitted by a thread that
+ * then does nothing are all in it, counted (snap_events) as the reader
+ * reads them; the open packet's events are walked for that, through every
+ * field kind (types) and context.
+ */
+static void test_snapshot_open(enum trawl_ust_header hdr, unsigned ctx, bool types,
+			       const char *name)
+{
+	char dir[512], snap[512], sd[128];
+	dir_of(dir, sizeof(dir), name);
+	const char *globs[] = { "tst:*" };
+	struct trawl_ust_session *s = mk(dir, TRAWL_UST_OVERWRITE, 65536, 4, ctx, hdr,
+					 TRAWL_UST_CLOCK_AUTO, globs, 1, -1);
+	if (!ok(s && trawl_ust_session_start(s) == 0, "%s: start", name))
+		return;
+	const int32_t arr[4] = { 1, 2, 3, 4 };
+	for (uint64_t i = 0; i < 20; i++) {
+		trawl_tracepoint(tst, seq, 0, i);
+		if (types)
+			trawl_tracepoint(tst, types, 1, 2, 3, 4, 5, 6, 7, 8, 0.5f, 0.25,
+					 i % 2 ? "" : "a longer string", "xyz", i % 4, arr, 1);
+	}
+	uint64_t want = types ? 40 : 20;
+	struct readback *rb = calloc(1, sizeof(*rb));
+	struct trawl_ust_stats st;
+	for (int k = 0; k < 2; k++) {
+		/* the second after 5 more: the newer ones too */
+		if (k)
+			for (uint64_t i = 20; i < 25; i++, want++)
+				trawl_tracepoint(tst, seq, 0, i);
+		snprintf(sd, sizeof(sd), "%s-snap%d", name, k);
+		dir_of(snap, sizeof(snap), sd);
+		is_int(trawl_ust_session_snapshot(s, snap), 0, "%s: snapshot %d", name, k);
+		trawl_ust_session_stats(s, &st);
+		ok(read_back(snap, rb, ctx == (TRAWL_UST_CTX_VPID | TRAWL_UST_CTX_VTID) ? 2 : 0) == 0,
+		   "%s: snapshot %d read back", name, k);
+		ok(rb->errors == 0 && rb->total == want && st.snap_events == want,
+		   "%s: snapshot %d: the open packet's %" PRIu64 " events, counted as read "
+		   "(read %" PRIu64 ", counted %" PRIu64 ", %" PRIu64 " errors)", name, k, want,
+		   rb->total, st.snap_events, rb->errors);
+	}
+	free(rb);
+	trawl_ust_session_free(s);
 }
 
 /* ---------------------------------------------------------- stress */
@@ -1078,6 +1127,10 @@ int main(void)
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_FIXED, "discard");
 	test_stress(TRAWL_UST_DISCARD, TRAWL_UST_HEADER_LARGE, "discard-large");
 	test_stress(TRAWL_UST_OVERWRITE, TRAWL_UST_HEADER_FIXED, "overwrite");
+	test_snapshot_open(TRAWL_UST_HEADER_LARGE, TRAWL_UST_CTX_VPID | TRAWL_UST_CTX_VTID, true,
+			   "open-large-types");
+	test_snapshot_open(TRAWL_UST_HEADER_FIXED, TRAWL_UST_CTX_VPID | TRAWL_UST_CTX_VTID |
+			   TRAWL_UST_CTX_PROCNAME | TRAWL_UST_CTX_CGROUP_ID, false, "open-fixed-ctx");
 	test_first_event_waits();
 	test_residency();
 	test_signal_in_locked_code();
