@@ -67,6 +67,16 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
  */
 int cli_detach(int *ready_fd, char *line, size_t linelen);
 
+/*
+ * cli/daemon.c: --ready-fd N of the commands that must be ready before
+ * traffic (agent, relay, probe, tcpcap). cli_ready_fd_arg(): N, or -1 when
+ * the argument is not an open descriptor. cli_ready(): writes the ready
+ * line ("ready" and fmt's words, if any) to *fd once and closes it (*fd
+ * becomes -1; nothing when it is -1 already).
+ */
+int cli_ready_fd_arg(const char *arg);
+void cli_ready(int *fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
 
 /*

@@ -77,6 +77,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl probe -o DIR [--host NAME] [--listen ADDR:PORT] [--peer NAME=ADDR:PORT]...\n"
 	      "                   [--rate N] [--duration SECONDS] [--clock-offset NS] [--force] [-q]\n"
+	      "                   [--ready-fd N]\n"
 	      "       trawl probe --show-config [options]\n"
 	      "\n"
 	      "Exchanges clock-synchronization probes (UDP) with peer nodes and records\n"
@@ -98,6 +99,8 @@ static void usage(FILE *f)
 	      "                            (default: CLOCK_REALTIME - CLOCK_MONOTONIC now)\n"
 	      "  -f, --force               overwrite an existing DIR/NAME/sync/ trace\n"
 	      "  -q, --quiet               only errors and warnings on stderr\n"
+	      "      --ready-fd N          once listening, write \"ready ADDR:PORT\\n\" (where it\n"
+	      "                            listens) to descriptor N and close it\n"
 	      "      --show-config         print the settings in effect and where each comes\n"
 	      "                            from, then exit\n"
 	      "  -h, --help                this help\n", f);
@@ -281,7 +284,7 @@ static void show_config(const struct settings *P)
 
 int cmd_probe(int argc, char **argv)
 {
-	enum { OPT_OFFSET = 256, OPT_SHOW };
+	enum { OPT_OFFSET = 256, OPT_SHOW, OPT_READY };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "host", required_argument, NULL, 'H' },
@@ -293,6 +296,7 @@ int cmd_probe(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "show-config", no_argument, NULL, OPT_SHOW },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "ready-fd", required_argument, NULL, OPT_READY },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -302,7 +306,7 @@ int cmd_probe(int argc, char **argv)
 	size_t ncli_peers = 0;
 	char why[400];
 	uint64_t v;
-	int c, ret = 0;
+	int c, ret = 0, ready_fd = -1;
 
 	optind = 0;
 	opterr = 0;
@@ -375,6 +379,12 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case 'q':
 			cli_verbosity = -1;
+			break;
+		case OPT_READY:
+			if ((ready_fd = cli_ready_fd_arg(optarg)) < 0) {
+				free(cli_peer_specs);
+				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
+			}
 			break;
 		case 'h':
 			free(cli_peer_specs);
@@ -479,6 +489,8 @@ int cmd_probe(int argc, char **argv)
 		 P.npeers == 1 ? "" : "s", P.rate);
 	if (!P.npeers)
 		cli_warn("no peers (--peer or [probe] peer): only receiving");
+	fflush(stderr);
+	cli_ready(&ready_fd, "%s", laddr);	/* the socket is bound: probes are received */
 	int64_t t0 = tr_clock_ns(CLOCK_MONOTONIC);
 	if (trawl_probe_run(probe, err, sizeof(err)) < 0)
 		ret = cli_err("%s", err);
@@ -503,6 +515,8 @@ int cmd_probe(int argc, char **argv)
 	}
 	trawl_probe_free(probe);
 out:
+	if (ready_fd >= 0)
+		close(ready_fd);	/* never ready: the reader gets end of file */
 	free(peers);
 	free(P.peers);
 	return ret;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kern/family.h"
 #include "kern/krec.h"
 #include "util/clock.h"
 
@@ -69,10 +70,21 @@ static void usage(FILE *f)
 	      "                         to the relay: live viewers see them within about MS ms\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
 	      "                         sched:*, any of tracefs events/*/format) and presets:\n", f);
-	char presets[256];
+	char presets[1024];
 	tr_krec_presets(presets, sizeof(presets));	/* the family table's */
-	fprintf(f, "                         %s (default: sched)\n", presets);
+	/* wrapped at 79 columns under the option's text */
+	int col = fprintf(f, "                        ");
+	for (char *save = NULL, *t = strtok_r(presets, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
+		if (col + 1 + (int)strlen(t) > 79)
+			col = fprintf(f, "\n                        ");
+		col += fprintf(f, " %s", t);
+	}
+	fputs(" (default: sched;\n"
+	      "                         --list-kernel shows their tracepoints)\n", f);
 	fputs(
+	      "      --list-kernel      list the presets and the tracepoints of this kernel\n"
+	      "                         each records, then exit\n"
 	      "      --host NAME        host directory and env hostname (default: hostname)\n"
 	      "  -u, --ust GLOB         user-space events of COMMAND to record, as\n"
 	      "                         provider:event globs (repeatable; default: all)\n"
@@ -106,6 +118,29 @@ static void usage(FILE *f)
 	      "  -h, --help             this help\n", f);
 }
 
+
+/* --list-kernel: each preset and the tracepoints of this kernel it records. */
+static int list_kernel(void)
+{
+	for (size_t i = 0; i < tr_nkfamilies; i++) {
+		const char *p = tr_kfamilies[i].preset;
+		char **evs;
+		size_t n;
+		if (!p)
+			continue;
+		int r = tr_krec_preset_events(p, &evs, &n);
+		if (r < 0)
+			return cli_err("--list-kernel: %s", strerror(-r));
+		printf("%-12s", p);
+		for (size_t j = 0; j < n; j++) {
+			printf(" %s", evs[j]);
+			free(evs[j]);
+		}
+		printf("%s\n", n ? "" : " (none in this kernel)");
+		free(evs);
+	}
+	return fflush(stdout) ? 1 : 0;
+}
 
 static int parse_ulong(const char *s, unsigned long *v)
 {
@@ -205,6 +240,28 @@ static void rm_tree(const char *dir)
 	}
 	if (p > 0)
 		waitpid(p, NULL, 0);
+}
+
+/*
+ * What this run created: removed again when it fails before anything
+ * worth keeping was recorded, so that the same command can be retried
+ * (a directory that existed before is never removed).
+ */
+struct made {
+	bool out, host, kernel, ust;
+};
+
+static void unmake(const struct made *m, const char *out, const char *hostdir, const char *kdir,
+		   const char *udir)
+{
+	if (m->kernel && kdir)
+		rm_tree(kdir);
+	if (m->ust && udir)
+		rm_tree(udir);
+	if (m->host && hostdir)
+		rmdir(hostdir);		/* only if empty */
+	if (m->out && out)
+		rmdir(out);
 }
 
 /*
@@ -328,6 +385,7 @@ int cmd_record(int argc, char **argv)
 		{ "session", required_argument, NULL, 'N' },
 		{ "live-timer", required_argument, NULL, 'L' },
 		CLI_PROGRESS_OPTIONS,
+		{ "list-kernel", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -347,6 +405,8 @@ int cmd_record(int argc, char **argv)
 	unsigned long live_ms = 100;
 	int clock = KREC_CLOCK_AUTO, c, status = 1, progress = 0;
 	struct cli_progress pg;
+	struct made made = { 0 };
+	bool undo = false;	/* failed before recording anything: unmake() */
 
 	optind = 0;
 	opterr = 0;
@@ -468,6 +528,8 @@ int cmd_record(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'l':
+			return list_kernel();
 		case ':':
 			return cli_opt_error(c, argv);
 		default:
@@ -554,8 +616,16 @@ int cmd_record(int argc, char **argv)
 		cli_hint("add --force to replace its files, or give another -o DIR");
 		goto out_dirs;
 	}
-	if (out && ((mkdir(out, 0777) < 0 && errno != EEXIST) ||
-		    (mkdir(hostdir, 0777) < 0 && errno != EEXIST))) {
+	undo = true;
+	if (out) {
+		made.kernel = !no_kernel && !exists(kdir);
+		made.ust = want_ust && !exists(udir);
+	}
+	if (out && (!(made.out = mkdir(out, 0777) == 0) && errno != EEXIST)) {
+		status = cli_err("%s: %s", out, strerror(errno));
+		goto out_dirs;
+	}
+	if (out && (!(made.host = mkdir(hostdir, 0777) == 0) && errno != EEXIST)) {
 		status = cli_err("%s: %s", hostdir, strerror(errno));
 		goto out_dirs;
 	}
@@ -566,8 +636,9 @@ int cmd_record(int argc, char **argv)
 	 * viewer attached meanwhile waits for them. The command's pid is
 	 * added to the filter once it exists.
 	 */
-	int go[2] = { -1, -1 };
+	int go[2] = { -1, -1 }, ex[2] = { -1, -1 };	/* ex: the child's exec error */
 	pid_t child = -1;
+	bool exec_failed = false;
 	struct krec_opts ko = {
 		.dir = kdir, .hostname = host,
 		.events = (const char *const *)events, .nevents = nevents,
@@ -602,7 +673,7 @@ int cmd_record(int argc, char **argv)
 
 	/* The command waits on a pipe until tracing is on. */
 	if (cmd) {
-		if (pipe2(go, O_CLOEXEC) < 0) {
+		if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0) {
 			status = cli_err("pipe: %s", strerror(errno));
 			tr_krec_free(k);
 			goto out_child;
@@ -620,11 +691,18 @@ int cmd_record(int argc, char **argv)
 			if (read(go[0], &b, 1) != 1)
 				_exit(127);
 			close(go[0]);
+			close(ex[0]);
 			execvp(cmd[0], cmd);
-			cli_err("cannot run '%s': %s", cmd[0], strerror(errno));
+			int e = errno;
+			cli_err("cannot run '%s': %s", cmd[0], strerror(e));
+			if (write(ex[1], &e, sizeof(e)) < 0) {
+				/* the parent sees the exit status only */
+			}
 			_exit(CLI_EXIT_NOEXEC);
 		}
 		close(go[0]);
+		close(ex[1]);
+		ex[1] = -1;
 		if (only_cmd && k && tr_krec_add_pid(k, child, err, sizeof(err)) < 0) {
 			status = cli_err("%s", err);
 			tr_krec_free(k);
@@ -660,6 +738,15 @@ int cmd_record(int argc, char **argv)
 			cli_err("cannot start the command: %s", strerror(errno));
 		close(go[1]);
 		go[1] = -1;
+		/* end of file once the command runs (close-on-exec), its errno
+		 * if it could not be run: then nothing is kept */
+		int e;
+		ssize_t got;
+		while ((got = read(ex[0], &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+		exec_failed = got == (ssize_t)sizeof(e);
+		close(ex[0]);
+		ex[0] = -1;
 	}
 	int wst = 0;
 	bool forwarded = false;
@@ -702,7 +789,7 @@ int cmd_record(int argc, char **argv)
 		if (ur)
 			r = -1;
 	}
-	if (k && cli_verbosity >= 0) {
+	if (k && cli_verbosity >= 0 && !exec_failed) {
 		uint64_t ev = 0, lost = 0;
 		for (unsigned i = 0; i < tr_krec_ncpus(k); i++) {
 			ev += tr_krec_stats(k, i)->events;
@@ -741,14 +828,30 @@ int cmd_record(int argc, char **argv)
 				 WIFSIGNALED(wst) ? 128 + WTERMSIG(wst) : 1;
 		child = -1;
 	}
+	/* a command that never ran leaves no trace (nor a directory that
+	 * would refuse the retry); one that ran and failed keeps its trace */
+	undo = exec_failed;
+	if (exec_failed && out)
+		cli_note("nothing kept in %s: '%s' did not run", out, cmd[0]);
+	else if (out && cmd && status && r >= 0 && cli_verbosity >= 0) {
+		cli_note("'%s' exited with status %d; its trace is kept in %s", cmd[0], status,
+			 hostdir);
+		cli_hint("to record into %s again, add --force (or remove %s)", out, hostdir);
+	}
 out_child:
 	if (go[1] >= 0)
 		close(go[1]);	/* the child reads EOF and exits 127 */
+	if (ex[0] >= 0)
+		close(ex[0]);
+	if (ex[1] >= 0)
+		close(ex[1]);
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	if (ua.pid > 0)
 		ust_stop(&ua);
 out_dirs:
+	if (undo)
+		unmake(&made, out, hostdir, kdir, udir);
 	free(hostdir);
 	free(kdir);
 	free(udir);

@@ -120,11 +120,7 @@ static int serve(struct relay_cmd *o)
 		}
 	}
 	const char *data_at = trawl_relay_data_addr(r), *live_at = trawl_relay_live_addr(r);
-	if (o->ready_fd >= 0) {
-		dprintf(o->ready_fd, "ready %s %s\n", data_at, live_at);
-		close(o->ready_fd);
-		o->ready_fd = -1;
-	}
+	cli_ready(&o->ready_fd, "%s %s", data_at, live_at);
 	if (o->foreground)
 		cli_note("data on %s, live on %s, writing to %s", data_at, live_at, o->ro.output);
 	else {
@@ -175,15 +171,11 @@ int cmd_relay(int argc, char **argv)
 		case O_LIVE: o.ro.live_addr = optarg; break;
 		case 'f': o.foreground = true; break;
 		case O_PID: o.pidfile = optarg; break;
-		case O_READY: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0) {
+		case O_READY:
+			if ((o.ready_fd = cli_ready_fd_arg(optarg)) < 0) {
 				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
 			}
-			o.ready_fd = (int)v;
 			break;
-		}
 		case O_NOW: o.ro.live_from_now = true; break;
 		case O_MAX: max = optarg; break;
 		case 'q': cli_verbosity = -1; break;

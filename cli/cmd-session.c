@@ -464,8 +464,9 @@ int cmd_enable(int argc, char **argv)
 			       "warning, notice, info, debug, or 0..14).\n"
 			       "  -k, --kernel EVENTS  kernel tracepoints recorded into DIR/HOST/kernel/\n"
 			       "                       (the agent must run as root): a comma list of\n"
-			       "                       SYSTEM:EVENT (globs allowed) and presets sched,\n"
-			       "                       syscalls, irq, block, net, kvm (as trawl record -k)\n"
+			       "                       SYSTEM:EVENT (globs allowed) and the presets of\n"
+			       "                       trawl record -k (sched, syscalls, irq, timer, power,\n"
+			       "                       ...: trawl record --list-kernel lists them)\n"
 			       "      --filter EXPR    ftrace filter applied to every kernel event of the\n"
 			       "                       session (one per session)\n"
 			       "      --pid PID        kernel events of PID and its threads only\n"
@@ -854,12 +855,7 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 			return cli_err("%s: cannot write the pid: %s", pidfile, strerror(errno));
 		}
 	}
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "ready\n", 6) < 0) {
-			/* the parent went away: carry on */
-		}
-		close(ready_fd);
-	}
+	cli_ready(&ready_fd, NULL);
 	if (!foreground) {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul >= 0) {
@@ -946,15 +942,10 @@ int cmd_agent(int argc, char **argv)
 		case O_SYSTEM: system = true; break;
 		case 'f': foreground = true; break;
 		case O_PID: pidfile = optarg; break;
-		case O_READY: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
-				return cli_usage("--ready-fd: '%s' is not an open descriptor",
-						 optarg);
-			ready_fd = (int)v;
+		case O_READY:
+			if ((ready_fd = cli_ready_fd_arg(optarg)) < 0)
+				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
 			break;
-		}
 		case O_ONESHOT: oneshot = true; break;
 		case 'o': out = optarg; break;
 		case O_ENABLE:

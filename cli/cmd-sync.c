@@ -813,6 +813,18 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		free(path);
 		return 1;
 	}
+	size_t ncorrected = 0;
+	for (size_t i = 0; i < s->n; i++)
+		ncorrected += !s->entries[i].is_ref && s->entries[i].quality != TRAWL_SYNC_ABSENT;
+	if (!ncorrected) {
+		/* an earlier trawl's result for one host, or hosts without a
+		 * message between them: nothing to apply, nothing to claim */
+		cli_note("%s: no clock corrected (%s): clocks read as recorded", path,
+			 s->n == 1 ? "one host only" : "no message between the hosts");
+		trawl_sync_store_free(s);
+		free(path);
+		return 0;
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		const struct trawl_sync_store_entry *e = &s->entries[i];
 		if (e->is_ref && rl < sizeof(refs))
@@ -987,6 +999,25 @@ int cmd_sync(int argc, char **argv)
 	}
 	if ((status = compute(&s, &so, ref_name)))
 		goto out;
+	if (!no_store && asprintf(&stored, "%s%s%s", s.session,
+				  s.session[strlen(s.session) - 1] == '/' ? "" : "/",
+				  TRAWL_SYNC_STORE_NAME) < 0) {
+		stored = NULL;
+		status = cli_err("out of memory");
+		goto out;
+	}
+	/*
+	 * Nothing corrected (one host, or no message between any two): nothing
+	 * is stored, and the result of an earlier run goes, as any run's
+	 * result replaces the one before; print and info then read the
+	 * clocks as recorded, and say nothing about corrections.
+	 */
+	if (s.p->nhosts == 1 || !s.messages) {
+		if (stored && unlink(stored) == 0)
+			cli_note("removed %s, an earlier result: this run corrects no clock", stored);
+		free(stored);
+		stored = NULL;
+	}
 	if (s.p->nhosts > 1 && !s.messages) {
 		status = cli_err("no message between the nodes of %s (looked for %s%s%s); "
 				 "nothing stored", s.session,
@@ -994,16 +1025,11 @@ int cmd_sync(int argc, char **argv)
 				 po.no_tcp ? "" : "trawl_sync:tcp_* ", nmatches ? "--match events" : "");
 		goto out;
 	}
-	if (!no_store) {
-		if (asprintf(&stored, "%s%s%s", s.session,
-			     s.session[strlen(s.session) - 1] == '/' ? "" : "/",
-			     TRAWL_SYNC_STORE_NAME) < 0) {
-			status = cli_err("out of memory");
-			goto out;
-		}
-		if ((status = store(&s, stored)))
-			goto out;
-	}
+	if (s.p->nhosts == 1)
+		cli_note("%s: no clock corrected: one host only (%s), no other clock to align "
+			 "with; nothing stored", s.session, s.p->hosts[0].name);
+	else if (stored && (status = store(&s, stored)))
+		goto out;
 	if (json)
 		print_json(&s, stored);
 	else

@@ -24,7 +24,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: trawl tcpcap -o DIR [--host NAME] [--duration S] [--port P]...\n"
-	      "                    [--clock-offset NS] [--buffer-size BYTES]\n"
+	      "                    [--clock-offset NS] [--buffer-size BYTES] [--ready-fd N]\n"
 	      "\n"
 	      "Records every IPv4 TCP segment sent or received in this process's network\n"
 	      "namespace (eBPF; needs root) as trawl_sync:tcp_send / trawl_sync:tcp_recv\n"
@@ -42,6 +42,10 @@ static void usage(FILE *f)
 	      "                          (default: CLOCK_REALTIME - CLOCK_MONOTONIC now)\n"
 	      "      --buffer-size BYTES the ring buffer, a power of two >= 4096 (suffix\n"
 	      "                          K, M; default 8M)\n"
+	      "      --ready-fd N        once the capture is attached (segments from then on\n"
+	      "                          are recorded), write \"ready\\n\" to descriptor N and\n"
+	      "                          close it; the line \"trawl tcpcap: recording ...\" on\n"
+	      "                          stderr comes at the same moment\n"
 	      "  -h, --help              this help\n", f);
 }
 
@@ -54,6 +58,7 @@ struct opts {
 	bool has_clock_offset;
 	int64_t clock_offset;
 	uint64_t ring_size;		/* 0: the default */
+	int ready_fd;			/* --ready-fd, or -1 */
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -65,6 +70,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "port", required_argument, NULL, 'p' },
 		{ "clock-offset", required_argument, NULL, 'C' },
 		{ "buffer-size", required_argument, NULL, 'B' },
+		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -140,6 +146,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->ring_size = v;
 			break;
 		}
+		case 'R':
+			if ((o->ready_fd = cli_ready_fd_arg(optarg)) < 0)
+				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -172,7 +182,7 @@ static void on_log(void *arg, const char *msg)
 
 int cmd_tcpcap(int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = { .ready_fd = -1 };
 	struct tcpcap *t = NULL;
 	char host[256], err[512] = "", *path = NULL;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -218,6 +228,7 @@ int cmd_tcpcap(int argc, char **argv)
 	fprintf(stderr, "trawl tcpcap: recording TCP segments of network namespace net:[%lu] "
 		"as host %s into %s\n", (unsigned long)tr_tcpcap_netns(t), o.host, path);
 	fflush(stderr);
+	cli_ready(&o.ready_fd, NULL);	/* attached: what comes now is recorded */
 	if (tr_tcpcap_run(t, err, sizeof(err)) < 0) {
 		rc = cli_err("%s", err);
 		goto restore;
@@ -241,6 +252,8 @@ restore:
 	sigaction(SIGTERM, &old_term, NULL);
 	running = NULL;
 out:
+	if (o.ready_fd >= 0)
+		close(o.ready_fd);	/* never ready: the reader gets end of file */
 	tr_tcpcap_free(t);
 	free(path);
 	return rc;

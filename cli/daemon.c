@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* cli/daemon.c - what the daemons (agent, relay) share: detaching once ready. */
+/* cli/daemon.c - what the daemons (agent, relay) share: detaching once ready;
+ * the ready line of --ready-fd (agent, relay, probe, tcpcap). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,4 +60,33 @@ int cli_detach(int *ready_fd, char *line, size_t linelen)
 			close(nul);
 	}
 	return 0;
+}
+
+int cli_ready_fd_arg(const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (!*arg || *end || v < 0 || v > 65535 || fcntl((int)v, F_GETFD) < 0)
+		return -1;
+	return (int)v;
+}
+
+void cli_ready(int *fd, const char *fmt, ...)
+{
+	char line[700] = "ready";
+	va_list ap;
+	if (*fd < 0)
+		return;
+	if (fmt && *fmt) {
+		line[5] = ' ';
+		va_start(ap, fmt);
+		vsnprintf(line + 6, sizeof(line) - 7, fmt, ap);
+		va_end(ap);
+	}
+	strcat(line, "\n");
+	if (write(*fd, line, strlen(line)) < 0) {
+		/* the reader went away: carry on */
+	}
+	close(*fd);
+	*fd = -1;
 }

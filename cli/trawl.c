@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "internal.h"	/* tr_closest */
 
 static int cmd_help(int argc, char **argv);
 
@@ -77,46 +78,16 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
-/* Edit distance, for "did you mean". */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
-	}
-	return prev[lb];
-}
-
 static int unknown(const char *name)
 {
-	const struct command *best = NULL;
-	size_t bestd = 3;
+	const char *names[sizeof(commands) / sizeof(commands[0])];
 
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		size_t d = distance(name, commands[i].name);
-
-		if (strncmp(name, commands[i].name, strlen(name)) == 0 && name[0])
-			d = 1;	/* a prefix */
-		if (d < bestd) {
-			bestd = d;
-			best = &commands[i];
-		}
-	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	const char *best = tr_closest(name, names, sizeof(names) / sizeof(names[0]), 2);
 	cli_err("'%s' is not a trawl command", name);
 	if (best)
-		cli_hint("did you mean 'trawl %s'? (the commands: 'trawl --help')", best->name);
+		cli_hint("did you mean 'trawl %s'? (the commands: 'trawl --help')", best);
 	else
 		cli_hint("the commands: 'trawl --help'");
 	return CLI_EXIT_USAGE;

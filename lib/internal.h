@@ -70,6 +70,13 @@ TRAWL_HIDDEN void tr_uuid_random(uint8_t out[16]);
 TRAWL_HIDDEN void tr_uuid_boot_id(uint8_t out[16]);
 /* fnmatch-style glob with * ? [..]; true when name matches. */
 TRAWL_HIDDEN int tr_glob_match(const char *pat, const char *name);
+/* Levenshtein distance of a and b, for "did you mean" (99 when either is
+ * 63 characters or longer). */
+TRAWL_HIDDEN size_t tr_edit_distance(const char *a, const char *b);
+/* The candidate closest to name, for "did you mean": a candidate name is
+ * a prefix of counts as distance 1; none within distance max: NULL. */
+TRAWL_HIDDEN const char *tr_closest(const char *name, const char *const *cand, size_t n,
+				    size_t max);
 /* (the clocks: util/clock.h) */
 
 #endif

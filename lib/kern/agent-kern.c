@@ -100,9 +100,10 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 		snprintf(p, sizeof(p), "%s/events/%s/%s/format", tdir, sysg, evg);
 		if (stat(p, &st) == 0)
 			return 0;
-		return tr_seterr(err, errlen, ENOENT,
-			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
-			      sysg, evg);
+		tr_seterr(err, errlen, ENOENT,
+			  "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
+			  sysg, evg);
+		return tr_krec_add_hint(err, errlen, spec), -ENOENT;
 	}
 	snprintf(p, sizeof(p), "%s/events", tdir);
 	DIR *d = opendir(p);
@@ -113,8 +114,10 @@ static int ak_check(const char *spec, char *err, size_t errlen)
 			n += kmatch_events(tdir, e->d_name, evg);
 	if (d)
 		closedir(d);
-	if (!n)
-		return tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+	if (!n) {
+		tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+		return tr_krec_add_hint(err, errlen, spec), -ENOENT;
+	}
 	return 0;
 }
 

@@ -206,9 +206,10 @@ static int add_spec(struct krec *k, const char *spec, bool from_preset, char *er
 			return add_ev(k, sysg, evg);
 		if (from_preset)
 			return 0;
-		return tr_seterr(err, errlen, ENOENT,
-			      "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
-			      sysg, evg);
+		tr_seterr(err, errlen, ENOENT,
+			  "no tracepoint '%s:%s' in this kernel (see events/*/format in tracefs)",
+			  sysg, evg);
+		return tr_krec_add_hint(err, errlen, spec), -ENOENT;
 	}
 	char **systems = tracefs_event_systems(NULL);
 	int n = 0, r = 0;
@@ -226,9 +227,157 @@ static int add_spec(struct krec *k, const char *spec, bool from_preset, char *er
 	tracefs_list_free(systems);
 	if (r)
 		return tr_seterr(err, errlen, -r, "out of memory");
-	if (!n && !from_preset)
-		return tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+	if (!n && !from_preset) {
+		tr_seterr(err, errlen, ENOENT, "no tracepoint of this kernel matches '%s'", spec);
+		return tr_krec_add_hint(err, errlen, spec), -ENOENT;
+	}
 	return 0;
+}
+
+/* The events of preset f that this kernel has, added to k. */
+static int expand_preset(struct krec *k, const struct tr_kfamily *f, char *err, size_t errlen)
+{
+	for (const char *const *e = f->events; *e; e++) {
+		char spec[300];
+		snprintf(spec, sizeof(spec), "%s:%s", f->system, *e);
+		int r = add_spec(k, spec, true, err, errlen);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int tr_krec_preset_events(const char *name, char ***out, size_t *n)
+{
+	const struct tr_kfamily *f = tr_kfamily_by_preset(name);
+	*out = NULL;
+	*n = 0;
+	if (!f)
+		return -ENOENT;
+	struct krec *k = calloc(1, sizeof(*k));
+	char err[256];
+	int r = k ? expand_preset(k, f, err, sizeof(err)) : -ENOMEM;
+	char **v = k && k->nevs ? calloc(k->nevs, sizeof(*v)) : NULL;
+	if (!r && k->nevs && !v)
+		r = -ENOMEM;
+	for (size_t i = 0; k && i < k->nevs; i++) {
+		if (!r && asprintf(&v[i], "%s:%s", k->evs[i].sys, k->evs[i].name) < 0) {
+			v[i] = NULL;
+			r = -ENOMEM;
+		}
+		free(k->evs[i].sys);
+		free(k->evs[i].name);
+	}
+	if (r) {
+		for (size_t i = 0; v && k && i < k->nevs; i++)
+			free(v[i]);
+		free(v);
+	} else if (k) {
+		*out = v;
+		*n = k->nevs;
+	}
+	if (k)
+		free(k->evs);
+	free(k);
+	return r;
+}
+
+/* ------------------------------------------------ hints ("did you mean") */
+
+struct cand {
+	char *name, *show;	/* what is compared, what the hint proposes */
+};
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+/* A candidate name, proposed as sys:ev (ev NULL: as sys). */
+static void cand_add(struct cands *c, const char *name, const char *sys, const char *ev)
+{
+	char *show = NULL, *nm;
+	if (tr_grow(&c->v, &c->cap, c->n, sizeof(*c->v)) < 0 ||
+	    asprintf(&show, "%s%s%s", sys, ev ? ":" : "", ev ? ev : "") < 0)
+		return;
+	if (!(nm = strdup(name))) {
+		free(show);
+		return;
+	}
+	c->v[c->n++] = (struct cand){ nm, show };
+}
+
+static bool is_system(const char *sys)
+{
+	char p[1100];
+	struct stat st;
+	if (!*sys || strchr(sys, '/') || !strcmp(sys, ".") || !strcmp(sys, ".."))
+		return false;
+	snprintf(p, sizeof(p), "%s/events/%s", tracefs_tracing_dir(), sys);
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void tr_krec_add_hint(char *err, size_t errlen, const char *spec)
+{
+	char sysg[256], evg[256];
+	size_t len = strlen(err);
+	if (len + 1 >= errlen)
+		return;
+	tr_krec_spec_split(spec, sysg, evg);
+	bool bare = !strpbrk(spec, ":/");
+	if (!strcmp(spec, "statedump")) {
+		snprintf(err + len, errlen - len, "\nhint: the state dump (lttng_statedump_*) is "
+			 "written at every start; --no-statedump leaves it out");
+		return;
+	}
+	if (bare && !strpbrk(spec, "*?[") && is_system(spec)) {
+		snprintf(err + len, errlen - len, "\nhint: '%s:*' selects every event of the %s "
+			 "subsystem", spec, spec);
+		return;
+	}
+	struct cands c = { 0 };
+	bool sys_known = !bare && is_system(sysg);
+	char **systems = tracefs_event_systems(NULL);
+	if (bare) {
+		/* a preset, a subsystem or a tracepoint of any subsystem */
+		for (size_t i = 0; i < tr_nkfamilies; i++)
+			if (tr_kfamilies[i].preset)
+				cand_add(&c, tr_kfamilies[i].preset, tr_kfamilies[i].preset, NULL);
+	}
+	for (size_t i = 0; systems && systems[i]; i++) {
+		if (bare)
+			cand_add(&c, systems[i], systems[i], "*");
+		else if (!sys_known)
+			cand_add(&c, systems[i], systems[i], evg);
+		if (!bare && (!sys_known || strcmp(systems[i], sysg)))
+			continue;
+		if (!bare && strpbrk(evg, "*?["))
+			continue;
+		char **evs = tracefs_system_events(NULL, systems[i]);
+		for (size_t j = 0; evs && evs[j]; j++)
+			cand_add(&c, evs[j], systems[i], evs[j]);
+		tracefs_list_free(evs);
+	}
+	tracefs_list_free(systems);
+	const char **names = calloc(c.n + 1, sizeof(*names));
+	for (size_t i = 0; names && i < c.n; i++)
+		names[i] = c.v[i].name;
+	const char *key = bare ? spec : sys_known ? evg : sysg;
+	const char *best = names ? tr_closest(key, names, c.n, 2) : NULL;
+	for (size_t i = 0; best && i < c.n; i++)
+		if (c.v[i].name == best) {
+			snprintf(err + len, errlen - len, "\nhint: did you mean '%s'?", c.v[i].show);
+			break;
+		}
+	if (!best)
+		snprintf(err + len, errlen - len, "\nhint: 'trawl record --list-kernel' shows the "
+			 "presets and their events");
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.v[i].name);
+		free(c.v[i].show);
+	}
+	free(c.v);
+	free(names);
 }
 
 static int expand_events(struct krec *k, const struct krec_opts *o, char *err, size_t errlen)
@@ -238,13 +387,9 @@ static int expand_events(struct krec *k, const struct krec_opts *o, char *err, s
 		const struct tr_kfamily *f = tr_kfamily_by_preset(s);
 		if (f) {
 			size_t before = k->nevs;
-			for (const char *const *e = f->events; *e; e++) {
-				char spec[300];
-				snprintf(spec, sizeof(spec), "%s:%s", f->system, *e);
-				int r = add_spec(k, spec, true, err, errlen);
-				if (r)
-					return r;
-			}
+			int r = expand_preset(k, f, err, errlen);
+			if (r)
+				return r;
 			if (k->nevs == before)
 				return tr_seterr(err, errlen, ENOENT,
 					      "preset '%s': this kernel offers none of its tracepoints", s);

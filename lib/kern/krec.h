@@ -156,6 +156,20 @@ const char *tr_krec_preset_system(const char *name);
  * NUL-terminated when cap > 0). Returns the length the whole list needs.
  */
 size_t tr_krec_presets(char *buf, size_t cap);
+/*
+ * The tracepoints of this kernel that preset name records, as
+ * "SYSTEM:EVENT" strings into *out (the caller frees each and the array;
+ * NULL when there is none), *n of them. 0, -ENOENT (no such preset) or
+ * -ENOMEM. (krec.c)
+ */
+int tr_krec_preset_events(const char *name, char ***out, size_t *n);
+/*
+ * Appends "\nhint: ..." to the message in err (errlen bytes) about the
+ * kernel event spec that matched nothing: a subsystem's name gets how to
+ * select all its events ('timer:*'), anything else the closest preset,
+ * subsystem or tracepoint of this kernel ("did you mean"). (krec.c)
+ */
+void tr_krec_add_hint(char *err, size_t errlen, const char *spec);
 
 /* ---- state dump (statedump.c) */
 

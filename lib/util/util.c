@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -159,6 +160,45 @@ int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
 int tr_glob_match(const char *pat, const char *name)
 {
 	return fnmatch(pat, name, 0) == 0;
+}
+
+size_t tr_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
+	}
+	return prev[lb];
+}
+
+const char *tr_closest(const char *name, const char *const *cand, size_t n, size_t max)
+{
+	const char *best = NULL;
+	size_t bestd = max + 1, len = strlen(name);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = tr_edit_distance(name, cand[i]);
+
+		if (len && !strncmp(name, cand[i], len) && d > 1)
+			d = 1;	/* a prefix */
+		if (d < bestd) {
+			bestd = d;
+			best = cand[i];
+		}
+	}
+	return best;
 }
 
 void trawl_ctf_buf_str(struct trawl_ctf_buf *b, const char *s)

@@ -60,3 +60,10 @@ tracefs_dir() { awk '$3 == "tracefs" { print $2; exit }' /proc/mounts; }
 # The priority LTTng prints for a SCHED_OTHER task started from this shell:
 # prio - 100 = 20 + nice.
 lttng_prio() { echo $((20 + $(nice))); }
+# wait_ready FIFO: prints the line a command wrote to its --ready-fd (given
+# as `N> FIFO`, after mkfifo FIFO) once ready; fails when the command exited
+# before (end of file) or after 60 s, or when the line is not "ready ...".
+wait_ready() {
+	timeout 60 sh -c 'IFS= read -r l < "$1" || exit 1; case $l in ready|"ready "*) echo "$l";; *) exit 1;; esac' \
+		sh "$1"
+}

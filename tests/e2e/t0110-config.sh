@@ -149,11 +149,11 @@ ok $? "'two' recorded their receipt ($n)"
 # gets SIGTERM; 'four' also names a peer wrongly (its address is three's);
 # garbage datagrams go to 'three' too
 p3=$((20002 + $$ % 20000)) p4=$((20003 + $$ % 20000))
+mkfifo three.ready
 TRAWL_CONFIG= "$TRAWL" probe -o T --host three --listen 127.0.0.1:$p3 --peer four=127.0.0.1:$p4 \
-	> three.out 2> three.err &
+	--ready-fd 3 3> three.ready > three.out 2> three.err &
 pid=$!
-i=0
-while ! grep -q listening three.err 2> /dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_ready three.ready > /dev/null
 TRAWL_CONFIG= "$TRAWL" probe -o T --host four --listen 127.0.0.1:$p4 --peer three=127.0.0.1:$p3 \
 	--peer five=127.0.0.1:$p3 --rate 50 --duration 1 > four.out 2> four.err
 r4=$?

@@ -243,10 +243,11 @@ is "$?:$(grep -c 'line 2: bad value for mode' bad.err)" "1:1" "load: a bad line 
 ok $? "destroy"
 
 # 8. one-shot mode (what trawl record runs)
+mkfifo one.ready
 "$TRAWL" agent --oneshot --socket "$TRASH/one.sock" -o one --enable 'counter:tick' \
-	--context vtid --clock monotonic --pidfile one.pid 2> one.err &
+	--context vtid --clock monotonic --pidfile one.pid --ready-fd 3 3> one.ready 2> one.err &
 ONESHOT_PID=$!
-until_ok 20 eval '[ -S one.sock ] && [ -s one.pid ]'
+wait_ready one.ready > /dev/null
 TRAWL_AGENT_SOCKET="$TRASH/one.sock" "$APP" -n 700 -t 2 > one-app.out
 kill -TERM $ONESHOT_PID
 wait $ONESHOT_PID

@@ -83,10 +83,12 @@ is "$?:$(cat b2.err)" "1:trawl load: line 2: unknown setting 'subbuf'" "load: an
 is $? 2 "create: --live-timer without --relay is a usage error"
 
 # the oneshot session: the same table, the same defaults, --header now
+mkfifo one.ready
 "$TRAWL" agent --oneshot --socket "$TRASH/one.sock" -o one --enable 'x:*@warning' \
-	--context vtid --num-subbuf 2 --header large --pidfile one.pid 2> one.err &
+	--context vtid --num-subbuf 2 --header large --pidfile one.pid --ready-fd 3 3> one.ready \
+	2> one.err &
 ONESHOT_PID=$!
-until_ok 10 test -s one.pid
+wait_ready one.ready > /dev/null
 ok $? "agent --oneshot with table options starts"
 is "$(body oneshot "$TRASH/one.sock")" "output = $TRASH/one
 snapshot = no

@@ -42,10 +42,12 @@ fifo_ok() { chrt -f "$1" true 2> /dev/null; }
 # its pid in ONESHOT_PID once it listens
 oneshot() {
 	n=$1; shift
+	rm -f "$n.ready"
+	mkfifo "$n.ready"
 	"$TRAWL" agent --oneshot --socket "$TRASH/$n.sock" -o "$n" --enable 'counter:tick' \
-		--context vtid --pidfile "$n.pid" "$@" 2> "$n.err" &
+		--context vtid --pidfile "$n.pid" "$@" --ready-fd 3 3> "$n.ready" 2> "$n.err" &
 	ONESHOT_PID=$!
-	until_ok 20 eval '[ -S "$n.sock" ] && [ -s "$n.pid" ]'
+	wait_ready "$n.ready" > /dev/null
 }
 stop_oneshot() {
 	kill -TERM "$ONESHOT_PID"

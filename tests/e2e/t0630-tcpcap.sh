@@ -149,22 +149,25 @@ EOF
 # --- the recorders: A, B (each in its own time namespace), and one in this
 # namespace that must see none of the namespaces' traffic. They stop at
 # SIGINT; --duration only ends them should this script die (SIGKILL)
-# before its cleanup, far beyond any run (a loaded machine took 5 minutes)
+# before its cleanup, far beyond any run (a loaded machine took 5 minutes).
+# Each says "ready" on its --ready-fd (a FIFO here) once attached.
+mkfifo a.ready b.ready r.ready l.ready
 ip netns exec "$NSA" unshare --time --monotonic $OFF_A --fork --kill-child=SIGTERM \
 	"$TRAWL" tcpcap -o sess --host nodeA --port $PORT --clock-offset 0 --duration 900 \
-	> a.out 2> a.err &
+	--ready-fd 3 3> a.ready > a.out 2> a.err &
 PA=$!
 PIDS="$PIDS $PA"
 ip netns exec "$NSB" unshare --time --monotonic $OFF_B --fork --kill-child=SIGTERM \
 	"$TRAWL" tcpcap -o sess --host nodeB --port $PORT --clock-offset 0 --duration 900 \
-	> b.out 2> b.err &
+	--ready-fd 3 3> b.ready > b.out 2> b.err &
 PB=$!
 PIDS="$PIDS $PB"
-"$TRAWL" tcpcap -o other --host root --port $PORT --port $PORT2 --duration 900 > r.out 2> r.err &
+"$TRAWL" tcpcap -o other --host root --port $PORT --port $PORT2 --duration 900 \
+	--ready-fd 3 3> r.ready > r.out 2> r.err &
 PR=$!
 PIDS="$PIDS $PR"
-wait_for a.err 'recording' && wait_for b.err 'recording' && wait_for r.err 'recording'
-ok $? "three recorders attached"
+wait_ready a.ready > /dev/null && wait_ready b.ready > /dev/null && wait_ready r.ready > /dev/null
+ok $? "three recorders attached (each said ready on its --ready-fd)"
 
 m0=$(mono_ns)
 ip netns exec "$NSB" python3 server.py $PORT $PORT2 $M $S > server.out 2>&1 &
@@ -368,10 +371,10 @@ fi
 # --- a ring buffer too small, a reader that does not read: every lost
 # segment is counted and written as discarded events
 ip netns exec "$NSA" "$TRAWL" tcpcap -o lossy --host nodeA --port $PORT3 --buffer-size 4096 \
-	--duration 900 > l.out 2> l.err &
+	--duration 900 --ready-fd 3 3> l.ready > l.out 2> l.err &
 PL=$!
 PIDS="$PIDS $PL"
-wait_for l.err 'recording'
+wait_ready l.ready > /dev/null
 kill -STOP $PL
 ip netns exec "$NSB" python3 server.py $PORT3 $((PORT3 + 1)) 400 100 > server3.out 2>&1 &
 PS3=$!

@@ -69,12 +69,16 @@ static void presets(void)
 	char buf[256], small[10];
 	size_t n = tr_krec_presets(buf, sizeof(buf));
 
-	is_str(buf, "sched, syscalls, irq, block, net, kvm", "the presets, in table order");
+	is_str(buf, "sched, syscalls, irq, block, net, kvm, timer, kmem, power, workqueue, signal, "
+	       "module, writeback, vmscan, rcu, lock, printk, random, irq_vectors",
+	       "the presets, in table order");
 	is_int(n, strlen(buf), "tr_krec_presets returns the length");
 	is_int(tr_krec_presets(small, sizeof(small)), n, "... also when the buffer is short");
 	is_str(small, "sched, sy", "... which gets the list cut, terminated");
 	is_str(tr_krec_preset_system("syscalls"), "raw_syscalls", "preset syscalls records raw_syscalls");
-	ok(tr_krec_preset_system("sched:*") == NULL && tr_krec_preset_system("timer") == NULL,
+	is_str(tr_krec_preset_system("timer"), "timer", "preset timer records the timer system");
+	is_str(tr_krec_preset_system("power"), "power", "preset power records the power system");
+	ok(tr_krec_preset_system("sched:*") == NULL && tr_krec_preset_system("cgroup") == NULL,
 	   "a tracepoint or a system without a preset is no preset");
 
 	/* the table itself */
@@ -214,11 +218,26 @@ out:
 		fprintf(stderr, "# could not remove %s\n", dir);
 }
 
+/* "did you mean": tr_closest (lib/util, also the command names' in cli/trawl.c) */
+static void closest(void)
+{
+	const char *const p[] = { "sched", "syscalls", "timer", "power", "kmem" };
+	size_t n = sizeof(p) / sizeof(p[0]);
+
+	is_int(tr_edit_distance("timr", "timer"), 1, "edit distance: one deletion");
+	is_int(tr_edit_distance("kitten", "sitting"), 3, "edit distance: kitten, sitting");
+	is_str(tr_closest("timr", p, n, 2), "timer", "timr: did you mean timer");
+	is_str(tr_closest("pwoer", p, n, 2), "power", "pwoer: power (two substitutions)");
+	is_str(tr_closest("sys", p, n, 2), "syscalls", "sys: a prefix of syscalls");
+	ok(tr_closest("zzzzzz", p, n, 2) == NULL, "zzzzzz: nothing close");
+}
+
 int main(void)
 {
 	names();
 	fields();
 	presets();
+	closest();
 	convert();
 	return done_testing();
 }
