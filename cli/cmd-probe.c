@@ -407,7 +407,9 @@ int cmd_probe(int argc, char **argv)
 		char h[256] = "";
 		if (gethostname(h, sizeof(h) - 1) < 0 || !trawl_probe_name_valid(h)) {
 			free(cli_peer_specs);
-			return cli_err("the host name '%s' is not usable as a node name: give --host NAME", h);
+			cli_err("the host name '%s' is not usable as a node name", h);
+			cli_hint("give this node's name with --host NAME");
+			return CLI_EXIT_FAILURE;
 		}
 		/* trawl_probe_name_valid() bounded it to MAX_NAME: the copy is whole */
 		memcpy(P.host, h, strlen(h) + 1);

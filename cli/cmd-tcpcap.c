@@ -24,7 +24,7 @@
 static void usage(FILE *f)
 {
 	fputs("usage: trawl tcpcap -o DIR [--host NAME] [--duration S] [--port P]...\n"
-	      "                    [--clock-offset NS] [--buffer-size BYTES] [--ready-fd N]\n"
+	      "                    [--clock-offset NS] [--buffer-size BYTES] [--ready-fd N] [-q]\n"
 	      "\n"
 	      "Records every IPv4 TCP segment sent or received in this process's network\n"
 	      "namespace (eBPF; needs root) as trawl_sync:tcp_send / trawl_sync:tcp_recv\n"
@@ -46,6 +46,7 @@ static void usage(FILE *f)
 	      "                          are recorded), write \"ready\\n\" to descriptor N and\n"
 	      "                          close it; the line \"trawl tcpcap: recording ...\" on\n"
 	      "                          stderr comes at the same moment\n"
+	      "  -q, --quiet             only errors and warnings on stderr\n"
 	      "  -h, --help              this help\n", f);
 }
 
@@ -71,6 +72,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "clock-offset", required_argument, NULL, 'C' },
 		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "ready-fd", required_argument, NULL, 'R' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -79,7 +81,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:H:d:p:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:H:d:p:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -149,6 +151,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'R':
 			if ((o->ready_fd = cli_ready_fd_arg(optarg)) < 0)
 				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
+			break;
+		case 'q':
+			cli_verbosity = -1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -225,9 +230,8 @@ int cmd_tcpcap(int argc, char **argv)
 		rc = cli_err("%s", err);
 		goto restore;
 	}
-	fprintf(stderr, "trawl tcpcap: recording TCP segments of network namespace net:[%lu] "
-		"as host %s into %s\n", (unsigned long)tr_tcpcap_netns(t), o.host, path);
-	fflush(stderr);
+	cli_note("recording TCP segments of network namespace net:[%lu] as host %s into %s",
+		 (unsigned long)tr_tcpcap_netns(t), o.host, path);
 	cli_ready(&o.ready_fd, NULL);	/* attached: what comes now is recorded */
 	if (tr_tcpcap_run(t, err, sizeof(err)) < 0) {
 		rc = cli_err("%s", err);

@@ -12,7 +12,7 @@
 cmds=$(sed -n 's/^   \([a-z-]*\) .*/\1/p' help.out)
 ncmds=$(echo "$cmds" | wc -w)
 [ "$ncmds" -ge 20 ] || { echo "Bail out! trawl --help lists $ncmds commands"; exit 1; }
-plan $((3 * ncmds - 1 + 24))
+plan $((3 * ncmds - 1 + 25))
 
 # no agent, no configuration of this machine's: the session commands fail
 # the same way everywhere (their usage errors come before any request)
@@ -131,5 +131,15 @@ ok $? "record -v: the internals ($(grep -c . rv.err) lines)"
 "$TRAWL" record -q --no-kernel -o rx -- "$TRASH/no-such-command" > /dev/null 2> rx.err
 is "$?|$(cat rx.err)" "127|trawl record: cannot run '$TRASH/no-such-command': No such file or directory" \
 	"record -- a missing command: exit 127, one line in the format"
+# tcpcap -q: the summary on stdout, nothing on stderr (where eBPF capture works)
+if "$TRAWL" tcpcap -o tc --host a -d 0.05 > tc.out 2> tc.err; then
+	"$TRAWL" tcpcap -q -o tq --host a -d 0.05 > tq.out 2> tq.err
+	rc=$?
+	[ "$rc" -eq 0 ] && [ ! -s tq.err ] && grep -q '^trawl tcpcap: [0-9]* segments' tq.out &&
+		grep -q '^trawl tcpcap: recording TCP segments' tc.err
+	ok $? "tcpcap -q: nothing on stderr (without: $(head -1 tc.err))"
+else
+	skip "tcpcap cannot capture here: $(head -1 tc.err)"
+fi
 
 finish
