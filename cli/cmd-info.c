@@ -259,6 +259,13 @@ static void report_corrupt(void *arg, const char *msg)
 	cli_err("%s", msg);
 }
 
+/* A trace of a session that cannot be opened: reported, skipped. */
+static void report_bad_trace(void *arg, const char *msg)
+{
+	(*(uint64_t *)arg)++;
+	cli_err("%s; the trace is skipped", msg);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -286,7 +293,7 @@ int cmd_info(int argc, char **argv)
 	bool json = false;
 	char err[1024];
 	int c, rc, status = 0, progress = 0;
-	uint64_t total = 0, nerr = 0;
+	uint64_t total = 0, nerr = 0, nbad = 0;
 	struct cli_progress pg;
 
 	optind = 1;
@@ -354,6 +361,8 @@ int cmd_info(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	ro.bad_trace = report_bad_trace;
+	ro.bad_trace_arg = &nbad;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
 			     err, sizeof(err));
@@ -381,7 +390,7 @@ int cmd_info(int argc, char **argv)
 			status = cli_err("%s", strerror(-rc));
 			goto out;
 		}
-		if (rc > 0)
+		if (rc > 0 || nbad)
 			status = 1;
 	}
 	nclasses = trawl_reader_nclasses(r);
@@ -490,6 +499,7 @@ int cmd_info(int argc, char **argv)
 		tr_json_kv_u64(&j, "packets", all.packets);
 		tr_json_kv_u64(&j, "bytes", all.bytes);
 		tr_json_kv_u64(&j, "errors", nerr);
+		tr_json_kv_u64(&j, "traces_skipped", nbad);
 		if (total) {
 			tr_json_kv_i64(&j, "first_ts", all.first);
 			tr_json_kv_i64(&j, "last_ts", all.last);
@@ -526,6 +536,9 @@ int cmd_info(int argc, char **argv)
 		}
 		if (nerr)
 			printf("errors: %" PRIu64 " corrupt stream%s\n", nerr, nerr == 1 ? "" : "s");
+		if (nbad)
+			printf("skipped: %" PRIu64 " trace%s that could not be opened\n", nbad,
+			       nbad == 1 ? "" : "s");
 	}
 	fflush(stdout);
 	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",

@@ -6,7 +6,8 @@
  * line by line.
  *
  * Output goes through one large buffer written with write(2); a closed pipe
- * (`| head`) ends the command quietly. A corrupt stream is reported on
+ * (`| head`) ends the command quietly. A corrupt stream, or a trace of a
+ * session that cannot be opened (an empty metadata file), is reported on
  * stderr and the others go on; the exit status is then 1.
  */
 #include <errno.h>
@@ -175,6 +176,15 @@ static void report_corrupt(void *arg, const char *msg)
 	cli_err("%s", msg);
 }
 
+/* A trace of a session that cannot be opened: reported, skipped. */
+static void report_bad_trace(void *arg, const char *msg)
+{
+	if (arg) {
+		(*(int *)arg)++;
+		cli_err("%s; the trace is skipped", msg);
+	}
+}
+
 static volatile int print_stop;	/* SIGINT, SIGTERM (live) */
 
 static void on_stop(int sig)
@@ -232,6 +242,7 @@ struct print_opts {
 	const char **live;
 	size_t nlive;
 	bool no_sync;
+	int *nbad;			/* traces skipped */
 	const struct trawl_reader_clock_fix *fixes;	/* from sync.txt */
 	size_t nfixes;
 };
@@ -253,6 +264,7 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 	struct trawl_reader_opts ro = {
 		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts, .threads = 1,
 		.fixes = po->fixes, .nfixes = po->nfixes,
+		.bad_trace = report_bad_trace,	/* silent: open_reader reports them */
 	};
 	char err[512];
 	struct trawl_reader *r = trawl_reader_new((const char *const *)paths, npaths, &ro,
@@ -276,6 +288,7 @@ static struct trawl_reader *open_reader(char **paths, size_t npaths, const struc
 	struct trawl_source_opts so = {
 		.sz = sizeof(so), .hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
 		.nevents = po->nevents, .fixes = ro->fixes, .nfixes = ro->nfixes,
+		.bad_trace = report_bad_trace, .bad_trace_arg = po->nbad,
 	};
 	struct trawl_reader_opts rro = *ro;
 	struct trawl_source **srcs = calloc(po->nlive + 1, sizeof(*srcs));
@@ -326,7 +339,8 @@ int cmd_print(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct print_opts po = { .limit = UINT64_MAX, .threads = 2 };
+	int nbad = 0;
+	struct print_opts po = { .limit = UINT64_MAX, .threads = 2, .nbad = &nbad };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_reader *r = NULL;
 	struct trawl_sync_store *sync = NULL;
@@ -514,6 +528,8 @@ int cmd_print(int argc, char **argv)
 			sigaction(SIGTERM, &sa, NULL);
 		}
 		status = print_run(r, &pr, po.limit, progress);
+		if (nbad && !status)
+			status = 1;	/* reported */
 	}
 out:
 	trawl_reader_free(r);

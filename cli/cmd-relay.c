@@ -33,7 +33,8 @@ static void usage(FILE *f)
 	      "                   [--live-from-now] [--max-conns N] [--quiet]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
-	      "                     (default: [relay] output-dir, else ~/trawl-traces)\n"
+	      "                     (default: [relay] output-dir, else ~/trawl-traces;\n"
+	      "                     without HOME, -o is needed)\n"
 	      "  --data [HOST:]PORT producers connect there (default 0.0.0.0:5347; port 0:\n"
 	      "                     any free one, told on the ready line)\n"
 	      "  --live [HOST:]PORT live viewers connect there, LTTng's viewer protocol\n"
@@ -51,14 +52,24 @@ static void usage(FILE *f)
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it.\n", f);
 }
 
+/* The output directory when -o is not given: [relay] output-dir (base),
+ * else ~/trawl-traces. NULL with errno: ENOENT when HOME is not set (no
+ * shared fallback such as /tmp, where anyone could have put a symbolic link
+ * or a directory of their own first), ENOMEM. */
 static char *home_dir(const char *base)
 {
 	char *dir;
 	if (base && *base)
 		return strdup(base);
 	const char *home = getenv("HOME");
-	if (asprintf(&dir, "%s/trawl-traces", home && *home ? home : "/tmp") < 0)
+	if (!home || home[0] != '/') {
+		errno = ENOENT;
 		return NULL;
+	}
+	if (asprintf(&dir, "%s/trawl-traces", home) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return dir;
 }
 
@@ -205,6 +216,13 @@ int cmd_relay(int argc, char **argv)
 		o.ro.max_conns = (int)v;
 	}
 	char *dir = out ? strdup(out) : home_dir(tr_conf_get(conf, "relay", "output-dir"));
+	if (!dir && errno == ENOENT) {
+		tr_conf_free(conf);
+		cli_err("no output directory: HOME is not set (or not an absolute path)");
+		cli_hint("give one: trawl relay -o DIR, or output-dir in the [relay] section of the "
+			 "config file");
+		return CLI_EXIT_FAILURE;
+	}
 	char *abs = dir ? realpath(dir, NULL) : NULL;
 	if (dir && !abs && dir[0] != '/') {
 		/* not there yet: absolute from here, so detaching keeps it */

@@ -60,6 +60,15 @@ struct trawl_reader_opts {
 	 */
 	const struct trawl_reader_clock_fix *fixes;
 	size_t nfixes;
+	/*
+	 * A trace found under a directory above it (a session) that cannot be
+	 * opened (an empty or broken metadata file, a stream file that cannot
+	 * be mapped): its message to bad_trace (see trawl_source_opts), and it is skipped; the other
+	 * traces are read. NULL: the source fails, as does a trace given
+	 * itself (its own directory).
+	 */
+	void (*bad_trace)(void *arg, const char *msg);
+	void *bad_trace_arg;
 };
 
 /* One node's clock correction, see trawl_reader_opts.fixes. */
@@ -88,12 +97,23 @@ struct trawl_source_opts {
 	/* clock corrections by host, see trawl_reader_opts.fixes */
 	const struct trawl_reader_clock_fix *fixes;
 	size_t nfixes;
+	/*
+	 * A trace found under a directory above it (a session) that cannot be
+	 * opened (an empty or broken metadata file, a stream file that cannot
+	 * be mapped): its message to bad_trace, and it is skipped; the other
+	 * traces are read. NULL: the source fails, as does a trace given
+	 * itself (its own directory).
+	 */
+	void (*bad_trace)(void *arg, const char *msg);
+	void *bad_trace_arg;
 };
 
 /*
  * Every CTF trace found under each path (a trace directory holding a
  * `metadata` file, or any directory above some: a session). A trace that
- * cannot be opened is an error (NULL, errno, message in err). The options
+ * cannot be opened is an error (NULL, errno, message in err), unless it is
+ * below a path given and o->bad_trace is set: then it is reported there
+ * and skipped (a path under which every trace was skipped is an error). The options
  * are copied. Free with trawl_source_free(), unless a reader took it.
  */
 struct trawl_source *trawl_source_files(const char *const *paths, size_t npaths,

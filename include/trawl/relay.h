@@ -104,7 +104,7 @@ struct trawl_relay_dest_opts {
 	const char *addr;		/* "HOST[:PORT]" ("[V6]:PORT"), port 5347 */
 	/* The trace is stored as SESSION/HOST/TRACE/ at the relay: session
 	 * (default "trawl"), the writer's hostname, trace (default the
-	 * writer's domain). Names of [A-Za-z0-9._-], not starting with '.'. */
+	 * writer's domain). Names of [A-Za-z0-9._-], not starting with '.' or '-'. */
 	const char *session;
 	const char *trace;
 	uint64_t live_timer_us;		/* shown to live viewers; 0: not live */

@@ -1055,8 +1055,12 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 		if (!s->err && s->nev)
 			close_packet(s, s->last_ts);	/* an error stays in s->err */
 	}
-	/* the destination gets every stream (even one without a packet) and
-	 * the whole metadata */
+	/* the destination gets the whole metadata, even of a trace without a
+	 * stream or an event class (its trace, clock and environment: readers
+	 * take such a trace, not an empty file), and every stream (even one
+	 * without a packet) */
+	if (w->dest)
+		ret = trawl_ctf_writer_sync_metadata(w);
 	for (size_t i = 0; w->dest && i < w->nstreams; i++) {
 		struct trawl_ctf_wstream *s = w->streams[i];
 		if (!s->err && (s->err = dest_ready(s)) && !ret)

@@ -153,8 +153,9 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 			      rd->addr);
 	if (!tr_relay_name_ok(session) || !tr_relay_name_ok(hostname) || !tr_relay_name_ok(trace))
 		return tr_seterr(err, errlen, EINVAL,
-			      "relay: session, host and trace names must be of [A-Za-z0-9._-] "
-			      "('%s', '%s', '%s')", session, hostname, trace);
+			      "relay: session, host and trace names must be of [A-Za-z0-9._-], "
+			      "not starting with '.' or '-' ('%s', '%s', '%s')", session, hostname,
+			      trace);
 	if (strlen(hostname) > RELAY_HOST_MAX)
 		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
@@ -229,7 +230,7 @@ static int rd_stream(struct trawl_ctf_dest *d, uint32_t handle, uint32_t cpu, ui
 {
 	size_t nl = strlen(name) + 1;
 	uint8_t m[RELAY_HDR_LEN + 16 + RELAY_NAME_MAX + 1];
-	if (nl > RELAY_NAME_MAX + 1)
+	if (nl > RELAY_STREAM_NAME_MAX + 1)
 		return -ENAMETOOLONG;
 	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
 	put_le32(m + RELAY_HDR_LEN, handle);

@@ -24,7 +24,9 @@ const char *tr_relay_type_name(uint32_t type)
 bool tr_relay_name_ok(const char *s)
 {
 	size_t n = 0;
-	if (!s || !*s || *s == '.')
+	/* '.': ".", ".." and hidden files; '-': an option to whatever runs
+	 * on the file later (rm, tar, a shell loop) */
+	if (!s || !*s || *s == '.' || *s == '-')
 		return false;
 	for (; s[n]; n++) {
 		char c = s[n];
@@ -156,6 +158,9 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 			       strcmp(m->u.stream.name, "metadata") == 0 ||
 			       strcmp(m->u.stream.name, "index") == 0))
 			what = "a stream file name that is not a plain file name";
+		else if (!r.bad && strlen(m->u.stream.name) > RELAY_STREAM_NAME_MAX)
+			what = "a stream file name longer than 251 bytes (its index, NAME.idx, "
+			       "would not be a file name)";
 		break;
 	case RELAY_PACKET: {
 		struct ctf_index *ix = &m->u.packet.ix;

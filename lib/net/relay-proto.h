@@ -47,7 +47,8 @@
 #define RELAY_HDR_LEN 8
 #define RELAY_INDEX_LEN 72		/* handle, reserved, 8 x u64 */
 #define RELAY_MSG_MAX ((64u << 20) + RELAY_INDEX_LEN)	/* largest payload */
-#define RELAY_NAME_MAX 255		/* session, trace and stream names */
+#define RELAY_NAME_MAX 255		/* session, host and trace names */
+#define RELAY_STREAM_NAME_MAX (RELAY_NAME_MAX - 4)	/* and NAME.idx fits */
 #define RELAY_HOST_MAX 63		/* host names (the live protocol's 64 bytes) */
 #define RELAY_STREAMS_MAX 4096		/* streams in one trace */
 #define RELAY_METADATA_MAX (64u << 20)	/* metadata bytes of one trace */
@@ -115,14 +116,16 @@ TRAWL_HIDDEN const char *tr_relay_type_name(uint32_t type);
  * message is never larger than RELAY_HDR_LEN + RELAY_MSG_MAX), or -EPROTO
  * / -EMSGSIZE with a message in err: an unknown type, a payload too short
  * for its fields or too long, a string without its NUL, a name with
- * characters other than [A-Za-z0-9._-] or starting with '.', a packet whose
- * sizes disagree with its bytes.
+ * characters other than [A-Za-z0-9._-] or starting with '.' or '-' (a
+ * stream name also "metadata", "index", or longer than
+ * RELAY_STREAM_NAME_MAX), a packet whose sizes disagree with its bytes.
  */
 TRAWL_HIDDEN ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m,
 				     char *err, size_t errlen);
 
 /* A safe file or directory name: 1..RELAY_NAME_MAX of [A-Za-z0-9._-], not
- * starting with '.'. */
+ * starting with '.' or '-'. The one check of session, host, trace and
+ * stream names, at the relay and at the producer. */
 TRAWL_HIDDEN bool tr_relay_name_ok(const char *s);
 
 /* Writes the 8-byte header. */

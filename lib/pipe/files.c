@@ -176,6 +176,13 @@ static int discover(struct trawl_source *src, const char *dir, int depth, char *
 {
 	if (is_trace_dir(dir)) {
 		int rc = open_trace(src, dir, err, errlen);
+		/* below a path given (a session): one trace that cannot be read
+		 * does not hide the others, when the caller hears of it */
+		if (rc < 0 && rc != -ENOMEM && depth > 0 && src->bad_trace) {
+			src->bad_trace(src->bad_trace_arg, err);
+			src->nbad++;
+			return 0;
+		}
 		return rc < 0 ? rc : 1;	/* a skipped trace still counts as found */
 	}
 	if (depth >= MAX_DIR_DEPTH)
@@ -226,9 +233,15 @@ struct trawl_source *trawl_source_files(const char *const *paths, size_t npaths,
 			rc = tr_seterr(err, errlen, ENOTDIR, "%s: not a directory", paths[i]);
 			goto err;
 		}
+		size_t nbad = src->nbad;
 		rc = discover(src, paths[i], 0, err, errlen);
 		if (rc < 0)
 			goto err;
+		if (rc == 0 && src->nbad > nbad) {
+			rc = tr_seterr(err, errlen, EINVAL, "%s: no readable CTF trace (%zu skipped)",
+				       paths[i], src->nbad - nbad);
+			goto err;
+		}
 		if (rc == 0) {
 			rc = tr_seterr(err, errlen, ENOENT, "%s: no CTF trace found (no `metadata` file)", paths[i]);
 			goto err;

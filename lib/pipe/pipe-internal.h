@@ -178,6 +178,9 @@ struct trawl_source {
 	size_t nhosts, nevents;
 	struct trawl_reader_clock_fix *fixes;
 	size_t nfixes;
+	void (*bad_trace)(void *arg, const char *msg);	/* files: skipped traces */
+	void *bad_trace_arg;
+	size_t nbad;			/* files: traces skipped */
 	struct trawl_reader_trace **traces;	/* the source's, in order */
 	size_t ntraces;
 	size_t nadopted;		/* traces[0 .. nadopted) are the reader's */

@@ -63,6 +63,10 @@ struct trawl_source *tr_source_alloc(const struct source_ops *ops, const struct 
 				goto err;
 		}
 	}
+	if (o && o->sz >= offsetof(struct trawl_source_opts, bad_trace_arg) + sizeof(void *)) {
+		src->bad_trace = o->bad_trace;
+		src->bad_trace_arg = o->bad_trace_arg;
+	}
 	return src;
 err:
 	trawl_source_free(src);
@@ -143,6 +147,10 @@ void tr_reader_opts_source(const struct trawl_reader_opts *o, struct trawl_sourc
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, nfixes) + sizeof(o->nfixes)) {
 		so->fixes = o->fixes;
 		so->nfixes = o->fixes ? o->nfixes : 0;
+	}
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, bad_trace_arg) + sizeof(void *)) {
+		so->bad_trace = o->bad_trace;
+		so->bad_trace_arg = o->bad_trace_arg;
 	}
 }
 

@@ -112,6 +112,19 @@ int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
 	return 0;
 }
 
+/* Queues a WELCOME or an ACK: status (0 or -errno) and msg, cut to 255
+ * bytes. */
+static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg)
+{
+	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
+	size_t ml = strnlen(msg, 255) + 1;
+	relay_put_hdr(rep, type, (uint32_t)(4 + ml));
+	put_le32(rep + RELAY_HDR_LEN, (uint32_t)status);
+	memcpy(rep + RELAY_HDR_LEN + 4, msg, ml - 1);
+	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+}
+
 /* ------------------------------------------------------------- traces */
 
 static struct rsession *session_get(struct trawl_relay *r, const char *name, const char *host,
@@ -183,6 +196,13 @@ static void stream_free(struct rstream *st)
 	free(st);
 }
 
+/* dir/name, malloc'd; NULL when out of memory. */
+static char *path_of(const char *dir, const char *name)
+{
+	char *p;
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
 /* The producer is gone or said CLOSE: no more packets in any stream. */
 static void trace_end(struct trawl_relay *r, struct rtrace *t)
 {
@@ -195,11 +215,30 @@ static void trace_end(struct trawl_relay *r, struct rtrace *t)
 	tr_live_wake(r, t->session);
 }
 
-/* dir/name, malloc'd; NULL when out of memory. */
-static char *path_of(const char *dir, const char *name)
+/* CLOSE of a trace that got no metadata and no stream (a producer with no
+ * event class, before issue 20's writers sent their metadata anyway):
+ * its empty metadata file would make readers refuse the whole session,
+ * and there is nothing to keep. Its directory goes, and its host's and
+ * session's when it was all they held. */
+static void trace_drop_empty(struct trawl_relay *r, struct rtrace *t)
 {
-	char *p;
-	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+	if (t->meta_len || t->nstreams)
+		return;
+	char *p = path_of(t->dir, "metadata"), *ix = path_of(t->dir, "index");
+	if (p && ix && unlink(p) == 0 && rmdir(ix) == 0 && rmdir(t->dir) == 0) {
+		tr_relay_log(r, LOG_INFO, "%s: complete without metadata or a stream: removed",
+			     t->dir);
+		strcpy(p, t->dir);
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(p, '/');
+			if (slash)
+				*slash = 0;
+			if (!slash || rmdir(p) < 0)
+				break;
+		}
+	}
+	free(p);
+	free(ix);
 }
 
 /* HELLO: a new trace, in a new directory. */
@@ -308,7 +347,7 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
 			      RELAY_STREAMS_MAX);
 	struct rstream *st = calloc(1, sizeof(*st));
-	char *path = NULL;
+	char *path = NULL, *spath = NULL;
 	int ret;
 	if (!st)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
@@ -325,25 +364,33 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* both files or neither: the stream's is removed when its index
+	 * cannot be made */
+	st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (st->fd < 0) {
 		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		goto err;
 	}
-	free(path);
+	spath = path;
 	if (asprintf(&path, "%s/index/%s.idx", t->dir, st->name) < 0) {
 		path = NULL;
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	st->idxfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	uint8_t ih[CTF_IDX_HEADER_LEN];
-	ctf_index_put_header(ih);
-	if (st->idxfd < 0 || (ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+	st->idxfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (st->idxfd < 0) {
 		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 		goto err;
 	}
+	uint8_t ih[CTF_IDX_HEADER_LEN];
+	ctf_index_put_header(ih);
+	if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+		ret = tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+		unlink(path);
+		goto err;
+	}
 	free(path);
+	free(spath);
 	st->id = r->next_id++;
 	st->handle = m->u.stream.handle;
 	st->class_id = m->u.stream.class_id;
@@ -352,7 +399,11 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 	tr_live_wake(r, t->session);
 	return 0;
 err:
-	free(path);
+	if (spath)
+		unlink(spath);
+	if (path != spath)
+		free(path);
+	free(spath);
 	if (st)
 		stream_free(st);
 	return ret;
@@ -403,15 +454,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		if (t)
 			return tr_seterr(err, errlen, EPROTO, "a second HELLO");
 		int ret = on_hello(c, m, err, errlen);
-		uint8_t rep[RELAY_HDR_LEN + 4 + 256];
-		size_t ml = ret ? strlen(err) + 1 : 1;
-		if (ml > 256)
-			ml = 256;
-		relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
-		put_le32(rep + RELAY_HDR_LEN, (uint32_t)ret);
-		memcpy(rep + RELAY_HDR_LEN + 4, ret ? err : "", ml);
-		rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-		tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+		queue_status(c, RELAY_WELCOME, ret, ret ? err : "");
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;
@@ -450,13 +493,10 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			  t->session->name, t->session->host, t->name, t->nstreams,
 			  (unsigned long long)t->meta_len);
 		trace_end(r, t);
+		trace_drop_empty(r, t);
 		c->trace = NULL;
 		tr_relay_session_gc(r);
-		uint8_t rep[RELAY_HDR_LEN + 5];
-		relay_put_hdr(rep, RELAY_ACK, 5);
-		put_le32(rep + RELAY_HDR_LEN, 0);
-		rep[RELAY_HDR_LEN + 4] = 0;
-		tr_rconn_queue(c, rep, sizeof(rep));
+		queue_status(c, RELAY_ACK, 0, "");
 		c->closing = true;
 		return 0;
 	}
@@ -465,8 +505,12 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 	}
 }
 
-/* Parses every whole message in c->in; -1 when the producer broke the
- * protocol. */
+/* Parses every whole message in c->in; how many bytes it used. A
+ * message refused (a name that is not a plain file name, a broken
+ * message, a file that cannot be created) is logged and the connection
+ * closed; a producer's message (a HELLO, or any message of the protocol
+ * after it) gets its reason back first: in the WELCOME its HELLO waits
+ * for, in an ACK after. */
 static long producer_input(struct rconn *c)
 {
 	size_t off = 0;
@@ -476,9 +520,20 @@ static long producer_input(struct rconn *c)
 		ssize_t n = tr_relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
 		if (n == 0)
 			break;
-		if (n < 0 || producer_msg(c, &m, err, sizeof(err)) < 0) {
+		int ret = n < 0 ? (int)n : producer_msg(c, &m, err, sizeof(err));
+		if (ret < 0) {
 			tr_relay_log(c->r, LOG_WARNING, "%s: %s; connection closed", c->peer, err);
-			return -1;
+			/* not to garbage (an HTTP request, a message too large
+			 * to read): to a producer's message */
+			uint32_t type = get_le32(c->in + off);
+			if (ret != -EMSGSIZE && (c->trace ? tr_relay_type_name(type)[0] != '?'
+							  : type == RELAY_HELLO)) {
+				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret, err);
+				c->closing = true;	/* once it is sent */
+			} else {
+				c->dead = true;
+			}
+			break;
 		}
 		off += (size_t)n;
 	}
@@ -628,6 +683,7 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	char host[256];
 	unsigned port;
 	char tmp[300];
+	const char *given = spec;
 	/* a bare port */
 	if (spec && *spec && strspn(spec, "0123456789") == strlen(spec)) {
 		snprintf(tmp, sizeof(tmp), "%s:%s", def_host, spec);
@@ -640,12 +696,13 @@ static int listen_on(const char *spec, const char *def_host, unsigned def_port, 
 	/* port 0 is allowed here: the kernel picks one */
 	char *colon = strrchr(spec, ':');
 	bool zero = colon && strcmp(colon, ":0") == 0;
+	char zspec[300];	/* not tmp: spec may be tmp already (a bare "0") */
 	if (zero) {
-		snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(colon - spec), spec);
-		spec = tmp;
+		snprintf(zspec, sizeof(zspec), "%.*s:1", (int)(colon - spec), spec);
+		spec = zspec;
 	}
 	if (tr_net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
-		return tr_seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", spec);
+		return tr_seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", given ? given : spec);
 	if (zero)
 		port = 0;
 	char ps[8];

@@ -342,8 +342,11 @@ is "$(poke "$PA" '\005\000\000\000\377\377\377\377')" "closed 0" \
 # HELLO: version 1, flags 0, live timer 0, uuid 0, session host trace
 hello='\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000'
 hello="$hello"'\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000'
-is "$(poke "$PA" '\001\000\000\000\053\000\000\000'"$hello"'..\000esc\000ust\000')" "closed 0" \
-	"data port: a HELLO of session '..': closed without a reply"
+# (issue 20: refused with its reason, no longer a bare close: WELCOME
+# {type 2, status -EPROTO, the reason})
+is "$(poke "$PA" '\001\000\000\000\053\000\000\000'"$hello"'..\000esc\000ust\000'):$(od -An -tx1 -N12 poke.bin | tr -d ' \n'):$(tail -c +13 poke.bin | tr -d '\0')" \
+	"closed 79:0200000047000000b9ffffff:HELLO: a session, host or trace name that is not a plain file name" \
+	"data port: a HELLO of session '..': refused with its reason, then closed"
 [ ! -e esc ] && [ ! -e OUT/esc ]
 ok $? "... nothing created outside OUT (no ./esc)"
 # the same HELLO of session g10: WELCOME {type 2, 5 bytes: status 0, ""};

@@ -532,7 +532,8 @@ static void test_reject_names(void)
 	memset(n256, 'x', 256);
 	n256[256] = 0;
 	static const char *const bad[] = { "a/b", "/abs", "..", ".", ".hidden", "", "a b",
-					   "tab\there", "caf\xc3\xa9", "back\\slash", "a:b", "a*" };
+					   "tab\there", "caf\xc3\xa9", "back\\slash", "a:b", "a*",
+					   "-x", "--help", "-" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char d[64];
 		for (int pos = 0; pos < 3; pos++) {
@@ -556,7 +557,7 @@ static void test_reject_names(void)
 	reject(b.b, n, EPROTO, "not a plain file name", "HELLO trace of 256 characters");
 
 	static const char *const bad_streams[] = { "metadata", "index", "a/b", "..", ".x", "",
-						   "x y" };
+						   "x y", "-x", "-" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_streams); i++) {
 		char d[64];
 		b.n = 0;
@@ -567,6 +568,18 @@ static void test_reject_names(void)
 	b.n = 0;
 	n = mk_stream(&b, n256);
 	reject(b.b, n, EPROTO, "not a plain file name", "STREAM name of 256 characters");
+	/* NAME.idx must be a file name too: 251 characters at most */
+	struct relay_msg m;
+	char err[256] = "";
+	n256[252] = 0;
+	b.n = 0;
+	n = mk_stream(&b, n256);
+	reject(b.b, n, EPROTO, "longer than 251 bytes", "STREAM name of 252 characters");
+	n256[251] = 0;
+	b.n = 0;
+	n = mk_stream(&b, n256);
+	ok(tr_relay_msg_parse(b.b, n, &m, err, sizeof(err)) == (ssize_t)n &&
+	   strlen(m.u.stream.name) == 251, "STREAM name of 251 characters accepted (%s)", err);
 }
 
 static void test_reject_strings(void)
@@ -879,12 +892,18 @@ static void test_names(void)
 	char s[300];
 	ok(!tr_relay_name_ok(NULL), "tr_relay_name_ok(NULL) is false");
 	ok(!tr_relay_name_ok(""), "tr_relay_name_ok(\"\") is false");
-	ok(tr_relay_name_ok("a") && tr_relay_name_ok("Z") && tr_relay_name_ok("0") && tr_relay_name_ok("_") &&
-	   tr_relay_name_ok("-"), "tr_relay_name_ok: one allowed character");
-	ok(tr_relay_name_ok("AZaz09._-") && tr_relay_name_ok("a.") && tr_relay_name_ok("a..b"),
-	   "tr_relay_name_ok: every allowed character, dots after the first");
+	/* issue 20: a leading '-' is refused (an option to rm, tar, a shell
+	 * loop over the files): "-" is no longer one allowed character */
+	ok(tr_relay_name_ok("a") && tr_relay_name_ok("Z") && tr_relay_name_ok("0") && tr_relay_name_ok("_"),
+	   "tr_relay_name_ok: one allowed character");
+	ok(tr_relay_name_ok("AZaz09._-") && tr_relay_name_ok("a.") && tr_relay_name_ok("a..b") &&
+	   tr_relay_name_ok("a-") && tr_relay_name_ok("_-x"),
+	   "tr_relay_name_ok: every allowed character, dots and dashes after the first");
 	ok(!tr_relay_name_ok(".") && !tr_relay_name_ok("..") && !tr_relay_name_ok(".a"),
 	   "tr_relay_name_ok: a leading dot is refused");
+	ok(!tr_relay_name_ok("-") && !tr_relay_name_ok("-x") && !tr_relay_name_ok("--help") &&
+	   !tr_relay_name_ok("-.."),
+	   "tr_relay_name_ok: a leading '-' is refused");
 	ok(!tr_relay_name_ok("a/b") && !tr_relay_name_ok("a b") && !tr_relay_name_ok("a\n") &&
 	   !tr_relay_name_ok("\x7f") && !tr_relay_name_ok("\xff") && !tr_relay_name_ok("a@b"),
 	   "tr_relay_name_ok: '/', space, control, non-ASCII, '@' are refused");
