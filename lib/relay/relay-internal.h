@@ -118,6 +118,11 @@ TRAWL_HIDDEN struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint
  * (their files stay). */
 TRAWL_HIDDEN void tr_relay_session_gc(struct trawl_relay *r);
 
+/* repair.c: cuts every trace under r->output back to its last complete
+ * packet listed in its index (torn tails of a relay killed mid-write),
+ * logging each cut. Called by trawl_relay_new before the loop runs. */
+TRAWL_HIDDEN void tr_relay_repair(struct trawl_relay *r);
+
 /* live.c: the LTTng live viewer protocol. */
 /* Parses and answers every whole request in c->in; returns the bytes
  * consumed, or -1 when the viewer broke the protocol (closed). */

@@ -870,6 +870,8 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		tr_seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
 		goto err;
 	}
+	/* torn tails a relay killed mid-write left (repair.c) */
+	tr_relay_repair(r);
 	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
