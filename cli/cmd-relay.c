@@ -49,7 +49,9 @@ static void usage(FILE *f)
 	      "  --pidfile FILE     write the relay's pid there\n"
 	      "  --ready-fd N       write \"ready DATA-ADDR LIVE-ADDR\\n\" to descriptor N once\n"
 	      "                     listening\n"
-	      "SIGTERM or SIGINT stops it; every trace keeps what reached it.\n", f);
+	      "SIGTERM or SIGINT stops it; every trace keeps what reached it. At start, streams\n"
+	      "a relay killed mid-write left torn are cut back to their last complete packet\n"
+	      "listed in their index (logged).\n", f);
 }
 
 /* The output directory when -o is not given: [relay] output-dir (base),
