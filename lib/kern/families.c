@@ -56,7 +56,8 @@ const struct tr_kfamily tr_kfamilies[] = {
 	{ .system = "power", .preset = "power",
 	  .events = EVENTS("cpu_idle", "cpu_idle_miss", "cpu_frequency", "cpu_frequency_limits",
 			   "suspend_resume", "wakeup_source_activate",
-			   "wakeup_source_deactivate"),
+			   "wakeup_source_deactivate", "pm_qos_add_request",
+			   "pm_qos_update_request", "pm_qos_remove_request"),
 	  .names = { { "power*", "", "" }, { "*", "", "power_" } } },
 	/* presets of systems that keep ftrace's names (as LTTng's probes of
 	 * the same name do); events the kernel lacks are left out */

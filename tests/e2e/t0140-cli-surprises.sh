@@ -110,8 +110,14 @@ if [ $KERNEL = yes ]; then
 			skip "-k $p: this kernel has none of its tracepoints"
 			continue
 		fi
-		# a command that sleeps: timers fire, CPUs go idle
-		"$TRAWL" record -o K$p --host h -k $p -- sh -c 'sleep 0.2; sleep 0.2' > k$p.out 2> k$p.err
+		# a command that sleeps: timers fire, CPUs go idle (not while
+		# other jobs keep every CPU busy); it also holds a CPU latency
+		# request (opening /dev/cpu_dma_latency adds one, closing removes
+		# it: power:pm_qos_add_request and _remove_request), a power event
+		# however busy the CPUs are
+		"$TRAWL" record -o K$p --host h -k $p -- sh -c \
+			'sleep 0.2; { [ -c /dev/cpu_dma_latency ] && exec 3> /dev/cpu_dma_latency; } 2> /dev/null; sleep 0.2' \
+			> k$p.out 2> k$p.err
 		is $? 0 "record -k $p exits 0 (it is a preset now)"
 		"$TRAWL" print K$p > k$p.txt 2> /dev/null
 		got=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /:$/ && $i !~ /^\[/) { print $i; break } }' k$p.txt |

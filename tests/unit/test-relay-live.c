@@ -102,7 +102,8 @@ static void ask(struct rconn *v, uint32_t cmd, const uint8_t *p, size_t n)
 	put_be64(m, n);
 	put_be32(m + 8, cmd);
 	put_be32(m + 12, 0);
-	memcpy(m + 16, p, n);
+	if (n)	/* p may be NULL then: memcpy's arguments must not */
+		memcpy(m + 16, p, n);
 	tr_relay_conn_feed(v, m, 16 + n);
 }
 
