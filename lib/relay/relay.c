@@ -697,8 +697,8 @@ static int in_grow(struct rconn *c, size_t need)
 	if (n > r->max_conn_buf)
 		n = need > r->max_conn_buf ? need : r->max_conn_buf;
 	if (need > r->max_conn_buf) {
-		tr_relay_log(r, LOG_WARNING, "%s: a message of %zu bytes, more than the %zu a "
-			     "connection may buffer (--max-conn-buffer); closed", c->peer, need,
+		tr_relay_log(r, LOG_WARNING, "%s: needs %zu bytes of input buffer, more than the "
+			     "%zu a connection may hold (--max-conn-buffer); closed", c->peer, need,
 			     r->max_conn_buf);
 		c->dead = true;
 		return -1;
@@ -983,8 +983,15 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			close(fd);
 			continue;
 		}
-		int one = 1;
+		/* a peer whose machine is gone (nothing answers) is closed
+		 * after about 2 minutes, even if quiet (a producer without a
+		 * live timer: no idle timeout) */
+		int one = 1, kidle = 60, kintvl = 10, kcnt = 6;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kidle, sizeof(kidle));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kintvl, sizeof(kintvl));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kcnt, sizeof(kcnt));
 		c->r = r;
 		c->kind = kind;
 		c->fd = fd;
