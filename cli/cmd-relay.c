@@ -59,8 +59,7 @@ static void usage(FILE *f)
 	      "  --message-timeout SEC  a message must arrive whole within SEC of its first\n"
 	      "                     byte; the first (HELLO, CONNECT) of the connection\n"
 	      "                     (default 30)\n"
-	      "  --idle-timeout SEC a viewer or live producer silent for SEC is closed\n"
-	      "                     (default 300)\n"
+	      "  --idle-timeout SEC a viewer silent for SEC is closed (default 300)\n"
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it.\n", f);
 }
 

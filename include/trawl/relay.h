@@ -80,10 +80,9 @@ struct trawl_relay_opts {
 	size_t max_conn_buffer;
 	size_t max_total_buffer;
 	/* A message must arrive whole within msg_timeout_ms of its first byte
-	 * (the first one: of the connection); 0: 30000. A viewer, or a
-	 * producer whose HELLO gave a live timer, from which nothing came for
-	 * idle_timeout_ms (at least twice its live timer) is closed; 0:
-	 * 300000. */
+	 * (the first one: of the connection); 0: 30000. A viewer from which
+	 * nothing came for idle_timeout_ms is closed; 0: 300000 (a producer
+	 * is never closed for silence: it may have nothing to send). */
 	unsigned msg_timeout_ms;
 	unsigned idle_timeout_ms;
 };

@@ -91,7 +91,6 @@ struct rconn {
 					 * received began (the first: the
 					 * connection); 0: none */
 	int64_t last_rx;		/* ms of the last bytes received */
-	uint64_t live_us;		/* producer: its HELLO's live timer */
 };
 
 struct trawl_relay {

@@ -423,7 +423,6 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 	t->id = r->next_id++;
 	t->dir = dir;
 	t->session = s;
-	c->live_us = m->u.hello.live_timer_us;
 	if (m->u.hello.live_timer_us)
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
@@ -853,8 +852,10 @@ static void conn_read(struct rconn *c)
 }
 
 /* Closes every connection whose message takes longer than
- * --message-timeout, or that stays silent longer than --idle-timeout (a
- * viewer, or a live producer: its beacons come every live timer). */
+ * --message-timeout, and every viewer silent longer than --idle-timeout.
+ * A producer is never closed for silence: a session may record nothing
+ * for hours, and a user-space trace has nothing to beacon before its
+ * first application (TCP keepalive finds a machine that is gone). */
 static void conn_sweep(struct trawl_relay *r, int64_t now)
 {
 	for (struct rconn *c = r->conns; c; c = c->next) {
@@ -869,12 +870,7 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 			c->dead = true;
 			continue;
 		}
-		int64_t idle = r->idle_timeout_ms;
-		if (c->kind == RC_PRODUCER && (!c->trace || !c->live_us))
-			continue;	/* a quiet recording is no fault */
-		if (c->kind == RC_PRODUCER && idle < (int64_t)(c->live_us / 500))
-			idle = (int64_t)(c->live_us / 500);
-		if (now - c->last_rx > idle) {
+		if (c->kind == RC_VIEWER && now - c->last_rx > (int64_t)r->idle_timeout_ms) {
 			tr_relay_log(r, LOG_WARNING, "%s: nothing came for %lld ms (--idle-timeout); "
 				     "closed", c->peer, (long long)(now - c->last_rx));
 			c->dead = true;
@@ -984,8 +980,8 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			continue;
 		}
 		/* a peer whose machine is gone (nothing answers) is closed
-		 * after about 2 minutes, even if quiet (a producer without a
-		 * live timer: no idle timeout) */
+		 * after about 2 minutes, even if quiet (a producer: no idle
+		 * timeout) */
 		int one = 1, kidle = 60, kintvl = 10, kcnt = 6;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
