@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl relay [-o DIR] [--data [HOST:]PORT] [--live [HOST:]PORT]\n"
 	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
-	      "                   [--live-from-now] [--max-conns N] [--quiet]\n"
+	      "                   [--live-from-now] [--quiet] [LIMITS]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
 	      "                     (default: [relay] output-dir, else ~/trawl-traces;\n"
@@ -42,16 +42,47 @@ static void usage(FILE *f)
 	      "                     babeltrace2 -i lttng-live net://RELAY/host/HOST/SESSION\n"
 	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
 	      "                     packet, as with lttng-relayd (default: from the first)\n"
-	      "  --max-conns N      producers and viewers at once (default 1000)\n"
 	      "  -f, --foreground   do not detach (logs on stderr); the default detaches once\n"
 	      "                     listening and prints where\n"
 	      "  -q, --quiet        in the foreground, log only errors and warnings\n"
 	      "  --pidfile FILE     write the relay's pid there\n"
 	      "  --ready-fd N       write \"ready DATA-ADDR LIVE-ADDR\\n\" to descriptor N once\n"
 	      "                     listening\n"
+	      "Limits (docs/relay.md; a newcomer over one is refused with the reason):\n"
+	      "  --max-producers N  producers connected at once (default 1000)\n"
+	      "  --max-viewers N    live viewers connected at once (default 100)\n"
+	      "  --max-conns N      both together (default: the sum of the two)\n"
+	      "  --fd-pool-size N   descriptors for connections and trace files (default:\n"
+	      "                     the descriptor limit less a tenth of it, 16 to 1024)\n"
+	      "  --max-conn-buffer BYTES  input one connection may buffer (suffix K, M, G;\n"
+	      "                     default: the largest message, 64 MiB + 80)\n"
+	      "  --max-total-buffer BYTES input all connections may buffer (default 256M)\n"
+	      "  --message-timeout SEC  a message must arrive whole within SEC of its first\n"
+	      "                     byte; the first (HELLO, CONNECT) of the connection\n"
+	      "                     (default 30)\n"
+	      "  --idle-timeout SEC a viewer silent for SEC is closed (default 300)\n"
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it. At start, streams\n"
 	      "a relay killed mid-write left torn are cut back to their last complete packet\n"
 	      "listed in their index (logged).\n", f);
+}
+
+/* A number from lo to hi, with a suffix K, M or G (powers of 1024) when
+ * size; -1 when it is none. */
+static long long num_arg(const char *s, long long lo, long long hi, bool size)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || errno || v < 0)
+		return -1;
+	if (size && *end) {
+		int sh = strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : strchr("gG", *end) ? 30 : -1;
+		if (sh < 0 || end[1] || v > (hi >> sh))
+			return -1;
+		v <<= sh;
+		end++;
+	}
+	return *end || v < lo || v > hi ? -1 : v;
 }
 
 /* The output directory when -o is not given: [relay] output-dir (base),
@@ -158,7 +189,8 @@ out:
 
 int cmd_relay(int argc, char **argv)
 {
-	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX };
+	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
+	       O_TBUF, O_MSGT, O_IDLE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -168,11 +200,19 @@ int cmd_relay(int argc, char **argv)
 		{ "ready-fd", required_argument, NULL, O_READY },
 		{ "live-from-now", no_argument, NULL, O_NOW },
 		{ "max-conns", required_argument, NULL, O_MAX },
+		{ "max-producers", required_argument, NULL, O_MAXP },
+		{ "max-viewers", required_argument, NULL, O_MAXV },
+		{ "fd-pool-size", required_argument, NULL, O_POOL },
+		{ "max-conn-buffer", required_argument, NULL, O_CBUF },
+		{ "max-total-buffer", required_argument, NULL, O_TBUF },
+		{ "message-timeout", required_argument, NULL, O_MSGT },
+		{ "idle-timeout", required_argument, NULL, O_IDLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct relay_cmd o = { .ro = { .sz = sizeof(o.ro), .max_conns = 1000 }, .ready_fd = -1 };
+	struct relay_cmd o = { .ro = { .sz = sizeof(o.ro) }, .ready_fd = -1 };
+	long long n;
 	const char *out = NULL, *max = NULL;
 	int c;
 	optind = 1;
@@ -191,6 +231,32 @@ int cmd_relay(int argc, char **argv)
 			break;
 		case O_NOW: o.ro.live_from_now = true; break;
 		case O_MAX: max = optarg; break;
+		case O_MAXP:
+		case O_MAXV:
+		case O_POOL:
+			if ((n = num_arg(optarg, 1, 1000000, false)) < 0)
+				return cli_usage("--%s: '%s' is not a number from 1 to 1000000",
+						 c == O_MAXP ? "max-producers" : c == O_MAXV ?
+						 "max-viewers" : "fd-pool-size", optarg);
+			*(c == O_MAXP ? &o.ro.max_producers : c == O_MAXV ? &o.ro.max_viewers :
+			  &o.ro.fd_pool_size) = (int)n;
+			break;
+		case O_CBUF:
+		case O_TBUF:
+			if ((n = num_arg(optarg, 65536, 1ll << 40, true)) < 0)
+				return cli_usage("--%s: '%s' is not a size from 64K to 1024G",
+						 c == O_CBUF ? "max-conn-buffer" : "max-total-buffer",
+						 optarg);
+			*(c == O_CBUF ? &o.ro.max_conn_buffer : &o.ro.max_total_buffer) = (size_t)n;
+			break;
+		case O_MSGT:
+		case O_IDLE:
+			if ((n = num_arg(optarg, 1, 86400, false)) < 0)
+				return cli_usage("--%s: '%s' is not a number of seconds from 1 to 86400",
+						 c == O_MSGT ? "message-timeout" : "idle-timeout", optarg);
+			*(c == O_MSGT ? &o.ro.msg_timeout_ms : &o.ro.idle_timeout_ms) =
+				(unsigned)n * 1000;
+			break;
 		case 'q': cli_verbosity = -1; break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_opt_error(c, argv);

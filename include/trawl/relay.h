@@ -41,7 +41,10 @@ struct trawl_relay_opts {
 	 */
 	const char *data_addr;
 	const char *live_addr;
-	int max_conns;			/* producers + viewers at once; 0: 1000 */
+	/* connections at once, producers and viewers together; 0: the sum
+	 * of max_producers and max_viewers (each kind has its own limit, so
+	 * that one kind cannot lock the other out) */
+	int max_conns;
 	/* A viewer attaching with SEEK_LAST starts at the next packet, as
 	 * with lttng-relayd (else every viewer reads from the first). */
 	bool live_from_now;
@@ -56,6 +59,32 @@ struct trawl_relay_opts {
 	 */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
+	/*
+	 * Limits that hold against a peer that misbehaves (docs/relay.md,
+	 * "Limits"); 0 gives the default. A newcomer over a limit is refused
+	 * with the reason (a producer in a WELCOME, a viewer in the log), a
+	 * connection over its limit is closed with the reason in the log; the
+	 * others are served on.
+	 */
+	int max_producers;		/* producers' connections; 0: 1000 */
+	int max_viewers;		/* viewers' connections; 0: 100 */
+	/* Descriptors the relay holds for connections and trace files (an fd
+	 * pool, as lttng-relayd's --fd-pool-size); 0: the soft RLIMIT_NOFILE
+	 * at trawl_relay_new() minus a tenth of it (16 to 1024 kept for the
+	 * rest of the process). A trace's files are closed when it ends (and
+	 * reopened while a viewer reads its session). */
+	int fd_pool_size;
+	/* Bytes received and not yet handled: per connection (0: the largest
+	 * message, 64 MiB + 80) and all connections together (0: 256 MiB).
+	 * Before its HELLO a producer may only send a HELLO (at most 1 KiB). */
+	size_t max_conn_buffer;
+	size_t max_total_buffer;
+	/* A message must arrive whole within msg_timeout_ms of its first byte
+	 * (the first one: of the connection); 0: 30000. A viewer from which
+	 * nothing came for idle_timeout_ms is closed; 0: 300000 (a producer
+	 * is never closed for silence: it may have nothing to send). */
+	unsigned msg_timeout_ms;
+	unsigned idle_timeout_ms;
 };
 
 struct trawl_relay;

@@ -50,6 +50,10 @@ struct rtrace {
 	size_t nstreams;
 	bool closed;			/* CLOSE received, or the producer is gone */
 	struct rsession *session;
+	/* Its files are open: always while the producer writes; once closed,
+	 * only while a viewer is attached to its session (relay.c reopens
+	 * them read-only then: the descriptor pool). */
+	bool files_open;
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -61,6 +65,8 @@ struct rsession {
 	size_t ntraces;
 	int viewers;			/* attached now */
 	struct rsession *next;
+	bool files_for_viewers;		/* its ended traces' files were opened
+					 * for viewers (relay.c's files_sync) */
 };
 
 /* A connection: a producer's or a viewer's. */
@@ -80,6 +86,11 @@ struct rconn {
 	struct rtrace *trace;		/* producer: after HELLO */
 	struct viewer *viewer;		/* viewer: live.c's state */
 	struct rconn *next;
+	/* limits (relay.c) */
+	int64_t msg_since;		/* CLOCK_MONOTONIC ms the message being
+					 * received began (the first: the
+					 * connection); 0: none */
+	int64_t last_rx;		/* ms of the last bytes received */
 };
 
 struct trawl_relay {
@@ -103,6 +114,23 @@ struct trawl_relay {
 	uint64_t next_id;		/* sessions, traces and streams */
 	struct viewer *viewers;		/* live.c's */
 	uint64_t next_viewer;
+
+	/* limits against peers that misbehave (relay.c; the options') */
+	int max_producers, max_viewers;
+	int nproducers, nviewers;
+	int fd_pool;			/* descriptors for connections and files */
+	int nfds;			/* of them in use */
+	size_t max_conn_buf, max_total_buf;
+	size_t buffered;		/* input buffers' bytes, all connections */
+	unsigned msg_timeout_ms, idle_timeout_ms;
+	int64_t paused_until;		/* out of descriptors (EMFILE): the
+					 * listeners are off until then, or
+					 * until a descriptor is freed; 0: on */
+	int64_t next_sweep;		/* timeouts are checked then */
+	struct ratelog {		/* one log line per episode */
+		int64_t last;		/* ms of the last line */
+		unsigned long quiet;	/* refusals since, not logged */
+	} rl_emfile, rl_pool, rl_producers, rl_viewers, rl_buffers;
 };
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then

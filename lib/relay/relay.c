@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -26,6 +27,19 @@
 
 #include "relay/relay-internal.h"
 #include "net/relay-proto.h"
+#include "util/clock.h"
+
+/* The largest HELLO (its fixed part and three names of RELAY_NAME_MAX):
+ * before it, a producer may send nothing larger. */
+#define HELLO_MAX 1024
+/* The read size, and the input buffer's granule. */
+#define READ_CHUNK 65536
+/* Refusals of one kind are logged once in this many ms, with a count. */
+#define RATELOG_MS 10000
+/* Out of descriptors, the listeners rest this long (or until one is freed). */
+#define EMFILE_PAUSE_MS 1000
+/* Timeouts are checked this often. */
+#define SWEEP_MS 250
 
 void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 {
@@ -37,6 +51,70 @@ void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	r->log(r->log_arg, level, msg);
+}
+
+/* A refusal of one kind, logged once every RATELOG_MS: the first of an
+ * episode, then one line that counts the others. */
+static void __attribute__((format(printf, 4, 5)))
+ratelog(struct trawl_relay *r, struct ratelog *rl, int level, const char *fmt, ...)
+{
+	int64_t now = tr_mono_ms();
+	if (rl->last && now - rl->last < RATELOG_MS) {
+		rl->quiet++;
+		return;
+	}
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rl->quiet)
+		tr_relay_log(r, level, "%s (and %lu more such in the last %d s)", msg, rl->quiet,
+			     RATELOG_MS / 1000);
+	else
+		tr_relay_log(r, level, "%s", msg);
+	rl->last = now;
+	rl->quiet = 0;
+}
+
+/* ------------------------------------------------- the descriptor pool */
+
+/*
+ * The relay counts the descriptors it holds for connections and trace
+ * files (r->nfds) against its pool (r->fd_pool, from RLIMIT_NOFILE or
+ * --fd-pool-size): a newcomer, a HELLO or a STREAM that would go over it
+ * is refused with the reason. A trace's files are closed when the trace
+ * ends, and reopened read-only while a viewer is attached to its session.
+ */
+static bool pool_has(const struct trawl_relay *r, int n)
+{
+	return r->nfds + n <= r->fd_pool;
+}
+
+/* Closes a descriptor of the pool (-1: nothing); out of descriptors, the
+ * listeners listen again at the next turn. */
+static void pool_close(struct trawl_relay *r, int *fd)
+{
+	if (*fd < 0)
+		return;
+	close(*fd);
+	*fd = -1;
+	r->nfds--;
+	if (r->paused_until)
+		r->paused_until = 1;
+}
+
+/* The default pool: the soft limit, less a tenth of it (16 to 1024) for
+ * the listeners, the epoll, and the rest of the process. */
+static int pool_default(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1u << 30))
+		return 1 << 20;
+	int lim = (int)rl.rlim_cur, keep = lim / 10;
+	keep = keep < 16 ? 16 : keep > 1024 ? 1024 : keep;
+	return lim - keep > 1 ? lim - keep : 1;
 }
 
 struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint64_t id)
@@ -151,14 +229,80 @@ static struct rsession *session_get(struct trawl_relay *r, const char *name, con
 
 static void stream_free(struct rstream *st);
 
-static void session_free(struct rsession *s)
+/* Closes a trace's files (the pool's); they stay on the disk. */
+static void trace_files_close(struct trawl_relay *r, struct rtrace *t)
+{
+	pool_close(r, &t->meta_fd);
+	for (size_t i = 0; i < t->nstreams; i++) {
+		pool_close(r, &t->streams[i]->fd);
+		pool_close(r, &t->streams[i]->idxfd);
+	}
+	t->files_open = false;
+}
+
+/* Opens a read-only descriptor of the pool on dir/name (or dir/index/name.idx). */
+static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool idx)
+{
+	char *p;
+	if (asprintf(&p, idx ? "%s/index/%s.idx" : "%s/%s", dir, name) < 0)
+		return -1;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	free(p);
+	if (fd >= 0)
+		r->nfds++;
+	return fd;
+}
+
+/* Reopens an ended trace's files for the viewers of its session, as far
+ * as the pool allows (a file left closed: the viewers' reads of it fail). */
+static void trace_files_open(struct trawl_relay *r, struct rtrace *t)
+{
+	t->files_open = true;
+	if (!pool_has(r, 1 + 2 * (int)t->nstreams)) {
+		ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the descriptor "
+			"pool is full (%d of %d in use; --fd-pool-size)", t->dir, r->nfds, r->fd_pool);
+		return;
+	}
+	if (t->meta_fd < 0)
+		t->meta_fd = reopen(r, t->dir, "metadata", false);
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct rstream *st = t->streams[i];
+		if (st->fd < 0)
+			st->fd = reopen(r, t->dir, st->name, false);
+		if (st->idxfd < 0)
+			st->idxfd = reopen(r, t->dir, st->name, true);
+	}
+}
+
+/* The files of ended traces are open while a viewer is attached to their
+ * session, else closed: called after anything that may attach or detach
+ * a viewer (live.c counts them in s->viewers). */
+static void files_sync(struct trawl_relay *r)
+{
+	for (struct rsession *s = r->sessions; s; s = s->next) {
+		bool want = s->viewers > 0;
+		if (want == s->files_for_viewers)
+			continue;
+		s->files_for_viewers = want;
+		for (size_t i = 0; i < s->ntraces; i++) {
+			struct rtrace *t = s->traces[i];
+			if (!t->closed || t->files_open == want)
+				continue;
+			if (want)
+				trace_files_open(r, t);
+			else
+				trace_files_close(r, t);
+		}
+	}
+}
+
+static void session_free(struct trawl_relay *r, struct rsession *s)
 {
 	for (size_t i = 0; i < s->ntraces; i++) {
 		struct rtrace *t = s->traces[i];
+		trace_files_close(r, t);
 		for (size_t j = 0; j < t->nstreams; j++)
 			stream_free(t->streams[j]);
-		if (t->meta_fd >= 0)
-			close(t->meta_fd);
 		free(t->streams);
 		free(t->name);
 		free(t->dir);
@@ -179,13 +323,15 @@ void tr_relay_session_gc(struct trawl_relay *r)
 			over = s->traces[i]->closed;
 		if (over) {
 			*pp = s->next;
-			session_free(s);
+			session_free(r, s);
 		} else {
 			pp = &s->next;
 		}
 	}
 }
 
+/* Frees a stream whose descriptors are not the pool's (closed, or not
+ * yet counted). */
 static void stream_free(struct rstream *st)
 {
 	if (st->fd >= 0)
@@ -211,7 +357,11 @@ static void trace_end(struct trawl_relay *r, struct rtrace *t)
 	t->closed = true;
 	for (size_t i = 0; i < t->nstreams; i++)
 		t->streams[i]->hup = true;
-	/* the files stay open while viewers may read them */
+	/* the files stay open while viewers may read them; else closed (a
+	 * session's ended traces held two descriptors per stream for as long
+	 * as one of its traces was recorded) */
+	if (!t->session->files_for_viewers)
+		trace_files_close(r, t);
 	tr_live_wake(r, t->session);
 }
 
@@ -295,11 +445,18 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		ret = tr_seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
+	if (!pool_has(r, 1)) {
+		ret = tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
+				"in use; --fd-pool-size)", r->nfds, r->fd_pool);
+		goto err;
+	}
 	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (t->meta_fd < 0) {
 		ret = tr_seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
 		goto err;
 	}
+	r->nfds++;
+	t->files_open = true;
 	free(meta);
 	free(idx);
 	t->id = r->next_id++;
@@ -346,6 +503,10 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 	if (t->nstreams >= RELAY_STREAMS_MAX)
 		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
 			      RELAY_STREAMS_MAX);
+	if (!pool_has(r, 2))
+		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
+				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
+				 r->fd_pool);
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
 	int ret;
@@ -396,6 +557,7 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 	st->class_id = m->u.stream.class_id;
 	st->trace = t;
 	t->streams[t->nstreams++] = st;
+	r->nfds += 2;
 	tr_live_wake(r, t->session);
 	return 0;
 err:
@@ -559,12 +721,114 @@ static void conn_free(struct rconn *c)
 		tr_live_conn_free(c);
 	if (c->fd >= 0) {
 		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
+		pool_close(r, &c->fd);
 	}
+	r->buffered -= c->incap;
 	free(c->in);
 	free(c->out);
+	if (c->kind == RC_PRODUCER)
+		r->nproducers--;
+	else
+		r->nviewers--;
 	free(c);
 	r->nconns--;
+	/* a viewer gone may have been the last of its session */
+	files_sync(r);
+}
+
+/*
+ * Makes room for need bytes in c's input, within the relay's limits: the
+ * connection's (--max-conn-buffer) and all connections' together
+ * (--max-total-buffer). Returns 0, or -1 with c closed and the reason in
+ * the log.
+ */
+static int in_grow(struct rconn *c, size_t need)
+{
+	struct trawl_relay *r = c->r;
+	if (need <= c->incap)
+		return 0;
+	size_t n = (need + READ_CHUNK - 1) / READ_CHUNK * READ_CHUNK;
+	if (n > r->max_conn_buf)
+		n = need > r->max_conn_buf ? need : r->max_conn_buf;
+	if (need > r->max_conn_buf) {
+		tr_relay_log(r, LOG_WARNING, "%s: needs %zu bytes of input buffer, more than the "
+			     "%zu a connection may hold (--max-conn-buffer); closed", c->peer, need,
+			     r->max_conn_buf);
+		c->dead = true;
+		return -1;
+	}
+	if (r->buffered - c->incap + n > r->max_total_buf) {
+		ratelog(r, &r->rl_buffers, LOG_WARNING, "%s: needs %zu bytes of input buffer, and the "
+			"other connections hold %zu of the relay's %zu (--max-total-buffer); closed",
+			c->peer, n, r->buffered - c->incap, r->max_total_buf);
+		c->dead = true;
+		return -1;
+	}
+	uint8_t *b = realloc(c->in, n);
+	if (!b) {
+		tr_relay_log(r, LOG_WARNING, "%s: out of memory for %zu bytes of input; closed",
+			     c->peer, n);
+		c->dead = true;
+		return -1;
+	}
+	r->buffered = r->buffered - c->incap + n;
+	c->in = b;
+	c->incap = n;
+	return 0;
+}
+
+/* Queues a WELCOME refusing the producer c (status -e, the reason why)
+ * and closes it once sent. */
+static void refuse_conn(struct rconn *c, int e, const char *why)
+{
+	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
+	size_t ml = strlen(why) + 1;
+	if (ml > 256)
+		ml = 256;
+	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
+	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
+	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
+	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+	c->closing = true;
+}
+
+/*
+ * Before its HELLO a producer may send only a HELLO, of at most HELLO_MAX
+ * bytes: a stranger cannot make the relay buffer a 64 MiB message. 0, or
+ * -1 with c refused: a HELLO too large with the reason in a WELCOME, any
+ * other message closed at once (both in the log).
+ */
+static int before_hello(struct rconn *c)
+{
+	if (c->kind != RC_PRODUCER || c->trace || c->closing || c->inlen < RELAY_HDR_LEN)
+		return 0;
+	uint32_t type = get_le32(c->in), len = get_le32(c->in + 4);
+	if (type == RELAY_HELLO && len <= HELLO_MAX)
+		return 0;
+	if (type != RELAY_HELLO) {
+		/* not a producer of this protocol: closed without a word, as
+		 * any message that breaks it */
+		tr_relay_log(c->r, LOG_WARNING, "%s: %s (%u bytes) before HELLO; connection closed",
+			     c->peer, tr_relay_type_name(type), len);
+		c->dead = true;
+		return -1;
+	}
+	char why[200];
+	snprintf(why, sizeof(why), "a HELLO of %u bytes (at most %d)", len, HELLO_MAX);
+	tr_relay_log(c->r, LOG_WARNING, "%s: refused: %s", c->peer, why);
+	refuse_conn(c, EPROTO, why);
+	return -1;
+}
+
+/* The bytes of the producer's message at the start of c->in once whole,
+ * as its header says (0: no header yet, or a length the parser refuses). */
+static size_t msg_whole(const struct rconn *c)
+{
+	if (c->kind != RC_PRODUCER || c->inlen < RELAY_HDR_LEN)
+		return 0;
+	uint32_t len = get_le32(c->in + 4);
+	return len > RELAY_MSG_MAX ? 0 : RELAY_HDR_LEN + (size_t)len;
 }
 
 static void conn_read(struct rconn *c)
@@ -575,10 +839,11 @@ static void conn_read(struct rconn *c)
 	for (int i = 0; i < 16 && !c->dead; i++) {
 		if (c->kind == RC_VIEWER && !tr_live_wants_input(c))
 			break;	/* the epoll is level-triggered: later */
-		if (grow(&c->in, &c->incap, c->inlen + 65536) < 0) {
-			c->dead = true;
+		/* room for the message begun, whole (its header says how
+		 * large), or for one more read */
+		size_t whole = msg_whole(c);
+		if (in_grow(c, whole > c->inlen ? whole : c->inlen + READ_CHUNK) < 0)
 			return;
-		}
 		size_t room = c->incap - c->inlen;
 		ssize_t n = recv(c->fd, c->in + c->inlen, room, MSG_DONTWAIT);
 		if (n == 0) {
@@ -592,7 +857,18 @@ static void conn_read(struct rconn *c)
 				c->dead = true;
 			break;
 		}
+		int64_t now = tr_mono_ms();
+		c->last_rx = now;
+		if (c->closing) {
+			/* refused, or done: what more comes is dropped */
+			c->inlen = 0;
+			continue;
+		}
 		c->inlen += (size_t)n;
+		if (before_hello(c) < 0) {
+			c->inlen = 0;
+			break;
+		}
 		long used = c->kind == RC_PRODUCER ? producer_input(c) : tr_live_input(c);
 		if (used < 0) {
 			c->dead = true;
@@ -600,6 +876,14 @@ static void conn_read(struct rconn *c)
 		}
 		memmove(c->in, c->in + used, c->inlen - (size_t)used);
 		c->inlen -= (size_t)used;
+		/* the time a message takes counts from its first byte (the
+		 * connection's first: from the connection) */
+		if (used > 0)
+			c->msg_since = c->inlen ? now : 0;
+		else if (!c->msg_since && c->inlen)
+			c->msg_since = now;
+		if (c->kind == RC_VIEWER)
+			files_sync(c->r);
 		/* a viewer's requests are small: a peer that sends more than a
 		 * few without reading the replies is cut off */
 		if (c->kind == RC_VIEWER && c->inlen > 64 * 1024) {
@@ -615,35 +899,134 @@ static void conn_read(struct rconn *c)
 	}
 	/* one large packet does not keep its buffer for the connection's life */
 	if (!c->inlen && c->incap > (1u << 20)) {
+		c->r->buffered -= c->incap;
 		free(c->in);
 		c->in = NULL;
 		c->incap = 0;
 	}
 }
 
+/* Closes every connection whose message takes longer than
+ * --message-timeout, and every viewer silent longer than --idle-timeout.
+ * A producer is never closed for silence: a session may record nothing
+ * for hours, and a user-space trace has nothing to beacon before its
+ * first application (TCP keepalive finds a machine that is gone). */
+static void conn_sweep(struct trawl_relay *r, int64_t now)
+{
+	for (struct rconn *c = r->conns; c; c = c->next) {
+		if (c->dead || c->fd < 0)
+			continue;
+		if (c->msg_since && now - c->msg_since > (int64_t)r->msg_timeout_ms) {
+			const char *what = c->kind == RC_VIEWER ? "a request" :
+					   c->trace ? "a message" : "its HELLO";
+			tr_relay_log(r, LOG_WARNING, "%s: %s not whole after %u ms (--message-timeout, "
+				     "%zu bytes came); closed", c->peer, what, r->msg_timeout_ms,
+				     c->inlen);
+			c->dead = true;
+			continue;
+		}
+		if (c->kind == RC_VIEWER && now - c->last_rx > (int64_t)r->idle_timeout_ms) {
+			tr_relay_log(r, LOG_WARNING, "%s: nothing came for %lld ms (--idle-timeout); "
+				     "closed", c->peer, (long long)(now - c->last_rx));
+			c->dead = true;
+		}
+	}
+}
+
+/* Turns the listeners on or off (out of descriptors). */
+static void listeners_set(struct trawl_relay *r, bool on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0 };
+	ev.data.ptr = &r->dfd;
+	epoll_ctl(r->epfd, EPOLL_CTL_MOD, r->dfd, &ev);
+	ev.data.ptr = &r->lfd;
+	epoll_ctl(r->epfd, EPOLL_CTL_MOD, r->lfd, &ev);
+}
+
+/* Refuses a connection just accepted, not the pool's: a producer gets a
+ * WELCOME with the reason (it reads it after its HELLO), a viewer the
+ * close (the live protocol has no word for it; the log has the reason). */
+static void refuse_fd(int fd, enum rconn_kind kind, int e, const char *why)
+{
+	if (kind == RC_PRODUCER) {
+		uint8_t rep[RELAY_HDR_LEN + 4 + 256];
+		size_t ml = strlen(why) + 1;
+		if (ml > 256)
+			ml = 256;
+		relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
+		put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
+		memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
+		rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+		if (send(fd, rep, RELAY_HDR_LEN + 4 + ml, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* nothing more to do for it */
+		}
+	}
+	close(fd);
+}
+
+/*
+ * accept4() found no descriptor (the process's limit, or the system's).
+ * The listener stays readable: accepting again at once would spin (the
+ * relay did, at 100 % CPU, deaf to SIGTERM). So one newcomer is refused
+ * with the spare descriptor given up for it, and the listeners rest until
+ * a descriptor of the relay is freed or EMFILE_PAUSE_MS passed; one log
+ * line per episode.
+ */
+static void out_of_fds(struct trawl_relay *r, int lfd, enum rconn_kind kind, int e)
+{
+	if (r->spare_fd >= 0) {
+		close(r->spare_fd);
+		r->spare_fd = -1;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0)
+			refuse_fd(fd, kind, EMFILE, "the relay is out of file descriptors");
+		r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay holds %d "
+		"for connections and files): refusing newcomers until one is freed",
+		e == ENFILE ? "the system's limit" : "RLIMIT_NOFILE", r->nfds);
+	r->paused_until = tr_mono_ms() + EMFILE_PAUSE_MS;
+	listeners_set(r, false);
+}
+
 static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 {
-	for (;;) {
+	/* a bounded number per turn: the connections and the stop get theirs */
+	for (int i = 0; i < 64 && !r->paused_until; i++) {
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && r->spare_fd >= 0) {
-			/* out of descriptors: refuse it (the listener would stay
-			 * readable and the loop spin) */
-			close(r->spare_fd);
-			fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				close(fd);
-			r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-			tr_relay_log(r, LOG_WARNING, "refused a connection: out of file descriptors");
-			continue;
-		}
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE)
+				out_of_fds(r, lfd, kind, errno);
 			return;
-		if (r->nconns >= r->max_conns) {
-			tr_relay_log(r, LOG_WARNING, "refused a connection: %d already (--max-conns)",
-				     r->nconns);
-			close(fd);
+		}
+		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+		getnameinfo((struct sockaddr *)&sa, sl, host, sizeof(host), port, sizeof(port),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+		const char *what = kind == RC_PRODUCER ? "producer" : "viewer";
+		int have = kind == RC_PRODUCER ? r->nproducers : r->nviewers;
+		int max = kind == RC_PRODUCER ? r->max_producers : r->max_viewers;
+		char why[200] = "";
+		struct ratelog *rl = kind == RC_PRODUCER ? &r->rl_producers : &r->rl_viewers;
+		int e = EUSERS;
+		if (have >= max) {
+			snprintf(why, sizeof(why), "the relay serves %d %ss already (--max-%ss)", have,
+				 what, what);
+		} else if (r->nconns >= r->max_conns) {
+			snprintf(why, sizeof(why), "the relay serves %d connections already "
+				 "(--max-conns)", r->nconns);
+		} else if (!pool_has(r, 1)) {
+			snprintf(why, sizeof(why), "the relay's descriptor pool is full (%d of %d in "
+				 "use; --fd-pool-size)", r->nfds, r->fd_pool);
+			rl = &r->rl_pool;
+			e = EMFILE;
+		}
+		if (*why) {
+			ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port, why);
+			refuse_fd(fd, kind, e, why);
 			continue;
 		}
 		struct rconn *c = calloc(1, sizeof(*c));
@@ -651,16 +1034,20 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			close(fd);
 			continue;
 		}
-		int one = 1;
+		/* a peer whose machine is gone (nothing answers) is closed
+		 * after about 2 minutes, even if quiet (a producer: no idle
+		 * timeout) */
+		int one = 1, kidle = 60, kintvl = 10, kcnt = 6;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kidle, sizeof(kidle));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kintvl, sizeof(kintvl));
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kcnt, sizeof(kcnt));
 		c->r = r;
 		c->kind = kind;
 		c->fd = fd;
-		char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
-		getnameinfo((struct sockaddr *)&sa, sl, host, sizeof(host), port, sizeof(port),
-			    NI_NUMERICHOST | NI_NUMERICSERV);
-		snprintf(c->peer, sizeof(c->peer), "%s %s:%s",
-			 kind == RC_PRODUCER ? "producer" : "viewer", host, port);
+		c->msg_since = c->last_rx = tr_mono_ms();
+		snprintf(c->peer, sizeof(c->peer), "%s %s:%s", what, host, port);
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 		c->events = EPOLLIN;
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -668,9 +1055,14 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			free(c);
 			continue;
 		}
+		r->nfds++;
 		c->next = r->conns;
 		r->conns = c;
 		r->nconns++;
+		if (kind == RC_PRODUCER)
+			r->nproducers++;
+		else
+			r->nviewers++;
 	}
 }
 
@@ -755,7 +1147,7 @@ static void state_clear(struct trawl_relay *r)
 	while (r->sessions) {
 		struct rsession *s = r->sessions;
 		r->sessions = s->next;
-		session_free(s);
+		session_free(r, s);
 	}
 }
 
@@ -770,7 +1162,8 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 		return NULL;
 	}
 	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
-	if (opt.max_conns < 0) {
+	if (opt.max_conns < 0 || opt.max_producers < 0 || opt.max_viewers < 0 ||
+	    opt.fd_pool_size < 0 || (opt.max_conn_buffer && opt.max_conn_buffer < READ_CHUNK)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -780,7 +1173,15 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
-	r->max_conns = opt.max_conns ? opt.max_conns : 1000;
+	r->max_producers = opt.max_producers ? opt.max_producers : 1000;
+	r->max_viewers = opt.max_viewers ? opt.max_viewers : 100;
+	r->max_conns = opt.max_conns ? opt.max_conns : r->max_producers + r->max_viewers;
+	r->fd_pool = opt.fd_pool_size ? opt.fd_pool_size : pool_default();
+	r->max_conn_buf = opt.max_conn_buffer ? opt.max_conn_buffer :
+			  RELAY_HDR_LEN + RELAY_MSG_MAX;
+	r->max_total_buf = opt.max_total_buffer ? opt.max_total_buffer : (size_t)256 << 20;
+	r->msg_timeout_ms = opt.msg_timeout_ms ? opt.msg_timeout_ms : 30000;
+	r->idle_timeout_ms = opt.idle_timeout_ms ? opt.idle_timeout_ms : 300000;
 	r->live_from_now = opt.live_from_now;
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->log = opt.log;
@@ -803,6 +1204,10 @@ struct rconn *tr_relay_conn_new(struct trawl_relay *r, enum rconn_kind kind)
 	c->next = r->conns;
 	r->conns = c;
 	r->nconns++;
+	if (kind == RC_PRODUCER)
+		r->nproducers++;
+	else
+		r->nviewers++;
 	return c;
 }
 
@@ -810,12 +1215,14 @@ int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n)
 {
 	if (c->dead || c->closing)
 		return -1;
-	if (grow(&c->in, &c->incap, c->inlen + n) < 0)
+	if (in_grow(c, c->inlen + n) < 0)
 		return -1;
 	if (!n)
 		return 0;
 	memcpy(c->in + c->inlen, p, n);
 	c->inlen += n;
+	if (before_hello(c) < 0)
+		return -1;
 	long used = c->kind == RC_PRODUCER ? producer_input(c) : tr_live_input(c);
 	if (used < 0) {
 		c->dead = true;
@@ -823,6 +1230,7 @@ int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n)
 	}
 	memmove(c->in, c->in + used, c->inlen - (size_t)used);
 	c->inlen -= (size_t)used;
+	files_sync(c->r);
 	return 0;
 }
 
@@ -938,10 +1346,20 @@ int trawl_relay_run(struct trawl_relay *r)
 		return -EINVAL;
 	int status = 0;
 	bool quit = false;
+	r->next_sweep = tr_mono_ms() + SWEEP_MS;
 	while (!quit) {
 		struct epoll_event evs[64];
-		/* often while a viewer's request is held (its time runs out) */
-		int n = epoll_wait(r->epfd, evs, 64, tr_live_holding(r) ? 10 : 1000);
+		/* often while a viewer's request is held (its time runs out);
+		 * the timeouts are checked every SWEEP_MS */
+		int64_t now = tr_mono_ms();
+		if (r->paused_until && now >= r->paused_until) {
+			r->paused_until = 0;
+			listeners_set(r, true);
+		}
+		int wait = tr_live_holding(r) ? 10 : SWEEP_MS;
+		if (r->paused_until && r->paused_until - now < wait)
+			wait = (int)(r->paused_until - now);
+		int n = epoll_wait(r->epfd, evs, 64, wait);
 		if (n < 0 && errno != EINTR) {
 			status = -errno;
 			tr_relay_log(r, LOG_ERR, "epoll: %s", strerror(errno));
@@ -967,6 +1385,11 @@ int trawl_relay_run(struct trawl_relay *r)
 			}
 		}
 		tr_live_tick(r);
+		now = tr_mono_ms();
+		if (now >= r->next_sweep) {
+			conn_sweep(r, now);
+			r->next_sweep = now + SWEEP_MS;
+		}
 		for (struct rconn **pp = &r->conns; *pp;) {
 			struct rconn *c = *pp;
 			if (!c->dead && c->outlen > c->outoff)
@@ -981,6 +1404,10 @@ int trawl_relay_run(struct trawl_relay *r)
 		}
 	}
 	state_clear(r);
+	if (r->paused_until) {
+		r->paused_until = 0;
+		listeners_set(r, true);
+	}
 	return status;
 }
 
