@@ -30,6 +30,10 @@
  *   whichever stream it waits on.
  * - A viewer reads from the session's first packet on (the relay has them
  *   all on disk); with SEEK_LAST and live_from_now, from the next one.
+ * - No beacon at the end of a packet given, nor two streams' last beacons
+ *   at one time (distinct_beacon): babeltrace2 warns at such ties.
+ * - A viewer's requests wait while LIVE_OUT_MAX of its replies do: it
+ *   costs at most that plus one reply, however many it sends ahead.
  */
 #include <errno.h>
 #include <stdio.h>
