@@ -65,6 +65,8 @@ struct lstream {
 	struct lpkt *retired;		/* decoded, to free */
 	bool hup;			/* no more packets */
 	int64_t beacon;			/* ns; INT64_MIN: none yet */
+	uint64_t end_cycles;		/* the end of the last packet queued: */
+	bool has_end;			/* no packet begins before it */
 };
 
 /* A trace of the session: its metadata stream and what came of it. */
@@ -148,7 +150,15 @@ static int live_more(struct ctf_stream *cs)
 	cs->next_off = 0;
 	if (ls->hup)
 		return 0;
+	/* nothing before the last packet's end or the beacon is to come (a
+	 * relay gives no beacon at a packet's end: lttng-relayd never, trawl
+	 * relay since two streams' beacons at one time made babeltrace2 warn) */
 	cs->hold_ns = ls->beacon;
+	if (ls->has_end) {
+		int64_t e = tr_ctf_stream_cycles_ns(cs, ls->end_cycles);
+		if (e > cs->hold_ns)
+			cs->hold_ns = e;
+	}
 	return -EAGAIN;
 }
 
@@ -409,6 +419,8 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 		}
 		p->buf = buf;
 		p->len = len;
+		ls->end_cycles = ix.timestamp_end;
+		ls->has_end = true;
 		if (ls->tail)
 			ls->tail->next = p;
 		else

@@ -30,6 +30,10 @@
  *   whichever stream it waits on.
  * - A viewer reads from the session's first packet on (the relay has them
  *   all on disk); with SEEK_LAST and live_from_now, from the next one.
+ * - No beacon at the end of a packet given, nor two streams' last beacons
+ *   at one time (distinct_beacon): babeltrace2 warns at such ties.
+ * - A viewer's requests wait while LIVE_OUT_MAX of its replies do: it
+ *   costs at most that plus one reply, however many it sends ahead.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +53,10 @@
 struct vstream {
 	struct rstream *st;
 	uint64_t next;			/* next packet to give */
-	uint64_t beacon;		/* the last beacon given */
+	uint64_t beacon;		/* the last bound given: the end of the
+					 * last packet given, or a later beacon */
+	bool inactive;			/* the last answer was a beacon (the
+					 * viewer may hold it as its next message) */
 	bool hup;			/* HUP given */
 };
 
@@ -72,14 +79,44 @@ struct viewer {
 	bool held;			/* a GET_NEXT_INDEX waits for data */
 	uint64_t held_id;
 	int64_t held_until;		/* ms */
+	uint64_t *taken;		/* distinct_beacon()'s scratch bitmap */
+	size_t ntaken;			/* its words */
+	uint64_t queued;		/* reply bytes queued, ever */
+	uint64_t sent_seen;		/* queued - waiting, at the last check */
+	int64_t stuck_since;		/* ms: over the cap and nothing read; 0: no */
 	struct viewer *next;
 };
 
-static void reply32(struct rconn *c, uint32_t v)
+/*
+ * Replies waiting to be sent, at most: no request of a viewer is parsed
+ * while this much of its replies waits (the loop stops reading it too).
+ * Past the cap by one reply at most (one packet, LIVE_PACKET_MAX), so a
+ * viewer costs the relay at most LIVE_OUT_MAX plus its largest packet,
+ * however many requests it sends ahead.
+ */
+#define LIVE_OUT_MAX (4u << 20)
+/* A viewer over the cap that reads nothing for this long is closed. */
+#define LIVE_STALL_MS 10000
+
+static size_t waiting(const struct rconn *c)
+{
+	return c->outlen - c->outoff;
+}
+
+/* Every reply goes through here (the viewer's bytes queued count). */
+static int queue(struct viewer *v, const void *p, size_t n)
+{
+	int r = tr_rconn_queue(v->c, p, n);
+	if (!r)
+		v->queued += n;
+	return r;
+}
+
+static void reply32(struct viewer *v, uint32_t x)
 {
 	uint8_t b[4];
-	put_be32(b, v);
-	tr_rconn_queue(c, b, 4);
+	put_be32(b, x);
+	queue(v, b, 4);
 }
 
 static bool session_listed(const struct rsession *s)
@@ -185,7 +222,7 @@ static int announce(struct viewer *v, uint32_t status, bool attach)
 		}
 		vt->nstreams = t->nstreams;
 	}
-	int r = tr_rconn_queue(v->c, b, 8 + n * LIVE_STREAM_LEN);
+	int r = queue(v, b, 8 + n * LIVE_STREAM_LEN);
 	free(b);
 	return r ? -1 : (int)n;
 }
@@ -198,7 +235,7 @@ static struct vstream *vstream_by_id(struct viewer *v, uint64_t id)
 	return NULL;
 }
 
-static void index_reply(struct rconn *c, const uint8_t *entry, uint64_t ts_end,
+static void index_reply(struct viewer *v, const uint8_t *entry, uint64_t ts_end,
 			uint64_t class_id, uint32_t status, uint32_t flags)
 {
 	uint8_t b[LIVE_INDEX_LEN] = { 0 };
@@ -213,7 +250,7 @@ static void index_reply(struct rconn *c, const uint8_t *entry, uint64_t ts_end,
 	}
 	put_be32(b + 56, status);
 	put_be32(b + 60, flags);
-	tr_rconn_queue(c, b, sizeof(b));
+	queue(v, b, sizeof(b));
 }
 
 /* An OK index of no packet, to carry the flags (see next_index): offset
@@ -237,7 +274,42 @@ static void empty_reply(struct viewer *v, struct vstream *vs)
 	struct vtrace *vt = vtrace_of(v, st->trace);
 	if (vt && vt->meta_sent < st->trace->meta_len)
 		flags |= LIVE_FLAG_NEW_METADATA;
-	index_reply(v->c, b, 0, 0, LIVE_INDEX_OK, flags);
+	index_reply(v, b, 0, 0, LIVE_INDEX_OK, flags);
+}
+
+/*
+ * The beacon to give vs for its stream's beacon ts: the latest time at or
+ * before ts that is the beacon of none of the viewer's other streams whose
+ * last answer was a beacon, or vs->beacon when every time after it is
+ * taken (no beacon now). A promise of "no event before ts" holds for any
+ * earlier time. Why: babeltrace2 2.0 turns a beacon into an inactivity
+ * message, which has no stream; two of them at the same time are
+ * identical to its muxer, which warns "Cannot deterministically pick next
+ * live stream message iterator" at each. The agents and the kernel
+ * recorder tick every stream at once, so their beacons share one time.
+ * Of the n + 1 times ts - n .. ts, the n - 1 other streams take at most
+ * n - 1: one bitmap pass.
+ */
+static uint64_t distinct_beacon(struct viewer *v, const struct vstream *vs, uint64_t ts)
+{
+	size_t n = v->nstreams + 1, words = (n + 63) / 64;
+	if (v->ntaken < words) {
+		uint64_t *t = realloc(v->taken, words * sizeof(*t));
+		if (!t)
+			return vs->beacon;
+		v->taken = t;
+		v->ntaken = words;
+	}
+	memset(v->taken, 0, words * sizeof(*v->taken));
+	for (size_t i = 0; i < v->nstreams; i++) {
+		const struct vstream *o = &v->streams[i];
+		if (o != vs && o->inactive && o->beacon <= ts && ts - o->beacon < n)
+			v->taken[(ts - o->beacon) / 64] |= UINT64_C(1) << ((ts - o->beacon) % 64);
+	}
+	for (size_t k = 0; k < n && ts - k > vs->beacon; k++)
+		if (!(v->taken[k / 64] & (UINT64_C(1) << (k % 64))))
+			return ts - k;
+	return vs->beacon;
 }
 
 /*
@@ -248,7 +320,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 {
 	struct vstream *vs = v->s ? vstream_by_id(v, id) : NULL;
 	if (!vs) {
-		index_reply(v->c, NULL, 0, 0, LIVE_INDEX_ERR, 0);
+		index_reply(v, NULL, 0, 0, LIVE_INDEX_ERR, 0);
 		return true;
 	}
 	struct rstream *st = vs->st;
@@ -258,23 +330,29 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		if (pread(st->idxfd, e, sizeof(e), at) != (ssize_t)sizeof(e)) {
 			tr_relay_log(v->c->r, LOG_WARNING, "%s: %s/index/%s.idx: cannot read entry %llu",
 				     v->c->peer, st->trace->dir, st->name, (unsigned long long)vs->next);
-			index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_ERR, 0);
+			index_reply(v, NULL, 0, st->class_id, LIVE_INDEX_ERR, 0);
 			return true;
 		}
 		vs->next++;
+		/* its end is known to the viewer now: a beacon there would
+		 * say nothing new (and two streams' at the same time make
+		 * babeltrace2 warn that it "cannot deterministically pick") */
+		if (get_be64(e + 32) > vs->beacon)
+			vs->beacon = get_be64(e + 32);
+		vs->inactive = false;
 		uint32_t flags = 0;
 		struct vtrace *vt = vtrace_of(v, st->trace);
 		if (vt && vt->meta_sent < st->trace->meta_len)
 			flags |= LIVE_FLAG_NEW_METADATA;
 		if (unannounced(v))
 			flags |= LIVE_FLAG_NEW_STREAM;
-		index_reply(v->c, e, 0, 0, LIVE_INDEX_OK, flags);
+		index_reply(v, e, 0, 0, LIVE_INDEX_OK, flags);
 		v->owed = 2;
 		return true;
 	}
 	if (st->hup) {
 		vs->hup = true;
-		index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
+		index_reply(v, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
 		return true;
 	}
 	/*
@@ -292,39 +370,54 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		empty_reply(v, vs);
 		return true;
 	}
-	if (st->beacon > vs->beacon) {
-		vs->beacon = st->beacon;
-		index_reply(v->c, NULL, st->beacon, st->class_id, LIVE_INDEX_INACTIVE, 0);
+	uint64_t b = st->beacon > vs->beacon ? distinct_beacon(v, vs, st->beacon) : 0;
+	if (b > vs->beacon) {
+		vs->beacon = b;
+		vs->inactive = true;
+		index_reply(v, NULL, b, st->class_id, LIVE_INDEX_INACTIVE, 0);
 		v->owed = 2;
 		return true;
 	}
 	if (may_hold && !v->owed)
 		return false;
-	index_reply(v->c, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
+	index_reply(v, NULL, 0, st->class_id, LIVE_INDEX_RETRY, 0);
 	if (v->owed)
 		v->owed--;
 	return true;
 }
 
+/* GET_PACKET: len bytes of the stream from off, read into the replies a
+ * piece at a time (no copy of the whole on the side). */
 static void get_packet(struct viewer *v, const struct live_req *r)
 {
+	enum { PIECE = 256 << 10 };
 	uint8_t h[12] = { 0 };
 	struct vstream *vs = v->s ? vstream_by_id(v, r->u.packet.stream_id) : NULL;
 	uint32_t len = r->u.packet.len;
 	uint64_t off = r->u.packet.offset;
 	uint8_t *b = NULL;
 	if (!vs || len == 0 || len > LIVE_PACKET_MAX || off > vs->st->size ||
-	    vs->st->size - off < len || !(b = malloc(12 + len)) ||
-	    pread(vs->st->fd, b + 12, len, (off_t)off) != (ssize_t)len) {
+	    vs->st->size - off < len || !(b = malloc(len < PIECE ? len : PIECE))) {
 		put_be32(h, LIVE_PACKET_ERR);
-		tr_rconn_queue(v->c, h, sizeof(h));
-		free(b);
+		queue(v, h, sizeof(h));
 		return;
 	}
-	put_be32(b, LIVE_PACKET_OK);
-	put_be32(b + 4, len);
-	put_be32(b + 8, 0);
-	tr_rconn_queue(v->c, b, 12 + len);
+	put_be32(h, LIVE_PACKET_OK);
+	put_be32(h + 4, len);
+	queue(v, h, sizeof(h));
+	for (uint32_t done = 0; done < len && !v->c->dead;) {
+		size_t n = len - done < PIECE ? len - done : PIECE;
+		if (pread(vs->st->fd, b, n, (off_t)(off + done)) != (ssize_t)n) {
+			/* its header is out: the reply cannot be taken back */
+			tr_relay_log(v->c->r, LOG_WARNING, "%s: %s/%s: cannot read %zu bytes at %llu; "
+				     "connection closed", v->c->peer, vs->st->trace->dir, vs->st->name,
+				     n, (unsigned long long)(off + done));
+			v->c->dead = true;
+			break;
+		}
+		queue(v, b, n);
+		done += (uint32_t)n;
+	}
 	free(b);
 }
 
@@ -339,7 +432,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 		/* never ERR: babeltrace2 takes it as the end of the trace's
 		 * metadata for good */
 		put_be32(h + 8, LIVE_METADATA_NO_NEW);
-		tr_rconn_queue(v->c, h, sizeof(h));
+		queue(v, h, sizeof(h));
 		return;
 	}
 	size_t n = (size_t)(vt->t->meta_len - vt->meta_sent), sl = strlen(SIG);
@@ -347,7 +440,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 	if (!b || pread(vt->t->meta_fd, b + 12 + sl, n, (off_t)vt->meta_sent) != (ssize_t)n) {
 		free(b);
 		put_be32(h + 8, LIVE_METADATA_NO_NEW);
-		tr_rconn_queue(v->c, h, sizeof(h));
+		queue(v, h, sizeof(h));
 		return;
 	}
 	/* the first chunk has the signature already */
@@ -360,7 +453,7 @@ static void get_metadata(struct viewer *v, uint64_t id)
 	p -= 12;
 	put_be64(p, n);
 	put_be32(p + 8, LIVE_METADATA_OK);
-	tr_rconn_queue(v->c, p, 12 + n);
+	queue(v, p, 12 + n);
 	vt->meta_sent = vt->t->meta_len;
 	free(b);
 }
@@ -389,7 +482,7 @@ static void list_sessions(struct viewer *v)
 		tr_live_put_str(p + 20 + LIVE_HOST_MAX, LIVE_NAME_MAX, s->name);
 		p += LIVE_SESSION_LEN;
 	}
-	tr_rconn_queue(v->c, b, 4 + n * LIVE_SESSION_LEN);
+	queue(v, b, 4 + n * LIVE_SESSION_LEN);
 	free(b);
 }
 
@@ -404,6 +497,9 @@ static void detach(struct viewer *v)
 	v->traces = NULL;
 	v->streams = NULL;
 	v->ntraces = v->nstreams = 0;
+	free(v->taken);
+	v->taken = NULL;
+	v->ntaken = 0;
 	v->held = false;
 	tr_relay_session_gc(v->c->r);
 }
@@ -414,17 +510,17 @@ static void attach(struct viewer *v, const struct live_req *r)
 	uint8_t b[8] = { 0 };
 	if (v->s || !s || !session_listed(s)) {
 		put_be32(b, v->s ? LIVE_ATTACH_ALREADY : LIVE_ATTACH_UNK);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	if (s->viewers) {
 		put_be32(b, LIVE_ATTACH_ALREADY);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST) {
 		put_be32(b, LIVE_ATTACH_SEEK_ERR);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	v->s = s;
@@ -440,7 +536,7 @@ static void new_streams(struct viewer *v, uint64_t id)
 	uint8_t b[8] = { 0 };
 	if (!v->s || v->s->id != id) {
 		put_be32(b, LIVE_NEW_STREAMS_ERR);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	/* HUP only once every trace ended and every stream gave its HUP:
@@ -450,12 +546,12 @@ static void new_streams(struct viewer *v, uint64_t id)
 		done = v->streams[i].hup;
 	if (done) {
 		put_be32(b, LIVE_NEW_STREAMS_HUP);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	if (!unannounced(v)) {
 		put_be32(b, LIVE_NEW_STREAMS_NO_NEW);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		return;
 	}
 	if (announce(v, LIVE_NEW_STREAMS_OK, false) < 0)
@@ -482,12 +578,12 @@ static bool request(struct viewer *v, const struct live_req *r)
 		put_be64(b, v->c->r->next_viewer++);
 		put_be32(b + 8, LIVE_MAJOR);
 		put_be32(b + 12, r->u.connect.minor < LIVE_MINOR ? r->u.connect.minor : LIVE_MINOR);
-		tr_rconn_queue(v->c, b, sizeof(b));
+		queue(v, b, sizeof(b));
 		v->connected = true;
 		return true;
 	}
 	case LIVE_CREATE_SESSION:
-		reply32(v->c, LIVE_CREATE_OK);
+		reply32(v, LIVE_CREATE_OK);
 		return true;
 	case LIVE_LIST_SESSIONS:
 		list_sessions(v);
@@ -514,9 +610,9 @@ static bool request(struct viewer *v, const struct live_req *r)
 	case LIVE_DETACH_SESSION:
 		if (v->s && v->s->id == r->u.id) {
 			detach(v);
-			reply32(v->c, LIVE_DETACH_OK);
+			reply32(v, LIVE_DETACH_OK);
 		} else {
-			reply32(v->c, LIVE_DETACH_UNK);
+			reply32(v, LIVE_DETACH_UNK);
 		}
 		return true;
 	}
@@ -537,8 +633,10 @@ long tr_live_input(struct rconn *c)
 	}
 	size_t off = 0;
 	char err[256];
-	/* one request at a time: a held one is answered before the next */
-	while (!v->held && off < c->inlen) {
+	/* one request at a time: a held one is answered before the next;
+	 * none while the replies waiting reach the cap (the rest of c->in
+	 * waits: tr_live_tick parses it once they are read) */
+	while (!v->held && !c->dead && off < c->inlen && waiting(c) < LIVE_OUT_MAX) {
 		struct live_req r;
 		ssize_t n = tr_live_req_parse(c->in + off, c->inlen - off, &r, err, sizeof(err));
 		if (n == 0)
@@ -591,10 +689,40 @@ static void pending_input(struct viewer *v)
 	c->inlen -= (size_t)used;
 }
 
+/*
+ * A viewer over the cap whose replies do not move for LIVE_STALL_MS is
+ * closed: it sent requests ahead and reads nothing (its place at the cap
+ * would be held for good). Under the cap a viewer may take its time: it
+ * costs little, and babeltrace2 blocked on its output is one.
+ */
+static void check_stall(struct viewer *v, int64_t *now)
+{
+	struct rconn *c = v->c;
+	uint64_t sent = v->queued - waiting(c);
+	if (waiting(c) < LIVE_OUT_MAX || sent != v->sent_seen) {
+		v->sent_seen = sent;
+		v->stuck_since = 0;
+		return;
+	}
+	if (*now < 0)
+		*now = tr_mono_ms();
+	if (!v->stuck_since) {
+		v->stuck_since = *now;
+		return;
+	}
+	if (*now - v->stuck_since < LIVE_STALL_MS)
+		return;
+	tr_relay_log(c->r, LOG_WARNING, "%s: reads none of its %zu bytes of replies for %d s "
+		     "(requests sent ahead: %zu bytes); closed", c->peer, waiting(c),
+		     LIVE_STALL_MS / 1000, c->inlen);
+	c->dead = true;
+}
+
 void tr_live_tick(struct trawl_relay *r)
 {
 	int64_t now = -1;
 	for (struct viewer *v = r->viewers; v; v = v->next) {
+		struct rconn *c = v->c;
 		if (v->held) {
 			if (now < 0)
 				now = tr_mono_ms();
@@ -604,6 +732,13 @@ void tr_live_tick(struct trawl_relay *r)
 			v->held = false;
 		}
 		pending_input(v);
+		check_stall(v, &now);
+		/* a large reply does not keep its buffer once sent */
+		if (!waiting(c) && c->outcap > LIVE_OUT_MAX) {
+			free(c->out);
+			c->out = NULL;
+			c->outcap = c->outoff = c->outlen = 0;
+		}
 	}
 }
 
@@ -615,10 +750,8 @@ bool tr_live_holding(const struct trawl_relay *r)
 	return false;
 }
 
-#define LIVE_OUT_MAX (4u << 20)		/* replies waiting to be sent, bytes */
-
 bool tr_live_wants_input(const struct rconn *c)
 {
 	const struct viewer *v = c->viewer;
-	return !v || (!v->held && c->outlen - c->outoff < LIVE_OUT_MAX);
+	return !v || (!v->held && waiting(c) < LIVE_OUT_MAX);
 }
