@@ -779,9 +779,11 @@ static int in_grow(struct rconn *c, size_t need)
 
 /* Queues a WELCOME refusing the producer c (status -e, the reason why)
  * and closes it once sent. */
-static void refuse_conn(struct rconn *c, int e, const char *why)
+/* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
+ * returns its length. */
+#define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
+static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
 {
-	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
 	size_t ml = strlen(why) + 1;
 	if (ml > 256)
 		ml = 256;
@@ -789,7 +791,13 @@ static void refuse_conn(struct rconn *c, int e, const char *why)
 	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
 	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
 	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+	return RELAY_HDR_LEN + 4 + ml;
+}
+
+static void refuse_conn(struct rconn *c, int e, const char *why)
+{
+	uint8_t rep[REFUSAL_MAX];
+	tr_rconn_queue(c, rep, refusal(rep, e, why));
 	c->closing = true;
 }
 
@@ -949,15 +957,8 @@ static void listeners_set(struct trawl_relay *r, bool on)
 static void refuse_fd(int fd, enum rconn_kind kind, int e, const char *why)
 {
 	if (kind == RC_PRODUCER) {
-		uint8_t rep[RELAY_HDR_LEN + 4 + 256];
-		size_t ml = strlen(why) + 1;
-		if (ml > 256)
-			ml = 256;
-		relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
-		put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
-		memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
-		rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-		if (send(fd, rep, RELAY_HDR_LEN + 4 + ml, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		uint8_t rep[REFUSAL_MAX];
+		if (send(fd, rep, refusal(rep, e, why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			/* nothing more to do for it */
 		}
 	}

@@ -86,6 +86,17 @@ out:
 		close(sfd);
 }
 
+/* The directory dfd as a DIR of its own (dfd stays open); NULL when it
+ * cannot be. */
+static DIR *opendir_at(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
 /* Every stream of the trace at dir (has an index/). true when the trace
  * was emptied (its directory can go). */
 static bool repair_trace(struct trawl_relay *r, int tfd, const char *dir)
@@ -93,13 +104,9 @@ static bool repair_trace(struct trawl_relay *r, int tfd, const char *dir)
 	struct stat st;
 	if (fstatat(tfd, "index", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	int fd = dup(tfd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = opendir_at(tfd);
+	if (!d)
 		return false;
-	}
 	struct dirent *de;
 	int nstreams = 0;
 	while ((de = readdir(d)))
@@ -128,13 +135,9 @@ static bool walk(struct trawl_relay *r, int dfd, const char *dir, int depth)
 {
 	if (depth == 0)
 		return repair_trace(r, dfd, dir);
-	int fd = dup(dfd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	DIR *d = opendir_at(dfd);
+	if (!d)
 		return false;
-	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
