@@ -142,4 +142,21 @@ static inline const char *tap_path(const char *base, const char *fmt, ...)
 	return q;
 }
 
+#include <ftw.h>
+
+static inline int tap_rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	remove(p);
+	return 0;
+}
+
+/* Removes dir and everything under it (symbolic links not followed). */
+static inline void tap_rm_tree(const char *dir)
+{
+	nftw(dir, tap_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 #endif

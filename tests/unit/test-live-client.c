@@ -478,11 +478,6 @@ static void test_scripted(void)
 
 static char tmp[256];
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 static const char *trawl_bin(void)
 {
 	static char path[4096];
@@ -1244,7 +1239,7 @@ int main(int argc, char **argv)
 	test_ipv6();
 	test_relay();
 	if (!tap_fail)
-		nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		tap_rm_tree(tmp);
 	else
 		printf("# files kept in %s\n", tmp);
 	return done_testing();

@@ -121,15 +121,6 @@ static int open_fds(const struct rtrace *t)
 	return n;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
-}
-
 static struct trawl_relay *relay(const char *dir, struct trawl_relay_opts *o)
 {
 	o->sz = sizeof(*o);
@@ -318,6 +309,6 @@ int main(void)
 	ended_trace(dir);
 	pool(dir);
 	buffers(dir);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tap_rm_tree(dir);
 	return done_testing();
 }

@@ -355,15 +355,6 @@ out:
 
 /* ------------------------------------------------------------------ test */
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
-}
-
 int main(void)
 {
 	char dir[96];
@@ -505,6 +496,6 @@ out:
 	tied_beacons(r);
 	requests_ahead(r);
 	trawl_relay_free(r);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tap_rm_tree(dir);
 	return done_testing();
 }

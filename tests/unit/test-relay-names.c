@@ -94,15 +94,6 @@ static bool exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
-}
-
 int main(void)
 {
 	char dir[96], p[256], got[512];
@@ -172,6 +163,6 @@ int main(void)
 	tr_relay_conn_close(c);
 
 	trawl_relay_free(r);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tap_rm_tree(dir);
 	return done_testing();
 }

@@ -158,15 +158,6 @@ static void read_back(const char *dir, const char *host, const char *what)
 	trawl_reader_free(rd);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
-}
-
 static bool exists(const char *p)
 {
 	struct stat st;
@@ -325,6 +316,6 @@ int main(void)
 	ok(trawl_ctf_writer_new(&bad) == NULL && errno == EINVAL,
 	   "a writer with bad options fails (EINVAL), and frees its destination");
 
-	nftw(trash, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tap_rm_tree(trash);
 	return done_testing();
 }
