@@ -391,6 +391,26 @@ static void trace_drop_empty(struct trawl_relay *r, struct rtrace *t)
 	free(ix);
 }
 
+/* Creates the file named by fmt (it must not exist; no symbolic link
+ * followed): *path (malloc'd, NULL when it could not be made) and *fd.
+ * Returns 0, or -errno with err set. */
+__attribute__((format(printf, 5, 6)))
+static int create_new(char **path, int *fd, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(path, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		*path = NULL;
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	}
+	*fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return tr_seterr(err, errlen, errno, "%s: %s", *path, strerror(errno));
+	return 0;
+}
+
 /* HELLO: a new trace, in a new directory. */
 static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
@@ -520,29 +540,14 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	if (asprintf(&path, "%s/%s", t->dir, st->name) < 0) {
-		path = NULL;
-		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
-		goto err;
-	}
 	/* both files or neither: the stream's is removed when its index
 	 * cannot be made */
-	st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (st->fd < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+	if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
 		goto err;
-	}
 	spath = path;
-	if (asprintf(&path, "%s/index/%s.idx", t->dir, st->name) < 0) {
-		path = NULL;
-		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
+	if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
+			      st->name)) < 0)
 		goto err;
-	}
-	st->idxfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (st->idxfd < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
-		goto err;
-	}
 	uint8_t ih[CTF_IDX_HEADER_LEN];
 	ctf_index_put_header(ih);
 	if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {

@@ -165,6 +165,25 @@ static void drop_nested(struct ust_thread *t)
 }
 
 /*
+ * After the event header at p: the context, the stream's last time, the
+ * reservation's end; returns where the payload goes. Inlined into both
+ * the common case and the slow path.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+header_done(struct ust_thread *t, uint8_t *p, uint64_t ts, uint64_t end, struct trawl_ust_ctx *ctx)
+{
+	if (t->ctxlen) {
+		memcpy(p, t->ctx, t->ctxlen);
+		p += t->ctxlen;
+	}
+	/* before the payload, so before pos: partner: tr_ust_cons_live */
+	__atomic_store_n(&t->h->last_ts, ts, __ATOMIC_RELEASE);
+	ctx->buf = t;
+	ctx->end = (uint32_t)end;
+	return p;
+}
+
+/*
  * The event at ts does not take the common case: time went back, an
  * extended header, a new packet, or no room at all. Continues
  * trawl_ust_reserve() from there (t->nest is set).
@@ -221,16 +240,7 @@ static __attribute__((noinline)) uint8_t *reserve_from_ts(struct ust_thread *t,
 		memcpy(p + 2, &id, 4);
 		memcpy(p + 6, &ts, 8);
 	}
-	p += hl;
-	if (t->ctxlen) {
-		memcpy(p, t->ctx, t->ctxlen);
-		p += t->ctxlen;
-	}
-	/* before the payload, so before pos: partner: tr_ust_cons_live */
-	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
-	ctx->buf = t;
-	ctx->end = (uint32_t)(pos + need);
-	return p;
+	return header_done(t, p + hl, ts, pos + need, ctx);
 out:
 	__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
 	return NULL;
@@ -330,16 +340,7 @@ uint8_t *trawl_ust_reserve(const struct trawl_tp_event *ev, size_t len,
 	} else {
 		memcpy(p + 2, &ts, 8);
 	}
-	p += hl;
-	if (t->ctxlen) {
-		memcpy(p, t->ctx, t->ctxlen);
-		p += t->ctxlen;
-	}
-	/* before the payload, so before pos: partner: tr_ust_cons_live */
-	__atomic_store_n(&h->last_ts, ts, __ATOMIC_RELEASE);
-	ctx->buf = t;
-	ctx->end = (uint32_t)(pos + need);
-	return p;
+	return header_done(t, p + hl, ts, pos + need, ctx);
 }
 
 void trawl_ust_commit(const struct trawl_ust_ctx *ctx)

@@ -151,11 +151,13 @@ ok $? "a viewer silent after CONNECT is closed after --idle-timeout 2 ($(cat qv.
 python3 "$PEER" produce "$DATA" quiet h ust 1 "$TRASH/end2" > quiet.out 2>&1 &
 qp=$!
 until_ok 10 has_lines quiet.out 1
-sleep 4
+# the positive signal that the idle timer ran meanwhile: a viewer silent
+# since after the producer's HELLO is closed for it (no sleep decides)
+python3 "$PEER" quiet-viewer "$LIVE" 15 > qv2.out 2>&1
 touch end2
 until_ok 10 gone "$qp"
-grep -q '^ack 0' quiet.out
-ok $? "a producer quiet for 4 s (--idle-timeout 2) is kept ($(tr '\n' ' ' < quiet.out))"
+grep -q '^ack 0' quiet.out && grep -q '^closed after' qv2.out
+ok $? "a producer quiet while a silent viewer is closed (--idle-timeout 2) is kept ($(tr '\n' ' ' < quiet.out); viewer: $(cat qv2.out))"
 stop || bail "relay tmo did not stop"
 
 # ---- 4. producers and viewers have limits of their own
