@@ -55,8 +55,16 @@ clocksource() {
 # trawl's default clock is the TSC: an x86 machine whose clocksource is the TSC
 tsc_default() { case "$(uname -m)" in x86_64|i?86) [ "$(clocksource)" = tsc ];; *) false;; esac; }
 # Where tracefs is mounted: the first tracefs mount, where libtracefs (and so
-# trawl) finds it; empty when there is none.
-tracefs_dir() { awk '$3 == "tracefs" { print $2; exit }' /proc/mounts; }
+# trawl) finds it; empty when there is none. On a machine just booted nothing
+# may have mounted it yet: trawl mounts it when it first records, so as root
+# ask trawl (which mounts it as a recording would) before saying "none".
+tracefs_mount() { awk '$3 == "tracefs" { print $2; exit }' /proc/mounts; }
+tracefs_dir() {
+	if [ -z "$(tracefs_mount)" ] && [ "$(id -u)" = 0 ]; then
+		"$TRAWL" record --list-kernel > /dev/null 2>&1
+	fi
+	tracefs_mount
+}
 # The priority LTTng prints for a SCHED_OTHER task started from this shell:
 # prio - 100 = 20 + nice.
 lttng_prio() { echo $((20 + $(nice))); }
