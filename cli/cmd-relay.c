@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl relay [-o DIR] [--data [HOST:]PORT] [--live [HOST:]PORT]\n"
 	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
-	      "                   [--live-from-now] [--quiet] [LIMITS]\n"
+	      "                   [--live-from-now] [--control PATH] [--quiet] [LIMITS]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
 	      "                     (default: [relay] output-dir, else ~/trawl-traces;\n"
@@ -42,6 +42,10 @@ static void usage(FILE *f)
 	      "                     babeltrace2 -i lttng-live net://RELAY/host/HOST/SESSION\n"
 	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
 	      "                     packet, as with lttng-relayd (default: from the first)\n"
+	      "  --control PATH     cluster control: `trawl cluster` asks there (a Unix socket,\n"
+	      "                     mode 0600) for the agents that joined (trawl agent\n"
+	      "                     --relay) and has them run session commands (default:\n"
+	      "                     [relay] control; none without)\n"
 	      "  -f, --foreground   do not detach (logs on stderr); the default detaches once\n"
 	      "                     listening and prints where\n"
 	      "  -q, --quiet        in the foreground, log only errors and warnings\n"
@@ -190,7 +194,7 @@ out:
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
-	       O_TBUF, O_MSGT, O_IDLE };
+	       O_TBUF, O_MSGT, O_IDLE, O_CTL };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -207,6 +211,7 @@ int cmd_relay(int argc, char **argv)
 		{ "max-total-buffer", required_argument, NULL, O_TBUF },
 		{ "message-timeout", required_argument, NULL, O_MSGT },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
+		{ "control", required_argument, NULL, O_CTL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -230,6 +235,7 @@ int cmd_relay(int argc, char **argv)
 			}
 			break;
 		case O_NOW: o.ro.live_from_now = true; break;
+		case O_CTL: o.ro.control = optarg; break;
 		case O_MAX: max = optarg; break;
 		case O_MAXP:
 		case O_MAXV:
@@ -274,6 +280,8 @@ int cmd_relay(int argc, char **argv)
 		o.ro.live_addr = tr_conf_get(conf, "relay", "live");
 	if (!max)
 		max = tr_conf_get(conf, "relay", "max-conns");
+	if (!o.ro.control)
+		o.ro.control = tr_conf_get(conf, "relay", "control");
 	if (max) {
 		char *end;
 		long v = strtol(max, &end, 10);
@@ -299,6 +307,13 @@ int cmd_relay(int argc, char **argv)
 			abs = NULL;
 	}
 	o.ro.output = abs ? abs : dir;
+	/* absolute too, so that detaching keeps it */
+	char *ctl = NULL;
+	if (o.ro.control && o.ro.control[0] != '/') {
+		char cwd[PATH_MAX];
+		if (getcwd(cwd, sizeof(cwd)) && asprintf(&ctl, "%s/%s", cwd, o.ro.control) >= 0)
+			o.ro.control = ctl;
+	}
 	if (!o.ro.output) {
 		tr_conf_free(conf);
 		return cli_err("out of memory");
@@ -324,6 +339,7 @@ int cmd_relay(int argc, char **argv)
 	}
 	r = serve(&o);
 out:
+	free(ctl);
 	free(abs);
 	free(dir);
 	tr_conf_free(conf);

@@ -759,7 +759,7 @@ static void agent_usage(FILE *f)
 {
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
 	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB] [--rt-prio N]\n"
-	      "                   [--host NAME] [--quiet]\n"
+	      "                   [--host NAME] [--relay HOST[:PORT]] [--quiet]\n"
 	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--loglevel L]\n"
 	      "                   [--context CTX]... [--overwrite] [--KEY VALUE]... [--socket PATH] ...\n"
 	      "The per-node daemon applications linked with libtrawl register with.\n"
@@ -779,6 +779,10 @@ static void agent_usage(FILE *f)
 	      "                   so a busy machine does not delay it (default 1; 0: no)\n"
 	      "  --host NAME      the host name of the traces (DIR/NAME/ust/, env hostname;\n"
 	      "                   default: this machine's)\n"
+	      "  --relay HOST[:PORT]  join that trawl relay (its data port) for cluster\n"
+	      "                   control: trawl cluster there runs session commands here;\n"
+	      "                   joins again when the relay comes back (default: [agent]\n"
+	      "                   relay). With --oneshot: the session streams there\n"
 	      "  --oneshot        create, enable and start one session at once, recording to\n"
 	      "                   -o DIR (DIR/HOST/ust/); SIGTERM or SIGINT stops it, flushes\n"
 	      "                   everything and exits (implies --foreground)\n"
@@ -986,6 +990,13 @@ int cmd_agent(int argc, char **argv)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (oneshot && !out && !vals[setting_index("relay")])
 		return cli_usage("--oneshot needs -o DIR (or --relay)");
+	/* without --oneshot, --relay joins a relay for cluster control
+	 * (docs/cluster.md); else [agent] relay does */
+	if (!oneshot && vals[setting_index("relay")]) {
+		o.relay = vals[setting_index("relay")];
+		vals[setting_index("relay")] = NULL;
+		nset--;
+	}
 	if (!oneshot && (out || nglobs || nctx || nset))
 		return cli_usage("-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
@@ -1009,6 +1020,8 @@ int cmd_agent(int argc, char **argv)
 		return cli_err("[agent] %s: '%s' is not %ld..%ld", nums[i].key, v, nums[i].lo,
 			       nums[i].hi);
 	}
+	if (!oneshot && !o.relay)
+		o.relay = setting("agent", "relay");
 	o.flush_ms = (unsigned)val[0];
 	o.io_queue = (size_t)val[1] << 20;
 	o.rt_prio = (int)val[2];

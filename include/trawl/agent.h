@@ -142,6 +142,12 @@ struct trawl_agent_opts {
 	 * the thread running the agent. NULL: nothing. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
+	/* A trawl relay to join, "HOST[:PORT]" (its data port): cluster
+	 * control (docs/cluster.md). The agent connects, says JOIN with its
+	 * host name, and runs the verbs the relay forwards; when the relay
+	 * goes away it connects again, waiting 0.5 s, then twice as long each
+	 * time, up to 30 s. NULL: none. */
+	const char *relay;
 };
 
 struct trawl_agent;

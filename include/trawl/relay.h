@@ -85,6 +85,11 @@ struct trawl_relay_opts {
 	 * is never closed for silence: it may have nothing to send). */
 	unsigned msg_timeout_ms;
 	unsigned idle_timeout_ms;
+	/* Cluster control (docs/cluster.md): the Unix socket (made mode 0600;
+	 * peers must be the relay's user or root) on which `trawl cluster`
+	 * (trawl/cluster.h) asks for the nodes that joined and has them run
+	 * verbs; NULL: none. Agents join on the data port either way. */
+	const char *control;
 };
 
 struct trawl_relay;

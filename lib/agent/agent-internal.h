@@ -154,6 +154,7 @@ struct trawl_agent {
 	struct session *sessions;
 	uint64_t next_key;
 	uint8_t *msgbuf;		/* AM_MSG_MAX: messages in and out */
+	struct tr_join *join;		/* the relay joined (join.c), or NULL */
 };
 
 /* ---- agent.c */
@@ -181,6 +182,19 @@ TRAWL_HIDDEN void tr_cprint(struct conn *c, uint32_t type, const char *fmt, ...)
 TRAWL_HIDDEN void tr_cend(struct conn *c, int status);
 TRAWL_HIDDEN void tr_cfail(struct conn *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ---- join.c: a relay joined for cluster control (docs/cluster.md) */
+struct pollfd;
+/* Starts joining addr ("HOST[:PORT]"): 0 or -errno with a message. */
+TRAWL_HIDDEN int tr_join_new(struct trawl_agent *a, const char *addr, char *err, size_t errlen);
+TRAWL_HIDDEN void tr_join_free(struct trawl_agent *a);
+/* The relay's address, or NULL when the agent joins none. */
+TRAWL_HIDDEN const char *tr_join_addr(const struct trawl_agent *a);
+/* The loop's part: how many pollfds it needs at most, filling them
+ * (returns how many it filled), then handling what poll found. */
+TRAWL_HIDDEN size_t tr_join_nfds(const struct trawl_agent *a);
+TRAWL_HIDDEN size_t tr_join_fill(struct trawl_agent *a, struct pollfd *pf);
+TRAWL_HIDDEN void tr_join_events(struct trawl_agent *a, const struct pollfd *pf, size_t n);
 
 /* ---- verbs.c */
 /* One client request, argv[0] the verb: answered (now or when the
@@ -242,6 +256,11 @@ TRAWL_HIDDEN void tr_drain_final(struct session *s);
 /* The newest packets of every buffer into a new trace in dir: 0 or -errno. */
 TRAWL_HIDDEN int tr_snapshot(struct session *s, const char *dir, uint64_t *events,
 			     uint64_t *torn);
+/* The same, streamed to a relay instead (rel; dir NULL) */
+struct ust_writer_relay;
+TRAWL_HIDDEN int tr_snapshot_to(struct session *s, const char *dir,
+				const struct ust_writer_relay *rel, uint64_t *events,
+				uint64_t *torn);
 /* The stream of a ring in the session's trace, created if needed. */
 TRAWL_HIDDEN int tr_ring_stream(struct session *s, struct part *p, struct aring *r);
 /* base/HOST/ust, malloc'd; NULL on ENOMEM. */

@@ -190,6 +190,10 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 	take_rt(a);
 	if ((r = listen_on(a, err, errlen)) < 0)
 		goto err;
+	/* cluster control: the relay to join (join.c) */
+	if (a->o.relay && *a->o.relay && (r = tr_join_new(a, a->o.relay, err, errlen)) < 0)
+		goto err;
+	a->o.relay = NULL;	/* the caller's string is not kept */
 	if (a->o.oneshot && (r = oneshot(a, err, errlen)) < 0)
 		goto err;
 	a->o.oneshot = NULL;
@@ -241,6 +245,8 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 	size_t n = 2;
 	for (struct conn *c = a->conns; c; c = c->next)
 		n++;
+	size_t nconn = n;
+	n += tr_join_nfds(a);
 	if (n > *cap) {
 		size_t nc = n * 2;
 		struct pollfd *pf = realloc(*ppf, nc * sizeof(*pf));
@@ -262,6 +268,8 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 		pf[i] = (struct pollfd){ c->fd, POLLIN, 0 };
 		pc[i] = c;
 	}
+	size_t nj = tr_join_fill(a, pf + nconn);	/* join.c: the relay joined */
+	n = nconn + nj;
 	bool busy = tr_recording(a) || a->quitting;
 	int pr = poll(pf, n, busy ? (int)a->o.flush_ms : 1000);
 	if (pr < 0 && errno != EINTR)
@@ -272,9 +280,11 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 	}
 	if (pr > 0 && (pf[0].revents & POLLIN))
 		accept_all(a);
-	for (size_t k = 2; pr > 0 && k < n; k++)
+	for (size_t k = 2; pr > 0 && k < nconn; k++)
 		if (pf[k].revents && !tr_conn_read(pc[k]))
 			pc[k]->closing = true;
+	if (pr > 0)
+		tr_join_events(a, pf + nconn, nj);
 	for (struct conn **pp = &a->conns; *pp;) {
 		struct conn *c = *pp;
 		if (c->closing) {
@@ -296,6 +306,7 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 static int teardown(struct trawl_agent *a)
 {
 	int ret = 0;
+	tr_join_free(a);
 	for (struct session *s = a->sessions; s; s = s->next)
 		if (s->err && !ret)
 			ret = s->err;

@@ -139,7 +139,13 @@ static struct trawl_ctf_wstream *mkws(void *arg)
 
 int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *torn)
 {
-	struct trawl_ctf_writer *w = tr_ust_writer_new(dir, s->a->hostname, s->tsc, 0, NULL);
+	return tr_snapshot_to(s, dir, NULL, events, torn);
+}
+
+int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_relay *rel,
+		   uint64_t *events, uint64_t *torn)
+{
+	struct trawl_ctf_writer *w = tr_ust_writer_new(dir, s->a->hostname, s->tsc, 0, rel);
 	if (!w)
 		return -errno;
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;

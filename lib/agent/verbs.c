@@ -340,6 +340,35 @@ static void v_destroy(struct conn *c, struct session *s, int argc, char **argv)
 	}
 }
 
+/* snapshot NAME --relay=RSESSION: the user-space flight recorder streamed
+ * to the relay the agent joined, as RSESSION/HOST/ust there (cluster
+ * control, docs/cluster.md) */
+static void snapshot_relay(struct conn *c, struct session *s, const char *rsession)
+{
+	const char *addr = tr_join_addr(c->a);
+	if (!addr)
+		return tr_cfail(c, 2, "snapshot --relay: this agent joined no relay");
+	if (s->krec)
+		return tr_cfail(c, 1, "snapshot of %s: kernel flight recorders are not streamed "
+				"(snapshot record -o DIR on the node)", s->name);
+	if (s->tsc)
+		return tr_cfail(c, 1, "snapshot of %s: its clock is the TSC; a snapshot streamed "
+				"to a relay needs clock=monotonic", s->name);
+	char why[512] = "";
+	struct ust_writer_relay rel = {
+		.addr = addr, .session = rsession, .err = why, .errlen = sizeof(why),
+	};
+	uint64_t ev = 0, torn = 0;
+	tr_drain(s);
+	int r = tr_snapshot_to(s, NULL, &rel, &ev, &torn);
+	if (r < 0)
+		return tr_cfail(c, 1, "snapshot of %s to relay %s: %s", s->name, addr,
+				why[0] ? why : strerror(-r));
+	tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events to relay %s as %s/%s/ust\n",
+		  s->name, ev, addr, rsession, c->a->hostname);
+	tr_cend(c, 0);
+}
+
 /* snapshot NAME [DIR]: the newest packets of a flight recorder */
 static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 {
@@ -348,6 +377,8 @@ static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 	if (s->state == S_NEW || s->state == S_STOPPING)
 		return tr_cfail(c, 1, "session %s is %s", s->name, tr_agent_state_names[s->state]);
 	const char *out = argc > 2 ? argv[2] : NULL;
+	if (out && strncmp(out, "--relay=", 8) == 0)
+		return snapshot_relay(c, s, out + 8);
 	char *base = NULL;
 	if (!out) {
 		if (!s->output)

@@ -194,6 +194,68 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 		break;
 	case RELAY_CLOSE:
 		break;
+	case RELAY_JOIN:
+		m->u.join.version = rd32(&r);
+		m->u.join.flags = rd32(&r);
+		m->u.join.t = rd64(&r);
+		m->u.join.host = rdstr(&r);
+		if (!r.bad && (!tr_relay_name_ok(m->u.join.host) ||
+			       strlen(m->u.join.host) > RELAY_HOST_MAX))
+			what = "a host name that is not a plain file name of at most 63 bytes";
+		break;
+	case RELAY_PING:
+	case RELAY_PONG:
+		m->u.ping.t_relay = rd64(&r);
+		if (m->type == RELAY_PING)
+			break;
+		m->u.ping.t_agent = rd64(&r);
+		m->u.ping.buffers = rd64(&r);
+		m->u.ping.discarded = rd64(&r);
+		m->u.ping.sessions = rdstr(&r);
+		break;
+	case RELAY_CTL:
+	case RELAY_CLUSTER:
+		if (m->type == RELAY_CTL)
+			m->u.ctl.id = rd32(&r);
+		m->u.ctl.argc = rd32(&r);
+		if (m->type == RELAY_CLUSTER) {
+			m->u.ctl.timeout_ms = rd32(&r);
+			m->u.ctl.glob = rdstr(&r);
+		}
+		if (r.bad)
+			break;
+		m->u.ctl.args = (const char *)r.p + r.off;
+		for (uint32_t i = 0; i < m->u.ctl.argc && !r.bad; i++)
+			rdstr(&r);
+		if (!r.bad && (m->u.ctl.argc == 0 || m->u.ctl.argc > RELAY_CTL_ARGS_MAX))
+			what = "no arguments, or more than 256";
+		break;
+	case RELAY_CTL_REPLY:
+		m->u.reply.id = rd32(&r);
+		m->u.reply.status = (int32_t)rd32(&r);
+		m->u.reply.t_apply = rd64(&r);
+		m->u.reply.t_done = rd64(&r);
+		m->u.reply.out = rdstr(&r);
+		m->u.reply.err = rdstr(&r);
+		break;
+	case RELAY_NODE:
+		m->u.node.state = rd32(&r);
+		m->u.node.flags = rd32(&r);
+		m->u.node.status = (int32_t)rd32(&r);
+		(void)rd32(&r);
+		m->u.node.since = rd64(&r);
+		m->u.node.offset_ns = (int64_t)rd64(&r);
+		m->u.node.rtt_ns = rd64(&r);
+		m->u.node.t_apply = rd64(&r);
+		m->u.node.t_done = rd64(&r);
+		m->u.node.buffers = rd64(&r);
+		m->u.node.discarded = rd64(&r);
+		m->u.node.name = rdstr(&r);
+		m->u.node.addr = rdstr(&r);
+		m->u.node.sessions = rdstr(&r);
+		m->u.node.out = rdstr(&r);
+		m->u.node.err = rdstr(&r);
+		break;
 	}
 	if (r.bad)
 		return tr_seterr(err, errlen, EPROTO, "%s of %u bytes: too short for its fields", name,

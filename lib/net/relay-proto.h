@@ -62,7 +62,44 @@
 	X(PACKET, 5)		\
 	X(BEACON, 6)		\
 	X(CLOSE, 7)		\
-	X(ACK, 8)
+	X(ACK, 8)		\
+	RELAY_CLUSTER_TYPES(X)
+
+/*
+ * Cluster control (docs/cluster.md), numbered apart so that other
+ * additions to the data protocol do not collide with them. An agent (A)
+ * joins the relay on the data port, a control client (C, `trawl cluster`)
+ * talks to the relay on its Unix control socket, the relay (R) forwards:
+ *   A->R JOIN         version, flags, the agent's CLOCK_MONOTONIC (ns),
+ *                     its host name; R->A WELCOME (status, reason)
+ *   R->A PING         the relay's CLOCK_MONOTONIC (ns) at send
+ *   A->R PONG         that time, the agent's clock when it answered, its
+ *                     buffers in use, events discarded, sessions ("a:state,...")
+ *   R->A CTL          a request id and argv: an agent verb (docs/agent.md)
+ *   A->R CTL_REPLY    the id, the verb's exit status, the agent's clock when
+ *                     the verb ran and when it answered, its output, errors
+ *   C->R CLUSTER      argc, a timeout (ms), a glob of node names, argv ("nodes" or a verb)
+ *   R->C NODE         one node: its state and figures, and its answer
+ *   R->C ACK          the end of the answer (status 0, or 1 when a node
+ *                     failed or was not reached)
+ */
+#define RELAY_CLUSTER_TYPES(X)	\
+	X(JOIN, 32)		\
+	X(PING, 33)		\
+	X(PONG, 34)		\
+	X(CTL, 35)		\
+	X(CTL_REPLY, 36)	\
+	X(CLUSTER, 37)		\
+	X(NODE, 38)
+
+#define RELAY_CTL_ARGS_MAX 256		/* argv of one CTL or CLUSTER */
+#define RELAY_JOIN_MAX 1024		/* a JOIN before it is welcome */
+
+/* A node's state in NODE */
+enum { RELAY_NODE_UP = 0, RELAY_NODE_DOWN = 1, RELAY_NODE_UNKNOWN = 2 };
+/* NODE flags */
+#define RELAY_NODE_OFFSET 1u		/* offset_ns is estimated */
+#define RELAY_NODE_ANSWER 2u		/* status, t_apply, t_done, out, err hold an answer */
 
 enum relay_type {
 #define RELAY_ENUM(n, v) RELAY_##n = v,
@@ -104,6 +141,34 @@ struct relay_msg {
 			uint32_t handle;
 			uint64_t ts;
 		} beacon;
+		struct {
+			uint32_t version, flags;
+			uint64_t t;
+			const char *host;
+		} join;
+		struct {			/* PING and PONG */
+			uint64_t t_relay, t_agent, buffers, discarded;
+			const char *sessions;
+		} ping;
+		struct {			/* CTL and CLUSTER */
+			uint32_t id, argc;
+			uint32_t timeout_ms;	/* CLUSTER: for the answers */
+			const char *glob;	/* CLUSTER */
+			const char *args;	/* argc NUL-terminated strings */
+		} ctl;
+		struct {
+			uint32_t id;
+			int32_t status;
+			uint64_t t_apply, t_done;
+			const char *out, *err;
+		} reply;
+		struct {
+			uint32_t state, flags;
+			int32_t status;
+			uint64_t since, rtt_ns, t_apply, t_done, buffers, discarded;
+			int64_t offset_ns;
+			const char *name, *addr, *sessions, *out, *err;
+		} node;
 	} u;
 };
 

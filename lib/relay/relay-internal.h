@@ -91,6 +91,9 @@ struct rconn {
 					 * received began (the first: the
 					 * connection); 0: none */
 	int64_t last_rx;		/* ms of the last bytes received */
+	/* cluster control (control.c) */
+	struct rnode *node;		/* an agent's connection, after its JOIN */
+	bool local;			/* came on the Unix control socket */
 };
 
 struct trawl_relay {
@@ -131,6 +134,13 @@ struct trawl_relay {
 		int64_t last;		/* ms of the last line */
 		unsigned long quiet;	/* refusals since, not logged */
 	} rl_emfile, rl_pool, rl_producers, rl_viewers, rl_buffers;
+
+	/* cluster control (control.c, docs/cluster.md) */
+	int cfd;			/* the Unix control socket (-1: none) */
+	char *control;			/* its path */
+	struct rnode *nodes;		/* every node that joined, by name */
+	struct rreq *reqs;		/* control requests waiting for nodes */
+	uint32_t next_req;
 };
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
@@ -145,6 +155,31 @@ TRAWL_HIDDEN struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint
 /* Forgets the sessions whose traces all ended and that no viewer reads
  * (their files stay). */
 TRAWL_HIDDEN void tr_relay_session_gc(struct trawl_relay *r);
+
+/* control.c: cluster control (docs/cluster.md). Agents join on the data
+ * port (JOIN instead of HELLO); `trawl cluster` asks on the control
+ * socket, whose peers must be the relay's user or root. */
+struct relay_msg;
+/* Listens on the Unix socket path (mode 0600): 0 or -errno with err. */
+TRAWL_HIDDEN int tr_control_listen(struct trawl_relay *r, const char *path, char *err,
+				   size_t errlen);
+/* Accepts the control socket's newcomers. */
+TRAWL_HIDDEN void tr_control_accept(struct trawl_relay *r);
+/* A JOIN, or any message of a node's or a control connection: 0, or
+ * -errno with the reason in err (the connection is then closed). */
+TRAWL_HIDDEN int tr_control_msg(struct rconn *c, const struct relay_msg *m, char *err,
+				size_t errlen);
+/* c (a node's or a control client's) is being closed. */
+TRAWL_HIDDEN void tr_control_conn_gone(struct rconn *c);
+/* Pings, and answers whose time ran out: every loop turn. */
+TRAWL_HIDDEN void tr_control_tick(struct trawl_relay *r, int64_t now_ms);
+/* Closes the control socket, forgets the nodes. */
+TRAWL_HIDDEN void tr_control_free(struct trawl_relay *r);
+
+/* A connection on fd (accepted, non-blocking) added to the loop, or NULL
+ * (fd closed). */
+TRAWL_HIDDEN struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum rconn_kind kind,
+					     const char *peer);
 
 /* repair.c: cuts every trace under r->output back to its last complete
  * packet listed in its index (torn tails of a relay killed mid-write),

@@ -612,6 +612,8 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 {
 	struct trawl_relay *r = c->r;
 	struct rtrace *t = c->trace;
+	if (c->node || c->local || (!t && m->type == RELAY_JOIN))
+		return tr_control_msg(c, m, err, errlen);	/* control.c */
 	if (!t && m->type != RELAY_HELLO)
 		return tr_seterr(err, errlen, EPROTO, "%s before HELLO", tr_relay_type_name(m->type));
 	if (t && t->closed)
@@ -724,6 +726,8 @@ static void conn_free(struct rconn *c)
 	}
 	if (c->kind == RC_VIEWER)
 		tr_live_conn_free(c);
+	if (c->node || c->local)
+		tr_control_conn_gone(c);
 	if (c->fd >= 0) {
 		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		pool_close(r, &c->fd);
@@ -814,10 +818,11 @@ static void refuse_conn(struct rconn *c, int e, const char *why)
  */
 static int before_hello(struct rconn *c)
 {
-	if (c->kind != RC_PRODUCER || c->trace || c->closing || c->inlen < RELAY_HDR_LEN)
+	if (c->kind != RC_PRODUCER || c->trace || c->node || c->local || c->closing ||
+	    c->inlen < RELAY_HDR_LEN)
 		return 0;
 	uint32_t type = get_le32(c->in), len = get_le32(c->in + 4);
-	if (type == RELAY_HELLO && len <= HELLO_MAX)
+	if ((type == RELAY_HELLO && len <= HELLO_MAX) || (type == RELAY_JOIN && len <= RELAY_JOIN_MAX))
 		return 0;
 	if (type != RELAY_HELLO) {
 		/* not a producer of this protocol: closed without a word, as
@@ -1035,11 +1040,6 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			refuse_fd(fd, kind, e, why);
 			continue;
 		}
-		struct rconn *c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
-			continue;
-		}
 		/* a peer whose machine is gone (nothing answers) is closed
 		 * after about 2 minutes, even if quiet (a producer: no idle
 		 * timeout) */
@@ -1049,27 +1049,41 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kidle, sizeof(kidle));
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kintvl, sizeof(kintvl));
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kcnt, sizeof(kcnt));
-		c->r = r;
-		c->kind = kind;
-		c->fd = fd;
-		c->msg_since = c->last_rx = tr_mono_ms();
-		snprintf(c->peer, sizeof(c->peer), "%s %s:%s", what, host, port);
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-		c->events = EPOLLIN;
-		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			free(c);
-			continue;
-		}
-		r->nfds++;
-		c->next = r->conns;
-		r->conns = c;
-		r->nconns++;
-		if (kind == RC_PRODUCER)
-			r->nproducers++;
-		else
-			r->nviewers++;
+		char peer[sizeof(((struct rconn *)0)->peer)];
+		snprintf(peer, sizeof(peer), "%s %s:%s", what, host, port);
+		tr_relay_conn_add(r, fd, kind, peer);
 	}
+}
+
+struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum rconn_kind kind,
+				const char *peer)
+{
+	struct rconn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->r = r;
+	c->kind = kind;
+	c->fd = fd;
+	c->msg_since = c->last_rx = tr_mono_ms();
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	c->events = EPOLLIN;
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		free(c);
+		return NULL;
+	}
+	r->nfds++;
+	c->next = r->conns;
+	r->conns = c;
+	r->nconns++;
+	if (kind == RC_PRODUCER)
+		r->nproducers++;
+	else
+		r->nviewers++;
+	return c;
 }
 
 /* Listens on "[HOST:]PORT" (HOST default def_host); bound gets the
@@ -1192,7 +1206,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
-	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = -1;
+	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = -1;
 	r->next_id = 1;
 	r->next_viewer = 1;
 	return r;
@@ -1305,6 +1319,14 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	ev.data.ptr = &r->stopfd;
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->stopfd, &ev) < 0)
 		goto epoll_err;
+	/* cluster control (control.c) */
+	if (o->sz > offsetof(struct trawl_relay_opts, control) && opt.control && *opt.control) {
+		if ((ret = tr_control_listen(r, opt.control, err, errlen)) < 0)
+			goto err;
+		ev.data.ptr = &r->cfd;
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->cfd, &ev) < 0)
+			goto epoll_err;
+	}
 	return r;
 epoll_err:
 	ret = tr_seterr(err, errlen, errno, "epoll: %s", strerror(errno));
@@ -1377,6 +1399,8 @@ int trawl_relay_run(struct trawl_relay *r)
 				conn_accept(r, r->dfd, RC_PRODUCER);
 			} else if (p == &r->lfd) {
 				conn_accept(r, r->lfd, RC_VIEWER);
+			} else if (p == &r->cfd) {
+				tr_control_accept(r);
 			} else if (p == &r->stopfd) {
 				uint64_t v;
 				/* consumed: the relay may run again */
@@ -1392,6 +1416,7 @@ int trawl_relay_run(struct trawl_relay *r)
 		}
 		tr_live_tick(r);
 		now = tr_mono_ms();
+		tr_control_tick(r, now);
 		if (now >= r->next_sweep) {
 			conn_sweep(r, now);
 			r->next_sweep = now + SWEEP_MS;
@@ -1422,6 +1447,7 @@ void trawl_relay_free(struct trawl_relay *r)
 	if (!r)
 		return;
 	state_clear(r);
+	tr_control_free(r);
 	if (r->dfd >= 0)
 		close(r->dfd);
 	if (r->lfd >= 0)

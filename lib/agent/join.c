@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/agent/join.c - the agent's side of cluster control
+ * (docs/cluster.md): a connection to a relay's data port, opened by the
+ * agent (the relay never dials out), that says JOIN with the agent's host
+ * name and then carries the relay's pings and requests.
+ *
+ * A request (CTL: an id and argv) runs through the agent's own verbs
+ * (verbs.c), as a client's would: the join makes a connection of the
+ * agent's from a socketpair, calls tr_verb_run() on it at once (noting
+ * the clock then: the time the verb took effect on this node), and reads
+ * the verb's OUT, ERR and END from the other end when they come (start
+ * and stop answer once the applications have). Each answer goes back as a
+ * CTL_REPLY. Everything runs in the agent's loop; nothing here blocks but
+ * the connect (at most CONNECT_MS, only while the relay is away).
+ *
+ * The relay gone (closed, refused, unreachable): connect again after 0.5
+ * s, then twice as long each time, up to 30 s; a JOIN welcomed resets the
+ * wait. Requests in flight are answered by the verbs all the same; their
+ * answers are dropped when there is no relay to send them to.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent-internal.h"
+#include "net/relay-proto.h"
+#include "net/relay-wr.h"
+#include "net/sock.h"
+#include "ust/proto.h"
+
+#define CONNECT_MS 200
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+#define WELCOME_MS 5000		/* a relay that does not answer the JOIN */
+#define IN_MAX (1u << 20)	/* a relay's message: requests are small */
+
+/* A verb running for the relay: its answer is read from fd. */
+struct jreq {
+	uint32_t id;
+	int fd;				/* our end of the verb's connection */
+	uint64_t t_apply;		/* CLOCK_MONOTONIC ns when the verb ran */
+	char *out, *err;		/* its text so far */
+	size_t outlen, errlen;
+	struct jreq *next;
+};
+
+enum { J_DOWN, J_WAIT, J_UP };
+
+struct tr_join {
+	char *addr;
+	char host[256];
+	unsigned port;
+	int fd;				/* -1: down */
+	int state;
+	int64_t next_try, welcome_by;	/* ms */
+	unsigned backoff;		/* ms */
+	bool said_down;			/* the loss is logged once per episode */
+	uint8_t *in;
+	size_t inlen, incap;
+	struct relay_wr w;
+	struct jreq *reqs;
+};
+
+const char *tr_join_addr(const struct trawl_agent *a)
+{
+	return a->join ? a->join->addr : NULL;
+}
+
+int tr_join_new(struct trawl_agent *a, const char *addr, char *err, size_t errlen)
+{
+	struct tr_join *j = calloc(1, sizeof(*j));
+	if (!j || !(j->addr = strdup(addr))) {
+		free(j);
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	}
+	if (tr_net_split_addr(addr, j->host, sizeof(j->host), &j->port, RELAY_DATA_PORT) < 0) {
+		free(j->addr);
+		free(j);
+		return tr_seterr(err, errlen, EINVAL, "relay '%s': not HOST[:PORT]", addr);
+	}
+	j->fd = -1;
+	j->backoff = BACKOFF_MIN_MS;
+	a->join = j;
+	return 0;
+}
+
+static void jreq_free(struct jreq *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->out);
+	free(q->err);
+	free(q);
+}
+
+void tr_join_free(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	if (!j)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	while (j->reqs) {
+		struct jreq *q = j->reqs;
+		j->reqs = q->next;
+		jreq_free(q);
+	}
+	free(j->in);
+	free(j->w.buf);
+	free(j->addr);
+	free(j);
+	a->join = NULL;
+}
+
+static void down(struct trawl_agent *a, const char *why)
+{
+	struct tr_join *j = a->join;
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	j->inlen = 0;
+	if (!j->said_down)
+		tr_agent_log(a, TRAWL_AGENT_LOG_WARNING, "relay %s: %s; joining again in %u ms "
+			     "(then less often, up to every %u s)", j->addr, why, j->backoff,
+			     BACKOFF_MAX_MS / 1000);
+	j->said_down = true;
+	j->state = J_DOWN;
+	j->next_try = tr_mono_ms() + j->backoff;
+	j->backoff = j->backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : j->backoff * 2;
+}
+
+/* Sends the message built in j->w (the relay reads it whole: a send that
+ * cannot complete within the protocol's timeout loses the relay). */
+static void send_w(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	size_t n = tr_relay_wr_done(&j->w);
+	if (!n || j->fd < 0)
+		return;
+	int r = tr_net_write_full(j->fd, j->w.buf, n, tr_mono_ms() + RELAY_SEND_TIMEOUT_MS);
+	if (r < 0)
+		down(a, strerror(-r));
+}
+
+static void try_connect(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	char why[256] = "";
+	int fd = tr_net_connect(j->host, j->port, tr_mono_ms() + CONNECT_MS, why, sizeof(why));
+	if (fd < 0) {
+		down(a, why[0] ? why : strerror(-fd));
+		return;
+	}
+	j->fd = fd;
+	j->state = J_WAIT;
+	j->welcome_by = tr_mono_ms() + WELCOME_MS;
+	tr_relay_wr_begin(&j->w, RELAY_JOIN);
+	tr_relay_wr_32(&j->w, RELAY_VERSION);
+	tr_relay_wr_32(&j->w, 0);
+	tr_relay_wr_64(&j->w, tr_mono_ns());
+	tr_relay_wr_str(&j->w, a->hostname);
+	send_w(a);
+}
+
+/* Sessions, buffers in use, events discarded: for the relay's PONG. */
+static void figures(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	uint64_t nb = 0, disc = 0;
+	char list[1024] = "";
+	size_t off = 0;
+	for (struct session *s = a->sessions; s; s = s->next) {
+		for (struct part *p = s->parts; p; p = p->next)
+			for (struct aring *r = p->rings; r; r = r->next)
+				if (r->c.ring.shm && !r->done) {
+					nb++;
+					disc += __atomic_load_n(&r->c.ring.shm->discarded,
+								__ATOMIC_RELAXED);
+				}
+		int k = snprintf(list + off, sizeof(list) - off, "%s%s:%s", off ? "," : "", s->name,
+				 tr_agent_state_names[s->state]);
+		if (k < 0 || (size_t)k >= sizeof(list) - off)
+			break;
+		off += (size_t)k;
+	}
+	tr_relay_wr_64(&j->w, nb);
+	tr_relay_wr_64(&j->w, disc);
+	tr_relay_wr_str(&j->w, list);
+}
+
+/* A CTL: the verb runs now, on a connection of the agent's own. */
+static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
+{
+	struct tr_join *j = a->join;
+	char *argv[RELAY_CTL_ARGS_MAX + 1];
+	int argc = 0;
+	const char *p = m->u.ctl.args;
+	for (uint32_t i = 0; i < m->u.ctl.argc; i++) {
+		argv[argc++] = (char *)p;
+		p += strlen(p) + 1;
+	}
+	argv[argc] = NULL;
+	/* "relay=." in a create: the relay joined */
+	char *rel = NULL;
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "relay=.") == 0 && !rel &&
+		    asprintf(&rel, "relay=%s", j->addr) >= 0)
+			argv[i] = rel;
+	int sp[2] = { -1, -1 };
+	struct jreq *q = calloc(1, sizeof(*q));
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!q || !c || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+				   sp) < 0) {
+		free(q);
+		free(c);
+		free(rel);
+		tr_relay_wr_begin(&j->w, RELAY_CTL_REPLY);
+		tr_relay_wr_32(&j->w, m->u.ctl.id);
+		tr_relay_wr_32(&j->w, 1);
+		tr_relay_wr_64(&j->w, 0);
+		tr_relay_wr_64(&j->w, tr_mono_ns());
+		tr_relay_wr_str(&j->w, "");
+		tr_relay_wr_str(&j->w, "the agent is out of resources");
+		send_w(a);
+		return;
+	}
+	/* room for a verb's whole answer (list): it is read on the loop's
+	 * next turn */
+	int sz = 1 << 20;
+	setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	q->id = m->u.ctl.id;
+	q->fd = sp[1];
+	q->next = j->reqs;
+	j->reqs = q;
+	c->a = a;
+	c->fd = sp[0];
+	c->type = C_CLIENT;
+	c->uid = geteuid();
+	c->pid = getpid();
+	c->next = a->conns;
+	a->conns = c;
+	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "relay %s asks: %s %s", j->addr, argv[0],
+		     argc > 1 ? argv[1] : "");
+	q->t_apply = tr_mono_ns();
+	tr_verb_run(c, argc, argv);
+	free(rel);
+}
+
+static void on_msg(struct trawl_agent *a, const struct relay_msg *m)
+{
+	struct tr_join *j = a->join;
+	switch (m->type) {
+	case RELAY_WELCOME:
+		if (j->state != J_WAIT)
+			return down(a, "a second WELCOME");
+		if (m->u.welcome.status)
+			return down(a, m->u.welcome.msg);
+		j->state = J_UP;
+		j->backoff = BACKOFF_MIN_MS;
+		j->said_down = false;
+		tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "joined relay %s as %s", j->addr, a->hostname);
+		return;
+	case RELAY_PING:
+		if (j->state != J_UP)
+			return down(a, "a PING before WELCOME");
+		tr_relay_wr_begin(&j->w, RELAY_PONG);
+		tr_relay_wr_64(&j->w, m->u.ping.t_relay);
+		tr_relay_wr_64(&j->w, tr_mono_ns());
+		figures(a);
+		return send_w(a);
+	case RELAY_CTL:
+		if (j->state != J_UP)
+			return down(a, "a request before WELCOME");
+		return on_ctl(a, m);
+	default:
+		return down(a, "a message that is not cluster control");
+	}
+}
+
+static void read_relay(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	for (;;) {
+		if (j->inlen == j->incap) {
+			if (j->incap >= IN_MAX)
+				return down(a, "a message too large");
+			size_t cap = j->incap ? j->incap * 2 : 4096;
+			uint8_t *b = realloc(j->in, cap);
+			if (!b)
+				return down(a, "out of memory");
+			j->in = b;
+			j->incap = cap;
+		}
+		ssize_t n = recv(j->fd, j->in + j->inlen, j->incap - j->inlen, MSG_DONTWAIT);
+		if (n == 0)
+			return down(a, "the relay closed the connection");
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				down(a, strerror(errno));
+			return;
+		}
+		j->inlen += (size_t)n;
+		size_t off = 0;
+		while (j->fd >= 0) {
+			struct relay_msg m;
+			char why[256];
+			ssize_t k = tr_relay_msg_parse(j->in + off, j->inlen - off, &m, why, sizeof(why));
+			if (k < 0)
+				return down(a, why);
+			if (k == 0)
+				break;
+			on_msg(a, &m);
+			off += (size_t)k;
+		}
+		if (j->fd < 0)
+			return;
+		memmove(j->in, j->in + off, j->inlen - off);
+		j->inlen -= off;
+	}
+}
+
+/* A verb's answer, read from its connection; sent once it ended. */
+static bool read_answer(struct trawl_agent *a, struct jreq *q)
+{
+	struct tr_join *j = a->join;
+	uint8_t *m = a->msgbuf;
+	for (;;) {
+		ssize_t n = recv(q->fd, m, AM_MSG_MAX, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		struct am_hdr h;
+		int status = 1;
+		if (n >= (ssize_t)sizeof(h)) {
+			memcpy(&h, m, sizeof(h));
+			size_t tl = (size_t)n - sizeof(h);
+			const char *text = (const char *)m + sizeof(h);
+			if (h.type == AM_OUT || h.type == AM_ERR) {
+				char **buf = h.type == AM_OUT ? &q->out : &q->err;
+				size_t *len = h.type == AM_OUT ? &q->outlen : &q->errlen;
+				char *b = realloc(*buf, *len + tl + 1);
+				if (b) {
+					memcpy(b + *len, text, tl);
+					*len += tl;
+					b[*len] = 0;
+					*buf = b;
+				}
+				continue;
+			}
+			if (h.type != AM_END || tl < sizeof(struct am_end))
+				continue;
+			struct am_end e;
+			memcpy(&e, text, sizeof(e));
+			status = e.status;
+		}
+		/* the end (or the connection gone without one: failed) */
+		if (j->state == J_UP) {
+			tr_relay_wr_begin(&j->w, RELAY_CTL_REPLY);
+			tr_relay_wr_32(&j->w, q->id);
+			tr_relay_wr_32(&j->w, (uint32_t)status);
+			tr_relay_wr_64(&j->w, q->t_apply);
+			tr_relay_wr_64(&j->w, tr_mono_ns());
+			tr_relay_wr_str(&j->w, q->out);
+			tr_relay_wr_str(&j->w, q->err);
+			send_w(a);
+		}
+		return true;
+	}
+}
+
+size_t tr_join_nfds(const struct trawl_agent *a)
+{
+	size_t n = 1;
+	if (!a->join)
+		return 0;
+	for (struct jreq *q = a->join->reqs; q; q = q->next)
+		n++;
+	return n;
+}
+
+size_t tr_join_fill(struct trawl_agent *a, struct pollfd *pf)
+{
+	struct tr_join *j = a->join;
+	if (!j)
+		return 0;
+	int64_t now = tr_mono_ms();
+	if (j->state == J_DOWN && now >= j->next_try && !a->quitting)
+		try_connect(a);
+	if (j->state == J_WAIT && now >= j->welcome_by)
+		down(a, "no WELCOME in time");
+	size_t n = 0;
+	pf[n++] = (struct pollfd){ j->fd, POLLIN, 0 };	/* -1: ignored by poll */
+	for (struct jreq *q = j->reqs; q; q = q->next)
+		pf[n++] = (struct pollfd){ q->fd, POLLIN, 0 };
+	return n;
+}
+
+void tr_join_events(struct trawl_agent *a, const struct pollfd *pf, size_t n)
+{
+	struct tr_join *j = a->join;
+	if (!j || !n)
+		return;
+	int fd0 = pf[0].fd;
+	if (fd0 >= 0 && fd0 == j->fd && pf[0].revents)
+		read_relay(a);
+	/* answers: the pollfds name their descriptors */
+	for (size_t i = 1; i < n; i++) {
+		if (!pf[i].revents)
+			continue;
+		for (struct jreq **pp = &j->reqs; *pp; pp = &(*pp)->next) {
+			struct jreq *q = *pp;
+			if (q->fd != pf[i].fd)
+				continue;
+			if (read_answer(a, q)) {
+				*pp = q->next;
+				jreq_free(q);
+			}
+			break;
+		}
+	}
+}
