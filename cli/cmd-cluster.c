@@ -209,11 +209,12 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 	uint64_t worst = 0;
 	size_t ok = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (applied(&r->v[i]) && (!any || relay_time(&r->v[i]) < first)) {
+		if ((r->v[i].n.flags & TRAWL_CLUSTER_ANSWER) &&
+		    (!any || relay_time(&r->v[i]) < first)) {
 			first = relay_time(&r->v[i]);
 			any = true;
 		}
-	int64_t last = first;
+	int64_t lo = INT64_MAX, last = INT64_MIN;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct node_row *x = &r->v[i];
 		if (x->n.state != TRAWL_CLUSTER_UP && !(x->n.flags & TRAWL_CLUSTER_ANSWER)) {
@@ -227,10 +228,12 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 			continue;
 		}
 		const char *word = x->n.status == 0 ? "ok" : "failed";
-		if (x->n.status == 0) {
+		if (applied(x)) {
 			ok++;
 			if (relay_time(x) > last)
 				last = relay_time(x);
+			if (relay_time(x) < lo)
+				lo = relay_time(x);
 			if (x->n.rtt_ns > worst)
 				worst = x->n.rtt_ns;
 		}
@@ -251,7 +254,7 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 	       ok, r->n);
 	if (ok > 1)
 		printf("; took effect within %.3f ms of each other (relay's clock, offsets +-%.3f "
-		       "ms)", (last - first) / 1e6, worst / 2e6);
+		       "ms)", (last - lo) / 1e6, worst / 2e6);
 	printf("\n");
 }
 

@@ -134,7 +134,7 @@ static void queue_node(struct rconn *c, const struct rnode *n, const struct rans
 	struct relay_wr w = { 0 };
 	tr_relay_wr_begin(&w, RELAY_NODE);
 	tr_relay_wr_32(&w, n->c ? RELAY_NODE_UP : RELAY_NODE_DOWN);
-	tr_relay_wr_32(&w, (known ? RELAY_NODE_OFFSET : 0) | (a ? RELAY_NODE_ANSWER : 0));
+	tr_relay_wr_32(&w, (known ? RELAY_NODE_OFFSET : 0) | (a && a->answered ? RELAY_NODE_ANSWER : 0));
 	tr_relay_wr_32(&w, (uint32_t)(a ? a->status : 0));
 	tr_relay_wr_32(&w, 0);
 	tr_relay_wr_64(&w, n->since);
