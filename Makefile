@@ -195,6 +195,9 @@ demo-run: all
 
 examples: $(EXAMPLE_BINS)
 
+# systemd units (dist/systemd): the agent's and the relay's
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/trawl $(DESTDIR)$(PREFIX)/share/man/man1
@@ -206,6 +209,10 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $(SRC)/lib/trawl.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/trawl.pc
 	install -m 644 $(SRC)/docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	for u in $(SRC)/dist/systemd/*.service; do \
+		sed -e 's|@PREFIX@|$(PREFIX)|g' $$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/} || exit 1; \
+	done
 
 clean:
 	rm -rf $(O)

@@ -63,14 +63,18 @@ done 2> net.err
 
 plan 36
 
-CL() { "$TRAWL" cluster --control "$TRASH/ctl.sock" "$@"; }
+# trawl cluster finds the control socket in [relay] control
+printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
+CL() { TRAWL_CONFIG="$TRASH/cl.conf" "$TRAWL" cluster "$@"; }
 # python3 over the JSON answer in $1: the expression $2 (j: the object)
 jq_() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-start_relay() {	# start_relay [PORT]
+start_relay() {	# start_relay [PORT]: the first with --control, the next from [relay] control
 	rm -f ready
-	ip netns exec "$P-br" "$TRAWL" relay -o "$TRASH/out" --data "$RELAY_IP:${1:-0}" \
-		--live 127.0.0.1:0 --control "$TRASH/ctl.sock" --foreground --ready-fd 3 \
+	if [ -z "${1:-}" ]; then set -- 0 --control "$TRASH/ctl.sock"; else set -- "$1"; fi
+	_port=$1; shift
+	TRAWL_CONFIG="$TRASH/cl.conf" ip netns exec "$P-br" "$TRAWL" relay -o "$TRASH/out" \
+		--data "$RELAY_IP:$_port" --live 127.0.0.1:0 "$@" --foreground --ready-fd 3 \
 		3> ready 2>> relay.log &
 	relay_pid=$!
 	until_ok 10 has_lines ready 1
@@ -79,9 +83,12 @@ start_relay
 ok $? "the relay listens in the bridge's namespace"
 PORT=$(sed -n "s/^ready $RELAY_IP:\([0-9]*\) .*/\1/p" ready)
 
+# node0-2 with --relay, node3 from [agent] relay of its configuration
+printf '[agent]\nrelay = %s\n' "$RELAY_IP:$PORT" > node3.conf
 for i in $(seq 0 $((N - 1))); do
-	ip netns exec "$P-n$i" "$TRAWL" agent --socket "$TRASH/a$i.sock" --host "node$i" \
-		--relay "$RELAY_IP:$PORT" --foreground --quiet 2> "agent$i.log" &
+	if [ "$i" -eq 3 ]; then set -- ; c=node3.conf; else set -- --relay "$RELAY_IP:$PORT"; c=empty.conf; fi
+	TRAWL_CONFIG="$TRASH/$c" ip netns exec "$P-n$i" "$TRAWL" agent --socket "$TRASH/a$i.sock" \
+		--host "node$i" "$@" --foreground --quiet 2> "agent$i.log" &
 	pids="$pids $!"
 	eval "agent$i=$!"
 done
@@ -92,7 +99,7 @@ nodes_up() {
 		[ "$(jq_ nodes.json "sum(1 for n in j['nodes'] if n['state'] == 'up' and n['offset_ns'] is not None)")" -eq "$1" ]
 }
 until_ok 20 nodes_up $N
-ok $? "trawl cluster nodes: $N nodes up, each with its clock offset known"
+ok $? "trawl cluster nodes: $N nodes up (node3 by its [agent] relay), each with its clock offset known"
 is "$(jq_ nodes.json "' '.join(n['name'] for n in j['nodes'])")" "node0 node1 node2 node3" \
 	"... named by their --host, in order"
 CL nodes > nodes.txt
@@ -196,7 +203,7 @@ ok $? "... and the summary counts them"
 # ---- the relay restarted: the agents join again (with backoff)
 kill "$relay_pid"; wait "$relay_pid" 2> /dev/null
 start_relay "$PORT"
-ok $? "the relay restarted on the same port"
+ok $? "the relay restarted on the same port (its control socket from [relay] control)"
 until_ok 30 nodes_up 3
 ok $? "node0-2 joined the new relay by themselves"
 CL stop snap --nodes 'node[0-2]' > late2.out
