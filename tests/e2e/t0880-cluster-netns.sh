@@ -17,6 +17,7 @@
 #   - the relay restarted on the same port: the agents join again.
 # Everything waits on positive signals, bounded; namespaces removed at exit.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
+. "$TRAWL_SRC/tests/e2e/netns.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces)"
 command -v ip > /dev/null 2>&1 || skip_all "no ip command (iproute2)"
@@ -35,31 +36,13 @@ pids=""
 relay_pid=""
 cleanup() {
 	for p in $pids $relay_pid; do kill "$p" 2> /dev/null; done
-	for i in $(seq 0 $((N - 1))); do ip netns del "$P-n$i" 2> /dev/null; done
-	ip netns del "$P-br" 2> /dev/null
+	netns_down "$P" "$N"
 }
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
 
-# ---- the network
-ip netns add "$P-br" 2> netns.err || skip_all "cannot create a network namespace ($(head -1 netns.err))"
-ip -n "$P-br" link add br0 type bridge &&
-	ip -n "$P-br" addr add "$RELAY_IP/24" dev br0 &&
-	ip -n "$P-br" link set br0 up &&
-	ip -n "$P-br" link set lo up
-r=$?
-for i in $(seq 0 $((N - 1))); do
-	[ $r -eq 0 ] || break
-	ip netns add "$P-n$i" &&
-		ip link add eth0 netns "$P-n$i" type veth peer name "p$i" netns "$P-br" &&
-		ip -n "$P-br" link set "p$i" master br0 &&
-		ip -n "$P-br" link set "p$i" up &&
-		ip -n "$P-n$i" addr add "$NET.$((i + 1))/24" dev eth0 &&
-		ip -n "$P-n$i" link set eth0 up &&
-		ip -n "$P-n$i" link set lo up
-	r=$?
-done 2> net.err
-[ $r -eq 0 ] || { cat net.err; skip_all "cannot build the veth/bridge network ($(head -1 net.err))"; }
+# ---- the network (tests/e2e/netns.sh)
+netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
 plan 36
 

@@ -1,0 +1,188 @@
+#!/bin/sh
+# bench/cluster.sh - cluster control and relay ingest (docs/cluster.md).
+#
+# (a) Start latency: NODES nodes (default 16), each in a network namespace
+#     of its own (tests/e2e/netns.sh), each running `trawl agent --relay`
+#     joined to a relay in the bridge's namespace, and a program
+#     (examples/ust-counter -n 0 -s 100: an event every ~100 us, disabled
+#     until a session starts) registered with it. `trawl cluster create`,
+#     then `trawl cluster start`: per node, the time from the moment
+#     `trawl cluster start` was run (CLOCK_REALTIME, read just before) to
+#     the node's first event recorded at the relay (its timestamp,
+#     CLOCK_MONOTONIC put on CLOCK_REALTIME by the trace's clock offset:
+#     one machine, one clock), and the spread of those first events across
+#     the nodes (target <= 10 ms). Also the apply times the command reports.
+#
+# (b) Relay ingest: SIMS producers at once (default 64; each `trawl
+#     simulate --relay --hosts 1 -e EVENTS`, a session of its own) to one
+#     relay on 127.0.0.1: MB/s and events/s at the relay (bytes written
+#     under its output / wall time from the first producer's start to the
+#     last one's end), the relay's CPU time per MB (/proc/PID/stat), against
+#     `dd` of the same number of bytes to the same disk in the same run
+#     (without and with fdatasync: the relay does not fsync). lttng-relayd
+#     fed by 64 lttng sessions is not arranged here (see the output).
+#
+#   TRAWL_BUILD=build sh bench/cluster.sh     (root: namespaces)
+#   env: NODES=16 SIMS=64 EVENTS=200000 WORK=/tmp/... KEEP=0
+#
+# Starts its relays and agents and stops exactly those (by pid) at exit;
+# removes its namespaces. Figures on a shared machine are noisy: say so.
+set -u
+: "${TRAWL_BUILD:?set TRAWL_BUILD to a build directory}"
+TRAWL_BUILD=$(cd "$TRAWL_BUILD" && pwd) || exit 1
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+TRAWL=$TRAWL_BUILD/trawl
+APP=$TRAWL_BUILD/examples/ust-counter
+NODES=${NODES:-16}
+SIMS=${SIMS:-64}
+EVENTS=${EVENTS:-200000}
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/trawl-bench-cluster.XXXXXX")}
+KEEP=${KEEP:-0}
+P=trawl-bc-$$
+NET=10.233.0
+RIP=$NET.254
+. "$SRC/tests/e2e/netns.sh"
+
+die() { echo "bench/cluster.sh: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces)"
+[ -x "$TRAWL" ] && [ -x "$APP" ] || die "build first (make)"
+command -v python3 > /dev/null || die "needs python3"
+mkdir -p "$WORK" && cd "$WORK" || exit 1
+: > empty.conf
+export TRAWL_CONFIG="$WORK/empty.conf"
+
+pids="" relay=""
+cleanup() {
+	for p in $pids $relay; do kill "$p" 2> /dev/null; done
+	netns_down "$P" "$NODES"
+	[ "$KEEP" = 1 ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+wait_for() {	# wait_for SECONDS CMD...: bounded
+	_end=$(( $(date +%s) + $1 )); shift
+	while ! "$@"; do [ "$(date +%s)" -ge "$_end" ] && return 1; sleep 0.05; done
+}
+ready() { [ -s "$1" ]; }
+
+echo "# bench/cluster.sh at $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ------------------------------------------------------------ (a) start
+netns_up "$P" "$NET" "$NODES" || die "network: $(cat netns.err)"
+ip netns exec "$P-br" "$TRAWL" relay -o "$WORK/a-out" --data "$RIP:0" --live 127.0.0.1:0 \
+	--control "$WORK/ctl.sock" --foreground --quiet --ready-fd 3 3> a.ready 2> a-relay.log &
+relay=$!
+wait_for 10 ready a.ready || die "the relay did not start: $(cat a-relay.log)"
+PORT=$(sed -n "s/^ready $RIP:\([0-9]*\) .*/\1/p" a.ready)
+i=0
+while [ $i -lt "$NODES" ]; do
+	ip netns exec "$P-n$i" "$TRAWL" agent --socket "$WORK/a$i.sock" --host "$(printf 'node%02d' $i)" \
+		--relay "$RIP:$PORT" --foreground --quiet 2> "agent$i.log" &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+CL() { "$TRAWL" cluster --control "$WORK/ctl.sock" "$@"; }
+joined() {
+	CL nodes --json > nodes.json 2> /dev/null && python3 -c "
+import json,sys; j=json.load(open('nodes.json'))
+sys.exit(0 if sum(1 for n in j['nodes'] if n['state']=='up' and n['offset_ns'] is not None)==$NODES else 1)"
+}
+wait_for 30 joined || die "not every node joined"
+i=0
+while [ $i -lt "$NODES" ]; do
+	TRAWL_AGENT_SOCKET="$WORK/a$i.sock" "$APP" -n 0 -s 100 > /dev/null &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+registered() {
+	_i=0
+	while [ $_i -lt "$NODES" ]; do
+		TRAWL_AGENT_SOCKET="$WORK/a$_i.sock" "$TRAWL" list 2> /dev/null | grep -q ust-counter || return 1
+		_i=$((_i + 1))
+	done
+}
+wait_for 20 registered || die "the programs did not register"
+CL create go --enable 'counter:tick' > create.out || die "create: $(cat create.out)"
+T0=$(python3 -c 'import time; print(time.time_ns())')
+CL start go --json > start.json || die "start failed: $(cat start.json)"
+sleep 1
+CL stop go > stop.out || die "stop failed: $(cat stop.out)"
+i=0
+: > first.txt
+while [ $i -lt "$NODES" ]; do
+	h=$(printf 'node%02d' $i)
+	"$TRAWL" print -f json -n 1 -H "$h" "$WORK/a-out/go" >> first.txt 2> /dev/null
+	i=$((i + 1))
+done
+python3 - "$T0" "$NODES" <<'EOF'
+import json, sys
+t0 = int(sys.argv[1]); n = int(sys.argv[2])
+firsts = {}
+for line in open('first.txt'):
+    e = json.loads(line)
+    firsts[e['host']] = int(e['ts'])
+st = json.load(open('start.json'))
+app = [x['applied_relay_ns'] for x in st['nodes'] if 'applied_relay_ns' in x]
+d = sorted((v - t0) / 1e6 for v in firsts.values())
+print("(a) trawl cluster start on %d nodes (network namespaces, one relay):" % n)
+print("    nodes with a first event: %d of %d" % (len(d), n))
+if d:
+    print("    cluster start -> first event recorded: min %.3f ms, median %.3f ms, max %.3f ms"
+          % (d[0], d[len(d) // 2], d[-1]))
+    print("    spread of the first events across nodes: %.3f ms (target <= 10 ms)" % (d[-1] - d[0]))
+if app:
+    print("    spread of the apply times the nodes reported (relay's clock): %.3f ms"
+          % ((max(app) - min(app)) / 1e6))
+EOF
+kill $pids 2> /dev/null
+for p in $pids; do wait "$p" 2> /dev/null; done
+kill "$relay"; wait "$relay" 2> /dev/null
+pids="" relay=""
+netns_down "$P" "$NODES"
+
+# ------------------------------------------------------------ (b) ingest
+"$TRAWL" relay -o "$WORK/b-out" --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --quiet \
+	--ready-fd 3 3> b.ready 2> b-relay.log &
+relay=$!
+wait_for 10 ready b.ready || die "the relay did not start: $(cat b-relay.log)"
+BP=$(sed -n 's/^ready 127.0.0.1:\([0-9]*\) .*/\1/p' b.ready)
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime, ticks
+HZ=$(getconf CLK_TCK)
+c0=$(cpu "$relay")
+s0=$(python3 -c 'import time; print(time.monotonic())')
+i=0
+bp=""
+while [ $i -lt "$SIMS" ]; do
+	"$TRAWL" simulate --relay "127.0.0.1:$BP" --session "s$i" --hosts 1 -e "$EVENTS" -s "$i" -q \
+		2> "sim$i.err" &
+	bp="$bp $!"
+	i=$((i + 1))
+done
+fail=0
+for p in $bp; do wait "$p" || fail=$((fail + 1)); done
+s1=$(python3 -c 'import time; print(time.monotonic())')
+c1=$(cpu "$relay")
+bytes=$(du -sb "$WORK/b-out" | cut -f1)
+events=$("$TRAWL" info "$WORK/b-out" 2> /dev/null | sed -n 's/^total: .* \([0-9]*\) events, .*/\1/p')
+kill "$relay"; wait "$relay" 2> /dev/null
+relay=""
+mb=$((bytes / 1048576 + 1))
+d0=$(python3 -c 'import time; print(time.monotonic())')
+dd if=/dev/zero of="$WORK/dd.bin" bs=1M count="$mb" 2> /dev/null
+d1=$(python3 -c 'import time; print(time.monotonic())')
+rm -f "$WORK/dd.bin"
+dd if=/dev/zero of="$WORK/dd.bin" bs=1M count="$mb" conv=fdatasync 2> /dev/null
+d2=$(python3 -c 'import time; print(time.monotonic())')
+rm -f "$WORK/dd.bin"
+python3 - "$s0" "$s1" "$c0" "$c1" "$HZ" "$bytes" "${events:-0}" "$mb" "$d0" "$d1" "$d2" "$SIMS" "$fail" <<'EOF'
+import sys
+s0, s1, c0, c1, hz, b, ev, mb, d0, d1, d2, sims, fail = sys.argv[1:]
+wall = float(s1) - float(s0); cpu = (int(c1) - int(c0)) / int(hz); b = int(b); MB = b / 1e6
+print("(b) relay ingest from %s producers at once (trawl simulate --relay, 127.0.0.1), %s failed:" % (sims, fail))
+print("    %.1f MB, %s events in %.2f s: %.1f MB/s, %.2f M events/s" % (MB, ev, wall, MB / wall, int(ev) / wall / 1e6))
+print("    relay CPU: %.2f s, %.2f ms per MB (the producers shared the same CPUs)" % (cpu, cpu * 1e3 / MB))
+print("    dd of %s MiB to the same disk: %.1f MB/s (page cache), %.1f MB/s (fdatasync)"
+      % (mb, int(mb) * 1.048576 / (float(d1) - float(d0)), int(mb) * 1.048576 / (float(d2) - float(d1))))
+print("    lttng-relayd fed by %s lttng sessions: not arranged in this script" % sims)
+EOF
