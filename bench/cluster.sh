@@ -155,7 +155,7 @@ i=0
 bp=""
 while [ $i -lt "$SIMS" ]; do
 	"$TRAWL" simulate --relay "127.0.0.1:$BP" --session "s$i" --hosts 1 -e "$EVENTS" -s "$i" -q \
-		2> "sim$i.err" &
+		> "sim$i.out" 2>&1 &
 	bp="$bp $!"
 	i=$((i + 1))
 done

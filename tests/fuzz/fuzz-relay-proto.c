@@ -109,6 +109,52 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		if (m->len != 0)
 			abort();
 		break;
+	case RELAY_JOIN:
+		str_inside(m->u.join.host, lo, hi);
+		if (!tr_relay_name_ok(m->u.join.host) || strlen(m->u.join.host) > RELAY_HOST_MAX ||
+		    (const uint8_t *)m->u.join.host + strlen(m->u.join.host) + 1 != hi)
+			abort();
+		break;
+	case RELAY_PING:
+		if (m->len != 8)
+			abort();
+		break;
+	case RELAY_PONG:
+		str_inside(m->u.ping.sessions, lo, hi);
+		if ((const uint8_t *)m->u.ping.sessions + strlen(m->u.ping.sessions) + 1 != hi)
+			abort();
+		break;
+	case RELAY_CTL:
+	case RELAY_CLUSTER: {
+		if (m->u.ctl.argc == 0 || m->u.ctl.argc > RELAY_CTL_ARGS_MAX)
+			abort();
+		if (m->type == RELAY_CLUSTER)
+			str_inside(m->u.ctl.glob, lo, hi);
+		/* argc strings, the last ending the payload */
+		const char *p = m->u.ctl.args;
+		for (uint32_t i = 0; i < m->u.ctl.argc; i++) {
+			str_inside(p, lo, hi);
+			p += strlen(p) + 1;
+		}
+		if ((const uint8_t *)p != hi)
+			abort();
+		break;
+	}
+	case RELAY_CTL_REPLY:
+		str_inside(m->u.reply.out, lo, hi);
+		str_inside(m->u.reply.err, lo, hi);
+		if ((const uint8_t *)m->u.reply.err + strlen(m->u.reply.err) + 1 != hi)
+			abort();
+		break;
+	case RELAY_NODE:
+		str_inside(m->u.node.name, lo, hi);
+		str_inside(m->u.node.addr, lo, hi);
+		str_inside(m->u.node.sessions, lo, hi);
+		str_inside(m->u.node.out, lo, hi);
+		str_inside(m->u.node.err, lo, hi);
+		if ((const uint8_t *)m->u.node.err + strlen(m->u.node.err) + 1 != hi)
+			abort();
+		break;
 	default:
 		abort();
 	}

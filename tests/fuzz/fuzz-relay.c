@@ -12,7 +12,11 @@
  * Input: chunks of {u8 who, u16 length (little-endian), bytes}. who & 3:
  * producer 0, producer 1, viewer 0, viewer 1; who & 0x80: run the live
  * tick first; who & 0x40: close that connection first (a producer lost
- * before CLOSE, a viewer gone while attached). Traces are written under
+ * before CLOSE, a viewer gone while attached); who & 0x20 on producer 1:
+ * it is a cluster control client (docs/cluster.md: agents JOIN on the
+ * producers' connections, CLUSTER requests are forwarded to them, their
+ * CTL_REPLY and PONG answered), and 0x80 also runs the control tick with
+ * every deadline passed. Traces are written under
  * a directory of the process, removed after each input.
  */
 #include <ftw.h>
@@ -65,6 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!c[k] && !(c[k] = tr_relay_conn_new(r, k < 2 ? RC_PRODUCER : RC_VIEWER)))
 			break;
+		/* producer 1 with 0x20 at its creation: a cluster control client
+		 * (the relay's Unix control socket, lib/relay/control.c) */
+		if (k == 1 && (who & 0x20) && !c[k]->trace && !c[k]->node && !c[k]->inlen)
+			c[k]->local = true;
+		if (who & 0x80)
+			tr_control_tick(r, (int64_t)1 << 50);	/* every deadline passed */
 		tr_relay_conn_feed(c[k], data, n);
 		/* the replies would go to the network */
 		c[k]->outoff = c[k]->outlen = 0;
