@@ -44,7 +44,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 # ---- the network (tests/e2e/netns.sh)
 netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
-plan 36
+plan 37
 
 # trawl cluster finds the control socket in [relay] control
 printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
@@ -116,8 +116,15 @@ ok $? "a program registered with each node's agent"
 CL create web > create.out
 ok $? "cluster create web: every node acknowledged"
 is "$(grep -c '^node[0-3]  *ok ' create.out)" $N "... $N lines 'ok', one per node"
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+before=$(mono)
 CL start web --json > start.json
 ok $? "cluster start web"
+after=$(mono)
+# one machine: the nodes' CLOCK_MONOTONIC is ours, so each apply time lies
+# between our readings before and after the command
+is "$(jq_ start.json "sum(1 for n in j['nodes'] if $before <= n['applied_node_ns'] <= $after)")" $N \
+	"... each node's apply time is inside the command's run (one clock)"
 is "$(jq_ start.json "sum(1 for n in j['nodes'] if n['status'] == 0 and 'applied_relay_ns' in n)")" $N \
 	"... each node acknowledged, with the time it took effect (relay's clock)"
 spread=$(jq_ start.json "(max(n['applied_relay_ns'] for n in j['nodes']) - min(n['applied_relay_ns'] for n in j['nodes'])) // 1000")
