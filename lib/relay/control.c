@@ -39,6 +39,7 @@
 #define OFF_SAMPLES 8		/* offset samples kept per node */
 #define PING_FAST_MS 100	/* the first OFF_SAMPLES pings, then */
 #define PING_MS 1000
+#define NODES_MAX 4096		/* node records (a peer may JOIN under many names) */
 
 struct rnode {
 	char name[RELAY_HOST_MAX + 1];
@@ -317,6 +318,14 @@ static int on_cluster(struct rconn *c, const struct relay_msg *m, char *err, siz
 	return 0;
 }
 
+static int count_nodes(const struct trawl_relay *r)
+{
+	int k = 0;
+	for (const struct rnode *x = r->nodes; x; x = x->next)
+		k++;
+	return k;
+}
+
 static int on_join(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
 	struct trawl_relay *r = c->r;
@@ -327,15 +336,20 @@ static int on_join(struct rconn *c, const struct relay_msg *m, char *err, size_t
 		if (strcmp(x->name, m->u.join.host) == 0)
 			n = x;
 	char why[300] = "";
+	int e = 0;
 	if (m->u.join.version != RELAY_VERSION)
-		snprintf(why, sizeof(why), "protocol version %u (this relay speaks %u)",
-			 m->u.join.version, RELAY_VERSION);
+		e = EPROTO, snprintf(why, sizeof(why), "protocol version %u (this relay speaks %u)",
+				     m->u.join.version, RELAY_VERSION);
 	else if (n && n->c)
-		snprintf(why, sizeof(why), "node %s is joined already (from %s)", n->name, n->addr);
+		e = EEXIST, snprintf(why, sizeof(why), "node %s is joined already (from %s)",
+				     n->name, n->addr);
+	else if (!n && count_nodes(r) >= NODES_MAX)
+		e = EUSERS, snprintf(why, sizeof(why), "the relay knows %d nodes already",
+				     NODES_MAX);
 	if (*why) {
 		struct relay_wr w = { 0 };
 		tr_relay_wr_begin(&w, RELAY_WELCOME);
-		tr_relay_wr_32(&w, (uint32_t)-EEXIST);
+		tr_relay_wr_32(&w, (uint32_t)-e);
 		tr_relay_wr_str(&w, why);
 		send_wr(c, &w);
 		c->closing = true;
