@@ -44,7 +44,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 # ---- the network (tests/e2e/netns.sh)
 netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
-plan 37
+plan 39
 
 # trawl cluster finds the control socket in [relay] control
 printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
@@ -90,6 +90,20 @@ is "$(grep -c '^node[0-3]  *up  ' nodes.txt)" $N "the text listing says so too"
 # one host: the offsets are those of one CLOCK_MONOTONIC, within the round trip
 is "$(jq_ nodes.json "all(abs(n['offset_ns']) <= n['rtt_ns'] for n in j['nodes'])")" True \
 	"every offset is within its round trip of 0 (one machine, one clock)"
+
+# a second agent under a name that is up: refused with the reason, which
+# its log tells (it keeps trying, with backoff); the nodes stay as they were
+ip netns exec "$P-n0" "$TRAWL" agent --socket "$TRASH/dup.sock" --host node0 \
+	--relay "$RELAY_IP:$PORT" --foreground --quiet 2> dup.log &
+dup=$!
+refused() { grep -q 'node node0 is joined already' dup.log; }
+until_ok 10 refused
+ok $? "a second agent named node0 is refused, and told why"
+kill "$dup"; wait "$dup" 2> /dev/null
+CL nodes --json > nodes2.json
+is "$(jq_ nodes2.json "' '.join(n['name'] + ':' + n['address'] for n in j['nodes'] if n['name'] == 'node0')")" \
+	"$(jq_ nodes.json "' '.join(n['name'] + ':' + n['address'] for n in j['nodes'] if n['name'] == 'node0')")" \
+	"... node0 is still the first one"
 
 # programs registered on every node, waiting for their events to be enabled
 run_apps() {	# run_apps SESSION-TAG NODES EVENTS
