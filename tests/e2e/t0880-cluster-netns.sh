@@ -44,7 +44,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 # ---- the network (tests/e2e/netns.sh)
 netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
-plan 39
+plan 40
 
 # trawl cluster finds the control socket in [relay] control
 printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
@@ -170,6 +170,10 @@ until_ok 10 all_registered "0 1"
 CL start sel --nodes 'node[01]' > /dev/null && wait_apps "0 1" && CL stop sel --nodes 'node[01]' > /dev/null
 ok $? "start and stop sel on the selection"
 is "$(ls out/sel | tr '\n' ' ')" "node0 node1 " "the relay holds sel of node0 and node1 only"
+
+CL stop sel --nodes 'nope*' > /dev/null 2> nope.err
+is "$? $(cat nope.err)" "1 trawl cluster: stop: no node that joined the relay matches 'nope*'" \
+	"a glob that matches no node: exit 1, saying so"
 
 # ---- a snapshot of the live cluster
 CL create snap --snapshot --nodes 'node*' > /dev/null && CL start snap > /dev/null
