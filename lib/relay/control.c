@@ -544,6 +544,12 @@ void tr_control_accept(struct trawl_relay *r)
 			close(fd);
 			continue;
 		}
+		if (r->nconns >= r->max_conns) {
+			tr_relay_log(r, LOG_WARNING, "control client pid %d refused: the relay serves "
+				     "%d connections already (--max-conns)", (int)cr.pid, r->nconns);
+			close(fd);
+			continue;
+		}
 		char peer[64];
 		snprintf(peer, sizeof(peer), "control client pid %d", (int)cr.pid);
 		struct rconn *c = tr_relay_conn_add(r, fd, RC_PRODUCER, peer);
