@@ -83,10 +83,18 @@ static struct rauth *challenge(struct rconn *c)
 	return a;
 }
 
-/* Refused: the reason to the peer (by the caller) and to the log. */
-static void log_refusal(struct rconn *c, const char *why)
+/* Refused: the reason to the peer (by the caller) and to the log, once
+ * per episode for each kind of peer and of refusal (without a proof, or
+ * with a bad one: bad). */
+static void log_refusal(struct rconn *c, bool bad, const char *why)
 {
-	tr_relay_ratelog(c->r, &c->r->rl_auth, LOG_WARNING, "%s: refused: %s", c->peer, why);
+	struct ratelog *rl = &c->r->rl_auth[(c->kind == RC_VIEWER) * 2 + bad];
+	tr_relay_ratelog(c->r, rl, LOG_WARNING, "%s: refused: %s", c->peer, why);
+}
+
+void tr_relay_auth_log(struct rconn *c, const char *why)
+{
+	log_refusal(c, true, why);
 }
 
 /* A WELCOME refusing c, then the close. */
@@ -107,7 +115,7 @@ int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m)
 	if (!(m->u.hello.flags & RELAY_HELLO_AUTH)) {
 		const char *why = "this relay requires authentication: give the producer the "
 				  "cluster's secret or its node's (--secret-file, TRAWL_SECRET_FILE)";
-		log_refusal(c, "a HELLO without a credential");
+		log_refusal(c, false, "a HELLO without a credential");
 		welcome_refusal(c, EACCES, why);
 		return 0;
 	}
@@ -202,7 +210,7 @@ int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 			return 0;
 		/* babeltrace2, or a viewer without a credential: the live
 		 * protocol has no word for a refusal */
-		log_refusal(c, "a viewer without a credential (this live port requires one; "
+		log_refusal(c, false, "a viewer without a credential (this live port requires one; "
 			    "babeltrace2 can read a --live-open port)");
 		return -1;
 	}
@@ -236,7 +244,7 @@ int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 	}
 	if (a)
 		a->used = true;
-	log_refusal(c, why);
+	log_refusal(c, true, why);
 	auth_reply(c, LIVE_AUTH_REFUSED, why);
 	c->closing = true;
 	return 1;

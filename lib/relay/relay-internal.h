@@ -143,7 +143,8 @@ struct trawl_relay {
 	int ofd;
 	char open_at[300];
 	unsigned open_port;
-	struct ratelog rl_auth;
+	struct ratelog rl_auth[4];	/* refusals: producers, viewers (x2);
+					 * without a proof, with a bad one (+1) */
 };
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
@@ -184,6 +185,8 @@ TRAWL_HIDDEN int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m
  * authentication's (answered; c closing when refused), 0 when c may go on
  * with it, -1 when c must be closed (logged). */
 TRAWL_HIDDEN int tr_relay_auth_live(struct rconn *c, const struct live_req *req);
+/* Logs a bad proof of c (once per episode). */
+TRAWL_HIDDEN void tr_relay_auth_log(struct rconn *c, const char *why);
 /* Whether c has waited for its proof longer than ms (the sweep closes it). */
 TRAWL_HIDDEN bool tr_relay_auth_late(const struct rconn *c, int64_t now, unsigned ms);
 TRAWL_HIDDEN void tr_relay_auth_free(struct rconn *c);

@@ -630,8 +630,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			if (ret < 0) {
 				/* refused with the reason; logged once per episode
 				 * (a flood of bad proofs) */
-				tr_relay_ratelog(r, &r->rl_auth, LOG_WARNING, "%s: refused: %s",
-						 c->peer, err);
+				tr_relay_auth_log(c, err);
 				queue_status(c, RELAY_WELCOME, ret, err);
 				c->closing = true;
 				return 0;
