@@ -187,6 +187,36 @@ static void auth_reply(struct rconn *c, uint32_t status, const char *why)
 	tr_rconn_queue(c, b, sizeof(b));
 }
 
+size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out)
+{
+	struct rauth *a = c->auth;
+	if (!a || a->used || !c->r->secret)
+		return 0;
+	if (c->kind == RC_PRODUCER) {
+		if (!a->hello)
+			return 0;
+		uint8_t *h = malloc(RELAY_HDR_LEN + a->hello_len);
+		if (!h)
+			return 0;
+		relay_put_hdr(h, RELAY_HELLO, (uint32_t)a->hello_len);
+		memcpy(h + RELAY_HDR_LEN, a->hello, a->hello_len);
+		int ret = tr_auth_put_producer(c->r->secret, a->nonce, h, RELAY_HDR_LEN + a->hello_len,
+					       out);
+		free(h);
+		return ret ? 0 : RELAY_HDR_LEN + RELAY_AUTH_LEN;
+	}
+	uint8_t *p = out + LIVE_REQ_HDR;
+	put_be64(out, 68);
+	put_be32(out + 8, LIVE_TRAWL_AUTH);
+	put_be32(out + 12, 0);
+	put_be32(p, AUTH_CLUSTER);
+	if (tr_auth_nonce(p + 4) < 0)
+		return 0;
+	tr_auth_mac(c->r->secret->key, AUTH_ROLE_VIEWER, AUTH_CLUSTER, a->nonce, p + 4, NULL, 0,
+		    p + 36);
+	return LIVE_REQ_HDR + 68;
+}
+
 int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 {
 	if (req->cmd == LIVE_TRAWL_CHALLENGE) {

@@ -190,6 +190,11 @@ TRAWL_HIDDEN void tr_relay_auth_log(struct rconn *c, const char *why);
 /* Whether c has waited for its proof longer than ms (the sweep closes it). */
 TRAWL_HIDDEN bool tr_relay_auth_late(const struct rconn *c, int64_t now, unsigned ms);
 TRAWL_HIDDEN void tr_relay_auth_free(struct rconn *c);
+/* For tests and fuzzing: the bytes a holder of the relay's cluster secret
+ * sends to answer c's pending challenge (a producer's AUTH message, a
+ * viewer's TRAWL_AUTH request) in out (at least 96 bytes); their length,
+ * or 0 when c has no challenge pending. */
+TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 /* Loads o's secret file into r->secret: 0, or -errno with err set. */
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);

@@ -12,17 +12,24 @@
  * Input: chunks of {u8 who, u16 length (little-endian), bytes}. who & 3:
  * producer 0, producer 1, viewer 0, viewer 1; who & 0x80: run the live
  * tick first; who & 0x40: close that connection first (a producer lost
- * before CLOSE, a viewer gone while attached). Traces are written under
- * a directory of the process, removed after each input.
+ * before CLOSE, a viewer gone while attached). Authentication
+ * (lib/relay/auth.c): when the first chunk's who has 0x20, the relay has a
+ * secret (every peer must prove it holds a credential first); who & 0x10:
+ * before the chunk's bytes, the connection gets the right answer to its
+ * pending challenge, if it has one (a fuzzer cannot find an HMAC), so what
+ * follows a proof is reached too. Traces are written under a directory of
+ * the process, removed after each input.
  */
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "relay/relay-internal.h"
+#include "net/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		return 0;
 	struct rconn *c[4] = { NULL };
+	if (size >= 3 && (data[0] & 0x20) && (r->secret = calloc(1, sizeof(*r->secret)))) {
+		r->secret->kind = AUTH_CLUSTER;
+		memset(r->secret->key, 0x5a, AUTH_KEY_LEN);
+	}
 	while (size >= 3) {
 		unsigned who = data[0];
 		size_t n = (size_t)data[1] | (size_t)data[2] << 8;
@@ -65,7 +76,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!c[k] && !(c[k] = tr_relay_conn_new(r, k < 2 ? RC_PRODUCER : RC_VIEWER)))
 			break;
-		tr_relay_conn_feed(c[k], data, n);
+		uint8_t proof[128];
+		size_t pn = (who & 0x10) ? tr_relay_auth_prove(c[k], proof) : 0;
+		if (pn)
+			tr_relay_conn_feed(c[k], proof, pn);
+		if (c[k]->dead || c[k]->closing)
+			c[k]->outoff = c[k]->outlen = 0;
+		else
+			tr_relay_conn_feed(c[k], data, n);
 		/* the replies would go to the network */
 		c[k]->outoff = c[k]->outlen = 0;
 		data += n;
