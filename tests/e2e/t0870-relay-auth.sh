@@ -79,7 +79,9 @@ start a --data 127.0.0.1:0 --live 127.0.0.1:0 --live-open 0 --secret-file cl.key
 OUT=OUT-a
 case "$OPEN" in 127.0.0.1:[1-9]*) true ;; *) false ;; esac
 ok $? "--live-open 0: a third port on loopback, on the ready line ($DATA $LIVE $OPEN)"
-head -1 a.log | grep -q "; loopback only, peers authenticate (--secret-file), open live port (read-only, no authentication) on $OPEN\$"
+# (the ready line is written before the startup line: wait for it)
+startup_a() { head -1 a.log | grep -q "; loopback only, peers authenticate (--secret-file), open live port (read-only, no authentication) on $OPEN\$"; }
+until_ok 10 startup_a
 ok $? "the startup line says loopback only, authentication, the open port: $(head -1 a.log)"
 grep -q warning a.log
 ok $((! $?)) "no warning for a relay on loopback with a secret"
@@ -180,9 +182,11 @@ PID=""
 
 # ---- 6. without a secret, on every address: a warning
 start b --data 0.0.0.0:0 --live 127.0.0.1:0 || bail "relay b did not start"
-grep -q "warning: data port on 0.0.0.0:[0-9]* (every address) without a secret: anyone who reaches it can write" b.log
+warned_b() { grep -q "warning: data port on 0.0.0.0:[0-9]* (every address) without a secret: anyone who reaches it can write" b.log; }
+until_ok 10 warned_b
 ok $? "a data port on every address without a secret gets a warning: $(grep warning b.log)"
-head -1 b.log | grep -q "; live on loopback only, no authentication (--secret-file)$"
+startup_b() { head -1 b.log | grep -q "; live on loopback only, no authentication (--secret-file)$"; }
+until_ok 10 startup_b
 ok $? "the startup line says only the live port is loopback, and no authentication"
 kill "$PID"
 wait "$PID" 2> /dev/null
