@@ -7,8 +7,8 @@ that the test can claim what a well-behaved client never would.
   producer ADDR KEY S H T [KIND]  HELLO for S/H/T with the credential in file
                            KEY ("-": none, no AUTH flag), claiming KIND
                            (cluster, node, viewer; default the file's); prints
-                           "welcome STATUS MESSAGE", and "ack STATUS" after
-                           a CLOSE when welcomed
+                           "welcome STATUS MESSAGE", and when welcomed sends
+                           a line of metadata and CLOSE: "ack STATUS"
   replay ADDR KEY S H T    a producer welcomed with KEY, then a second
                            connection sending the same HELLO and the first
                            one's AUTH again: prints both welcomes
@@ -30,7 +30,7 @@ import struct
 import sys
 import time
 
-HELLO, WELCOME, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 7, 8, 9, 10
+HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
 KINDS = {'cluster': 1, 'node': 2, 'viewer': 3}
 ROLE_PRODUCER, ROLE_VIEWER = 1, 2
 LIVE_CHALLENGE, LIVE_AUTH, LIVE_CONNECT = 0x74720001, 0x74720002, 1
@@ -126,7 +126,8 @@ def producer(a, key, se, ho, tr, kind=None):
                      KINDS[kind] if kind else None)
     print('welcome', status_of(w), flush=True)
     if w and w[0] == WELCOME and struct.unpack('<i', w[1][:4])[0] == 0:
-        s.sendall(msg(CLOSE))
+        # some metadata, so that the trace stays at the relay
+        s.sendall(msg(METADATA, b'/* CTF 1.8 */\n') + msg(CLOSE))
         m = recv_msg(s)
         print('ack', struct.unpack('<i', m[1][:4])[0] if m else 'closed', flush=True)
     s.close()

@@ -115,7 +115,8 @@ is "$(head -1 squat.out)" "welcome -13 authentication failed: not host host0's n
 [ ! -e "$OUT/shop" ]
 ok $? "and nothing written for it"
 $PEER producer "$DATA" n0.key shop host0 ust > own.out
-is "$(cat own.out | tr '\n' ' ')" "welcome 0  ack 0 " "host0's own key writes shop/host0/ust"
+is "$(cat own.out | tr '\n' ' ')$(cat "$OUT/shop/host0/ust/metadata")" "welcome 0  ack 0 /* CTF 1.8 */" \
+	"host0's own key writes shop/host0/ust"
 $PEER producer "$DATA" v.key shop host0 ust2 > vw.out
 is "$(head -1 vw.out)" "welcome -13 a viewer's credential cannot write: give the producer its node's or the cluster's secret" \
 	"a viewer's key cannot write"
