@@ -384,7 +384,8 @@ int cmd_relay(int argc, char **argv)
 		int d = cli_detach(&o.ready_fd, line, sizeof(line));
 		if (d != 0) {
 			char data[300], live[300], open[300];
-			int nw = d > 0 ? sscanf(line, "ready %299s %299s %299s", data, live, open) : 0;
+			int nw = d > 0 ? sscanf(line, "ready %299s %299s %299s", data, live, open)
+				       : 0;
 			if (nw >= 2)
 				announce(&o, data, live, nw == 3 ? open : NULL, true);
 			r = d > 0 ? 0 : 1;

@@ -62,7 +62,8 @@ static int write_new(const char *path, const struct auth_cred *c)
 {
 	char line[200];
 	int n = tr_auth_format(c, line, sizeof(line));
-	int fd = n < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = n < 0 ? -1 :
+		 open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int ret = 0;
 	if (fd < 0) {
 		ret = cli_err("%s: %s", path, strerror(errno));
@@ -111,8 +112,8 @@ int cmd_secret(int argc, char **argv)
 	int ret;
 	if (strcmp(what, "new") == 0) {
 		if (from)
-			return cli_usage("new makes a cluster secret: --secret-file is for node and "
-					 "viewer");
+			return cli_usage("new makes a cluster secret: --secret-file is for "
+					 "node and viewer");
 		out.kind = AUTH_CLUSTER;
 		if ((ret = tr_auth_nonce(out.key)) < 0)
 			return cli_err("no random bytes: %s", strerror(-ret));

@@ -259,8 +259,9 @@ static void trace_files_open(struct trawl_relay *r, struct rtrace *t)
 {
 	t->files_open = true;
 	if (!pool_has(r, 1 + 2 * (int)t->nstreams)) {
-		tr_relay_ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the descriptor "
-			"pool is full (%d of %d in use; --fd-pool-size)", t->dir, r->nfds, r->fd_pool);
+		tr_relay_ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the "
+				 "descriptor pool is full (%d of %d in use; --fd-pool-size)", t->dir,
+				 r->nfds, r->fd_pool);
 		return;
 	}
 	if (t->meta_fd < 0)
@@ -781,9 +782,10 @@ static int in_grow(struct rconn *c, size_t need)
 		return -1;
 	}
 	if (r->buffered - c->incap + n > r->max_total_buf) {
-		tr_relay_ratelog(r, &r->rl_buffers, LOG_WARNING, "%s: needs %zu bytes of input buffer, and the "
-			"other connections hold %zu of the relay's %zu (--max-total-buffer); closed",
-			c->peer, n, r->buffered - c->incap, r->max_total_buf);
+		tr_relay_ratelog(r, &r->rl_buffers, LOG_WARNING, "%s: needs %zu bytes of input buffer, "
+				 "and the other connections hold %zu of the relay's %zu "
+				 "(--max-total-buffer); closed", c->peer, n, r->buffered - c->incap,
+				 r->max_total_buf);
 		c->dead = true;
 		return -1;
 	}
@@ -1018,9 +1020,9 @@ static void out_of_fds(struct trawl_relay *r, int lfd, enum rconn_kind kind, int
 			refuse_fd(fd, kind, EMFILE, "the relay is out of file descriptors");
 		r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
-	tr_relay_ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay holds %d "
-		"for connections and files): refusing newcomers until one is freed",
-		e == ENFILE ? "the system's limit" : "RLIMIT_NOFILE", r->nfds);
+	tr_relay_ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay "
+			 "holds %d for connections and files): refusing newcomers until one is "
+			 "freed", e == ENFILE ? "the system's limit" : "RLIMIT_NOFILE", r->nfds);
 	r->paused_until = tr_mono_ms() + EMFILE_PAUSE_MS;
 	listeners_set(r, false);
 }
@@ -1061,7 +1063,8 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			e = EMFILE;
 		}
 		if (*why) {
-			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port, why);
+			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port,
+					 why);
 			refuse_fd(fd, kind, e, why);
 			continue;
 		}
