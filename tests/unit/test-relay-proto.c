@@ -1165,9 +1165,13 @@ static void test_live_parse(void)
 		pl[i] = (uint8_t)(0x40 + i);
 	n = live_req(buf, 68, LIVE_TRAWL_AUTH, pl, 68);
 	q = live_parse_exact(buf, n, &r, err, sizeof(err));
-	ok(q == 84 && r.cmd == LIVE_TRAWL_AUTH && r.u.auth.kind == get_be32(pl) &&
-	   r.u.auth.nonce && r.u.auth.nonce[0] == 0x44 && r.u.auth.mac[0] == 0x64 &&
-	   r.u.auth.mac[31] == 0x83, "TRAWL_AUTH of 68 bytes: kind, nonce, MAC (%zd %s)", q, err);
+	ok(q == 84 && r.cmd == LIVE_TRAWL_AUTH && r.u.auth.kind == get_be32(pl),
+	   "TRAWL_AUTH of 68 bytes: 84 (%zd %s)", q, err);
+	/* its nonce and MAC point into the buffer parsed */
+	q = tr_live_req_parse(buf, n, &r, err, sizeof(err));
+	ok(q == 84 && r.u.auth.nonce == buf + LIVE_REQ_HDR + 4 && r.u.auth.nonce[0] == 0x44 &&
+	   r.u.auth.mac == buf + LIVE_REQ_HDR + 36 && r.u.auth.mac[0] == 0x64 &&
+	   r.u.auth.mac[31] == 0x83, "TRAWL_AUTH: kind, nonce, MAC (%zd %s)", q, err);
 	n = live_req(buf, 0, LIVE_TRAWL_CHALLENGE, pl, 0);
 	q = live_parse_exact(buf, n, &r, err, sizeof(err));
 	ok(q == 16 && r.cmd == LIVE_TRAWL_CHALLENGE, "TRAWL_CHALLENGE: 16 (%zd %s)", q, err);
