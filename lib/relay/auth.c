@@ -113,8 +113,10 @@ static void welcome_refusal(struct rconn *c, int e, const char *why)
 int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m)
 {
 	if (!(m->u.hello.flags & RELAY_HELLO_AUTH)) {
-		const char *why = "this relay requires authentication: give the producer the "
-				  "cluster's secret or its node's (--secret-file, TRAWL_SECRET_FILE)";
+		const char *why = "this relay requires authentication: give the producer its "
+				  "node's key or the cluster's secret (trawl secret; record, "
+				  "simulate, agent --secret-file, TRAWL_SECRET_FILE, [relay] "
+				  "secret-file)";
 		log_refusal(c, false, "a HELLO without a credential");
 		welcome_refusal(c, EACCES, why);
 		return 0;

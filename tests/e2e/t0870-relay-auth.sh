@@ -8,7 +8,9 @@
 # cluster's secret, with a viewer's key, or with host1's node key claiming
 # host0 (squatting host0's directory) is refused with the reason in its
 # WELCOME and in the log, and nothing is written; the cluster secret and
-# host0's own node key are welcomed; a replayed AUTH (a welcomed
+# host0's own node key are welcomed; an agent's session (trawl create
+# --relay) is refused with the reason at trawl start without the agent's
+# --secret-file, and streams with it; a replayed AUTH (a welcomed
 # producer's, sent again to a new challenge) is refused; names with '..'
 # are refused before any challenge; a producer that never answers its
 # challenge is closed after --message-timeout; 300 bad proofs in a row
@@ -21,7 +23,7 @@
 # secret gets a warning.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v python3 > /dev/null 2>&1 || skip_all "no python3 (the raw peers)"
-plan 46
+plan 48
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -123,6 +125,40 @@ is "$(head -1 vw.out)" "welcome -13 a viewer's credential cannot write: give the
 $PEER producer "$DATA" n0.key shop host0 ust3 cluster > claim.out
 is "$(head -1 claim.out)" "welcome -13 authentication failed: not this relay's cluster secret" \
 	"a node key claiming to be the cluster secret is refused"
+# an agent's sessions (trawl create --relay): the agent's credential
+agent() {	# agent NAME ARGS...: an agent in the foreground on NAME.sock
+	_nm=$1
+	shift
+	rm -f "$_nm.fifo"
+	mkfifo "$_nm.fifo"
+	"$TRAWL" agent -f --socket "$TRASH/$_nm.sock" --host host0 --ready-fd 3 "$@" \
+		3> "$_nm.fifo" 2> "$_nm.log" &
+	P2=$!
+	wait_ready "$_nm.fifo" > /dev/null
+}
+session() {	# session NAME SOCK: create, enable, start, stop, destroy; the outputs
+	TRAWL_AGENT_SOCKET="$TRASH/$2.sock"
+	export TRAWL_AGENT_SOCKET
+	"$TRAWL" create "$1" --relay "$DATA" > /dev/null && "$TRAWL" enable "$1" 'x:*' > /dev/null &&
+		"$TRAWL" start "$1" && "$TRAWL" stop "$1"
+	_r=$?
+	"$TRAWL" destroy "$1" > /dev/null 2>&1
+	unset TRAWL_AGENT_SOCKET
+	return $_r
+}
+agent ag1 || bail "the agent did not start"
+session agn ag1 > agn.out 2> agn.err
+is "$? $(grep -c "trawl start: relay $DATA refused agn/host0/ust: this relay requires authentication" agn.err)" \
+	"1 1" "an agent without a credential: trawl start says the relay's reason: $(cat agn.err)"
+kill "$P2"
+wait "$P2" 2> /dev/null
+agent ag2 --secret-file n0.key || bail "the agent did not start"
+session agk ag2 > agk.out 2> agk.err
+is "$? $(grep -c "complete at relay" agk.out) $(ls "$OUT/agk")" "0 1 host0" \
+	"an agent with host0's node key (--secret-file): its session's trace is complete at the relay"
+kill "$P2"
+wait "$P2" 2> /dev/null
+P2=""
 $PEER replay "$DATA" cl.key rp host0 ust > replay.out
 is "$(cat replay.out | tr '\n' '|')" "first 0 |replayed -13 authentication failed: not this relay's cluster secret|" \
 	"a welcomed producer's AUTH replayed to a new challenge is refused"
