@@ -79,6 +79,12 @@ void cli_ready(int *fd, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
 int cmd_cluster(int argc, char **argv);		/* cmd-cluster.c */
+int cmd_secret(int argc, char **argv);		/* cmd-secret.c */
+/* The credential file of a producer or viewer (docs/auth.md): opt (its
+ * --secret-file), else the environment's TRAWL_SECRET_FILE, else [relay]
+ * secret-file; exported as TRAWL_SECRET_FILE for the library and the
+ * children. NULL: none. */
+const char *cli_secret_env(const char *opt);
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

@@ -53,6 +53,9 @@ static void print_usage(FILE *f)
 		"  -l, --live <url>       a live session (repeatable): net://RELAY[:PORT]/\n"
 		"                         host/HOST/SESSION (one host), or net://RELAY[:PORT]/\n"
 		"                         session/SESSION (every host of the session, merged)\n"
+		"      --secret-file <f>  the live relay's credential: the viewer key or the\n"
+		"                         cluster secret (docs/auth.md; default:\n"
+		"                         TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 		"      --threads <n>      1: read and format in one thread; 2 (default):\n"
 		"                         format and write in a second thread; 3: also\n"
 		"                         decode the traces ahead in a third thread\n"
@@ -334,11 +337,13 @@ int cmd_print(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "live", required_argument, NULL, 'l' },
 		{ "sync", required_argument, NULL, 6 },
+		{ "secret-file", required_argument, NULL, 7 },
 		CLI_PROGRESS_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *secret = NULL;
 	int nbad = 0;
 	struct print_opts po = { .limit = UINT64_MAX, .threads = 2, .nbad = &nbad };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
@@ -397,6 +402,9 @@ int cmd_print(int argc, char **argv)
 		case 6:
 			po.sync_path = optarg;
 			break;
+		case 7:
+			secret = optarg;
+			break;
 		case CLI_OPT_PROGRESS:
 		case CLI_OPT_NO_PROGRESS:
 			progress = c;
@@ -437,6 +445,12 @@ int cmd_print(int argc, char **argv)
 		status = cli_usage("no trace path given");
 		goto out;
 	}
+	if (secret && !po.nlive) {
+		status = cli_usage("--secret-file is a live relay's credential: it needs --live");
+		goto out;
+	}
+	if (po.nlive)
+		cli_secret_env(secret);	/* the live client's (docs/auth.md) */
 	char **paths = argv + optind;
 	size_t npaths = (size_t)(argc - optind);
 	bool gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;

@@ -68,6 +68,8 @@ static void usage(FILE *f)
 	      "                         same (default: DIR's base name, else record-DATE)\n"
 	      "      --live-timer MS    every MS ms (default 100; 0: none) the events so far go\n"
 	      "                         to the relay: live viewers see them within about MS ms\n"
+	      "      --secret-file FILE the relay's credential (docs/auth.md; default:\n"
+	      "                         TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
 	      "                         sched:*, any of tracefs events/*/format) and presets:\n", f);
 	char presets[1024];
@@ -384,6 +386,7 @@ int cmd_record(int argc, char **argv)
 		{ "relay", required_argument, NULL, 'R' },
 		{ "session", required_argument, NULL, 'N' },
 		{ "live-timer", required_argument, NULL, 'L' },
+		{ "secret-file", required_argument, NULL, 1000 },
 		CLI_PROGRESS_OPTIONS,
 		{ "list-kernel", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
@@ -401,7 +404,7 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false;
 	bool exclude_self = false;
-	const char *relay = NULL, *rsession = NULL;
+	const char *relay = NULL, *rsession = NULL, *secret = NULL;
 	unsigned long live_ms = 100;
 	int clock = KREC_CLOCK_AUTO, c, status = 1, progress = 0;
 	struct cli_progress pg;
@@ -530,6 +533,9 @@ int cmd_record(int argc, char **argv)
 			return 0;
 		case 'l':
 			return list_kernel();
+		case 1000:
+			secret = optarg;
+			break;
 		case ':':
 			return cli_opt_error(c, argv);
 		default:
@@ -541,6 +547,10 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("no output directory (-o DIR) nor relay (--relay)");
 	if (!relay && rsession)
 		return cli_usage("--session names the session at a relay: it needs --relay");
+	if (!relay && secret)
+		return cli_usage("--secret-file is the relay's credential: it needs --relay");
+	if (relay)
+		cli_secret_env(secret);	/* the writers' and the agent's (exported) */
 	if (relay && clock == KREC_CLOCK_TSC)
 		return cli_usage("--relay records with the mono clock (not tsc)");
 	char rsbuf[256];

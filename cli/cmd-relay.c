@@ -3,7 +3,8 @@
  * cli/cmd-relay.c - `trawl relay`: receives the traces every node streams
  * (trawl record --relay, trawl create --relay) into one session directory
  * per session name, and serves them live on LTTng's viewer protocol.
- * Settings: [relay] output-dir, data, live, max-conns (docs/config.md).
+ * Settings: [relay] output-dir, data, live, max-conns, secret-file,
+ * live-open (docs/config.md).
  * The relay itself is lib/relay (trawl/relay.h); this file parses the
  * arguments and the settings, detaches, writes the pidfile and the ready
  * line, stops the relay on SIGTERM and SIGINT, and prints its log in the
@@ -29,17 +30,25 @@
 static void usage(FILE *f)
 {
 	fputs("usage: trawl relay [-o DIR] [--data [HOST:]PORT] [--live [HOST:]PORT]\n"
+	      "                   [--secret-file FILE] [--live-open [HOST:]PORT]\n"
 	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
 	      "                   [--live-from-now] [--control PATH] [--quiet] [LIMITS]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
 	      "                     (default: [relay] output-dir, else ~/trawl-traces;\n"
 	      "                     without HOME, -o is needed)\n"
-	      "  --data [HOST:]PORT producers connect there (default 0.0.0.0:5347; port 0:\n"
-	      "                     any free one, told on the ready line)\n"
+	      "  --data [HOST:]PORT producers connect there (default 127.0.0.1:5347, loopback\n"
+	      "                     only: give an address, e.g. 0.0.0.0:5347, for other\n"
+	      "                     machines; port 0: any free one, told on the ready line)\n"
 	      "  --live [HOST:]PORT live viewers connect there, LTTng's viewer protocol\n"
 	      "                     (default 127.0.0.1:5344, babeltrace2's default port):\n"
 	      "                     babeltrace2 -i lttng-live net://RELAY/host/HOST/SESSION\n"
+	      "  --secret-file FILE the cluster's secret (trawl secret new; mode 600): every\n"
+	      "                     producer and live viewer must prove it holds it, or a key\n"
+	      "                     derived from it (docs/auth.md); refusals say why\n"
+	      "  --live-open [HOST:]PORT  also a live port where viewers prove nothing\n"
+	      "                     (babeltrace2 cannot), read-only; off by default, on\n"
+	      "                     127.0.0.1 for a bare port\n"
 	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
 	      "                     packet, as with lttng-relayd (default: from the first)\n"
 	      "  --control PATH     cluster control: `trawl cluster` asks there (a Unix socket,\n"
@@ -136,6 +145,53 @@ struct relay_cmd {
 	int ready_fd;			/* -1, or "ready\n" written there and closed */
 };
 
+/* Whether the bound address "HOST:PORT" is loopback, or every address. */
+static bool loopback(const char *at)
+{
+	return strncmp(at, "127.", 4) == 0 || strncmp(at, "[::1]:", 6) == 0;
+}
+
+static bool wildcard(const char *at)
+{
+	return strncmp(at, "0.0.0.0:", 8) == 0 || strncmp(at, "[::]:", 5) == 0;
+}
+
+/* The startup line: where it listens, that it is loopback only when it
+ * is, whether peers authenticate; detached (the parent's stdout) or in the
+ * foreground (a note). A warning for a port others reach without a
+ * secret. */
+static void announce(const struct relay_cmd *o, const char *data_at, const char *live_at,
+		     const char *open_at, bool detached)
+{
+	char open[340] = "";
+	if (open_at)
+		snprintf(open, sizeof(open), ", open live port (read-only, no authentication) on "
+			 "%s", open_at);
+	bool ld = loopback(data_at), ll = loopback(live_at) && (!open_at || loopback(open_at));
+	const char *where = ld && ll ? "loopback only" : ld ? "data on loopback only" :
+			    ll ? "live on loopback only" : "reachable from other machines";
+	const char *auth = o->ro.secret_file ? "peers authenticate (--secret-file)" :
+			   "no authentication (--secret-file)";
+	if (detached)
+		printf("trawl relay: data on %s, live on %s, sessions in %s; %s, %s%s\n", data_at,
+		       live_at, o->ro.output, where, auth, open);
+	else
+		cli_note("data on %s, live on %s, writing to %s; %s, %s%s", data_at, live_at,
+			 o->ro.output, where, auth, open);
+	const char *at[3] = { data_at, live_at, open_at };
+	for (int i = 0; i < 3; i++) {
+		if (!at[i] || loopback(at[i]) || (o->ro.secret_file && i < 2))
+			continue;
+		cli_warn("%s port on %s%s %s", i == 0 ? "data" : "live", at[i],
+			 wildcard(at[i]) ? " (every address)" : "",
+			 i == 0 ? "without a secret: anyone who reaches it can write into any "
+			 "session; give --secret-file (docs/auth.md)" : i == 1 ?
+			 "without a secret: anyone who reaches it can follow any session; give "
+			 "--secret-file (docs/auth.md)" : "asks viewers for no secret: anyone who "
+			 "reaches it can follow any session");
+	}
+}
+
 /* Runs the relay until SIGTERM/SIGINT; returns the exit status. */
 static int serve(struct relay_cmd *o)
 {
@@ -168,9 +224,14 @@ static int serve(struct relay_cmd *o)
 		}
 	}
 	const char *data_at = trawl_relay_data_addr(r), *live_at = trawl_relay_live_addr(r);
-	cli_ready(&o->ready_fd, "%s %s", data_at, live_at);
+	const char *open_at = trawl_relay_live_open_addr(r);
+	/* the open live port last: readers of the first two words are as before */
+	if (open_at)
+		cli_ready(&o->ready_fd, "%s %s %s", data_at, live_at, open_at);
+	else
+		cli_ready(&o->ready_fd, "%s %s", data_at, live_at);
 	if (o->foreground)
-		cli_note("data on %s, live on %s, writing to %s", data_at, live_at, o->ro.output);
+		announce(o, data_at, live_at, open_at, false);
 	else {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul >= 0) {
@@ -194,7 +255,7 @@ out:
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
-	       O_TBUF, O_MSGT, O_IDLE, O_CTL };
+	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -212,6 +273,8 @@ int cmd_relay(int argc, char **argv)
 		{ "message-timeout", required_argument, NULL, O_MSGT },
 		{ "idle-timeout", required_argument, NULL, O_IDLE },
 		{ "control", required_argument, NULL, O_CTL },
+		{ "secret-file", required_argument, NULL, O_SECRET },
+		{ "live-open", required_argument, NULL, O_OPEN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -236,6 +299,8 @@ int cmd_relay(int argc, char **argv)
 			break;
 		case O_NOW: o.ro.live_from_now = true; break;
 		case O_CTL: o.ro.control = optarg; break;
+		case O_SECRET: o.ro.secret_file = optarg; break;
+		case O_OPEN: o.ro.live_open_addr = optarg; break;
 		case O_MAX: max = optarg; break;
 		case O_MAXP:
 		case O_MAXV:
@@ -282,6 +347,10 @@ int cmd_relay(int argc, char **argv)
 		max = tr_conf_get(conf, "relay", "max-conns");
 	if (!o.ro.control)
 		o.ro.control = tr_conf_get(conf, "relay", "control");
+	if (!o.ro.secret_file)
+		o.ro.secret_file = tr_conf_get(conf, "relay", "secret-file");
+	if (!o.ro.live_open_addr)
+		o.ro.live_open_addr = tr_conf_get(conf, "relay", "live-open");
 	if (max) {
 		char *end;
 		long v = strtol(max, &end, 10);
@@ -329,10 +398,11 @@ int cmd_relay(int argc, char **argv)
 		char line[700];
 		int d = cli_detach(&o.ready_fd, line, sizeof(line));
 		if (d != 0) {
-			char data[300], live[300];
-			if (d > 0 && sscanf(line, "ready %299s %299s", data, live) == 2)
-				printf("trawl relay: data on %s, live on %s, sessions in %s\n", data,
-				       live, o.ro.output);
+			char data[300], live[300], open[300];
+			int nw = d > 0 ? sscanf(line, "ready %299s %299s %299s", data, live, open)
+				       : 0;
+			if (nw >= 2)
+				announce(&o, data, live, nw == 3 ? open : NULL, true);
 			r = d > 0 ? 0 : 1;
 			goto out;
 		}

@@ -783,6 +783,8 @@ static void agent_usage(FILE *f)
 	      "                   control: trawl cluster there runs session commands here;\n"
 	      "                   joins again when the relay comes back (default: [agent]\n"
 	      "                   relay). With --oneshot: the session streams there\n"
+	      "  --secret-file FILE  the credential of the sessions' relays (docs/auth.md;\n"
+	      "                   default: TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 	      "  --oneshot        create, enable and start one session at once, recording to\n"
 	      "                   -o DIR (DIR/HOST/ust/); SIGTERM or SIGINT stops it, flushes\n"
 	      "                   everything and exits (implies --foreground)\n"
@@ -907,7 +909,7 @@ static int push_rules(char ***v, size_t *n, const char *const *globs, size_t ngl
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER,
-	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SET = 512 };
+	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SECRET, O_SET = 512 };
 	struct option opts[64] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
@@ -926,8 +928,10 @@ int cmd_agent(int argc, char **argv)
 		{ "rt-prio", required_argument, NULL, O_RT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "secret-file", required_argument, NULL, O_SECRET },
 	};
-	setting_options(opts, 17, ARRAY_SIZE(opts), O_SET);
+	setting_options(opts, 18, ARRAY_SIZE(opts), O_SET);
+	const char *secret = NULL;
 	struct trawl_agent_opts o = { .sz = sizeof(o), .kernel = &trawl_kern_agent_ops };
 	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
 	const char *globs[256], *ctx[16];
@@ -971,6 +975,7 @@ int cmd_agent(int argc, char **argv)
 		case O_FLUSH: cli_num[0] = optarg; break;
 		case O_IOQ: cli_num[1] = optarg; break;
 		case O_RT: cli_num[2] = optarg; break;
+		case O_SECRET: secret = optarg; break;
 		case 'q': cli_verbosity = -1; break;
 		case 'h':
 			agent_usage(stdout);
@@ -1001,6 +1006,8 @@ int cmd_agent(int argc, char **argv)
 		return cli_usage("-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
 		return cli_usage("--socket and --system exclude each other");
+	/* the credential its sessions' relays ask for (docs/auth.md) */
+	cli_secret_env(secret);
 	/* the numbers: the command line's, else [agent] settings (the
 	 * session's come from [session]), else the defaults */
 	static const struct { const char *key, *opt; long lo, hi; } nums[] = {

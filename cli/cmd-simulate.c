@@ -50,6 +50,8 @@ static void usage(FILE *f)
 	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
 	      "                          only there), as session NAME (--session, default\n"
 	      "                          \"simulate\"): RELAY-OUTPUT/NAME/host<i>/{kernel,ust}/\n"
+	      "      --secret-file FILE  the relay's credential (docs/auth.md; default:\n"
+	      "                          TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 	      "  -h, --help              this help\n"
 	      "\n"
 	      "Clocks and sync traffic with known truth (written to DIR/truth.txt):\n"
@@ -161,6 +163,7 @@ static void on_log(void *arg, int level, const char *msg)
 enum {
 	O_SYNC = 256, O_MAX_OFFSET, O_MAX_DRIFT, O_TOPOLOGY, O_RATE, O_RPC_RATE, O_DELAY,
 	O_JITTER, O_ASYM, O_LOSS, O_DUP, O_ONE_WAY, O_DRIFT_CHANGE, O_RELAY, O_SESSION,
+	O_SECRET,
 };
 
 int cmd_simulate(int argc, char **argv)
@@ -180,6 +183,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "sync", no_argument, NULL, O_SYNC },
 		{ "relay", required_argument, NULL, O_RELAY },
 		{ "session", required_argument, NULL, O_SESSION },
+		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "max-offset", required_argument, NULL, O_MAX_OFFSET },
 		{ "max-drift", required_argument, NULL, O_MAX_DRIFT },
 		{ "topology", required_argument, NULL, O_TOPOLOGY },
@@ -203,6 +207,7 @@ int cmd_simulate(int argc, char **argv)
 	uint64_t v;
 	int c;
 
+	const char *secret = NULL;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:n:e:s:c:fqh", opts, NULL)) != -1) {
@@ -215,6 +220,9 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case O_SESSION:
 			so.session = optarg;
+			break;
+		case O_SECRET:
+			secret = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -336,6 +344,10 @@ int cmd_simulate(int argc, char **argv)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (sync_opt && !so.sync)
 		return cli_usage("--%s needs --sync", sync_opt);
+	if (secret && !so.relay)
+		return cli_usage("--secret-file is the relay's credential: it needs --relay");
+	if (so.relay)
+		cli_secret_env(secret);
 	so.changes = changes;
 	cli_progress_start(&prog, "trawl simulate", progress, CLI_PROGRESS_EVENTS, so.events);
 	if (prog.on) {

@@ -40,6 +40,7 @@ static const struct command commands[] = {
 	{ "agent", cmd_agent, "the per-node daemon that applications register with" },
 	{ "relay", cmd_relay, "receive the nodes' traces and serve them live (LTTng live protocol)" },
 	{ "cluster", cmd_cluster, "list the nodes joined to a relay; create, start, stop, snapshot on all" },
+	{ "secret", cmd_secret, "make a relay's credentials: the cluster secret, node and viewer keys" },
 	{ "create", cmd_create, "create a tracing session (to a directory, or in snapshot mode)" },
 	{ "enable", cmd_enable, "enable events of a session by provider:event glob" },
 	{ "disable", cmd_disable, "disable events of a session" },

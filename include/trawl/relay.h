@@ -36,8 +36,9 @@ struct trawl_relay_opts {
 	const char *output;		/* directory of the sessions (created) */
 	/*
 	 * "[HOST:]PORT" or "PORT" to listen on; port 0: any free port (see
-	 * trawl_relay_data_port). NULL: 0.0.0.0:5347 for producers,
-	 * 127.0.0.1:5344 for live viewers.
+	 * trawl_relay_data_port). NULL (or a bare port): 127.0.0.1:5347 for
+	 * producers, 127.0.0.1:5344 for live viewers: loopback only, other
+	 * machines need an address given (and a secret_file, docs/auth.md).
 	 */
 	const char *data_addr;
 	const char *live_addr;
@@ -90,6 +91,19 @@ struct trawl_relay_opts {
 	 * (trawl/cluster.h) asks for the nodes that joined and has them run
 	 * verbs; NULL: none. Agents join on the data port either way. */
 	const char *control;
+	/*
+	 * Authentication (docs/auth.md). secret_file: a file holding the
+	 * cluster's secret ("cluster HEX", mode 600; `trawl secret new`); then
+	 * every producer proves it holds that secret or its host's node key
+	 * (derived from it) before its HELLO is taken, and every viewer of
+	 * the live port the secret or the viewer key; refusals say why. NULL:
+	 * anyone who reaches the ports may write and read. live_open_addr:
+	 * "[HOST:]PORT" of a second live port on which viewers prove nothing
+	 * (babeltrace2 cannot), read-only as every live port; NULL: none
+	 * (a bare port listens on 127.0.0.1).
+	 */
+	const char *secret_file;
+	const char *live_open_addr;
 };
 
 struct trawl_relay;
@@ -110,6 +124,9 @@ unsigned trawl_relay_live_port(const struct trawl_relay *r);
 /* The same as "HOST:PORT" ("[V6]:PORT"), owned by r. */
 const char *trawl_relay_data_addr(const struct trawl_relay *r);
 const char *trawl_relay_live_addr(const struct trawl_relay *r);
+/* The open (unauthenticated, read-only) live port's "HOST:PORT", or NULL
+ * when there is none (trawl_relay_opts.live_open_addr). Owned by r. */
+const char *trawl_relay_live_open_addr(const struct trawl_relay *r);
 
 /*
  * Serves producers and viewers until trawl_relay_stop(). Then closes
@@ -143,6 +160,11 @@ struct trawl_relay_dest_opts {
 	const char *trace;
 	uint64_t live_timer_us;		/* shown to live viewers; 0: not live */
 	int timeout_ms;			/* connecting and HELLO; 0: 5000 */
+	/* A credential file (docs/auth.md: the cluster's secret, or this
+	 * host's node key; mode 600): the relay asks for a proof of it before
+	 * taking the HELLO. NULL: the environment's TRAWL_SECRET_FILE, if set;
+	 * else none (a relay with a secret then refuses, with the reason). */
+	const char *secret_file;
 };
 
 /*

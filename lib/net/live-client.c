@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net/auth.h"
 #include "net/live-client.h"
 #include "net/relay-proto.h"	/* tr_net_split_addr */
 #include "net/sock.h"
@@ -106,6 +107,61 @@ static void get_str(char *out, const uint8_t *in, size_t n)
 
 /* ---------------------------------------------------------------- connect */
 
+/* With a credential (TRAWL_SECRET_FILE: the viewer key or the cluster
+ * secret, docs/auth.md), proves it to the relay before CONNECT: 0, or
+ * -errno with the message set (EACCES: refused, and why). A relay that
+ * asks no proof says so, and the viewer goes on. */
+static int prove(struct live_client *c)
+{
+	const char *file = getenv("TRAWL_SECRET_FILE");
+	if (!file || !*file)
+		return 0;
+	struct auth_cred cred;
+	char why[300];
+	int ret = tr_auth_ready(why, sizeof(why));
+	if (!ret)
+		ret = tr_auth_load(file, &cred, why, sizeof(why));
+	if (ret)
+		return fail(c, -ret, "live relay: secret file %s", why);
+	if (cred.kind == AUTH_NODE) {
+		tr_auth_wipe(&cred);
+		return fail(c, EACCES, "live relay: secret file %s: a node's key, which cannot "
+			    "read (the viewer key or the cluster secret is needed)", file);
+	}
+	uint8_t b[LIVE_AUTH_REPLY_LEN], p[68];
+	if ((ret = request(c, LIVE_TRAWL_CHALLENGE, NULL, 0)) ||
+	    (ret = recv_exact(c, LIVE_TRAWL_CHALLENGE, b, LIVE_CHALLENGE_REPLY_LEN)))
+		goto out;
+	uint32_t st = get_be32(b);
+	if (st == LIVE_AUTH_NONE)
+		goto out;
+	if (st != LIVE_AUTH_OK || get_be32(b + 4) != RELAY_AUTH_VERSION) {
+		ret = bad(c, LIVE_TRAWL_CHALLENGE, "status %u, version %u", st, get_be32(b + 4));
+		goto out;
+	}
+	put_be32(p, (uint32_t)cred.kind);
+	if ((ret = tr_auth_nonce(p + 4)) < 0) {
+		ret = fail(c, -ret, "live relay: no random bytes: %s", strerror(-ret));
+		goto out;
+	}
+	tr_auth_mac(cred.key, AUTH_ROLE_VIEWER, (uint32_t)cred.kind, b + 8, p + 4, NULL, 0, p + 36);
+	if ((ret = request(c, LIVE_TRAWL_AUTH, p, sizeof(p))) ||
+	    (ret = recv_exact(c, LIVE_TRAWL_AUTH, b, LIVE_AUTH_REPLY_LEN)))
+		goto out;
+	st = get_be32(b);
+	if (st == LIVE_AUTH_REFUSED) {
+		char reason[257];
+		get_str(reason, b + 4, 256);
+		c->broken = EACCES;
+		ret = fail(c, EACCES, "live relay refused the viewer: %s", reason);
+	} else if (st != LIVE_AUTH_OK) {
+		ret = bad(c, LIVE_TRAWL_AUTH, "status %u", st);
+	}
+out:
+	tr_auth_wipe(&cred);
+	return ret;
+}
+
 struct live_client *tr_live_client_from_fd(int fd, int timeout_ms, char *err, size_t errlen)
 {
 	struct live_client *c = calloc(1, sizeof(*c));
@@ -125,6 +181,8 @@ struct live_client *tr_live_client_from_fd(int fd, int timeout_ms, char *err, si
 		goto err;
 	}
 
+	if ((ret = prove(c)))
+		goto err;
 	uint8_t b[20] = { 0 };
 	put_be32(b + 8, LIVE_MAJOR);
 	put_be32(b + 12, LIVE_MINOR);

@@ -67,8 +67,14 @@ ssize_t tr_live_req_parse(const uint8_t *buf, size_t len, struct live_req *r, ch
 	case LIVE_DETACH_SESSION:
 		r->u.id = get_be64(p);
 		break;
+	case LIVE_TRAWL_AUTH:
+		r->u.auth.kind = get_be32(p);
+		r->u.auth.nonce = p + 4;
+		r->u.auth.mac = p + 36;
+		break;
 	case LIVE_LIST_SESSIONS:
 	case LIVE_CREATE_SESSION:
+	case LIVE_TRAWL_CHALLENGE:
 		break;
 	}
 	return (ssize_t)(LIVE_REQ_HDR + size);

@@ -22,7 +22,7 @@
 #define LIVE_MAJOR 2
 #define LIVE_MINOR 4
 #define LIVE_REQ_HDR 16
-#define LIVE_REQ_MAX 64			/* the largest request payload we take */
+#define LIVE_REQ_MAX 128		/* the largest request payload we take */
 #define LIVE_CONNECT_COMMAND 1		/* CONNECT's type: a command connection */
 
 #define LIVE_HOST_MAX 64		/* char hostname[64] */
@@ -43,7 +43,9 @@
 	X(GET_METADATA, 6, 8)		\
 	X(GET_NEW_STREAMS, 7, 8)	\
 	X(CREATE_SESSION, 8, 0)		\
-	X(DETACH_SESSION, 9, 8)
+	X(DETACH_SESSION, 9, 8)		\
+	X(TRAWL_CHALLENGE, 0x74720001, 0)	\
+	X(TRAWL_AUTH, 0x74720002, 68)
 
 enum live_cmd {
 #define LIVE_ENUM(n, v, len) LIVE_##n = v,
@@ -64,6 +66,21 @@ enum { LIVE_METADATA_OK = 1, LIVE_METADATA_NO_NEW, LIVE_METADATA_ERR };
 enum { LIVE_NEW_STREAMS_OK = 1, LIVE_NEW_STREAMS_NO_NEW, LIVE_NEW_STREAMS_ERR,
        LIVE_NEW_STREAMS_HUP };
 enum { LIVE_DETACH_OK = 1, LIVE_DETACH_UNK, LIVE_DETACH_ERR };
+/*
+ * trawl's own commands (not LTTng's), for a relay that authenticates its
+ * viewers (docs/auth.md), sent before CONNECT:
+ *   TRAWL_CHALLENGE  no payload; reply {u32 status, u32 version, u8
+ *                    nonce[32]}: LIVE_AUTH_OK and the relay's nonce, or
+ *                    LIVE_AUTH_NONE (this port needs no proof; the rest
+ *                    zero)
+ *   TRAWL_AUTH       {u32 credential kind (net/auth.h), u8 nonce[32], u8
+ *                    mac[32]}; reply {u32 status, char reason[256]}:
+ *                    LIVE_AUTH_OK, or LIVE_AUTH_REFUSED and the reason,
+ *                    then the relay closes the connection
+ */
+enum { LIVE_AUTH_OK = 1, LIVE_AUTH_NONE, LIVE_AUTH_REFUSED };
+#define LIVE_CHALLENGE_REPLY_LEN (4 + 4 + 32)
+#define LIVE_AUTH_REPLY_LEN (4 + 256)
 
 /* A parsed request. */
 struct live_req {
@@ -72,6 +89,8 @@ struct live_req {
 		struct { uint64_t viewer_session_id; uint32_t major, minor, type; } connect;
 		struct { uint64_t session_id, offset; uint32_t seek; } attach;
 		struct { uint64_t stream_id, offset; uint32_t len; } packet;
+		struct { uint32_t kind; const uint8_t *nonce, *mac; } auth;	/* into
+					 * the parsed buffer */
 		uint64_t id;		/* GET_NEXT_INDEX, GET_METADATA: a stream;
 					 * GET_NEW_STREAMS, DETACH: a session */
 	} u;

@@ -25,6 +25,7 @@
 #include "trawl/relay.h"
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
+#include "net/auth.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
 #include "util/clock.h"
@@ -34,6 +35,7 @@ struct relay_dest {
 	char *addr, *session, *trace;	/* the options (trace NULL: the domain) */
 	uint64_t live_timer_us;
 	int timeout_ms;
+	char *secret_file;		/* the credential (docs/auth.md); NULL: none */
 	int fd;				/* -1 until open */
 	struct ioq *q;			/* NULL: sent by the caller's thread */
 };
@@ -72,14 +74,28 @@ err:
 	return ret;
 }
 
-/* Reads one WELCOME or ACK: its status, the relay's message in msg. */
-static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg, size_t msglen)
+/* Reads one WELCOME or ACK: its status, the relay's message in msg. With
+ * nonce, a CHALLENGE may come instead of the WELCOME: 1, its nonce there. */
+static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg, size_t msglen,
+		      uint8_t *nonce)
 {
 	uint8_t hdr[RELAY_HDR_LEN];
 	int ret = tr_net_read_full(fd, hdr, sizeof(hdr), deadline);
 	if (ret)
 		return ret;
 	uint32_t plen = get_le32(hdr + 4);
+	if (nonce && get_le32(hdr) == RELAY_CHALLENGE && plen == RELAY_CHALLENGE_LEN) {
+		uint8_t c[RELAY_CHALLENGE_LEN];
+		if ((ret = tr_net_read_full(fd, c, sizeof(c), deadline)))
+			return ret;
+		if (get_le32(c) != RELAY_AUTH_VERSION) {
+			snprintf(msg, msglen, "a challenge of version %u (this producer speaks %d)",
+				 get_le32(c), RELAY_AUTH_VERSION);
+			return -EPROTONOSUPPORT;
+		}
+		memcpy(nonce, c + 4, AUTH_NONCE_LEN);
+		return 1;
+	}
 	if (get_le32(hdr) != want || plen > 4096 || plen < 5)
 		return -EPROTO;
 	uint8_t buf[RELAY_HDR_LEN + 4096];
@@ -160,14 +176,38 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
+	/* the credential, before anything is sent (docs/auth.md) */
+	struct auth_cred cred = { 0 };
+	char cerr[300];
+	bool auth = rd->secret_file != NULL;
+	if (auth && (ret = tr_auth_ready(cerr, sizeof(cerr))) < 0)
+		return tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, cerr);
+	if (auth && (ret = tr_auth_load(rd->secret_file, &cred, cerr, sizeof(cerr))) < 0)
+		return tr_seterr(err, errlen, -ret, "relay %s: secret file %s", rd->addr, cerr);
+	if (auth && cred.kind == AUTH_VIEWER) {
+		tr_auth_wipe(&cred);
+		return tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: a viewer's "
+				 "credential, which cannot write (a node's or the cluster's is "
+				 "needed)", rd->addr, rd->secret_file);
+	}
+	if (auth && cred.kind == AUTH_NODE && strcmp(cred.host, hostname) != 0) {
+		ret = tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: the node key of "
+				"host %s, not of this host (%s)", rd->addr, rd->secret_file,
+				cred.host, hostname);
+		tr_auth_wipe(&cred);
+		return ret;
+	}
 	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
-	if (fd < 0 && gai[0])
-		return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
 	if (fd >= 0)
 		fd = producer_socket(fd);
-	if (fd < 0)
+	if (fd < 0) {
+		if (auth)
+			tr_auth_wipe(&cred);
+		if (gai[0])
+			return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
 		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
 			      strerror(-fd));
+	}
 
 	size_t ls = strlen(session) + 1, lh = strlen(hostname) + 1, lt = strlen(trace) + 1;
 	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
@@ -179,7 +219,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
 	uint8_t *q = b + RELAY_HDR_LEN;
 	put_le32(q, RELAY_VERSION);
-	put_le32(q + 4, 0);
+	put_le32(q + 4, auth ? RELAY_HELLO_AUTH : 0);
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -188,13 +228,21 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	memcpy(q + ls, hostname, lh);
 	memcpy(q + ls + lh, trace, lt);
 	ret = send_now(fd, b, RELAY_HDR_LEN + plen, NULL, 0);
+	char msg[256] = "";
+	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
+	if (!ret)
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
+	/* a relay with a secret challenges; one without welcomes at once */
+	if (ret == 1 && !(ret = tr_auth_put_producer(&cred, nonce, b, RELAY_HDR_LEN + plen, am)) &&
+	    !(ret = send_now(fd, am, sizeof(am), NULL, 0)))
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
 	free(b);
-	if (ret) {
+	if (auth)
+		tr_auth_wipe(&cred);
+	if (ret == -EPIPE || ret == -ECONNRESET) {
 		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
 		goto err;
 	}
-	char msg[256] = "";
-	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
 	if (ret) {
 		if (*msg)
 			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
@@ -212,6 +260,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	rd->fd = fd;
 	return 0;
 err:
+	tr_auth_wipe(&cred);
 	close(fd);
 	return ret;
 }
@@ -277,7 +326,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 	if (ret)
 		return ret;
 	char msg[256];
-	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg));
+	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL);
 }
 
 static void rd_free(struct trawl_ctf_dest *d)
@@ -290,6 +339,7 @@ static void rd_free(struct trawl_ctf_dest *d)
 	free(rd->addr);
 	free(rd->session);
 	free(rd->trace);
+	free(rd->secret_file);
 	free(rd);
 }
 
@@ -319,8 +369,13 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 	rd->fd = -1;
 	rd->live_timer_us = opt.live_timer_us;
 	rd->timeout_ms = opt.timeout_ms;
+	/* the credential: the option's, else the environment's */
+	const char *secret = opt.secret_file;
+	if (!secret && (secret = getenv("TRAWL_SECRET_FILE")) && !*secret)
+		secret = NULL;
 	if (!(rd->addr = strdup(opt.addr)) || (opt.session && !(rd->session = strdup(opt.session))) ||
-	    (opt.trace && !(rd->trace = strdup(opt.trace)))) {
+	    (opt.trace && !(rd->trace = strdup(opt.trace))) ||
+	    (secret && !(rd->secret_file = strdup(secret)))) {
 		rd_free(&rd->d);
 		errno = ENOMEM;
 		return NULL;

@@ -121,6 +121,7 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 	memset(m, 0, sizeof(*m));
 	m->type = (enum relay_type)type;
 	m->len = plen;
+	m->payload = buf + RELAY_HDR_LEN;
 	struct rd r = { .p = buf + RELAY_HDR_LEN, .len = plen };
 	const char *what = NULL;
 
@@ -255,6 +256,15 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 		m->u.node.sessions = rdstr(&r);
 		m->u.node.out = rdstr(&r);
 		m->u.node.err = rdstr(&r);
+		break;
+	case RELAY_CHALLENGE:
+		m->u.challenge.version = rd32(&r);
+		m->u.challenge.nonce = rdbytes(&r, 32);
+		break;
+	case RELAY_AUTH:
+		m->u.auth.kind = rd32(&r);
+		m->u.auth.nonce = rdbytes(&r, 32);
+		m->u.auth.mac = rdbytes(&r, 32);
 		break;
 	}
 	if (r.bad)

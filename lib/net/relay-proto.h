@@ -29,6 +29,14 @@
  *   P->R CLOSE      the trace is complete
  *   R->P ACK        reply to CLOSE: status once everything is written
  *                   (to the page cache: no fsync)
+ *
+ * A relay that authenticates its peers (docs/auth.md) answers a HELLO
+ * whose flags have RELAY_HELLO_AUTH with a challenge instead of WELCOME
+ * (a HELLO without it gets a WELCOME refusing it, with the reason):
+ *   R->P CHALLENGE  version (1), the relay's nonce (32 bytes)
+ *   P->R AUTH       the credential's kind (net/auth.h), the producer's
+ *                   nonce (32 bytes), the MAC (32 bytes) over both nonces
+ *                   and the HELLO's payload; then WELCOME as above
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H
@@ -53,6 +61,10 @@
 #define RELAY_STREAMS_MAX 4096		/* streams in one trace */
 #define RELAY_METADATA_MAX (64u << 20)	/* metadata bytes of one trace */
 #define RELAY_SEND_TIMEOUT_MS 10000	/* a send that waits longer fails */
+#define RELAY_HELLO_AUTH 1u		/* HELLO flag: the producer holds a credential */
+#define RELAY_AUTH_VERSION 1		/* CHALLENGE's version */
+#define RELAY_CHALLENGE_LEN (4 + 32)	/* version, nonce */
+#define RELAY_AUTH_LEN (4 + 32 + 32)	/* kind, nonce, MAC */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -63,6 +75,8 @@
 	X(BEACON, 6)		\
 	X(CLOSE, 7)		\
 	X(ACK, 8)		\
+	X(CHALLENGE, 9)		\
+	X(AUTH, 10)		\
 	RELAY_CLUSTER_TYPES(X)
 
 /*
@@ -111,6 +125,7 @@ enum relay_type {
 struct relay_msg {
 	enum relay_type type;
 	uint32_t len;			/* payload bytes */
+	const uint8_t *payload;		/* its len bytes (after the header) */
 	union {
 		struct {
 			uint32_t version, flags;
@@ -169,6 +184,13 @@ struct relay_msg {
 			int64_t offset_ns;
 			const char *name, *addr, *sessions, *out, *err;
 		} node;
+			uint32_t version;
+			const uint8_t *nonce;	/* 32 bytes */
+		} challenge;
+		struct {
+			uint32_t kind;
+			const uint8_t *nonce, *mac;	/* 32 bytes each */
+		} auth;
 	} u;
 };
 

@@ -615,6 +615,9 @@ static bool request(struct viewer *v, const struct live_req *r)
 			reply32(v, LIVE_DETACH_UNK);
 		}
 		return true;
+	case LIVE_TRAWL_CHALLENGE:
+	case LIVE_TRAWL_AUTH:
+		break;	/* answered by auth.c before */
 	}
 	return false;
 }
@@ -636,7 +639,7 @@ long tr_live_input(struct rconn *c)
 	/* one request at a time: a held one is answered before the next;
 	 * none while the replies waiting reach the cap (the rest of c->in
 	 * waits: tr_live_tick parses it once they are read) */
-	while (!v->held && !c->dead && off < c->inlen && waiting(c) < LIVE_OUT_MAX) {
+	while (!v->held && !c->dead && !c->closing && off < c->inlen && waiting(c) < LIVE_OUT_MAX) {
 		struct live_req r;
 		ssize_t n = tr_live_req_parse(c->in + off, c->inlen - off, &r, err, sizeof(err));
 		if (n == 0)
@@ -646,7 +649,11 @@ long tr_live_input(struct rconn *c)
 			return -1;
 		}
 		off += (size_t)n;
-		if (!request(v, &r))
+		/* a relay with a secret: the viewer proves it may read first */
+		int a = tr_relay_auth_live(c, &r);
+		if (a < 0)
+			return -1;
+		if (a == 0 && !request(v, &r))
 			return -1;
 	}
 	return (long)off;

@@ -94,6 +94,11 @@ struct rconn {
 	/* cluster control (control.c) */
 	struct rnode *node;		/* an agent's connection, after its JOIN */
 	bool local;			/* came on the Unix control socket */
+	/* authentication (auth.c): whether the peer may use its port (always
+	 * without a secret, and on the unauthenticated live port); the
+	 * challenge it was given */
+	bool authed;
+	struct rauth *auth;
 };
 
 struct trawl_relay {
@@ -141,6 +146,14 @@ struct trawl_relay {
 	struct rnode *nodes;		/* every node that joined, by name */
 	struct rreq *reqs;		/* control requests waiting for nodes */
 	uint32_t next_req;
+	/* authentication (auth.c): the cluster's secret (NULL: none asked);
+	 * the read-only live port that asks none (-1: off) */
+	struct auth_cred *secret;
+	int ofd;
+	char open_at[300];
+	unsigned open_port;
+	struct ratelog rl_auth[4];	/* refusals: producers, viewers (x2);
+					 * without a proof, with a bad one (+1) */
 };
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
@@ -149,6 +162,11 @@ TRAWL_HIDDEN int tr_rconn_queue(struct rconn *c, const void *p, size_t n);
 /* The relay's log, through its hook (nothing without one). */
 TRAWL_HIDDEN void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A refusal of one kind, logged once per episode: the first, then at most
+ * a line every 10 s counting those since. */
+TRAWL_HIDDEN void tr_relay_ratelog(struct trawl_relay *r, struct ratelog *rl, int level,
+				   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Sessions and traces the relay knows (relay.c). */
 TRAWL_HIDDEN struct rsession *tr_relay_session_by_id(struct trawl_relay *r, uint64_t id);
@@ -185,6 +203,35 @@ TRAWL_HIDDEN struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum
  * packet listed in its index (torn tails of a relay killed mid-write),
  * logging each cut. Called by trawl_relay_new before the loop runs. */
 TRAWL_HIDDEN void tr_relay_repair(struct trawl_relay *r);
+
+/* auth.c: the challenge-response (docs/auth.md). */
+struct relay_msg;
+struct live_req;
+/* A producer's HELLO at a relay with a secret: a CHALLENGE queued (the
+ * HELLO kept for the proof), or a WELCOME refusing it (no credential;
+ * c closing, logged). 0, or -ENOMEM. */
+TRAWL_HIDDEN int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m);
+/* A producer's AUTH: 0 with *hello the HELLO it proves (c->authed), or
+ * -errno with the reason in err (the caller refuses and logs it). */
+TRAWL_HIDDEN int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m,
+				      struct relay_msg *hello, char *err, size_t errlen);
+/* A viewer's request before it is authed: 1 when it was the
+ * authentication's (answered; c closing when refused), 0 when c may go on
+ * with it, -1 when c must be closed (logged). */
+TRAWL_HIDDEN int tr_relay_auth_live(struct rconn *c, const struct live_req *req);
+/* Logs a bad proof of c (once per episode). */
+TRAWL_HIDDEN void tr_relay_auth_log(struct rconn *c, const char *why);
+/* Whether c has waited for its proof longer than ms (the sweep closes it). */
+TRAWL_HIDDEN bool tr_relay_auth_late(const struct rconn *c, int64_t now, unsigned ms);
+TRAWL_HIDDEN void tr_relay_auth_free(struct rconn *c);
+/* For tests and fuzzing: the bytes a holder of the relay's cluster secret
+ * sends to answer c's pending challenge (a producer's AUTH message, a
+ * viewer's TRAWL_AUTH request) in out (at least 96 bytes); their length,
+ * or 0 when c has no challenge pending. */
+TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
+/* Loads o's secret file into r->secret: 0, or -errno with err set. */
+TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
+				    size_t errlen);
 
 /* live.c: the LTTng live viewer protocol. */
 /* Parses and answers every whole request in c->in; returns the bytes

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 
 #include "relay/relay-internal.h"
+#include "net/auth.h"
 #include "net/relay-proto.h"
 #include "util/clock.h"
 
@@ -55,8 +56,7 @@ void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 
 /* A refusal of one kind, logged once every RATELOG_MS: the first of an
  * episode, then one line that counts the others. */
-static void __attribute__((format(printf, 4, 5)))
-ratelog(struct trawl_relay *r, struct ratelog *rl, int level, const char *fmt, ...)
+void tr_relay_ratelog(struct trawl_relay *r, struct ratelog *rl, int level, const char *fmt, ...)
 {
 	int64_t now = tr_mono_ms();
 	if (rl->last && now - rl->last < RATELOG_MS) {
@@ -259,8 +259,9 @@ static void trace_files_open(struct trawl_relay *r, struct rtrace *t)
 {
 	t->files_open = true;
 	if (!pool_has(r, 1 + 2 * (int)t->nstreams)) {
-		ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the descriptor "
-			"pool is full (%d of %d in use; --fd-pool-size)", t->dir, r->nfds, r->fd_pool);
+		tr_relay_ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the "
+				 "descriptor pool is full (%d of %d in use; --fd-pool-size)", t->dir,
+				 r->nfds, r->fd_pool);
 		return;
 	}
 	if (t->meta_fd < 0)
@@ -614,14 +615,31 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 	struct rtrace *t = c->trace;
 	if (c->node || c->local || (!t && m->type == RELAY_JOIN))
 		return tr_control_msg(c, m, err, errlen);	/* control.c */
-	if (!t && m->type != RELAY_HELLO)
+	if (!t && m->type != RELAY_HELLO && !(m->type == RELAY_AUTH && c->auth))
 		return tr_seterr(err, errlen, EPROTO, "%s before HELLO", tr_relay_type_name(m->type));
 	if (t && t->closed)
 		return tr_seterr(err, errlen, EPROTO, "%s after CLOSE", tr_relay_type_name(m->type));
 	switch (m->type) {
+	case RELAY_AUTH:
 	case RELAY_HELLO: {
 		if (t)
 			return tr_seterr(err, errlen, EPROTO, "a second HELLO");
+		/* with a secret: the HELLO is taken once proven (auth.c) */
+		struct relay_msg proven;
+		if (m->type == RELAY_HELLO && r->secret && !c->authed)
+			return tr_relay_auth_hello(c, m);
+		if (m->type == RELAY_AUTH) {
+			int ret = tr_relay_auth_answer(c, m, &proven, err, errlen);
+			if (ret < 0) {
+				/* refused with the reason; logged once per episode
+				 * (a flood of bad proofs) */
+				tr_relay_auth_log(c, err);
+				queue_status(c, RELAY_WELCOME, ret, err);
+				c->closing = true;
+				return 0;
+			}
+			m = &proven;
+		}
 		int ret = on_hello(c, m, err, errlen);
 		queue_status(c, RELAY_WELCOME, ret, ret ? err : "");
 		if (ret) {
@@ -696,7 +714,7 @@ static long producer_input(struct rconn *c)
 			 * to read): to a producer's message */
 			uint32_t type = get_le32(c->in + off);
 			if (ret != -EMSGSIZE && (c->trace ? tr_relay_type_name(type)[0] != '?'
-							  : type == RELAY_HELLO)) {
+							  : type == RELAY_HELLO || type == RELAY_AUTH)) {
 				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret, err);
 				c->closing = true;	/* once it is sent */
 			} else {
@@ -728,6 +746,7 @@ static void conn_free(struct rconn *c)
 		tr_live_conn_free(c);
 	if (c->node || c->local)
 		tr_control_conn_gone(c);
+	tr_relay_auth_free(c);
 	if (c->fd >= 0) {
 		epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 		pool_close(r, &c->fd);
@@ -767,9 +786,10 @@ static int in_grow(struct rconn *c, size_t need)
 		return -1;
 	}
 	if (r->buffered - c->incap + n > r->max_total_buf) {
-		ratelog(r, &r->rl_buffers, LOG_WARNING, "%s: needs %zu bytes of input buffer, and the "
-			"other connections hold %zu of the relay's %zu (--max-total-buffer); closed",
-			c->peer, n, r->buffered - c->incap, r->max_total_buf);
+		tr_relay_ratelog(r, &r->rl_buffers, LOG_WARNING, "%s: needs %zu bytes of input buffer, "
+				 "and the other connections hold %zu of the relay's %zu "
+				 "(--max-total-buffer); closed", c->peer, n, r->buffered - c->incap,
+				 r->max_total_buf);
 		c->dead = true;
 		return -1;
 	}
@@ -824,6 +844,8 @@ static int before_hello(struct rconn *c)
 	uint32_t type = get_le32(c->in), len = get_le32(c->in + 4);
 	if ((type == RELAY_HELLO && len <= HELLO_MAX) || (type == RELAY_JOIN && len <= RELAY_JOIN_MAX))
 		return 0;
+	if (type == RELAY_AUTH && c->auth && len == RELAY_AUTH_LEN)
+		return 0;	/* the answer to its challenge (auth.c) */
 	if (type != RELAY_HELLO) {
 		/* not a producer of this protocol: closed without a word, as
 		 * any message that breaks it */
@@ -943,6 +965,12 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 			c->dead = true;
 			continue;
 		}
+		if (tr_relay_auth_late(c, now, r->msg_timeout_ms)) {
+			tr_relay_log(r, LOG_WARNING, "%s: no answer to its challenge after %u ms "
+				     "(--message-timeout); closed", c->peer, r->msg_timeout_ms);
+			c->dead = true;
+			continue;
+		}
 		if (c->kind == RC_VIEWER && now - c->last_rx > (int64_t)r->idle_timeout_ms) {
 			tr_relay_log(r, LOG_WARNING, "%s: nothing came for %lld ms (--idle-timeout); "
 				     "closed", c->peer, (long long)(now - c->last_rx));
@@ -959,6 +987,10 @@ static void listeners_set(struct trawl_relay *r, bool on)
 	epoll_ctl(r->epfd, EPOLL_CTL_MOD, r->dfd, &ev);
 	ev.data.ptr = &r->lfd;
 	epoll_ctl(r->epfd, EPOLL_CTL_MOD, r->lfd, &ev);
+	if (r->ofd >= 0) {
+		ev.data.ptr = &r->ofd;
+		epoll_ctl(r->epfd, EPOLL_CTL_MOD, r->ofd, &ev);
+	}
 }
 
 /* Refuses a connection just accepted, not the pool's: a producer gets a
@@ -993,9 +1025,9 @@ static void out_of_fds(struct trawl_relay *r, int lfd, enum rconn_kind kind, int
 			refuse_fd(fd, kind, EMFILE, "the relay is out of file descriptors");
 		r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
-	ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay holds %d "
-		"for connections and files): refusing newcomers until one is freed",
-		e == ENFILE ? "the system's limit" : "RLIMIT_NOFILE", r->nfds);
+	tr_relay_ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay "
+			 "holds %d for connections and files): refusing newcomers until one is "
+			 "freed", e == ENFILE ? "the system's limit" : "RLIMIT_NOFILE", r->nfds);
 	r->paused_until = tr_mono_ms() + EMFILE_PAUSE_MS;
 	listeners_set(r, false);
 }
@@ -1036,7 +1068,8 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			e = EMFILE;
 		}
 		if (*why) {
-			ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port, why);
+			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port,
+					 why);
 			refuse_fd(fd, kind, e, why);
 			continue;
 		}
@@ -1051,7 +1084,11 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kcnt, sizeof(kcnt));
 		char peer[sizeof(((struct rconn *)0)->peer)];
 		snprintf(peer, sizeof(peer), "%s %s:%s", what, host, port);
-		tr_relay_conn_add(r, fd, kind, peer);
+		struct rconn *c = tr_relay_conn_add(r, fd, kind, peer);
+		/* without a secret, or on the read-only open live port, a peer
+		 * proves nothing (auth.c) */
+		if (c)
+			c->authed = !r->secret || lfd == r->ofd;
 	}
 }
 
@@ -1206,7 +1243,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
-	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = -1;
+	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = -1;
 	r->next_id = 1;
 	r->next_viewer = 1;
 	return r;
@@ -1220,6 +1257,7 @@ struct rconn *tr_relay_conn_new(struct trawl_relay *r, enum rconn_kind kind)
 	c->r = r;
 	c->kind = kind;
 	c->fd = -1;
+	c->authed = !r->secret;
 	snprintf(c->peer, sizeof(c->peer), "%s (test)", kind == RC_PRODUCER ? "producer" : "viewer");
 	c->next = r->conns;
 	r->conns = c;
@@ -1278,7 +1316,10 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	struct trawl_relay_opts opt = { 0 };
 	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
 	const char *data = opt.data_addr, *live = opt.live_addr;
-	ret = listen_on(data, "0.0.0.0", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
+	ret = tr_relay_auth_init(r, opt.secret_file, err, errlen);
+	if (ret < 0)
+		goto err;
+	ret = listen_on(data, "127.0.0.1", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
 			&r->data_port, why, sizeof(why));
 	if (ret < 0) {
 		tr_seterr(err, errlen, -ret, "data port %s", why);
@@ -1292,6 +1333,15 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		goto err;
 	}
 	r->lfd = ret;
+	if (opt.live_open_addr) {
+		ret = listen_on(opt.live_open_addr, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->open_at,
+				sizeof(r->open_at), &r->open_port, why, sizeof(why));
+		if (ret < 0) {
+			tr_seterr(err, errlen, -ret, "open live port %s", why);
+			goto err;
+		}
+		r->ofd = ret;
+	}
 	/* once the ports are ours: a relay that cannot start leaves nothing */
 	ret = tr_mkdir_p(r->output);
 	if (ret < 0) {
@@ -1327,6 +1377,9 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->cfd, &ev) < 0)
 			goto epoll_err;
 	}
+	ev.data.ptr = &r->ofd;
+	if (r->ofd >= 0 && epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->ofd, &ev) < 0)
+		goto epoll_err;
 	return r;
 epoll_err:
 	ret = tr_seterr(err, errlen, errno, "epoll: %s", strerror(errno));
@@ -1354,6 +1407,11 @@ const char *trawl_relay_data_addr(const struct trawl_relay *r)
 const char *trawl_relay_live_addr(const struct trawl_relay *r)
 {
 	return r ? r->live_at : NULL;
+}
+
+const char *trawl_relay_live_open_addr(const struct trawl_relay *r)
+{
+	return r && r->ofd >= 0 ? r->open_at : NULL;
 }
 
 int trawl_relay_stop(struct trawl_relay *r)
@@ -1401,6 +1459,8 @@ int trawl_relay_run(struct trawl_relay *r)
 				conn_accept(r, r->lfd, RC_VIEWER);
 			} else if (p == &r->cfd) {
 				tr_control_accept(r);
+			} else if (p == &r->ofd) {
+				conn_accept(r, r->ofd, RC_VIEWER);
 			} else if (p == &r->stopfd) {
 				uint64_t v;
 				/* consumed: the relay may run again */
@@ -1458,6 +1518,12 @@ void trawl_relay_free(struct trawl_relay *r)
 		close(r->epfd);
 	if (r->spare_fd >= 0)
 		close(r->spare_fd);
+	if (r->ofd >= 0)
+		close(r->ofd);
+	if (r->secret) {
+		tr_auth_wipe(r->secret);
+		free(r->secret);
+	}
 	free(r->output);
 	free(r);
 }

@@ -75,8 +75,8 @@ rc=$?
 RA=$(cat relayA.pid 2> /dev/null)
 DATA_A=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), sessions in .*/\1/p' relayA.out)
 LIVE_A=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), sessions in .*/\2/p' relayA.out)
-is "$rc:$(cat relayA.out)" "0:trawl relay: data on $DATA_A, live on $LIVE_A, sessions in $HERE/OUT" \
-	"relay A detaches (exit 0) and prints its addresses and its absolute output"
+is "$rc:$(cat relayA.out)" "0:trawl relay: data on $DATA_A, live on $LIVE_A, sessions in $HERE/OUT; loopback only, no authentication (--secret-file)" \
+	"relay A detaches (exit 0) and prints its addresses, its absolute output, loopback only, no authentication"
 case "$DATA_A $LIVE_A" in
 127.0.0.1:[1-9]*" "127.0.0.1:[1-9]*) [ "$DATA_A" != "$LIVE_A" ] ;;
 *) false ;;
@@ -97,7 +97,7 @@ DATA_B=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' readyB.txt)
 LIVE_B=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' readyB.txt)
 [ -n "$DATA_B" ] && [ -n "$LIVE_B" ] || { cat relayB.err; bail "relay B did not start"; }
 is "$(lines readyB.txt):$(head -1 relayB.err)" \
-	"1:trawl relay: data on $DATA_B, live on $LIVE_B, writing to $HERE/OUTB" \
+	"1:trawl relay: data on $DATA_B, live on $LIVE_B, writing to $HERE/OUTB; loopback only, no authentication (--secret-file)" \
 	"relay B: one ready line; it logs the same addresses on stderr"
 kill -0 "$RB" 2> /dev/null
 ok $? "relay B stays in the foreground (pid $RB, our child)"

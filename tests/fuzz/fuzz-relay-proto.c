@@ -43,7 +43,7 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 {
 	const uint8_t *lo = msg + RELAY_HDR_LEN, *hi = msg + n;
 	if (m->len != n - RELAY_HDR_LEN || m->len != get_le32(msg + 4) ||
-	    (uint32_t)m->type != get_le32(msg) || m->len > RELAY_MSG_MAX)
+	    (uint32_t)m->type != get_le32(msg) || m->len > RELAY_MSG_MAX || m->payload != lo)
 		abort();
 	switch (m->type) {
 	case RELAY_HELLO:
@@ -153,6 +153,16 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		str_inside(m->u.node.out, lo, hi);
 		str_inside(m->u.node.err, lo, hi);
 		if ((const uint8_t *)m->u.node.err + strlen(m->u.node.err) + 1 != hi)
+			abort();
+		break;
+	case RELAY_CHALLENGE:
+		if (m->len != RELAY_CHALLENGE_LEN || m->u.challenge.version != get_le32(lo) ||
+		    m->u.challenge.nonce != lo + 4)
+			abort();
+		break;
+	case RELAY_AUTH:
+		if (m->len != RELAY_AUTH_LEN || m->u.auth.kind != get_le32(lo) ||
+		    m->u.auth.nonce != lo + 4 || m->u.auth.mac != lo + 36)
 			abort();
 		break;
 	default:

@@ -16,17 +16,24 @@
  * it is a cluster control client (docs/cluster.md: agents JOIN on the
  * producers' connections, CLUSTER requests are forwarded to them, their
  * CTL_REPLY and PONG answered), and 0x80 also runs the control tick with
- * every deadline passed. Traces are written under
- * a directory of the process, removed after each input.
+ * every deadline passed. Authentication
+ * (lib/relay/auth.c): when the first chunk's who has 0x08, the relay has a
+ * secret (every peer must prove it holds a credential first); who & 0x10:
+ * before the chunk's bytes, the connection gets the right answer to its
+ * pending challenge, if it has one (a fuzzer cannot find an HMAC), so what
+ * follows a proof is reached too. Traces are written under a directory of
+ * the process, removed after each input.
  */
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "relay/relay-internal.h"
+#include "net/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		return 0;
 	struct rconn *c[4] = { NULL };
+	if (size >= 3 && (data[0] & 0x08) && (r->secret = calloc(1, sizeof(*r->secret)))) {
+		r->secret->kind = AUTH_CLUSTER;
+		memset(r->secret->key, 0x5a, AUTH_KEY_LEN);
+	}
 	while (size >= 3) {
 		unsigned who = data[0];
 		size_t n = (size_t)data[1] | (size_t)data[2] << 8;
@@ -75,7 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			c[k]->local = true;
 		if (who & 0x80)
 			tr_control_tick(r, (int64_t)1 << 50);	/* every deadline passed */
-		tr_relay_conn_feed(c[k], data, n);
+		uint8_t proof[128];
+		size_t pn = (who & 0x10) ? tr_relay_auth_prove(c[k], proof) : 0;
+		if (pn)
+			tr_relay_conn_feed(c[k], proof, pn);
+		if (c[k]->dead || c[k]->closing)
+			c[k]->outoff = c[k]->outlen = 0;
+		else
+			tr_relay_conn_feed(c[k], data, n);
 		/* the replies would go to the network */
 		c[k]->outoff = c[k]->outlen = 0;
 		data += n;

@@ -411,6 +411,46 @@ static void test_beacon_close(void)
 	free(c);
 }
 
+/* CHALLENGE and AUTH (docs/auth.md): exact sizes, fields where they are. */
+static void test_auth_msgs(void)
+{
+	struct mb b = { .n = 0 };
+	uint8_t *c, nonce[32], mac[32];
+	struct relay_msg m;
+	char err[256];
+	for (int i = 0; i < 32; i++) {
+		nonce[i] = (uint8_t)i;
+		mac[i] = (uint8_t)(0xa0 + i);
+	}
+	mb_begin(&b, RELAY_CHALLENGE);
+	mb_u32(&b, RELAY_AUTH_VERSION);
+	mb_bytes(&b, nonce, 32);
+	size_t n = mb_end(&b);
+	ssize_t r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
+	ok(r == RELAY_HDR_LEN + RELAY_CHALLENGE_LEN && m.type == RELAY_CHALLENGE &&
+	   m.u.challenge.version == RELAY_AUTH_VERSION && m.u.challenge.nonce == c + 12 &&
+	   memcmp(m.u.challenge.nonce, nonce, 32) == 0, "CHALLENGE: version and nonce (%s)", err);
+	ok(prefixes_need_more(b.b, n), "CHALLENGE: every proper prefix needs more bytes");
+	free(c);
+	b.n = 0;
+	mb_begin(&b, RELAY_AUTH);
+	mb_u32(&b, 2);
+	mb_bytes(&b, nonce, 32);
+	mb_bytes(&b, mac, 32);
+	n = mb_end(&b);
+	r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
+	ok(r == RELAY_HDR_LEN + RELAY_AUTH_LEN && m.type == RELAY_AUTH && m.u.auth.kind == 2 &&
+	   m.u.auth.nonce == c + 12 && m.u.auth.mac == c + 44 && m.u.auth.mac[31] == 0xbf &&
+	   m.payload == c + RELAY_HDR_LEN, "AUTH: kind, nonce, MAC (%s)", err);
+	free(c);
+	/* one byte short, one byte more */
+	put_le32(b.b + 4, RELAY_AUTH_LEN - 1);
+	reject(b.b, RELAY_HDR_LEN + RELAY_AUTH_LEN - 1, EPROTO, "too short", "AUTH of 67 bytes");
+	b.b[b.n++] = 0;
+	put_le32(b.b + 4, RELAY_AUTH_LEN + 1);
+	reject(b.b, b.n, EPROTO, "1 bytes after its fields", "AUTH of 69 bytes");
+}
+
 /* A whole conversation in one buffer, parsed message after message, the way
  * the relay consumes its input; then the same bytes fed in 1..n-byte steps. */
 static void test_stream_of_messages(void)
@@ -492,7 +532,7 @@ static void test_stream_of_messages(void)
 static void test_reject_header(void)
 {
 	uint8_t h[RELAY_HDR_LEN + 16] = { 0 };
-	static const uint32_t bad_types[] = { 0, 9, 0x100, 0xffffffffu };
+	static const uint32_t bad_types[] = { 0, 11, 0x100, 0xffffffffu };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		put_le32(h, bad_types[i]);
 		put_le32(h + 4, 0);
@@ -917,12 +957,13 @@ static void test_names(void)
 	ok(!tr_relay_name_ok(s), "tr_relay_name_ok: 299 characters refused");
 
 	static const char *const names[] = { "?", "HELLO", "WELCOME", "METADATA", "STREAM",
-					     "PACKET", "BEACON", "CLOSE", "ACK", "?" };
+					     "PACKET", "BEACON", "CLOSE", "ACK", "CHALLENGE",
+					     "AUTH", "?" };
 	bool good = true;
 	for (uint32_t t = 0; t < ARRAY_SIZE(names); t++)
 		good &= strcmp(tr_relay_type_name(t), names[t]) == 0;
 	ok(good && strcmp(tr_relay_type_name(0xffffffffu), "?") == 0,
-	   "tr_relay_type_name: 1..8 and \"?\" for 0, 9, 2^32-1");
+	   "tr_relay_type_name: 1..10 and \"?\" for 0, 11, 2^32-1");
 }
 
 /* ------------------------------------------------------- tr_net_split_addr */
@@ -1115,8 +1156,25 @@ static void test_live_parse(void)
 	ok(q == 49 && r.cmd == LIVE_LIST_SESSIONS, "LIST_SESSIONS of 33 bytes: 49 (%zd %s)", q, err);
 	n = live_req(buf, LIVE_REQ_MAX, LIVE_CONNECT, pl, LIVE_REQ_MAX);
 	q = live_parse_exact(buf, n, &r, err, sizeof(err));
-	ok(q == 80 && r.u.connect.viewer_session_id == get_be64(pl) &&
-	   r.u.connect.type == get_be32(pl + 16), "CONNECT of 64 bytes: 80 (%zd %s)", q, err);
+	ok(q == LIVE_REQ_HDR + LIVE_REQ_MAX && r.u.connect.viewer_session_id == get_be64(pl) &&
+	   r.u.connect.type == get_be32(pl + 16), "CONNECT of %d bytes: %d (%zd %s)", LIVE_REQ_MAX,
+	   LIVE_REQ_HDR + LIVE_REQ_MAX, q, err);
+
+	/* trawl's authentication commands (docs/auth.md) */
+	for (size_t i = 0; i < 68; i++)
+		pl[i] = (uint8_t)(0x40 + i);
+	n = live_req(buf, 68, LIVE_TRAWL_AUTH, pl, 68);
+	q = live_parse_exact(buf, n, &r, err, sizeof(err));
+	ok(q == 84 && r.cmd == LIVE_TRAWL_AUTH && r.u.auth.kind == get_be32(pl),
+	   "TRAWL_AUTH of 68 bytes: 84 (%zd %s)", q, err);
+	/* its nonce and MAC point into the buffer parsed */
+	q = tr_live_req_parse(buf, n, &r, err, sizeof(err));
+	ok(q == 84 && r.u.auth.nonce == buf + LIVE_REQ_HDR + 4 && r.u.auth.nonce[0] == 0x44 &&
+	   r.u.auth.mac == buf + LIVE_REQ_HDR + 36 && r.u.auth.mac[0] == 0x64 &&
+	   r.u.auth.mac[31] == 0x83, "TRAWL_AUTH: kind, nonce, MAC (%zd %s)", q, err);
+	n = live_req(buf, 0, LIVE_TRAWL_CHALLENGE, pl, 0);
+	q = live_parse_exact(buf, n, &r, err, sizeof(err));
+	ok(q == 16 && r.cmd == LIVE_TRAWL_CHALLENGE, "TRAWL_CHALLENGE: 16 (%zd %s)", q, err);
 
 	/* rejections: from the header alone */
 	static const struct { uint32_t cmd; uint64_t size; const char *what; } bad[] = {
@@ -1128,8 +1186,9 @@ static void test_live_parse(void)
 		{ LIVE_GET_METADATA, 0, "GET_METADATA with 0 bytes" },
 		{ LIVE_GET_NEW_STREAMS, 4, "GET_NEW_STREAMS with 4 bytes" },
 		{ LIVE_DETACH_SESSION, 1, "DETACH_SESSION with 1 byte" },
-		{ LIVE_LIST_SESSIONS, LIVE_REQ_MAX + 1, "LIST_SESSIONS with 65 bytes" },
-		{ LIVE_GET_PACKET, LIVE_REQ_MAX + 1, "GET_PACKET with 65 bytes" },
+		{ LIVE_LIST_SESSIONS, LIVE_REQ_MAX + 1, "LIST_SESSIONS with 129 bytes" },
+		{ LIVE_GET_PACKET, LIVE_REQ_MAX + 1, "GET_PACKET with 129 bytes" },
+		{ LIVE_TRAWL_AUTH, 67, "TRAWL_AUTH with 67 bytes" },
 		{ LIVE_CONNECT, 1ull << 32, "CONNECT with 2^32 bytes" },
 		{ LIVE_CREATE_SESSION, UINT64_MAX, "CREATE_SESSION with 2^64-1 bytes" },
 		{ 0, 0, "command 0" },
@@ -1282,6 +1341,7 @@ int main(void)
 	test_stream();
 	test_packet();
 	test_beacon_close();
+	test_auth_msgs();
 	test_stream_of_messages();
 	test_reject_header();
 	test_reject_names();

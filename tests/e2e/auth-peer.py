@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tests/e2e/auth-peer.py - peers of a relay that authenticates
+(t0870-relay-auth.sh), speaking the handshake byte by byte (docs/auth.md), so
+that the test can claim what a well-behaved client never would.
+
+  producer ADDR KEY S H T [KIND]  HELLO for S/H/T with the credential in file
+                           KEY ("-": none, no AUTH flag), claiming KIND
+                           (cluster, node, viewer; default the file's); prints
+                           "welcome STATUS MESSAGE", and when welcomed sends
+                           a line of metadata and CLOSE: "ack STATUS"
+  replay ADDR KEY S H T    a producer welcomed with KEY, then a second
+                           connection sending the same HELLO and the first
+                           one's AUTH again: prints both welcomes
+  silent ADDR              HELLO with the AUTH flag, then no answer to the
+                           challenge: "closed after S s", or "open after 60 s"
+  flood ADDR N             N connections one after the other, each a HELLO
+                           and an AUTH of a random MAC: prints "refused R of
+                           N" (R: those answered with a refusal)
+  viewer ADDR KEY [KIND]   on a live port: TRAWL_CHALLENGE, TRAWL_AUTH with
+                           KEY ("-": no proof), then CONNECT; prints "auth
+                           STATUS REASON" and "connected" or "closed"
+ADDR is HOST:PORT. The MACs are computed here (hmac, hashlib), not by trawl.
+"""
+import hashlib
+import hmac
+import os
+import socket
+import struct
+import sys
+import time
+
+HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
+KINDS = {'cluster': 1, 'node': 2, 'viewer': 3}
+ROLE_PRODUCER, ROLE_VIEWER = 1, 2
+LIVE_CHALLENGE, LIVE_AUTH, LIVE_CONNECT = 0x74720001, 0x74720002, 1
+
+
+def addr(s):
+    h, p = s.rsplit(':', 1)
+    return h.strip('[]'), int(p)
+
+
+def load(path):
+    """(kind number, key bytes), or None for '-'."""
+    if path == '-':
+        return None
+    for line in open(path):
+        w = line.split('#')[0].split()
+        if w:
+            return KINDS[w[0]], bytes.fromhex(w[-1])
+    raise SystemExit('no credential in ' + path)
+
+
+def mac(key, role, kind, nr, np, ctx=b''):
+    head = b'trawl-auth-1\0' + struct.pack('<II', role, kind) + nr + np
+    return hmac.new(key, head + ctx, hashlib.sha256).digest()
+
+
+def msg(t, payload=b''):
+    return struct.pack('<II', t, len(payload)) + payload
+
+
+def hello(session, host, trace, flags):
+    return msg(HELLO, struct.pack('<IIQ', 1, flags, 0) + bytes(16) +
+               b''.join(x.encode() + b'\0' for x in (session, host, trace)))
+
+
+def full(s, n):
+    b = b''
+    while len(b) < n:
+        try:
+            c = s.recv(n - len(b))
+        except OSError:
+            return None
+        if not c:
+            return None
+        b += c
+    return b
+
+
+def recv_msg(s):
+    h = full(s, 8)
+    if h is None:
+        return None
+    t, n = struct.unpack('<II', h)
+    p = full(s, n)
+    return None if p is None else (t, p)
+
+
+def status_of(m):
+    if m is None:
+        return 'closed'
+    t, p = m
+    if t != WELCOME:
+        return 'type %d' % t
+    st = struct.unpack('<i', p[:4])[0]
+    return '%d %s' % (st, p[4:].split(b'\0')[0].decode())
+
+
+def connect(a):
+    s = socket.create_connection(addr(a), timeout=20)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def handshake(s, cred, h, kind=None):
+    """Sends HELLO h; answers a CHALLENGE with cred (claiming kind). Returns
+    (the WELCOME or None, the AUTH sent or None)."""
+    s.sendall(h)
+    m = recv_msg(s)
+    if m is None or m[0] != CHALLENGE or cred is None:
+        return m, None
+    nr = m[1][4:36]
+    k = cred[0] if kind is None else kind
+    np = os.urandom(32)
+    a = msg(AUTH, struct.pack('<I', k) + np + mac(cred[1], ROLE_PRODUCER, k, nr, np, h))
+    s.sendall(a)
+    return recv_msg(s), a
+
+
+def producer(a, key, se, ho, tr, kind=None):
+    cred = load(key)
+    s = connect(a)
+    w, _ = handshake(s, cred, hello(se, ho, tr, 1 if cred else 0),
+                     KINDS[kind] if kind else None)
+    print('welcome', status_of(w), flush=True)
+    if w and w[0] == WELCOME and struct.unpack('<i', w[1][:4])[0] == 0:
+        # some metadata, so that the trace stays at the relay
+        s.sendall(msg(METADATA, b'/* CTF 1.8 */\n') + msg(CLOSE))
+        m = recv_msg(s)
+        print('ack', struct.unpack('<i', m[1][:4])[0] if m else 'closed', flush=True)
+    s.close()
+
+
+def replay(a, key, se, ho, tr):
+    cred = load(key)
+    h = hello(se, ho, tr, 1)
+    s = connect(a)
+    w, auth = handshake(s, cred, h)
+    print('first', status_of(w), flush=True)
+    s.close()
+    s = connect(a)
+    s.sendall(h)
+    m = recv_msg(s)
+    if m and m[0] == CHALLENGE and auth:
+        s.sendall(auth)	# the first connection's answer, to a new challenge
+        m = recv_msg(s)
+    print('replayed', status_of(m), flush=True)
+    s.close()
+
+
+def silent(a):
+    s = connect(a)
+    s.settimeout(60)
+    t0 = time.monotonic()
+    s.sendall(hello('sil', 'h', 'ust', 1))
+    m = recv_msg(s)
+    if m is None or m[0] != CHALLENGE:
+        print('no challenge', flush=True)
+        return
+    try:
+        got = s.recv(1)
+    except socket.timeout:
+        print('open after 60 s', flush=True)
+        return
+    except OSError:
+        got = b''
+    print('closed after %.1f s' % (time.monotonic() - t0) if not got else 'data', flush=True)
+
+
+def flood(a, n):
+    refused = 0
+    for i in range(n):
+        s = connect(a)
+        h = hello('flood', 'h%d' % (i % 50), 'ust', 1)
+        s.sendall(h)
+        m = recv_msg(s)
+        if m and m[0] == CHALLENGE:
+            s.sendall(msg(AUTH, struct.pack('<I', 1) + os.urandom(64)))
+            m = recv_msg(s)
+            if m and m[0] == WELCOME and struct.unpack('<i', m[1][:4])[0] < 0:
+                refused += 1
+        s.close()
+    print('refused %d of %d' % (refused, n), flush=True)
+
+
+def live_req(cmd, payload=b''):
+    return struct.pack('>QII', len(payload), cmd, 0) + payload
+
+
+def viewer(a, key, kind=None):
+    cred = load(key)
+    s = connect(a)
+    if cred is not None:
+        s.sendall(live_req(LIVE_CHALLENGE))
+        r = full(s, 40)
+        if r is None:
+            print('auth closed', flush=True)
+            return
+        st = struct.unpack('>I', r[:4])[0]
+        if st == 1:
+            k = KINDS[kind] if kind else cred[0]
+            np = os.urandom(32)
+            s.sendall(live_req(LIVE_AUTH, struct.pack('>I', k) + np +
+                               mac(cred[1], ROLE_VIEWER, k, r[8:40], np)))
+            r = full(s, 260)
+            if r is None:
+                print('auth closed', flush=True)
+                return
+            print('auth', struct.unpack('>I', r[:4])[0], r[4:].split(b'\0')[0].decode(),
+                  flush=True)
+        else:
+            print('auth none', flush=True)
+    s.sendall(live_req(LIVE_CONNECT, struct.pack('>QIII', 0, 2, 4, 1)))
+    print('connected' if full(s, 20) is not None else 'closed', flush=True)
+    s.close()
+
+
+def main(argv):
+    cmd = argv[1] if len(argv) > 1 else ''
+    if cmd == 'producer' and len(argv) in (7, 8):
+        producer(*argv[2:])
+    elif cmd == 'replay' and len(argv) == 7:
+        replay(*argv[2:])
+    elif cmd == 'silent' and len(argv) == 3:
+        silent(argv[2])
+    elif cmd == 'flood' and len(argv) == 4:
+        flood(argv[2], int(argv[3]))
+    elif cmd == 'viewer' and len(argv) in (4, 5):
+        viewer(*argv[2:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
