@@ -175,6 +175,7 @@ struct tr_xcore {
 	uint32_t free_open;	/* index + 1 of a free entry (chained by next) */
 	struct xmap open_map;
 	uint64_t nslices;
+	uint64_t nopen_live;	/* slices open now */
 	const struct trawl_sync_match *matches;	/* trawl_export_opts.matches */
 	size_t nmatches;
 	char *path, *tmp;
@@ -713,6 +714,7 @@ static int on_user(struct tr_export *x, const struct cinfo *ci, const struct tra
 			if (map_put(&c->open_map, key, e + 1))
 				return -ENOMEM;
 			m.proc->lanes |= 1ull << o->lane;
+			c->nopen_live++;
 			m.lane = o->lane;
 			m.slice = o->slice;
 			return x->fmt->slice_begin(x, h, ev->ts, &m);
@@ -731,6 +733,7 @@ static int on_user(struct tr_export *x, const struct cinfo *ci, const struct tra
 				m.slice = o->slice;
 				o->next = c->free_open;
 				c->free_open = v;
+				c->nopen_live--;
 				x->st.slices++;
 				return x->fmt->slice_end(x, h, ev->ts, &m);
 			}
@@ -808,6 +811,8 @@ static int x_finish(void *self, struct trawl_reader *r)
 	struct tr_xcore *c = x->core;
 	int ret = c->failed;
 
+	x->st.unmatched += c->nopen_live;	/* begins never ended */
+	c->nopen_live = 0;
 	if (!ret && x->hosts && (ret = x->fmt->finish(x)))
 		fail(x, ret, c->tmp);
 	if (!ret && fflush(x->out))
