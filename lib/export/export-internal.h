@@ -15,7 +15,7 @@
 #include "internal.h"
 
 #define TR_X_COMM 32			/* names kept per thread and process */
-#define TR_X_LANES 64			/* open slices per process at once */
+#define TR_X_LANES 64			/* open slices per process at once (a bit mask) */
 
 struct tr_xhost {
 	char *name;
@@ -31,6 +31,7 @@ struct tr_xthread {
 	int32_t tid, pid;		/* pid -1: unknown */
 	char name[TR_X_COMM];
 	unsigned flags;			/* the format's */
+	uint64_t id;			/* the format's */
 };
 
 struct tr_xproc {
@@ -40,6 +41,7 @@ struct tr_xproc {
 	uint64_t lanes;			/* lanes with an open slice */
 	uint64_t lanes_seen;		/* lanes the format has described */
 	unsigned flags;			/* the format's */
+	uint64_t id;			/* the format's */
 };
 
 /* A context switch, as the kernel's sched_switch (prio: the kernel's,

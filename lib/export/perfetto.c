@@ -60,32 +60,26 @@ enum {
 struct pf_host {
 	struct tr_pb *cpu;		/* FtraceEvents of each CPU, not yet written */
 	uint32_t ncpu;
-	bool host_track;		/* the host's own track described */
+	uint64_t track;			/* the host's own track, 0: not described */
 };
 
 struct pf {
 	struct tr_pb out;
 	struct pf_host *hosts;
+	uint64_t next_uuid;		/* 1.. */
 };
 
-static uint64_t uuid_thread(uint32_t host, int32_t tid)
+/*
+ * Track uuids are numbered as tracks are described (short varints: a hash
+ * would take ten bytes in every track event): a thread's track, a host's,
+ * and a block per process: its track, then one per lane.
+ */
+static uint64_t uuid_block(struct pf *p, uint64_t n)
 {
-	return tr_xmix(tr_xmix(1, host), (uint32_t)tid);
-}
+	uint64_t u = p->next_uuid;
 
-static uint64_t uuid_proc(uint32_t host, int32_t pid)
-{
-	return tr_xmix(tr_xmix(2, host), (uint32_t)pid);
-}
-
-static uint64_t uuid_lane(uint32_t host, int32_t pid, unsigned lane)
-{
-	return tr_xmix(tr_xmix(3, host), ((uint64_t)lane << 32) | (uint32_t)pid);
-}
-
-static uint64_t uuid_host(uint32_t host)
-{
-	return tr_xmix(4, host);
+	p->next_uuid += n;
+	return u;
 }
 
 static int out_flush(struct tr_export *x, bool force)
@@ -119,6 +113,7 @@ static int pf_start(struct tr_export *x)
 	int ret;
 
 	tr_pb_init(&p->out);
+	p->next_uuid = 1;
 	if (!(p->hosts = calloc(x->nhosts ? x->nhosts : 1, sizeof(*p->hosts))))
 		return -ENOMEM;
 	for (size_t i = 0; i < x->nhosts; i++) {
@@ -245,10 +240,11 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 		struct tr_xproc *pr = m->proc;
 
 		if (!(pr->flags & F_DESCRIBED)) {
+			pr->id = uuid_block(p, 1 + TR_X_LANES);
 			tr_pb_begin(&p->out, TRACE_PACKET);
 			tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
 			tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
-			tr_pb_uint(&p->out, TD_UUID, uuid_proc(hi, pr->pid));
+			tr_pb_uint(&p->out, TD_UUID, pr->id);
 			tr_pb_begin(&p->out, TD_PROCESS);
 			tr_pb_int(&p->out, PD_PID, pr->pid);
 			if (pr->name[0])
@@ -259,10 +255,10 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 				return ret;
 			pr->flags |= F_DESCRIBED;
 		}
-		*uuid = uuid_proc(hi, pr->pid);
+		*uuid = pr->id;
 		if (!lane)
 			return 0;
-		*uuid = uuid_lane(hi, pr->pid, m->lane);
+		*uuid = pr->id + 1 + m->lane;
 		if (!(pr->lanes_seen & (1ull << m->lane))) {
 			char name[32];
 
@@ -271,7 +267,7 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 			tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
 			tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
 			tr_pb_uint(&p->out, TD_UUID, *uuid);
-			tr_pb_uint(&p->out, TD_PARENT, uuid_proc(hi, pr->pid));
+			tr_pb_uint(&p->out, TD_PARENT, pr->id);
 			tr_pb_str(&p->out, TD_NAME, name);
 			tr_pb_end(&p->out);
 			if ((ret = packet_end(x, h)) || (ret = tr_export_count(x, 1)))
@@ -283,9 +279,11 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 	if (m->thread) {
 		struct tr_xthread *t = m->thread;
 
-		*uuid = uuid_thread(hi, t->tid);
-		if (t->flags & F_DESCRIBED)
+		if (t->flags & F_DESCRIBED) {
+			*uuid = t->id;
 			return 0;
+		}
+		*uuid = t->id = uuid_block(p, 1);
 		tr_pb_begin(&p->out, TRACE_PACKET);
 		tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
 		tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
@@ -304,9 +302,11 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 	}
 	struct pf_host *ph = &p->hosts[hi];
 
-	*uuid = uuid_host(hi);
-	if (ph->host_track)
+	if (ph->track) {
+		*uuid = ph->track;
 		return 0;
+	}
+	*uuid = ph->track = uuid_block(p, 1);
 	char name[300];
 
 	snprintf(name, sizeof(name), "%s: events", h->name);
@@ -316,7 +316,6 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 	tr_pb_uint(&p->out, TD_UUID, *uuid);
 	tr_pb_str(&p->out, TD_NAME, name);
 	tr_pb_end(&p->out);
-	ph->host_track = true;
 	if ((ret = packet_end(x, h)))
 		return ret;
 	return tr_export_count(x, 1);
