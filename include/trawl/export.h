@@ -47,9 +47,10 @@ struct trawl_export_opts {
 	size_t sz;			/* sizeof(struct trawl_export_opts) */
 	const char *format;		/* a trawl_export_format_name(); NULL: "perfetto" */
 	/*
-	 * The file written: as PATH.tmp beside it, renamed over PATH once the
-	 * run finished without error (trawl_export_sink()'s finish()), removed
-	 * otherwise: PATH is never half written.
+	 * The file written: as PATH.tmp beside it, renamed over PATH when the
+	 * run ends (trawl_export_sink()'s finish()) without a failure of this
+	 * sink, removed otherwise: PATH is never half written. (A run stopped
+	 * early, by its limit or another sink, gives the events up to there.)
 	 */
 	const char *path;
 	/*
@@ -100,8 +101,8 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 				      size_t errlen);
 /*
  * The sink. Its events() returns -EFBIG past max_events, another -errno on
- * a write error; its finish() completes the file (or removes it after an
- * error or an unfinished run). The message of a failure:
+ * a write error or out of memory; its finish() completes the file, or
+ * removes it after such a failure. The message of a failure:
  * trawl_export_error().
  */
 struct trawl_sink trawl_export_sink(struct trawl_export *x);

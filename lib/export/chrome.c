@@ -265,9 +265,10 @@ static int ch_instant(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 		ret = tr_export_count(x, 1);
 		return ret ? ret : flush(x, false);
 	}
-	/* a message's end: a slice of no duration that the flow binds to */
+	/* a message's end: a slice of a nanosecond that the flow binds to */
 	ev_open(x, "X", ts, pid, tid, m->name, m->name_len);
-	tr_json_kv_i64(&c->j, "dur", 0);
+	tr_json_key(&c->j, "dur");
+	tr_json_fixed(&c->j, 0.001, 3);
 	tr_json_obj_end(&c->j);
 	ev_open(x, m->flow_out ? "s" : "f", ts, pid, tid, "message", 7);
 	tr_json_kv_str(&c->j, "cat", "message");

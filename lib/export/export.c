@@ -724,10 +724,10 @@ static int on_user(struct tr_export *x, const struct cinfo *ci, const struct tra
 
 			if (o->host == ci->host && o->pid == (int32_t)pid && o->stem == ci->stem &&
 			    o->id == id) {
-				if (o->next)
-					map_put(&c->open_map, key, o->next);	/* replaces: no growth */
-				else
+				if (!o->next)
 					map_del(&c->open_map, key);
+				else if (map_put(&c->open_map, key, o->next))
+					return -ENOMEM;
 				m.proc->lanes &= ~(1ull << o->lane);
 				m.lane = o->lane;
 				m.slice = o->slice;
