@@ -21,6 +21,9 @@ struct tr_xhost {
 	char *name;
 	uint32_t machine;		/* 1.. (hosts sorted by name) */
 	long pindex;			/* in the sync points' hosts, -1: none */
+	/* its kernel trace's env (sysname, kernel_release, kernel_version),
+	 * NULL when none; the reader's strings, valid during the run */
+	const char *sysname, *release, *version;
 	uint32_t ncpus;
 	int32_t *cur_tid;		/* per CPU: the task running (sched_switch) */
 	void *priv;			/* the format's per-host state */

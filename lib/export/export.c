@@ -481,6 +481,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A string of a trace's env, else dflt. */
+static const char *env_str(const struct trawl_ctf_trace *meta, const char *key, const char *dflt)
+{
+	const struct trawl_ctf_env *e = trawl_ctf_trace_env(meta, key);
+
+	return e && !e->is_int && e->sval ? e->sval : dflt;
+}
+
 static int x_start(void *self, struct trawl_reader *r)
 {
 	struct tr_export *x = self;
@@ -547,6 +555,18 @@ static int x_start(void *self, struct trawl_reader *r)
 	x->nhosts = n;
 	x->st.hosts = n;
 	free(names);
+	for (size_t i = 0; i < nt; i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		const struct trawl_ctf_trace *meta = trawl_reader_trace_meta(t);
+		const char *hn = trawl_reader_trace_hostname(t);
+
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(x->hosts[k].name, hn)) {
+				x->hosts[k].sysname = env_str(meta, "sysname", x->hosts[k].sysname);
+				x->hosts[k].release = env_str(meta, "kernel_release", x->hosts[k].release);
+				x->hosts[k].version = env_str(meta, "kernel_version", x->hosts[k].version);
+			}
+	}
 	int ret = x->fmt->start(x);
 
 	return ret ? fail(x, ret, "start") : 0;

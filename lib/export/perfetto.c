@@ -30,7 +30,7 @@ enum {
 	TP_TRACK_DESCRIPTOR = 60, TP_FIRST_ON_SEQ = 87, TP_MACHINE_ID = 98,
 	SEQ_INCREMENTAL_STATE_CLEARED = 1,
 	/* SystemInfo, Utsname */
-	SI_UTSNAME = 1, SI_MACHINE_NAME = 17, UTS_SYSNAME = 1,
+	SI_UTSNAME = 1, SI_MACHINE_NAME = 17, UTS_SYSNAME = 1, UTS_VERSION = 2, UTS_RELEASE = 3,
 	/* FtraceEventBundle, FtraceEvent */
 	FB_CPU = 1, FB_EVENT = 2,
 	FE_TIMESTAMP = 1, FE_PID = 2, FE_SCHED_SWITCH = 4, FE_SCHED_WAKEUP = 17,
@@ -121,8 +121,14 @@ static int pf_start(struct tr_export *x)
 
 		tr_pb_begin(&p->out, TRACE_PACKET);
 		tr_pb_begin(&p->out, TP_SYSTEM_INFO);
+		/* the kernel's release tells trace_processor how to read
+		 * sched_switch's prev_state */
 		tr_pb_begin(&p->out, SI_UTSNAME);
-		tr_pb_str(&p->out, UTS_SYSNAME, "Linux");
+		tr_pb_str(&p->out, UTS_SYSNAME, h->sysname ? h->sysname : "Linux");
+		if (h->version)
+			tr_pb_str(&p->out, UTS_VERSION, h->version);
+		if (h->release)
+			tr_pb_str(&p->out, UTS_RELEASE, h->release);
 		tr_pb_end(&p->out);
 		tr_pb_str(&p->out, SI_MACHINE_NAME, h->name);
 		tr_pb_end(&p->out);

@@ -9,7 +9,8 @@
 # flow from one machine to another that never points back once synchronized
 # (and some that do on raw clocks), --match adds the RPCs, slices and their
 # names; chrome-json's pids per host, its flows, its limit. Then a real
-# `trawl record -k sched` (root and tracefs, else skipped).
+# `trawl record -k sched` (root and tracefs, else skipped): its context
+# switches per CPU, and the kernel's release (how Perfetto reads prev_state).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
 command -v protoc > /dev/null 2>&1 || skip_all "protoc is not installed (protobuf-compiler)"
@@ -210,8 +211,11 @@ for p in load(sys.argv[1]):
     for b in p.get('ftrace_events', []):
         got[one(b, 'cpu')] += sum('sched_switch' in e for e in b['event'])
 want = collections.Counter(json.loads(l)['cpu'] for l in open(sys.argv[2]))
-print('ok' if got == want and sum(want.values()) > 0 else 'bad %r %r' % (got, want))
+rel = [one(one(p, 'system_info'), 'utsname') for p in load(sys.argv[1]) if 'system_info' in p]
+import os
+ok_rel = len(rel) == 1 and one(rel[0], 'release') == os.uname().release
+print('ok' if got == want and sum(want.values()) > 0 and ok_rel else 'bad %r %r %r' % (got, want, rel))
 PY
-	is "$(cat k.txt)" ok "the machine's context switches, per CPU"
+	is "$(cat k.txt)" ok "the machine's context switches, per CPU; its kernel release"
 fi
 finish
