@@ -87,7 +87,8 @@ struct trawl_export_stats {
 	uint64_t unmatched;		/* begins never ended, ends never begun */
 	uint64_t instants;		/* other user-space events */
 	uint64_t flows;			/* messages tied (both ends seen) */
-	uint64_t skipped;		/* kernel events of no family above */
+	uint64_t skipped;		/* kernel events of no family above, and
+					 * scheduler events of CPU 65536 or more */
 	uint64_t bytes;			/* of the file */
 };
 

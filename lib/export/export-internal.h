@@ -15,6 +15,7 @@
 #include "internal.h"
 
 #define TR_X_COMM 32			/* names kept per thread and process */
+#define TR_X_MAX_CPUS 65536		/* scheduler events of CPUs above: skipped */
 #define TR_X_LANES 64			/* open slices per process at once (a bit mask) */
 
 struct tr_xhost {

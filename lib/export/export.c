@@ -576,8 +576,6 @@ static int cpu_room(struct tr_xhost *h, uint32_t cpu)
 {
 	if (cpu < h->ncpus)
 		return 0;
-	if (cpu >= 65536)
-		return -ERANGE;
 	uint32_t n = cpu + 1;
 	int32_t *t = realloc(h->cur_tid, n * sizeof(*t));
 
@@ -798,6 +796,10 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 			break;
 		x->st.events++;
 		x->last_ts = e->ts;
+		if ((ci->kind == K_SWITCH || ci->kind == K_WAKE) && e->cpu >= TR_X_MAX_CPUS) {
+			x->st.skipped++;	/* a CPU number no machine has */
+			continue;
+		}
 		switch (ci->kind) {
 		case K_SWITCH:
 			ret = on_switch(x, ci, e);
