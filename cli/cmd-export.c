@@ -34,7 +34,7 @@ static void export_usage(FILE *f)
 		"\n"
 		"  -f, --format <name>    the format (default: perfetto):\n");
 	for (size_t i = 0; (name = trawl_export_format_name(i, &help)); i++)
-		fprintf(f, "                           %-12s %s\n", name, help);
+		fprintf(f, "                         %-12s %s\n", name, help);
 	fprintf(f,
 		"  -o, --output <file>    the file written (replaced once complete)\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"

@@ -309,7 +309,7 @@ static void ch_release(struct tr_export *x)
 
 const struct tr_xformat tr_xformat_chrome = {
 	.name = "chrome-json",
-	.help = "chrome://tracing's JSON (small sessions: at most 1 M records)",
+	.help = "chrome://tracing JSON, at most 1 M records",
 	.max_events = TRAWL_EXPORT_CHROME_MAX_EVENTS,
 	.priv_size = sizeof(struct ch),
 	.start = ch_start,

@@ -456,7 +456,7 @@ static void pf_release(struct tr_export *x)
 
 const struct tr_xformat tr_xformat_perfetto = {
 	.name = "perfetto",
-	.help = "Perfetto's protobuf trace (ui.perfetto.dev, trace_processor)",
+	.help = "Perfetto protobuf trace (ui.perfetto.dev)",
 	.priv_size = sizeof(struct pf),
 	.start = pf_start,
 	.sched_switch = pf_switch,
