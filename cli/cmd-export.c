@@ -41,6 +41,8 @@ static void export_usage(FILE *f)
 		"  -m, --match <spec>     also tie application messages, spec\n"
 		"                         'SEND_EVENT.FIELD = RECV_EVENT.FIELD' (repeatable)\n"
 		"      --no-flows         do not look for messages\n"
+		"      --fields           also write each user-space event's context and\n"
+		"                         fields (the record's arguments; larger files)\n"
 		"      --max-events <n>   write at most n records (0: no limit; default:\n"
 		"                         1000000 for chrome-json, none for perfetto)\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
@@ -70,6 +72,7 @@ int cmd_export(int argc, char **argv)
 		{ "max-events", required_argument, NULL, 2 },
 		{ "no-sync", no_argument, NULL, 3 },
 		{ "sync", required_argument, NULL, 4 },
+		{ "fields", no_argument, NULL, 5 },
 		CLI_PROGRESS_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -155,6 +158,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 4:
 			sync_path = optarg;
+			break;
+		case 5:
+			xo.fields = true;
 			break;
 		case CLI_OPT_PROGRESS:
 		case CLI_OPT_NO_PROGRESS:

@@ -22,6 +22,7 @@
 #ifndef TRAWL_EXPORT_H
 #define TRAWL_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,12 @@ struct trawl_export_opts {
 	 * no limit). One more fails the run with -EFBIG (the file is removed).
 	 */
 	uint64_t max_events;
+	/*
+	 * Also write each user-space record's context and fields (the json
+	 * format's "context" and "fields"): Perfetto's debug annotation
+	 * "args" (as JSON), chrome-json's "args". Larger files.
+	 */
+	bool fields;
 };
 
 /* What an export wrote (trawl_export_stats()). */

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "export/export-internal.h"
-#include "util/json.h"
 
 #define PID_STRIDE 10000000
 #define PID_HOST (PID_STRIDE - 1)	/* the host's pseudo-process */
@@ -222,6 +221,19 @@ static int place(struct tr_export *x, const struct tr_xhost *h, const struct tr_
 	return 0;
 }
 
+/* --fields: the event's context and fields as the record's args. */
+static void args(struct tr_export *x, const struct tr_xmark *m)
+{
+	struct ch *c = x->priv;
+
+	if (!x->fields)
+		return;
+	tr_json_key(&c->j, "args");
+	tr_json_obj(&c->j);
+	tr_format_json_values(&c->j, m->ev);
+	tr_json_obj_end(&c->j);
+}
+
 static int slice(struct tr_export *x, struct tr_xhost *h, int64_t ts, const struct tr_xmark *m,
 		 const char *ph)
 {
@@ -234,6 +246,7 @@ static int slice(struct tr_export *x, struct tr_xhost *h, int64_t ts, const stru
 	ev_open(x, ph, ts, pid, tid, m->name, m->name_len);
 	tr_json_kv_str(&c->j, "cat", "trawl");
 	tr_json_kv_u64(&c->j, "id", m->slice);
+	args(x, m);
 	tr_json_obj_end(&c->j);
 	ret = tr_export_count(x, 1);
 	return ret ? ret : flush(x, false);
@@ -261,6 +274,7 @@ static int ch_instant(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 	if (!m->flow_out && !m->flow_in) {
 		ev_open(x, "i", ts, pid, tid, m->name, m->name_len);
 		tr_json_kv_str(&c->j, "s", "t");
+		args(x, m);
 		tr_json_obj_end(&c->j);
 		ret = tr_export_count(x, 1);
 		return ret ? ret : flush(x, false);
@@ -269,6 +283,7 @@ static int ch_instant(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 	ev_open(x, "X", ts, pid, tid, m->name, m->name_len);
 	tr_json_key(&c->j, "dur");
 	tr_json_fixed(&c->j, 0.001, 3);
+	args(x, m);
 	tr_json_obj_end(&c->j);
 	ev_open(x, m->flow_out ? "s" : "f", ts, pid, tid, "message", 7);
 	tr_json_kv_str(&c->j, "cat", "message");

@@ -13,6 +13,8 @@
 
 #include "trawl/export.h"
 #include "internal.h"
+#include "pipe/pipe-internal.h"	/* tr_format_json_values() */
+#include "util/json.h"
 
 #define TR_X_COMM 32			/* names kept per thread and process */
 #define TR_X_MAX_CPUS 65536		/* scheduler events of CPUs above: skipped */
@@ -114,6 +116,7 @@ struct tr_export {
 	int64_t last_ts;
 	struct trawl_export_stats st;
 	uint64_t max_events;
+	bool fields;			/* trawl_export_opts.fields */
 	/* each format's records count against max_events: tr_export_count() */
 	struct tr_xthread *threads;
 	size_t nthreads, capthreads;

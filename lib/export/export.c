@@ -9,6 +9,7 @@
  * handed to the format's writer. docs/export.md says why so.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -892,6 +893,8 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 	x->core = &e->core;
 	x->fmt = fmt;
 	x->first_ts = INT64_MIN;
+	x->fields = o->sz >= offsetof(struct trawl_export_opts, fields) + sizeof(o->fields) &&
+		    o->fields;
 	x->max_events = o->max_events ? (o->max_events == UINT64_MAX ? 0 : o->max_events)
 				      : fmt->max_events;
 	if (fmt->priv_size && !(x->priv = calloc(1, fmt->priv_size)))

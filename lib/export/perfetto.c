@@ -44,7 +44,9 @@ enum {
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 	/* TrackEvent */
-	TE_TYPE = 9, TE_TRACK = 11, TE_NAME = 23, TE_FLOW = 47, TE_FLOW_END = 48,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_TRACK = 11, TE_NAME = 23, TE_FLOW = 47, TE_FLOW_END = 48,
+	/* DebugAnnotation */
+	DA_JSON = 9, DA_NAME = 10,
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3,
 	/* ProcessTree */
 	PT_PROCESSES = 1, PT_THREADS = 2,
@@ -65,6 +67,7 @@ struct pf_host {
 
 struct pf {
 	struct tr_pb out;
+	struct json args;		/* an event's context and fields (--fields) */
 	struct pf_host *hosts;
 	uint64_t next_uuid;		/* 1.. */
 };
@@ -113,6 +116,7 @@ static int pf_start(struct tr_export *x)
 	int ret;
 
 	tr_pb_init(&p->out);
+	tr_json_init(&p->args);
 	p->next_uuid = 1;
 	if (!(p->hosts = calloc(x->nhosts ? x->nhosts : 1, sizeof(*p->hosts))))
 		return -ENOMEM;
@@ -347,6 +351,18 @@ static int track_event(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 		tr_pb_fixed64(&p->out, TE_FLOW, m->flow_out);
 	if (m->flow_in)
 		tr_pb_fixed64(&p->out, TE_FLOW_END, m->flow_in);
+	if (x->fields) {
+		tr_json_clear(&p->args);
+		tr_json_obj(&p->args);
+		tr_format_json_values(&p->args, m->ev);
+		tr_json_obj_end(&p->args);
+		if (p->args.nomem)
+			return -ENOMEM;
+		tr_pb_begin(&p->out, TE_DEBUG);
+		tr_pb_str(&p->out, DA_NAME, "args");
+		tr_pb_bytes(&p->out, DA_JSON, p->args.buf, p->args.len);
+		tr_pb_end(&p->out);
+	}
 	tr_pb_end(&p->out);
 	if ((ret = packet_end(x, h)))
 		return ret;
@@ -446,6 +462,7 @@ static void pf_release(struct tr_export *x)
 	if (!p)
 		return;
 	tr_pb_release(&p->out);
+	tr_json_release(&p->args);
 	for (size_t i = 0; p->hosts && i < x->nhosts; i++) {
 		for (uint32_t c = 0; c < p->hosts[i].ncpu; c++)
 			tr_pb_release(&p->hosts[i].cpu[c]);

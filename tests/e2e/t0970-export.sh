@@ -8,14 +8,14 @@
 # host, timestamps corrected (as print's, not the raw ones), every probe a
 # flow from one machine to another that never points back once synchronized
 # (and some that do on raw clocks), --match adds the RPCs, slices and their
-# names; chrome-json's pids per host, its flows, its limit. Then a real
+# names, --fields; chrome-json's pids per host, its flows, its limit. Then a real
 # `trawl record -k sched` (root and tracefs, else skipped): its context
 # switches per CPU, and the kernel's release (how Perfetto reads prev_state).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
 command -v protoc > /dev/null 2>&1 || skip_all "protoc is not installed (protobuf-compiler)"
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed"
-plan 20
+plan 21
 
 PROTO="$TRAWL_SRC/tests/data/perfetto"
 decode() { protoc -I "$PROTO" --decode perfetto.protos.Trace trace.proto < "$1" > "$1.txt"; }
@@ -144,6 +144,22 @@ PY
 ok $([ "${rpcs:-0}" -gt "$probes" ] && [ "$(cat m.txt)" = "$rpcs" ]; echo $?) \
 	"--match: probes and RPCs are flows ($(cat m.txt) of $rpcs)"
 "$TRAWL" sync s > /dev/null 2>&1	# sync.txt as before --match
+
+# --fields: each slice begins with its event's context and fields
+"$TRAWL" export --fields s -o f.pftrace -q && decode f.pftrace
+python3 - f.pftrace.txt events.json > f.txt <<'PY'
+import json, sys
+from pftext import load, one
+key = lambda t: (t[0], json.dumps(t[1], sort_keys=True))
+got = sorted([(one(p, 'timestamp'), json.loads(one(one(one(p, 'track_event'), 'debug_annotations'), 'legacy_json_value')))
+              for p in load(sys.argv[1]) if 'track_event' in p
+              and one(one(p, 'track_event'), 'type') == 'TYPE_SLICE_BEGIN'], key=key)
+want = sorted(((e['ts'], {'context': e['context'], 'fields': e['fields']})
+               for e in (json.loads(l) for l in open(sys.argv[2])) if e['event'] == 'app:request_begin'),
+              key=key)
+print('ok %d' % len(got) if got == want and got else 'bad %d %d' % (len(got), len(want)))
+PY
+ok $(grep -q '^ok [1-9]' f.txt; echo $?) "--fields: every slice's begin has its event's context and fields ($(cat f.txt))"
 
 # chrome-json
 "$TRAWL" export -f chrome-json s -o s.json 2> /dev/null

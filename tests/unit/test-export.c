@@ -12,7 +12,9 @@
  *    id pair per thread, an end without a begin and a begin never ended
  *    are counted unmatched, other events are instants;
  *  - chrome-json: host i's pid p is (i + 1) * 10,000,000 + p; beyond
- *    max_events the run fails with EFBIG and no file is left.
+ *    max_events the run fails with EFBIG and no file is left;
+ *  - fields: with opts.fields, an event's context and fields as JSON (a
+ *    debug annotation, args), none without.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -227,12 +229,13 @@ static int write_ust(const char *dir)
 }
 
 static int run_export(const char *dir, const char *format, const char *out, uint64_t max,
-		      struct trawl_export_stats *st, char *err, size_t errlen)
+		      bool fields, struct trawl_export_stats *st, char *err, size_t errlen)
 {
 	const char *p[] = { dir };
 	struct trawl_reader *r = trawl_reader_new(p, 1, NULL, err, errlen);
 	struct trawl_export_opts o = {
 		.sz = sizeof(o), .format = format, .path = out, .max_events = max,
+		.fields = fields,
 	};
 	struct trawl_export *x = r ? trawl_export_new(&o, err, errlen) : NULL;
 	int rc = -1;
@@ -267,7 +270,7 @@ static void test_sink(void)
 		return;
 	}
 	char *pf = strdup(tap_path(root, "t.pftrace"));
-	int rc = run_export(dir, "perfetto", pf, 0, &st, err, sizeof(err));
+	int rc = run_export(dir, "perfetto", pf, 0, false, &st, err, sizeof(err));
 
 	is_int(rc, 0, "perfetto: the run %s", err);
 	is_int(st.events, 11, "every event read");
@@ -282,20 +285,32 @@ static void test_sink(void)
 	ok(buf && has(buf, len, "a:req") && has(buf, len, "a:op") && has(buf, len, "a:req_end"),
 	   "slices are named by their stem, the lone end by its event");
 	ok(access(tap_path(root, "t.pftrace.tmp"), F_OK) != 0, "no temporary file left");
+	ok(buf && !has(buf, len, "\"fields\""), "no fields unless asked");
+	free(buf);
+	rc = run_export(dir, "perfetto", pf, 0, true, &st, err, sizeof(err));
+	buf = slurp(pf, &len);
+	ok(!rc && buf && has(buf, len, "{\"context\":{\"vpid\":10,\"vtid\":11},\"fields\":{\"id\":2}}"),
+	   "--fields: an event's context and fields as JSON");
 	free(buf);
 
 	char *cj = strdup(tap_path(root, "t.json"));
-	rc = run_export(dir, "chrome-json", cj, 0, &st, err, sizeof(err));
+	rc = run_export(dir, "chrome-json", cj, 0, false, &st, err, sizeof(err));
 	is_int(rc, 0, "chrome-json: the run %s", err);
 	buf = slurp(cj, &len);
 	ok(buf && has(buf, len, "\"pid\":10000010,\"tid\":11") &&
 	   has(buf, len, "\"pid\":10000020,\"tid\":21"),
 	   "host 0's pid 10 and 20 are 10000010 and 10000020");
 	ok(buf && has(buf, len, "\"displayTimeUnit\":\"ns\""), "times shown in ns");
+	ok(buf && !has(buf, len, "\"args\":{\"context\""), "no fields unless asked");
+	free(buf);
+	rc = run_export(dir, "chrome-json", cj, 0, true, &st, err, sizeof(err));
+	buf = slurp(cj, &len);
+	ok(!rc && buf && has(buf, len, "\"args\":{\"context\":{\"vpid\":10,\"vtid\":12},\"fields\":{}}"),
+	   "--fields: the record's args");
 	free(buf);
 
 	char *big = strdup(tap_path(root, "big.json"));
-	rc = run_export(dir, "chrome-json", big, 3, &st, err, sizeof(err));
+	rc = run_export(dir, "chrome-json", big, 3, false, &st, err, sizeof(err));
 	is_int(rc, -EFBIG, "past max_events: EFBIG (%s)", err);
 	ok(access(big, F_OK) != 0 && access(tap_path(root, "big.json.tmp"), F_OK) != 0,
 	   "and no file, not even the temporary one");
