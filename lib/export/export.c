@@ -398,8 +398,9 @@ static int classify(struct tr_export *x, const struct trawl_event *ev, struct ci
 	ci->host = (uint32_t)h;
 	ci->name = name;
 	ci->name_len = n;
-	ci->msg_send = tr_glob_match("trawl_sync:*_send", name);
-	ci->msg_recv = tr_glob_match("trawl_sync:*_recv", name);
+	/* the sync points' events (trawl/sync-schema.h) and --match's */
+	ci->msg_send = !strcmp(name, TRAWL_SYNC_PROBE_SEND) || !strcmp(name, TRAWL_SYNC_TCP_SEND);
+	ci->msg_recv = !strcmp(name, TRAWL_SYNC_PROBE_RECV) || !strcmp(name, TRAWL_SYNC_TCP_RECV);
 	for (size_t i = 0; i < c->nmatches; i++) {
 		ci->msg_send |= tr_glob_match(c->matches[i].send_event, name);
 		ci->msg_recv |= tr_glob_match(c->matches[i].recv_event, name);
