@@ -26,6 +26,7 @@ int cmd_record(int argc, char **argv);		/* cmd-record.c */
 int cmd_sync(int argc, char **argv);		/* cmd-sync.c */
 int cmd_probe(int argc, char **argv);		/* cmd-probe.c */
 int cmd_tcpcap(int argc, char **argv);		/* cmd-tcpcap.c */
+int cmd_export(int argc, char **argv);		/* cmd-export.c */
 /* cmd-session.c: the agent and the session commands */
 int cmd_agent(int argc, char **argv);
 int cmd_create(int argc, char **argv);

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
+	{ "export", cmd_export, "write a session for Perfetto or chrome://tracing" },
 	{ "probe", cmd_probe, "exchange clock-sync probe messages with peer nodes, recorded" },
 	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },
 	{ "agent", cmd_agent, "the per-node daemon that applications register with" },

@@ -6,7 +6,8 @@ pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-
 libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iproute2
 nettle-dev
 rt-tests trace-cmd linux-perf
-babeltrace2 lttng-tools liblttng-ust-dev python3"
+babeltrace2 lttng-tools liblttng-ust-dev python3
+protobuf-compiler"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -193,23 +193,12 @@ static bool jfields(struct json *j, const struct trawl_ctf_type *t, const union 
 	return true;
 }
 
-static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_event *ev)
+bool tr_format_json_values(struct json *j, const struct trawl_event *ev)
 {
-	struct jfmt *f = p;
-	struct json *j = &f->j;
-	const struct trawl_ctf_stream_class *sc;
+	const struct trawl_ctf_stream_class *sc = stream_class(ev);
 	uint32_t pos = 0;
-
-	if (!ev->cls)
-		return 0;
-	sc = stream_class(ev);
-	tr_json_clear(j);
-	tr_json_obj(j);
-	tr_json_kv_i64(j, "ts", ev->ts);
-	tr_json_kv_str(j, "host", trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
-	tr_json_kv_u64(j, "cpu", ev->cpu);
-	tr_json_kv_str(j, "event", ev->cls->name);
 	bool ok = true;
+
 	if ((sc && sc->event_context) || ev->cls->context) {
 		tr_json_key(j, "context");
 		tr_json_obj(j);
@@ -221,7 +210,23 @@ static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_even
 	tr_json_obj(j);
 	ok = ok && jfields(j, ev->cls->fields, ev->values, ev->nvalues, &pos);
 	tr_json_obj_end(j);
-	if (!ok) {
+	return ok;
+}
+
+static size_t json_event(void *p, char *buf, size_t cap, const struct trawl_event *ev)
+{
+	struct jfmt *f = p;
+	struct json *j = &f->j;
+
+	if (!ev->cls)
+		return 0;
+	tr_json_clear(j);
+	tr_json_obj(j);
+	tr_json_kv_i64(j, "ts", ev->ts);
+	tr_json_kv_str(j, "host", trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream)));
+	tr_json_kv_u64(j, "cpu", ev->cpu);
+	tr_json_kv_str(j, "event", ev->cls->name);
+	if (!tr_format_json_values(j, ev)) {
 		tr_json_kv_str(j, "error", "the values do not match the event's types");
 	}
 	tr_json_obj_end(j);

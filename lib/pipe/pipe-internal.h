@@ -215,6 +215,11 @@ struct format {
 	void (*free)(void *f);
 };
 TRAWL_HIDDEN const struct format *tr_format_find(const char *name);
+/* The json format's "context" (if any) and "fields" members of ev, into
+ * the object open in j (also what exports write as an event's
+ * arguments); false when the values do not match the types. */
+struct json;
+TRAWL_HIDDEN bool tr_format_json_values(struct json *j, const struct trawl_event *ev);
 
 /* ---- bind.c */
 struct field_priv;
