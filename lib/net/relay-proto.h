@@ -184,6 +184,7 @@ struct relay_msg {
 			int64_t offset_ns;
 			const char *name, *addr, *sessions, *out, *err;
 		} node;
+		struct {
 			uint32_t version;
 			const uint8_t *nonce;	/* 32 bytes */
 		} challenge;
