@@ -190,7 +190,7 @@ enum ev_kind {
 enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
-	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, NFIELDS
+	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, NFIELDS
 };
 
 static const struct {
@@ -212,6 +212,7 @@ static const struct {
 	/* the thread of a syscall or a block request: the event context's */
 	[F_TID] = { "syscall_*.tid", TRAWL_FIELD_INT },
 	[F_RQ_TID] = { "block_rq_issue.tid", TRAWL_FIELD_INT },
+	[F_EXEC_FILE] = { "sched_process_exec.filename", TRAWL_FIELD_STRING },
 	[F_RET] = { "syscall_exit_*.ret", TRAWL_FIELD_INT },
 	[F_IRQ] = { "irq_handler_*.irq", TRAWL_FIELD_INT },
 	[F_IRQ_NAME] = { "irq_handler_entry.name", TRAWL_FIELD_STRING },
@@ -457,6 +458,17 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		set_comm(t, a, F_CHILD_COMM, ev);
 		break;
+	case K_EXEC: {
+		/* the new program's name, as the kernel makes comm of it */
+		char file[256];
+		if (!(t = thr_get(h, ival(a, F_EXEC_TID, ev, -1))))
+			return -ENOMEM;
+		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
+			const char *base = strrchr(file, '/');
+			snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : file);
+		}
+		break;
+	}
 	case K_SDPROC:
 		if (!(t = thr_get(h, ival(a, F_SD_TID, ev, -1))))
 			return -ENOMEM;
