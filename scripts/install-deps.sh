@@ -5,7 +5,8 @@ set -eu
 pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-dev
 libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iproute2
 rt-tests trace-cmd linux-perf
-babeltrace2 lttng-tools liblttng-ust-dev python3"
+babeltrace2 lttng-tools liblttng-ust-dev python3
+python3-lttnganalyses babeltrace"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
