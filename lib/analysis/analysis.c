@@ -453,6 +453,15 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 {
 	struct thr *t;
 	switch (k) {
+	case K_SWITCH: {
+		struct thr *n;
+		if (!(t = thr_get(h, ival(a, F_PREV_TID, ev, -1))) ||
+		    !(n = thr_get(h, ival(a, F_NEXT_TID, ev, -1))))
+			return -ENOMEM;
+		set_comm(t, a, F_PREV_COMM, ev);
+		set_comm(n, a, F_NEXT_COMM, ev);
+		break;
+	}
 	case K_FORK:
 		if (!(t = thr_get(h, ival(a, F_CHILD_TID, ev, -1))))
 			return -ENOMEM;
@@ -499,8 +508,6 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	struct cpu *c = cpu_get(h, ev->cpu);
 	if (!p || !n || !c)
 		return -ENOMEM;
-	set_comm(p, a, F_PREV_COMM, ev);
-	set_comm(n, a, F_NEXT_COMM, ev);
 	/* a thread seen first leaving a CPU ran since the slice's start */
 	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? a->begin : NONE);
 	if (prev != 0 && since != NONE) {
@@ -572,8 +579,6 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	struct cpu *c = cpu_get(h, ev->cpu);
 	if (!p || !n || !c)
 		return -ENOMEM;
-	set_comm(p, a, F_PREV_COMM, ev);
-	set_comm(n, a, F_NEXT_COMM, ev);
 	c->tid = next;
 	n->prio = (int)ival(a, F_NEXT_PRIO, ev, n->prio);
 	if (n->woken != NONE) {
@@ -841,7 +846,9 @@ static void slice_reset(struct trawl_analysis *a)
 	imap_clear(&a->rowmap);
 }
 
-static int slice_close(struct trawl_analysis *a, int64_t end)
+/* Closes the slice at end: period() reads it; the last slice's results
+ * stay for the caller (the accessors), the others are reset. */
+static int slice_close(struct trawl_analysis *a, int64_t end, bool last)
 {
 	int r = 0;
 	if (a->def->fn == cputop)
@@ -849,6 +856,8 @@ static int slice_close(struct trawl_analysis *a, int64_t end)
 	a->end = end;
 	if (a->o.period)
 		a->o.period(a->o.arg, a);
+	if (last)
+		return r;
 	slice_reset(a);
 	a->begin = end;
 	return r;
@@ -894,7 +903,7 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			a->slice_end = a->o.interval_ns ? e->ts + a->o.interval_ns : INT64_MAX;
 		}
 		while (e->ts >= a->slice_end) {
-			int r = slice_close(a, a->slice_end);
+			int r = slice_close(a, a->slice_end, false);
 			if (r < 0)
 				return r;
 			a->slice_end += a->o.interval_ns;
@@ -921,7 +930,7 @@ static int finish(void *self, struct trawl_reader *r)
 	struct trawl_analysis *a = self;
 	if (!a->any)
 		return 0;
-	return slice_close(a, a->end);
+	return slice_close(a, a->end, true);
 }
 
 static const struct trawl_sink_ops sink_ops = {
