@@ -11,7 +11,8 @@
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
  *         20000  sched_switch b -> 0        (b ran 10000)
- *   CPU 1  1500  sched_switch 0 -> c (300)  (c runs to the end: 28500)
+ *   CPU 1  1500  sched_switch x (400) -> c (300)  (x ran since the start: 500;
+ *                                            c runs to the end: 28500)
  *         30000  block_rq_complete 8:0 64 8 (16000, 4096 bytes)
  */
 #include <errno.h>
@@ -122,7 +123,7 @@ static int write_trace(const char *dir, const char *host)
 	r = r ?: ev(c0, c.irq_out, 12500, 200, "ii", 5, 1);
 	r = r ?: ev(c0, c.rq_in, 14000, 200, "ili", dev, 64ll, 8);
 	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "b", 200, 20, 1ll, "swapper/0", 0, 20);
-	r = r ?: ev(c1, c.sw, 1500, 0, "siil" "sii", "swapper/1", 0, 20, 0ll, "c", 300, 20);
+	r = r ?: ev(c1, c.sw, 1500, 400, "siil" "sii", "x", 400, 20, 0ll, "c", 300, 20);
 	r = r ?: ev(c1, c.rq_out, 30000, 300, "ilii", dev, 64ll, 8, 0);
 	r = r ?: trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
@@ -200,6 +201,8 @@ static void figures(const char *dir)
 	is_int(r ? r->sum : -1, 10000, "cputop: b ran 10000 ns");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 300);
 	is_int(r ? r->sum : -1, 28500, "cputop: c runs to the end: 28500 ns");
+	r = find(a, TRAWL_ANALYSIS_THREAD, 400);
+	is_int(r ? r->sum : -1, 500, "cputop: x, running when the trace starts, counts from there");
 	ok(!find(a, TRAWL_ANALYSIS_THREAD, 0), "cputop: the idle thread is left out");
 	r = find(a, TRAWL_ANALYSIS_CPU, 0);
 	is_int(r ? r->sum : -1, 19000, "cputop: CPU 0 busy 19000 ns");
