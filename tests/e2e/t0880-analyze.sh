@@ -42,6 +42,8 @@ close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(
 same() {
 	set -- $1 -- $2
 	n=0; for x; do [ "$x" = -- ] && break; n=$((n + 1)); done
+	# as many numbers on each side, and some
+	[ $n -gt 0 ] && [ $# = $((2 * n + 1)) ] || return 1
 	i=1
 	while [ $i -le $n ]; do
 		eval "a=\${$i}; b=\${$((i + n + 1))}"
