@@ -398,6 +398,15 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 	return t;
 }
 
+/* Two threads at once: the second thr_get() may move the first. */
+static int thr_get2(struct host *h, int64_t a, int64_t b, struct thr **pa, struct thr **pb)
+{
+	if (!thr_get(h, a) || !(*pb = thr_get(h, b)))
+		return -ENOMEM;
+	*pa = thr_get(h, a);	/* there already: no allocation */
+	return 0;
+}
+
 static struct cpu *cpu_get(struct host *h, uint32_t n)
 {
 	if (n >= 4096)
@@ -455,8 +464,7 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	switch (k) {
 	case K_SWITCH: {
 		struct thr *n;
-		if (!(t = thr_get(h, ival(a, F_PREV_TID, ev, -1))) ||
-		    !(n = thr_get(h, ival(a, F_NEXT_TID, ev, -1))))
+		if (thr_get2(h, ival(a, F_PREV_TID, ev, -1), ival(a, F_NEXT_TID, ev, -1), &t, &n))
 			return -ENOMEM;
 		set_comm(t, a, F_PREV_COMM, ev);
 		set_comm(n, a, F_NEXT_COMM, ev);
@@ -504,9 +512,9 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 		return 0;
 	int err = 0;
 	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
-	struct thr *p = thr_get(h, prev), *n = thr_get(h, next);
+	struct thr *p, *n;
 	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!p || !n || !c)
+	if (!c || thr_get2(h, prev, next, &p, &n))
 		return -ENOMEM;
 	/* a thread seen first leaving a CPU ran since the slice's start */
 	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? a->begin : NONE);
@@ -575,9 +583,9 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (k != K_SWITCH)
 		return 0;
 	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
-	struct thr *p = thr_get(h, prev), *n = thr_get(h, next);
+	struct thr *p, *n;
 	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!p || !n || !c)
+	if (!c || thr_get2(h, prev, next, &p, &n))
 		return -ENOMEM;
 	c->tid = next;
 	n->prio = (int)ival(a, F_NEXT_PRIO, ev, n->prio);
