@@ -67,6 +67,7 @@ enum trawl_analysis_row_kind {
 	TRAWL_ANALYSIS_HARDIRQ,
 	TRAWL_ANALYSIS_SOFTIRQ,
 	TRAWL_ANALYSIS_DISK,		/* iolatency: block requests per device */
+	TRAWL_ANALYSIS_PREEMPT,		/* schedlat: a thread preempted, until it runs again */
 };
 
 #define TRAWL_ANALYSIS_HIST 48		/* log2 buckets: [0, 1) us, [1, 2) us, [2, 4) us ... */

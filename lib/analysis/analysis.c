@@ -150,6 +150,7 @@ struct thr {				/* a thread of a host */
 	char comm[16];
 	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
 	int64_t woken;			/* schedlat: first wake-up not yet run */
+	int64_t preempted;		/* schedlat: switched out runnable at */
 	int64_t sys_ts;			/* syscalls: in a syscall since */
 	uint32_t sys_cls;		/* ... its entry's class */
 	int prio;
@@ -190,7 +191,7 @@ enum ev_kind {
 enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
-	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, NFIELDS
+	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE, NFIELDS
 };
 
 static const struct {
@@ -213,6 +214,7 @@ static const struct {
 	[F_TID] = { "syscall_*.tid", TRAWL_FIELD_INT },
 	[F_RQ_TID] = { "block_rq_issue.tid", TRAWL_FIELD_INT },
 	[F_EXEC_FILE] = { "sched_process_exec.filename", TRAWL_FIELD_STRING },
+	[F_PREV_STATE] = { "sched_switch.prev_state", TRAWL_FIELD_INT },
 	[F_RET] = { "syscall_exit_*.ret", TRAWL_FIELD_INT },
 	[F_IRQ] = { "irq_handler_*.irq", TRAWL_FIELD_INT },
 	[F_IRQ_NAME] = { "irq_handler_entry.name", TRAWL_FIELD_STRING },
@@ -393,7 +395,7 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 	struct thr *t = &h->thr[h->nthr++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->run_since = t->woken = t->sys_ts = NONE;
+	t->run_since = t->woken = t->sys_ts = t->preempted = NONE;
 	t->prio = INT32_MIN;
 	return t;
 }
@@ -589,6 +591,25 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		return -ENOMEM;
 	c->tid = next;
 	n->prio = (int)ival(a, F_NEXT_PRIO, ev, n->prio);
+	/*
+	 * Switched out still runnable (no sleeping state: 0, or only the
+	 * kernel's preemption mark TASK_REPORT_MAX, 0x100): preempted, until
+	 * it runs again. A wake-up meanwhile is not one (it was not asleep).
+	 */
+	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
+		p->preempted = ev->ts;
+	if (n->preempted != NONE) {
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next,
+						      n->preempted, ev->ts - n->preempted, next,
+						      ev->cpu, n->comm, &err);
+		if (r) {
+			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			r->prio = n->prio;
+		}
+		n->preempted = NONE;
+		n->woken = NONE;
+		return err;
+	}
 	if (n->woken != NONE) {
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->woken,
 						      ev->ts - n->woken, next, ev->cpu, n->comm,

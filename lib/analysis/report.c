@@ -92,6 +92,7 @@ static const char *kind_title(enum trawl_analysis_row_kind k)
 	case TRAWL_ANALYSIS_HARDIRQ: return "hardirq";
 	case TRAWL_ANALYSIS_SOFTIRQ: return "softirq";
 	case TRAWL_ANALYSIS_DISK: return "disk";
+	case TRAWL_ANALYSIS_PREEMPT: return "preempted";
 	}
 	return "?";
 }

@@ -11,9 +11,11 @@
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
  *         20000  sched_switch b -> 0        (b ran 10000)
- *   CPU 1  1500  sched_switch x (400) -> c (300)  (x ran since the start: 500;
+ *   CPU 1  1500  sched_switch x (400, runnable) -> c (300)  (x ran since the start: 500;
  *                                            c runs to the end: 28500)
  *         30000  block_rq_complete 8:0 64 8 (16000, 4096 bytes)
+ *         31000  sched_switch c -> x, c preempted (prev_state 0x100)
+ *         33000  sched_switch x -> c        (c waited 2000; x ran 2000 more)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -125,6 +127,8 @@ static int write_trace(const char *dir, const char *host)
 	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "b", 200, 20, 1ll, "swapper/0", 0, 20);
 	r = r ?: ev(c1, c.sw, 1500, 400, "siil" "sii", "x", 400, 20, 0ll, "c", 300, 20);
 	r = r ?: ev(c1, c.rq_out, 30000, 300, "ilii", dev, 64ll, 8, 0);
+	r = r ?: ev(c1, c.sw, 31000, 300, "siil" "sii", "c", 300, 20, 256ll, "x", 400, 20);
+	r = r ?: ev(c1, c.sw, 33000, 400, "siil" "sii", "x", 400, 20, 1ll, "c", 300, 20);
 	r = r ?: trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return r;
@@ -193,16 +197,16 @@ static void figures(const char *dir)
 	int64_t b = 0, e = 0;
 	if (a)
 		trawl_analysis_range(a, &b, &e);
-	is_int(e - b, 29000, "cputop: the range is the first to the last event (29000 ns)");
+	is_int(e - b, 32000, "cputop: the range is the first to the last event (32000 ns)");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 100);
 	ok(r && r->sum == 9000 && !strcmp(r->label, "a (100)"), "cputop: a ran 9000 ns (%lld)",
 	   r ? (long long)r->sum : -1ll);
 	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
 	is_int(r ? r->sum : -1, 10000, "cputop: b ran 10000 ns");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 300);
-	is_int(r ? r->sum : -1, 28500, "cputop: c runs to the end: 28500 ns");
+	is_int(r ? r->sum : -1, 29500, "cputop: c ran 29500 ns");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 400);
-	is_int(r ? r->sum : -1, 500, "cputop: x, running when the trace starts, counts from there");
+	is_int(r ? r->sum : -1, 2500, "cputop: x, running when the trace starts, counts from there: 500 + 2000 ns");
 	ok(!find(a, TRAWL_ANALYSIS_THREAD, 0), "cputop: the idle thread is left out");
 	r = find(a, TRAWL_ANALYSIS_CPU, 0);
 	is_int(r ? r->sum : -1, 19000, "cputop: CPU 0 busy 19000 ns");
@@ -232,8 +236,13 @@ static void figures(const char *dir)
 
 	a = run(dir, "schedlat", NULL);
 	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	ok(r && r->count == 1 && r->sum == 1000 && r->prio == 20 && trawl_analysis_nrows(a) == 1,
+	ok(r && r->count == 1 && r->sum == 1000 && r->prio == 20 && trawl_analysis_nrows(a) == 3,
 	   "schedlat: b waited 1000 ns, prio 20");
+	r = find(a, TRAWL_ANALYSIS_PREEMPT, 300);
+	ok(r && r->count == 1 && r->sum == 2000, "schedlat: c preempted (0x100) for 2000 ns");
+	r = find(a, TRAWL_ANALYSIS_PREEMPT, 400);
+	ok(r && r->count == 1 && r->sum == 29500,
+	   "schedlat: x preempted (state 0) at 1500, ran at 31000; asleep at 33000: no more");
 	trawl_analysis_free(a);
 
 	a = run(dir, "irq", NULL);
@@ -254,9 +263,9 @@ static void figures(const char *dir)
 	struct trawl_analysis_opts o3 = { .sz = sizeof(o3), .tid = -1, .cpu = -1,
 					  .interval_ns = 10000, .period = on_slice, .arg = &sl };
 	a = run(dir, "cputop", &o3);
-	ok(a && sl.n == 3 && sl.end[0] - sl.begin[0] == 10000 && sl.begin[1] == sl.end[0] &&
-	   sl.end[2] - sl.begin[0] == 29000,
-	   "--interval 10 us: three slices end to end (%d)", sl.n);
+	ok(a && sl.n == 4 && sl.end[0] - sl.begin[0] == 10000 && sl.begin[1] == sl.end[0] &&
+	   sl.end[3] - sl.begin[0] == 32000,
+	   "--interval 10 us: four slices end to end (%d)", sl.n);
 	ok(sl.a[0] == 9000 && sl.a[1] == 0, "--interval: a's 9000 ns in the first slice only");
 	trawl_analysis_free(a);
 
