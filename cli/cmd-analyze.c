@@ -250,6 +250,9 @@ int cmd_analyze(int argc, char **argv)
 				   "syscalls)");
 		goto out;
 	}
+	/* --top alone keeps the N longest samples only */
+	if ((ctx.ro.modes & TRAWL_ANALYSIS_TOP) && !(ctx.ro.modes & TRAWL_ANALYSIS_LOG))
+		ao.keep_longest = ctx.ro.top;
 	if (!ctx.ro.modes || ctx.ro.modes == TRAWL_ANALYSIS_JSON)
 		ctx.ro.modes |= TRAWL_ANALYSIS_STATS;
 	ao.period = on_period;

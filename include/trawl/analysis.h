@@ -52,6 +52,9 @@ struct trawl_analysis_opts {
 	int64_t interval_ns;
 	void (*period)(void *arg, const struct trawl_analysis *a);
 	void *arg;
+	/* With keep_samples: keep only the keep_longest longest samples of a
+	 * slice (--top N without --log: memory bounded by N); 0: every one. */
+	size_t keep_longest;
 };
 
 /* NULL + errno (EINVAL: an unknown name, message in err). */

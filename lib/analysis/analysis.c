@@ -247,6 +247,7 @@ struct trawl_analysis {
 	struct imap rowmap;
 	struct trawl_analysis_sample *samples;
 	size_t nsamples, capsamples;
+	struct trawl_analysis_sample *last_sample;	/* the one sample() just kept, or NULL */
 	int64_t begin, end, slice_end;
 	bool any;
 };
@@ -322,6 +323,7 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 					 int64_t ts, int64_t dur, int64_t tid, uint32_t cpu,
 					 const char *comm, int *err)
 {
+	a->last_sample = NULL;
 	if ((a->o.min_ns && dur < a->o.min_ns) || (a->o.max_ns && dur > a->o.max_ns) ||
 	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
 	    !comm_ok(a, comm))
@@ -332,6 +334,29 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		return NULL;
 	}
 	row_add(r, dur);
+	if (a->o.keep_samples && a->o.keep_longest && a->nsamples == a->o.keep_longest) {
+		/* a min-heap on the duration: the shortest kept is replaced */
+		struct trawl_analysis_sample *hp = a->samples;
+		size_t n = a->nsamples, i = 0;
+		if (dur <= hp[0].dur)
+			return r;
+		for (;;) {
+			size_t c = 2 * i + 1;
+			if (c >= n)
+				break;
+			if (c + 1 < n && hp[c + 1].dur < hp[c].dur)
+				c++;
+			if (hp[c].dur >= dur)
+				break;
+			hp[i] = hp[c];
+			i = c;
+		}
+		hp[i] = (struct trawl_analysis_sample){ .ts = ts, .dur = dur, .tid = tid, .cpu = cpu,
+							.host = h->name, .row = r };
+		snprintf(hp[i].comm, sizeof(hp[i].comm), "%s", comm);
+		a->last_sample = &hp[i];
+		return r;
+	}
 	if (a->o.keep_samples) {
 		if (a->nsamples == a->capsamples) {
 			size_t cap = a->capsamples ? 2 * a->capsamples : 1024;
@@ -343,10 +368,17 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 			a->samples = s;
 			a->capsamples = cap;
 		}
-		struct trawl_analysis_sample *s = &a->samples[a->nsamples++];
-		*s = (struct trawl_analysis_sample){ .ts = ts, .dur = dur, .tid = tid, .cpu = cpu,
-						     .host = h->name, .row = r };
-		snprintf(s->comm, sizeof(s->comm), "%s", comm);
+		size_t i = a->nsamples++;
+		struct trawl_analysis_sample *sp = a->samples;
+		/* below keep_longest: sift up, so that the heap holds once full */
+		while (a->o.keep_longest && i > 0 && sp[(i - 1) / 2].dur > dur) {
+			sp[i] = sp[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		sp[i] = (struct trawl_analysis_sample){ .ts = ts, .dur = dur, .tid = tid, .cpu = cpu,
+							.host = h->name, .row = r };
+		snprintf(sp[i].comm, sizeof(sp[i].comm), "%s", comm);
+		a->last_sample = &sp[i];
 	}
 	return r;
 }
@@ -657,8 +689,8 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 		snprintf(r->label, sizeof(r->label), "%s", name);
 		if (ret < 0)
 			r->errors++;
-		if (a->o.keep_samples)
-			a->samples[a->nsamples - 1].ret = ret;
+		if (a->last_sample)
+			a->last_sample->ret = ret;
 	}
 	t->sys_ts = NONE;
 	return err;
@@ -807,8 +839,8 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 			 (long long)(dev & 0xfffff));
 		r->bytes += q.bytes;
 		r->errors += failed;
-		if (a->o.keep_samples)
-			a->samples[a->nsamples - 1].bytes = q.bytes;
+		if (a->last_sample)
+			a->last_sample->bytes = q.bytes;
 	}
 	if (err)
 		return err;

@@ -138,8 +138,8 @@ static void sample_text(FILE *f, const struct trawl_analysis_sample *s)
 	clock_str(t, sizeof(t), s->ts);
 	fprintf(f, "[%s]", t);
 	us(f, s->dur);
-	fprintf(f, "  %-10s %4u  %-16s %8lld  %s", *s->host ? s->host : "-", s->cpu, s->comm,
-		(long long)s->tid, s->row->label);
+	fprintf(f, "  %-10s %4u  %-16s %8lld  %s %s", *s->host ? s->host : "-", s->cpu, s->comm,
+		(long long)s->tid, kind_title(s->row->kind), s->row->label);
 	if (s->row->kind == TRAWL_ANALYSIS_SYSCALL)
 		fprintf(f, " = %lld", (long long)s->ret);
 	if (s->bytes)
@@ -200,6 +200,7 @@ static void json_sample(struct json *j, const struct trawl_analysis_sample *s)
 	tr_json_kv_u64(j, "cpu", s->cpu);
 	tr_json_kv_i64(j, "tid", s->tid);
 	tr_json_kv_str(j, "comm", s->comm);
+	tr_json_kv_str(j, "kind", kind_title(s->row->kind));
 	tr_json_kv_str(j, "what", s->row->label);
 	if (s->row->kind == TRAWL_ANALYSIS_SYSCALL)
 		tr_json_kv_i64(j, "ret", s->ret);

@@ -222,12 +222,18 @@ static void figures(const char *dir)
 	struct trawl_analysis_opts o = { .sz = sizeof(o), .tid = -1, .cpu = -1, .min_ns = 2500,
 					 .keep_samples = true };
 	a = run(dir, "syscalls", &o);
-	r = find(a, TRAWL_ANALYSIS_SYSCALL, r ? r->id : -1);
 	r = a && trawl_analysis_nrows(a) ? trawl_analysis_row_at(a, 0) : NULL;
 	const struct trawl_analysis_sample *s = a ? trawl_analysis_sample_at(a, 0) : NULL;
 	ok(r && r->count == 1 && r->max == 3000 && s && s->ret == -11 && s->tid == 100 &&
 	   s->ts == (int64_t)(1700000000ull * 1000000000ull + T0 + 2000) && !strcmp(s->comm, "a"),
 	   "--min 2500 ns: the failed read only, its sample (time, tid, comm, ret)");
+	trawl_analysis_free(a);
+	struct trawl_analysis_opts o1 = { .sz = sizeof(o1), .tid = -1, .cpu = -1,
+					  .keep_samples = true, .keep_longest = 1 };
+	a = run(dir, "schedlat", &o1);
+	s = a ? trawl_analysis_sample_at(a, 0) : NULL;
+	ok(a && trawl_analysis_nsamples(a) == 1 && s && s->dur == 29500 && s->tid == 400,
+	   "keep_longest 1: only the longest of three samples (x's 29500 ns)");
 	trawl_analysis_free(a);
 	struct trawl_analysis_opts o2 = { .sz = sizeof(o2), .tid = 999, .cpu = -1 };
 	a = run(dir, "syscalls", &o2);
@@ -297,7 +303,7 @@ static void reports(const char *dir)
 		       "        0.707        1") != NULL,
 	   "stats: read 2, 2.000 2.500 3.000 us, stddev 0.707, 1 error");
 	ok(strstr(buf, "[2, 4)                      2 |@@@@") != NULL, "freq: both in [2, 4) us");
-	ok(strstr(buf, "a                     100  read = -11") != NULL, "log: the failed read");
+	ok(strstr(buf, "a                     100  syscall read = -11") != NULL, "log: the failed read");
 	if (f)
 		fclose(f);
 	f = fopen(path, "w+");
