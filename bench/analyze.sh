@@ -28,11 +28,12 @@ rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 awk -F': ' '/^model name/ { m = $2 } /^cpu family/ { f = $2 } /^model\t/ { n = $2 }
 	END { printf "cpu: %s (family %s, model %s), %d CPUs\n", m, f, n, '"$(nproc)"' }' /proc/cpuinfo
 
-record() {	# record DIR LOOPS
-	"$TRAWL" record -q -o "$1" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$2" \
+record() {	# record DIR LOOPS: 64 MiB per CPU; says what it lost
+	"$TRAWL" record -b 65536 -o "$1" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$2" \
 		> /dev/null 2> "$1.log" || { echo "record failed: $(cat "$1.log")"; exit 1; }
+	sed -n 's/^trawl record: \([0-9]* kernel events, [0-9]* lost\).*/  '"$(basename "$1")"': \1/p' "$1.log"
 }
-events() { "$TRAWL" info --json "$1" | python3 -c 'import json,sys; print(sum(t["events"] for t in json.load(sys.stdin)["traces"]))'; }
+events() { "$TRAWL" info --json "$1" 2> /dev/null | python3 -c 'import json,sys; print(sum(t["events"] for t in json.load(sys.stdin)["traces"]))'; }
 # best DIR CMD...: the best wall time (s) of RUNS runs of CMD on DIR
 best() {
 	d=$1; shift

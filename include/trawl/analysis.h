@@ -99,7 +99,8 @@ struct trawl_analysis_sample {
 	int64_t ret;
 };
 
-/* The current slice's rows (valid until the next event or period). */
+/* The current slice's rows (valid until the next event or period, and
+ * after the run until trawl_analysis_free(), also once the reader is freed). */
 size_t trawl_analysis_nrows(const struct trawl_analysis *a);
 const struct trawl_analysis_row *trawl_analysis_row_at(const struct trawl_analysis *a, size_t i);
 size_t trawl_analysis_nsamples(const struct trawl_analysis *a);

@@ -398,11 +398,13 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 		struct host *n = realloc(a->hosts, (a->nhosts + 1) * sizeof(*n));
 		if (!n)
 			return NULL;
-		/* rows keep host names: the names are the reader's, they stay */
 		a->hosts = n;
-		h = &a->hosts[a->nhosts++];
+		h = &a->hosts[a->nhosts];
 		memset(h, 0, sizeof(*h));
-		h->name = name;
+		/* a copy: rows and samples name their host after the reader is gone */
+		if (!(h->name = strdup(name)))
+			return NULL;
+		a->nhosts++;
 	}
 	a->last_stream = ev->stream;
 	a->last_host = h;
@@ -1040,6 +1042,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 		return;
 	for (size_t i = 0; i < a->nhosts; i++) {
 		struct host *h = &a->hosts[i];
+		free((char *)h->name);
 		free(h->thr);
 		imap_release(&h->tids);
 		free(h->cpus);

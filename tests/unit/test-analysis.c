@@ -173,8 +173,7 @@ static struct trawl_analysis *run(const char *dir, const char *name,
 		trawl_analysis_free(a);
 		a = NULL;
 	}
-	/* rows keep the reader's host names: valid while it is; tests read
-	 * ids and figures only, so the reader can go now */
+	/* the results outlive the reader (the report below reads them after) */
 	trawl_reader_free(r);
 	return a;
 }
