@@ -557,11 +557,11 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	if (prev != 0 && since != NONE) {
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, prev, since,
 						      ev->ts - since, prev, ev->cpu, p->comm, &err);
-		if (r)
+		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(p), (long long)prev);
 		r = sample(a, h, TRAWL_ANALYSIS_CPU, ev->cpu, since, ev->ts - since, prev,
 			   ev->cpu, p->comm, &err);
-		if (r)
+		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "CPU %u", ev->cpu);
 	}
 	p->run_since = NONE;
@@ -583,12 +583,12 @@ static int cputop_close(struct trawl_analysis *a, int64_t end)
 			struct trawl_analysis_row *r =
 				sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->run_since,
 				       end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r)
+			if (r && !r->label[0])
 				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(t),
 					 (long long)t->tid);
 			r = sample(a, h, TRAWL_ANALYSIS_CPU, (int64_t)i, t->run_since,
 				   end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r)
+			if (r && !r->label[0])
 				snprintf(r->label, sizeof(r->label), "CPU %zu", i);
 			t->run_since = end;	/* the next slice goes on from there */
 		}
@@ -637,7 +637,8 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 						      n->preempted, ev->ts - n->preempted, next,
 						      ev->cpu, n->comm, &err);
 		if (r) {
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
 			r->prio = n->prio;
 		}
 		n->preempted = NONE;
@@ -649,7 +650,8 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 						      ev->ts - n->woken, next, ev->cpu, n->comm,
 						      &err);
 		if (r) {
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
 			r->prio = n->prio;
 		}
 		n->woken = NONE;
@@ -688,7 +690,8 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
-		snprintf(r->label, sizeof(r->label), "%s", name);
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "%s", name);
 		if (ret < 0)
 			r->errors++;
 		if (a->last_sample)
@@ -726,7 +729,9 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq);
 			if (!r)
 				return -ENOMEM;
-			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)c->irq, name);
+			if (!strchr(r->label, '<'))
+				snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)c->irq,
+					 name);
 		}
 		return 0;
 	}
@@ -760,7 +765,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, c->soft_ts[v],
 						      ev->ts - c->soft_ts[v], c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
-		if (r)
+		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
 				 v < 10 ? softirq_names[v] : "?");
 		c->soft_ts[v] = NONE;
@@ -837,7 +842,8 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, q.ts, dur, q.tid,
 					      q.cpu, q.comm, &err);
 	if (r) {
-		snprintf(r->label, sizeof(r->label), "(%lld,%lld)", (long long)(dev >> 20),
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "(%lld,%lld)", (long long)(dev >> 20),
 			 (long long)(dev & 0xfffff));
 		r->bytes += q.bytes;
 		r->errors += failed;
@@ -853,7 +859,8 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
 		if (!r)
 			return -ENOMEM;
-		snprintf(r->label, sizeof(r->label), "%s (%lld)", q.comm, (long long)q.tid);
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "%s (%lld)", q.comm, (long long)q.tid);
 		row_add(r, dur);
 		r->bytes += q.bytes;
 		r->errors += failed;
