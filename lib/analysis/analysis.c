@@ -171,6 +171,7 @@ struct req {				/* a block request in flight */
 
 struct host {
 	const char *name;
+	int64_t first, last;		/* its first and last events' times so far */
 	struct thr *thr;
 	size_t nthr, capthr;
 	struct imap tids;		/* tid -> thr index */
@@ -404,6 +405,7 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 		/* a copy: rows and samples name their host after the reader is gone */
 		if (!(h->name = strdup(name)))
 			return NULL;
+		h->first = h->last = ev->ts;
 		a->nhosts++;
 	}
 	a->last_stream = ev->stream;
@@ -552,8 +554,10 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	struct cpu *c = cpu_get(h, ev->cpu);
 	if (!c || thr_get2(h, prev, next, &p, &n))
 		return -ENOMEM;
-	/* a thread seen first leaving a CPU ran since the slice's start */
-	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? a->begin : NONE);
+	/* a thread seen first leaving a CPU ran since the slice's start (or
+	 * its host's first event, when the host's trace starts later) */
+	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
+	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? start : NONE);
 	if (prev != 0 && since != NONE) {
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, prev, since,
 						      ev->ts - since, prev, ev->cpu, p->comm, &err);
@@ -571,11 +575,13 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 }
 
 /* the threads still on a CPU at the slice's end */
-static int cputop_close(struct trawl_analysis *a, int64_t end)
+static int cputop_close(struct trawl_analysis *a, int64_t all, bool last)
 {
 	int err = 0;
 	for (size_t hi = 0; hi < a->nhosts; hi++) {
 		struct host *h = &a->hosts[hi];
+		/* at the end, a host whose trace ended before: up to its last event */
+		int64_t end = last && h->last < all ? h->last : all;
 		for (size_t i = 0; i < h->ncpus; i++) {
 			struct thr *t = h->cpus[i].tid > 0 ? thr_get(h, h->cpus[i].tid) : NULL;
 			if (!t || t->run_since == NONE || end < t->run_since)
@@ -922,7 +928,7 @@ static int slice_close(struct trawl_analysis *a, int64_t end, bool last)
 {
 	int r = 0;
 	if (a->def->fn == cputop)
-		r = cputop_close(a, end);
+		r = cputop_close(a, end, last);
 	a->end = end;
 	if (a->o.period)
 		a->o.period(a->o.arg, a);
@@ -979,12 +985,13 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			a->slice_end += a->o.interval_ns;
 		}
 		a->end = e->ts;
-		enum ev_kind k = a->kinds[ci];
-		if (k == K_OTHER)
-			continue;
 		struct host *h = host_of(a, e);
 		if (!h)
 			return -ENOMEM;
+		h->last = e->ts;
+		enum ev_kind k = a->kinds[ci];
+		if (k == K_OTHER)
+			continue;
 		int r = common(a, h, e, k);
 		if (!r)
 			r = a->def->fn(a, h, e, k);

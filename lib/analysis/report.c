@@ -132,6 +132,69 @@ static void hist_text(FILE *f, const struct trawl_analysis_row *r)
 	fputc('\n', f);
 }
 
+#define MAX_HOST_COLUMNS 8
+
+/*
+ * --by host: one line per row label, one column group per host (the
+ * hosts side by side): count, avg and max (cputop: share and time). Rows
+ * are in rows' order (the top first, whichever host). 0, or -1 when there
+ * are more hosts than columns (then the rows are listed one by one).
+ */
+static int stats_by_host(FILE *f, const struct trawl_analysis_row **rows, size_t nr, bool cputop,
+			 int64_t dur)
+{
+	const char *hosts[MAX_HOST_COLUMNS];
+	size_t nh = 0;
+	for (size_t i = 0; i < nr; i++) {
+		size_t h = 0;
+		while (h < nh && strcmp(hosts[h], rows[i]->host))
+			h++;
+		if (h == nh) {
+			if (nh == MAX_HOST_COLUMNS)
+				return -1;
+			hosts[nh++] = rows[i]->host;
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct trawl_analysis_row *r = rows[i];
+		if (!i || rows[i - 1]->kind != r->kind) {
+			fprintf(f, "\n%-28s", kind_title(r->kind));
+			for (size_t h = 0; h < nh; h++)
+				fprintf(f, " | %-32.32s", hosts[h]);
+			fprintf(f, "\n%-28s", "");
+			for (size_t h = 0; h < nh; h++)
+				fprintf(f, cputop ? " | %9s %22s" : " | %8s %11s %11s", cputop ? "usage" : "count",
+					cputop ? "time (ms)" : "avg (us)", "max (us)");
+			fputc('\n', f);
+		}
+		/* a label's first row prints the line */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = rows[j]->kind == r->kind && !strcmp(rows[j]->label, r->label);
+		if (seen)
+			continue;
+		fprintf(f, "%-28s", r->label);
+		for (size_t h = 0; h < nh; h++) {
+			const struct trawl_analysis_row *c = NULL;
+			for (size_t j = i; j < nr && !c; j++)
+				if (rows[j]->kind == r->kind && !strcmp(rows[j]->label, r->label) &&
+				    !strcmp(rows[j]->host, hosts[h]))
+					c = rows[j];
+			if (!c)
+				fprintf(f, cputop ? " | %9s %22s" : " | %8s %11s %11s", "-", "-", "-");
+			else if (cputop)
+				fprintf(f, " | %7.2f %% %22.3f",
+					dur > 0 ? 100.0 * (double)c->sum / (double)dur : 0.0,
+					(double)c->sum / 1e6);
+			else
+				fprintf(f, " | %8llu %11.3f %11.3f", (unsigned long long)c->count,
+					avg(c) / 1000.0, (double)c->max / 1000.0);
+		}
+		fputc('\n', f);
+	}
+	return 0;
+}
+
 static void sample_text(FILE *f, const struct trawl_analysis_sample *s)
 {
 	char t[32];
@@ -268,7 +331,9 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 		clock_str(te, sizeof(te), e);
 		fprintf(f, "%s: [%s, %s] (%.6f s)\n", trawl_analysis_kind(a), tb, te,
 			(double)dur / 1e9);
-		if (modes & (TRAWL_ANALYSIS_STATS | (cputop ? TRAWL_ANALYSIS_TOP : 0))) {
+		bool pivot = nr && *rows[0]->host && (modes & TRAWL_ANALYSIS_STATS) &&
+			     stats_by_host(f, rows, nr, cputop, dur) == 0;
+		if (!pivot && (modes & (TRAWL_ANALYSIS_STATS | (cputop ? TRAWL_ANALYSIS_TOP : 0)))) {
 			int last = -1;
 			size_t shown = 0;
 			for (size_t i = 0; i < nr; i++) {

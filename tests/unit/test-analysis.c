@@ -36,6 +36,8 @@ struct cls {
 	struct trawl_ctf_event_class *sw, *wake, *sys_in, *sys_out, *irq_in, *irq_out, *rq_in, *rq_out;
 };
 
+static uint64_t shift;		/* the second host's trace starts later */
+
 static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
 	      int32_t tid, const char *fmt, ...)
 {
@@ -52,7 +54,7 @@ static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uin
 		case 's': trawl_ctf_buf_str(&b, va_arg(ap, const char *)); break;
 		}
 	va_end(ap);
-	return trawl_ctf_wstream_event(s, ec, T0 + t, buf, b.len);
+	return trawl_ctf_wstream_event(s, ec, T0 + shift + t, buf, b.len);
 }
 
 static int write_trace(const char *dir, const char *host)
@@ -283,6 +285,47 @@ static void figures(const char *dir)
 	ok(!trawl_analysis_name(5, NULL), "five analyses");
 }
 
+/* Two hosts, the second's trace 100 us later: per-host figures, side by side. */
+static void hosts(void)
+{
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/h2/kernel", root);
+	shift = 100000;
+	ok(write_trace(dir, "h2") == 0, "a second host's trace, 100 us later");
+	shift = 0;
+	struct trawl_analysis_opts o = { .sz = sizeof(o), .tid = -1, .cpu = -1, .by_host = true };
+	struct trawl_analysis *a = run(root, "cputop", &o);
+	int good = 0;
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++) {
+		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
+		if (r->kind == TRAWL_ANALYSIS_THREAD && r->id == 400)
+			good += r->sum == 2500;
+		if (r->kind == TRAWL_ANALYSIS_THREAD && r->id == 300)
+			good += r->sum == 29500;
+	}
+	ok(a && good == 4 && trawl_analysis_nrows(a) == 2 * 6,
+	   "--by host: each host's threads as alone (x 2500, c 29500 ns on both, %d)", good);
+	trawl_analysis_free(a);
+	struct trawl_analysis_opts o2 = { .sz = sizeof(o2), .tid = -1, .cpu = -1, .by_host = true };
+	a = run(root, "syscalls", &o2);
+	char path[700], buf[4096];
+	snprintf(path, sizeof(path), "%s/hosts.txt", root);
+	FILE *f = fopen(path, "w+");
+	struct trawl_analysis_report_opts ro = { .sz = sizeof(ro) };
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "a --by host report");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "| h1 ") && strstr(buf, "| h2 ") &&
+	   strstr(buf, "read                         |        2       2.500       3.000 |"
+		       "        2       2.500       3.000\n"),
+	   "--by host: one line per syscall, the hosts side by side");
+	if (f)
+		fclose(f);
+	trawl_analysis_free(a);
+	snprintf(dir, sizeof(dir), "%s/h2", root);
+	tap_rm_tree(dir);
+}
+
 static void reports(const char *dir)
 {
 	char path[512], buf[8192];
@@ -325,6 +368,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/kernel", root);
 	ok(write_trace(dir, "h1") == 0, "a kernel trace with LTTng's names");
 	figures(dir);
+	hosts();
 	reports(dir);
 	if (!getenv("KEEP"))
 		tap_rm_tree(root);
