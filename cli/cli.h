@@ -21,6 +21,7 @@ enum {
 
 int cmd_print(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);	/* cmd-analyze.c */
 int cmd_simulate(int argc, char **argv);
 int cmd_record(int argc, char **argv);		/* cmd-record.c */
 int cmd_sync(int argc, char **argv);		/* cmd-sync.c */

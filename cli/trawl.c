@@ -32,6 +32,7 @@ struct command {
 static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
+	{ "analyze", cmd_analyze, "standard analyses: cputop, schedlat, iolatency, irq, syscalls" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },

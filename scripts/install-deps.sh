@@ -7,7 +7,7 @@ libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iprout
 nettle-dev
 rt-tests trace-cmd linux-perf
 babeltrace2 lttng-tools liblttng-ust-dev python3
-protobuf-compiler"
+protobuf-compiler python3-lttnganalyses babeltrace"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -481,11 +481,14 @@ struct trawl_ctf_trace *trawl_ctf_writer_trace(struct trawl_ctf_writer *w)
 static int version_part(int which)
 {
 	const char *v = TRAWL_VERSION;
-	long p[2] = { 0, 0 };
-	char *end;
-	p[0] = strtol(v, &end, 10);
-	if (*end == '.')
-		p[1] = strtol(end + 1, NULL, 10);
+	long p[3] = { 0, 0, 0 };
+	char *end = (char *)v;
+	for (int i = 0; i < 3; i++) {
+		p[i] = strtol(end, &end, 10);
+		if (*end != '.')
+			break;
+		end++;
+	}
 	return (int)p[which];
 }
 
@@ -527,7 +530,8 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	    (ret = env_set(w, "tracer_name", false, 0,
 			   o->tracer_name ? o->tracer_name : "trawl")) < 0 ||
 	    (ret = env_set(w, "tracer_major", true, version_part(0), NULL)) < 0 ||
-	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0)
+	    (ret = env_set(w, "tracer_minor", true, version_part(1), NULL)) < 0 ||
+	    (ret = env_set(w, "tracer_patchlevel", true, version_part(2), NULL)) < 0)
 		goto err;
 
 	/* the destination first: refused, nothing is left on the disk */

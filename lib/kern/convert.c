@@ -23,9 +23,11 @@
  * With tid_context, every event carries { tid } = ftrace's common_pid.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <traceevent/event-parse.h>
 
@@ -33,7 +35,7 @@
 #include "kern/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
 #include "kern/krec.h"
 
-enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ };
+enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ, OP_TGID, OP_RWBS };
 
 struct op {
 	uint8_t kind;
@@ -177,7 +179,7 @@ static int struct_add(struct krec_conv *c, struct trawl_ctf_type *st, const char
 
 /* The payload of one ftrace field: type + op. */
 static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type *st,
-		     struct tep_format_field *f, const struct tr_kfamily *fam)
+		     const char *event, struct tep_format_field *f, const struct tr_kfamily *fam)
 {
 	char tmp[128];
 	const char *name = tr_kfamily_field(fam, f->name, tmp, sizeof(tmp));
@@ -204,6 +206,10 @@ static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type
 		return r ? r : add_op(cv, OP_DSEQ, off, 4, elem, rel);
 	}
 	if (f->flags & TEP_FIELD_IS_ARRAY) {
+		if (!strncmp(f->type, "char", 4) && tr_kfamily_rwbs(fam, f->name)) {
+			r = struct_add(c, st, name, f->name, int_type(c, 4, false, false));
+			return r ? r : add_op(cv, OP_RWBS, off, size, 0, false);
+		}
 		if ((f->flags & TEP_FIELD_IS_STRING) || !strncmp(f->type, "char", 4)) {
 			r = struct_add(c, st, name, f->name, text_array(c, size));
 			return r ? r : add_op(cv, OP_COMM, off, size, 0, false);
@@ -225,7 +231,13 @@ static int add_field(struct krec_conv *c, struct conv *cv, struct trawl_ctf_type
 	}
 	bool prio = size == 4 && tr_kfamily_prio(fam, f->name);
 	r = struct_add(c, st, name, f->name, int_type(c, size, sign || prio, hex));
-	return r ? r : add_op(cv, prio ? OP_PRIO : OP_COPY, off, size, 0, false);
+	r = r ? r : add_op(cv, prio ? OP_PRIO : OP_COPY, off, size, 0, false);
+	/* the thread's process id after it, under ftrace's name of the thread id */
+	if (!r && size == 4 && name != f->name && tr_kfamily_tgid(fam, event, f->name)) {
+		r = struct_add(c, st, f->name, f->name, int_type(c, 4, true, false));
+		r = r ? r : add_op(cv, OP_TGID, off, 4, 0, false);
+	}
+	return r;
 }
 
 static const struct trawl_ctf_event_class *new_class(struct krec_conv *c, const char *name,
@@ -397,7 +409,7 @@ generic:
 	if (!st)
 		goto err;
 	for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
-		if (add_field(c, cv, st, f, fam) < 0)
+		if (add_field(c, cv, st, ev->name, f, fam) < 0)
 			goto err;
 	if (!(cv->ec = new_class(c, lname, st)))
 		goto err;
@@ -407,6 +419,31 @@ err:
 	free(cv->ops);
 	free(cv);
 	return NULL;
+}
+
+/*
+ * The process id (tgid) of thread tid, from /proc/TID/status, for the
+ * fields LTTng adds after a thread id (sched_process_fork's parent_pid,
+ * child_pid). Read when the event is converted, a few ms after it: a
+ * thread gone by then is taken for a process of its own (its tid). Forks
+ * are rare next to the other events, so one read each costs little.
+ */
+static int32_t tgid_of(int32_t tid)
+{
+	char path[64], buf[1024];
+	if (tid <= 0)
+		return tid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tid;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return tid;
+	buf[n] = 0;
+	const char *t = strstr(buf, "\nTgid:");
+	return t ? (int32_t)strtol(t + 6, NULL, 10) : tid;
 }
 
 /* ------------------------------------------------------------ public */
@@ -524,6 +561,20 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 				memcpy(&v, d + o->off, 4);
 				v -= 100;
 				memcpy(p, &v, 4);
+				p += 4;
+				break;
+			}
+			case OP_TGID: {
+				int32_t tid, tgid;
+				memcpy(&tid, d + o->off, 4);
+				tgid = tgid_of(tid);
+				memcpy(p, &tgid, 4);
+				p += 4;
+				break;
+			}
+			case OP_RWBS: {
+				uint32_t bits = tr_kfamily_rwbs_bits((const char *)d + o->off, o->len);
+				memcpy(p, &bits, 4);
 				p += 4;
 				break;
 			}

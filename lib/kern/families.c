@@ -22,7 +22,7 @@ const struct tr_kfamily tr_kfamilies[] = {
 			   "sched_migrate_task", "sched_process_fork", "sched_process_exec",
 			   "sched_process_exit"),
 	  .renames = { { "pid", "tid" }, { "*_pid", "*_tid" } },
-	  .prio = "*prio" },
+	  .prio = "*prio", .tgid = "sched_process_fork.*_pid" },
 	/* syscall_entry_<name> with the arguments syscalls:sys_enter_<name> names */
 	{ .system = "raw_syscalls", .preset = "syscalls",
 	  .events = EVENTS("sys_enter", "sys_exit"),
@@ -37,7 +37,8 @@ const struct tr_kfamily tr_kfamilies[] = {
 	  .names = { { "softirq_*", "", "irq_" } } },
 	{ .system = "block", .preset = "block",
 	  .events = EVENTS("block_rq_insert", "block_rq_issue", "block_rq_complete",
-			   "block_bio_queue") },
+			   "block_bio_queue"),
+	  .rwbs = "rwbs" },
 	{ .system = "net", .preset = "net",
 	  .events = EVENTS("net_dev_queue", "net_dev_xmit", "netif_receive_skb", "netif_rx") },
 	{ .system = "kvm", .preset = "kvm", .events = EVENTS("kvm_entry", "kvm_exit") },
@@ -124,6 +125,57 @@ const char *tr_kfamily_field(const struct tr_kfamily *f, const char *name, char 
 bool tr_kfamily_prio(const struct tr_kfamily *f, const char *name)
 {
 	return f && f->prio && tr_glob_match(f->prio, name);
+}
+
+bool tr_kfamily_tgid(const struct tr_kfamily *f, const char *event, const char *name)
+{
+	char spec[256];
+	if (!f || !f->tgid)
+		return false;
+	snprintf(spec, sizeof(spec), "%s.%s", event, name);
+	return tr_glob_match(f->tgid, spec);
+}
+
+bool tr_kfamily_rwbs(const struct tr_kfamily *f, const char *name)
+{
+	return f && f->rwbs && tr_glob_match(f->rwbs, name);
+}
+
+enum {
+	RWBS_WRITE = 1 << 0, RWBS_DISCARD = 1 << 1, RWBS_READ = 1 << 2, RWBS_RAHEAD = 1 << 3,
+	RWBS_BARRIER = 1 << 4, RWBS_SYNC = 1 << 5, RWBS_META = 1 << 6, RWBS_SECURE = 1 << 7,
+	RWBS_FLUSH = 1 << 8, RWBS_FUA = 1 << 9, RWBS_PREFLUSH = 1 << 10,
+};
+
+unsigned tr_kfamily_rwbs_bits(const char *s, size_t n)
+{
+	unsigned bits = 0;
+	size_t i = 0;
+	/* a leading F before another operation letter is a preflush */
+	if (n > 1 && s[0] == 'F' && s[1] && strchr("WDFRN", s[1]))
+		bits |= RWBS_PREFLUSH, i = 1;
+	if (i < n) {
+		switch (s[i]) {
+		case 'W': bits |= RWBS_WRITE; break;
+		case 'D': bits |= RWBS_DISCARD;
+			if (i + 1 < n && s[i + 1] == 'E')
+				bits |= RWBS_SECURE, i++;
+			break;
+		case 'F': bits |= RWBS_FLUSH; break;
+		case 'R': bits |= RWBS_READ; break;
+		default: break;		/* N: none */
+		}
+		i++;
+	}
+	for (; i < n && s[i]; i++)
+		switch (s[i]) {
+		case 'F': bits |= RWBS_FUA; break;
+		case 'A': bits |= RWBS_RAHEAD; break;
+		case 'S': bits |= RWBS_SYNC; break;
+		case 'M': bits |= RWBS_META; break;
+		default: break;
+		}
+	return bits;
 }
 
 /* ------------------------------------------------- krec.h's names */

@@ -56,6 +56,13 @@ struct tr_kfamily {
 	struct tr_kname_rule names[TR_KFAMILY_RULES];
 	struct tr_kfield_rename renames[TR_KFAMILY_RULES];
 	const char *prio;		/* glob: 4-byte fields shown as value - 100, signed */
+	/*
+	 * glob "EVENT.FIELD" of 4-byte thread ids that LTTng follows with
+	 * the thread's process id (tgid), named as ftrace names the thread id
+	 * (sched_process_fork: parent_tid, then parent_pid)
+	 */
+	const char *tgid;
+	const char *rwbs;		/* glob: char arrays "WS", "RA" ... -> LTTng's bits */
 	enum tr_kconv conv;
 };
 
@@ -74,5 +81,17 @@ const char *tr_kfamily_field(const struct tr_kfamily *f, const char *name, char 
 			     size_t cap);
 /* Is field `name` of family f a priority shown as LTTng shows it? */
 bool tr_kfamily_prio(const struct tr_kfamily *f, const char *name);
+/* Is field `name` of event `event` (ftrace's names) followed by a tgid? */
+bool tr_kfamily_tgid(const struct tr_kfamily *f, const char *event, const char *name);
+/* Is field `name` of family f an rwbs string written as LTTng's bits? */
+bool tr_kfamily_rwbs(const struct tr_kfamily *f, const char *name);
+/*
+ * LTTng's rwbs bits (lttng-modules' block events: write 1, discard 2,
+ * read 4, read-ahead 8, barrier 16, sync 32, meta 64, secure 128, flush
+ * 256, fua 512, preflush 1024) of ftrace's rwbs text (blk_fill_rwbs():
+ * "F" preflush, then the operation W, D (DE: secure), F, R or N, then F
+ * fua, A read-ahead, S sync, M meta); n: the array's size.
+ */
+unsigned tr_kfamily_rwbs_bits(const char *s, size_t n);
 
 #endif

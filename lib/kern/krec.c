@@ -1012,6 +1012,29 @@ static void settle_lost(struct krec *k)
 	}
 }
 
+/*
+ * Every stream's last packet ends at the same time, the last event's of
+ * any CPU (an empty packet where the stream's events were all written),
+ * as LTTng's streams do at a stop: readers that keep only the time range
+ * all streams cover (babeltrace's stream intersection, which the
+ * lttng-analyses use by default) then keep the whole recording, not only
+ * up to the state dump's last event or an idle CPU's.
+ */
+static void end_streams(struct krec *k)
+{
+	uint64_t end = 0;
+	for (unsigned c = 0; c < k->ncpus; c++)
+		if (k->cpus[c].last_ts > end)
+			end = k->cpus[c].last_ts;
+	if (!end)
+		return;
+	for (unsigned c = 0; c < k->ncpus; c++)
+		if (k->cpus[c].ws && !trawl_ctf_wstream_flush(k->cpus[c].ws, end))
+			k->cpus[c].last_ts = end;
+	if (k->sd_ws)
+		trawl_ctf_wstream_flush(k->sd_ws, end);	/* -EINVAL: it ends later */
+}
+
 int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
 {
 	if (!k->flight || !k->started || k->stopped)
@@ -1043,8 +1066,10 @@ int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
 				break;
 			process_page(k, c, (size_t)n);
 		}
-	if (!r && !k->err)
+	if (!r && !k->err) {
 		settle_lost(k);
+		end_streams(k);
+	}
 	if (!r && k->err)
 		r = tr_seterr(err, errlen, -k->err, "%s", k->errmsg);
 	if (k->w) {
@@ -1105,6 +1130,7 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 	if (r)
 		tr_seterr(err, errlen, -r, "%s", k->errmsg);
 	settle_lost(k);
+	end_streams(k);
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);

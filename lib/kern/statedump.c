@@ -4,7 +4,7 @@
  * LTTng's statedump events: lttng_statedump_start, then per thread
  * lttng_statedump_process_state { tid, pid, ppid, name, type, status, cpu,
  * cgroup_id, cgroup }, per open file of each process
- * lttng_statedump_file_descriptor { pid, fd, filename }, and
+ * lttng_statedump_file_descriptor { pid, fd, flags, filename }, and
  * lttng_statedump_end. Read from /proc after tracing started, so a task
  * forked meanwhile shows in the sched_process_fork events instead.
  */
@@ -161,6 +161,17 @@ static void cgroup_of(int pid, char *path, size_t cap, uint64_t *id)
 		*id = (uint64_t)st.st_ino;
 }
 
+/* The file's open flags (O_*, with O_CLOEXEC), from fdinfo's octal "flags:". */
+static uint32_t fd_flags(int pid, const char *fd)
+{
+	char path[300], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *f = strstr(buf, "flags:");
+	return f ? (uint32_t)strtoul(f + 6, NULL, 8) : 0;
+}
+
 static int dump_process(struct dump *d, int pid)
 {
 	char path[128], cg[2048];
@@ -213,9 +224,11 @@ static int dump_process(struct dump *d, int pid)
 		if (len < 0)
 			continue;
 		target[len] = 0;
+		uint32_t flags = fd_flags(pid, e->d_name);
 		uint8_t *p = ctx(d);
 		p = put(p, &pid, 4);
 		p = put(p, &n, 4);
+		p = put(p, &flags, 4);
 		p = put_str(d, p, target);
 		r = emit(d, d->file, p);
 	}
@@ -228,12 +241,13 @@ static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc
 {
 	struct trawl_ctf_type *i32 = trawl_ctf_type_int(w, 32, true, 10);
 	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
+	struct trawl_ctf_type *oct = trawl_ctf_type_int(w, 32, false, 8);
 	struct trawl_ctf_type *ch = trawl_ctf_type_int(w, 8, false, 10);
 	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
 	struct trawl_ctf_type *te = i32 ? trawl_ctf_type_enum(w, i32) : NULL;
 	struct trawl_ctf_type *se = i32 ? trawl_ctf_type_enum(w, i32) : NULL;
 	struct trawl_ctf_type *ps = trawl_ctf_type_struct(w), *fs = trawl_ctf_type_struct(w);
-	if (!i32 || !u64 || !ch || !str || !te || !se || !ps || !fs)
+	if (!i32 || !u64 || !oct || !ch || !str || !te || !se || !ps || !fs)
 		return -ENOMEM;
 	ch->u.i.encoding = TRAWL_CTF_ENC_UTF8;
 	struct trawl_ctf_type *comm = trawl_ctf_type_array(w, ch, 16);
@@ -255,6 +269,7 @@ static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc
 	r |= trawl_ctf_struct_add(w, ps, "cgroup", str);
 	r |= trawl_ctf_struct_add(w, fs, "pid", i32);
 	r |= trawl_ctf_struct_add(w, fs, "fd", i32);
+	r |= trawl_ctf_struct_add(w, fs, "flags", oct);
 	r |= trawl_ctf_struct_add(w, fs, "filename", str);
 	if (r || !comm)
 		return -EINVAL;
@@ -278,13 +293,22 @@ long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class
 	int r = classes(w, sc, d);
 	if (!r)
 		r = emit(d, d->start, ctx(d));
+	/*
+	 * The recorder's own process first: the dump's own reads of /proc are
+	 * traced, and a reader of the trace then knows their thread before
+	 * they come (lttng-analyses' I/O analysis fails on a thread whose
+	 * files it met before the thread's state).
+	 */
+	int self = (int)getpid();
+	if (!r)
+		r = dump_process(d, self);
 	DIR *pd = r ? NULL : opendir("/proc");
 	if (!r && !pd)
 		r = -errno;
 	struct dirent *e;
 	while (pd && !r && (e = readdir(pd))) {
 		int pid = atoi(e->d_name);
-		if (pid > 0)
+		if (pid > 0 && pid != self)
 			r = dump_process(d, pid);
 	}
 	if (pd)

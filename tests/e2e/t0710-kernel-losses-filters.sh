@@ -240,8 +240,9 @@ ok $? "record with the state dump: exit 0"
 grep -q " lttng_statedump_process_state: .*{ tid = $$, pid = $$, ppid = $PPID, name = \"sh\"" sd.txt ||
 	grep -q " lttng_statedump_process_state: .*{ tid = $$, pid = $$, ppid = $PPID, " sd.txt
 ok $? "state dump: this shell (tid = pid = $$, ppid $PPID)"
-grep -q " lttng_statedump_file_descriptor: .*{ pid = $$, fd = 7, filename = \"$(pwd)/held-open.txt\" }" sd.txt
-ok $? "state dump: its fd 7 on held-open.txt"
+# flags: the open flags in octal, as LTTng (O_WRONLY: the last digit 1)
+grep -q " lttng_statedump_file_descriptor: .*{ pid = $$, fd = 7, flags = 0[0-7]*1, filename = \"$(pwd)/held-open.txt\" }" sd.txt
+ok $? "state dump: its fd 7 on held-open.txt, written (flags O_WRONLY)"
 exec 7>&-
 
 # ---- the recorder's own threads: recorded like any task, or not at all

@@ -232,8 +232,39 @@ static void closest(void)
 	ok(tr_closest("zzzzzz", p, n, 2) == NULL, "zzzzzz: nothing close");
 }
 
+/* LTTng's block rwbs bits from ftrace's text; fork's tgid fields */
+static void lttng_fields(void)
+{
+	static const struct { const char *s; unsigned bits; } t[] = {
+		{ "R", 4 }, { "RA", 4 | 8 }, { "WS", 1 | 32 }, { "FWS", 1024 | 1 | 32 },
+		{ "WFS", 1 | 512 | 32 }, { "F", 256 }, { "FF", 1024 | 256 }, { "DE", 2 | 128 },
+		{ "RM", 4 | 64 }, { "N", 0 }, { "", 0 },
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char a[10] = { 0 };
+		memcpy(a, t[i].s, strlen(t[i].s));
+		unsigned b = tr_kfamily_rwbs_bits(a, sizeof(a));
+		if (b != t[i].bits) {
+			printf("# rwbs '%s': %u, want %u", t[i].s, b, t[i].bits);
+			bad++;
+		}
+	}
+	is_int(bad, 0, "rwbs text -> LTTng's bits (write 1, read 4, sync 32, preflush 1024 ...)");
+	const struct tr_kfamily *sched = tr_kfamily_by_system("sched"),
+				*block = tr_kfamily_by_system("block");
+	ok(tr_kfamily_tgid(sched, "sched_process_fork", "child_pid") &&
+	   tr_kfamily_tgid(sched, "sched_process_fork", "parent_pid") &&
+	   !tr_kfamily_tgid(sched, "sched_switch", "prev_pid") &&
+	   !tr_kfamily_tgid(block, "sched_process_fork", "child_pid"),
+	   "fork's parent_pid and child_pid get a tgid after them, no other");
+	ok(tr_kfamily_rwbs(block, "rwbs") && !tr_kfamily_rwbs(sched, "rwbs") &&
+	   !tr_kfamily_rwbs(block, "comm"), "block's rwbs only");
+}
+
 int main(void)
 {
+	lttng_fields();
 	names();
 	fields();
 	presets();

@@ -1,0 +1,76 @@
+#!/bin/sh
+# bench/analyze.sh - the standard analyses (`trawl analyze`) against
+# lttng-analyses and against pure decoding (`trawl info`), on kernel
+# recordings of a real workload (hackbench -p -g 2 -l LOOPS, recorded with
+# -k sched,syscalls,irq,block), in one run:
+#   events/s     events of the trace / wall time of the command (best of RUNS)
+#   vs lttng     trawl's events/s over lttng-analyses' (same trace, same
+#                run, lttng-X --no-intersection; target >= 100x)
+#   vs info      trawl's events/s over `trawl info --threads 1`'s (target >= 0.5)
+#   peak RSS     of trawl analyze on the trace and on one of twice the
+#                workload (must not grow)
+# lttng-analyses read the smaller trace (LTTNG_LOOPS): they take minutes on
+# the bigger ones. Prints the CPU model and family first.
+#
+#   TRAWL_BUILD=build sh bench/analyze.sh   (env: LOOPS=400 LTTNG_LOOPS=40 RUNS=3)
+# Needs root (kernel tracing), hackbench (rt-tests), /usr/bin/time and
+# python3-lttnganalyses.
+set -u
+: "${TRAWL_BUILD:?set TRAWL_BUILD to a build directory}"
+TRAWL=$TRAWL_BUILD/trawl
+LOOPS=${LOOPS:-400}
+LTTNG_LOOPS=${LTTNG_LOOPS:-40}
+RUNS=${RUNS:-3}
+WORK=${WORK:-$TRAWL_BUILD/bench/analyze-work}
+[ "$(id -u)" = 0 ] || { echo "bench/analyze.sh: needs root"; exit 1; }
+[ -x "$TRAWL" ] || { echo "bench/analyze.sh: $TRAWL is not built"; exit 1; }
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+awk -F': ' '/^model name/ { m = $2 } /^cpu family/ { f = $2 } /^model\t/ { n = $2 }
+	END { printf "cpu: %s (family %s, model %s), %d CPUs\n", m, f, n, '"$(nproc)"' }' /proc/cpuinfo
+
+record() {	# record DIR LOOPS: 64 MiB per CPU; says what it lost
+	"$TRAWL" record -b 65536 -o "$1" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$2" \
+		> /dev/null 2> "$1.log" || { echo "record failed: $(cat "$1.log")"; exit 1; }
+	sed -n 's/^trawl record: \([0-9]* kernel events, [0-9]* lost\).*/  '"$(basename "$1")"': \1/p' "$1.log"
+}
+events() { "$TRAWL" info --json "$1" 2> /dev/null | python3 -c 'import json,sys; print(sum(t["events"] for t in json.load(sys.stdin)["traces"]))'; }
+# best DIR CMD...: the best wall time (s) of RUNS runs of CMD on DIR
+best() {
+	d=$1; shift
+	b=""
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		t0=$(date +%s.%N)
+		"$@" "$d" > /dev/null 2>&1
+		t1=$(date +%s.%N)
+		b=$(awk -v a="$t0" -v z="$t1" -v b="$b" 'BEGIN { t = z - a; print (b == "" || t < b) ? t : b }')
+		i=$((i + 1))
+	done
+	echo "$b"
+}
+rss() { /usr/bin/time -f %M "$@" > /dev/null 2> "$WORK/rss"; tail -1 "$WORK/rss"; }
+
+record "$WORK/small" "$LTTNG_LOOPS"
+record "$WORK/one" "$LOOPS"
+record "$WORK/two" $((2 * LOOPS))
+KS=$(dirname "$(find "$WORK/small" -name metadata -path '*kernel*' | head -1)")
+NS=$(events "$WORK/small"); N1=$(events "$WORK/one"); N2=$(events "$WORK/two")
+echo "traces: $NS events (lttng comparison), $N1 and $N2 events (hackbench -l $LOOPS, $((2 * LOOPS)))"
+TI=$(best "$WORK/one" "$TRAWL" info --threads 1)
+INFO=$(awk -v n="$N1" -v t="$TI" 'BEGIN { printf "%.0f", n / t }')
+echo "trawl info --threads 1: $INFO events/s"
+printf '%-10s %14s %14s %9s %9s %12s %12s\n' analysis "trawl ev/s" "lttng ev/s" "x lttng" "x info" "RSS 1x KiB" "RSS 2x KiB"
+for a in cputop schedlat iolatency irq syscalls; do
+	case $a in
+	cputop) l=lttng-cputop ;; schedlat) l=lttng-schedstats ;; iolatency) l=lttng-iolatencystats ;;
+	irq) l=lttng-irqstats ;; syscalls) l=lttng-syscallstats ;;
+	esac
+	T1=$(best "$WORK/one" "$TRAWL" analyze "$a")
+	TS=$(best "$WORK/small" "$TRAWL" analyze "$a")
+	t0=$(date +%s.%N); $l --no-intersection --skip-validation "$KS" > /dev/null 2>&1; t1=$(date +%s.%N)
+	R1=$(rss "$TRAWL" analyze "$a" "$WORK/one"); R2=$(rss "$TRAWL" analyze "$a" "$WORK/two")
+	awk -v a="$a" -v n1="$N1" -v ns="$NS" -v t1="$T1" -v ts="$TS" -v l0="$t0" -v l1="$t1" \
+		-v info="$INFO" -v r1="$R1" -v r2="$R2" 'BEGIN {
+		tr = n1 / t1; trs = ns / ts; lt = ns / (l1 - l0)
+		printf "%-10s %14.0f %14.0f %8.0fx %8.2fx %12d %12d\n", a, tr, lt, trs / lt, tr / info, r1, r2 }'
+done

@@ -1,0 +1,1106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/analysis/analysis.c - the standard analyses (trawl/analysis.h): one
+ * table of analyses, each a handler of the kernel events it needs, over a
+ * common bookkeeping: per host its CPUs and threads, rows (a thread, a
+ * CPU, a syscall, an IRQ, a disk) with their statistics and histograms,
+ * and the samples when asked. Events are bound by name (LTTng's, as trawl
+ * records them), every one TRAWL_FIELD_OPTIONAL: a live source brings them
+ * later, and an analysis whose events a trace lacks reports nothing.
+ *
+ * The semantics follow lttng-analyses (the oracle of the tests):
+ *  - cputop: a thread runs from the sched_switch that puts it on a CPU to
+ *    the one that takes it off; one already running when the trace starts
+ *    counts from the slice's start, one still running at the end up to
+ *    the slice's last event; the idle thread (tid 0) is left out; a
+ *    thread's share is its CPU time over the slice's duration;
+ *  - schedlat: from a sched_wakeup (or sched_wakeup_new) of a thread not
+ *    running to the sched_switch onto a CPU, the first wake-up counts;
+ *  - syscalls: from syscall_entry_X to the same thread's next syscall_exit,
+ *    errors when ret < 0;
+ *  - irq: irq_handler_entry -> exit, irq_softirq_entry -> exit per CPU;
+ *  - iolatency: block_rq_issue -> block_rq_complete of the same device and
+ *    sector (nr_sector 0: left out), bytes = nr_sector * 512; per disk and
+ *    per issuing thread.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <trawl/analysis.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------- integer map */
+
+/* Open addressing, u64 keys (never ~0) to u32 values. */
+struct imap {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+
+#define IMAP_EMPTY UINT64_MAX
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static uint32_t *imap_find(const struct imap *m, uint64_t k)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = mix(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == k)
+			return &m->vals[i];
+		if (m->keys[i] == IMAP_EMPTY)
+			return NULL;
+	}
+}
+
+static int imap_put(struct imap *m, uint64_t k, uint32_t v)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		uint64_t *keys = malloc(cap * sizeof(*keys));
+		uint32_t *vals = malloc(cap * sizeof(*vals));
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -ENOMEM;
+		}
+		memset(keys, 0xff, cap * sizeof(*keys));
+		for (size_t i = 0; i < m->cap; i++) {
+			if (m->keys[i] == IMAP_EMPTY)
+				continue;
+			size_t j = mix(m->keys[i]) & (cap - 1);
+			while (keys[j] != IMAP_EMPTY)
+				j = (j + 1) & (cap - 1);
+			keys[j] = m->keys[i];
+			vals[j] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = keys;
+		m->vals = vals;
+		m->cap = cap;
+	}
+	size_t i = mix(k) & (m->cap - 1);
+	while (m->keys[i] != IMAP_EMPTY && m->keys[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	if (m->keys[i] == IMAP_EMPTY)
+		m->n++;
+	m->keys[i] = k;
+	m->vals[i] = v;
+	return 0;
+}
+
+/* Removes k (linear probing: the entries after it move back). */
+static void imap_del(struct imap *m, uint64_t k)
+{
+	if (!m->cap)
+		return;
+	size_t mask = m->cap - 1, i = mix(k) & mask;
+	while (m->keys[i] != k) {
+		if (m->keys[i] == IMAP_EMPTY)
+			return;
+		i = (i + 1) & mask;
+	}
+	m->keys[i] = IMAP_EMPTY;
+	m->n--;
+	for (size_t j = (i + 1) & mask; m->keys[j] != IMAP_EMPTY; j = (j + 1) & mask) {
+		size_t home = mix(m->keys[j]) & mask;
+		/* j's entry stays unless the hole lies between its home and j */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = IMAP_EMPTY;
+			i = j;
+		}
+	}
+}
+
+static void imap_clear(struct imap *m)
+{
+	if (m->cap)
+		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
+	m->n = 0;
+}
+
+static void imap_release(struct imap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------- state */
+
+#define NONE INT64_MIN
+
+struct thr {				/* a thread of a host */
+	int64_t tid;
+	char comm[16];
+	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
+	int64_t woken;			/* schedlat: first wake-up not yet run */
+	int64_t preempted;		/* schedlat: switched out runnable at */
+	int64_t sys_ts;			/* syscalls: in a syscall since */
+	uint32_t sys_cls;		/* ... its entry's class */
+	int prio;
+};
+
+struct cpu {
+	int64_t tid;			/* current, -1: unknown */
+	int64_t irq_ts, irq;		/* in a hard IRQ since (NONE: not) */
+	int64_t soft_ts[16];		/* in a softirq (by vector) since */
+};
+
+struct req {				/* a block request in flight */
+	int64_t ts, tid;
+	uint64_t bytes;
+	uint32_t cpu;
+	char comm[16];
+};
+
+struct host {
+	const char *name;
+	int64_t first, last;		/* its first and last events' times so far */
+	struct thr *thr;
+	size_t nthr, capthr;
+	struct imap tids;		/* tid -> thr index */
+	struct cpu *cpus;
+	size_t ncpus;
+	struct req *reqs;
+	size_t nreqs, capreqs;
+	struct imap rq;			/* dev ^ sector -> req index */
+	uint32_t *rq_free;		/* freed req slots */
+	size_t nfree;
+};
+
+enum ev_kind {
+	K_UNSET, K_OTHER, K_SWITCH, K_WAKEUP, K_FORK, K_EXEC, K_SDPROC, K_SYS_ENTRY, K_SYS_EXIT,
+	K_IRQ_ENTRY, K_IRQ_EXIT, K_SOFT_ENTRY, K_SOFT_EXIT, K_RQ_ISSUE, K_RQ_COMPLETE,
+};
+
+enum field_id {
+	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
+	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
+	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE, NFIELDS
+};
+
+static const struct {
+	const char *spec;
+	enum trawl_field_type type;
+} field_specs[NFIELDS] = {
+	[F_PREV_TID] = { "sched_switch.prev_tid", TRAWL_FIELD_INT },
+	[F_PREV_COMM] = { "sched_switch.prev_comm", TRAWL_FIELD_STRING },
+	[F_NEXT_TID] = { "sched_switch.next_tid", TRAWL_FIELD_INT },
+	[F_NEXT_COMM] = { "sched_switch.next_comm", TRAWL_FIELD_STRING },
+	[F_NEXT_PRIO] = { "sched_switch.next_prio", TRAWL_FIELD_INT },
+	[F_WAKE_TID] = { "sched_wakeup*.tid", TRAWL_FIELD_INT },
+	[F_WAKE_PRIO] = { "sched_wakeup*.prio", TRAWL_FIELD_INT },
+	[F_CHILD_TID] = { "sched_process_fork.child_tid", TRAWL_FIELD_INT },
+	[F_CHILD_COMM] = { "sched_process_fork.child_comm", TRAWL_FIELD_STRING },
+	[F_EXEC_TID] = { "sched_process_exec.tid", TRAWL_FIELD_INT },
+	[F_SD_TID] = { "lttng_statedump_process_state.tid", TRAWL_FIELD_INT },
+	[F_SD_NAME] = { "lttng_statedump_process_state.name", TRAWL_FIELD_STRING },
+	/* the thread of a syscall or a block request: the event context's */
+	[F_TID] = { "syscall_*.tid", TRAWL_FIELD_INT },
+	[F_RQ_TID] = { "block_rq_issue.tid", TRAWL_FIELD_INT },
+	[F_EXEC_FILE] = { "sched_process_exec.filename", TRAWL_FIELD_STRING },
+	[F_PREV_STATE] = { "sched_switch.prev_state", TRAWL_FIELD_INT },
+	[F_RET] = { "syscall_exit_*.ret", TRAWL_FIELD_INT },
+	[F_IRQ] = { "irq_handler_*.irq", TRAWL_FIELD_INT },
+	[F_IRQ_NAME] = { "irq_handler_entry.name", TRAWL_FIELD_STRING },
+	[F_VEC] = { "irq_softirq_*.vec", TRAWL_FIELD_INT },
+	[F_DEV] = { "block_rq_*.dev", TRAWL_FIELD_INT },
+	[F_SECTOR] = { "block_rq_*.sector", TRAWL_FIELD_INT },
+	[F_NR_SECTOR] = { "block_rq_*.nr_sector", TRAWL_FIELD_INT },
+	[F_ERROR] = { "block_rq_complete.error", TRAWL_FIELD_INT },
+};
+
+struct trawl_analysis;
+typedef int (*handler_fn)(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+			  enum ev_kind k);
+
+struct trawl_analysis {
+	struct trawl_analysis_opts o;
+	char *comm;
+	const struct analysis_def *def;
+	struct trawl_reader *r;
+	const struct trawl_field *f[NFIELDS];
+	uint8_t *kinds;			/* by class index */
+	size_t nkinds;
+	struct host *hosts;
+	size_t nhosts;
+	const struct trawl_reader_stream *last_stream;
+	struct host *last_host;
+	/* the slice */
+	struct trawl_analysis_row *rows;
+	size_t nrows, caprows;
+	struct imap rowmap;
+	struct trawl_analysis_sample *samples;
+	size_t nsamples, capsamples;
+	struct trawl_analysis_sample *last_sample;	/* the one sample() just kept, or NULL */
+	int64_t begin, end, slice_end;
+	bool any;
+};
+
+struct analysis_def {
+	const char *name, *help;
+	handler_fn fn;
+};
+
+/* ------------------------------------------------------- rows */
+
+static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct host *h,
+					  enum trawl_analysis_row_kind kind, int64_t id)
+{
+	size_t hi = a->o.by_host ? (size_t)(h - a->hosts) + 1 : 0;
+	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
+	uint32_t *v = imap_find(&a->rowmap, key);
+	if (v)
+		return &a->rows[*v];
+	if (a->nrows == a->caprows) {
+		size_t cap = a->caprows ? 2 * a->caprows : 64;
+		struct trawl_analysis_row *r = realloc(a->rows, cap * sizeof(*r));
+		if (!r)
+			return NULL;
+		/* samples point at rows: move them along */
+		for (size_t i = 0; i < a->nsamples; i++)
+			a->samples[i].row = r + (a->samples[i].row - a->rows);
+		a->rows = r;
+		a->caprows = cap;
+	}
+	if (imap_put(&a->rowmap, key, (uint32_t)a->nrows) < 0)
+		return NULL;
+	struct trawl_analysis_row *r = &a->rows[a->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->id = id;
+	r->host = a->o.by_host ? h->name : "";
+	r->min = INT64_MAX;
+	r->max = INT64_MIN;
+	r->prio = INT32_MIN;
+	return r;
+}
+
+static unsigned bucket(int64_t ns)
+{
+	uint64_t us = ns > 0 ? (uint64_t)ns / 1000 : 0;
+	unsigned b = us ? 64 - (unsigned)__builtin_clzll(us) : 0;
+	return b < TRAWL_ANALYSIS_HIST ? b : TRAWL_ANALYSIS_HIST - 1;
+}
+
+static void row_add(struct trawl_analysis_row *r, int64_t dur)
+{
+	r->count++;
+	r->sum += dur;
+	r->sumsq += (double)dur * (double)dur;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+	r->hist[bucket(dur)]++;
+}
+
+static bool comm_ok(const struct trawl_analysis *a, const char *comm)
+{
+	return !a->comm || fnmatch(a->comm, comm, 0) == 0;
+}
+
+/* A sample (a duration of a thread on a CPU): filtered, into its row and
+ * the samples. Returns the row, NULL when filtered out (or no memory:
+ * -ENOMEM in *err). */
+static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *h,
+					 enum trawl_analysis_row_kind kind, int64_t id,
+					 int64_t ts, int64_t dur, int64_t tid, uint32_t cpu,
+					 const char *comm, int *err)
+{
+	a->last_sample = NULL;
+	if ((a->o.min_ns && dur < a->o.min_ns) || (a->o.max_ns && dur > a->o.max_ns) ||
+	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
+	    !comm_ok(a, comm))
+		return NULL;
+	struct trawl_analysis_row *r = row_get(a, h, kind, id);
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	row_add(r, dur);
+	if (a->o.keep_samples && a->o.keep_longest && a->nsamples == a->o.keep_longest) {
+		/* a min-heap on the duration: the shortest kept is replaced */
+		struct trawl_analysis_sample *hp = a->samples;
+		size_t n = a->nsamples, i = 0;
+		if (dur <= hp[0].dur)
+			return r;
+		for (;;) {
+			size_t c = 2 * i + 1;
+			if (c >= n)
+				break;
+			if (c + 1 < n && hp[c + 1].dur < hp[c].dur)
+				c++;
+			if (hp[c].dur >= dur)
+				break;
+			hp[i] = hp[c];
+			i = c;
+		}
+		hp[i] = (struct trawl_analysis_sample){ .ts = ts, .dur = dur, .tid = tid, .cpu = cpu,
+							.host = h->name, .row = r };
+		snprintf(hp[i].comm, sizeof(hp[i].comm), "%s", comm);
+		a->last_sample = &hp[i];
+		return r;
+	}
+	if (a->o.keep_samples) {
+		if (a->nsamples == a->capsamples) {
+			size_t cap = a->capsamples ? 2 * a->capsamples : 1024;
+			struct trawl_analysis_sample *s = realloc(a->samples, cap * sizeof(*s));
+			if (!s) {
+				*err = -ENOMEM;
+				return NULL;
+			}
+			a->samples = s;
+			a->capsamples = cap;
+		}
+		size_t i = a->nsamples++;
+		struct trawl_analysis_sample *sp = a->samples;
+		/* below keep_longest: sift up, so that the heap holds once full */
+		while (a->o.keep_longest && i > 0 && sp[(i - 1) / 2].dur > dur) {
+			sp[i] = sp[(i - 1) / 2];
+			i = (i - 1) / 2;
+		}
+		sp[i] = (struct trawl_analysis_sample){ .ts = ts, .dur = dur, .tid = tid, .cpu = cpu,
+							.host = h->name, .row = r };
+		snprintf(sp[i].comm, sizeof(sp[i].comm), "%s", comm);
+		a->last_sample = &sp[i];
+	}
+	return r;
+}
+
+/* ------------------------------------------------------- hosts, threads */
+
+static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *ev)
+{
+	if (ev->stream == a->last_stream)
+		return a->last_host;
+	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
+	struct host *h = NULL;
+	for (size_t i = 0; i < a->nhosts && !h; i++)
+		if (!strcmp(a->hosts[i].name, name))
+			h = &a->hosts[i];
+	if (!h) {
+		struct host *n = realloc(a->hosts, (a->nhosts + 1) * sizeof(*n));
+		if (!n)
+			return NULL;
+		a->hosts = n;
+		h = &a->hosts[a->nhosts];
+		memset(h, 0, sizeof(*h));
+		/* a copy: rows and samples name their host after the reader is gone */
+		if (!(h->name = strdup(name)))
+			return NULL;
+		h->first = h->last = ev->ts;
+		a->nhosts++;
+	}
+	a->last_stream = ev->stream;
+	a->last_host = h;
+	return h;
+}
+
+static struct thr *thr_get(struct host *h, int64_t tid)
+{
+	uint32_t *v = imap_find(&h->tids, (uint64_t)tid);
+	if (v)
+		return &h->thr[*v];
+	if (h->nthr == h->capthr) {
+		size_t cap = h->capthr ? 2 * h->capthr : 256;
+		struct thr *t = realloc(h->thr, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		h->thr = t;
+		h->capthr = cap;
+	}
+	if (imap_put(&h->tids, (uint64_t)tid, (uint32_t)h->nthr) < 0)
+		return NULL;
+	struct thr *t = &h->thr[h->nthr++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->run_since = t->woken = t->sys_ts = t->preempted = NONE;
+	t->prio = INT32_MIN;
+	return t;
+}
+
+/* Two threads at once: the second thr_get() may move the first. */
+static int thr_get2(struct host *h, int64_t a, int64_t b, struct thr **pa, struct thr **pb)
+{
+	if (!thr_get(h, a) || !(*pb = thr_get(h, b)))
+		return -ENOMEM;
+	*pa = thr_get(h, a);	/* there already: no allocation */
+	return 0;
+}
+
+static struct cpu *cpu_get(struct host *h, uint32_t n)
+{
+	if (n >= 4096)
+		return NULL;
+	if (n >= h->ncpus) {
+		struct cpu *c = realloc(h->cpus, (n + 1) * sizeof(*c));
+		if (!c)
+			return NULL;
+		for (size_t i = h->ncpus; i <= n; i++) {
+			c[i].tid = -1;
+			c[i].irq_ts = NONE;
+			for (int j = 0; j < 16; j++)
+				c[i].soft_ts[j] = NONE;
+		}
+		h->cpus = c;
+		h->ncpus = n + 1;
+	}
+	return &h->cpus[n];
+}
+
+static int64_t ival(const struct trawl_analysis *a, enum field_id f, const struct trawl_event *ev,
+		    int64_t dflt)
+{
+	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
+	return v ? v->i : dflt;
+}
+
+/* A string field into buf (cap bytes, NUL-terminated); NULL when absent. */
+static const char *sval(const struct trawl_analysis *a, enum field_id f,
+			const struct trawl_event *ev, char *buf, size_t cap)
+{
+	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
+	if (!v || !v->s.p)
+		return NULL;
+	size_t n = strnlen(v->s.p, v->s.len);
+	n = n < cap - 1 ? n : cap - 1;
+	memcpy(buf, v->s.p, n);
+	buf[n] = 0;
+	return buf;
+}
+
+static void set_comm(struct thr *t, const struct trawl_analysis *a, enum field_id f,
+		     const struct trawl_event *ev)
+{
+	char buf[16];
+	if (sval(a, f, ev, buf, sizeof(buf)))
+		memcpy(t->comm, buf, sizeof(buf));
+}
+
+/* The thread bookkeeping every analysis shares: names, current threads. */
+static int common(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		  enum ev_kind k)
+{
+	struct thr *t;
+	switch (k) {
+	case K_SWITCH: {
+		struct thr *n;
+		if (thr_get2(h, ival(a, F_PREV_TID, ev, -1), ival(a, F_NEXT_TID, ev, -1), &t, &n))
+			return -ENOMEM;
+		set_comm(t, a, F_PREV_COMM, ev);
+		set_comm(n, a, F_NEXT_COMM, ev);
+		break;
+	}
+	case K_FORK:
+		if (!(t = thr_get(h, ival(a, F_CHILD_TID, ev, -1))))
+			return -ENOMEM;
+		set_comm(t, a, F_CHILD_COMM, ev);
+		break;
+	case K_EXEC: {
+		/* the new program's name, as the kernel makes comm of it */
+		char file[256];
+		if (!(t = thr_get(h, ival(a, F_EXEC_TID, ev, -1))))
+			return -ENOMEM;
+		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
+			const char *base = strrchr(file, '/');
+			snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : file);
+		}
+		break;
+	}
+	case K_SDPROC:
+		if (!(t = thr_get(h, ival(a, F_SD_TID, ev, -1))))
+			return -ENOMEM;
+		if (!t->comm[0])
+			set_comm(t, a, F_SD_NAME, ev);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static const char *comm_of(struct thr *t)
+{
+	return t && t->comm[0] ? t->comm : "?";
+}
+
+/* ------------------------------------------------------- cputop */
+
+static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		  enum ev_kind k)
+{
+	if (k != K_SWITCH)
+		return 0;
+	int err = 0;
+	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
+	struct thr *p, *n;
+	struct cpu *c = cpu_get(h, ev->cpu);
+	if (!c || thr_get2(h, prev, next, &p, &n))
+		return -ENOMEM;
+	/* a thread seen first leaving a CPU ran since the slice's start (or
+	 * its host's first event, when the host's trace starts later) */
+	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
+	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? start : NONE);
+	if (prev != 0 && since != NONE) {
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, prev, since,
+						      ev->ts - since, prev, ev->cpu, p->comm, &err);
+		if (r && !r->label[0])
+			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(p), (long long)prev);
+		r = sample(a, h, TRAWL_ANALYSIS_CPU, ev->cpu, since, ev->ts - since, prev,
+			   ev->cpu, p->comm, &err);
+		if (r && !r->label[0])
+			snprintf(r->label, sizeof(r->label), "CPU %u", ev->cpu);
+	}
+	p->run_since = NONE;
+	c->tid = next;
+	n->run_since = next != 0 ? ev->ts : NONE;
+	return err;
+}
+
+/* the threads still on a CPU at the slice's end */
+static int cputop_close(struct trawl_analysis *a, int64_t all, bool last)
+{
+	int err = 0;
+	for (size_t hi = 0; hi < a->nhosts; hi++) {
+		struct host *h = &a->hosts[hi];
+		/* at the end, a host whose trace ended before: up to its last event */
+		int64_t end = last && h->last < all ? h->last : all;
+		for (size_t i = 0; i < h->ncpus; i++) {
+			struct thr *t = h->cpus[i].tid > 0 ? thr_get(h, h->cpus[i].tid) : NULL;
+			if (!t || t->run_since == NONE || end < t->run_since)
+				continue;
+			struct trawl_analysis_row *r =
+				sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->run_since,
+				       end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
+			if (r && !r->label[0])
+				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(t),
+					 (long long)t->tid);
+			r = sample(a, h, TRAWL_ANALYSIS_CPU, (int64_t)i, t->run_since,
+				   end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
+			if (r && !r->label[0])
+				snprintf(r->label, sizeof(r->label), "CPU %zu", i);
+			t->run_since = end;	/* the next slice goes on from there */
+		}
+	}
+	return err;
+}
+
+/* ------------------------------------------------------- schedlat */
+
+static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		    enum ev_kind k)
+{
+	int err = 0;
+	if (k == K_WAKEUP) {
+		int64_t tid = ival(a, F_WAKE_TID, ev, -1);
+		/* a thread running on some CPU is not woken */
+		for (size_t i = 0; i < h->ncpus; i++)
+			if (h->cpus[i].tid == tid)
+				return 0;
+		struct thr *t = thr_get(h, tid);
+		if (!t)
+			return -ENOMEM;
+		t->prio = (int)ival(a, F_WAKE_PRIO, ev, t->prio);
+		if (t->woken == NONE)
+			t->woken = ev->ts;
+		return 0;
+	}
+	if (k != K_SWITCH)
+		return 0;
+	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
+	struct thr *p, *n;
+	struct cpu *c = cpu_get(h, ev->cpu);
+	if (!c || thr_get2(h, prev, next, &p, &n))
+		return -ENOMEM;
+	c->tid = next;
+	n->prio = (int)ival(a, F_NEXT_PRIO, ev, n->prio);
+	/*
+	 * Switched out still runnable (no sleeping state: 0, or only the
+	 * kernel's preemption mark TASK_REPORT_MAX, 0x100): preempted, until
+	 * it runs again. A wake-up meanwhile is not one (it was not asleep).
+	 */
+	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
+		p->preempted = ev->ts;
+	if (n->preempted != NONE) {
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next,
+						      n->preempted, ev->ts - n->preempted, next,
+						      ev->cpu, n->comm, &err);
+		if (r) {
+			if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			r->prio = n->prio;
+		}
+		n->preempted = NONE;
+		n->woken = NONE;
+		return err;
+	}
+	if (n->woken != NONE) {
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->woken,
+						      ev->ts - n->woken, next, ev->cpu, n->comm,
+						      &err);
+		if (r) {
+			if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			r->prio = n->prio;
+		}
+		n->woken = NONE;
+	}
+	return err;
+}
+
+/* ------------------------------------------------------- syscalls */
+
+static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		    enum ev_kind k)
+{
+	if (k != K_SYS_ENTRY && k != K_SYS_EXIT)
+		return 0;
+	int64_t tid = ival(a, F_TID, ev, -1);
+	if (tid < 0) {			/* no tid context: the CPU's current thread */
+		struct cpu *c = cpu_get(h, ev->cpu);
+		if (!c || c->tid < 0)
+			return 0;
+		tid = c->tid;
+	}
+	struct thr *t = thr_get(h, tid);
+	if (!t)
+		return -ENOMEM;
+	if (k == K_SYS_ENTRY) {
+		t->sys_ts = ev->ts;
+		t->sys_cls = ev->cls->index;
+		return 0;
+	}
+	if (t->sys_ts == NONE)
+		return 0;
+	int err = 0;
+	const char *name = ev->cls->name + strlen("syscall_exit_");
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, ev->cls->index,
+					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
+					      t->comm, &err);
+	int64_t ret = ival(a, F_RET, ev, 0);
+	if (r) {
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "%s", name);
+		if (ret < 0)
+			r->errors++;
+		if (a->last_sample)
+			a->last_sample->ret = ret;
+	}
+	t->sys_ts = NONE;
+	return err;
+}
+
+/* ------------------------------------------------------- irq */
+
+static const char *const softirq_names[] = {
+	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+};
+
+static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+	       enum ev_kind k)
+{
+	struct cpu *c;
+	int err = 0;
+	switch (k) {
+	case K_SWITCH:
+		if ((c = cpu_get(h, ev->cpu)))
+			c->tid = ival(a, F_NEXT_TID, ev, -1);
+		return c ? 0 : -ENOMEM;
+	case K_IRQ_ENTRY: {
+		if (!(c = cpu_get(h, ev->cpu)))
+			return -ENOMEM;
+		c->irq_ts = ev->ts;
+		c->irq = ival(a, F_IRQ, ev, -1);
+		/* the label now: the name is on the entry only */
+		char nb[48];
+		const char *name = sval(a, F_IRQ_NAME, ev, nb, sizeof(nb));
+		if (name && (a->o.cpu < 0 || (int)ev->cpu == a->o.cpu)) {
+			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq);
+			if (!r)
+				return -ENOMEM;
+			if (!strchr(r->label, '<'))
+				snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)c->irq,
+					 name);
+		}
+		return 0;
+	}
+	case K_IRQ_EXIT: {
+		if (!(c = cpu_get(h, ev->cpu)))
+			return -ENOMEM;
+		int64_t n = ival(a, F_IRQ, ev, -1);
+		if (c->irq_ts == NONE || n != c->irq)
+			return 0;
+		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, c->irq_ts,
+						      ev->ts - c->irq_ts, c->tid, ev->cpu,
+						      t ? t->comm : "", &err);
+		if (r && !r->label[0])
+			snprintf(r->label, sizeof(r->label), "%lld", (long long)n);
+		c->irq_ts = NONE;
+		return err;
+	}
+	case K_SOFT_ENTRY:
+	case K_SOFT_EXIT: {
+		int64_t v = ival(a, F_VEC, ev, -1);
+		if (v < 0 || v >= 16 || !(c = cpu_get(h, ev->cpu)))
+			return v < 0 || v >= 16 ? 0 : -ENOMEM;
+		if (k == K_SOFT_ENTRY) {
+			c->soft_ts[v] = ev->ts;
+			return 0;
+		}
+		if (c->soft_ts[v] == NONE)
+			return 0;
+		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, c->soft_ts[v],
+						      ev->ts - c->soft_ts[v], c->tid, ev->cpu,
+						      t ? t->comm : "", &err);
+		if (r && !r->label[0])
+			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
+				 v < 10 ? softirq_names[v] : "?");
+		c->soft_ts[v] = NONE;
+		return err;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------- iolatency */
+
+static uint64_t rq_key(int64_t dev, int64_t sector)
+{
+	return mix((uint64_t)dev) ^ (uint64_t)sector;
+}
+
+static int iolatency(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		     enum ev_kind k)
+{
+	if (k != K_RQ_ISSUE && k != K_RQ_COMPLETE)
+		return 0;
+	int64_t dev = ival(a, F_DEV, ev, -1), sector = ival(a, F_SECTOR, ev, -1);
+	int64_t nr = ival(a, F_NR_SECTOR, ev, 0);
+	if (nr == 0)
+		return 0;
+	uint64_t key = rq_key(dev, sector);
+	if (key == IMAP_EMPTY)
+		key = 0;
+	uint32_t *v = imap_find(&h->rq, key);
+	if (k == K_RQ_ISSUE) {
+		int64_t tid = ival(a, F_RQ_TID, ev, -1);
+		struct thr *t = tid >= 0 ? thr_get(h, tid) : NULL;
+		uint32_t slot;
+		if (v)
+			slot = *v;	/* issued again: the latest counts */
+		else if (h->nfree)
+			slot = h->rq_free[--h->nfree];
+		else {
+			if (h->nreqs == h->capreqs) {
+				size_t cap = h->capreqs ? 2 * h->capreqs : 64;
+				struct req *q = realloc(h->reqs, cap * sizeof(*q));
+				uint32_t *f = realloc(h->rq_free, cap * sizeof(*f));
+				if (f)
+					h->rq_free = f;
+				if (!q || !f) {
+					if (q)
+						h->reqs = q;
+					return -ENOMEM;
+				}
+				h->reqs = q;
+				h->capreqs = cap;
+			}
+			slot = (uint32_t)h->nreqs++;
+		}
+		if (imap_put(&h->rq, key, slot) < 0)
+			return -ENOMEM;
+		struct req *q = &h->reqs[slot];
+		q->ts = ev->ts;
+		q->tid = tid;
+		q->bytes = (uint64_t)nr * 512;
+		q->cpu = ev->cpu;
+		snprintf(q->comm, sizeof(q->comm), "%s", t ? comm_of(t) : "?");
+		return 0;
+	}
+	if (!v)
+		return 0;
+	struct req q = h->reqs[*v];
+	h->rq_free[h->nfree++] = *v;
+	imap_del(&h->rq, key);	/* memory: the requests in flight, not the trace's */
+	int err = 0;
+	int64_t dur = ev->ts - q.ts;
+	bool failed = ival(a, F_ERROR, ev, 0) != 0;
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, q.ts, dur, q.tid,
+					      q.cpu, q.comm, &err);
+	if (r) {
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "(%lld,%lld)", (long long)(dev >> 20),
+			 (long long)(dev & 0xfffff));
+		r->bytes += q.bytes;
+		r->errors += failed;
+		if (a->last_sample)
+			a->last_sample->bytes = q.bytes;
+	}
+	if (err)
+		return err;
+	/* the issuing thread's row: not a second sample */
+	if (q.tid >= 0 && (a->o.tid < 0 || q.tid == a->o.tid) && comm_ok(a, q.comm) &&
+	    !(a->o.min_ns && dur < a->o.min_ns) && !(a->o.max_ns && dur > a->o.max_ns) &&
+	    (a->o.cpu < 0 || (int)q.cpu == a->o.cpu)) {
+		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
+		if (!r)
+			return -ENOMEM;
+		if (!r->label[0])
+			snprintf(r->label, sizeof(r->label), "%s (%lld)", q.comm, (long long)q.tid);
+		row_add(r, dur);
+		r->bytes += q.bytes;
+		r->errors += failed;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- the table */
+
+static const struct analysis_def defs[] = {
+	{ "cputop", "CPU usage per thread and CPU", cputop },
+	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat },
+	{ "iolatency", "block request latency and size per disk and thread", iolatency },
+	{ "irq", "hard and soft IRQ counts and durations", irq },
+	{ "syscalls", "per syscall count, min/avg/max/stddev duration, errors", syscalls },
+};
+
+const char *trawl_analysis_name(size_t i, const char **help)
+{
+	if (i >= ARRAY_SIZE(defs))
+		return NULL;
+	if (help)
+		*help = defs[i].help;
+	return defs[i].name;
+}
+
+/* ------------------------------------------------------- the sink */
+
+static enum ev_kind classify(const char *n)
+{
+	static const struct { const char *name; enum ev_kind k; } t[] = {
+		{ "sched_switch", K_SWITCH }, { "sched_wakeup", K_WAKEUP },
+		{ "sched_wakeup_new", K_WAKEUP }, { "sched_process_fork", K_FORK },
+		{ "sched_process_exec", K_EXEC }, { "lttng_statedump_process_state", K_SDPROC },
+		{ "irq_handler_entry", K_IRQ_ENTRY }, { "irq_handler_exit", K_IRQ_EXIT },
+		{ "irq_softirq_entry", K_SOFT_ENTRY }, { "irq_softirq_exit", K_SOFT_EXIT },
+		{ "block_rq_issue", K_RQ_ISSUE }, { "block_rq_complete", K_RQ_COMPLETE },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		if (!strcmp(n, t[i].name))
+			return t[i].k;
+	if (!strncmp(n, "syscall_entry_", 14))
+		return K_SYS_ENTRY;
+	if (!strncmp(n, "syscall_exit_", 13))
+		return K_SYS_EXIT;
+	return K_OTHER;
+}
+
+static void slice_reset(struct trawl_analysis *a)
+{
+	a->nrows = 0;
+	a->nsamples = 0;
+	imap_clear(&a->rowmap);
+}
+
+/* Closes the slice at end: period() reads it; the last slice's results
+ * stay for the caller (the accessors), the others are reset. */
+static int slice_close(struct trawl_analysis *a, int64_t end, bool last)
+{
+	int r = 0;
+	if (a->def->fn == cputop)
+		r = cputop_close(a, end, last);
+	a->end = end;
+	if (a->o.period)
+		a->o.period(a->o.arg, a);
+	if (last)
+		return r;
+	slice_reset(a);
+	a->begin = end;
+	return r;
+}
+
+static int start(void *self, struct trawl_reader *r)
+{
+	struct trawl_analysis *a = self;
+	char err[256];
+	a->r = r;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		a->f[i] = trawl_field_bind(r, field_specs[i].spec, field_specs[i].type,
+					   TRAWL_FIELD_OPTIONAL, err, sizeof(err));
+		/* ENOENT: events match, none has the field (not in these traces) */
+		if (!a->f[i] && errno != ENOENT && errno != EINVAL)
+			return -errno;
+	}
+	return 0;
+}
+
+static int events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct trawl_analysis *a = self;
+	size_t nc = trawl_reader_nclasses(a->r);
+	if (nc > a->nkinds) {
+		uint8_t *k = realloc(a->kinds, nc);
+		if (!k)
+			return -ENOMEM;
+		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
+		a->kinds = k;
+		a->nkinds = nc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct trawl_event *e = &ev[i];
+		uint32_t ci = e->cls->index;
+		if (ci >= a->nkinds)
+			continue;
+		if (a->kinds[ci] == K_UNSET)
+			a->kinds[ci] = (uint8_t)classify(e->cls->name);
+		if (!a->any) {
+			a->any = true;
+			a->begin = e->ts;
+			a->slice_end = a->o.interval_ns ? e->ts + a->o.interval_ns : INT64_MAX;
+		}
+		while (e->ts >= a->slice_end) {
+			int r = slice_close(a, a->slice_end, false);
+			if (r < 0)
+				return r;
+			a->slice_end += a->o.interval_ns;
+		}
+		a->end = e->ts;
+		struct host *h = host_of(a, e);
+		if (!h)
+			return -ENOMEM;
+		h->last = e->ts;
+		enum ev_kind k = a->kinds[ci];
+		if (k == K_OTHER)
+			continue;
+		int r = common(a, h, e, k);
+		if (!r)
+			r = a->def->fn(a, h, e, k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int finish(void *self, struct trawl_reader *r)
+{
+	(void)r;
+	struct trawl_analysis *a = self;
+	if (!a->any)
+		return 0;
+	return slice_close(a, a->end, true);
+}
+
+static const struct trawl_sink_ops sink_ops = {
+	.sz = sizeof(sink_ops), .name = "analysis", .start = start, .events = events,
+	.finish = finish,
+};
+
+struct trawl_analysis *trawl_analysis_new(const struct trawl_analysis_opts *o, char *err,
+					  size_t errlen)
+{
+	const struct analysis_def *def = NULL;
+	if (!o || o->sz < sizeof(*o) || !o->name) {
+		tr_seterr(err, errlen, EINVAL, "no analysis named");
+		errno = EINVAL;
+		return NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(defs) && !def; i++)
+		if (!strcmp(defs[i].name, o->name))
+			def = &defs[i];
+	if (!def) {
+		tr_seterr(err, errlen, EINVAL, "no analysis '%s'", o->name);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct trawl_analysis *a = calloc(1, sizeof(*a));
+	if (!a || (o->comm && !(a->comm = strdup(o->comm)))) {
+		free(a);
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->o = *o;
+	a->o.comm = a->comm;
+	a->def = def;
+	return a;
+}
+
+struct trawl_sink trawl_analysis_sink(struct trawl_analysis *a)
+{
+	return (struct trawl_sink){ .ops = &sink_ops, .self = a };
+}
+
+void trawl_analysis_free(struct trawl_analysis *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nhosts; i++) {
+		struct host *h = &a->hosts[i];
+		free((char *)h->name);
+		free(h->thr);
+		imap_release(&h->tids);
+		free(h->cpus);
+		free(h->reqs);
+		free(h->rq_free);
+		imap_release(&h->rq);
+	}
+	free(a->hosts);
+	free(a->rows);
+	imap_release(&a->rowmap);
+	free(a->samples);
+	free(a->kinds);
+	free(a->comm);
+	free(a);
+}
+
+size_t trawl_analysis_nrows(const struct trawl_analysis *a)
+{
+	return a->nrows;
+}
+
+const struct trawl_analysis_row *trawl_analysis_row_at(const struct trawl_analysis *a, size_t i)
+{
+	return i < a->nrows ? &a->rows[i] : NULL;
+}
+
+size_t trawl_analysis_nsamples(const struct trawl_analysis *a)
+{
+	return a->nsamples;
+}
+
+const struct trawl_analysis_sample *trawl_analysis_sample_at(const struct trawl_analysis *a,
+							     size_t i)
+{
+	return i < a->nsamples ? &a->samples[i] : NULL;
+}
+
+void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_t *end)
+{
+	*begin = a->begin;
+	*end = a->end;
+}
+
+const char *trawl_analysis_kind(const struct trawl_analysis *a)
+{
+	return a->def->name;
+}

@@ -1,0 +1,195 @@
+#!/bin/sh
+# trawl analyze against lttng-analyses (the oracle) and ground truth, on one
+# real kernel recording (sched, syscalls, irq, block) of analyze-work.c (a
+# thread sleeping 10 ms N times, a thread burning CPU) and a dd of 100
+# blocks of 4 KiB with oflag=direct:
+#  - lttng-analyses read the trawl trace at all (env tracer_patchlevel,
+#    statedump fd flags, fork tgids, rwbs bits: docs/kernel.md);
+#  - oracle: the sleeper's clock_nanosleep row (lttng-syscallstats), its
+#    wake-up latencies (lttng-schedstats), the burner's CPU share
+#    (lttng-cputop), every hard IRQ row (lttng-irqstats) and every disk row
+#    (lttng-iolatencystats) equal trawl's, to their rounding;
+#  - ground truth: N nanosleeps of at least 10 ms, the burner's CPU time
+#    within 5 % (or 2 ms) of what its thread CPU clock says, dd's 100
+#    requests of 4 KiB;
+#  - live: the same workload recorded to a relay (--relay) and analyzed
+#    while it is recorded (--live net://...): the report equals the one of
+#    the relay's stored trace, after the session ended.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
+[ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" = 4026531836 ] ||
+	skip_all "runs in a pid namespace other than the initial one"
+for t in lttng-cputop lttng-syscallstats lttng-schedstats lttng-irqstats lttng-iolatencystats; do
+	command -v $t > /dev/null 2>&1 || skip_all "needs $t (python3-lttnganalyses)"
+done
+command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
+command -v babeltrace2 > /dev/null 2>&1 || skip_all "needs babeltrace2 (the live part lists the relay's sessions)"
+cc -O2 -pthread -o work "$TRAWL_SRC/tests/e2e/analyze-work.c" || skip_all "cannot build the workload"
+N=20
+# The recording is system-wide: on a busy machine (other jobs' system calls)
+# the kernel may overwrite events before they are read. Every figure below
+# needs all of them: up to three tries with 32 MiB per CPU, else skip.
+lost=x
+for try in 1 2 3; do
+	rm -rf s
+	if ! "$TRAWL" record -o s -b 32768 -k sched,syscalls,irq,block -- \
+		sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct 2> /dev/null" \
+		> rec.log 2>&1; then
+		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
+			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
+	fi
+	lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rec.log)
+	[ "$lost" = 0 ] && break
+done
+[ "$lost" = 0 ] || skip_all "the recorder lost ${lost:-?} events in each of 3 tries (a busy machine): $(cat rec.log)"
+plan 23
+K=$(dirname "$(find s -name metadata -path '*kernel*' | head -1)")
+SLEEPER=$(awk '$1 == "sleeper" { print $2 }' work.out)
+BURNER=$(awk '$1 == "burner" { print $2 }' work.out)
+BURN_NS=$(awk '$1 == "burner" { print $3 }' work.out)
+test -n "$K" && test -n "$SLEEPER" && test -n "$BURNER"
+ok $? "recorded: kernel trace $K, sleeper $SLEEPER, burner $BURNER"
+
+# close A B: the two numbers equal to lttng-analyses' rounding (3 decimals)
+close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= 0.0015) }'; }
+# same "A B C D" "E F G H": every pair close
+same() {
+	set -- $1 -- $2
+	n=0; for x; do [ "$x" = -- ] && break; n=$((n + 1)); done
+	# as many numbers on each side, and some
+	[ $n -gt 0 ] && [ $# = $((2 * n + 1)) ] || return 1
+	i=1
+	while [ $i -le $n ]; do
+		eval "a=\${$i}; b=\${$((i + n + 1))}"
+		close "$a" "$b" || return 1
+		i=$((i + 1))
+	done
+}
+
+# ---- syscalls: the sleeper's clock_nanosleep
+lttng-syscallstats --no-intersection "$K" > l-sys.txt 2>&1
+ok $? "lttng-syscallstats reads the trace ($(grep -m1 Error l-sys.txt))"
+"$TRAWL" analyze syscalls --tid "$SLEEPER" s > t-sys.txt
+L=$(awk -v t="TID: $SLEEPER)" 'index($0, t) { on = 1; next } /^-----/ { on = 0 }
+	on && $2 == "clock_nanosleep" { print $3, $4, $5, $6; exit }' l-sys.txt)
+T=$(awk '$2 == "clock_nanosleep" { print $3, $4, $5, $6 }' t-sys.txt)
+same "$L" "$T"
+ok $? "syscalls: count min avg max of clock_nanosleep as lttng-syscallstats ($T / $L)"
+set -- $T x
+[ "$1" = $N ] && close "$(awk -v m="$2" 'BEGIN { print (m >= 10000) }')" 1
+ok $? "ground truth: $N clock_nanosleep of 10 ms, none shorter (count $1, min $2 us)"
+
+# ---- schedlat: the sleeper's wake-ups
+lttng-schedstats --no-intersection "$K" > l-sched.txt 2>&1
+ok $? "lttng-schedstats reads the trace"
+L=$(awk -v t="($SLEEPER)" '$2 == t { print $3, $4, $5, $6; exit }' l-sched.txt)
+# the wake-up rows (the first table; the preempted ones are trawl's own)
+T=$("$TRAWL" analyze schedlat --tid "$SLEEPER" s |
+	awk -v t="($SLEEPER)" '/^host/ { n++ } n == 1 && $3 == t { print $4, $5, $6, $7 }')
+same "$L" "$T"
+ok $? "schedlat: count min avg max of the sleeper as lttng-schedstats ($T / $L)"
+set -- ${T:-0}
+[ "$1" -ge $N ]
+ok $? "ground truth: the sleeper woke at least $N times ($1)"
+
+# ---- cputop: the burner
+lttng-cputop --no-intersection --limit 1000 "$K" > l-cpu.txt 2>&1
+ok $? "lttng-cputop reads the trace"
+L=$(awk -v t="($BURNER)" '{ for (i = 1; i < NF; i++) if ($i == t) { print $(i - 3); exit } }' l-cpu.txt)
+"$TRAWL" analyze cputop s > t-cpu.txt
+T=$(awk -v t="($BURNER)" '$3 == t { print $4 }' t-cpu.txt)
+close "$L" "$T" || awk -v a="$L" -v b="$T" 'BEGIN { d = a - b; exit !(d <= 0.0101 && d >= -0.0101) }'
+ok $? "cputop: the burner's share as lttng-cputop's ($T % / $L %)"
+MS=$(awk -v t="($BURNER)" '$3 == t { print $6 }' t-cpu.txt)
+awk -v ms="$MS" -v ns="$BURN_NS" 'BEGIN { d = ms * 1e6 - ns; if (d < 0) d = -d;
+	exit !(ns > 0 && (d <= 0.05 * ns || d <= 2e6)) }'
+ok $? "ground truth: the burner's CPU time ($MS ms) is its thread CPU clock's ($BURN_NS ns)"
+
+# ---- irq: every hard IRQ
+lttng-irqstats --no-intersection "$K" > l-irq.txt 2>&1
+ok $? "lttng-irqstats reads the trace"
+"$TRAWL" analyze irq s > t-irq.txt
+awk '/^[0-9]+: </ { print $1, $3, $4, $5, $6 }' l-irq.txt | sed 's/:/ /' | sort > l-irq.rows
+awk '/^hardirq/ { on = 1; next } /^$/ { on = 0 } /^host/ { on = ($2 == "hardirq") ; next }
+	on { print $2, $4, $5, $6, $7 }' t-irq.txt | sort > t-irq.rows
+bad=0
+while read -r id c mn av mx; do
+	T=$(awk -v i="$id" '$1 == i { print $2, $3, $4, $5 }' t-irq.rows)
+	same "$c $mn $av $mx" "$T" || { echo "# irq $id: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
+done < l-irq.rows
+[ -s l-irq.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-irq.rows)" = "$(wc -l < t-irq.rows)" ]
+ok $? "irq: every hard IRQ's count min avg max as lttng-irqstats ($(wc -l < l-irq.rows) IRQs)"
+
+# ---- iolatency: every disk
+lttng-iolatencystats --no-intersection "$K" > l-io.txt 2>&1
+ok $? "lttng-iolatencystats reads the trace ($(grep -m1 Error l-io.txt))"
+awk '/^Disk latency/ { on = 1; next } on && /^\(/ { print $1, $2, $3, $4, $5 }' l-io.txt | sort > l-io.rows
+"$TRAWL" analyze iolatency s > t-io.txt
+awk '/^host +disk/ { on = 1; next } on && NF { print $2, $3, $4, $5, $6 }' t-io.txt | sort > t-io.rows
+bad=0
+while read -r d c mn av mx; do
+	T=$(awk -v i="$d" '$1 == i { print $2, $3, $4, $5 }' t-io.rows)
+	same "$c $mn $av $mx" "$T" || { echo "# disk $d: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
+done < l-io.rows
+[ -s l-io.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-io.rows)" = "$(wc -l < t-io.rows)" ]
+ok $? "iolatency: every disk's count min avg max as lttng-iolatencystats ($(cat l-io.rows))"
+if [ -s l-io.rows ]; then
+	"$TRAWL" analyze iolatency --comm dd s > t-dd.txt
+	set -- $(awk '$3 ~ /^\(/ && $2 == "dd" { print $4, $9 }' t-dd.txt)
+	[ "${1:-0}" -ge 100 ] && [ "${2:-0}" -ge 409600 ]
+	ok $? "ground truth: dd's requests, at least 100 of 4 KiB ($1 requests, $2 bytes)"
+else
+	skip "no block device under the test directory"
+fi
+
+# ---- modes: JSON, histograms, log, top, interval, filters
+"$TRAWL" analyze syscalls --tid "$SLEEPER" --json s > j.json &&
+	python3 -c 'import json,sys; d=json.load(open("j.json")); r=[x for x in d["rows"] if x["label"]=="clock_nanosleep"][0]; sys.exit(not (r["count"]=='$N' and r["min_ns"]>=10000000))'
+ok $? "--json: the sleeper's clock_nanosleep row"
+"$TRAWL" analyze syscalls --tid "$SLEEPER" --min 9ms --freq --log s > f.txt
+test "$(grep -c ' syscall clock_nanosleep = 0$' f.txt)" = $N && grep -q '^\[8192, 16384) *[0-9]* |@' f.txt
+ok $? "--min 9ms --log: exactly the $N nanosleeps; --freq: the [8192, 16384) us bucket"
+"$TRAWL" analyze schedlat --top 3 s > top.txt
+test "$(sed -n '/^longest 3/,$p' top.txt | grep -c '^\[')" = 3
+ok $? "--top 3: three longest wake-up latencies"
+"$TRAWL" analyze cputop --interval 0.05 --json s > iv.json
+python3 -c '
+import json
+rs = [json.loads(l) for l in open("iv.json")]
+ok = len(rs) >= 4 and all(abs((r["end"] - r["begin"]) - 50000000) < 1000 for r in rs[:-1])
+ok = ok and all(rs[i]["end"] == rs[i + 1]["begin"] for i in range(len(rs) - 1))
+raise SystemExit(not ok)'
+ok $? "--interval 0.05: slices of 50 ms, end to end ($(wc -l < iv.json) reports)"
+
+# ---- live: a relay session analyzed while it is recorded
+RELAY=""
+cleanup() { [ -n "$RELAY" ] && kill "$RELAY" 2> /dev/null; }
+trap cleanup EXIT
+"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --pidfile relay.pid \
+	> relay.out 2> relay.err
+RELAY=$(cat relay.pid 2> /dev/null)
+DATA=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\1/p' relay.out)
+LIVE=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\2/p' relay.out)
+[ -n "$RELAY" ] && [ -n "$DATA" ] && [ -n "$LIVE" ]
+ok $? "a relay (data $DATA, live $LIVE)"
+# the workload waits for the viewer to be attached
+"$TRAWL" record --relay "$DATA" --session lv --host lvhost -k sched,syscalls -- \
+	sh -c 'until [ -f go ]; do sleep 0.02; done; ./work 10 > work-live.out' > rec-live.log 2>&1 &
+REC=$!
+listed() { timeout 10 babeltrace2 -i lttng-live "net://$LIVE" 2> /dev/null | grep -q "/host/lvhost/lv ("; }
+until_ok 30 listed
+"$TRAWL" analyze syscalls --live "net://$LIVE/host/lvhost/lv" > live.txt 2> live.err &
+VIEW=$!
+attached() { timeout 10 babeltrace2 -i lttng-live "net://$LIVE" 2> /dev/null |
+	grep -q "/host/lvhost/lv (.*, 1 client(s) connected)"; }
+until_ok 30 attached
+touch go
+wait $REC
+ok $? "recorded to the relay while trawl analyze --live read it"
+# the viewer ends once the session has ended and it read everything
+if until_ok 60 gone $VIEW; then wait $VIEW; else kill $VIEW; false; fi
+ok $? "trawl analyze --live ended with the session ($(head -c 200 live.err))"
+"$TRAWL" analyze syscalls OUT/lv/lvhost > stored.txt 2> stored.err
+grep -q clock_nanosleep stored.txt && cmp -s live.txt stored.txt
+ok $? "the live report is the stored trace's ($(wc -l < live.txt) lines, $(grep -c . stored.txt) stored)"
+finish
