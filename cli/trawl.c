@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
+	{ "state", cmd_state, "the state of CPUs, threads, files at a time, and the events that built it" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
 	{ "probe", cmd_probe, "exchange clock-sync probe messages with peer nodes, recorded" },
 	{ "tcpcap", cmd_tcpcap, "record TCP segments (eBPF) as sync points, no extra traffic" },
