@@ -41,7 +41,7 @@ struct state_fields {
 	const struct trawl_field *ex_file, *ex_tid, *exit_tid, *exit_dead;
 	const struct trawl_field *sc_tid, *sc_fd, *sc_oldfd, *sc_fildes, *sc_outfd, *sc_count,
 		*sc_file, *sc_flags, *sc_cmd, *sx_ret;
-	const struct trawl_field *irq, *vec;
+	const struct trawl_field *irq, *vec, *irq_tid;
 	const struct trawl_field *blk_tid, *blk_dev, *blk_sector, *blk_nr, *blk_rwbs;
 	const struct trawl_field *dp_tid, *dp_pid, *dp_ppid, *dp_name, *dp_status;
 	const struct trawl_field *df_pid, *df_fd, *df_file;
@@ -155,6 +155,7 @@ static int state_start(void *self, struct trawl_reader *r)
 	f->sx_ret = bind(r, "*syscall_exit_*.ret", TRAWL_FIELD_INT);
 	f->irq = bind(r, "irq_handler_*.irq", TRAWL_FIELD_INT);
 	f->vec = bind(r, "irq_softirq_*.vec", TRAWL_FIELD_INT);
+	f->irq_tid = bind(r, "irq_*.tid", TRAWL_FIELD_INT);	/* the context's */
 	f->blk_tid = bind(r, "block_rq_*.tid", TRAWL_FIELD_INT);
 	f->blk_dev = bind(r, "block_rq_*.dev", TRAWL_FIELD_INT);
 	f->blk_sector = bind(r, "block_rq_*.sector", TRAWL_FIELD_INT);
@@ -364,12 +365,14 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 	case K_IRQ_ENTRY:
 	case K_IRQ_EXIT:
 		c.kind = ci->kind == K_IRQ_ENTRY ? TRAWL_STATE_IRQ_ENTRY : TRAWL_STATE_IRQ_EXIT;
+		c.tid = (int32_t)iget(f->irq_tid, ev, c.tid);
 		c.a = iget(f->irq, ev, -1);
 		break;
 	case K_SOFTIRQ_ENTRY:
 	case K_SOFTIRQ_EXIT:
 		c.kind = ci->kind == K_SOFTIRQ_ENTRY ? TRAWL_STATE_SOFTIRQ_ENTRY
 						     : TRAWL_STATE_SOFTIRQ_EXIT;
+		c.tid = (int32_t)iget(f->irq_tid, ev, c.tid);
 		c.a = iget(f->vec, ev, -1);
 		break;
 	case K_BLK_INSERT:

@@ -521,6 +521,8 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	case TRAWL_STATE_SOFTIRQ_ENTRY:
 		if (!(cpu = cpu_get(t, c->cpu)))
 			return -ENOMEM;
+		if (cpu->tid < 0)
+			cpu->tid = c->tid;	/* the interrupted thread, from the context */
 		if (!cpu->depth++)
 			cpu->saved_mode = cpu->mode;
 		cpu->mode = c->kind == TRAWL_STATE_IRQ_ENTRY ? TRAWL_STATE_CPU_IRQ
