@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "util/json.h"
@@ -20,6 +23,7 @@
 static const char usage[] =
 	"usage: trawl state PATH... --at TIME [--at TIME]... [--host HOST]\n"
 	"                   [--tid N | --cpu N | --fd N [--pid P]] [--json]\n"
+	"       trawl state --live URL [--duration S] [--at TIME]... [options]\n"
 	"\n"
 	"The state of a host at TIME, from its kernel events (sched, syscalls, irq,\n"
 	"block and the state dump, as `trawl record -k sched,syscalls,irq,block`\n"
@@ -28,6 +32,9 @@ static const char usage[] =
 	"blocked, and on what), each open file descriptor (path, bytes read and\n"
 	"written, opened when), the block requests in flight. With --tid, --cpu or\n"
 	"--fd: that one, and the events that built its state, oldest first.\n"
+	"With --live: the state system follows a relay's session until --duration\n"
+	"has passed, SIGINT or SIGTERM, then shows the state at the newest event\n"
+	"(or at each --at inside the window).\n"
 	"\n"
 	"  -a, --at TIME         HH:MM:SS[.nnnnnnnnn] (the trace's day), a date\n"
 	"                        YYYY-MM-DD HH:MM:SS[.n], S[.n] seconds or N ns since\n"
@@ -37,7 +44,11 @@ static const char usage[] =
 	"  -c, --cpu N           one CPU\n"
 	"      --fd N            one file descriptor (of --pid P, or of --tid's process)\n"
 	"  -p, --pid P           the process of --fd\n"
+	"  -l, --live URL        a relay's live session: net://RELAY[:PORT]/host/HOST/\n"
+	"                        SESSION or net://RELAY[:PORT]/session/SESSION\n"
+	"  -d, --duration S      with --live: stop after S seconds (decimals allowed)\n"
 	"  -w, --window S        seconds of detailed history kept (default 10)\n"
+	"      --stats           events, changes and entities held, memory (stderr)\n"
 	"  -n, --changes N       at most the N newest changes (default 50; 0: all)\n"
 	"      --gmt             times in UTC (default: local time)\n"
 	"      --json            one JSON object per TIME\n"
@@ -367,6 +378,14 @@ static int show(const struct trawl_state_view *v, const struct opts *o, struct j
 	return 0;
 }
 
+static volatile int live_stop;	/* SIGINT, SIGTERM, SIGALRM (--duration) */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	live_stop = 1;
+}
+
 static int first_ts(const char *const *paths, size_t n, int64_t *ts)
 {
 	char err[512];
@@ -392,6 +411,9 @@ int cmd_state(int argc, char **argv)
 		{ "fd", required_argument, NULL, 'F' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "live", required_argument, NULL, 'l' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ "changes", required_argument, NULL, 'n' },
 		{ "gmt", no_argument, NULL, 'G' },
 		{ "json", no_argument, NULL, 'J' },
@@ -402,12 +424,14 @@ int cmd_state(int argc, char **argv)
 	const char *at_s[64];
 	int64_t at[64];
 	size_t nat = 0;
-	double window = 10;
+	double window = 10, duration = 0;
+	const char *live = NULL;
+	bool stats = false;
 	int c, status = 1;
 	char *end;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:t:c:p:w:n:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":a:t:c:p:w:n:l:d:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			if (nat == 64)
@@ -444,6 +468,17 @@ int cmd_state(int argc, char **argv)
 			if (*end || !*optarg || !(window > 0))
 				return cli_usage("--window: '%s' is not a number of seconds", optarg);
 			break;
+		case 'l':
+			live = optarg;
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || !*optarg || !(duration > 0))
+				return cli_usage("--duration: '%s' is not a number of seconds", optarg);
+			break;
+		case 'S':
+			stats = true;
+			break;
 		case 'G':
 			o.gmt = true;
 			break;
@@ -459,15 +494,19 @@ int cmd_state(int argc, char **argv)
 	}
 	const char *const *paths = (const char *const *)argv + optind;
 	size_t npaths = (size_t)(argc - optind);
-	if (!npaths)
+	if (!npaths && !live)
 		return cli_usage("no trace given");
-	if (!nat)
+	if (npaths && live)
+		return cli_usage("trace paths or --live, not both");
+	if (!nat && !live)
 		return cli_usage("no --at TIME given");
+	if (duration > 0 && !live)
+		return cli_usage("--duration goes with --live");
 	if ((o.tid >= 0) + (o.cpu >= 0) + (o.fd >= 0) > 1 && !(o.fd >= 0 && o.tid >= 0))
 		return cli_usage("one of --tid, --cpu and --fd");
 	if (o.fd >= 0 && o.pid < 0 && o.tid < 0)
 		return cli_usage("--fd needs --pid (or --tid)");
-	if (cli_trace_paths(paths, npaths))
+	if (npaths && cli_trace_paths(paths, npaths))
 		return 1;
 
 	int64_t t0 = 0, last = INT64_MIN;
@@ -479,6 +518,8 @@ int cmd_state(int argc, char **argv)
 		else
 			return cli_usage("--at: '%s' is not a time", at_s[i]);
 	}
+	if (need_t0 && live)
+		return cli_usage("--live takes dates or times since the epoch");
 	if (need_t0 && first_ts(paths, npaths, &t0))
 		return 1;
 	for (size_t i = 0; i < nat; i++) {
@@ -498,8 +539,9 @@ int cmd_state(int argc, char **argv)
 	/* one pass up to the latest time, with checkpoints for the others */
 	char err[512];
 	int64_t wns = (int64_t)(window * 1e9);
-	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = wns, .checkpoint_ns = wns };
-	struct trawl_reader_opts ro = { .sz = sizeof(ro), .end = last };
+	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = wns,
+				       .checkpoint_ns = live ? 0 : wns };
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .end = live ? 0 : last };
 	struct trawl_state *s = trawl_state_new(&so);
 	struct trawl_reader *r = NULL;
 	struct json js, *j = o.json ? &js : NULL;
@@ -511,12 +553,33 @@ int cmd_state(int argc, char **argv)
 	}
 	if (o.host)
 		ro.hosts = &o.host, ro.nhosts = 1;
-	if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
+	if (live) {
+		struct trawl_source_opts sro = { .sz = sizeof(sro), .hosts = ro.hosts,
+						 .nhosts = ro.nhosts };
+		struct trawl_source *src = trawl_source_live(live, &sro, err, sizeof(err));
+		ro.hosts = NULL;
+		ro.nhosts = 0;
+		if (!src || !(r = trawl_reader_open(&src, 1, &ro, err, sizeof(err)))) {
+			status = cli_err("%s: %s", live, err);
+			goto out;
+		}
+		cli_note("following %s", live);	/* attached: a test waits for this */
+		struct sigaction sa = { .sa_handler = on_stop };
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGALRM, &sa, NULL);
+		if (duration > 0) {
+			struct itimerval it = { .it_value = { (time_t)duration,
+				(suseconds_t)((duration - (double)(time_t)duration) * 1e6) } };
+			setitimer(ITIMER_REAL, &it, NULL);
+		}
+	} else if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
 		goto out;
 	}
 	struct trawl_sink sink = trawl_state_sink(s);
-	int rc = trawl_pipe_run(r, &sink, 1, NULL);
+	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+	int rc = trawl_pipe_run(r, &sink, 1, &run);
 	if (rc < 0) {
 		status = cli_err("reading: %s", strerror(-rc));
 		goto out;
@@ -530,12 +593,27 @@ int cmd_state(int argc, char **argv)
 		}
 		o.host = trawl_state_host(s, 0);
 	}
+	if (stats) {
+		struct trawl_state_stats st;
+		trawl_state_stats(s, &st);
+		fprintf(stderr, "state: %" PRIu64 " events, %" PRIu64 " changes held, %" PRIu64
+			" threads, %" PRIu64 " fds, %" PRIu64 " requests, %" PRIu64
+			" checkpoints, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
+			st.requests, st.checkpoints, (double)st.bytes / 1e6);
+	}
+	if (!nat) {
+		at[nat] = trawl_state_newest(s);
+		at_s[nat++] = "the newest event";
+	}
 	status = 0;
 	for (size_t i = 0; i < nat && !status; i++) {
 		struct trawl_state_view *v;
-		if (at[i] >= trawl_state_window_start(s, o.host))
+		if (at[i] >= trawl_state_window_start(s, o.host)) {
 			v = trawl_state_at(s, o.host, at[i]);
-		else
+		} else if (live) {
+			status = cli_err("%s: before the window (--window)", at_s[i]);
+			break;
+		} else
 			v = trawl_state_at_files(s, paths, npaths, NULL, o.host, at[i], err, sizeof(err));
 		if (!v) {
 			status = errno == ENOENT ? cli_err("no kernel events of host '%s'", o.host)

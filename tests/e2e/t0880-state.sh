@@ -14,6 +14,9 @@
 #    the helper stays alive, its file open, until the recording ended) and
 #    8192 bytes written in one write, and the changes that built it hold
 #    that write;
+#  - live: `trawl state --live` follows a relay's session while it is
+#    recorded (loopback) and ends with it; its state at the newest event
+#    equals the one `trawl state` gives on the relay's stored files;
 #  - the usage: --help, no --at (exit 2), an unknown tid (exit 1).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
@@ -21,7 +24,7 @@
 	skip_all "runs in a pid namespace other than the initial one: kernel events name tasks by pids it does not see"
 command -v cc >/dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
 command -v python3 >/dev/null 2>&1 || skip_all "needs python3 to read the JSON"
-plan 12
+plan 16
 
 cat > helper.c <<'EOF'
 #define _GNU_SOURCE
@@ -79,7 +82,8 @@ mkfifo go done ready quit
 FILE="$PWD/test-file"
 ./helper "$FILE" go done out quit > ready &
 HPID=$!
-trap 'kill $HPID 2>/dev/null' EXIT
+pids=$HPID
+trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT
 timeout 20 sh -c 'read l < ready' || { echo "Bail out! the helper did not start"; exit 1; }
 timeout 60 "$TRAWL" record -q -o s -k sched,syscalls,irq,block -- \
 	sh -c 'echo g > go; cat done > /dev/null' > rec.log 2>&1
@@ -155,4 +159,38 @@ ok $? "--help"
 is $? 2 "no --at: a usage error"
 "$TRAWL" state s --at "$mid" --tid 999999999 > /dev/null 2> tid.err
 is "$?:$(cat tid.err)" "1:trawl state: tid 999999999: no such thread then" "an unknown thread: an error in trawl's voice"
+
+# live, through a relay on loopback
+"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+	3> relay-ready.txt 2> relay.err &
+pids="$pids $!"
+rready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' relay-ready.txt; }
+until_ok 30 rready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
+DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' relay-ready.txt)
+LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' relay-ready.txt)
+mkfifo gate
+# the workload ends only once the viewer follows the session (the gate)
+"$TRAWL" record -q --relay "$DATA" --session st -k sched,syscalls -- \
+	sh -c "dd if=/dev/zero of='$PWD/live-file' bs=8192 count=1 status=none; cat gate > /dev/null" \
+	> lrec.log 2>&1 &
+LREC=$!
+pids="$pids $LREC"
+# until the session is listed, the viewer fails at once ("no such live session")
+follow() {
+	"$TRAWL" state --live "net://$LIVE/session/st" --json > live.json 2> live.err &
+	LV=$!
+	until_ok 10 sh -c "grep -q 'following' live.err || ! kill -0 $LV 2>/dev/null"
+	grep -q following live.err
+}
+until_ok 30 follow
+ok $? "trawl state --live follows the session while it is recorded"
+echo open > gate
+wait $LREC
+ok $? "the recording ended"
+timeout 30 sh -c "while kill -0 $LV 2>/dev/null; do sleep 0.1; done"
+wait $LV
+ok $? "the live state ended with the session"
+at=$(python3 -c 'import json; print(json.load(open("live.json"))["at"])')
+"$TRAWL" state OUT/st --at "$at" --json > files.json
+cmp_files live.json files.json "the same state at the newest event from the relay's files"
 finish
