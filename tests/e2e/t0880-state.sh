@@ -24,7 +24,7 @@
 	skip_all "runs in a pid namespace other than the initial one: kernel events name tasks by pids it does not see"
 command -v cc >/dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
 command -v python3 >/dev/null 2>&1 || skip_all "needs python3 to read the JSON"
-plan 16
+plan 17
 
 cat > helper.c <<'EOF'
 #define _GNU_SOURCE
@@ -191,6 +191,8 @@ timeout 30 sh -c "while kill -0 $LV 2>/dev/null; do sleep 0.1; done"
 wait $LV
 ok $? "the live state ended with the session"
 at=$(python3 -c 'import json; print(json.load(open("live.json"))["at"])')
+lastf=$("$TRAWL" print -f json OUT/st | python3 -c 'import json, sys; print(max(json.loads(l)["ts"] for l in sys.stdin))')
+is "$at" "$lastf" "the live state is at the session's last event"
 "$TRAWL" state OUT/st --at "$at" --json > files.json
 cmp_files live.json files.json "the same state at the newest event from the relay's files"
 finish
