@@ -54,8 +54,9 @@ struct trawl_state *trawl_state_new(const struct trawl_state_opts *o);
 struct trawl_sink trawl_state_sink(struct trawl_state *s);
 void trawl_state_free(struct trawl_state *s);
 
-/* The time of the newest event taken in, and of the oldest one the window
- * still holds history from (INT64_MIN before any event). */
+/* The time of the newest event the sink was given (of any class: the
+ * state is known up to it), and the start of host's window: the time of the
+ * last change it no longer holds (INT64_MIN before any). */
 int64_t trawl_state_newest(const struct trawl_state *s);
 int64_t trawl_state_window_start(const struct trawl_state *s, const char *host);
 size_t trawl_state_nhosts(const struct trawl_state *s);

@@ -438,6 +438,8 @@ static int state_events(void *self, const struct trawl_event *ev, size_t n)
 		struct cinfo *ci = &s->ci[k];
 		if (__builtin_expect(ci->kind == K_UNSEEN, 0))
 			classify(s, ev[i].cls, ci);
+		if (ev[i].ts > s->newest)
+			s->newest = ev[i].ts;	/* every event: the time the state is at */
 		if (ci->kind == K_NONE || ev[i].ts < s->replay_from)
 			continue;
 		if (s->interval) {
@@ -452,8 +454,6 @@ static int state_events(void *self, const struct trawl_event *ev, size_t n)
 			}
 		}
 		s->events++;
-		if (ev[i].ts > s->newest)
-			s->newest = ev[i].ts;
 		if ((rc = take(s, &ev[i], ci)))
 			return rc;
 	}
