@@ -233,7 +233,7 @@ static int sc_exit(struct trawl_state *s, struct host *h, const struct cinfo *ci
 		return 0;
 	d.a = th->pid >= 0 ? th->pid : th->tid;
 	d.b = th->sc_fd;
-	d.c = ret;
+	d.c = ret > 0 ? (uint32_t)ret : 0;
 	d.str = d.str2 = 0;
 	switch (ci->sem) {
 	case S_READ:
@@ -280,7 +280,7 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 {
 	struct state_fields *f = s->f;
 	struct host *h = host_of(s, ev);
-	struct chg c = { .ts = ev->ts, .cpu = (int32_t)ev->cpu, .tid2 = -1 };
+	struct chg c = { .ts = ev->ts, .cpu = (int16_t)ev->cpu, .tid2 = -1 };
 	struct ithread *th;
 	int64_t v;
 	int rc;
@@ -383,7 +383,7 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 		c.tid = (int32_t)iget(f->blk_tid, ev, c.tid);
 		c.a = iget(f->blk_dev, ev, 0);
 		c.b = iget(f->blk_sector, ev, 0);
-		c.c = iget(f->blk_nr, ev, 0);
+		c.c = (uint32_t)iget(f->blk_nr, ev, 0);
 		const union trawl_ctf_value *x = f->blk_rwbs ? trawl_field_value(f->blk_rwbs, ev) : NULL;
 		if (x && trawl_field_type(f->blk_rwbs, ev->cls) == TRAWL_FIELD_STRING) {
 			c.str = x->s.p ? tr_state_intern(&s->str, x->s.p, x->s.len) : 0;
@@ -398,7 +398,7 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 		c.tid2 = (int32_t)iget(f->dp_tid, ev, -1);
 		c.a = iget(f->dp_pid, ev, -1);
 		c.b = iget(f->dp_ppid, ev, -1);
-		c.c = iget(f->dp_status, ev, 0);
+		c.c = (uint32_t)iget(f->dp_status, ev, 0);
 		c.str = sget(s, f->dp_name, ev);
 		if (c.tid2 < 0)
 			return 0;

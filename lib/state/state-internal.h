@@ -22,12 +22,13 @@
 /* A change, as held in a window (struct trawl_state_change, packed). */
 struct chg {
 	int64_t ts;
-	int64_t a, b, c;
+	int64_t a, b;
+	uint32_t c;			/* a byte count (<= 2 GiB a call), sectors, a status */
 	int32_t tid, tid2;
-	int32_t cpu;
 	uint32_t str, str2;
+	int16_t cpu;
 	uint8_t kind;
-};
+};				/* 48 bytes */
 
 /* Strings: id 0 is "". */
 struct strtab {

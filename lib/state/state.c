@@ -11,6 +11,8 @@
 
 #include "state/state-internal.h"
 
+_Static_assert(sizeof(struct chg) == 48, "a change is 48 bytes");
+
 /* ----------------------------------------------------------- strings */
 
 static uint64_t mix(uint64_t x)
