@@ -20,6 +20,9 @@ enum {
 };
 
 int cmd_print(int argc, char **argv);
+int cmd_state(int argc, char **argv);		/* cmd-state.c */
+/* cmd-print.c: a <time> of print --begin (its usage), in ns since the epoch */
+int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);	/* cmd-analyze.c */
 int cmd_simulate(int argc, char **argv);

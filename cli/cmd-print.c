@@ -171,6 +171,12 @@ static int parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bo
 	return 0;
 }
 
+/* The <time> parser, for the other commands that take times (cli.h). */
+int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel)
+{
+	return parse_time(s, gmt, day_ref, out, rel);
+}
+
 /* ---------------------------------------------------------------- run */
 
 static void report_corrupt(void *arg, const char *msg)

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{ "analyze", cmd_analyze, "standard analyses: cputop, schedlat, iolatency, irq, syscalls" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
+	{ "state", cmd_state, "the state of CPUs, threads, files at a time, and the events that built it" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },
 	{ "export", cmd_export, "write a session for Perfetto or chrome://tracing" },
 	{ "probe", cmd_probe, "exchange clock-sync probe messages with peer nodes, recorded" },

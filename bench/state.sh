@@ -1,0 +1,103 @@
+#!/bin/sh
+# bench/state.sh - the state system's cost, on two kernel recordings of this
+# machine (`trawl record -k sched,syscalls,irq,block`, system-wide):
+#   idle  SECONDS of whatever the machine does (a shared VM is never idle)
+#   busy  hackbench -p -g 2 -l LOOPS
+# For each: its events and trace seconds; `trawl info` (pure decode) and
+# `trawl state --at END` (decode + the state system, every change held in a
+# 10 s window, a checkpoint every 10 s) as CPU seconds (user + system) and
+# peak RSS; the state system's events/s; and its CPU per second of trace:
+# (state CPU - info CPU) / trace seconds, what feeding it live would cost
+# beyond reading (a live reader's polling is not counted).
+# Then live: a relay on loopback, `trawl record --relay` for LIVE_SECONDS
+# of the machine, idle and under hackbench, followed by `trawl state --live`
+# (attached from the session's start; it ends with the session): its CPU
+# (user + system, /usr/bin/time) per second recorded, and its peak RSS.
+#
+#   TRAWL_BUILD=build sh bench/state.sh        (env: SECONDS_IDLE=10 LOOPS=2000
+#                                               LIVE_SECONDS=10)
+# Needs root and tracefs; hackbench (rt-tests) and /usr/bin/time.
+set -u
+B=${TRAWL_BUILD:-build}
+T="$B/trawl"
+IDLE=${SECONDS_IDLE:-10}
+LOOPS=${LOOPS:-2000}
+D=$(mktemp -d /tmp/trawl-bench-state-XXXXXX)
+RELAY=
+trap '[ -n "$RELAY" ] && kill $RELAY 2>/dev/null; rm -rf "$D"' EXIT
+LIVE_S=${LIVE_SECONDS:-10}
+
+cpu() {	# cpu OUT CMD...: user+sys seconds and max RSS (KiB) of CMD into OUT
+	out=$1; shift
+	/usr/bin/time -f '%U %S %M' -o "$out" "$@" > /dev/null 2>&1
+}
+
+one() {	# one NAME SESSION
+	name=$1; s=$2
+	"$T" print -f json "$s" | python3 -c '
+import json, sys
+n = 0; lo = hi = None
+for l in sys.stdin:
+    t = json.loads(l)["ts"]; n += 1
+    lo = t if lo is None or t < lo else lo; hi = t if hi is None or t > hi else hi
+print(n, lo, hi)' > "$D/$name.range"
+	read n lo hi < "$D/$name.range"
+	cpu "$D/$name.info" "$T" info --threads 1 "$s"
+	cpu "$D/$name.state" "$T" state "$s" --at "$hi" --cpu 0 -n 1
+	read iu is im < "$D/$name.info"
+	read su ss sm < "$D/$name.state"
+	python3 - "$name" "$n" "$lo" "$hi" "$iu" "$is" "$im" "$su" "$ss" "$sm" <<'PY'
+import sys
+name, n, lo, hi, iu, is_, im, su, ss, sm = sys.argv[1:]
+n = int(n); dur = (int(hi) - int(lo)) / 1e9
+ic = float(iu) + float(is_); sc = float(su) + float(ss)
+extra = max(sc - ic, 0.0)
+print(f"{name}: {n} events over {dur:.2f} s of trace")
+print(f"  trawl info --threads 1: {ic:.2f} s CPU, {int(im)/1024:.1f} MB peak")
+print(f"  trawl state:            {sc:.2f} s CPU, {int(sm)/1024:.1f} MB peak, "
+      f"{n / sc / 1e6 if sc else float('inf'):.2f} M events/s (decode included)")
+print(f"  the state system beyond decoding: {extra:.3f} s CPU, "
+      f"{100 * extra / dur if dur else 0:.3f} % of a CPU per second of trace")
+PY
+}
+
+"$T" record -q -o "$D/idle" -k sched,syscalls,irq,block --duration "$IDLE" || exit 1
+"$T" record -q -o "$D/busy" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$LOOPS" > /dev/null || exit 1
+echo "bench/state.sh on $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+one idle "$D/idle"
+one busy "$D/busy"
+
+live() {	# live NAME [WORKLOAD...]: the state system fed live for LIVE_S seconds
+	name=$1; shift
+	"$T" record -q --relay "$DATA" --session "$name" -k sched,syscalls,irq,block \
+		--duration "$LIVE_S" > /dev/null 2>&1 &
+	rec=$!
+	work=
+	if [ $# -gt 0 ]; then
+		( while kill -0 $rec 2>/dev/null; do "$@" > /dev/null 2>&1; done ) &
+		work=$!
+	fi
+	tries=0
+	while :; do
+		/usr/bin/time -f '%U %S %M' -o "$D/$name.live" "$T" state --stats \
+			--live "net://$LIVE/session/$name" --cpu 0 -n 0 > /dev/null 2> "$D/$name.err" && break
+		tries=$((tries + 1))
+		[ $tries -lt 100 ] && kill -0 $rec 2>/dev/null || { echo "$name: the live state failed"; cat "$D/$name.err"; return 1; }
+		sleep 0.05
+	done
+	wait $rec
+	[ -z "$work" ] || wait $work
+	read u s m < "$D/$name.live"
+	ev=$(sed -n 's/^state: \([0-9]*\) events.*/\1/p' "$D/$name.err")
+	python3 -c "import sys; u,s,m,ev,d=map(float,sys.argv[1:]); print(f'live {sys.argv[0] if 0 else \"\"}: %d events in %.0f s (%.0f events/s): state --live %.2f s CPU, %.3f %% of a CPU, %.1f MB peak' % (ev, d, ev/d, u+s, 100*(u+s)/d, m/1024))" "$u" "$s" "$m" "${ev:-0}" "$LIVE_S" | sed "s/^live :/live $name:/"
+}
+
+"$T" relay -o "$D/relay" --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+	3> "$D/ready" 2> "$D/relay.err" &
+RELAY=$!
+i=0
+until grep -q '^ready ' "$D/ready" 2>/dev/null || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' "$D/ready")
+LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' "$D/ready")
+live idle
+live busy hackbench -p -g 2 -l 500

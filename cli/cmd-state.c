@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-state.c - trawl state: the state of a host's CPUs, threads,
+ * file descriptors and block requests at given times, and the events that
+ * built it (the state system, trawl/state.h; docs/state.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "util/json.h"
+#include "trawl/pipe.h"
+#include "trawl/state.h"
+
+static const char usage[] =
+	"usage: trawl state PATH... --at TIME [--at TIME]... [--host HOST]\n"
+	"                   [--tid N | --cpu N | --fd N [--pid P]] [--json]\n"
+	"       trawl state --live URL [--duration S] [--at TIME]... [options]\n"
+	"\n"
+	"The state of a host at TIME, from its kernel events (sched, syscalls, irq,\n"
+	"block and the state dump, as `trawl record -k sched,syscalls,irq,block`\n"
+	"records them): each CPU (current thread; idle, user, syscall, irq,\n"
+	"softirq), each thread (running, runnable after preemption or wake-up,\n"
+	"blocked, and on what), each open file descriptor (path, bytes read and\n"
+	"written, opened when), the block requests in flight. With --tid, --cpu or\n"
+	"--fd: that one, and the events that built its state, oldest first.\n"
+	"With --live: the state system follows a relay's session until --duration\n"
+	"has passed, SIGINT or SIGTERM, then shows the state at the newest event\n"
+	"(or at each --at inside the window).\n"
+	"\n"
+	"  -a, --at TIME         HH:MM:SS[.nnnnnnnnn] (the trace's day), a date\n"
+	"                        YYYY-MM-DD HH:MM:SS[.n], S[.n] seconds or N ns since\n"
+	"                        the epoch, or +S[.n] seconds after the first event\n"
+	"      --host HOST       the host (default: the only one, or an error)\n"
+	"  -t, --tid N           one thread\n"
+	"  -c, --cpu N           one CPU\n"
+	"      --fd N            one file descriptor (of --pid P, or of --tid's process)\n"
+	"  -p, --pid P           the process of --fd\n"
+	"  -l, --live URL        a relay's live session: net://RELAY[:PORT]/host/HOST/\n"
+	"                        SESSION or net://RELAY[:PORT]/session/SESSION\n"
+	"  -d, --duration S      with --live: stop after S seconds (decimals allowed)\n"
+	"  -w, --window S        seconds of detailed history kept (default 10)\n"
+	"      --stats           events, changes and entities held, memory (stderr)\n"
+	"  -n, --changes N       at most the N newest changes (default 50; 0: all)\n"
+	"      --gmt             times in UTC (default: local time)\n"
+	"      --json            one JSON object per TIME\n"
+	"  -h, --help            this help\n";
+
+struct opts {
+	const char *host;
+	int64_t tid, cpu, fd, pid;
+	size_t nchanges;
+	bool json, gmt;
+};
+
+static const char *fmt_ts(int64_t ts, bool gmt, char *b, size_t n)
+{
+	if (ts == INT64_MIN)
+		return "(before the trace)";
+	time_t sec = (time_t)(ts / 1000000000);
+	struct tm tm;
+	if (gmt)
+		gmtime_r(&sec, &tm);
+	else
+		localtime_r(&sec, &tm);
+	snprintf(b, n, "%02d:%02d:%02d.%09" PRId64, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 ts % 1000000000);
+	return b;
+}
+
+static void change_text(const struct trawl_state_change *c, char *b, size_t n)
+{
+	switch (c->kind) {
+	case TRAWL_STATE_SWITCH:
+		snprintf(b, n, "cpu %d: %" PRId64 " (%s, prev_state %" PRId64 ") -> %" PRId64 " (%s)",
+			 c->cpu, c->tid, c->str2, c->a, c->tid2, c->str);
+		break;
+	case TRAWL_STATE_WAKEUP:
+		snprintf(b, n, "%" PRId64 " (%s) woken up, target cpu %" PRId64, c->tid2, c->str, c->a);
+		break;
+	case TRAWL_STATE_FORK:
+		snprintf(b, n, "%" PRId64 " forks %" PRId64 " (%s), pid %" PRId64, c->tid, c->tid2,
+			 c->str, c->a);
+		break;
+	case TRAWL_STATE_EXEC:
+		snprintf(b, n, "%" PRId64 " execs %s", c->tid, c->str);
+		break;
+	case TRAWL_STATE_EXIT:
+		snprintf(b, n, "%" PRId64 " exits", c->tid);
+		break;
+	case TRAWL_STATE_SYSCALL_ENTRY:
+		snprintf(b, n, "cpu %d: %" PRId64 " enters %s%s%s", c->cpu, c->tid, c->str,
+			 *c->str2 ? " " : "", c->str2);
+		if (c->a >= 0)
+			snprintf(b + strlen(b), n - strlen(b), " fd %" PRId64, c->a);
+		break;
+	case TRAWL_STATE_SYSCALL_EXIT:
+		snprintf(b, n, "cpu %d: %" PRId64 " leaves %s = %" PRId64, c->cpu, c->tid, c->str, c->b);
+		break;
+	case TRAWL_STATE_IRQ_ENTRY:
+	case TRAWL_STATE_IRQ_EXIT:
+	case TRAWL_STATE_SOFTIRQ_ENTRY:
+	case TRAWL_STATE_SOFTIRQ_EXIT:
+		snprintf(b, n, "cpu %d: %s %" PRId64, c->cpu, trawl_state_change_name(c->kind), c->a);
+		break;
+	case TRAWL_STATE_BLOCK_INSERT:
+	case TRAWL_STATE_BLOCK_ISSUE:
+	case TRAWL_STATE_BLOCK_COMPLETE:
+		snprintf(b, n, "%s dev %" PRId64 " sector %" PRId64 " +%" PRId64 " (tid %" PRId64 ")",
+			 trawl_state_change_name(c->kind), c->a, c->b, c->c, c->tid);
+		break;
+	case TRAWL_STATE_DUMP_PROCESS:
+		snprintf(b, n, "state dump: tid %" PRId64 " pid %" PRId64 " ppid %" PRId64 " %s",
+			 c->tid2, c->a, c->b, c->str);
+		break;
+	case TRAWL_STATE_DUMP_FD:
+		snprintf(b, n, "state dump: pid %" PRId64 " fd %" PRId64 " <%s>", c->a, c->b, c->str);
+		break;
+	case TRAWL_STATE_OPEN:
+		snprintf(b, n, "%" PRId64 " opens fd %" PRId64 " <%s>", c->tid, c->b, c->str);
+		break;
+	case TRAWL_STATE_CLOSE:
+		snprintf(b, n, "%" PRId64 " closes fd %" PRId64, c->tid, c->b);
+		break;
+	case TRAWL_STATE_READ:
+	case TRAWL_STATE_WRITE:
+		snprintf(b, n, "%" PRId64 " %s %" PRId64 " bytes, fd %" PRId64, c->tid,
+			 c->kind == TRAWL_STATE_READ ? "reads" : "writes", c->c, c->b);
+		break;
+	default:
+		snprintf(b, n, "?");
+	}
+}
+
+typedef size_t (*changes_fn)(const struct trawl_state_view *v, int64_t x, int64_t y,
+			     struct trawl_state_change *out, size_t max);
+
+static size_t ch_cpu(const struct trawl_state_view *v, int64_t x, int64_t y,
+		     struct trawl_state_change *out, size_t max)
+{
+	(void)y;
+	return trawl_state_view_cpu_changes(v, (uint32_t)x, out, max);
+}
+
+static size_t ch_thr(const struct trawl_state_view *v, int64_t x, int64_t y,
+		     struct trawl_state_change *out, size_t max)
+{
+	(void)y;
+	return trawl_state_view_thread_changes(v, x, out, max);
+}
+
+static size_t ch_fd(const struct trawl_state_view *v, int64_t x, int64_t y,
+		    struct trawl_state_change *out, size_t max)
+{
+	return trawl_state_view_fd_changes(v, x, y, out, max);
+}
+
+/* The changes, the first (what created it) and the newest nchanges. */
+static int print_changes(const struct trawl_state_view *v, changes_fn fn, int64_t x, int64_t y,
+			 const struct opts *o, struct json *j)
+{
+	size_t n = fn(v, x, y, NULL, 0);
+	struct trawl_state_change *c = calloc(n + 1, sizeof(*c));
+	char b[512], t[32];
+
+	if (!c)
+		return -ENOMEM;
+	fn(v, x, y, c, n);
+	size_t from = o->nchanges && n > o->nchanges + 1 ? n - o->nchanges : 1;
+	if (j) {
+		tr_json_key(j, "changes");
+		tr_json_arr(j);
+	} else {
+		printf("  changes (%zu):\n", n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i && i < from) {
+			if (i == 1 && !j)
+				printf("    ... %zu more\n", from - 1);
+			continue;
+		}
+		change_text(&c[i], b, sizeof(b));
+		if (j) {
+			tr_json_obj(j);
+			tr_json_kv_i64(j, "ts", c[i].ts);
+			tr_json_kv_str(j, "kind", trawl_state_change_name(c[i].kind));
+			tr_json_kv_str(j, "what", b);
+			tr_json_obj_end(j);
+		} else {
+			printf("    [%s] %s\n", fmt_ts(c[i].ts, o->gmt, t, sizeof(t)), b);
+		}
+	}
+	if (j)
+		tr_json_arr_end(j);
+	free(c);
+	return 0;
+}
+
+static void cpu_out(const struct trawl_state_cpu *c, const struct opts *o, struct json *j)
+{
+	char t[32];
+
+	if (j) {
+		tr_json_kv_u64(j, "cpu", c->cpu);
+		tr_json_kv_i64(j, "tid", c->tid);
+		tr_json_kv_str(j, "mode", trawl_state_cpu_mode_name(c->mode));
+		if (c->mode == TRAWL_STATE_CPU_IRQ || c->mode == TRAWL_STATE_CPU_SOFTIRQ)
+			tr_json_kv_i64(j, "irq", c->irq);
+		if (c->since != INT64_MIN)
+			tr_json_kv_i64(j, "since", c->since);
+		return;
+	}
+	printf("cpu %u: tid %" PRId64 ", %s", c->cpu, c->tid, trawl_state_cpu_mode_name(c->mode));
+	if (c->mode == TRAWL_STATE_CPU_IRQ || c->mode == TRAWL_STATE_CPU_SOFTIRQ)
+		printf(" %" PRId64, c->irq);
+	printf(" since %s\n", c->since == INT64_MIN ? "?" : fmt_ts(c->since, o->gmt, t, sizeof(t)));
+}
+
+static void thr_out(const struct trawl_state_thread *th, int64_t now, const struct opts *o,
+		    struct json *j)
+{
+	char t[32];
+
+	if (j) {
+		tr_json_kv_i64(j, "tid", th->tid);
+		tr_json_kv_i64(j, "pid", th->pid);
+		tr_json_kv_i64(j, "ppid", th->ppid);
+		tr_json_kv_str(j, "comm", th->comm);
+		tr_json_kv_str(j, "status", trawl_state_thread_status_name(th->status));
+		if (th->since != INT64_MIN)
+			tr_json_kv_i64(j, "since", th->since);
+		tr_json_kv_i64(j, "cpu", th->cpu);
+		if (th->syscall) {
+			tr_json_kv_str(j, "syscall", th->syscall);
+			tr_json_kv_i64(j, "syscall_since", th->syscall_since);
+		}
+		tr_json_key(j, "blocked_io");
+		tr_json_bool(j, th->blocked_io);
+		tr_json_kv_u64(j, "io_inflight", th->io_inflight);
+		return;
+	}
+	printf("thread %" PRId64 " (%s) pid %" PRId64 " ppid %" PRId64 ": %s", th->tid,
+	       *th->comm ? th->comm : "?", th->pid, th->ppid,
+	       trawl_state_thread_status_name(th->status));
+	if (th->since != INT64_MIN)
+		printf(" since %s (%.6f s)", fmt_ts(th->since, o->gmt, t, sizeof(t)),
+		       (double)(now - th->since) / 1e9);
+	if (th->syscall)
+		printf(", in %s since %s", th->syscall, fmt_ts(th->syscall_since, o->gmt, t, sizeof(t)));
+	if (th->blocked_io)
+		printf(", on block I/O");
+	if (th->io_inflight)
+		printf(", %u block requests in flight", th->io_inflight);
+	printf(", cpu %" PRId64 "\n", th->cpu);
+}
+
+static void fd_out(const struct trawl_state_fd *f, const struct opts *o, struct json *j)
+{
+	char t[32];
+
+	if (j) {
+		tr_json_kv_i64(j, "pid", f->pid);
+		tr_json_kv_i64(j, "fd", f->fd);
+		tr_json_kv_str(j, "path", f->path);
+		if (f->opened != INT64_MIN)
+			tr_json_kv_i64(j, "opened", f->opened);
+		tr_json_kv_u64(j, "bytes_read", f->bytes_read);
+		tr_json_kv_u64(j, "bytes_written", f->bytes_written);
+		tr_json_kv_u64(j, "reads", f->reads);
+		tr_json_kv_u64(j, "writes", f->writes);
+		return;
+	}
+	printf("fd %" PRId64 " of pid %" PRId64 " <%s> opened %s, %" PRIu64 " bytes read (%" PRIu64
+	       " reads), %" PRIu64 " bytes written (%" PRIu64 " writes)\n",
+	       f->fd, f->pid, *f->path ? f->path : "?",
+	       f->opened == INT64_MIN ? "before the trace" : fmt_ts(f->opened, o->gmt, t, sizeof(t)),
+	       f->bytes_read, f->reads, f->bytes_written, f->writes);
+}
+
+static int show(const struct trawl_state_view *v, const struct opts *o, struct json *j)
+{
+	int64_t now = trawl_state_view_time(v);
+	char t[32];
+	const void *e;
+
+	if (j) {
+		tr_json_obj(j);
+		tr_json_kv_str(j, "host", trawl_state_view_host(v));
+		tr_json_kv_i64(j, "at", now);
+	} else {
+		printf("host %s at %s\n", trawl_state_view_host(v), fmt_ts(now, o->gmt, t, sizeof(t)));
+	}
+	if (o->cpu >= 0) {
+		const struct trawl_state_cpu *c = NULL;
+		for (size_t i = 0; (e = trawl_state_view_cpu(v, i)); i++)
+			if (((const struct trawl_state_cpu *)e)->cpu == o->cpu)
+				c = e;
+		if (!c)
+			return cli_err("cpu %" PRId64 ": no event of it by then", o->cpu);
+		cpu_out(c, o, j);
+		return print_changes(v, ch_cpu, o->cpu, 0, o, j) ? cli_err("out of memory") : 0;
+	}
+	if (o->fd >= 0) {
+		int64_t pid = o->pid;
+		if (pid < 0) {
+			const struct trawl_state_thread *th = trawl_state_view_thread_find(v, o->tid);
+			pid = th && th->pid >= 0 ? th->pid : o->tid;
+		}
+		const struct trawl_state_fd *f = trawl_state_view_fd_find(v, pid, o->fd);
+		if (!f)
+			return cli_err("fd %" PRId64 " of pid %" PRId64 ": not open then (as far as the trace says)",
+				       o->fd, pid);
+		fd_out(f, o, j);
+		return print_changes(v, ch_fd, pid, o->fd, o, j) ? cli_err("out of memory") : 0;
+	}
+	if (o->tid >= 0) {
+		const struct trawl_state_thread *th = trawl_state_view_thread_find(v, o->tid);
+		if (!th)
+			return cli_err("tid %" PRId64 ": no such thread then", o->tid);
+		thr_out(th, now, o, j);
+		return print_changes(v, ch_thr, o->tid, 0, o, j) ? cli_err("out of memory") : 0;
+	}
+	/* everything */
+	if (j)
+		tr_json_key(j, "cpus"), tr_json_arr(j);
+	for (size_t i = 0; (e = trawl_state_view_cpu(v, i)); i++) {
+		if (j)
+			tr_json_obj(j);
+		cpu_out(e, o, j);
+		if (j)
+			tr_json_obj_end(j);
+	}
+	if (j)
+		tr_json_arr_end(j), tr_json_key(j, "threads"), tr_json_arr(j);
+	for (size_t i = 0; (e = trawl_state_view_thread(v, i)); i++) {
+		if (j)
+			tr_json_obj(j);
+		thr_out(e, now, o, j);
+		if (j)
+			tr_json_obj_end(j);
+	}
+	if (j)
+		tr_json_arr_end(j), tr_json_key(j, "fds"), tr_json_arr(j);
+	for (size_t i = 0; (e = trawl_state_view_fd(v, i)); i++) {
+		if (j)
+			tr_json_obj(j);
+		fd_out(e, o, j);
+		if (j)
+			tr_json_obj_end(j);
+	}
+	if (j)
+		tr_json_arr_end(j), tr_json_key(j, "requests"), tr_json_arr(j);
+	for (size_t i = 0; (e = trawl_state_view_request(v, i)); i++) {
+		const struct trawl_state_request *q = e;
+		if (j) {
+			tr_json_obj(j);
+			tr_json_kv_u64(j, "dev", q->dev);
+			tr_json_kv_u64(j, "sector", q->sector);
+			tr_json_kv_u64(j, "nr_sector", q->nr_sector);
+			tr_json_kv_i64(j, "tid", q->tid);
+			tr_json_obj_end(j);
+		} else {
+			printf("request dev %" PRIu64 " sector %" PRIu64 " +%u %s, tid %" PRId64 ", issued %s\n",
+			       q->dev, q->sector, q->nr_sector, q->write ? "write" : "read", q->tid,
+			       q->issued == INT64_MIN ? "not yet" : fmt_ts(q->issued, o->gmt, t, sizeof(t)));
+		}
+	}
+	if (j)
+		tr_json_arr_end(j);
+	return 0;
+}
+
+static volatile int live_stop;	/* SIGINT, SIGTERM, SIGALRM (--duration) */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	live_stop = 1;
+}
+
+static int first_ts(const char *const *paths, size_t n, int64_t *ts)
+{
+	char err[512];
+	const struct trawl_event *ev;
+	struct trawl_reader *r = trawl_reader_new(paths, n, NULL, err, sizeof(err));
+
+	if (!r)
+		return cli_err("%s", err);
+	int rc = trawl_reader_next(r, &ev);
+	if (rc == 1)
+		*ts = ev->ts;
+	trawl_reader_free(r);
+	return rc == 1 ? 0 : cli_err("no events in the traces");
+}
+
+int cmd_state(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "at", required_argument, NULL, 'a' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "fd", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "live", required_argument, NULL, 'l' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "changes", required_argument, NULL, 'n' },
+		{ "gmt", no_argument, NULL, 'G' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .tid = -1, .cpu = -1, .fd = -1, .pid = -1, .nchanges = 50 };
+	const char *at_s[64];
+	int64_t at[64];
+	size_t nat = 0;
+	double window = 10, duration = 0;
+	const char *live = NULL;
+	bool stats = false;
+	int c, status = 1;
+	char *end;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":a:t:c:p:w:n:l:d:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (nat == 64)
+				return cli_usage("at most 64 --at");
+			at_s[nat++] = optarg;
+			break;
+		case 'H':
+			o.host = optarg;
+			break;
+		case 't':
+		case 'c':
+		case 'F':
+		case 'p':
+		case 'n': {
+			long long v = strtoll(optarg, &end, 10);
+			if (*end || !*optarg || v < 0)
+				return cli_usage("--%s: '%s' is not a number",
+						 c == 't' ? "tid" : c == 'c' ? "cpu" : c == 'F' ? "fd"
+						 : c == 'p' ? "pid" : "changes", optarg);
+			if (c == 't')
+				o.tid = v;
+			else if (c == 'c')
+				o.cpu = v;
+			else if (c == 'F')
+				o.fd = v;
+			else if (c == 'p')
+				o.pid = v;
+			else
+				o.nchanges = (size_t)v;
+			break;
+		}
+		case 'w':
+			window = strtod(optarg, &end);
+			if (*end || !*optarg || !(window > 0))
+				return cli_usage("--window: '%s' is not a number of seconds", optarg);
+			break;
+		case 'l':
+			live = optarg;
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || !*optarg || !(duration > 0))
+				return cli_usage("--duration: '%s' is not a number of seconds", optarg);
+			break;
+		case 'S':
+			stats = true;
+			break;
+		case 'G':
+			o.gmt = true;
+			break;
+		case 'J':
+			o.json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			return cli_opt_error(c, argv);
+		}
+	}
+	const char *const *paths = (const char *const *)argv + optind;
+	size_t npaths = (size_t)(argc - optind);
+	if (!npaths && !live)
+		return cli_usage("no trace given");
+	if (npaths && live)
+		return cli_usage("trace paths or --live, not both");
+	if (!nat && !live)
+		return cli_usage("no --at TIME given");
+	if (duration > 0 && !live)
+		return cli_usage("--duration goes with --live");
+	if ((o.tid >= 0) + (o.cpu >= 0) + (o.fd >= 0) > 1 && !(o.fd >= 0 && o.tid >= 0))
+		return cli_usage("one of --tid, --cpu and --fd");
+	if (o.fd >= 0 && o.pid < 0 && o.tid < 0)
+		return cli_usage("--fd needs --pid (or --tid)");
+	if (npaths && cli_trace_paths(paths, npaths))
+		return 1;
+
+	int64_t t0 = 0, last = INT64_MIN;
+	bool need_t0 = false;
+	for (size_t i = 0; i < nat; i++) {
+		bool rel;
+		if (at_s[i][0] == '+' || cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0)
+			need_t0 |= at_s[i][0] == '+' || rel;
+		else
+			return cli_usage("--at: '%s' is not a time", at_s[i]);
+	}
+	if (need_t0 && live)
+		return cli_usage("--live takes dates or times since the epoch");
+	if (need_t0 && first_ts(paths, npaths, &t0))
+		return 1;
+	for (size_t i = 0; i < nat; i++) {
+		bool rel;
+		if (at_s[i][0] == '+') {
+			double d = strtod(at_s[i] + 1, &end);
+			if (*end || !(d >= 0))
+				return cli_usage("--at: '%s' is not a time", at_s[i]);
+			at[i] = t0 + (int64_t)(d * 1e9 + 0.5);
+		} else {
+			cli_parse_time(at_s[i], o.gmt, t0, &at[i], &rel);
+		}
+		if (at[i] > last)
+			last = at[i];
+	}
+
+	/* one pass up to the latest time, with checkpoints for the others */
+	char err[512];
+	int64_t wns = (int64_t)(window * 1e9);
+	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = wns,
+				       .checkpoint_ns = live ? 0 : wns };
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .end = live ? 0 : last };
+	struct trawl_state *s = trawl_state_new(&so);
+	struct trawl_reader *r = NULL;
+	struct json js, *j = o.json ? &js : NULL;
+
+	tr_json_init(&js);
+	if (!s) {
+		status = cli_err("out of memory");
+		goto out;
+	}
+	if (o.host)
+		ro.hosts = &o.host, ro.nhosts = 1;
+	if (live) {
+		struct trawl_source_opts sro = { .sz = sizeof(sro), .hosts = ro.hosts,
+						 .nhosts = ro.nhosts };
+		struct trawl_source *src = trawl_source_live(live, &sro, err, sizeof(err));
+		ro.hosts = NULL;
+		ro.nhosts = 0;
+		if (!src || !(r = trawl_reader_open(&src, 1, &ro, err, sizeof(err)))) {
+			status = cli_err("%s: %s", live, err);
+			goto out;
+		}
+		cli_note("following %s", live);	/* attached: a test waits for this */
+		struct sigaction sa = { .sa_handler = on_stop };
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGALRM, &sa, NULL);
+		if (duration > 0) {
+			struct itimerval it = { .it_value = { (time_t)duration,
+				(suseconds_t)((duration - (double)(time_t)duration) * 1e6) } };
+			setitimer(ITIMER_REAL, &it, NULL);
+		}
+	} else if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
+		status = cli_err("%s", err);
+		goto out;
+	}
+	struct trawl_sink sink = trawl_state_sink(s);
+	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+	int rc = trawl_pipe_run(r, &sink, 1, &run);
+	if (rc < 0) {
+		status = cli_err("reading: %s", strerror(-rc));
+		goto out;
+	}
+	if (!o.host) {
+		if (trawl_state_nhosts(s) != 1) {
+			status = trawl_state_nhosts(s) ? cli_usage("%zu hosts: say which with --host",
+								   trawl_state_nhosts(s))
+						       : cli_err("no kernel events in the traces");
+			goto out;
+		}
+		o.host = trawl_state_host(s, 0);
+	}
+	if (stats) {
+		struct trawl_state_stats st;
+		trawl_state_stats(s, &st);
+		fprintf(stderr, "state: %" PRIu64 " events, %" PRIu64 " changes held, %" PRIu64
+			" threads, %" PRIu64 " fds, %" PRIu64 " requests, %" PRIu64
+			" checkpoints, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
+			st.requests, st.checkpoints, (double)st.bytes / 1e6);
+	}
+	if (!nat) {
+		at[nat] = trawl_state_newest(s);
+		at_s[nat++] = "the newest event";
+	}
+	status = 0;
+	for (size_t i = 0; i < nat && !status; i++) {
+		struct trawl_state_view *v;
+		if (at[i] >= trawl_state_window_start(s, o.host)) {
+			v = trawl_state_at(s, o.host, at[i]);
+		} else if (live) {
+			status = cli_err("%s: before the window (--window)", at_s[i]);
+			break;
+		} else
+			v = trawl_state_at_files(s, paths, npaths, NULL, o.host, at[i], err, sizeof(err));
+		if (!v) {
+			status = errno == ENOENT ? cli_err("no kernel events of host '%s'", o.host)
+			       : cli_err("%s: %s", at_s[i], errno == ERANGE ? "before the trace" : err);
+			break;
+		}
+		status = show(v, &o, j);
+		if (j) {
+			tr_json_obj_end(j);
+			tr_json_char(j, '\n');
+			if (tr_json_flush(j, stdout))
+				status = cli_err("out of memory");
+		}
+		trawl_state_view_free(v);
+	}
+out:
+	tr_json_release(&js);
+	trawl_reader_free(r);
+	trawl_state_free(s);
+	return status;
+}

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trawl/state.h - the state system: what every CPU, thread, file
+ * descriptor and block request of each host was doing at any time, and
+ * the events that made it so, from kernel events with LTTng's names
+ * (sched_*, syscall_entry_* / syscall_exit_*, irq_*, block_rq_*, and the
+ * state dump lttng_statedump_*). docs/state.md describes the design.
+ *
+ * A state (struct trawl_state) is a sink (trawl/pipe.h): run it on a
+ * reader of files or of a live relay session. It keeps, per host, the
+ * current state, the state at the start of a moving window (default the
+ * last 10 s) and the window's changes; memory is bounded by the window
+ * and the live entities, not by the trace's length. Queries:
+ *   - trawl_state_at(s, host, t): the state at any t inside the window;
+ *   - offline, with checkpoints (opts.checkpoint_ns): the state at any t of
+ *     the trace, from the nearest checkpoint and a replay of the trace's
+ *     events since (trawl_state_at_files()).
+ *
+ * Conventions as in trawl/pipe.h: int returns are 0 or -errno, pointer
+ * returns NULL with errno set; objects from _new / _at are released with
+ * _free, which accepts NULL. A state is used from one thread.
+ */
+#ifndef TRAWL_STATE_H
+#define TRAWL_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <trawl/pipe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+struct trawl_state_opts {
+	size_t sz;			/* sizeof(struct trawl_state_opts) */
+	/* Detailed history kept behind the newest event, ns (0: 10 s; < 0:
+	 * none, only the current state is queried). */
+	int64_t window_ns;
+	/* Offline: a checkpoint of every host's whole state each interval of
+	 * trace time, ns (0: none). See trawl_state_at_files(). */
+	int64_t checkpoint_ns;
+};
+
+struct trawl_state;
+
+/* A state. NULL + errno (ENOMEM, EINVAL: a bad size). Free with
+ * trawl_state_free() after the run. */
+struct trawl_state *trawl_state_new(const struct trawl_state_opts *o);
+/* Its sink (trawl_pipe_run()); events of every host are welcome. */
+struct trawl_sink trawl_state_sink(struct trawl_state *s);
+void trawl_state_free(struct trawl_state *s);
+
+/* The time of the newest event the sink was given (of any class: the
+ * state is known up to it), and the start of host's window: the time of the
+ * last change it no longer holds (INT64_MIN before any). */
+int64_t trawl_state_newest(const struct trawl_state *s);
+int64_t trawl_state_window_start(const struct trawl_state *s, const char *host);
+size_t trawl_state_nhosts(const struct trawl_state *s);
+const char *trawl_state_host(const struct trawl_state *s, size_t i);	/* NULL past the last */
+
+/* Memory figures: what the window and the live entities hold. */
+struct trawl_state_stats {
+	uint64_t events;		/* taken in */
+	uint64_t changes;		/* changes held in windows, every host */
+	uint64_t threads, fds, requests;/* live entities, every host */
+	uint64_t gc_requests;		/* block requests dropped unanswered */
+	uint64_t gc_syscalls;		/* syscall entries without their exit */
+	uint64_t checkpoints;
+	uint64_t bytes;			/* memory held */
+};
+void trawl_state_stats(const struct trawl_state *s, struct trawl_state_stats *st);
+
+/* ------------------------------------------------------------- entities */
+
+enum trawl_state_cpu_mode {
+	TRAWL_STATE_CPU_UNKNOWN,
+	TRAWL_STATE_CPU_IDLE,
+	TRAWL_STATE_CPU_USER,
+	TRAWL_STATE_CPU_SYSCALL,	/* in the kernel, in a system call */
+	TRAWL_STATE_CPU_IRQ,
+	TRAWL_STATE_CPU_SOFTIRQ,
+};
+
+enum trawl_state_thread_status {
+	TRAWL_STATE_THREAD_UNKNOWN,
+	TRAWL_STATE_THREAD_RUNNING,
+	TRAWL_STATE_THREAD_PREEMPTED,	/* runnable, switched out while running */
+	TRAWL_STATE_THREAD_WOKEN,	/* runnable, woken up, not yet running */
+	TRAWL_STATE_THREAD_BLOCKED,	/* asleep: on a syscall, block I/O, ... */
+};
+
+struct trawl_state_cpu {
+	uint32_t cpu;
+	int64_t tid;			/* the current thread; -1: unknown */
+	enum trawl_state_cpu_mode mode;
+	int64_t irq;			/* IRQ line or softirq vector (IRQ, SOFTIRQ) */
+	int64_t since;			/* when mode began; INT64_MIN: unknown */
+};
+
+struct trawl_state_thread {
+	int64_t tid, pid, ppid;		/* -1: unknown */
+	const char *comm;		/* "" unknown */
+	enum trawl_state_thread_status status;
+	int64_t since;			/* when status began; INT64_MIN: unknown */
+	int64_t cpu;			/* last CPU it ran or was woken on; -1 */
+	const char *syscall;		/* in this system call (name), or NULL */
+	int64_t syscall_since;
+	uint32_t io_inflight;		/* its block requests not completed */
+	bool blocked_io;		/* BLOCKED with a block request in flight */
+	int64_t created;		/* fork time; INT64_MIN: before the trace */
+};
+
+struct trawl_state_fd {
+	int64_t pid, fd;
+	const char *path;		/* "" unknown */
+	int64_t opened;			/* INT64_MIN: before the trace (state dump) */
+	uint64_t bytes_read, bytes_written;
+	uint64_t reads, writes;		/* successful calls */
+};
+
+struct trawl_state_request {
+	uint64_t dev, sector;
+	uint32_t nr_sector;
+	bool write;
+	int64_t tid;			/* who queued it; -1 */
+	int64_t inserted, issued;	/* INT64_MIN: not seen */
+};
+
+/* ------------------------------------------------------------- changes */
+
+/* One event as the state system took it in: what built a state. */
+enum trawl_state_change_kind {
+	TRAWL_STATE_SWITCH,		/* sched_switch: tid -> tid2, a: prev_state, str: next comm, str2: prev comm */
+	TRAWL_STATE_WAKEUP,		/* sched_wakeup(_new): tid2 woken by tid, a: target cpu */
+	TRAWL_STATE_FORK,		/* sched_process_fork: tid -> tid2 (child), a: its pid, b: its ppid */
+	TRAWL_STATE_EXEC,		/* sched_process_exec: str filename, a: pid after it */
+	TRAWL_STATE_EXIT,		/* sched_process_exit: a: group_dead */
+	TRAWL_STATE_SYSCALL_ENTRY,	/* str: name, a: fd (or -1), b: count or flags, str2: path */
+	TRAWL_STATE_SYSCALL_EXIT,	/* str: name, b: ret */
+	TRAWL_STATE_IRQ_ENTRY,		/* a: irq */
+	TRAWL_STATE_IRQ_EXIT,
+	TRAWL_STATE_SOFTIRQ_ENTRY,	/* a: vec */
+	TRAWL_STATE_SOFTIRQ_EXIT,
+	TRAWL_STATE_BLOCK_INSERT,	/* a: dev, b: sector, c: nr_sector, str: rwbs */
+	TRAWL_STATE_BLOCK_ISSUE,
+	TRAWL_STATE_BLOCK_COMPLETE,
+	TRAWL_STATE_DUMP_PROCESS,	/* state dump: tid2, a: pid, b: ppid, c: status, str: name */
+	TRAWL_STATE_DUMP_FD,		/* state dump: a: pid, b: fd, str: filename */
+	TRAWL_STATE_OPEN,		/* fd b of process a came from open, dup, socket...: str: path */
+	TRAWL_STATE_CLOSE,		/* fd b of process a closed */
+	TRAWL_STATE_READ,		/* c bytes read from fd b of process a */
+	TRAWL_STATE_WRITE,		/* c bytes written to fd b of process a */
+	TRAWL_STATE_NKINDS
+};
+
+struct trawl_state_change {
+	int64_t ts;
+	enum trawl_state_change_kind kind;
+	int32_t cpu;
+	int64_t tid, tid2;		/* the thread it is about; another one, or -1 */
+	int64_t a, b, c;
+	const char *str, *str2;		/* names, or "" */
+};
+
+/* The kind's name ("switch", "syscall_entry", ...). */
+const char *trawl_state_change_name(enum trawl_state_change_kind k);
+
+/* ---------------------------------------------------------------- views */
+
+/*
+ * A view: one host's state at one time, with the changes that built it.
+ * It does not change when the state takes in more events; its strings
+ * live as long as the state. Free it with trawl_state_view_free().
+ */
+struct trawl_state_view;
+
+/*
+ * The state of host at t, for t between the window's start
+ * (trawl_state_window_start()) and the newest event. NULL + errno:
+ * ENOENT (no such host), ERANGE (t outside the window), ENOMEM.
+ */
+struct trawl_state_view *trawl_state_at(const struct trawl_state *s, const char *host,
+					int64_t t);
+/*
+ * Offline random access: the state of host at t in the traces under
+ * paths, which s has read whole with checkpoints (opts.checkpoint_ns):
+ * the nearest checkpoint at or before t - window is restored and the
+ * events from there to t are read again (a reader from its time: packets
+ * before it are skipped through the index), so the view holds the window's
+ * history before t too. s is not changed. NULL + errno (ENOENT: no such host,
+ * ERANGE: t before the trace, another from the reader), message in err.
+ */
+struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
+					      const char *const *paths, size_t npaths,
+					      const struct trawl_reader_opts *ro,
+					      const char *host, int64_t t,
+					      char *err, size_t errlen);
+void trawl_state_view_free(struct trawl_state_view *v);
+
+int64_t trawl_state_view_time(const struct trawl_state_view *v);
+const char *trawl_state_view_host(const struct trawl_state_view *v);
+
+/* The entities alive at the view's time, by index (NULL past the last),
+ * and by key (NULL: none). CPUs by number, threads by tid, fds by (pid,
+ * fd), requests in order of their key. Pointers live as long as the view. */
+const struct trawl_state_cpu *trawl_state_view_cpu(const struct trawl_state_view *v, size_t i);
+const struct trawl_state_thread *trawl_state_view_thread(const struct trawl_state_view *v, size_t i);
+const struct trawl_state_thread *trawl_state_view_thread_find(const struct trawl_state_view *v,
+							      int64_t tid);
+const struct trawl_state_fd *trawl_state_view_fd(const struct trawl_state_view *v, size_t i);
+const struct trawl_state_fd *trawl_state_view_fd_find(const struct trawl_state_view *v,
+						      int64_t pid, int64_t fd);
+const struct trawl_state_request *trawl_state_view_request(const struct trawl_state_view *v,
+							   size_t i);
+
+/*
+ * The changes that built an entity's state at the view's time, oldest
+ * first: the one that created it (a fork, an open, a state dump line) even
+ * when it is older than the window, then every change of the window up to
+ * the view's time that concerns it. Fills out[0 .. max) and returns how
+ * many there are (more than max: call again with a larger array).
+ */
+size_t trawl_state_view_cpu_changes(const struct trawl_state_view *v, uint32_t cpu,
+				    struct trawl_state_change *out, size_t max);
+size_t trawl_state_view_thread_changes(const struct trawl_state_view *v, int64_t tid,
+				       struct trawl_state_change *out, size_t max);
+size_t trawl_state_view_fd_changes(const struct trawl_state_view *v, int64_t pid, int64_t fd,
+				   struct trawl_state_change *out, size_t max);
+
+const char *trawl_state_cpu_mode_name(enum trawl_state_cpu_mode m);	/* "idle", ... */
+const char *trawl_state_thread_status_name(enum trawl_state_thread_status st);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif
