@@ -78,6 +78,7 @@ int cli_ready_fd_arg(const char *arg);
 void cli_ready(int *fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int cmd_relay(int argc, char **argv);		/* cmd-relay.c */
+int cmd_view(int argc, char **argv);		/* cmd-view.c */
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

@@ -5,11 +5,14 @@ set -eu
 pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-dev
 libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iproute2
 rt-tests trace-cmd linux-perf
-babeltrace2 lttng-tools liblttng-ust-dev python3"
+babeltrace2 lttng-tools liblttng-ust-dev python3
+chromium nodejs"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+# the browser tests' npm (tests/browser): Debian's, unless node brings its own
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
