@@ -102,7 +102,8 @@ static int page(const struct trawl_view *v, bool served, struct out *o)
 	puts_(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"windows-1252\">\n"
 		 "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		 "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-		 "connect-src 'self' data:\">\n<title>trawl view</title>\n<style>\n");
+		 "connect-src 'self' data:\">\n<link rel=\"icon\" href=\"data:,\">\n"
+		 "<title>trawl view</title>\n<style>\n");
 	put(o, tr_view_asset_css, tr_view_asset_css_len);
 	puts_(o, "</style></head><body>\n");
 	put(o, tr_view_asset_html, tr_view_asset_html_len);

@@ -125,6 +125,7 @@
 		});
 		model.rows = out;
 		model.height = y;
+		scrollY = Math.max(0, Math.min(scrollY, y - (H || 400) / 2));
 		return out;
 	}
 
@@ -650,6 +651,14 @@
 	Object.assign(model, {
 		setView, zoom, pan, setSync, select, search, layout, fullRange,
 		expandAll: (on) => { expanded.fill(on !== false); layout(); redraw(); },
+		expand: (host, on) => { expanded[hosts.findIndex((h) => h.name === host)] = on !== false; layout(); redraw(); },
+		/* scrolls row i of trawl.rows into view; returns its top on screen */
+		reveal: (i) => {
+			const L = model.rows[i];
+			scrollY = Math.max(0, L.y - H / 3);
+			redraw();
+			return L.y - scrollY;
+		},
 		labelWidth: LABEL_W,
 		idle: () => new Promise((ok) => {
 			const check = () => (!dirty && model.tilesPending === 0 && model.lastFrame && !model.lastFrame.pending ? ok(model.lastFrame) : setTimeout(check, 10));
