@@ -92,11 +92,12 @@
 		}
 		return r.kind;
 	}
+	/* per host: 0 collapsed, 1 its CPUs, 2 everything */
 	const expanded = hosts.map((h, i) => {
 		const g = rowsByHost[i];
 		let n = g.cpus.length;
 		g.threads.forEach((rs) => (n += rs.length));
-		return n <= 24;
+		return n <= 24 ? 2 : g.cpus.length && g.cpus.length <= 16 ? 1 : 0;
 	});
 	const hostOrder = hosts.map((h, i) => i).sort((a, b) => (hosts[a].name < hosts[b].name ? -1 : hosts[a].name > hosts[b].name ? 1 : 0));
 	function layout() {
@@ -113,6 +114,7 @@
 				out.push({ r, y, h: ROW_H, name: rowName(r), host: i });
 				y += ROW_H;
 			});
+			if (expanded[i] < 2) return;
 			[...g.threads.keys()].sort((a, b) => a - b).forEach((tid) => {
 				const order = { thread: 0, slices: 1, marks: 2 };
 				g.threads.get(tid).filter((r) => r.n > 0)
@@ -348,7 +350,7 @@
 			if (y + L.h < 0 || y > H) continue;
 			ctx.fillStyle = L.header ? "#1d2330" : "#3c465a";
 			ctx.font = L.header ? "600 12px system-ui, sans-serif" : "11px system-ui, sans-serif";
-			const t = L.header ? (expanded[L.host] ? "\u25be " : "\u25b8 ") + L.name : "   " + L.name;
+			const t = L.header ? ["\u25b8 ", "\u25bf ", "\u25be "][expanded[L.host]] + L.name : "   " + L.name;
 			ctx.save(); ctx.beginPath(); ctx.rect(0, y, LABEL_W - 4, L.h); ctx.clip();
 			ctx.fillText(t, 6, y + L.h / 2); ctx.restore();
 		}
@@ -401,6 +403,11 @@
 		if (a >= 1e3) return (ns / 1e3).toFixed(3) + " \u00b5s";
 		return ns.toFixed(0) + " ns";
 	}
+	/* a tick: seconds with as many decimals as the step needs */
+	function fmtTick(t, step) {
+		const d = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / 1e9) - 1e-9)));
+		return "+" + (t / 1e9).toFixed(d) + " s";
+	}
 	function fmtAbs(t) {	/* display time (ns from base) -> UTC */
 		const tot = IX.base_ns + Math.round(t);
 		const sec = IX.base_s + Math.floor(tot / 1e9), ns = ((tot % 1e9) + 1e9) % 1e9;
@@ -422,7 +429,7 @@
 		for (let t = first; t <= v.t1; t += step) {
 			const x = LABEL_W + (t - v.t0) / nspp;
 			rctx.beginPath(); rctx.moveTo(x + 0.5, 28); rctx.lineTo(x + 0.5, 40); rctx.stroke();
-			rctx.fillText("+" + fmtDur(t - span0), x + 3, 24);
+			rctx.fillText(fmtTick(t - span0, step), x + 3, 24);
 		}
 	}
 
@@ -510,7 +517,11 @@
 		const L = model.rows.find((R) => y + scrollY >= R.y && y + scrollY < R.y + R.h);
 		if (!L) return showDetails(null), null;
 		if (x < LABEL_W) {
-			if (L.header) { expanded[L.host] = !expanded[L.host]; layout(); redraw(); }
+			if (L.header) {	/* collapsed -> CPUs -> everything -> collapsed */
+				const e = expanded[L.host], cpus = rowsByHost[L.host].cpus.length;
+				expanded[L.host] = e === 0 ? (cpus ? 1 : 2) : e === 1 ? 2 : 0;
+				layout(); redraw();
+			}
 			return null;
 		}
 		/* on a span or mark itself, that; else an arrow near the point;
@@ -570,7 +581,7 @@
 			div.textContent = hosts[m.host].name + " +" + fmtDur(a * m.raw + b) + " " + m.name;
 			div.onclick = () => {
 				const [a2, b2] = xf(m.host), t = a2 * m.raw + b2, w = Math.min(model.view.t1 - model.view.t0, 1e6);
-				expanded[m.host] = true; layout();
+				expanded[m.host] = 2; layout();
 				setView(t - w / 2, t + w / 2);
 			};
 			box.appendChild(div);
@@ -619,8 +630,8 @@
 	});
 	$("sync").addEventListener("click", () => setSync(!model.view.sync));
 	$("expand").addEventListener("click", () => {
-		const all = !expanded.every((x) => x);
-		expanded.fill(all);
+		const all = !expanded.every((x) => x === 2);
+		expanded.fill(all ? 2 : 0);
 		$("expand").textContent = all ? "collapse all" : "expand all";
 		layout(); redraw();
 	});
@@ -650,8 +661,8 @@
 	$("title").textContent = IX.title;
 	Object.assign(model, {
 		setView, zoom, pan, setSync, select, search, layout, fullRange,
-		expandAll: (on) => { expanded.fill(on !== false); layout(); redraw(); },
-		expand: (host, on) => { expanded[hosts.findIndex((h) => h.name === host)] = on !== false; layout(); redraw(); },
+		expandAll: (on) => { expanded.fill(on === false ? 0 : 2); layout(); redraw(); },
+		expand: (host, on) => { expanded[hosts.findIndex((h) => h.name === host)] = on === false ? 0 : on === 1 ? 1 : 2; layout(); redraw(); },
 		/* scrolls row i of trawl.rows into view; returns its top on screen */
 		reveal: (i) => {
 			const L = model.rows[i];
