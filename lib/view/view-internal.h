@@ -66,6 +66,7 @@ struct tr_vrow {
 	struct tr_vbuf det;	/* the fields' text of marks and slices */
 	int64_t last_s;
 	uint64_t n;
+	int64_t dmin, dmax;	/* arrows: the least and most end - start */
 	struct tr_vlevel *levels;
 	size_t nlevels;
 };

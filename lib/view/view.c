@@ -717,8 +717,15 @@ static int add_arrows(struct trawl_view *v, uint32_t a, uint32_t b,
 	for (size_t i = 0; i < n; i++)
 		ms[i] = (struct msg){ m[i].send - v->base, m[i].recv - v->base };
 	qsort(ms, n, sizeof(*ms), cmp_msg);
-	for (size_t i = 0; i < n && !rc; i++)
+	for (size_t i = 0; i < n && !rc; i++) {
+		int64_t d = ms[i].e - ms[i].s;
+
+		if (!r->n || d < r->dmin)
+			r->dmin = d;
+		if (!r->n || d > r->dmax)
+			r->dmax = d;
 		rc = add_item(r, ms[i].s, ms[i].e, 0, 1, NULL, 0);
+	}
 	v->st.messages += n;
 	free(ms);
 	return rc;
@@ -1128,6 +1135,10 @@ int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *l
 		tr_json_kv_u64(&j, "depth", r->depth);
 		tr_json_kv_u64(&j, "n", r->n);
 		tr_json_kv_u64(&j, "label", r->label);
+		if (r->kind == TR_VROW_ARROWS) {
+			tr_json_kv_i64(&j, "dmin", r->dmin);
+			tr_json_kv_i64(&j, "dmax", r->dmax);
+		}
 		tr_json_key(&j, "levels");
 		tr_json_arr(&j);
 		for (size_t l = 0; l < r->nlevels; l++) {

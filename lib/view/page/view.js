@@ -222,9 +222,14 @@
 	const canvas = $("canvas"), ruler = $("ruler");
 	const ctx = canvas.getContext("2d"), rctx = ruler.getContext("2d");
 	let W = 0, H = 0, dpr = 1, scrollY = 0, dirty = false, hits = [];
+	const hues = new Map();
 	function hue(k) {
-		let h = (k * 2654435761) >>> 0;
-		return "hsl(" + (h % 360) + ",55%," + (48 + (h >> 9) % 16) + "%)";
+		let c = hues.get(k);
+		if (!c) {
+			const h = (k * 2654435761) >>> 0;
+			hues.set(k, (c = "hsl(" + (h % 360) + ",55%," + (40 + (h >> 9) % 16) + "%)"));
+		}
+		return c;
 	}
 	const STATE = { 1: ["running", "#2e9e44"], 2: ["runnable", "#f0a030"], 3: ["blocked", "#c4cad6"], 4: ["syscall", "#8e44ad"] };
 	function resize() {
@@ -259,7 +264,7 @@
 			const [a, b] = xf(L.host);
 			const ra = (v.t0 - b) / a, rb = (v.t1 - b) / a;	/* the host's raw range */
 			const r = L.r, hit = { L, x: [], ref: [] };
-			let n = 0;
+			let n = 0, lastPx = -Infinity;
 			const px = new Map();
 			if (r.levels.length) {
 				const li = levelFor(r, nspp / a);
@@ -274,6 +279,10 @@
 						let x0 = LABEL_W + (a * d.s[k] + b - v.t0) / nspp;
 						let x1 = LABEL_W + (a * d.e[k] + b - v.t0) / nspp;
 						x0 = Math.max(LABEL_W - 2, x0); x1 = Math.min(W + 2, x1);
+						/* a sliver in the pixel the last item drawn ends in:
+						 * left out (two items a pixel at most) */
+						if (x1 - x0 < 1 && Math.floor(x0) <= lastPx) continue;
+						lastPx = Math.floor(Math.max(x1, x0 + 1));
 						n++;
 						const pk = Math.floor(x0);
 						px.set(pk, (px.get(pk) || 0) + 1);
@@ -337,10 +346,18 @@
 			break;
 		}
 	}
+	/* text cut to fit w pixels (widths measured once per string) */
+	const widths = new Map();
+	function fit(s, w) {
+		const key = ctx.font + "\u0000" + s;
+		let m = widths.get(key);
+		if (m === undefined) { m = ctx.measureText(s).width; if (widths.size < 50000) widths.set(key, m); }
+		if (m <= w) return s;
+		const n = Math.floor(s.length * w / m) - 1;
+		return n > 1 ? s.slice(0, n) + "\u2026" : "";
+	}
 	function clipText(s, x, y, w) {
-		if (!s) return;
-		ctx.save(); ctx.beginPath(); ctx.rect(x, y - 8, w, 16); ctx.clip();
-		ctx.fillText(s, x, y); ctx.restore();
+		if (s) ctx.fillText(fit(s, w), x, y);
 	}
 	function drawLabels(rows) {
 		ctx.fillStyle = "#f6f7fa"; ctx.fillRect(0, 0, LABEL_W, H);
@@ -351,8 +368,7 @@
 			ctx.fillStyle = L.header ? "#1d2330" : "#3c465a";
 			ctx.font = L.header ? "600 12px system-ui, sans-serif" : "11px system-ui, sans-serif";
 			const t = L.header ? ["\u25b8 ", "\u25bf ", "\u25be "][expanded[L.host]] + L.name : "   " + L.name;
-			ctx.save(); ctx.beginPath(); ctx.rect(0, y, LABEL_W - 4, L.h); ctx.clip();
-			ctx.fillText(t, 6, y + L.h / 2); ctx.restore();
+			ctx.fillText(fit(t, LABEL_W - 10), 6, y + L.h / 2);
 		}
 	}
 	function hostY(h) {
@@ -368,8 +384,11 @@
 			if (ya === null || yb === null || !r.levels.length) continue;
 			const [a, b] = xf(r.host), [a2, b2] = xf(r.id);
 			const ra = (v.t0 - b) / a, rb = (v.t1 - b) / a;
-			const li = levelFor(r, nspp / a), pad = (v.t1 - v.t0) / a;
-			for (const ti of tilesIn(r, li, ra - pad, rb + pad)) {
+			const li = levelFor(r, nspp / a);
+			/* sent in view, or received in view: sent dmin..dmax before */
+			const ts = new Set(tilesIn(r, li, ra, rb));
+			tilesIn(r, li, (v.t0 - b2) / a2 - r.dmax, (v.t1 - b2) / a2 - r.dmin).forEach((t) => ts.add(t));
+			for (const ti of [...ts].sort((x, y) => x - y)) {
 				const d = tile(r, li, ti);
 				if (!d) { pending++; continue; }
 				for (let k = 0; k < d.n; k++) {
@@ -378,18 +397,29 @@
 					const x0 = LABEL_W + (ds - v.t0) / nspp, x1 = LABEL_W + (de - v.t0) / nspp;
 					const back = de < ds;
 					out.push({ from: r.host, to: r.id, x0, x1, y0: ya, y1: yb, back, dt: de - ds, count: d.c[k], send: ds, recv: de });
-					ctx.strokeStyle = back ? "rgba(214,40,40,.85)" : "rgba(30,90,200,.75)";
-					ctx.fillStyle = ctx.strokeStyle;
-					ctx.lineWidth = Math.min(4, 1 + Math.log2(d.c[k]));
-					ctx.beginPath(); ctx.moveTo(x0, ya); ctx.lineTo(x1, yb); ctx.stroke();
-					const ang = Math.atan2(yb - ya, x1 - x0);
-					ctx.beginPath(); ctx.moveTo(x1, yb);
-					ctx.lineTo(x1 - 7 * Math.cos(ang - 0.4), yb - 7 * Math.sin(ang - 0.4));
-					ctx.lineTo(x1 - 7 * Math.cos(ang + 0.4), yb - 7 * Math.sin(ang + 0.4));
-					ctx.fill();
 				}
 			}
 		}
+		/* one path per colour and width: lines, then heads */
+		for (const back of [false, true])
+			for (let lw = 1; lw <= 4; lw++) {
+				const sel = out.filter((o) => o.back === back && Math.min(4, Math.floor(1 + Math.log2(o.count))) === lw);
+				if (!sel.length) continue;
+				ctx.strokeStyle = ctx.fillStyle = back ? "rgba(214,40,40,.85)" : "rgba(30,90,200,.75)";
+				ctx.lineWidth = lw;
+				ctx.beginPath();
+				for (const o of sel) { ctx.moveTo(o.x0, o.y0); ctx.lineTo(o.x1, o.y1); }
+				ctx.stroke();
+				ctx.beginPath();
+				for (const o of sel) {
+					const ang = Math.atan2(o.y1 - o.y0, o.x1 - o.x0);
+					ctx.moveTo(o.x1, o.y1);
+					ctx.lineTo(o.x1 - 7 * Math.cos(ang - 0.4), o.y1 - 7 * Math.sin(ang - 0.4));
+					ctx.lineTo(o.x1 - 7 * Math.cos(ang + 0.4), o.y1 - 7 * Math.sin(ang + 0.4));
+					ctx.closePath();
+				}
+				ctx.fill();
+			}
 		ctx.restore();
 		ctx.lineWidth = 1;
 		return pending;
