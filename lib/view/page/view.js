@@ -226,8 +226,13 @@
 	function hue(k) {
 		let c = hues.get(k);
 		if (!c) {
-			const h = (k * 2654435761) >>> 0;
-			hues.set(k, (c = "hsl(" + (h % 360) + ",55%," + (40 + (h >> 9) % 16) + "%)"));
+			/* hsl -> "#rrggbb" once: a canvas parses hex faster than hsl() */
+			const h = (k * 2654435761) >>> 0, H = h % 360, S = 0.55, L = (40 + (h >> 9) % 16) / 100;
+			const f = (n) => {
+				const q = (n + H / 30) % 12, a = S * Math.min(L, 1 - L);
+				return Math.round(255 * (L - a * Math.max(-1, Math.min(q - 3, 9 - q, 1)))).toString(16).padStart(2, "0");
+			};
+			hues.set(k, (c = "#" + f(0) + f(8) + f(4)));
 		}
 		return c;
 	}
@@ -264,8 +269,7 @@
 			const [a, b] = xf(L.host);
 			const ra = (v.t0 - b) / a, rb = (v.t1 - b) / a;	/* the host's raw range */
 			const r = L.r, hit = { L, x: [], ref: [] };
-			let n = 0, lastPx = -Infinity;
-			const px = new Map();
+			let n = 0, lastPx = -Infinity, curPx = -Infinity, inPx = 0;
 			if (r.levels.length) {
 				const li = levelFor(r, nspp / a);
 				const width = r.levels[li][0];
@@ -285,23 +289,24 @@
 						lastPx = Math.floor(Math.max(x1, x0 + 1));
 						n++;
 						const pk = Math.floor(x0);
-						px.set(pk, (px.get(pk) || 0) + 1);
+						if (pk === curPx) { if (++inPx > worstPx) worstPx = inPx; } else { curPx = pk; inPx = 1; if (!worstPx) worstPx = 1; }
 						drawItem(r, d, k, x0, x1, y, L.h, maxc, width);
-						hit.x.push(x0, Math.max(x1, x0 + 1)); hit.ref.push([li, ti, k]);
+						hit.x.push(x0, Math.max(x1, x0 + 1)); hit.ref.push(li, ti, k);
 					}
 				}
 			}
-			px.forEach((c) => (worstPx = Math.max(worstPx, c)));
 			items += n;
 			perRow.push({ name: L.name, kind: r.kind, host: L.host, items: n });
 			hits.push(hit);
 			ctx.strokeStyle = "#e4e7ee"; ctx.beginPath(); ctx.moveTo(0, y + L.h - 0.5); ctx.lineTo(W, y + L.h - 0.5); ctx.stroke();
 		}
+		const tRows = performance.now();
 		pending += drawArrows(arrows, nspp);
+		const tArrows = performance.now();
 		drawLabels(rows);
 		drawRuler(nspp);
 		const ms = performance.now() - t0;
-		model.lastFrame = { ms, items, perRow, arrows, pending, nspp, maxPerPixel: worstPx, t0: v.t0, t1: v.t1, sync: v.sync };
+		model.lastFrame = { ms, rowsMs: tRows - t0, arrowsMs: tArrows - tRows, items, perRow, arrows, pending, nspp, maxPerPixel: worstPx, t0: v.t0, t1: v.t1, sync: v.sync };
 		model.frames.push(ms);
 		if (model.frames.length > 1000) model.frames.shift();
 		if (!pending && model.firstPaint === null) {
@@ -376,7 +381,7 @@
 		return L ? L.y - scrollY + L.h / 2 : null;
 	}
 	function drawArrows(out, nspp) {
-		const v = model.view;
+		const v = model.view, groups = [[], [], [], [], [], [], [], []];
 		let pending = 0;
 		ctx.save(); ctx.beginPath(); ctx.rect(LABEL_W, 0, W - LABEL_W, H); ctx.clip();
 		for (const r of arrowRows) {
@@ -384,7 +389,9 @@
 			if (ya === null || yb === null || !r.levels.length) continue;
 			const [a, b] = xf(r.host), [a2, b2] = xf(r.id);
 			const ra = (v.t0 - b) / a, rb = (v.t1 - b) / a;
-			const li = levelFor(r, nspp / a);
+			/* arrows of a pair: one per 8 pixels at most (each level's
+			 * arrow stands for its bucket's messages, drawn thicker) */
+			const li = levelFor(r, 16 * nspp / a);
 			/* sent in view, or received in view: sent dmin..dmax before */
 			const ts = new Set(tilesIn(r, li, ra, rb));
 			tilesIn(r, li, (v.t0 - b2) / a2 - r.dmax, (v.t1 - b2) / a2 - r.dmin).forEach((t) => ts.add(t));
@@ -396,14 +403,16 @@
 					if ((ds < v.t0 && de < v.t0) || (ds > v.t1 && de > v.t1)) continue;
 					const x0 = LABEL_W + (ds - v.t0) / nspp, x1 = LABEL_W + (de - v.t0) / nspp;
 					const back = de < ds;
-					out.push({ from: r.host, to: r.id, x0, x1, y0: ya, y1: yb, back, dt: de - ds, count: d.c[k], send: ds, recv: de });
+					const o = { from: r.host, to: r.id, x0, x1, y0: ya, y1: yb, back, dt: de - ds, count: d.c[k], send: ds, recv: de };
+					out.push(o);
+					groups[(back ? 4 : 0) + Math.min(4, Math.floor(1 + Math.log2(d.c[k]))) - 1].push(o);
 				}
 			}
 		}
 		/* one path per colour and width: lines, then heads */
 		for (const back of [false, true])
 			for (let lw = 1; lw <= 4; lw++) {
-				const sel = out.filter((o) => o.back === back && Math.min(4, Math.floor(1 + Math.log2(o.count))) === lw);
+				const sel = groups[(back ? 4 : 0) + lw - 1];
 				if (!sel.length) continue;
 				ctx.strokeStyle = ctx.fillStyle = back ? "rgba(214,40,40,.85)" : "rgba(30,90,200,.75)";
 				ctx.lineWidth = lw;
@@ -558,7 +567,7 @@
 		 * else the nearest item within 4 px */
 		const hit = hits.find((h) => h.L === L);
 		let best = -1, bd = 4;
-		if (hit) for (let i = 0; i < hit.ref.length; i++) {
+		if (hit) for (let i = 0; i < hit.ref.length / 3; i++) {
 			const x0 = hit.x[2 * i], x1 = hit.x[2 * i + 1];
 			const dd = x < x0 ? x0 - x : x > x1 ? x - x1 : 0;
 			if (dd < bd) { bd = dd; best = i; }
@@ -575,7 +584,7 @@
 			}
 		}
 		if (best < 0) return showDetails(null), null;
-		const [li, ti, k] = hit.ref[best];
+		const [li, ti, k] = hit.ref.slice(3 * best, 3 * best + 3);
 		const o = describe(L, li, ti, k);
 		showDetails(o);
 		return o;
