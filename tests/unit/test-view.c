@@ -47,7 +47,8 @@ static void expect(const char *what, const struct ev *want, int n)
 	int same = ngot == n;
 
 	for (int i = 0; same && i < n; i++)
-		same = !memcmp(&got[i], &want[i], sizeof(*want));
+		same = got[i].kind == want[i].kind && got[i].id == want[i].id && got[i].s == want[i].s &&
+		       got[i].e == want[i].e && got[i].v == want[i].v;
 	ok(same, "%s: %d intervals as expected", what, n);
 	if (!same)
 		for (int i = 0; i < ngot; i++)
