@@ -155,6 +155,9 @@ struct trawl_view {
 	struct trawl_view_stats st;
 	uint64_t html_size;
 	char detail[4096];
+	/* the fast formatter (per class compiled), from start() to finish():
+	 * it keeps pointers to the reader's classes */
+	struct trawl_text *text;
 };
 
 static uint64_t strhash(const char *s)
@@ -385,8 +388,7 @@ static int classify(struct trawl_view *v, const struct trawl_ctf_event_class *c)
  * cut to detail_bytes. */
 static size_t details(struct trawl_view *v, const struct trawl_event *ev, const char **out)
 {
-	size_t n = trawl_text_event(v->detail, sizeof(v->detail) - 1, ev, INT64_MIN,
-				    TRAWL_TEXT_NO_DELTA | TRAWL_TEXT_CLOCK_SECONDS);
+	size_t n = v->text ? trawl_text_format(v->text, v->detail, sizeof(v->detail) - 1, ev) : 0;
 	const char *name = ev->cls->name ? ev->cls->name : "";
 	char *p;
 
@@ -573,6 +575,9 @@ static int v_start(void *self, struct trawl_reader *r)
 {
 	struct trawl_view *v = self;
 
+	trawl_text_free(v->text);
+	if (!(v->text = trawl_text_new(TRAWL_TEXT_NO_DELTA | TRAWL_TEXT_CLOCK_SECONDS)))
+		return -ENOMEM;
 	/* Every field is optional: a trace without the scheduler's events
 	 * (or a user-space one without vtid) shows what it has. */
 	v->prev_tid = opt_bind(r, "sched_switch.prev_tid", TRAWL_FIELD_INT);
@@ -592,6 +597,8 @@ static int v_finish(void *self, struct trawl_reader *r)
 	int rc;
 
 	(void)r;
+	trawl_text_free(v->text);
+	v->text = NULL;
 	for (size_t i = 0; i < v->nhosts; i++) {
 		struct host *h = &v->hosts[i];
 
@@ -683,6 +690,7 @@ void trawl_view_free(struct trawl_view *v)
 		free(v->open[i].det);
 	free(v->open);
 	tr_vsched_free(v->sched);
+	trawl_text_free(v->text);
 	tr_vbuf_release(&v->tiles);
 	free(v->tile_by_id);
 	free(v);
