@@ -61,7 +61,9 @@ endif
 # tests: libtrawl itself stays free of those libraries, so a traced
 # application pulls in nothing more. (*.bpf.c: eBPF programs, mk/bpf.mk)
 KERN_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard $(SRC)/lib/kern/*.c)))
-LIB_SRCS := $(filter-out $(KERN_SRCS) %.bpf.c,$(sort $(wildcard $(SRC)/lib/*/*.c)))
+# lib/view (trawl view: links zlib) is libtrawl-view.a, see mk/view.mk
+VIEW_SRCS := $(sort $(wildcard $(SRC)/lib/view/*.c))
+LIB_SRCS := $(filter-out $(KERN_SRCS) $(VIEW_SRCS) %.bpf.c,$(sort $(wildcard $(SRC)/lib/*/*.c)))
 CLI_SRCS := $(sort $(wildcard $(SRC)/cli/*.c $(SRC)/cli/*/*.c))
 UNIT_SRCS := $(sort $(wildcard $(SRC)/tests/unit/test-*.c))
 BENCH_SRCS := $(sort $(wildcard $(SRC)/bench/*.c))
@@ -80,6 +82,7 @@ EXAMPLE_BINS := $(patsubst $(SRC)/examples/%.c,$(O)/examples/%,$(EXAMPLE_SRCS))
 
 STATIC := $(O)/libtrawl.a
 KSTATIC := $(O)/libtrawl-kern.a
+VSTATIC := $(O)/libtrawl-view.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
@@ -112,9 +115,9 @@ $(SHARED): $(LIB_OBJS) $(SRC)/lib/libtrawl.map
 		$(LDFLAGS) -o $@ $(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf libtrawl.so.$(SOVER) $(O)/libtrawl.so
 
-$(TRAWL): $(CLI_OBJS) $(KSTATIC) $(STATIC)
+$(TRAWL): $(CLI_OBJS) $(KSTATIC) $(VSTATIC) $(STATIC)
 	@$(if $(Q),echo "  LD      $(notdir $@)")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(KSTATIC) $(VSTATIC) $(STATIC) $(CLI_LDLIBS) $(VIEW_LDLIBS) $(LDLIBS)
 
 $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@mkdir -p $(dir $@)

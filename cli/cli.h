@@ -90,6 +90,7 @@ int cmd_secret(int argc, char **argv);		/* cmd-secret.c */
  * secret-file; exported as TRAWL_SECRET_FILE for the library and the
  * children. NULL: none. */
 const char *cli_secret_env(const char *opt);
+int cmd_view(int argc, char **argv);		/* cmd-view.c */
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

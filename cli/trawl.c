@@ -55,6 +55,7 @@ static const struct command commands[] = {
 	{ "list", cmd_list, "list sessions, registered applications and their events" },
 	{ "save", cmd_save, "save a session's description to a file" },
 	{ "load", cmd_load, "load a session from a saved description" },
+	{ "view", cmd_view, "show a session as a timeline in one HTML page (or serve it)" },
 	{ "help", cmd_help, "show a command's manual page or usage" },
 };
 

@@ -29,7 +29,7 @@ export TRAWL_CONFIG=		# no user configuration changes the output
 simulated_demo() {
 	rm -rf "$DIR"
 	echo "== trawl simulate: 4 hosts x 2 CPUs, 200000 events -> $DIR"
-	"$TRAWL" simulate -o "$DIR" --hosts 4 --cpus 2 --events 200000 --seed 1
+	"$TRAWL" simulate -o "$DIR" --hosts 4 --cpus 2 --events 200000 --seed 1 --sync
 	echo
 	echo "== trawl info $DIR"
 	"$TRAWL" info "$DIR"
@@ -43,6 +43,49 @@ simulated_demo() {
 	if command -v babeltrace2 > /dev/null; then
 		echo "== babeltrace2 reads the same session (first 3 lines)"
 		babeltrace2 "$DIR" 2> /dev/null | head -3
+	fi
+	echo
+	echo "== trawl sync $DIR (the simulated clocks are seconds apart)"
+	"$TRAWL" sync "$DIR" 2> /dev/null | sed -n '1,2p'
+	mkdir -p "$W"
+	VIEW_WHAT="make demo (simulated)" view_demo "$DIR"
+}
+
+# ---------------------------------------------------------------- the view
+# view_demo SESSION [RAW_B RAW_E SYNC_B SYNC_E]: the session as one page,
+# and a screenshot of it (chromium, headless, through playwright-core as the
+# browser tests drive it) at a moment: raw clocks and synchronized side by
+# side (ns since the epoch; the whole session without them)
+view_demo() {
+	echo
+	echo "== trawl view SESSION -o $TRAWL_BUILD/view.html: the cluster on one timeline (open it in a browser)"
+	"$TRAWL" view "$1" -o "$TRAWL_BUILD/view.html" --title "make demo" 2> /dev/null | sed 's/^/   /'
+	B="$TRAWL_BUILD/browser"
+	if [ ! -x /usr/bin/chromium ] || ! command -v node > /dev/null 2>&1; then
+		echo "   (no screenshot: chromium or node is not installed)"
+		return 0
+	fi
+	mkdir -p "$B"
+	if ! cmp -s "$TRAWL_SRC/tests/browser/package-lock.json" "$B/package-lock.json" ||
+	   [ ! -d "$B/node_modules/playwright-core" ]; then
+		cp "$TRAWL_SRC/tests/browser/package.json" "$TRAWL_SRC/tests/browser/package-lock.json" "$B/"
+		(cd "$B" && npm ci --no-audit --no-fund --loglevel=error > npm.log 2>&1) ||
+			{ echo "   (no screenshot: npm ci failed: $(tail -1 "$B/npm.log"))"; return 0; }
+	fi
+	cp "$TRAWL_SRC"/tests/browser/*.mjs "$B/"
+	if [ $# -ge 5 ]; then
+		set -- "$2" "$3" "$4" "$5"
+	else
+		# the whole session: its first and last events, on both clocks
+		r=$("$TRAWL" print --no-sync --clock-seconds "$1" 2> /dev/null | sed -n '1p;$p' |
+			sed -E 's/^\[([0-9]+)\.([0-9]+)\].*/\1\2/' | tr '\n' ' ')
+		set -- $r $r
+	fi
+	if timeout 60 node "$B/view-shot.mjs" "file://$TRAWL_BUILD/view.html" "$TRAWL_BUILD/view.png" "$@" \
+		"${VIEW_WHAT:-make demo}" > "$W/view-shot.out" 2>&1; then
+		echo "   a screenshot, raw clocks and synchronized side by side: $TRAWL_BUILD/view.png"
+	else
+		echo "   (no screenshot: $(tail -1 "$W/view-shot.out"))"
 	fi
 }
 
@@ -346,3 +389,8 @@ if command -v babeltrace2 > /dev/null 2>&1; then
 else
 	echo "   (babeltrace2 is not installed)"
 fi
+
+# request K as the page shows it: raw (each node's clock), then synchronized
+rb=$(req --no-sync --clock-seconds | sed -E 's/^\[([0-9]+)\.([0-9]+)\].*/\1\2/' | sort -n | head -1)
+re=$(req --no-sync --clock-seconds | sed -E 's/^\[([0-9]+)\.([0-9]+)\].*/\1\2/' | sort -n | tail -1)
+VIEW_WHAT="make demo: request $K (node0 -> node2 -> node0)" view_demo "$DIR" "$rb" "$re" "$b" "$e"

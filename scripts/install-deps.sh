@@ -7,11 +7,14 @@ libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iprout
 nettle-dev
 rt-tests trace-cmd linux-perf
 babeltrace2 lttng-tools liblttng-ust-dev python3
-protobuf-compiler python3-lttnganalyses babeltrace"
+protobuf-compiler python3-lttnganalyses babeltrace
+chromium nodejs"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+# the browser tests' npm (tests/browser): Debian's, unless node brings its own
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
