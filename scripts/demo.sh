@@ -60,6 +60,12 @@ view_demo() {
 	echo
 	echo "== trawl view SESSION -o $TRAWL_BUILD/view.html: the cluster on one timeline (open it in a browser)"
 	"$TRAWL" view "$1" -o "$TRAWL_BUILD/view.html" --title "make demo" 2> /dev/null | sed 's/^/   /'
+	echo "== trawl export SESSION -o $TRAWL_BUILD/demo.pftrace: the same for Perfetto (ui.perfetto.dev, Open trace file)"
+	if "$TRAWL" export "$1" -o "$TRAWL_BUILD/demo.pftrace" -q 2> "$W/export.err"; then
+		echo "   $(wc -c < "$TRAWL_BUILD/demo.pftrace") bytes, a machine per host, clocks synchronized: $TRAWL_BUILD/demo.pftrace"
+	else
+		echo "   (export failed: $(tail -1 "$W/export.err"))"
+	fi
 	B="$TRAWL_BUILD/browser"
 	if [ ! -x /usr/bin/chromium ] || ! command -v node > /dev/null 2>&1; then
 		echo "   (no screenshot: chromium or node is not installed)"
