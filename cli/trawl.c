@@ -32,6 +32,7 @@ struct command {
 static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
+	{ "agg", cmd_agg, "aggregate events: counts, sums, histograms, heat maps (bpftrace-style)" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "sync", cmd_sync, "synchronize a session's clocks (offset and drift per node)" },

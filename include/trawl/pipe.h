@@ -314,6 +314,10 @@ struct trawl_sink_ops {
 	int (*events)(void *self, const struct trawl_event *ev, size_t n);
 	/* After the last event (the end, the limit, a stop): 0 or -errno. */
 	int (*finish)(void *self, struct trawl_reader *r);
+	/* Optional (live): the reader waited (about 100 ms) and nothing came;
+	 * e.g. close a time interval by the wall clock. 0 or -errno (the run
+	 * stops). */
+	int (*idle)(void *self, struct trawl_reader *r);
 };
 
 struct trawl_sink {
