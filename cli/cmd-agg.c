@@ -217,10 +217,12 @@ int cmd_agg(int argc, char **argv)
 		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
 		.on_interval = on_interval, .arg = &run,
 	};
-	/* live: an interval closes by the clock at the latest one interval
-	 * after its end, when no later event has closed it before */
+	/* live: an interval closes by the clock within one interval after its
+	 * end when no later event has closed it before: its grace leaves the
+	 * reader's wait (~100 ms) and the printing some room */
 	if (nlive)
-		ao.grace = ao.interval;
+		ao.grace = ao.interval - 200000000 > ao.interval / 2 ? ao.interval - 200000000 :
+			ao.interval / 2;
 	if (!(a = trawl_agg_new(&ao, err, sizeof(err)))) {
 		status = errno == EINVAL ? cli_usage("%s: %s", spec, err) : cli_err("%s", err);
 		goto out;
