@@ -219,9 +219,9 @@ int cmd_agg(int argc, char **argv)
 	};
 	/* live: an interval closes by the clock within one interval after its
 	 * end when no later event has closed it before: its grace leaves the
-	 * reader's wait (~100 ms) and the printing some room */
+	 * reader's wait (~100 ms) and a loaded machine some room */
 	if (nlive)
-		ao.grace = ao.interval - 200000000 > ao.interval / 2 ? ao.interval - 200000000 :
+		ao.grace = ao.interval - 400000000 > ao.interval / 2 ? ao.interval - 400000000 :
 			ao.interval / 2;
 	if (!(a = trawl_agg_new(&ao, err, sizeof(err)))) {
 		status = errno == EINVAL ? cli_usage("%s: %s", spec, err) : cli_err("%s", err);

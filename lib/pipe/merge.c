@@ -843,6 +843,7 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 		m->win = NOLEAF;
 		return report(r, r->errq[r->errq_head++]);
 	}
+	int64_t waited = 0;	/* when this call began to wait (live) */
 	for (;;) {
 		if (likely(!m->wide)) {
 			uint64_t top = m->t64[0];
@@ -855,9 +856,13 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			m->win = NOLEAF;
 			if (!r->live || live_ended(r))
 				return 0;
+			if (!waited)
+				waited = (int64_t)tr_mono_ns();
 			int rc = live_wait(r, NOLEAF);	/* for streams to come */
 			if (rc < 0)
 				return rc;
+			if ((int64_t)tr_mono_ns() - waited >= LIVE_WAIT_NS)
+				return -EAGAIN;	/* no event for a whole wait */
 			m = r->m;
 			continue;
 		}
@@ -865,9 +870,15 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			return emit(m, w, ev);
 		/* a live stream holds the merge back: wait for it */
 		m->win = NOLEAF;
+		if (!waited)
+			waited = (int64_t)tr_mono_ns();
 		int rc = live_wait(r, w);
 		if (rc < 0)
 			return rc;	/* -EAGAIN: nothing within the wait */
+		/* beacons and empty packets came, but no event for a whole wait:
+		 * say so too (sinks close time intervals by the clock then) */
+		if ((int64_t)tr_mono_ns() - waited >= LIVE_WAIT_NS)
+			return -EAGAIN;
 		m = r->m;		/* the merge may have grown */
 		if (unlikely(r->errq_head < r->nerrq))
 			return report(r, r->errq[r->errq_head++]);

@@ -15,7 +15,7 @@
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the line stamper)"
 [ -n "$(tracefs_dir)" ] || skip_all "no tracefs"
-plan 7
+plan 8
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -27,7 +27,9 @@ cat > work.c << 'EOF2'
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-/* waits for "go", then a getppid every 10 ms until "stop"; prints how many */
+/* waits for "go", then a getppid every 10 ms until "stop"; prints how
+ * many; then blocks (no more events) opening the fifo "end" until the
+ * test opens it */
 int main(void)
 {
 	struct timespec ts = { 0, 10000000 };
@@ -39,12 +41,16 @@ int main(void)
 		n++;
 		nanosleep(&ts, NULL);
 	}
-	FILE *f = fopen("n.txt", "w");
+	FILE *f = fopen("n.tmp", "w");
 	fprintf(f, "%ld\n", n);
-	return fclose(f) != 0;
+	if (fclose(f) || rename("n.tmp", "n.txt"))
+		return 1;
+	FILE *e = fopen("end", "r");
+	return e ? fclose(e) != 0 : 1;
 }
 EOF2
 mkdir w1 w2
+mkfifo w1/end w2/end
 cc -O2 -o aggwork work.c || { echo "Bail out! the workload does not build"; exit 1; }
 # each line of the viewer, with the wall time it came at
 cat > stamp.py << 'EOF2'
@@ -95,6 +101,18 @@ calls() { [ "$(grep -c ' aggwork ' live.txt)" -ge "$1" ]; }
 until_ok 60 calls 5
 ok $? "live: intervals with the workload's calls are printed while it runs ($(grep -c '^[0-9.]* -- interval' live.txt) so far)"
 touch stop
+# the workload is quiet now (blocked opening a fifo): no later event
+# closes the interval of its last calls; the clock must, within one interval
+until_ok 30 test -f w1/n.txt
+quiet=$(python3 -c 'import time; print("%.3f" % time.time())')
+# the interval holding the quiet moment: printed by the clock
+qend=$(python3 -c "import math; print(math.floor($quiet) + 1)")
+until_ok 10 grep -q "interval \[[0-9.]*, $qend\.000)" live.txt
+got=$(sed -n "s/^\([0-9.]*\) -- interval \[[0-9.]*, $qend\.000).*/\1/p" live.txt)
+python3 -c "import sys; sys.exit(0 if '$got' and float('$got') - $qend < 1.0 else 1)"
+ok $? "a quiet session: the interval is closed by the clock within one interval of its end (at +$(python3 -c "print('%.3f' % (float('${got:-0}') - $qend))") s)"
+echo > w1/end &
+echo > w2/end &
 until_ok 60 gone "$REC" && until_ok 60 gone "$REC2"
 until_ok 60 test -f live.rc && until_ok 60 test -f sync.rc
 is "$(cat live.rc 2> /dev/null):$(cat sync.rc 2> /dev/null)" "exit 0:exit 0" \
