@@ -87,7 +87,7 @@ TRAWL_HIDDEN int64_t tr_agg_ll_low(const int64_t p[4], size_t b);
 
 /* ---- a hash table of fixed-size keys, each with a fixed-size value */
 struct tr_table {
-	uint8_t *slots;			/* cap * (1 + ksz + vsz): used flag, key, value */
+	uint8_t *slots;			/* cap slots: used, key, value (8-byte aligned) */
 	size_t cap, n, ksz, vsz;
 };
 TRAWL_HIDDEN void tr_table_init(struct tr_table *t, size_t ksz, size_t vsz);

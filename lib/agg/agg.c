@@ -583,10 +583,17 @@ static int agg_idle(void *self, struct trawl_reader *r)
 	struct trawl_agg *a = self;
 	struct timespec now;
 
-	if (!a->interval || !a->o.grace || a->cur == INT64_MIN)
+	if (!a->interval || a->cur == INT64_MIN)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - a->o.grace;
+	/* what the streams' beacons say: nothing before it is to come */
+	int64_t t = trawl_reader_low(r);
+	if (a->o.grace) {
+		/* a producer that says nothing at all: the clock */
+		clock_gettime(CLOCK_REALTIME, &now);
+		int64_t c = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - a->o.grace;
+		if (c > t)
+			t = c;
+	}
 	if (t >= a->cur + a->interval)
 		close_until(a, t);
 	return 0;

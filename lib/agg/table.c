@@ -2,7 +2,9 @@
 /*
  * lib/agg/table.c - a hash table of fixed-size keys and values (open
  * addressing, linear probing, power-of-two capacity, at most 3/4 full),
- * and the buckets of the histograms.
+ * and the buckets of the histograms. A slot is 8 bytes of "used", the
+ * key, the value, each rounded up to 8 bytes: keys and values are aligned
+ * for their uint64_t and double members.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,6 +25,11 @@ uint64_t tr_hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+#define R8(n) (((n) + 7) & ~(size_t)7)
+#define KOFF 8
+#define VOFF(t) (KOFF + R8((t)->ksz))
+#define SSZ(t) (VOFF(t) + R8((t)->vsz))
+
 void tr_table_init(struct tr_table *t, size_t ksz, size_t vsz)
 {
 	memset(t, 0, sizeof(*t));
@@ -40,13 +47,13 @@ void tr_table_release(struct tr_table *t)
 void tr_table_clear(struct tr_table *t)
 {
 	if (t->slots)
-		memset(t->slots, 0, t->cap * (1 + t->ksz + t->vsz));
+		memset(t->slots, 0, t->cap * SSZ(t));
 	t->n = 0;
 }
 
 static uint8_t *slot(const struct tr_table *t, size_t i)
 {
-	return t->slots + i * (1 + t->ksz + t->vsz);
+	return t->slots + i * SSZ(t);
 }
 
 static uint8_t *probe(const struct tr_table *t, const void *key)
@@ -55,14 +62,14 @@ static uint8_t *probe(const struct tr_table *t, const void *key)
 
 	for (;; i = (i + 1) & mask) {
 		uint8_t *s = slot(t, i);
-		if (!s[0] || !memcmp(s + 1, key, t->ksz))
+		if (!s[0] || !memcmp(s + KOFF, key, t->ksz))
 			return s;
 	}
 }
 
 static int grow(struct tr_table *t)
 {
-	size_t cap = t->cap ? t->cap * 2 : 64, ssz = 1 + t->ksz + t->vsz;
+	size_t cap = t->cap ? t->cap * 2 : 64, ssz = SSZ(t);
 	struct tr_table nt = *t;
 
 	if (!(nt.slots = calloc(cap, ssz)))
@@ -71,7 +78,7 @@ static int grow(struct tr_table *t)
 	for (size_t i = 0; i < t->cap; i++) {
 		uint8_t *s = slot(t, i);
 		if (s[0])
-			memcpy(probe(&nt, s + 1), s, ssz);
+			memcpy(probe(&nt, s + KOFF), s, ssz);
 	}
 	free(t->slots);
 	*t = nt;
@@ -86,11 +93,11 @@ void *tr_table_get(struct tr_table *t, const void *key, bool *isnew)
 	*isnew = !s[0];
 	if (!s[0]) {
 		s[0] = 1;
-		memcpy(s + 1, key, t->ksz);
-		memset(s + 1 + t->ksz, 0, t->vsz);
+		memcpy(s + KOFF, key, t->ksz);
+		memset(s + VOFF(t), 0, t->vsz);
 		t->n++;
 	}
-	return s + 1 + t->ksz;
+	return s + VOFF(t);
 }
 
 void *tr_table_find(const struct tr_table *t, const void *key)
@@ -98,7 +105,7 @@ void *tr_table_find(const struct tr_table *t, const void *key)
 	if (!t->cap)
 		return NULL;
 	uint8_t *s = probe(t, key);
-	return s[0] ? s + 1 + t->ksz : NULL;
+	return s[0] ? s + VOFF(t) : NULL;
 }
 
 bool tr_table_next(const struct tr_table *t, size_t *i, const void **key, void **val)
@@ -106,8 +113,8 @@ bool tr_table_next(const struct tr_table *t, size_t *i, const void **key, void *
 	for (; *i < t->cap; (*i)++) {
 		uint8_t *s = slot(t, *i);
 		if (s[0]) {
-			*key = s + 1;
-			*val = s + 1 + t->ksz;
+			*key = s + KOFF;
+			*val = s + VOFF(t);
 			(*i)++;
 			return true;
 		}

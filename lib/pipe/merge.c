@@ -868,7 +868,10 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 		}
 			if (likely(!m->leaf[w].hold))
 			return emit(m, w, ev);
-		/* a live stream holds the merge back: wait for it */
+		/* a live stream holds the merge back: wait for it. Its hold
+		 * time is the least of the tree: nothing before it is to come */
+		if (m->leaf[w].hold_ts > r->low)
+			r->low = m->leaf[w].hold_ts;
 		m->win = NOLEAF;
 		if (!waited)
 			waited = (int64_t)tr_mono_ns();
@@ -1188,6 +1191,7 @@ struct trawl_reader *tr_reader_alloc(const struct trawl_reader_opts *o)
 
 	if (!r)
 		return NULL;
+	r->low = INT64_MIN;
 	r->rg.simd = tr_ctf_simd();
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
 		r->rg.begin = o->begin;
@@ -1328,3 +1332,8 @@ void trawl_reader_progress(const struct trawl_reader *r, uint64_t *done, uint64_
 	*total = t;
 }
 
+
+int64_t trawl_reader_low(const struct trawl_reader *r)
+{
+	return r->live ? r->low : INT64_MIN;
+}

@@ -1,7 +1,6 @@
 #!/bin/sh
 # trawl agg on a real kernel recording (sched and syscalls of a workload
-# built here: 40 sleeps of 3 ms, 30 getppid; the other processes of the
-# machine are recorded too), checked against the events
+# built here, alone: 40 sleeps of 3 ms, 30 getppid), checked against the events
 # as `trawl print` shows them (the oracle: the same events counted and
 # paired per tid by a short script):
 #  - count(syscall_entry_*) equals `trawl print | grep -c syscall_entry_`,
@@ -40,10 +39,13 @@ int main(void)
 }
 EOF2
 cc -O2 -o aggwork aggwork.c || { echo "Bail out! the workload does not build"; exit 1; }
-"$TRAWL" record -q -o S -k sched,syscalls -- ./aggwork > rec.out 2> rec.err
+"$TRAWL" record -q -o S -k sched,syscalls --only-command -- ./aggwork > rec.out 2> rec.err
 rc=$?
 [ $rc -eq 0 ] || { sed 's/^/# /' rec.err; echo "Bail out! record failed"; exit 1; }
 "$TRAWL" print -f json S > ev.json 2> print.err
+# a loaded machine may make the kernel discard events: the workload's own
+# figures are then not whole (the checks against trawl print still hold)
+lost=$("$TRAWL" info S 2> /dev/null | sed -n 's/^total: .* \([0-9]*\) discarded.*/\1/p')
 
 "$TRAWL" agg 'count(syscall_entry_*)' S > all.txt 2> all.err
 want=$("$TRAWL" print S | grep -c ' syscall_entry_')
@@ -55,7 +57,11 @@ is "$(awk 'NR == 3 { print $1 }' all.txt)" "$want" "count(syscall_entry_*) = tra
 cmp_files by-event.txt want-event.txt "count by event = the per-name counts of trawl print"
 
 "$TRAWL" agg 'count(syscall_entry_getppid) by comm' S > ppid.txt
-is "$(awk '$1 == "aggwork" { print $2 }' ppid.txt)" 30 "count(syscall_entry_getppid) by comm: aggwork made 30"
+if [ "$lost" = 0 ]; then
+	is "$(awk '$1 == "aggwork" { print $2 }' ppid.txt)" 30 "count(syscall_entry_getppid) by comm: aggwork made 30"
+else
+	skip "the kernel discarded $lost events (a loaded machine): aggwork's 30 getppid may not all be there"
+fi
 
 # the oracle: pairs of entry and exit of clock_nanosleep per tid, from the JSON
 python3 - ev.json > oracle.txt << 'EOF2'
@@ -94,8 +100,12 @@ n=$(sed -n 's/^stats \([0-9]*\) .*/\1/p' oracle.txt)
 "$TRAWL" agg 'stats(lat(syscall_entry_clock_nanosleep, syscall_exit_clock_nanosleep)) by comm' S |
 	awk '$1 == "aggwork" { print $2, $4 }' > mine.txt
 read cnt min < mine.txt
-[ "$cnt" = 40 ] && [ "$min" -ge 3000000 ]
-ok $? "... by comm: aggwork's 40 sleeps, each at least 3 ms ($(cat mine.txt))"
+if [ "$lost" = 0 ]; then
+	[ "$cnt" = 40 ] && [ "$min" -ge 3000000 ]
+	ok $? "... by comm: aggwork's 40 sleeps, each at least 3 ms ($(cat mine.txt))"
+else
+	skip "the kernel discarded $lost events (a loaded machine): aggwork's 40 sleeps may not all be there"
+fi
 
 "$TRAWL" agg 'hist(lat(syscall_entry_clock_nanosleep, syscall_exit_clock_nanosleep))' S > hist.txt
 # "[2M, 4M)   40 |@@@|": the low bound in bytes-like units back to ns
