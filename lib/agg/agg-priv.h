@@ -86,6 +86,7 @@ struct trawl_agg {
 	const struct trawl_reader_stream *last_stream;
 	uint32_t last_host;
 	int64_t interval, cur;		/* cur: the open interval's begin */
+	int64_t low, low_wall;		/* the reader's low, and when it last rose */
 	bool closing;			/* inside on_interval() */
 	int64_t closing_col;
 	uint64_t late, unpaired;

@@ -587,13 +587,16 @@ static int agg_idle(void *self, struct trawl_reader *r)
 		return 0;
 	/* what the streams' beacons say: nothing before it is to come */
 	int64_t t = trawl_reader_low(r);
-	if (a->o.grace) {
-		/* a producer that says nothing at all: the clock */
-		clock_gettime(CLOCK_REALTIME, &now);
-		int64_t c = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - a->o.grace;
-		if (c > t)
-			t = c;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t wall = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	if (t > a->low) {
+		a->low = t;
+		a->low_wall = wall;
 	}
+	/* the clock only when the beacons have said nothing new for the
+	 * grace (a stalled producer): a slow one loses no value */
+	if (a->o.grace && wall - a->low_wall >= a->o.grace && wall - a->o.grace > t)
+		t = wall - a->o.grace;
 	if (t >= a->cur + a->interval)
 		close_until(a, t);
 	return 0;
@@ -632,6 +635,7 @@ struct trawl_agg *trawl_agg_new(const struct trawl_agg_opts *o, char *err, size_
 	a->o.sz = sizeof(a->o);
 	a->interval = a->o.interval > 0 ? a->o.interval : 0;
 	a->cur = INT64_MIN;
+	a->low = INT64_MIN;
 	tr_table_init(&a->strings, sizeof(uint64_t), sizeof(uint32_t));
 	tr_table_init(&a->threads, sizeof(struct thread_key), sizeof(struct thread));
 	if (!a->o.spec) {

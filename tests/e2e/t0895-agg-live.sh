@@ -102,15 +102,15 @@ until_ok 60 calls 5
 ok $? "live: intervals with the workload's calls are printed while it runs ($(grep -c '^[0-9.]* -- interval' live.txt) so far)"
 touch stop
 # the workload is quiet now (blocked opening a fifo): no later event
-# closes the interval of its last calls; the clock must, within one interval
+# closes the interval of its last calls; the beacons (or the clock) must, within one interval
 until_ok 30 test -f w1/n.txt
 quiet=$(python3 -c 'import time; print("%.3f" % time.time())')
-# the interval holding the quiet moment: printed by the clock
+# the interval holding the quiet moment: printed all the same
 qend=$(python3 -c "import math; print(math.floor($quiet) + 1)")
 until_ok 10 grep -q "interval \[[0-9.]*, $qend\.000)" live.txt
 got=$(sed -n "s/^\([0-9.]*\) -- interval \[[0-9.]*, $qend\.000).*/\1/p" live.txt)
 python3 -c "import sys; sys.exit(0 if '$got' and float('$got') - $qend < 1.0 else 1)"
-ok $? "a quiet session: the interval is closed by the clock within one interval of its end (at +$(python3 -c "print('%.3f' % (float('${got:-0}') - $qend))") s)"
+ok $? "a quiet session: the interval is closed without a later event (the beacons) within one interval of its end (at +$(python3 -c "print('%.3f' % (float('${got:-0}') - $qend))") s)"
 echo > w1/end &
 echo > w2/end &
 until_ok 60 gone "$REC" && until_ok 60 gone "$REC2"
