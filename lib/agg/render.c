@@ -595,8 +595,6 @@ int trawl_agg_write_svg(struct trawl_agg *a, size_t i, int fd)
 	char buf[64], col[16];
 
 	heat_range(o, &lo, &hi);
-	if (lo == hi)
-		hi = lo + 1;
 	for (size_t c = 0; c < ncols; c++)
 		for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++)
 			if (h->cells[c * TR_AGG_LOG2_BUCKETS + b] > max)
