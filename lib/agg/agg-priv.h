@@ -55,6 +55,8 @@ struct one {
 	const struct trawl_field *keyf[TR_AGG_MAX_KEYS];
 	size_t nbuckets, ksz;
 	struct tr_table cells;		/* key -> struct cell */
+	struct cell *last;		/* the cell of last_key, NULL: none */
+	uint64_t last_key[2 * TR_AGG_MAX_KEYS + 1];
 	struct tr_table pending;	/* (host, tid) -> struct pending */
 	struct heat heat;
 	bool dirty;			/* the view is stale */

@@ -381,10 +381,18 @@ static int add(struct trawl_agg *a, struct one *o, const uint64_t *k, double x, 
 {
 	if (o->s->func == TR_AGG_HEATMAP)
 		return heat_add(a, o, ts, to_int(x));
-	bool isnew;
-	struct cell *c = tr_table_get(&o->cells, k, &isnew);
-	if (!c)
-		return -ENOMEM;
+	bool isnew = false;
+	struct cell *c;
+	/* the same key as the last value (runs of one thread, one CPU): its
+	 * cell, without hashing (the pointer holds until an insertion) */
+	if (o->last && !memcmp(o->last_key, k, o->ksz)) {
+		c = o->last;
+	} else {
+		if (!(c = tr_table_get(&o->cells, k, &isnew)))
+			return -ENOMEM;
+		o->last = c;
+		memcpy(o->last_key, k, o->ksz);
+	}
 	o->dirty = true;
 	if (isnew) {
 		c->min = c->max = x;
@@ -410,6 +418,7 @@ static void clear_results(struct trawl_agg *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		tr_table_clear(&a->aggs[i].cells);
+		a->aggs[i].last = NULL;
 		a->aggs[i].dirty = true;
 	}
 }

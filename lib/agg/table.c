@@ -15,12 +15,18 @@
 uint64_t tr_hash_bytes(const void *p, size_t n)
 {
 	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a, then mixed */
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
+	/* a word at a time (keys are mostly whole words), then the tail */
+	for (; n >= 8; b += 8, n -= 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; n; b++, n--)
+		h = (h ^ *b) * 0x100000001b3ull;
 	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
+	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
 }
