@@ -6,7 +6,8 @@
 #  - count(syscall_entry_*) equals `trawl print | grep -c syscall_entry_`,
 #    and by event equals the per-name counts;
 #  - count by comm: the workload's 30 getppid under its comm (from
-#    sched_switch / exec, not in the events themselves);
+#    sched_switch / exec, not in the events themselves); by cgroup: the
+#    cgroup of the shell it descends from (state dump, forks);
 #  - stats and hist of lat(entry, exit) of clock_nanosleep: the count,
 #    sum, min, max and every log2 bucket equal the script's pairs; each
 #    sleep lasted at least 3 ms;
@@ -21,7 +22,7 @@
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the oracle script)"
 [ -n "$(tracefs_dir)" ] || skip_all "no tracefs"
-plan 14
+plan 15
 
 cat > aggwork.c << 'EOF2'
 #define _GNU_SOURCE
@@ -61,6 +62,16 @@ if [ "$lost" = 0 ]; then
 	is "$(awk '$1 == "aggwork" { print $2 }' ppid.txt)" 30 "count(syscall_entry_getppid) by comm: aggwork made 30"
 else
 	skip "the kernel discarded $lost events (a loaded machine): aggwork's 30 getppid may not all be there"
+fi
+
+# cgroup: the state dump's, inherited through the forks (the cgroup v2
+# path of this shell, which aggwork descends from)
+cg=$(sed -n 's/^0:://p' /proc/$$/cgroup 2> /dev/null)
+"$TRAWL" agg 'count(syscall_entry_getppid) by comm, cgroup' S | awk '$1 == "aggwork" { print $2 }' > cg.txt
+if [ -n "$cg" ]; then
+	is "$(cat cg.txt)" "$cg" "count by comm, cgroup: aggwork in this shell's cgroup ($cg)"
+else
+	skip "no cgroup v2 line in /proc/self/cgroup"
 fi
 
 # the oracle: pairs of entry and exit of clock_nanosleep per tid, from the JSON
