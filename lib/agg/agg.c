@@ -352,11 +352,16 @@ static int heat_add(struct trawl_agg *a, struct one *o, int64_t ts, int64_t v)
 		c = (size_t)((ts - h->t0) / h->width);
 	}
 	if (a->interval && c >= h->ncols && c - h->first >= HEAT_MAX_LIVE) {
-		/* live: the oldest half goes */
-		size_t drop = HEAT_MAX_LIVE / 2;
-		memmove(h->cells, h->cells + drop * TR_AGG_LOG2_BUCKETS,
-			(h->ncols - h->first - drop) * TR_AGG_LOG2_BUCKETS * sizeof(*h->cells));
-		h->first += drop;
+		/* with intervals (live): the columns before the last half go
+		 * (all of them after a long gap) */
+		size_t from = c - HEAT_MAX_LIVE / 2;
+		if (from >= h->ncols) {
+			h->first = h->ncols = from;
+		} else {
+			memmove(h->cells, h->cells + (from - h->first) * TR_AGG_LOG2_BUCKETS,
+				(h->ncols - from) * TR_AGG_LOG2_BUCKETS * sizeof(*h->cells));
+			h->first = from;
+		}
 	}
 	if (c >= h->ncols) {
 		size_t need = c - h->first + 1;

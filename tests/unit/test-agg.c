@@ -329,6 +329,20 @@ static void test_heatmap(const char *dir)
 	free(svg);
 	ok(trawl_agg_write_svg(a, 1, 1) == -EINVAL, "no heat map 1: EINVAL");
 	trawl_agg_free(a);
+
+	/* with 100 ns intervals: 10010 columns, the oldest dropped beyond 4096 */
+	a = run(dir, "heatmap(lat(syscall_entry_*, syscall_exit_*))", 100, NULL, NULL);
+	if (!a)
+		return;
+	nc = trawl_agg_heat_ncols(a, 0);
+	ok(nc > 0 && nc <= 4096, "100 ns intervals: at most 4096 columns kept (%zu)", nc);
+	is_int(nc ? trawl_agg_heat_col_begin(a, 0, nc - 1) : 0, 1700000000LL * 1000000000 + 1001000,
+	       "... the last is the last read's exit (at +1.001 ms)");
+	uint64_t last = 0;
+	for (size_t b = 0; nc && b < 66; b++)
+		last += trawl_agg_heat_cell(a, 0, nc - 1, b);
+	is_int(last, 1, "... holding that one value");
+	trawl_agg_free(a);
 }
 
 static void test_errors(void)
