@@ -46,7 +46,7 @@ static void agg_usage(FILE *f)
 		"      --svg <file>       write the (first) heat map as an SVG picture\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
 		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
-		"                         intervals close at the latest one interval late\n"
+		"                         intervals close as the streams pass their end\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result instead\n"
 		"  -q, --quiet            no notes on stderr\n"

@@ -44,10 +44,12 @@ struct trawl_agg_opts {
 	 */
 	int64_t interval;
 	/*
-	 * > 0 (live): also close an interval once the wall clock
-	 * (CLOCK_REALTIME) is this many ns past its end while the reader
-	 * waits for events; events that come later for it are counted as
-	 * late (trawl_agg_late()) and left out. 0: only events close them.
+	 * Live, the reader waiting: an interval closes once every stream has
+	 * passed its end (trawl_reader_low(), the streams' beacons). grace >
+	 * 0: also once the wall clock (CLOCK_REALTIME) is this many ns past
+	 * its end, when no stream says anything of its time (no beacons) or
+	 * their low has not risen for 4 x grace; events that come later for
+	 * it are counted as late (trawl_agg_late()) and left out.
 	 */
 	int64_t grace;
 	/* An interval [begin, end) closed; the results are those of it. */

@@ -607,9 +607,12 @@ static int agg_idle(void *self, struct trawl_reader *r)
 		a->low = t;
 		a->low_wall = wall;
 	}
-	/* the clock only when the beacons have said nothing new for the
-	 * grace (a stalled producer): a slow one loses no value */
-	if (a->o.grace && wall - a->low_wall >= a->o.grace && wall - a->o.grace > t)
+	/* the clock only when no stream has said anything of its time (no
+	 * low: no beacons), or the low has not risen for four graces (a
+	 * producer gone quiet): a slow one on a loaded machine, whose
+	 * beacons come late, loses no value */
+	if (a->o.grace && (t == INT64_MIN || wall - a->low_wall >= 4 * a->o.grace) &&
+	    wall - a->o.grace > t)
 		t = wall - a->o.grace;
 	if (t >= a->cur + a->interval)
 		close_until(a, t);

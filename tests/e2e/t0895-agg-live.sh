@@ -70,10 +70,10 @@ DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
 LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
 
 "$TRAWL" record -q --relay "$DATA" --session lv --host n1 -k sched,syscalls --only-command \
-	--live-timer 100 -- sh -c 'cd w1 && exec ../aggwork' > rec.out 2> rec.err &
+	--live-timer 50 -- sh -c 'cd w1 && exec ../aggwork' > rec.out 2> rec.err &
 REC=$!
 "$TRAWL" record -q --relay "$DATA" --session lv2 --host n1 -k sched,syscalls --only-command \
-	--live-timer 100 -- sh -c 'cd w2 && exec ../aggwork' > rec2.out 2> rec2.err &
+	--live-timer 50 -- sh -c 'cd w2 && exec ../aggwork' > rec2.out 2> rec2.err &
 REC2=$!
 pids="$pids $REC $REC2"
 until_ok 60 test -d OUT/lv/n1/kernel || { echo "Bail out! no session at the relay"; cat rec.err; exit 1; }
