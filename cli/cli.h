@@ -91,6 +91,26 @@ int cmd_secret(int argc, char **argv);		/* cmd-secret.c */
  * children. NULL: none. */
 const char *cli_secret_env(const char *opt);
 int cmd_view(int argc, char **argv);		/* cmd-view.c */
+int cmd_agg(int argc, char **argv);		/* cmd-agg.c */
+
+/*
+ * cli/reader.c: the reader of print and agg over the traces under paths
+ * and the live sessions (net://...), each source with the hosts and
+ * events filters and ro's clock corrections (ro's own filters are left
+ * out). A trace of a session that cannot be opened is reported and
+ * counted in *nbad (when set), and skipped. NULL with the message in err.
+ */
+struct trawl_reader_opts;
+struct cli_reader_opts {
+	const char *const *hosts, *const *events, *const *live;
+	size_t nhosts, nevents, nlive;
+	int *nbad;
+};
+struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
+				     const struct cli_reader_opts *co,
+				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
+/* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
+void cli_report_bad_trace(void *arg, const char *msg);
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

@@ -185,15 +185,6 @@ static void report_corrupt(void *arg, const char *msg)
 	cli_err("%s", msg);
 }
 
-/* A trace of a session that cannot be opened: reported, skipped. */
-static void report_bad_trace(void *arg, const char *msg)
-{
-	if (arg) {
-		(*(int *)arg)++;
-		cli_err("%s; the trace is skipped", msg);
-	}
-}
-
 static volatile int print_stop;	/* SIGINT, SIGTERM (live) */
 
 static void on_stop(int sig)
@@ -273,7 +264,7 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 	struct trawl_reader_opts ro = {
 		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts, .threads = 1,
 		.fixes = po->fixes, .nfixes = po->nfixes,
-		.bad_trace = report_bad_trace,	/* silent: open_reader reports them */
+		.bad_trace = cli_report_bad_trace,	/* silent: open_reader reports them */
 	};
 	char err[512];
 	struct trawl_reader *r = trawl_reader_new((const char *const *)paths, npaths, &ro,
@@ -294,37 +285,11 @@ static int first_ts(char **paths, size_t npaths, const struct print_opts *po, in
 static struct trawl_reader *open_reader(char **paths, size_t npaths, const struct print_opts *po,
 					const struct trawl_reader_opts *ro, char *err, size_t errlen)
 {
-	struct trawl_source_opts so = {
-		.sz = sizeof(so), .hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
-		.nevents = po->nevents, .fixes = ro->fixes, .nfixes = ro->nfixes,
-		.bad_trace = report_bad_trace, .bad_trace_arg = po->nbad,
+	struct cli_reader_opts co = {
+		.hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
+		.nevents = po->nevents, .live = po->live, .nlive = po->nlive, .nbad = po->nbad,
 	};
-	struct trawl_reader_opts rro = *ro;
-	struct trawl_source **srcs = calloc(po->nlive + 1, sizeof(*srcs));
-	size_t n = 0;
-
-	if (!srcs) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	rro.hosts = rro.events = NULL;
-	rro.nhosts = rro.nevents = 0;
-	rro.fixes = NULL;
-	rro.nfixes = 0;
-	if (npaths && !(srcs[n++] = trawl_source_files((const char *const *)paths, npaths, &so, err,
-						      errlen)))
-		goto fail;
-	for (size_t i = 0; i < po->nlive; i++)
-		if (!(srcs[n++] = trawl_source_live(po->live[i], &so, err, errlen)))
-			goto fail;
-	struct trawl_reader *r = trawl_reader_open(srcs, n, &rro, err, errlen);
-	free(srcs);
-	return r;
-fail:
-	for (size_t i = 0; i + 1 < n; i++)
-		trawl_source_free(srcs[i]);
-	free(srcs);
-	return NULL;
+	return cli_open_reader((const char *const *)paths, npaths, &co, ro, err, errlen);
 }
 
 int cmd_print(int argc, char **argv)

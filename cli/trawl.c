@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "print", cmd_print, "print events as text, one line each (babeltrace2's format)" },
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "analyze", cmd_analyze, "standard analyses: cputop, schedlat, iolatency, irq, syscalls" },
+	{ "agg", cmd_agg, "aggregate events: counts, sums, histograms, heat maps (bpftrace-style)" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "state", cmd_state, "the state of CPUs, threads, files at a time, and the events that built it" },

@@ -190,6 +190,13 @@ int trawl_reader_next(struct trawl_reader *r, const struct trawl_event **ev);
  */
 int trawl_reader_read(struct trawl_reader *r, struct trawl_event *out, unsigned max);
 const char *trawl_reader_error(const struct trawl_reader *r);
+/*
+ * A live reader: the time (ns, corrected as events are) before which no
+ * more event will come from any stream, as the streams' beacons said when
+ * the merge last waited for one; INT64_MIN when none said yet, and for a
+ * reader without a live source.
+ */
+int64_t trawl_reader_low(const struct trawl_reader *r);
 /* Number of corrupt-stream errors met so far. */
 unsigned trawl_reader_nerrors(const struct trawl_reader *r);
 
@@ -314,6 +321,10 @@ struct trawl_sink_ops {
 	int (*events)(void *self, const struct trawl_event *ev, size_t n);
 	/* After the last event (the end, the limit, a stop): 0 or -errno. */
 	int (*finish)(void *self, struct trawl_reader *r);
+	/* Optional (live): the reader waited (about 100 ms) and nothing came;
+	 * e.g. close a time interval by the wall clock. 0 or -errno (the run
+	 * stops). */
+	int (*idle)(void *self, struct trawl_reader *r);
 };
 
 struct trawl_sink {

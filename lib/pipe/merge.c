@@ -843,6 +843,7 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 		m->win = NOLEAF;
 		return report(r, r->errq[r->errq_head++]);
 	}
+	int64_t waited = 0;	/* when this call began to wait (live) */
 	for (;;) {
 		if (likely(!m->wide)) {
 			uint64_t top = m->t64[0];
@@ -855,19 +856,32 @@ static __attribute__((noinline)) int next_threaded_slow(struct trawl_reader *r,
 			m->win = NOLEAF;
 			if (!r->live || live_ended(r))
 				return 0;
+			if (!waited)
+				waited = (int64_t)tr_mono_ns();
 			int rc = live_wait(r, NOLEAF);	/* for streams to come */
 			if (rc < 0)
 				return rc;
+			if ((int64_t)tr_mono_ns() - waited >= LIVE_WAIT_NS)
+				return -EAGAIN;	/* no event for a whole wait */
 			m = r->m;
 			continue;
 		}
 			if (likely(!m->leaf[w].hold))
 			return emit(m, w, ev);
-		/* a live stream holds the merge back: wait for it */
+		/* a live stream holds the merge back: wait for it. Its hold
+		 * time is the least of the tree: nothing before it is to come */
+		if (m->leaf[w].hold_ts > r->low)
+			r->low = m->leaf[w].hold_ts;
 		m->win = NOLEAF;
+		if (!waited)
+			waited = (int64_t)tr_mono_ns();
 		int rc = live_wait(r, w);
 		if (rc < 0)
 			return rc;	/* -EAGAIN: nothing within the wait */
+		/* beacons and empty packets came, but no event for a whole wait:
+		 * say so too (sinks close time intervals by the clock then) */
+		if ((int64_t)tr_mono_ns() - waited >= LIVE_WAIT_NS)
+			return -EAGAIN;
 		m = r->m;		/* the merge may have grown */
 		if (unlikely(r->errq_head < r->nerrq))
 			return report(r, r->errq[r->errq_head++]);
@@ -1177,6 +1191,7 @@ struct trawl_reader *tr_reader_alloc(const struct trawl_reader_opts *o)
 
 	if (!r)
 		return NULL;
+	r->low = INT64_MIN;
 	r->rg.simd = tr_ctf_simd();
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, end) + sizeof(o->end)) {
 		r->rg.begin = o->begin;
@@ -1317,3 +1332,8 @@ void trawl_reader_progress(const struct trawl_reader *r, uint64_t *done, uint64_
 	*total = t;
 }
 
+
+int64_t trawl_reader_low(const struct trawl_reader *r)
+{
+	return r->live ? r->low : INT64_MIN;
+}

@@ -136,6 +136,7 @@ struct trawl_reader {
 	struct trawl_source **srcs;	/* the reader's, freed with it */
 	struct field_priv *fields;	/* bound fields (bind.c) */
 	bool live;			/* a source is live (live_wait()) */
+	int64_t low;			/* live: no event before it is to come (holds) */
 	int failed;			/* -errno: a live source failed for good */
 	size_t nsrcs;
 	unsigned threads;		/* as asked; 0: auto */

@@ -12,6 +12,7 @@
  * viewer waits for nothing).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,20 @@ static int deliver(const struct trawl_sink *sinks, size_t nsinks, const struct t
 		int rc = sinks[i].ops->events(sinks[i].self, ev, n);
 		if (rc < 0)
 			return rc;
+	}
+	return 0;
+}
+
+/* The sinks' idle(), for those whose ops have it. */
+static int idle(const struct trawl_sink *sinks, size_t nsinks, struct trawl_reader *r)
+{
+	for (size_t i = 0; i < nsinks; i++) {
+		const struct trawl_sink_ops *k = sinks[i].ops;
+		if (k->sz > offsetof(struct trawl_sink_ops, idle) && k->idle) {
+			int rc = k->idle(sinks[i].self, r);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -102,8 +117,12 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 		int n = trawl_reader_read(r, ev, max);
 		if (n == 0)
 			break;
-		if (n == -EAGAIN)
-			continue;	/* live: nothing within a wait; see the stop flag */
+		if (n == -EAGAIN) {
+			/* live: nothing within a wait; see the stop flag */
+			if ((ret = idle(sinks, nsinks, r)) < 0)
+				goto finish;
+			continue;
+		}
 		if (n < 0) {
 			if (ro.error)
 				ro.error(ro.arg, trawl_reader_error(r));

@@ -620,7 +620,11 @@ static int v_finish(void *self, struct trawl_reader *r)
 }
 
 static const struct trawl_sink_ops view_ops = {
-	sizeof(view_ops), "view", v_start, v_events, v_finish,
+	.sz = sizeof(view_ops),
+	.name = "view",
+	.start = v_start,
+	.events = v_events,
+	.finish = v_finish,
 };
 
 struct trawl_sink trawl_view_sink(struct trawl_view *v)

@@ -17,8 +17,9 @@
  *    beacons, polls with nothing new, a stream announced before its data
  *    and metadata that grows a class mid-way; the reader returns exactly
  *    the events of the finished files in the same order, says -EAGAIN
- *    when a wait brought nothing, and a field of the class that came late
- *    is bound (OPTIONAL) and read.
+ *    when a wait brought nothing, its low (trawl_reader_low()) rises with
+ *    the holds and no event comes below it, and a field of the class that
+ *    came late is bound (OPTIONAL) and read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -755,7 +756,9 @@ static void test_live_drip(void)
 	   D.npk, D.meta_at);
 	if (rf && rd) {
 		const struct trawl_event *a, *b;
-		uint64_t n = 0, same = 0, again = 0;
+		uint64_t n = 0, same = 0, again = 0, below = 0;
+		int64_t low = INT64_MIN;
+		bool moved = false;
 		int ra, rb;
 		for (;;) {
 			ra = trawl_reader_next(rf, &a);
@@ -763,6 +766,12 @@ static void test_live_drip(void)
 				again++;
 			if (ra <= 0 || rb <= 0)
 				break;
+			/* nothing before the reader's low (the holds) comes later */
+			below += b->ts < low;
+			if (trawl_reader_low(rd) > low) {
+				low = trawl_reader_low(rd);
+				moved = true;
+			}
 			n++;
 			if (a->ts == b->ts && !strcmp(a->cls->name, b->cls->name) &&
 			    a->cpu == b->cpu && a->values[0].i == b->values[0].i)
@@ -773,6 +782,9 @@ static void test_live_drip(void)
 		   (unsigned long long)n, (unsigned long long)same);
 		ok(again > 0 && again <= D.idles, "drip: -EAGAIN when a wait brought nothing (%llu times)",
 		   (unsigned long long)again);
+		ok(moved && below == 0 && trawl_reader_low(rf) == INT64_MIN,
+		   "drip: the reader's low rises with the holds, no event comes below it (%llu did); "
+		   "INT64_MIN for files", (unsigned long long)below);
 		ok(D.updated && trawl_reader_nclasses(rd) == 2, "drip: t:b came with the metadata (%zu classes)",
 		   trawl_reader_nclasses(rd));
 	}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmd-agg.c - `trawl agg`: aggregations and heat maps (trawl/agg.h)
+ * over trace files or a live relay session, printed at the end or per
+ * interval as each closes; a heat map also as an SVG picture.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trawl/agg.h"
+#include "trawl/pipe.h"
+#include "trawl/sync.h"
+
+static void agg_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: trawl agg [<options>] <statement> <path>...\n"
+		"       trawl agg [<options>] --live <url> <statement> [<path>...]\n"
+		"\n"
+		"Aggregates the events of the CTF traces under each path (and of live\n"
+		"sessions): counts, sums, min, max, avg, stddev, histograms and heat maps,\n"
+		"keyed by fields, host, cpu, tid, comm, cgroup or event. Statements:\n"
+		"\n"
+		"  count(syscall_entry_*) by comm\n"
+		"  hist(lat(syscall_entry_*, syscall_exit_*)) by comm\n"
+		"  stats(lat(syscall_entry_*, syscall_exit_*)) by event top 10\n"
+		"  sum(syscall_exit_read.ret) by host, tid; lhist(sched_switch.prev_prio, 0, 140, 10)\n"
+		"  heatmap(lat(irq_handler_entry, irq_handler_exit))\n"
+		"\n"
+		"Functions: count sum min max avg stddev stats hist (log2) lhist(X, MIN, MAX,\n"
+		"STEP) llhist(X[, FACTOR, LOW, HIGH, STEPS]) heatmap(X[, LOW, HIGH]). X is\n"
+		"EVENT.FIELD or lat(BEGIN, END): end - begin time per thread, in ns (see\n"
+		"trawl help agg).\n"
+		"\n"
+		"  -i, --interval <s>     results per interval of <s> seconds, each printed\n"
+		"                         as it closes (a heat map: one line per interval)\n"
+		"      --svg <file>       write the (first) heat map as an SVG picture\n"
+		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
+		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
+		"                         intervals close as the streams pass their end\n"
+		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
+		"      --sync <path>      apply this stored sync result instead\n"
+		"  -q, --quiet            no notes on stderr\n"
+		"  -h, --help             this help\n");
+}
+
+static volatile int agg_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	agg_stop = 1;
+}
+
+static void report_corrupt(void *arg, const char *msg)
+{
+	(void)arg;
+	cli_err("%s", msg);
+}
+
+struct run {
+	bool tables;		/* some aggregation is not a heat map */
+	int werr;
+};
+
+static void fmt_utc(char *buf, size_t cap, int64_t ts)
+{
+	time_t s = (time_t)(ts / 1000000000);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	snprintf(buf, cap, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(ts % 1000000000 / 1000000));
+}
+
+static void on_interval(void *arg, struct trawl_agg *a, int64_t begin, int64_t end)
+{
+	struct run *run = arg;
+	int rc;
+
+	if (run->werr)
+		return;
+	if (run->tables) {
+		char b[32], e[32];
+		fmt_utc(b, sizeof(b), begin);
+		fmt_utc(e, sizeof(e), end);
+		printf("-- interval [%lld.%03d, %lld.%03d) %s - %s UTC\n",
+		       (long long)(begin / 1000000000), (int)(begin % 1000000000 / 1000000),
+		       (long long)(end / 1000000000), (int)(end % 1000000000 / 1000000), b, e);
+		fflush(stdout);
+	}
+	if ((rc = trawl_agg_write_text(a, STDOUT_FILENO)) < 0)
+		run->werr = -rc;
+}
+
+static int push(const char ***v, size_t *n, const char *s)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -1;
+	nv[(*n)++] = s;
+	*v = nv;
+	return 0;
+}
+
+static int write_svg(struct trawl_agg *a, const char *path)
+{
+	for (size_t i = 0; i < trawl_agg_n(a); i++) {
+		if (!trawl_agg_heat_ncols(a, i) && strncmp(trawl_agg_text(a, i), "heatmap(", 8))
+			continue;
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc;
+		if (fd < 0)
+			return cli_err("%s: %s", path, strerror(errno));
+		rc = trawl_agg_write_svg(a, i, fd);
+		if (close(fd) < 0 && !rc)
+			rc = -errno;
+		if (rc < 0)
+			return cli_err("%s: %s", path, strerror(-rc));
+		cli_note("heat map written to %s", path);
+		return 0;
+	}
+	return cli_err("--svg: the statement has no heatmap()");
+}
+
+int cmd_agg(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "svg", required_argument, NULL, 1 },
+		{ "host", required_argument, NULL, 'H' },
+		{ "live", required_argument, NULL, 'l' },
+		{ "no-sync", no_argument, NULL, 2 },
+		{ "sync", required_argument, NULL, 3 },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char **hosts = NULL, **live = NULL, *svg = NULL, *sync_path = NULL;
+	size_t nhosts = 0, nlive = 0;
+	double interval = 0;
+	bool no_sync = false;
+	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct trawl_sync_store *sync = NULL;
+	struct trawl_reader *r = NULL;
+	struct trawl_agg *a = NULL;
+	struct run run = { 0 };
+	char err[1024];
+	int c, status = 0, nbad = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:H:l:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': {
+			char *end;
+			interval = strtod(optarg, &end);
+			if (*end || !*optarg || !(interval >= 0.001) || interval > 86400)
+				return cli_usage("--interval: '%s' is not a number of seconds "
+						 "(0.001 to 86400)", optarg);
+			break;
+		}
+		case 1:
+			svg = optarg;
+			break;
+		case 'H':
+			if (push(&hosts, &nhosts, optarg))
+				return cli_err("out of memory");
+			break;
+		case 'l':
+			if (push(&live, &nlive, optarg))
+				return cli_err("out of memory");
+			break;
+		case 2:
+			no_sync = true;
+			break;
+		case 3:
+			sync_path = optarg;
+			break;
+		case 'q':
+			cli_verbosity = -1;
+			break;
+		case 'h':
+			agg_usage(stdout);
+			goto out;
+		default:
+			status = cli_opt_error(c, argv);
+			goto out;
+		}
+	}
+	if (optind >= argc) {
+		status = cli_usage("no statement given (e.g. 'count(syscall_entry_*) by comm')");
+		goto out;
+	}
+	const char *spec = argv[optind++];
+	char **paths = argv + optind;
+	size_t npaths = (size_t)(argc - optind);
+
+	if (!npaths && !nlive) {
+		status = cli_usage("no trace path given");
+		goto out;
+	}
+	if (sync_path && no_sync) {
+		status = cli_usage("--sync and --no-sync exclude each other");
+		goto out;
+	}
+	struct trawl_agg_opts ao = {
+		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
+		.on_interval = on_interval, .arg = &run,
+	};
+	/* live: an interval closes by the clock within one interval after its
+	 * end when no later event has closed it before: its grace leaves the
+	 * reader's wait (~100 ms) and a loaded machine some room */
+	if (nlive)
+		ao.grace = ao.interval - 400000000 > ao.interval / 2 ? ao.interval - 400000000 :
+			ao.interval / 2;
+	if (!(a = trawl_agg_new(&ao, err, sizeof(err)))) {
+		status = errno == EINVAL ? cli_usage("%s: %s", spec, err) : cli_err("%s", err);
+		goto out;
+	}
+	for (size_t i = 0; i < trawl_agg_n(a); i++)
+		if (strncmp(trawl_agg_text(a, i), "heatmap(", 8))
+			run.tables = true;
+	if (cli_trace_paths((const char *const *)paths, npaths)) {
+		status = CLI_EXIT_FAILURE;
+		goto out;
+	}
+	if (cli_sync_load(sync_path ? &sync_path : (const char *const *)paths,
+			  sync_path ? 1 : npaths, no_sync, &ro, &sync)) {
+		status = 1;
+		goto out;
+	}
+	if (sync_path && !sync) {
+		status = cli_err("%s: no sync.txt there", sync_path);
+		goto out;
+	}
+	struct cli_reader_opts co = {
+		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
+	};
+	ro.threads = nlive ? 1 : 0;
+	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {
+		status = cli_err("%s", err);
+		goto out;
+	}
+	if (nlive) {
+		struct sigaction sa = { .sa_handler = on_stop };
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	struct trawl_sink sink = trawl_agg_sink(a);
+	struct trawl_run_opts rno = {
+		.sz = sizeof(rno), .error = report_corrupt, .stop = &agg_stop,
+	};
+	int rc = trawl_pipe_run(r, &sink, 1, &rno);
+	if (rc < 0 && *trawl_agg_error(a))
+		status = cli_err("%s", trawl_agg_error(a));
+	else if (rc == -ENOMEM)
+		status = cli_err("out of memory");
+	else if (rc != 0)
+		status = 1;	/* reported */
+	if (!status && !ao.interval && (rc = trawl_agg_write_text(a, STDOUT_FILENO)) < 0)
+		run.werr = -rc;
+	if (run.werr && run.werr != EPIPE)
+		status = cli_err("write error: %s", strerror(run.werr));
+	if (!status && svg)
+		status = write_svg(a, svg);
+	if (trawl_agg_late(a))
+		cli_warn("%llu values came after their interval had closed (left out)",
+			 (unsigned long long)trawl_agg_late(a));
+	if (trawl_agg_unpaired(a))
+		cli_info("%llu begin or end events without their pair (left out)",
+			 (unsigned long long)trawl_agg_unpaired(a));
+	if (nbad && !status)
+		status = 1;
+out:
+	trawl_agg_free(a);
+	trawl_reader_free(r);
+	trawl_sync_store_free(sync);
+	free(hosts);
+	free(live);
+	return status;
+}

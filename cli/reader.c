@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/reader.c - the reader of the commands that read traces (print, agg):
+ * the trace files under paths and the live sessions, with their filters
+ * and clock corrections.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "trawl/pipe.h"
+
+/* A trace of a session that cannot be opened: reported, skipped. */
+void cli_report_bad_trace(void *arg, const char *msg)
+{
+	if (arg) {
+		(*(int *)arg)++;
+		cli_err("%s; the trace is skipped", msg);
+	}
+}
+
+struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
+				     const struct cli_reader_opts *co,
+				     const struct trawl_reader_opts *ro, char *err, size_t errlen)
+{
+	struct trawl_source_opts so = {
+		.sz = sizeof(so), .hosts = co->hosts, .nhosts = co->nhosts, .events = co->events,
+		.nevents = co->nevents, .fixes = ro->fixes, .nfixes = ro->nfixes,
+		.bad_trace = cli_report_bad_trace, .bad_trace_arg = co->nbad,
+	};
+	struct trawl_reader_opts rro = *ro;
+	struct trawl_source **srcs = calloc(co->nlive + 1, sizeof(*srcs));
+	size_t n = 0;
+
+	if (!srcs) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rro.hosts = rro.events = NULL;
+	rro.nhosts = rro.nevents = 0;
+	rro.fixes = NULL;
+	rro.nfixes = 0;
+	if (npaths && !(srcs[n++] = trawl_source_files(paths, npaths, &so, err, errlen)))
+		goto fail;
+	for (size_t i = 0; i < co->nlive; i++)
+		if (!(srcs[n++] = trawl_source_live(co->live[i], &so, err, errlen)))
+			goto fail;
+	struct trawl_reader *r = trawl_reader_open(srcs, n, &rro, err, errlen);
+	free(srcs);
+	return r;
+fail:
+	for (size_t i = 0; i + 1 < n; i++)
+		trawl_source_free(srcs[i]);
+	free(srcs);
+	return NULL;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/agg/agg-priv.h - the aggregation object, shared by agg.c and render.c. */
+#ifndef TRAWL_AGG_PRIV_H
+#define TRAWL_AGG_PRIV_H
+
+#include "agg/agg-internal.h"
+#include "trawl/pipe.h"
+
+enum { ROLE_VALUE = 1, ROLE_INT, ROLE_FLOAT, ROLE_BEGIN, ROLE_END };
+enum { KEY_NONE, KEY_INT, KEY_STR, KEY_FLOAT };
+
+#define HEAT_MAX_ADAPTIVE 120	/* columns of a heat map without intervals */
+#define HEAT_MAX_LIVE 4096	/* columns kept with intervals (the oldest go) */
+
+/* Per event class (by its index): what it is to each aggregation. */
+struct cls {
+	bool known;
+	uint32_t name;			/* interned */
+	uint8_t role[TR_AGG_NMAX];
+	uint32_t stem[TR_AGG_NMAX];	/* lat(): what the globs' '*' matched */
+};
+
+struct cell {
+	uint64_t count;
+	double sum, min, max, mean, m2;
+	uint64_t buckets[];		/* nbuckets */
+};
+
+struct pending {
+	bool active;
+	uint32_t stem;
+	int64_t ts;
+	uint64_t key[2 * TR_AGG_MAX_KEYS + 1];	/* the begin event's */
+};
+
+struct heat {
+	int64_t t0, width;		/* column c begins at t0 + c * width */
+	size_t ncols, first, cap;	/* columns first .. ncols - 1 are in cells */
+	uint64_t *cells;		/* (c - first) * TR_AGG_LOG2_BUCKETS + b */
+	uint64_t max;			/* the largest cell written so far (text) */
+	bool header;			/* text: the interval lines' header written */
+	size_t lo, hi;			/* text: buckets shown with intervals */
+};
+
+/* The sorted rows handed out (trawl_agg_row). */
+struct view_row {
+	const void *key;		/* the cell's key */
+	struct cell *cell;
+	const char **keys;		/* formatted */
+};
+
+struct one {
+	const struct tr_agg_stmt *s;
+	const struct trawl_field *val;	/* V_FIELD */
+	const struct trawl_field *keyf[TR_AGG_MAX_KEYS];
+	size_t nbuckets, ksz;
+	struct tr_table cells;		/* key -> struct cell */
+	struct cell *last;		/* the cell of last_key, NULL: none */
+	uint64_t last_key[2 * TR_AGG_MAX_KEYS + 1];
+	struct tr_table pending;	/* (host, tid) -> struct pending */
+	struct heat heat;
+	bool dirty;			/* the view is stale */
+	struct view_row *rows;
+	size_t nrows;
+	char *strs;			/* the formatted keys */
+};
+
+struct track {
+	const struct trawl_field *tid, *vtid;
+	const struct trawl_field *prev_tid, *prev_comm, *next_tid, *next_comm;
+	const struct trawl_field *sd_tid, *sd_name, *sd_cgroup;
+	const struct trawl_field *fork_child, *fork_parent, *fork_comm, *exec_file, *procname;
+};
+
+struct trawl_agg {
+	struct trawl_agg_opts o;
+	struct tr_agg_spec spec;
+	struct one aggs[TR_AGG_NMAX];
+	size_t n;
+	struct cls *cls;
+	size_t ncls;
+	struct tr_table strings;	/* hash -> id */
+	char **strv;			/* id -> string */
+	size_t nstr, strcap;
+	struct tr_table threads;
+	struct track trk;
+	bool tracking;
+	const struct trawl_reader_stream *last_stream;
+	uint32_t last_host;
+	int64_t interval, cur;		/* cur: the open interval's begin */
+	int64_t low, low_wall;		/* the reader's low, and when it last rose */
+	bool closing;			/* inside on_interval() */
+	int64_t closing_col;
+	uint64_t late, unpaired;
+	char err[512];
+};
+
+TRAWL_HIDDEN size_t tr_agg_bucket(const struct tr_agg_stmt *s, int64_t v);
+TRAWL_HIDDEN void tr_agg_view_release(struct one *o);
+
+/* What glob's '*' matched in name (the part between its prefix and
+ * suffix; all of name when glob has no single '*'): *len bytes. */
+static inline const char *stem_of(const char *glob, const char *name, size_t *len)
+{
+	const char *star = strchr(glob, '*');
+	size_t nl = strlen(name);
+
+	if (!star || strchr(star + 1, '*')) {
+		*len = 0;
+		return name;
+	}
+	size_t pre = (size_t)(star - glob), suf = strlen(star + 1);
+	if (pre + suf > nl) {
+		*len = 0;
+		return name;
+	}
+	*len = nl - pre - suf;
+	return name + pre;
+}
+
+#endif

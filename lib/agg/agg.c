@@ -1,0 +1,715 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/agg/agg.c - the aggregation sink (trawl/agg.h).
+ *
+ * Per event: for each aggregation, is the event one of its (a per-class
+ * answer, cached by trawl_ctf_event_class.index), its value (a bound
+ * field, or end ts - begin ts of a pair matched per host and tid), its
+ * key (host, cpu, tid, comm, cgroup, event name, bound fields; strings
+ * interned to numbers), then one cell of a hash table updated: count,
+ * sum, min, max, mean and M2 (Welford, for the stddev), buckets.
+ *
+ * comm and cgroup are not in kernel events: a small table of threads per
+ * host follows them from sched_switch, sched_process_fork and _exec, the
+ * state dump's process states, and any event's procname context.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agg/agg-internal.h"
+#include "agg/agg-priv.h"
+
+/* ------------------------------------------------------------- strings */
+
+static uint32_t intern(struct trawl_agg *a, const char *s, size_t len)
+{
+	uint64_t h = tr_hash_bytes(s, len);
+
+	for (;; h++) {
+		bool isnew;
+		uint32_t *id = tr_table_get(&a->strings, &h, &isnew);
+		if (!id)
+			return UINT32_MAX;
+		if (!isnew) {
+			const char *o = a->strv[*id];
+			if (strlen(o) == len && !memcmp(o, s, len))
+				return *id;
+			continue;	/* another string with this hash */
+		}
+		if (tr_grow(&a->strv, &a->strcap, a->nstr, sizeof(*a->strv)) < 0 ||
+		    !(a->strv[a->nstr] = malloc(len + 1))) {
+			*id = UINT32_MAX;	/* left as a dead entry */
+			return UINT32_MAX;
+		}
+		memcpy(a->strv[a->nstr], s, len);
+		a->strv[a->nstr][len] = 0;
+		*id = (uint32_t)a->nstr;
+		return (uint32_t)a->nstr++;
+	}
+}
+
+static uint32_t intern_value(struct trawl_agg *a, const union trawl_ctf_value *v)
+{
+	size_t n = v->s.len;
+	const char *nul = memchr(v->s.p, 0, n);
+	return intern(a, v->s.p, nul ? (size_t)(nul - v->s.p) : n);
+}
+
+/* ------------------------------------------------------------- classes */
+
+/* The per-class cache, grown to cover ec (live sources add classes). */
+static struct cls *cls_of(struct trawl_agg *a, const struct trawl_ctf_event_class *ec)
+{
+	uint32_t i = ec->index;
+
+	if (i >= a->ncls) {
+		size_t n = (size_t)i + 64;
+		struct cls *nc = realloc(a->cls, n * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		memset(nc + a->ncls, 0, (n - a->ncls) * sizeof(*nc));
+		a->cls = nc;
+		a->ncls = n;
+	}
+	struct cls *c = &a->cls[i];
+	if (!c->known) {
+		c->known = true;
+		c->name = intern(a, ec->name ? ec->name : "", ec->name ? strlen(ec->name) : 0);
+		for (size_t k = 0; k < a->n; k++) {
+			struct one *o = &a->aggs[k];
+			const struct tr_agg_stmt *s = o->s;
+			uint8_t role = 0;
+			uint32_t stem = 0;
+			if (!ec->name)
+				;
+			else if (s->value == TR_AGG_V_EVENTS && tr_glob_match(s->glob, ec->name))
+				role = ROLE_VALUE;
+			else if (s->value == TR_AGG_V_FIELD && o->val) {
+				enum trawl_field_type t = trawl_field_type(o->val, ec);
+				role = t == TRAWL_FIELD_INT ? ROLE_INT : t == TRAWL_FIELD_FLOAT ? ROLE_FLOAT : 0;
+			} else if (s->value == TR_AGG_V_LAT) {
+				const char *st = NULL;
+				size_t sl = 0;
+				if (tr_glob_match(s->glob, ec->name)) {
+					role = ROLE_BEGIN;
+					st = stem_of(s->glob, ec->name, &sl);
+				} else if (tr_glob_match(s->glob_end, ec->name)) {
+					role = ROLE_END;
+					st = stem_of(s->glob_end, ec->name, &sl);
+				}
+				if (st)
+					stem = intern(a, st, sl);
+			}
+			c->role[k] = role;
+			c->stem[k] = stem;
+		}
+	}
+	return c;
+}
+
+/* ------------------------------------------------------------- threads */
+
+struct thread_key {
+	uint32_t host;
+	uint32_t pad;
+	int64_t tid;
+};
+
+struct thread {
+	uint32_t comm, cgroup;	/* interned, 0: unknown */
+};
+
+static struct thread *thread_get(struct trawl_agg *a, uint32_t host, int64_t tid)
+{
+	struct thread_key k = { .host = host, .tid = tid };
+	bool isnew;
+	return tr_table_get(&a->threads, &k, &isnew);
+}
+
+static int64_t int_of(const struct trawl_field *f, const struct trawl_event *ev, bool *ok)
+{
+	const union trawl_ctf_value *v = f ? trawl_field_value(f, ev) : NULL;
+	*ok = v && trawl_field_type(f, ev->cls) == TRAWL_FIELD_INT;
+	return *ok ? v->i : 0;
+}
+
+static uint32_t str_of(struct trawl_agg *a, const struct trawl_field *f, const struct trawl_event *ev)
+{
+	const union trawl_ctf_value *v = f ? trawl_field_value(f, ev) : NULL;
+	if (!v || trawl_field_type(f, ev->cls) != TRAWL_FIELD_STRING)
+		return 0;
+	return intern_value(a, v);
+}
+
+static void set_comm(struct trawl_agg *a, uint32_t host, int64_t tid, uint32_t comm, uint32_t cgroup)
+{
+	struct thread *t = thread_get(a, host, tid);
+	if (!t)
+		return;
+	if (comm && comm != UINT32_MAX)
+		t->comm = comm;
+	if (cgroup && cgroup != UINT32_MAX)
+		t->cgroup = cgroup;
+}
+
+/* The event's effect on the table of threads. */
+static void track(struct trawl_agg *a, const struct trawl_event *ev, uint32_t host)
+{
+	struct track *t = &a->trk;
+	bool ok, ok2;
+	int64_t tid, tid2;
+
+	if ((tid = int_of(t->next_tid, ev, &ok), ok)) {
+		set_comm(a, host, tid, str_of(a, t->next_comm, ev), 0);
+		if ((tid2 = int_of(t->prev_tid, ev, &ok2), ok2))
+			set_comm(a, host, tid2, str_of(a, t->prev_comm, ev), 0);
+		return;
+	}
+	if ((tid = int_of(t->sd_tid, ev, &ok), ok)) {
+		set_comm(a, host, tid, str_of(a, t->sd_name, ev), str_of(a, t->sd_cgroup, ev));
+		return;
+	}
+	if ((tid = int_of(t->fork_child, ev, &ok), ok)) {
+		struct thread *p = NULL;
+		uint32_t cg = 0;
+		if ((tid2 = int_of(t->fork_parent, ev, &ok2), ok2) &&
+		    (p = tr_table_find(&a->threads, &(struct thread_key){ .host = host, .tid = tid2 })))
+			cg = p->cgroup;
+		set_comm(a, host, tid, str_of(a, t->fork_comm, ev), cg);
+		return;
+	}
+	const union trawl_ctf_value *fn = t->exec_file ? trawl_field_value(t->exec_file, ev) : NULL;
+	if (fn && trawl_field_type(t->exec_file, ev->cls) == TRAWL_FIELD_STRING &&
+	    (tid = int_of(t->tid, ev, &ok), ok)) {
+		/* the kernel's comm after exec: the file's base name, 15 bytes */
+		size_t n = fn->s.len;
+		const char *p = fn->s.p, *nul = memchr(p, 0, n), *slash;
+		if (nul)
+			n = (size_t)(nul - p);
+		while ((slash = memchr(p, '/', n))) {
+			n -= (size_t)(slash + 1 - p);
+			p = slash + 1;
+		}
+		set_comm(a, host, tid, intern(a, p, n < 15 ? n : 15), 0);
+		return;
+	}
+	if (t->procname && (tid = int_of(t->tid, ev, &ok), ok)) {
+		uint32_t c = str_of(a, t->procname, ev);
+		if (c)
+			set_comm(a, host, tid, c, 0);
+	}
+}
+
+/* ------------------------------------------------------------- keys */
+
+static uint32_t host_of(struct trawl_agg *a, const struct trawl_event *ev)
+{
+	if (ev->stream != a->last_stream) {
+		const struct trawl_reader_trace *t = ev->stream ? trawl_reader_stream_trace(ev->stream) : NULL;
+		const char *h = t ? trawl_reader_trace_hostname(t) : "";
+		a->last_stream = ev->stream;
+		a->last_host = intern(a, h, strlen(h));
+	}
+	return a->last_host;
+}
+
+static int64_t tid_of(struct trawl_agg *a, const struct trawl_event *ev, bool *ok)
+{
+	int64_t t = int_of(a->trk.tid, ev, ok);
+	if (!*ok)
+		t = int_of(a->trk.vtid, ev, ok);
+	return t;
+}
+
+/* The key of ev for aggregation o into k (type, value pairs). */
+static void key_of(struct trawl_agg *a, struct one *o, const struct trawl_event *ev, uint32_t host,
+		   uint64_t *k)
+{
+	const struct tr_agg_stmt *s = o->s;
+	bool ok;
+
+	for (size_t i = 0; i < s->nkeys; i++) {
+		uint64_t t = KEY_NONE, v = 0;
+		switch (s->key[i].kind) {
+		case TR_AGG_K_HOST:
+			t = KEY_STR;
+			v = host;
+			break;
+		case TR_AGG_K_CPU:
+			t = KEY_INT;
+			v = ev->cpu;
+			break;
+		case TR_AGG_K_TID: {
+			int64_t tid = tid_of(a, ev, &ok);
+			if (ok) {
+				t = KEY_INT;
+				v = (uint64_t)tid;
+			}
+			break;
+		}
+		case TR_AGG_K_COMM:
+		case TR_AGG_K_CGROUP: {
+			int64_t tid = tid_of(a, ev, &ok);
+			struct thread *th = ok ? tr_table_find(&a->threads,
+				&(struct thread_key){ .host = host, .tid = tid }) : NULL;
+			uint32_t id = th ? (s->key[i].kind == TR_AGG_K_COMM ? th->comm : th->cgroup) : 0;
+			if (id && id != UINT32_MAX) {
+				t = KEY_STR;
+				v = id;
+			}
+			break;
+		}
+		case TR_AGG_K_EVENT:
+			t = KEY_STR;
+			v = a->cls[ev->cls->index].name;
+			break;
+		case TR_AGG_K_FIELD: {
+			const struct trawl_field *f = o->keyf[i];
+			const union trawl_ctf_value *val = f ? trawl_field_value(f, ev) : NULL;
+			enum trawl_field_type ft = val ? trawl_field_type(f, ev->cls) : TRAWL_FIELD_ANY;
+			if (ft == TRAWL_FIELD_INT) {
+				t = KEY_INT;
+				v = val->u;
+			} else if (ft == TRAWL_FIELD_STRING) {
+				t = KEY_STR;
+				v = intern_value(a, val);
+			} else if (ft == TRAWL_FIELD_FLOAT) {
+				t = KEY_FLOAT;
+				memcpy(&v, &val->d, sizeof(v));
+			}
+			break;
+		}
+		}
+		k[2 * i] = t;
+		k[2 * i + 1] = v;
+	}
+}
+
+/* ------------------------------------------------------------- cells */
+
+static size_t nbuckets_of(const struct tr_agg_stmt *s)
+{
+	switch (s->func) {
+	case TR_AGG_HIST:
+		return TR_AGG_LOG2_BUCKETS;
+	case TR_AGG_LHIST:
+		return tr_agg_lin_nbuckets(s->param);
+	case TR_AGG_LLHIST:
+		return tr_agg_ll_nbuckets(s->param);
+	default:
+		return 0;
+	}
+}
+
+size_t tr_agg_bucket(const struct tr_agg_stmt *s, int64_t v)
+{
+	switch (s->func) {
+	case TR_AGG_LHIST:
+		return tr_agg_lin_bucket(s->param, v);
+	case TR_AGG_LLHIST:
+		return tr_agg_ll_bucket(s->param, v);
+	default:
+		return tr_agg_log2_bucket(v);
+	}
+}
+
+static int64_t to_int(double x)
+{
+	return x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
+}
+
+/* A new value of a heat map at ts. */
+static int heat_add(struct trawl_agg *a, struct one *o, int64_t ts, int64_t v)
+{
+	struct heat *h = &o->heat;
+
+	if (!h->width) {
+		h->width = a->interval ? a->interval : 1000000;	/* 1 ms, doubling */
+		h->t0 = ts - (ts % h->width + h->width) % h->width;
+	}
+	if (ts < h->t0)
+		ts = h->t0;	/* (files: only the first may be earlier; never in order) */
+	size_t c = (size_t)((ts - h->t0) / h->width);
+	while (!a->interval && c >= HEAT_MAX_ADAPTIVE) {
+		/* twice as wide: pairs of columns merged */
+		for (size_t i = 0; i < h->ncols; i++) {
+			uint64_t *dst = h->cells + (i / 2) * TR_AGG_LOG2_BUCKETS;
+			const uint64_t *src = h->cells + i * TR_AGG_LOG2_BUCKETS;
+			if (i % 2 == 0) {
+				if (dst != src)
+					memcpy(dst, src, TR_AGG_LOG2_BUCKETS * sizeof(*dst));
+			} else {
+				for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++)
+					dst[b] += src[b];
+			}
+		}
+		h->ncols = (h->ncols + 1) / 2;
+		h->width *= 2;
+		c = (size_t)((ts - h->t0) / h->width);
+	}
+	if (a->interval && c >= h->ncols && c - h->first >= HEAT_MAX_LIVE) {
+		/* with intervals (live): the columns before the last half go
+		 * (all of them after a long gap) */
+		size_t from = c - HEAT_MAX_LIVE / 2;
+		if (from >= h->ncols) {
+			h->first = h->ncols = from;
+		} else {
+			memmove(h->cells, h->cells + (from - h->first) * TR_AGG_LOG2_BUCKETS,
+				(h->ncols - from) * TR_AGG_LOG2_BUCKETS * sizeof(*h->cells));
+			h->first = from;
+		}
+	}
+	if (c >= h->ncols) {
+		size_t need = c - h->first + 1;
+		if (need > h->cap) {
+			size_t cap = need * 2;
+			uint64_t *nc = realloc(h->cells, cap * TR_AGG_LOG2_BUCKETS * sizeof(*nc));
+			if (!nc)
+				return -ENOMEM;
+			h->cells = nc;
+			h->cap = cap;
+		}
+		memset(h->cells + (h->ncols - h->first) * TR_AGG_LOG2_BUCKETS, 0,
+		       (c + 1 - h->ncols) * TR_AGG_LOG2_BUCKETS * sizeof(*h->cells));
+		h->ncols = c + 1;
+	}
+	h->cells[(c - h->first) * TR_AGG_LOG2_BUCKETS + tr_agg_log2_bucket(v)]++;
+	return 0;
+}
+
+/* Adds value x with key k to aggregation o. */
+static int add(struct trawl_agg *a, struct one *o, const uint64_t *k, double x, int64_t ts)
+{
+	if (o->s->func == TR_AGG_HEATMAP)
+		return heat_add(a, o, ts, to_int(x));
+	bool isnew = false;
+	struct cell *c;
+	/* the same key as the last value (runs of one thread, one CPU): its
+	 * cell, without hashing (the pointer holds until an insertion) */
+	if (o->last && !memcmp(o->last_key, k, o->ksz)) {
+		c = o->last;
+	} else {
+		if (!(c = tr_table_get(&o->cells, k, &isnew)))
+			return -ENOMEM;
+		o->last = c;
+		memcpy(o->last_key, k, o->ksz);
+	}
+	o->dirty = true;
+	if (isnew) {
+		c->min = c->max = x;
+	} else {
+		if (x < c->min)
+			c->min = x;
+		if (x > c->max)
+			c->max = x;
+	}
+	c->count++;
+	c->sum += x;
+	double d = x - c->mean;
+	c->mean += d / (double)c->count;
+	c->m2 += d * (x - c->mean);
+	if (o->nbuckets)
+		c->buckets[tr_agg_bucket(o->s, to_int(x))]++;
+	return 0;
+}
+
+/* ------------------------------------------------------------- intervals */
+
+static void clear_results(struct trawl_agg *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		tr_table_clear(&a->aggs[i].cells);
+		a->aggs[i].last = NULL;
+		a->aggs[i].dirty = true;
+	}
+}
+
+/* Closes intervals until the one holding ts (wall: by the clock). */
+static void close_until(struct trawl_agg *a, int64_t ts)
+{
+	while (ts >= a->cur + a->interval) {
+		int64_t b = a->cur, e = b + a->interval;
+		if (a->o.on_interval) {
+			a->closing = true;
+			a->closing_col = b;
+			a->o.on_interval(a->o.arg, a, b, e);
+			a->closing = false;
+		}
+		clear_results(a);
+		a->cur = e;
+		if ((ts - a->cur) / a->interval > 1000)	/* a long gap: skip it, silently */
+			a->cur = ts - (ts % a->interval + a->interval) % a->interval;
+	}
+}
+
+/* ------------------------------------------------------------- the sink */
+
+static const struct trawl_field *bind_opt(struct trawl_reader *r, const char *glob,
+					  const char *field, unsigned flags)
+{
+	char spec[512], err[256];
+	snprintf(spec, sizeof(spec), "%s.%s", glob, field);
+	return trawl_field_bind(r, spec, TRAWL_FIELD_ANY, flags, err, sizeof(err));
+}
+
+static int agg_start(void *self, struct trawl_reader *r)
+{
+	struct trawl_agg *a = self;
+	bool threads = false;
+
+	for (size_t i = 0; i < a->n; i++) {
+		struct one *o = &a->aggs[i];
+		const struct tr_agg_stmt *s = o->s;
+		if (s->value == TR_AGG_V_FIELD) {
+			char spec[512];
+			snprintf(spec, sizeof(spec), "%s.%s", s->glob, s->field);
+			o->val = trawl_field_bind(r, spec, TRAWL_FIELD_ANY, TRAWL_FIELD_OPTIONAL,
+						  a->err, sizeof(a->err));
+			if (!o->val)
+				return -errno;
+		}
+		for (size_t k = 0; k < s->nkeys; k++) {
+			if (s->key[k].kind == TR_AGG_K_COMM || s->key[k].kind == TR_AGG_K_CGROUP)
+				threads = true;
+			if (s->key[k].kind != TR_AGG_K_FIELD)
+				continue;
+			o->keyf[k] = bind_opt(r, s->glob, s->key[k].name, TRAWL_FIELD_OPTIONAL);
+			if (!o->keyf[k] && errno != ENOENT)
+				return tr_seterr(a->err, sizeof(a->err), errno, "key %s: %s",
+						 s->key[k].name, strerror(errno));
+		}
+	}
+	/* the thread of any event: the kernel's tid context, user space's vtid */
+	a->trk.tid = bind_opt(r, "*", "tid", TRAWL_FIELD_OPTIONAL);
+	a->trk.vtid = bind_opt(r, "*", "vtid", TRAWL_FIELD_OPTIONAL);
+	if (threads) {
+		struct track *t = &a->trk;
+		t->prev_tid = bind_opt(r, "sched_switch", "prev_tid", TRAWL_FIELD_OPTIONAL);
+		t->prev_comm = bind_opt(r, "sched_switch", "prev_comm", TRAWL_FIELD_OPTIONAL);
+		t->next_tid = bind_opt(r, "sched_switch", "next_tid", TRAWL_FIELD_OPTIONAL);
+		t->next_comm = bind_opt(r, "sched_switch", "next_comm", TRAWL_FIELD_OPTIONAL);
+		t->sd_tid = bind_opt(r, "lttng_statedump_process_state", "tid", TRAWL_FIELD_OPTIONAL);
+		t->sd_name = bind_opt(r, "lttng_statedump_process_state", "name", TRAWL_FIELD_OPTIONAL);
+		t->sd_cgroup = bind_opt(r, "lttng_statedump_process_state", "cgroup",
+					TRAWL_FIELD_OPTIONAL);
+		t->fork_child = bind_opt(r, "sched_process_fork", "child_tid", TRAWL_FIELD_OPTIONAL);
+		t->fork_parent = bind_opt(r, "sched_process_fork", "parent_tid", TRAWL_FIELD_OPTIONAL);
+		t->fork_comm = bind_opt(r, "sched_process_fork", "child_comm", TRAWL_FIELD_OPTIONAL);
+		t->exec_file = bind_opt(r, "sched_process_exec", "filename", TRAWL_FIELD_OPTIONAL);
+		t->procname = bind_opt(r, "*", "procname", TRAWL_FIELD_OPTIONAL);
+		a->tracking = true;
+	}
+	return 0;
+}
+
+/* One event through aggregation o. */
+static int one_event(struct trawl_agg *a, struct one *o, size_t k, const struct cls *c,
+		     const struct trawl_event *ev, uint32_t host)
+{
+	uint64_t key[2 * TR_AGG_MAX_KEYS + 1] = { 0 };
+	uint8_t role = c->role[k];
+	bool ok;
+
+	switch (role) {
+	case ROLE_VALUE:
+		key_of(a, o, ev, host, key);
+		return add(a, o, key, 1, ev->ts);
+	case ROLE_INT:
+	case ROLE_FLOAT: {
+		const union trawl_ctf_value *v = trawl_field_value(o->val, ev);
+		if (!v)
+			return 0;
+		key_of(a, o, ev, host, key);
+		return add(a, o, key, role == ROLE_INT ? (double)v->i : v->d, ev->ts);
+	}
+	case ROLE_BEGIN:
+	case ROLE_END: {
+		int64_t tid = tid_of(a, ev, &ok);
+		if (!ok)
+			return 0;
+		struct thread_key tk = { .host = host, .tid = tid };
+		bool isnew;
+		struct pending *p = tr_table_get(&o->pending, &tk, &isnew);
+		if (!p)
+			return -ENOMEM;
+		if (role == ROLE_BEGIN) {
+			if (p->active)
+				a->unpaired++;
+			p->active = true;
+			p->ts = ev->ts;
+			p->stem = c->stem[k];
+			key_of(a, o, ev, host, p->key);
+			return 0;
+		}
+		if (!p->active || p->stem != c->stem[k]) {
+			a->unpaired++;
+			p->active = false;
+			return 0;
+		}
+		p->active = false;
+		memcpy(key, p->key, sizeof(p->key));
+		return add(a, o, key, (double)(ev->ts - p->ts), ev->ts);
+	}
+	default:
+		return 0;
+	}
+}
+
+static int agg_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct trawl_agg *a = self;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct trawl_event *e = &ev[i];
+		const struct cls *c = e->cls->index < a->ncls && a->cls[e->cls->index].known ?
+			&a->cls[e->cls->index] : cls_of(a, e->cls);
+		if (!c)
+			return -ENOMEM;
+		if (a->interval) {
+			if (a->cur == INT64_MIN)
+				a->cur = e->ts - (e->ts % a->interval + a->interval) % a->interval;
+			if (e->ts < a->cur) {
+				a->late++;
+				continue;
+			}
+			close_until(a, e->ts);
+		}
+		uint32_t host = host_of(a, e);
+		if (a->tracking)
+			track(a, e, host);
+		for (size_t k = 0; k < a->n; k++) {
+			if (!c->role[k])
+				continue;
+			int rc = one_event(a, &a->aggs[k], k, c, e, host);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int agg_idle(void *self, struct trawl_reader *r)
+{
+	struct trawl_agg *a = self;
+	struct timespec now;
+
+	if (!a->interval || a->cur == INT64_MIN)
+		return 0;
+	/* what the streams' beacons say: nothing before it is to come */
+	int64_t t = trawl_reader_low(r);
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t wall = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	if (t > a->low) {
+		a->low = t;
+		a->low_wall = wall;
+	}
+	/* the clock only when no stream has said anything of its time (no
+	 * low: no beacons), or the low has not risen for four graces (a
+	 * producer gone quiet): a slow one on a loaded machine, whose
+	 * beacons come late, loses no value */
+	if (a->o.grace && (t == INT64_MIN || wall - a->low_wall >= 4 * a->o.grace) &&
+	    wall - a->o.grace > t)
+		t = wall - a->o.grace;
+	if (t >= a->cur + a->interval)
+		close_until(a, t);
+	return 0;
+}
+
+static int agg_finish(void *self, struct trawl_reader *r)
+{
+	struct trawl_agg *a = self;
+
+	if (a->interval && a->cur != INT64_MIN)
+		close_until(a, a->cur + a->interval);
+	return 0;
+}
+
+static const struct trawl_sink_ops agg_ops = {
+	.sz = sizeof(agg_ops), .name = "agg", .start = agg_start, .events = agg_events,
+	.finish = agg_finish, .idle = agg_idle,
+};
+
+struct trawl_sink trawl_agg_sink(struct trawl_agg *a)
+{
+	return (struct trawl_sink){ &agg_ops, a };
+}
+
+struct trawl_agg *trawl_agg_new(const struct trawl_agg_opts *o, char *err, size_t errlen)
+{
+	struct trawl_agg *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a) {
+		tr_seterr(err, errlen, ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(&a->o, o, o->sz < sizeof(a->o) ? o->sz : sizeof(a->o));
+	a->o.sz = sizeof(a->o);
+	a->interval = a->o.interval > 0 ? a->o.interval : 0;
+	a->cur = INT64_MIN;
+	a->low = INT64_MIN;
+	tr_table_init(&a->strings, sizeof(uint64_t), sizeof(uint32_t));
+	tr_table_init(&a->threads, sizeof(struct thread_key), sizeof(struct thread));
+	if (!a->o.spec) {
+		rc = tr_seterr(err, errlen, EINVAL, "no statement");
+		goto fail;
+	}
+	if ((rc = tr_agg_parse(&a->spec, a->o.spec, strlen(a->o.spec), err, errlen)) < 0)
+		goto fail;
+	intern(a, "", 0);	/* id 0: none */
+	a->n = a->spec.n;
+	for (size_t i = 0; i < a->n; i++) {
+		struct one *g = &a->aggs[i];
+		g->s = &a->spec.stmt[i];
+		g->nbuckets = nbuckets_of(g->s);
+		g->ksz = 2 * g->s->nkeys * sizeof(uint64_t) + sizeof(uint64_t);
+		tr_table_init(&g->cells, g->ksz, sizeof(struct cell) + g->nbuckets * sizeof(uint64_t));
+		tr_table_init(&g->pending, sizeof(struct thread_key), sizeof(struct pending));
+	}
+	return a;
+fail:
+	trawl_agg_free(a);
+	errno = -rc;
+	return NULL;
+}
+
+const char *trawl_agg_error(const struct trawl_agg *a)
+{
+	return a->err;
+}
+
+void trawl_agg_free(struct trawl_agg *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		struct one *g = &a->aggs[i];
+		tr_table_release(&g->cells);
+		tr_table_release(&g->pending);
+		free(g->heat.cells);
+		tr_agg_view_release(g);
+	}
+	for (size_t i = 0; i < a->nstr; i++)
+		free(a->strv[i]);
+	free(a->strv);
+	tr_table_release(&a->strings);
+	tr_table_release(&a->threads);
+	tr_agg_spec_release(&a->spec);
+	free(a->cls);
+	free(a);
+}
+
+uint64_t trawl_agg_late(const struct trawl_agg *a)
+{
+	return a->late;
+}
+
+uint64_t trawl_agg_unpaired(const struct trawl_agg *a)
+{
+	return a->unpaired;
+}
