@@ -14,6 +14,13 @@
  * CTL_REPLY. Everything runs in the agent's loop; nothing here blocks but
  * the connect (at most CONNECT_MS, only while the relay is away).
  *
+ * A relay with a secret (docs/auth.md) answers the JOIN with a CHALLENGE:
+ * the agent proves its credential (TRAWL_SECRET_FILE, which `trawl agent
+ * --secret-file` and [relay] secret-file set, read at each connection and
+ * wiped once answered) with an AUTH whose MAC covers the JOIN, as a
+ * producer's covers its HELLO (lib/net/auth.c); a refusal comes in the
+ * WELCOME with its reason, and is logged as any loss of the relay.
+ *
  * The relay gone (closed, refused, unreachable): connect again after 0.5
  * s, then twice as long each time, up to 30 s; a JOIN welcomed resets the
  * wait. Requests in flight are answered by the verbs all the same; their
@@ -27,6 +34,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "net/auth.h"
 #include "net/relay-proto.h"
 #include "net/relay-wr.h"
 #include "net/sock.h"
@@ -63,6 +71,11 @@ struct tr_join {
 	size_t inlen, incap;
 	struct relay_wr w;
 	struct jreq *reqs;
+	/* the handshake with a relay that authenticates (J_WAIT only) */
+	struct auth_cred *cred;		/* NULL: none given */
+	uint8_t *joinmsg;		/* the JOIN sent, header included: the
+					 * proof's context */
+	size_t joinlen;
 };
 
 const char *tr_join_addr(const struct trawl_agent *a)
@@ -97,6 +110,19 @@ static void jreq_free(struct jreq *q)
 	free(q);
 }
 
+/* The handshake's credential and JOIN forgotten. */
+static void forget_cred(struct tr_join *j)
+{
+	if (j->cred) {
+		tr_auth_wipe(j->cred);
+		free(j->cred);
+		j->cred = NULL;
+	}
+	free(j->joinmsg);
+	j->joinmsg = NULL;
+	j->joinlen = 0;
+}
+
 void tr_join_free(struct trawl_agent *a)
 {
 	struct tr_join *j = a->join;
@@ -109,6 +135,7 @@ void tr_join_free(struct trawl_agent *a)
 		j->reqs = q->next;
 		jreq_free(q);
 	}
+	forget_cred(j);
 	free(j->in);
 	free(j->w.buf);
 	free(j->addr);
@@ -119,6 +146,7 @@ void tr_join_free(struct trawl_agent *a)
 static void down(struct trawl_agent *a, const char *why)
 {
 	struct tr_join *j = a->join;
+	forget_cred(j);
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;
@@ -146,10 +174,38 @@ static void send_w(struct trawl_agent *a)
 		down(a, strerror(-r));
 }
 
+/* The credential of TRAWL_SECRET_FILE (docs/auth.md) into j->cred, if one
+ * is given: 0, or -errno with the reason in why. */
+static int load_cred(struct tr_join *j, char *why, size_t len)
+{
+	const char *path = getenv("TRAWL_SECRET_FILE");
+	if (!path || !*path)
+		return 0;
+	char e[300];
+	int ret = tr_auth_ready(e, sizeof(e));
+	if (ret < 0) {
+		snprintf(why, len, "%s", e);
+		return ret;
+	}
+	if (!(j->cred = calloc(1, sizeof(*j->cred)))) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	if ((ret = tr_auth_load(path, j->cred, e, sizeof(e))) < 0) {
+		snprintf(why, len, "secret file %s", e);
+		forget_cred(j);
+	}
+	return ret;
+}
+
 static void try_connect(struct trawl_agent *a)
 {
 	struct tr_join *j = a->join;
-	char why[256] = "";
+	char why[360] = "";
+	if (load_cred(j, why, sizeof(why)) < 0) {
+		down(a, why);
+		return;
+	}
 	int fd = tr_net_connect(j->host, j->port, tr_mono_ms() + CONNECT_MS, why, sizeof(why));
 	if (fd < 0) {
 		down(a, why[0] ? why : strerror(-fd));
@@ -160,10 +216,44 @@ static void try_connect(struct trawl_agent *a)
 	j->welcome_by = tr_mono_ms() + WELCOME_MS;
 	tr_relay_wr_begin(&j->w, RELAY_JOIN);
 	tr_relay_wr_32(&j->w, RELAY_VERSION);
-	tr_relay_wr_32(&j->w, 0);
+	tr_relay_wr_32(&j->w, j->cred ? RELAY_JOIN_AUTH : 0);
 	tr_relay_wr_64(&j->w, tr_mono_ns());
 	tr_relay_wr_str(&j->w, a->hostname);
+	/* kept for the proof, should the relay ask for one */
+	size_t n = tr_relay_wr_done(&j->w);
+	if (j->cred && n && (j->joinmsg = malloc(n))) {
+		memcpy(j->joinmsg, j->w.buf, n);
+		j->joinlen = n;
+	}
 	send_w(a);
+}
+
+/* A CHALLENGE to our JOIN: the AUTH proving the credential, then the
+ * credential forgotten. */
+static void on_challenge(struct trawl_agent *a, const struct relay_msg *m)
+{
+	struct tr_join *j = a->join;
+	uint8_t am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
+	char why[128];
+	if (j->state != J_WAIT || !j->joinmsg)
+		return down(a, j->cred || j->state != J_WAIT ? "an unexpected CHALLENGE" :
+			    "this relay requires authentication: give the agent its node's key "
+			    "or the cluster's secret (--secret-file, TRAWL_SECRET_FILE, [relay] "
+			    "secret-file)");
+	if (m->u.challenge.version != RELAY_AUTH_VERSION) {
+		snprintf(why, sizeof(why), "a challenge of version %u (this agent speaks %d)",
+			 m->u.challenge.version, RELAY_AUTH_VERSION);
+		return down(a, why);
+	}
+	int ret = tr_auth_put(j->cred, AUTH_ROLE_NODE, m->u.challenge.nonce, j->joinmsg,
+			      j->joinlen, am);
+	forget_cred(j);
+	if (ret < 0)
+		return down(a, strerror(-ret));
+	ret = tr_net_write_full(j->fd, am, sizeof(am), tr_mono_ms() + RELAY_SEND_TIMEOUT_MS);
+	explicit_bzero(am, sizeof(am));
+	if (ret < 0)
+		down(a, strerror(-ret));
 }
 
 /* Sessions, buffers in use, events discarded: for the relay's PONG. */
@@ -257,6 +347,7 @@ static void on_msg(struct trawl_agent *a, const struct relay_msg *m)
 	case RELAY_WELCOME:
 		if (j->state != J_WAIT)
 			return down(a, "a second WELCOME");
+		forget_cred(j);
 		if (m->u.welcome.status)
 			return down(a, m->u.welcome.msg);
 		j->state = J_UP;
@@ -264,6 +355,8 @@ static void on_msg(struct trawl_agent *a, const struct relay_msg *m)
 		j->said_down = false;
 		tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "joined relay %s as %s", j->addr, a->hostname);
 		return;
+	case RELAY_CHALLENGE:
+		return on_challenge(a, m);
 	case RELAY_PING:
 		if (j->state != J_UP)
 			return down(a, "a PING before WELCOME");

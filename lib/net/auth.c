@@ -295,8 +295,8 @@ bool tr_auth_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind
 	return ok;
 }
 
-int tr_auth_put_producer(const struct auth_cred *c, const uint8_t relay_nonce[AUTH_NONCE_LEN],
-			 const void *hello, size_t hlen, uint8_t *out)
+int tr_auth_put(const struct auth_cred *c, uint32_t role, const uint8_t relay_nonce[AUTH_NONCE_LEN],
+		const void *msg, size_t len, uint8_t *out)
 {
 	uint8_t *q = out + RELAY_HDR_LEN;
 	int ret = tr_auth_ready(NULL, 0);
@@ -306,7 +306,7 @@ int tr_auth_put_producer(const struct auth_cred *c, const uint8_t relay_nonce[AU
 		return ret;
 	relay_put_hdr(out, RELAY_AUTH, RELAY_AUTH_LEN);
 	put_le32(q, (uint32_t)c->kind);
-	tr_auth_mac(c->key, AUTH_ROLE_PRODUCER, (uint32_t)c->kind, relay_nonce, q + 4, hello, hlen,
+	tr_auth_mac(c->key, role, (uint32_t)c->kind, relay_nonce, q + 4, msg, len,
 		    q + 4 + AUTH_NONCE_LEN);
 	return 0;
 }

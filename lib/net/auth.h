@@ -20,7 +20,8 @@
  * the peer answers its own nonce and HMAC-SHA256(key, "trawl-auth-1" ||
  * role || credential kind || relay nonce || peer nonce || context), where
  * the context is the producer's whole HELLO message, header and payload
- * (session, host, trace, trace UUID), and empty for a viewer. The secret never crosses the network; an
+ * (session, host, trace, trace UUID), an agent's whole JOIN (its host
+ * name), and empty for a viewer. The secret never crosses the network; an
  * answer is good for one challenge, one role and one HELLO only.
  *
  * A credential file is text: '#' comments, blank lines, and one line
@@ -44,8 +45,9 @@
 
 enum auth_kind { AUTH_CLUSTER = 1, AUTH_NODE = 2, AUTH_VIEWER = 3 };
 /* What the proof is for: it is part of the MAC, so a producer's answer
- * cannot serve a viewer and the other way round. */
-enum auth_role { AUTH_ROLE_PRODUCER = 1, AUTH_ROLE_VIEWER = 2 };
+ * cannot serve a viewer or an agent joining, and the other way round.
+ * AUTH_ROLE_NODE: an agent joining the cluster (its JOIN is the context). */
+enum auth_role { AUTH_ROLE_PRODUCER = 1, AUTH_ROLE_VIEWER = 2, AUTH_ROLE_NODE = 3 };
 
 struct auth_cred {
 	enum auth_kind kind;
@@ -103,13 +105,14 @@ TRAWL_HIDDEN bool tr_auth_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role, 
 				const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx,
 				size_t ctxlen, const uint8_t mac[AUTH_MAC_LEN]);
 
-/* A producer's AUTH message (lib/net/relay-proto.h) proving c for the
- * HELLO message hello (hlen bytes, header included) against the relay's
- * nonce: RELAY_HDR_LEN + RELAY_AUTH_LEN bytes in out. 0, or -errno (no
- * randomness). */
-TRAWL_HIDDEN int tr_auth_put_producer(const struct auth_cred *c,
-				      const uint8_t relay_nonce[AUTH_NONCE_LEN], const void *hello,
-				      size_t hlen, uint8_t *out);
+/* The AUTH message (lib/net/relay-proto.h) of a producer (role
+ * AUTH_ROLE_PRODUCER, msg its HELLO) or of an agent joining
+ * (AUTH_ROLE_NODE, msg its JOIN) proving c for msg (len bytes, header
+ * included) against the relay's nonce: RELAY_HDR_LEN + RELAY_AUTH_LEN
+ * bytes in out. 0, or -errno (no HMAC, no randomness). */
+TRAWL_HIDDEN int tr_auth_put(const struct auth_cred *c, uint32_t role,
+			     const uint8_t relay_nonce[AUTH_NONCE_LEN], const void *msg, size_t len,
+			     uint8_t *out);
 
 /* Forgets a key (explicit_bzero: not optimized away). */
 TRAWL_HIDDEN void tr_auth_wipe(struct auth_cred *c);

@@ -233,7 +233,8 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	if (!ret)
 		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
 	/* a relay with a secret challenges; one without welcomes at once */
-	if (ret == 1 && !(ret = tr_auth_put_producer(&cred, nonce, b, RELAY_HDR_LEN + plen, am)) &&
+	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, b, RELAY_HDR_LEN + plen,
+					    am)) &&
 	    !(ret = send_now(fd, am, sizeof(am), NULL, 0)))
 		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
 	free(b);

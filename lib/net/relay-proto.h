@@ -106,6 +106,10 @@
 	X(CLUSTER, 37)		\
 	X(NODE, 38)
 
+#define RELAY_JOIN_AUTH 1u		/* JOIN flag: the agent holds a credential; a
+					 * relay with a secret answers CHALLENGE, the
+					 * agent AUTH (its MAC covering the JOIN), as
+					 * for a HELLO (docs/auth.md) */
 #define RELAY_CTL_ARGS_MAX 256		/* argv of one CTL or CLUSTER */
 #define RELAY_JOIN_MAX 1024		/* a JOIN before it is welcome */
 

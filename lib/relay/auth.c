@@ -3,10 +3,11 @@
  * lib/relay/auth.c - the relay's side of authentication (docs/auth.md):
  * with a secret (trawl_relay_opts.secret_file), a producer proves it
  * holds a credential that may write its HELLO's host before the HELLO is
- * taken, and a viewer on the live port proves it holds one that may read
+ * taken, an agent one that may act as its JOIN's host before it joins
+ * the cluster (docs/cluster.md), and a viewer on the live port proves it holds one that may read
  * before its CONNECT. The proofs and credentials are lib/net/auth.c's.
  *
- * Refusals say why (a producer in its WELCOME, a viewer in the reply to
+ * Refusals say why (a producer or an agent in its WELCOME, a viewer in the reply to
  * its TRAWL_AUTH) and are logged once per episode (a flood of bad proofs
  * costs a line every 10 s, and an HMAC each: microseconds).
  */
@@ -25,8 +26,9 @@
 /* A challenge given, and what the proof must cover. */
 struct rauth {
 	uint8_t nonce[AUTH_NONCE_LEN];
-	uint8_t *hello;			/* a producer's HELLO payload (the proof's
-					 * context; parsed again once proven) */
+	uint32_t type;			/* RELAY_HELLO or RELAY_JOIN: what is proven */
+	uint8_t *hello;			/* its payload (the proof's context, with
+					 * the header; parsed again once proven) */
 	size_t hello_len;
 	int64_t since;			/* ms the challenge was sent */
 	bool used;			/* a proof came: one per challenge */
@@ -110,19 +112,32 @@ static void welcome_refusal(struct rconn *c, int e, const char *why)
 	c->closing = true;
 }
 
+/* The role a proof of message type has (net/auth.h). */
+static uint32_t role_of(uint32_t type)
+{
+	return type == RELAY_JOIN ? AUTH_ROLE_NODE : AUTH_ROLE_PRODUCER;
+}
+
 int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m)
 {
-	if (!(m->u.hello.flags & RELAY_HELLO_AUTH)) {
-		const char *why = "this relay requires authentication: give the producer its "
-				  "node's key or the cluster's secret (trawl secret; record, "
-				  "simulate, agent --secret-file, TRAWL_SECRET_FILE, [relay] "
-				  "secret-file)";
-		log_refusal(c, false, "a HELLO without a credential");
+	bool join = m->type == RELAY_JOIN;
+	uint32_t flags = join ? m->u.join.flags : m->u.hello.flags;
+	if (!(flags & (join ? RELAY_JOIN_AUTH : RELAY_HELLO_AUTH))) {
+		const char *why = join ?
+			"this relay requires authentication: give the agent its node's key "
+			"or the cluster's secret (trawl secret; agent --secret-file, "
+			"TRAWL_SECRET_FILE, [relay] secret-file)" :
+			"this relay requires authentication: give the producer its "
+			"node's key or the cluster's secret (trawl secret; record, "
+			"simulate, agent --secret-file, TRAWL_SECRET_FILE, [relay] "
+			"secret-file)";
+		log_refusal(c, false, join ? "a JOIN without a credential" :
+			    "a HELLO without a credential");
 		welcome_refusal(c, EACCES, why);
 		return 0;
 	}
 	if (c->auth) {
-		welcome_refusal(c, EPROTO, "a second HELLO");
+		welcome_refusal(c, EPROTO, join ? "a JOIN after a HELLO or JOIN" : "a second HELLO");
 		return 0;
 	}
 	struct rauth *a = challenge(c);
@@ -133,6 +148,7 @@ int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m)
 	}
 	memcpy(a->hello, m->payload, m->len);
 	a->hello_len = m->len;
+	a->type = m->type;
 	uint8_t b[RELAY_HDR_LEN + RELAY_CHALLENGE_LEN];
 	relay_put_hdr(b, RELAY_CHALLENGE, RELAY_CHALLENGE_LEN);
 	put_le32(b + RELAY_HDR_LEN, RELAY_AUTH_VERSION);
@@ -151,22 +167,26 @@ int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m, struct rela
 	uint8_t *buf = malloc(RELAY_HDR_LEN + a->hello_len);
 	if (!buf)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
-	relay_put_hdr(buf, RELAY_HELLO, (uint32_t)a->hello_len);
+	relay_put_hdr(buf, a->type, (uint32_t)a->hello_len);
 	memcpy(buf + RELAY_HDR_LEN, a->hello, a->hello_len);
 	free(a->hello);
 	a->hello = buf;
 	char perr[128];
+	bool join = a->type == RELAY_JOIN;
 	if (tr_relay_msg_parse(buf, RELAY_HDR_LEN + a->hello_len, hello, perr, sizeof(perr)) <= 0)
-		return tr_seterr(err, errlen, EPROTO, "HELLO: %s", perr);
-	const char *host = hello->u.hello.host;
+		return tr_seterr(err, errlen, EPROTO, "%s: %s", join ? "JOIN" : "HELLO", perr);
+	const char *host = join ? hello->u.join.host : hello->u.hello.host;
 	uint32_t kind = m->u.auth.kind;
 	uint8_t key[AUTH_KEY_LEN];
+	if (kind == AUTH_VIEWER && join)
+		return tr_seterr(err, errlen, EACCES, "a viewer's credential cannot join the "
+				 "cluster: give the agent its node's key or the cluster's secret");
 	if (kind == AUTH_VIEWER)
 		return tr_seterr(err, errlen, EACCES, "a viewer's credential cannot write: "
 				 "give the producer its node's or the cluster's secret");
 	if (tr_auth_key_for(c->r->secret, kind, host, key) < 0)
 		return tr_seterr(err, errlen, EACCES, "a credential of unknown kind %u", kind);
-	bool ok = tr_auth_check(key, AUTH_ROLE_PRODUCER, kind, a->nonce, m->u.auth.nonce,
+	bool ok = tr_auth_check(key, role_of(a->type), kind, a->nonce, m->u.auth.nonce,
 				a->hello, a->hello_len + RELAY_HDR_LEN, m->u.auth.mac);
 	explicit_bzero(key, sizeof(key));
 	if (!ok && kind == AUTH_NODE)
@@ -200,10 +220,10 @@ size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out)
 		uint8_t *h = malloc(RELAY_HDR_LEN + a->hello_len);
 		if (!h)
 			return 0;
-		relay_put_hdr(h, RELAY_HELLO, (uint32_t)a->hello_len);
+		relay_put_hdr(h, a->type, (uint32_t)a->hello_len);
 		memcpy(h + RELAY_HDR_LEN, a->hello, a->hello_len);
-		int ret = tr_auth_put_producer(c->r->secret, a->nonce, h, RELAY_HDR_LEN + a->hello_len,
-					       out);
+		int ret = tr_auth_put(c->r->secret, role_of(a->type), a->nonce, h,
+				      RELAY_HDR_LEN + a->hello_len, out);
 		free(h);
 		return ret ? 0 : RELAY_HDR_LEN + RELAY_AUTH_LEN;
 	}

@@ -207,12 +207,13 @@ TRAWL_HIDDEN void tr_relay_repair(struct trawl_relay *r);
 /* auth.c: the challenge-response (docs/auth.md). */
 struct relay_msg;
 struct live_req;
-/* A producer's HELLO at a relay with a secret: a CHALLENGE queued (the
- * HELLO kept for the proof), or a WELCOME refusing it (no credential;
- * c closing, logged). 0, or -ENOMEM. */
+/* A producer's HELLO, or an agent's JOIN, at a relay with a secret: a
+ * CHALLENGE queued (the message kept for the proof), or a WELCOME refusing
+ * it (no credential; c closing, logged). 0, or -ENOMEM. */
 TRAWL_HIDDEN int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m);
-/* A producer's AUTH: 0 with *hello the HELLO it proves (c->authed), or
- * -errno with the reason in err (the caller refuses and logs it). */
+/* A producer's or an agent's AUTH: 0 with *hello the HELLO or JOIN it
+ * proves (c->authed), or -errno with the reason in err (the caller refuses
+ * and logs it). */
 TRAWL_HIDDEN int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m,
 				      struct relay_msg *hello, char *err, size_t errlen);
 /* A viewer's request before it is authed: 1 when it was the

@@ -613,8 +613,14 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 {
 	struct trawl_relay *r = c->r;
 	struct rtrace *t = c->trace;
-	if (c->node || c->local || (!t && m->type == RELAY_JOIN))
+	if (c->node || c->local)
 		return tr_control_msg(c, m, err, errlen);	/* control.c */
+	if (!t && m->type == RELAY_JOIN) {
+		/* with a secret: the JOIN is taken once proven (auth.c) */
+		if (r->secret && !c->authed)
+			return tr_relay_auth_hello(c, m);
+		return tr_control_msg(c, m, err, errlen);
+	}
 	if (!t && m->type != RELAY_HELLO && !(m->type == RELAY_AUTH && c->auth))
 		return tr_seterr(err, errlen, EPROTO, "%s before HELLO", tr_relay_type_name(m->type));
 	if (t && t->closed)
@@ -638,6 +644,8 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 				c->closing = true;
 				return 0;
 			}
+			if (proven.type == RELAY_JOIN)	/* an agent's, proven */
+				return tr_control_msg(c, &proven, err, errlen);
 			m = &proven;
 		}
 		int ret = on_hello(c, m, err, errlen);

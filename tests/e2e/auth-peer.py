@@ -17,6 +17,11 @@ that the test can claim what a well-behaved client never would.
   flood ADDR N             N connections one after the other, each a HELLO
                            and an AUTH of a random MAC: prints "refused R of
                            N" (R: those answered with a refusal)
+  join ADDR KEY HOST [KIND]  an agent's JOIN as HOST (docs/cluster.md) with
+                           the credential in KEY ("-": none, no AUTH flag),
+                           claiming KIND: prints "welcome STATUS MESSAGE"
+  joinhello ADDR KEY HOST  a JOIN answered with the MAC of a producer's
+                           proof (role and context of a HELLO): the same
   viewer ADDR KEY [KIND]   on a live port: TRAWL_CHALLENGE, TRAWL_AUTH with
                            KEY ("-": no proof), then CONNECT; prints "auth
                            STATUS REASON" and "connected" or "closed"
@@ -31,8 +36,9 @@ import sys
 import time
 
 HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
+JOIN = 32
 KINDS = {'cluster': 1, 'node': 2, 'viewer': 3}
-ROLE_PRODUCER, ROLE_VIEWER = 1, 2
+ROLE_PRODUCER, ROLE_VIEWER, ROLE_NODE = 1, 2, 3
 LIVE_CHALLENGE, LIVE_AUTH, LIVE_CONNECT = 0x74720001, 0x74720002, 1
 
 
@@ -104,9 +110,14 @@ def connect(a):
     return s
 
 
-def handshake(s, cred, h, kind=None):
-    """Sends HELLO h; answers a CHALLENGE with cred (claiming kind). Returns
-    (the WELCOME or None, the AUTH sent or None)."""
+def join_msg(host, flags):
+    return msg(JOIN, struct.pack('<IIQ', 1, flags, 0) + host.encode() + b'\0')
+
+
+def handshake(s, cred, h, kind=None, role=ROLE_PRODUCER, ctx=None):
+    """Sends HELLO (or JOIN) h; answers a CHALLENGE with cred (claiming kind),
+    the MAC of role over ctx (default h). Returns (the WELCOME or None, the
+    AUTH sent or None)."""
     s.sendall(h)
     m = recv_msg(s)
     if m is None or m[0] != CHALLENGE or cred is None:
@@ -114,7 +125,8 @@ def handshake(s, cred, h, kind=None):
     nr = m[1][4:36]
     k = cred[0] if kind is None else kind
     np = os.urandom(32)
-    a = msg(AUTH, struct.pack('<I', k) + np + mac(cred[1], ROLE_PRODUCER, k, nr, np, h))
+    a = msg(AUTH, struct.pack('<I', k) + np +
+            mac(cred[1], role, k, nr, np, h if ctx is None else ctx))
     s.sendall(a)
     return recv_msg(s), a
 
@@ -130,6 +142,24 @@ def producer(a, key, se, ho, tr, kind=None):
         s.sendall(msg(METADATA, b'/* CTF 1.8 */\n') + msg(CLOSE))
         m = recv_msg(s)
         print('ack', struct.unpack('<i', m[1][:4])[0] if m else 'closed', flush=True)
+    s.close()
+
+
+def join(a, key, host, kind=None):
+    cred = load(key)
+    s = connect(a)
+    w, _ = handshake(s, cred, join_msg(host, 1 if cred else 0),
+                     KINDS[kind] if kind else None, ROLE_NODE)
+    print('welcome', status_of(w), flush=True)
+    s.close()
+
+
+def joinhello(a, key, host):
+    cred = load(key)
+    s = connect(a)
+    w, _ = handshake(s, cred, join_msg(host, 1), None, ROLE_PRODUCER,
+                     hello('s', host, 'ust', 1))
+    print('welcome', status_of(w), flush=True)
     s.close()
 
 
@@ -227,6 +257,10 @@ def main(argv):
         silent(argv[2])
     elif cmd == 'flood' and len(argv) == 4:
         flood(argv[2], int(argv[3]))
+    elif cmd == 'join' and len(argv) in (5, 6):
+        join(*argv[2:])
+    elif cmd == 'joinhello' and len(argv) == 5:
+        joinhello(*argv[2:])
     elif cmd == 'viewer' and len(argv) in (4, 5):
         viewer(*argv[2:])
     else:
