@@ -23,7 +23,7 @@
 # secret gets a warning.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v python3 > /dev/null 2>&1 || skip_all "no python3 (the raw peers)"
-plan 48
+plan 67
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -231,6 +231,81 @@ PID=""
 start c --data 0 --live 0 || bail "relay c did not start"
 case "$DATA $LIVE" in 127.0.0.1:[1-9]*" "127.0.0.1:[1-9]*) true ;; *) false ;; esac
 ok $? "bare ports listen on loopback ($DATA $LIVE), the default"
+kill "$PID"
+wait "$PID" 2> /dev/null
+PID=""
+
+# ---- 7. agents joining the cluster (docs/cluster.md) through the challenge
+start d --data 127.0.0.1:0 --live 127.0.0.1:0 --secret-file cl.key --control "$TRASH/ctl.sock" ||
+	bail "relay d did not start"
+CL() { "$TRAWL" cluster --control "$TRASH/ctl.sock" "$@"; }
+$PEER join "$DATA" - host0 > j-none.out
+is "$(cat j-none.out)" "welcome -13 this relay requires authentication: give the agent its node's key or the cluster's secret (trawl secret; agent --secret-file, TRAWL_SECRET_FILE, [relay] secret-file)" \
+	"a JOIN without a credential is refused with the reason"
+grep -q "refused: a JOIN without a credential" d.log
+ok $? "and logged"
+$PEER join "$DATA" other.key host0 > j-wrong.out
+is "$(cat j-wrong.out)" "welcome -13 authentication failed: not this relay's cluster secret" \
+	"a JOIN with another cluster's secret is refused with the reason"
+grep -q "refused: authentication failed: not this relay's cluster secret" d.log
+ok $? "and logged"
+$PEER join "$DATA" n1.key host0 > j-other.out
+is "$(cat j-other.out)" "welcome -13 authentication failed: not host host0's node key from this relay's secret (a wrong secret, or another host's key)" \
+	"host1's node key joining as host0 is refused"
+$PEER join "$DATA" v.key host0 > j-viewer.out
+is "$(cat j-viewer.out)" "welcome -13 a viewer's credential cannot join the cluster: give the agent its node's key or the cluster's secret" \
+	"a viewer's key cannot join"
+$PEER joinhello "$DATA" n0.key host0 > j-role.out
+is "$(cat j-role.out)" "welcome -13 authentication failed: not host host0's node key from this relay's secret (a wrong secret, or another host's key)" \
+	"a producer's proof (its role, a HELLO's context) does not serve a JOIN"
+CL nodes --json > j-nodes0.json
+is "$(grep -c '"name"' j-nodes0.json)" 0 "none of them became a node"
+$PEER join "$DATA" cl.key hostx > j-cl.out
+is "$(cat j-cl.out)" "welcome 0 " "the cluster secret joins as any host"
+# real agents: each keeps trying (with backoff); its log says the relay's reason
+jagent() {	# jagent NAME ARGS...: an agent joining relay d, its log in NAME.log
+	_nm=$1
+	shift
+	"$TRAWL" agent -f --socket "$TRASH/$_nm.sock" --host host0 --relay "$DATA" "$@" 2> "$_nm.log" &
+	P2=$!
+}
+stop_agent() { kill "$P2"; wait "$P2" 2> /dev/null; P2=""; }
+said() { grep -q "$2" "$1.log"; }
+jagent jn
+until_ok 10 said jn "relay $DATA: this relay requires authentication: give the agent"
+ok $? "an agent without a credential: refused, its log says why: $(grep relay jn.log | head -1)"
+stop_agent
+jagent jw --secret-file other.key
+until_ok 10 said jw "relay $DATA: authentication failed: not this relay's cluster secret"
+ok $? "an agent with another cluster's secret: refused, its log says why"
+stop_agent
+jagent jo --secret-file n1.key
+until_ok 10 said jo "relay $DATA: authentication failed: not host host0's node key"
+ok $? "an agent named host0 with host1's node key: refused, its log says why"
+stop_agent
+up0() { CL nodes > j-nodes.txt 2> /dev/null && grep -q '^host0  *up ' j-nodes.txt; }
+up0
+ok $((! $?)) "none of these agents joined: $(grep -c host0 j-nodes.txt) host0 line(s) in cluster nodes"
+jagent jk --secret-file n0.key
+until_ok 10 up0
+ok $? "an agent with host0's node key joins: trawl cluster nodes lists host0 up"
+until_ok 10 said jk "joined relay $DATA as host0"
+ok $? "its log says it joined"
+CL create jsess --nodes host0 > j-create.out 2>&1 && CL start jsess --nodes host0 > j-start.out 2>&1
+is "$? $(grep -c '^host0  *ok ' j-start.out)" "0 1" "cluster create and start through the relay that authenticates: host0 acknowledged"
+CL stop jsess --nodes host0 > j-stop.out 2>&1
+is "$? $(grep -c '^host0  *ok ' j-stop.out)" "0 1" "... and stop"
+# the relay restarted on the same port: the agent proves itself again
+kill "$PID"
+wait "$PID" 2> /dev/null
+port=${DATA##*:}
+start d2 --data "127.0.0.1:$port" --live 127.0.0.1:0 --secret-file cl.key --control "$TRASH/ctl.sock" ||
+	bail "relay d2 did not start"
+until_ok 30 up0
+ok $? "the relay restarted on the same port: the agent joined it again, proven"
+grep -q "node host0 joined" d2.log && ! grep -q refused d2.log
+ok $? "... without a refusal in the new relay's log"
+stop_agent
 kill "$PID"
 wait "$PID" 2> /dev/null
 PID=""
