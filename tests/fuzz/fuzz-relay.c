@@ -21,7 +21,8 @@
  * secret (every peer must prove it holds a credential first); who & 0x10:
  * before the chunk's bytes, the connection gets the right answer to its
  * pending challenge, if it has one (a fuzzer cannot find an HMAC), so what
- * follows a proof is reached too. Traces are written under a directory of
+ * follows a proof is reached too (a producer's HELLO, or an agent's JOIN
+ * with its credential flag: seeds auth-join*). Traces are written under a directory of
  * the process, removed after each input.
  */
 #include <ftw.h>
