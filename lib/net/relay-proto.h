@@ -85,7 +85,9 @@
  * joins the relay on the data port, a control client (C, `trawl cluster`)
  * talks to the relay on its Unix control socket, the relay (R) forwards:
  *   A->R JOIN         version, flags, the agent's CLOCK_MONOTONIC (ns),
- *                     its host name; R->A WELCOME (status, reason)
+ *                     its host name; R->A WELCOME (status, reason); at a
+ *                     relay with a secret, CHALLENGE and AUTH between them
+ *                     as for a HELLO (flag RELAY_JOIN_AUTH, below)
  *   R->A PING         the relay's CLOCK_MONOTONIC (ns) at send
  *   A->R PONG         that time, the agent's clock when it answered, its
  *                     buffers in use, events discarded, sessions ("a:state,...")
