@@ -85,6 +85,11 @@ struct trawl_relay_opts {
 	 * is never closed for silence: it may have nothing to send). */
 	unsigned msg_timeout_ms;
 	unsigned idle_timeout_ms;
+	/* Disk quota of a session name (all its hosts' traces, what its
+	 * directory held before included): a message that would go over it
+	 * is refused with the reason (its producer's connection closed), a
+	 * HELLO once it is reached; other sessions are served on. 0: none. */
+	uint64_t max_session_size;
 };
 
 struct trawl_relay;

@@ -29,6 +29,20 @@
  *   P->R CLOSE      the trace is complete
  *   R->P ACK        reply to CLOSE: status once everything is written
  *                   (to the page cache: no fsync)
+ *
+ * Resumable producers (docs/relay.md, "Cut off: reconnect and resume"):
+ * HELLO's flag RELAY_HELLO_RESUME says the producer keeps what it sent
+ * until the relay has written it, and may come back for the same trace:
+ *   R->P RESUMED    after a WELCOME of 0 to such a HELLO: the bytes of
+ *                   metadata the relay holds for the trace (0: a new one)
+ *   R->P PROGRESS   the messages after HELLO the relay has written so far
+ *                   (cumulative, on this connection): the producer forgets
+ *                   them
+ * A HELLO with the flag for a trace the relay holds (on disk, or whose
+ * connection is still open) is a resume when its UUID is the trace's; the
+ * producer then announces its streams again (a STREAM the relay has is
+ * taken again) and sends again what it was not told was written (a
+ * PACKET the relay has, by packet_seq_num, is skipped).
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H
@@ -53,6 +67,7 @@
 #define RELAY_STREAMS_MAX 4096		/* streams in one trace */
 #define RELAY_METADATA_MAX (64u << 20)	/* metadata bytes of one trace */
 #define RELAY_SEND_TIMEOUT_MS 10000	/* a send that waits longer fails */
+#define RELAY_HELLO_RESUME 1u		/* HELLO flag: a resumable producer */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -62,7 +77,9 @@
 	X(PACKET, 5)		\
 	X(BEACON, 6)		\
 	X(CLOSE, 7)		\
-	X(ACK, 8)
+	X(ACK, 8)		\
+	X(RESUMED, 9)		\
+	X(PROGRESS, 10)
 
 enum relay_type {
 #define RELAY_ENUM(n, v) RELAY_##n = v,
@@ -104,6 +121,12 @@ struct relay_msg {
 			uint32_t handle;
 			uint64_t ts;
 		} beacon;
+		struct {
+			uint64_t meta_len;
+		} resumed;
+		struct {
+			uint64_t written;	/* messages after HELLO */
+		} progress;
 	} u;
 };
 
