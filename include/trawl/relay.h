@@ -30,6 +30,9 @@ extern "C" {
 
 #define TRAWL_RELAY_DATA_PORT 5347	/* producers' default port */
 #define TRAWL_RELAY_LIVE_PORT 5344	/* viewers' default (babeltrace2's) */
+/* How long trawl's recorders (the agent, trawl record) try to resume a
+ * trace whose relay connection broke (trawl_relay_dest_opts.resume_ms). */
+#define TRAWL_RELAY_RESUME_MS 60000
 
 struct trawl_relay_opts {
 	size_t sz;			/* sizeof(struct trawl_relay_opts) */
@@ -143,6 +146,12 @@ struct trawl_relay_dest_opts {
 	const char *trace;
 	uint64_t live_timer_us;		/* shown to live viewers; 0: not live */
 	int timeout_ms;			/* connecting and HELLO; 0: 5000 */
+	/* Cut off (the relay restarted, the link went down), try to
+	 * reconnect and resume the trace for this long, keeping what the
+	 * relay has not confirmed (at most the writer's io_queue, else 16
+	 * MiB; the writer waits once it is full); 0: no resume, the relay is
+	 * lost at the first error (docs/relay.md, "Cut off"). */
+	unsigned resume_ms;
 };
 
 /*

@@ -25,6 +25,7 @@
 #include "trawl/relay.h"
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
+#include "net/reconnect.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
 #include "util/clock.h"
@@ -34,8 +35,16 @@ struct relay_dest {
 	char *addr, *session, *trace;	/* the options (trace NULL: the domain) */
 	uint64_t live_timer_us;
 	int timeout_ms;
-	int fd;				/* -1 until open */
+	int fd;				/* -1 until open (or once rs has it) */
 	struct ioq *q;			/* NULL: sent by the caller's thread */
+	/* resumable (resume_ms > 0): the sender that reconnects, and what
+	 * its HELLO says again */
+	unsigned resume_ms;
+	struct rsend *rs;
+	char *hello;			/* the HELLO message, whole */
+	size_t hello_len;
+	char host[256];
+	unsigned port;
 };
 
 static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
@@ -128,9 +137,81 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 {
 	/* the queue's thread blocks every signal: a relay gone gives it
 	 * EPIPE, not SIGPIPE */
+	if (rd->rs)
+		return tr_rsend_put(rd->rs, hdr, hlen, body, blen);
 	if (rd->q)
 		return tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
 	return send_now(rd->fd, hdr, hlen, body, blen);
+}
+
+/*
+ * Connects to the relay and says rd's HELLO: the socket once WELCOMEd
+ * (then *meta_len, from the RESUMED a resumable producer gets), or -errno
+ * with the reason in err; *refused when the relay said no (a WELCOME with
+ * an error), not when it could not be reached.
+ */
+static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len, int *refused,
+			 char *err, size_t errlen)
+{
+	int64_t deadline = tr_mono_ms() + timeout;
+	char gai[128] = "";
+	*refused = 0;
+	int fd = tr_net_connect(rd->host, rd->port, deadline, gai, sizeof(gai));
+	if (fd < 0 && gai[0])
+		return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
+	if (fd >= 0)
+		fd = producer_socket(fd);
+	if (fd < 0)
+		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
+			      strerror(-fd));
+	int ret = send_now(fd, rd->hello, rd->hello_len, NULL, 0);
+	if (ret) {
+		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
+		goto err;
+	}
+	char msg[256] = "";
+	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
+	if (ret) {
+		const uint8_t *h = (const uint8_t *)rd->hello + RELAY_HDR_LEN + 32;
+		const char *session = (const char *)h, *host = session + strlen(session) + 1;
+		if (*msg) {
+			*refused = 1;
+			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr,
+				  session, host, host + strlen(host) + 1, msg);
+		} else {
+			tr_seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
+				  ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
+		}
+		goto err;
+	}
+	*meta_len = 0;
+	if (rd->resume_ms) {
+		uint8_t b[RELAY_HDR_LEN + 8];
+		struct relay_msg m;
+		char perr[128];
+		ret = tr_net_read_full(fd, b, sizeof(b), deadline);
+		if (!ret && (tr_relay_msg_parse(b, sizeof(b), &m, perr, sizeof(perr)) <= 0 ||
+			     m.type != RELAY_RESUMED))
+			ret = -EPROTO;
+		if (ret) {
+			tr_seterr(err, errlen, -ret, "relay %s: no RESUMED after the WELCOME: %s",
+				  rd->addr, strerror(-ret));
+			goto err;
+		}
+		*meta_len = m.u.resumed.meta_len;
+	}
+	return fd;
+err:
+	close(fd);
+	return ret;
+}
+
+/* The sender's way back (reconnect.h). */
+static int rehello(void *arg, uint64_t *meta_len, int *refused, char *err, size_t errlen)
+{
+	struct relay_dest *rd = arg;
+	return connect_hello(rd, rd->timeout_ms > 0 ? rd->timeout_ms : 5000, meta_len, refused,
+			     err, errlen);
 }
 
 static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, char *err,
@@ -140,13 +221,12 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	const char *session = rd->session ? rd->session : "trawl";
 	const char *trace = rd->trace ? rd->trace : t->domain ? t->domain : "ust";
 	const char *hostname = t->hostname ? t->hostname : "";
-	char host[256], gai[128] = "";
+	char host[256];
 	unsigned p;
 	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
-	int64_t deadline = tr_mono_ms() + timeout;
 	int ret;
 
-	if (rd->fd >= 0)
+	if (rd->fd >= 0 || rd->rs)
 		return tr_seterr(err, errlen, EBUSY, "relay %s: opened twice", rd->addr);
 	if (tr_net_split_addr(rd->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0)
 		return tr_seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]",
@@ -160,26 +240,15 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
-	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
-	if (fd < 0 && gai[0])
-		return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
-	if (fd >= 0)
-		fd = producer_socket(fd);
-	if (fd < 0)
-		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
-			      strerror(-fd));
-
 	size_t ls = strlen(session) + 1, lh = strlen(hostname) + 1, lt = strlen(trace) + 1;
 	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
 	uint8_t *b = calloc(1, RELAY_HDR_LEN + plen);
-	if (!b) {
-		ret = tr_seterr(err, errlen, ENOMEM, "relay: out of memory");
-		goto err;
-	}
+	if (!b)
+		return tr_seterr(err, errlen, ENOMEM, "relay: out of memory");
 	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
 	uint8_t *q = b + RELAY_HDR_LEN;
 	put_le32(q, RELAY_VERSION);
-	put_le32(q + 4, 0);
+	put_le32(q + 4, rd->resume_ms ? RELAY_HELLO_RESUME : 0);
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -187,22 +256,27 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	memcpy(q, session, ls);
 	memcpy(q + ls, hostname, lh);
 	memcpy(q + ls + lh, trace, lt);
-	ret = send_now(fd, b, RELAY_HDR_LEN + plen, NULL, 0);
-	free(b);
-	if (ret) {
-		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
-		goto err;
-	}
-	char msg[256] = "";
-	ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg));
-	if (ret) {
-		if (*msg)
-			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
-			       hostname, trace, msg);
-		else
-			tr_seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
-			       ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
-		goto err;
+	free(rd->hello);
+	rd->hello = (char *)b;
+	rd->hello_len = RELAY_HDR_LEN + plen;
+	snprintf(rd->host, sizeof(rd->host), "%s", host);
+	rd->port = p;
+	uint64_t meta_len;
+	int refused;
+	int fd = connect_hello(rd, timeout, &meta_len, &refused, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (rd->resume_ms) {
+		/* its own sender, which comes back when cut off */
+		const struct rsend_opts so = {
+			.budget = t->io_queue ? t->io_queue : (size_t)16 << 20, .fd = fd,
+			.hello = rehello, .arg = rd, .resume_ms = rd->resume_ms, .addr = rd->addr,
+		};
+		if (!(rd->rs = tr_rsend_new(&so))) {
+			ret = tr_seterr(err, errlen, errno, "relay: %s", strerror(errno));
+			goto err;
+		}
+		return 0;
 	}
 	/* its own queue: a stalled relay does not hold up the local files */
 	if (t->io_queue && !(rd->q = tr_ioq_new(t->io_queue))) {
@@ -265,6 +339,9 @@ static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
 static int rd_close(struct trawl_ctf_dest *d)
 {
 	struct relay_dest *rd = rd_of(d);
+	char msg[256];
+	if (rd->rs)
+		return tr_rsend_close(rd->rs, msg, sizeof(msg));
 	if (rd->fd < 0)
 		return -EBADF;
 	int ret = tr_ioq_free(rd->q);
@@ -276,7 +353,6 @@ static int rd_close(struct trawl_ctf_dest *d)
 	ret = send_now(rd->fd, hdr, sizeof(hdr), NULL, 0);
 	if (ret)
 		return ret;
-	char msg[256];
 	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg));
 }
 
@@ -285,12 +361,20 @@ static void rd_free(struct trawl_ctf_dest *d)
 	struct relay_dest *rd = rd_of(d);
 	/* after an error, the queue's thread stopped writing at it */
 	tr_ioq_free(rd->q);
+	tr_rsend_free(rd->rs);
 	if (rd->fd >= 0)
 		close(rd->fd);
+	free(rd->hello);
 	free(rd->addr);
 	free(rd->session);
 	free(rd->trace);
 	free(rd);
+}
+
+static const char *rd_why(struct trawl_ctf_dest *d)
+{
+	struct relay_dest *rd = rd_of(d);
+	return rd->rs ? tr_rsend_why(rd->rs) : "";
 }
 
 static const struct ctf_dest_ops relay_dest_ops = {
@@ -301,6 +385,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.beacon = rd_beacon,
 	.close = rd_close,
 	.free = rd_free,
+	.why = rd_why,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
@@ -319,6 +404,7 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 	rd->fd = -1;
 	rd->live_timer_us = opt.live_timer_us;
 	rd->timeout_ms = opt.timeout_ms;
+	rd->resume_ms = opt.resume_ms;
 	if (!(rd->addr = strdup(opt.addr)) || (opt.session && !(rd->session = strdup(opt.session))) ||
 	    (opt.trace && !(rd->trace = strdup(opt.trace)))) {
 		rd_free(&rd->d);

@@ -74,8 +74,11 @@ int tr_relay_quota_charge(struct trawl_relay *r, struct rsession *s, uint64_t n,
 	struct rquota *q = quota_of(r, s);
 	if (!q)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
-	/* n == 0: may the session take anything more (a HELLO) */
-	if (n ? q->used + n <= r->max_session_size : q->used < r->max_session_size) {
+	/* n == 0: may the session take anything more (a HELLO). Once a
+	 * message was refused the session is full: its producers' resumes are
+	 * refused too (else each would send the refused message again) */
+	if (!q->refused &&
+	    (n ? q->used + n <= r->max_session_size : q->used < r->max_session_size)) {
 		q->used += n;
 		return 0;
 	}
