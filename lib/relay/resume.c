@@ -336,7 +336,8 @@ void tr_relay_progress(struct rconn *c)
 	/* one PROGRESS waiting to be sent is updated, not followed by another:
 	 * a producer that reads none costs the relay 16 bytes */
 	size_t at = c->progress_at - 1;
-	if (c->progress_at && at >= c->outoff && at + sizeof(m) == c->outlen) {
+	if (c->progress_at && at >= c->outoff && at + sizeof(m) == c->outlen &&
+	    get_le32(c->out + at) == RELAY_PROGRESS) {
 		memcpy(c->out + at, m, sizeof(m));
 		return;
 	}

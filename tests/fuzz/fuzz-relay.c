@@ -12,8 +12,9 @@
  * Input: chunks of {u8 who, u16 length (little-endian), bytes}. who & 3:
  * producer 0, producer 1, viewer 0, viewer 1; who & 0x80: run the live
  * tick first; who & 0x40: close that connection first (a producer lost
- * before CLOSE, a viewer gone while attached). Traces are written under
- * a directory of the process, removed after each input.
+ * before CLOSE, a viewer gone while attached). The first chunk's who &
+ * 0x20 gives the relay a disk quota of 16 KiB per session. Traces are
+ * written under a directory of the process, removed after each input.
  */
 #include <ftw.h>
 #include <stdint.h>
@@ -44,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
 	}
 	mkdir(dir, 0700);
-	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir, .max_conns = 100 };
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir, .max_conns = 100,
+				      .max_session_size = size && (data[0] & 0x20) ? 16384 : 0 };
 	struct trawl_relay *r = tr_relay_state_new(&o);
 	if (!r)
 		return 0;
