@@ -13,18 +13,31 @@
  * writer with another trace UUID for the same session, host and trace is
  * refused with the reason; a relay at its disk quota refuses the packet
  * that would go over it and the writer closes with that reason.
+ * Without sockets (relay-internal.h): a producer's connection lost after
+ * two packets, its resume sending the second again then a third: the
+ * stream holds three packets, the second once. Against a fake relay that
+ * never confirms and closes after some packets: the writer's second
+ * connection announces both streams first, sends the metadata the relay
+ * lacks (after RESUMED) and every packet again from the first.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
 #include "trawl/ctf.h"
 #include "trawl/relay.h"
 #include "trawl/pipe.h"
+#include "relay/relay-internal.h"
+#include "net/relay-proto.h"
+#include "ctf/packet.h"
 
 #define NEV 20000		/* events per stream */
 #define NCPU 2
@@ -77,6 +90,28 @@ static void stop(struct rl *x)
 	pthread_join(x->th, NULL);
 }
 
+/* Runs the relay again once told, or after 2 s. */
+struct restart {
+	struct rl *x;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool past;
+};
+
+static void *restart_run(void *arg)
+{
+	struct restart *rs = arg;
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += 2;
+	pthread_mutex_lock(&rs->mu);
+	while (!rs->past && pthread_cond_timedwait(&rs->cv, &rs->mu, &t) == 0)
+		;
+	pthread_mutex_unlock(&rs->mu);
+	start(rs->x);
+	return NULL;
+}
+
 /* A writer of the trace SESSION/h/ust streamed to addr (resumable, a 32 KiB
  * budget), with one event class "tick" {seq}. */
 struct wr {
@@ -122,6 +157,226 @@ static int wr_events(struct wr *x, uint64_t from, uint64_t to)
 	return ret;
 }
 
+/* ------------------------------------------------- the relay, no sockets */
+
+static size_t m_hello(uint8_t *b, const uint8_t uuid[16])
+{
+	static const char names[] = "s\0h\0ust";
+	relay_put_hdr(b, RELAY_HELLO, 32 + sizeof(names));
+	put_le32(b + 8, RELAY_VERSION);
+	put_le32(b + 12, RELAY_HELLO_RESUME);
+	put_le64(b + 16, 0);
+	memcpy(b + 24, uuid, 16);
+	memcpy(b + 40, names, sizeof(names));
+	return 40 + sizeof(names);
+}
+
+static size_t m_stream(uint8_t *b)
+{
+	relay_put_hdr(b, RELAY_STREAM, 16 + 7);
+	put_le32(b + 8, 0);
+	put_le32(b + 12, 0);
+	put_le64(b + 16, 0);
+	memcpy(b + 24, "chan_0", 7);
+	return 31;
+}
+
+static size_t m_packet(uint8_t *b, uint64_t seq)
+{
+	const struct ctf_index ix = {
+		.packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = seq * 10,
+		.ts_end = seq * 10 + 10, .seq = seq,
+	};
+	relay_put_hdr(b, RELAY_PACKET, RELAY_INDEX_LEN + 64);
+	tr_relay_put_index(b + RELAY_HDR_LEN, 0, &ix);
+	memset(b + RELAY_HDR_LEN + RELAY_INDEX_LEN, (int)seq, 64);
+	return RELAY_HDR_LEN + RELAY_INDEX_LEN + 64;
+}
+
+static void test_relay_skips(void)
+{
+	static const uint8_t uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	char meta[128];
+	int ml = snprintf(meta, sizeof(meta), "/* CTF 1.8 */ trace { uuid = \"%s\"; };",
+			  "01020304-0506-0708-090a-0b0c0d0e0f10");
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = path("nosock") };
+	mkdir(path("nosock"), 0700);
+	struct trawl_relay *r = tr_relay_state_new(&o);
+	ok(r != NULL, "a relay without sockets");
+	if (!r)
+		return;
+	uint8_t b[4096];
+	size_t n = m_hello(b, uuid);
+	relay_put_hdr(b + n, RELAY_METADATA, (uint32_t)ml);
+	memcpy(b + n + 8, meta, (size_t)ml);
+	n += 8 + (size_t)ml;
+	n += m_stream(b + n);
+	n += m_packet(b + n, 0);
+	n += m_packet(b + n, 1);
+	struct rconn *c = tr_relay_conn_new(r, RC_PRODUCER);
+	int f1 = tr_relay_conn_feed(c, b, n);
+	tr_relay_conn_close(c);		/* lost before CLOSE */
+	n = m_hello(b, uuid);
+	n += m_stream(b + n);
+	n += m_packet(b + n, 1);	/* again */
+	n += m_packet(b + n, 2);
+	relay_put_hdr(b + n, RELAY_CLOSE, 0);
+	n += 8;
+	c = tr_relay_conn_new(r, RC_PRODUCER);
+	int f2 = tr_relay_conn_feed(c, b, n);
+	/* the replies: WELCOME, RESUMED (the metadata's length), PROGRESS, ACK */
+	struct relay_msg m;
+	char perr[128];
+	ssize_t k1 = tr_relay_msg_parse(c->out, c->outlen, &m, perr, sizeof(perr));
+	bool welcome = k1 > 0 && m.type == RELAY_WELCOME && m.u.welcome.status == 0;
+	ssize_t k2 = k1 > 0 ? tr_relay_msg_parse(c->out + k1, c->outlen - (size_t)k1, &m, perr,
+						  sizeof(perr)) : -1;
+	ok(f1 == 0 && f2 == 0 && welcome && k2 > 0 && m.type == RELAY_RESUMED &&
+	   m.u.resumed.meta_len == (uint64_t)ml, "the resume is welcome; RESUMED says %d bytes of "
+	   "metadata (%s)", ml, perr);
+	tr_relay_conn_close(c);
+	trawl_relay_free(r);
+	struct stat sb, ib;
+	bool st = stat(path("nosock/s/h/ust/chan_0"), &sb) == 0 &&
+		  stat(path("nosock/s/h/ust/index/chan_0.idx"), &ib) == 0;
+	ok(st && sb.st_size == 3 * 64 && ib.st_size == CTF_IDX_HEADER_LEN + 3 * CTF_IDX_ENTRY_LEN,
+	   "the stream holds packets 0, 1, 2 once each (%lld bytes, index %lld)",
+	   st ? (long long)sb.st_size : -1, st ? (long long)ib.st_size : -1);
+	FILE *fp = fopen(path("nosock/s/h/ust/chan_0"), "rb");
+	uint8_t d[3 * 64];
+	bool order = fp && fread(d, 1, sizeof(d), fp) == sizeof(d) && d[0] == 0 && d[64] == 1 &&
+		     d[128] == 2;
+	if (fp)
+		fclose(fp);
+	ok(order, "in order");
+}
+
+/* --------------------------------- the producer against a fake relay */
+
+struct fake {
+	int lfd;
+	unsigned port;
+	uint64_t meta1;			/* metadata bytes on the first connection */
+	int packets1;
+	/* the second connection */
+	int streams_first, packets2, seq0_again;
+	uint64_t meta2;
+	bool acked;
+};
+
+static int read_msg(int fd, uint8_t *b, size_t cap, struct relay_msg *m)
+{
+	size_t n = 0;
+	while (n < RELAY_HDR_LEN) {
+		ssize_t k = read(fd, b + n, RELAY_HDR_LEN - n);
+		if (k <= 0)
+			return -1;
+		n += (size_t)k;
+	}
+	size_t want = RELAY_HDR_LEN + get_le32(b + 4);
+	if (want > cap)
+		return -1;
+	while (n < want) {
+		ssize_t k = read(fd, b + n, want - n);
+		if (k <= 0)
+			return -1;
+		n += (size_t)k;
+	}
+	char err[128];
+	return tr_relay_msg_parse(b, n, m, err, sizeof(err)) > 0 ? 0 : -1;
+}
+
+static void welcome(int fd, uint64_t meta)
+{
+	uint8_t b[RELAY_HDR_LEN + 5 + RELAY_HDR_LEN + 8] = { 0 };
+	relay_put_hdr(b, RELAY_WELCOME, 5);
+	relay_put_hdr(b + 13, RELAY_RESUMED, 8);
+	put_le64(b + 21, meta);
+	(void)!write(fd, b, sizeof(b));
+}
+
+static void *fake_run(void *arg)
+{
+	struct fake *f = arg;
+	static uint8_t b[1 << 20];
+	struct relay_msg m;
+	int fd = accept(f->lfd, NULL, NULL);
+	if (fd < 0 || read_msg(fd, b, sizeof(b), &m) || m.type != RELAY_HELLO)
+		return NULL;
+	welcome(fd, 0);
+	/* never a PROGRESS: everything stays the producer's to send again */
+	while (f->packets1 < 5 && !read_msg(fd, b, sizeof(b), &m)) {
+		if (m.type == RELAY_METADATA)
+			f->meta1 += m.u.meta.len;
+		f->packets1 += m.type == RELAY_PACKET;
+	}
+	close(fd);
+	fd = accept(f->lfd, NULL, NULL);
+	if (fd < 0 || read_msg(fd, b, sizeof(b), &m) || m.type != RELAY_HELLO)
+		return NULL;
+	welcome(fd, f->meta1);
+	bool before_packets = true;
+	uint64_t written = 0;
+	while (!read_msg(fd, b, sizeof(b), &m) && m.type != RELAY_CLOSE) {
+		/* this one confirms: the budget (32 KiB, less than the trace) empties */
+		uint8_t p[RELAY_HDR_LEN + 8];
+		relay_put_hdr(p, RELAY_PROGRESS, 8);
+		put_le64(p + RELAY_HDR_LEN, ++written);
+		(void)!write(fd, p, sizeof(p));
+		if (m.type == RELAY_STREAM && before_packets)
+			f->streams_first++;
+		if (m.type == RELAY_METADATA)
+			f->meta2 += m.u.meta.len;
+		if (m.type == RELAY_PACKET) {
+			before_packets = false;
+			f->packets2++;
+			f->seq0_again += m.u.packet.ix.seq == 0;
+		}
+	}
+	if (m.type == RELAY_CLOSE) {
+		uint8_t a[RELAY_HDR_LEN + 5] = { 0 };
+		relay_put_hdr(a, RELAY_ACK, 5);
+		f->acked = write(fd, a, sizeof(a)) == sizeof(a);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_sends_again(void)
+{
+	struct fake f = { .lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	if (f.lfd < 0 || bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(f.lfd, 4) || getsockname(f.lfd, (struct sockaddr *)&sa, &sl)) {
+		ok(0, "a fake relay: %s", strerror(errno));
+		return;
+	}
+	char addr[64], err[512] = "";
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(sa.sin_port));
+	pthread_t th;
+	pthread_create(&th, NULL, fake_run, &f);
+	struct wr w;
+	int ret = wr_open(&w, addr, "f", err, sizeof(err));
+	/* a packet of 4 KiB holds about 200 events: 40 packets and more; the
+	 * first connection takes 5 (the budget holds 8) */
+	if (!ret)
+		ret = wr_events(&w, 0, 5000);
+	int rc = w.w ? trawl_ctf_writer_close(w.w) : -1;
+	trawl_ctf_writer_free(w.w);
+	pthread_join(th, NULL);
+	close(f.lfd);
+	ok(ret == 0 && rc == 0 && f.acked, "the writer closes once the second connection ACKs "
+	   "(%d %d %s)", ret, rc, err);
+	ok(f.streams_first >= NCPU, "the second connection announces both streams first (%d "
+	   "STREAMs before its first packet)", f.streams_first);
+	ok(f.meta1 > 0 && f.meta2 == 0, "it sends no metadata the relay said it has (%llu, then "
+	   "%llu)", (unsigned long long)f.meta1, (unsigned long long)f.meta2);
+	ok(f.packets1 == 5 && f.seq0_again == NCPU && f.packets2 > f.packets1,
+	   "it sends every packet again from each stream's first (%d, then %d; seq 0: %d)",
+	   f.packets1, f.packets2, f.seq0_again);
+}
+
 int main(void)
 {
 	alarm(120);	/* a sender that never gets room fails the test, not the suite */
@@ -131,6 +386,8 @@ int main(void)
 		return 1;
 	}
 	char err[512] = "", addr[300];
+	test_relay_skips();
+	test_sends_again();
 	struct rl A = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct trawl_relay_opts oa = {
 		.sz = sizeof(oa), .output = path("relay"), .data_addr = "127.0.0.1:0",
@@ -151,10 +408,20 @@ int main(void)
 		ret = wr_events(&w, 0, NEV / 2);
 	ok(ret == 0, "the first half streamed (%d %s)", ret, err);
 	stop(&A);
-	/* while it is down: a few packets' worth, less than the budget */
+	/* while it is down the writer goes on: into its budget, then it waits
+	 * for room; the relay runs again once the writer is past these events,
+	 * or, when the budget is full, after 2 s */
+	struct restart rs = { .x = &A, .mu = PTHREAD_MUTEX_INITIALIZER,
+			      .cv = PTHREAD_COND_INITIALIZER };
+	pthread_t rth;
+	pthread_create(&rth, NULL, restart_run, &rs);
 	if (!ret)
 		ret = wr_events(&w, NEV / 2, NEV / 2 + 300);
-	start(&A);
+	pthread_mutex_lock(&rs.mu);
+	rs.past = true;
+	pthread_cond_signal(&rs.cv);
+	pthread_mutex_unlock(&rs.mu);
+	pthread_join(rth, NULL);
 	if (!ret)
 		ret = wr_events(&w, NEV / 2 + 300, NEV);
 	int rc = trawl_ctf_writer_close(w.w);
@@ -163,6 +430,8 @@ int main(void)
 	   why);
 	trawl_ctf_writer_free(w.w);
 	ok(heard(&A, "s1/h/ust: resumed from the disk"), "the relay's log: resumed from the disk");
+	if (!heard(&A, "resumed"))
+		printf("# the relay's log:\n%s", A.log);
 
 	const char *paths[] = { path("relay/s1") };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
@@ -209,6 +478,7 @@ int main(void)
 	oq.output = path("quota");
 	oq.max_session_size = 64 << 10;
 	oq.log_arg = &Q;
+	err[0] = 0;
 	Q.r = trawl_relay_new(&oq, err, sizeof(err));
 	ok(Q.r != NULL, "a relay with a quota (%s)", err);
 	if (!Q.r)
