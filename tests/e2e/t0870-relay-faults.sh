@@ -8,7 +8,8 @@
 # an agent session streamed to a relay that is killed -9 mid-way and
 # restarted on the same ports resumes its trace (the relay's log says so),
 # and what the application emitted while the relay was down arrives;
-# babeltrace2 reads the whole session. The same across a veth link set
+# babeltrace2 reads the whole session. The same with buffers too small for
+# what was emitted meanwhile: the rest is counted as discarded. The same across a veth link set
 # down (until the producer's connection times out) then up: the relay,
 # which still holds the old connection, hands the trace to the resume.
 # A node (agent) killed -9 leaves a trace babeltrace2 reads, and another
@@ -21,7 +22,7 @@ command -v babeltrace2 > /dev/null 2>&1 || skip_all "babeltrace2 is not installe
 command -v python3 > /dev/null 2>&1 || skip_all "no python3 (reads trawl info --json)"
 [ -x "$TRAWL_BUILD/examples/ust-counter" ] || skip_all "examples/ust-counter is not built"
 COUNTER="$TRAWL_BUILD/examples/ust-counter"
-plan 17
+plan 20
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -102,6 +103,40 @@ n=$(babeltrace2 OUT/k9 2> bt1.err | grep -c " counter:")
 [ "$n" = 3200 ] && [ ! -s bt1.err ]
 ok $? "babeltrace2 reads the whole session ($n events, $(wc -c < bt1.err) bytes of errors)"
 "$TRAWL" destroy s1 > /dev/null 2>&1
+
+# ---- 1b. the same, beyond the producer's buffers: an agent whose queue
+# is 1 MiB and whose rings hold 16 KiB per thread; 200000 events emitted
+# while the relay is down fill both, the rings discard and count
+export TRAWL_AGENT_SOCKET="$TRASH/agentd.sock"
+"$TRAWL" agent --io-queue 1 --pidfile agentd.pid 2> agentd.err
+AGENT2=$(cat agentd.pid 2> /dev/null)
+[ -n "$AGENT2" ] || { cat agentd.err; bail "the small agent did not start"; }
+"$TRAWL" create d1 --relay "$DATA" --relay-session kd --live-timer 50 --subbuf-size 4K \
+	--num-subbuf 4 > /dev/null 2>&1 &&
+	"$TRAWL" enable d1 'counter:*' > /dev/null && "$TRAWL" start d1 > /dev/null ||
+	bail "cannot start the small agent's session"
+app_start "$TRAWL_AGENT_SOCKET" appd.out
+until_ok 30 has_events OUT/kd 200
+kill -9 "$RELAY"
+until_ok 10 gone "$RELAY"
+echo 100000 >&3
+until_ok 60 emitted appd.out 100100
+relay_up OUT "$DATA" "$LIVE" relay.log || bail "the relay did not restart on $DATA"
+echo 500 >&3
+until_ok 60 emitted appd.out 100600
+exec 3>&-
+until_ok 30 gone "$APP"
+APP=""
+"$TRAWL" stop d1 > stopd.out 2> stopd.err
+is "$?" 0 "beyond the buffers: stop completes at the restarted relay ($(cat stopd.err))"
+set -- $(acct OUT/kd)
+is "$(($1 + $2))" 201200 "beyond the buffers: events at the relay + discarded = the 201200 emitted ($1 + $2)"
+[ "$2" -gt 0 ] 2> /dev/null
+ok $? "beyond the buffers: what did not fit is counted as discarded ($2 events)"
+"$TRAWL" destroy d1 > /dev/null 2>&1
+kill "$AGENT2"
+until_ok 10 gone "$AGENT2"
+AGENT2=""
 
 # ---- 2. a node killed -9; another node's session is not affected
 export TRAWL_AGENT_SOCKET="$TRASH/agent2.sock"
