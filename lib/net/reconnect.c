@@ -69,7 +69,9 @@ struct rsend {
 	uint64_t meta_total;		/* metadata bytes queued */
 	uint64_t cseq;			/* messages sent on this connection */
 	uint64_t relay_meta;		/* the relay's metadata bytes (RESUMED) */
-	unsigned resumes;
+	int64_t cut_since;		/* ms of the first cut since the relay last
+					 * confirmed something; 0: none */
+	int64_t close_sent;		/* ms CLOSE went out; 0: not yet */
 	bool stop, acked;
 	int err;			/* lost for good: -errno */
 	int ack_status;
@@ -108,6 +110,7 @@ static int send_msg(int fd, const void *hdr, size_t hlen, const void *body, size
 /* Under q->mu: frees the confirmed messages at the head. */
 static void confirmed(struct rsend *q, uint64_t written)
 {
+	q->cut_since = 0;	/* the relay makes progress */
 	while (q->head && q->head->sent && q->head->cseq <= written) {
 		struct qmsg *m = q->head;
 		q->head = m->next;
@@ -132,6 +135,9 @@ static void lose(struct rsend *q, int err, const char *why)
 /* Under q->mu: the connection broke; everything is unsent again. */
 static void cut_off(struct rsend *q)
 {
+	if (!q->cut_since)
+		q->cut_since = tr_mono_ms();
+	q->close_sent = 0;
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;
@@ -238,7 +244,9 @@ static bool nap(struct rsend *q, int ms)
  * out of time. Called without the lock. */
 static void reconnect(struct rsend *q)
 {
-	int64_t since = tr_mono_ms();
+	pthread_mutex_lock(&q->mu);
+	int64_t since = q->cut_since ? q->cut_since : tr_mono_ms();
+	pthread_mutex_unlock(&q->mu);
 	unsigned seed = (unsigned)(since ^ (int64_t)getpid() ^ (int64_t)(uintptr_t)q);
 	int delay = BACKOFF_MIN;
 	char err[300] = "";
@@ -254,7 +262,6 @@ static void reconnect(struct rsend *q)
 		if (fd >= 0) {
 			q->fd = fd;
 			q->relay_meta = meta;
-			q->resumes++;
 			pthread_mutex_unlock(&q->mu);
 			return;
 		}
@@ -339,12 +346,25 @@ static void *run(void *arg)
 			m->cseq = q->cseq;	/* skipped: confirmed with the one before */
 			m->sent = true;
 			q->unsent = m->next;
+			if (m->type == RELAY_CLOSE)
+				q->close_sent = tr_mono_ms();
 			continue;
 		}
-		/* nothing to send: wait for work, the relay's replies, or its end */
+		/* nothing to send: wait for work, the relay's replies, or its end;
+		 * a CLOSE whose ACK does not come within the send timeout is
+		 * taken as a connection lost (sent again after a resume) */
+		int wait = -1;
+		if (q->close_sent) {
+			int64_t left = q->close_sent + RELAY_SEND_TIMEOUT_MS - tr_mono_ms();
+			if (left <= 0) {
+				cut_off(q);
+				continue;
+			}
+			wait = (int)left;
+		}
 		pthread_mutex_unlock(&q->mu);
 		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = q->wake, .events = POLLIN } };
-		int n = poll(p, 2, -1);
+		int n = poll(p, 2, wait);
 		uint64_t v;
 		if (n > 0 && (p[1].revents & POLLIN) && read(q->wake, &v, sizeof(v)) < 0) {
 			/* nothing: it is only a wake-up */
@@ -488,11 +508,6 @@ const char *tr_rsend_why(struct rsend *q)
 	const char *w = q->err ? q->why : "";
 	pthread_mutex_unlock(&q->mu);
 	return w;
-}
-
-unsigned tr_rsend_resumes(const struct rsend *q)
-{
-	return q ? __atomic_load_n(&q->resumes, __ATOMIC_RELAXED) : 0;
 }
 
 void tr_rsend_free(struct rsend *q)

@@ -60,9 +60,6 @@ TRAWL_HIDDEN int tr_rsend_close(struct rsend *q, char *msg, size_t msglen);
 /* Why the relay was lost ("" while it is not), owned by q. */
 TRAWL_HIDDEN const char *tr_rsend_why(struct rsend *q);
 
-/* Times the sender connected again. */
-TRAWL_HIDDEN unsigned tr_rsend_resumes(const struct rsend *q);
-
 /* Stops the thread (nothing more is sent) and frees. Accepts NULL. */
 TRAWL_HIDDEN void tr_rsend_free(struct rsend *q);
 
