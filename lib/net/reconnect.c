@@ -67,6 +67,7 @@ struct rsend {
 	struct qmsg *streams, *streams_tail;	/* every STREAM, for resumes */
 	size_t bytes, budget;
 	uint64_t meta_total;		/* metadata bytes queued */
+	char *meta_all;			/* all of them: for a relay that lost some */
 	uint64_t cseq;			/* messages sent on this connection */
 	uint64_t relay_meta;		/* the relay's metadata bytes (RESUMED) */
 	int64_t cut_since;		/* ms of the first cut since the relay last
@@ -77,7 +78,8 @@ struct rsend {
 	int ack_status;
 	char why[512];			/* the relay's reason, or the loss's */
 
-	uint8_t in[64];			/* the relay's replies, being read */
+	uint8_t in[RELAY_HDR_LEN + 4 + 256 + 64];	/* the relay's replies being read: an
+						 * ACK with its reason fits */
 	size_t inlen;
 };
 
@@ -283,15 +285,41 @@ static void reconnect(struct rsend *q)
 	}
 }
 
-/* After a resume's HELLO: every stream again (the relay takes those it
- * has). 0 or -errno. Called without the lock; the stream list only grows
- * at its tail, and its entries are never freed before the sender. */
+/* After a resume's HELLO: the metadata the relay lacks before what is
+ * still queued (a relay whose output lost the trace: it starts again),
+ * then every stream again (the relay takes those it has). 0 or -errno.
+ * Called without the lock; the stream list only grows at its tail, and
+ * its entries are never freed before the sender. */
 static int announce(struct rsend *q, int fd)
 {
 	pthread_mutex_lock(&q->mu);
 	struct qmsg *last = q->streams_tail;
 	struct qmsg *m = q->streams;
+	uint64_t base = q->meta_total, from = q->relay_meta;
+	for (struct qmsg *k = q->head; k; k = k->next)
+		if (k->type == RELAY_METADATA) {
+			base = k->meta_off;
+			break;
+		}
+	/* meta_all is only appended to (realloc'd under the lock): copy */
+	char *lack = from < base ? malloc(base - from) : NULL;
+	if (lack)
+		memcpy(lack, q->meta_all + from, base - from);
 	pthread_mutex_unlock(&q->mu);
+	if (from < base) {
+		if (!lack)
+			return -ENOMEM;
+		uint8_t hdr[RELAY_HDR_LEN];
+		relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)(base - from));
+		int ret = send_msg(fd, hdr, sizeof(hdr), lack, base - from);
+		free(lack);
+		if (ret)
+			return ret;
+		pthread_mutex_lock(&q->mu);
+		q->cseq++;
+		q->relay_meta = base;
+		pthread_mutex_unlock(&q->mu);
+	}
 	for (; m; m = m == last ? NULL : m->next) {
 		int ret = send_msg(fd, m->b, m->len, NULL, 0);
 		if (ret)
@@ -455,11 +483,19 @@ int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body
 	while (!q->err && q->head && q->bytes + m->len > q->budget)
 		pthread_cond_wait(&q->room, &q->mu);
 	int ret = q->err;
-	if (!ret) {
-		if (type == RELAY_METADATA) {
+	if (!ret && type == RELAY_METADATA) {
+		size_t ml = m->len - RELAY_HDR_LEN;
+		char *all = realloc(q->meta_all, q->meta_total + ml);
+		if (!all) {
+			ret = -ENOMEM;
+		} else {
+			q->meta_all = all;
+			memcpy(all + q->meta_total, m->b + RELAY_HDR_LEN, ml);
 			m->meta_off = q->meta_total;
-			q->meta_total += m->len - RELAY_HDR_LEN;
+			q->meta_total += ml;
 		}
+	}
+	if (!ret) {
 		if (q->tail)
 			q->tail->next = m;
 		else
@@ -529,5 +565,6 @@ void tr_rsend_free(struct rsend *q)
 	close(q->wake);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->room);
+	free(q->meta_all);
 	free(q);
 }

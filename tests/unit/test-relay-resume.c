@@ -17,8 +17,10 @@
  * two packets, its resume sending the second again then a third: the
  * stream holds three packets, the second once. Against a fake relay that
  * never confirms and closes after some packets: the writer's second
- * connection announces both streams first, sends the metadata the relay
- * lacks (after RESUMED) and every packet again from the first.
+ * connection announces both streams first, sends no metadata (RESUMED
+ * says the relay has it) and every packet again from the first. Against
+ * one that confirmed everything, then says it has no metadata (its output
+ * lost the trace): the writer sends the whole metadata again.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -255,7 +257,7 @@ static void test_relay_skips(void)
 
 struct fake {
 	int lfd;
-	unsigned port;
+	bool lost;			/* the second connection says it has no metadata */
 	uint64_t meta1;			/* metadata bytes on the first connection */
 	int packets1;
 	/* the second connection */
@@ -304,8 +306,16 @@ static void *fake_run(void *arg)
 	if (fd < 0 || read_msg(fd, b, sizeof(b), &m) || m.type != RELAY_HELLO)
 		return NULL;
 	welcome(fd, 0);
-	/* never a PROGRESS: everything stays the producer's to send again */
+	/* never a PROGRESS: everything stays the producer's to send again;
+	 * unless the relay will lose it all: then everything is confirmed */
+	uint64_t n1 = 0;
 	while (f->packets1 < 5 && !read_msg(fd, b, sizeof(b), &m)) {
+		if (f->lost) {
+			uint8_t p[RELAY_HDR_LEN + 8];
+			relay_put_hdr(p, RELAY_PROGRESS, 8);
+			put_le64(p + RELAY_HDR_LEN, ++n1);
+			(void)!write(fd, p, sizeof(p));
+		}
 		if (m.type == RELAY_METADATA)
 			f->meta1 += m.u.meta.len;
 		f->packets1 += m.type == RELAY_PACKET;
@@ -314,7 +324,7 @@ static void *fake_run(void *arg)
 	fd = accept(f->lfd, NULL, NULL);
 	if (fd < 0 || read_msg(fd, b, sizeof(b), &m) || m.type != RELAY_HELLO)
 		return NULL;
-	welcome(fd, f->meta1);
+	welcome(fd, f->lost ? 0 : f->meta1);
 	bool before_packets = true;
 	uint64_t written = 0;
 	while (!read_msg(fd, b, sizeof(b), &m) && m.type != RELAY_CLOSE) {
@@ -342,9 +352,10 @@ static void *fake_run(void *arg)
 	return NULL;
 }
 
-static void test_sends_again(void)
+static void test_sends_again(bool lost)
 {
-	struct fake f = { .lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) };
+	struct fake f = { .lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), .lost = lost };
+	const char *how = lost ? "a relay that lost the trace" : "a relay that never confirms";
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	if (f.lfd < 0 || bind(f.lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
@@ -366,15 +377,24 @@ static void test_sends_again(void)
 	trawl_ctf_writer_free(w.w);
 	pthread_join(th, NULL);
 	close(f.lfd);
-	ok(ret == 0 && rc == 0 && f.acked, "the writer closes once the second connection ACKs "
-	   "(%d %d %s)", ret, rc, err);
-	ok(f.streams_first >= NCPU, "the second connection announces both streams first (%d "
-	   "STREAMs before its first packet)", f.streams_first);
-	ok(f.meta1 > 0 && f.meta2 == 0, "it sends no metadata the relay said it has (%llu, then "
-	   "%llu)", (unsigned long long)f.meta1, (unsigned long long)f.meta2);
-	ok(f.packets1 == 5 && f.seq0_again == NCPU && f.packets2 > f.packets1,
-	   "it sends every packet again from each stream's first (%d, then %d; seq 0: %d)",
-	   f.packets1, f.packets2, f.seq0_again);
+	ok(ret == 0 && rc == 0 && f.acked, "%s: the writer closes once the second connection "
+	   "ACKs (%d %d %s)", how, ret, rc, err);
+	ok(f.streams_first >= NCPU, "%s: the second connection announces both streams first (%d "
+	   "STREAMs before its first packet)", how, f.streams_first);
+	if (lost)
+		ok(f.meta1 > 0 && f.meta2 == f.meta1, "%s: it sends the whole metadata again (%llu, "
+		   "then %llu)", how, (unsigned long long)f.meta1, (unsigned long long)f.meta2);
+	else
+		ok(f.meta1 > 0 && f.meta2 == 0, "%s: it sends no metadata the relay said it has "
+		   "(%llu, then %llu)", how, (unsigned long long)f.meta1,
+		   (unsigned long long)f.meta2);
+	if (lost)
+		ok(f.packets1 == 5 && f.packets2 > 0,
+		   "%s: the packets go on (%d, then %d)", how, f.packets1, f.packets2);
+	else
+		ok(f.packets1 == 5 && f.seq0_again == NCPU && f.packets2 > f.packets1,
+		   "%s: it sends every packet again from each stream's first (%d, then %d; seq "
+		   "0: %d)", how, f.packets1, f.packets2, f.seq0_again);
 }
 
 int main(void)
@@ -387,7 +407,8 @@ int main(void)
 	}
 	char err[512] = "", addr[300];
 	test_relay_skips();
-	test_sends_again();
+	test_sends_again(false);
+	test_sends_again(true);
 	struct rl A = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct trawl_relay_opts oa = {
 		.sz = sizeof(oa), .output = path("relay"), .data_addr = "127.0.0.1:0",
