@@ -186,7 +186,7 @@ QDATA=$DATA_AT
 timeout 60 "$TRAWL" record --relay "$QDATA" --session q1 --host n1 --no-kernel -- \
 	"$COUNTER" -n 5000 -s 50 > q1.out 2> q1.err
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "refused q1/n1/ust: session q1 is at its disk quota" q1.err &&
+[ "$rc" -ne 0 ] && grep -q "relay .* refused.*: session q1 is at its disk quota" q1.err &&
 	! grep -q "agent failed" q1.err
 ok $? "record into a full session fails with the relay's reason (exit $rc: $(grep quota q1.err | head -1))"
 timeout 60 "$TRAWL" record --relay "$QDATA" --session q2 --host n1 --no-kernel -- \
