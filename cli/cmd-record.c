@@ -217,7 +217,11 @@ static int ust_stop(struct ust_agent *ua)
 		kill(ua->pid, SIGTERM);
 		while (waitpid(ua->pid, &st, 0) < 0 && errno == EINTR)
 			;
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 1) {
+			/* it said why (a relay that refused, a disk full) */
+			cli_err("the user-space trace is incomplete (the agent's reason is above)");
+			rc = -1;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			cli_err("the user-space agent failed (%s %d)",
 				WIFEXITED(st) ? "exit" : "signal",
 				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));

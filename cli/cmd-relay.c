@@ -74,6 +74,9 @@ static void usage(FILE *f)
 	      "                     byte; the first (HELLO, CONNECT) of the connection\n"
 	      "                     (default 30)\n"
 	      "  --idle-timeout SEC a viewer silent for SEC is closed (default 300)\n"
+	      "  --max-session-size BYTES  disk quota of a session name, every host's\n"
+	      "                     traces and what its directory held before: a message\n"
+	      "                     over it is refused with the reason (default: none)\n"
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it. At start, streams\n"
 	      "a relay killed mid-write left torn are cut back to their last complete packet\n"
 	      "listed in their index (logged).\n", f);
@@ -255,7 +258,7 @@ out:
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
-	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN };
+	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -275,6 +278,7 @@ int cmd_relay(int argc, char **argv)
 		{ "control", required_argument, NULL, O_CTL },
 		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "live-open", required_argument, NULL, O_OPEN },
+		{ "max-session-size", required_argument, NULL, O_QUOTA },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -327,6 +331,12 @@ int cmd_relay(int argc, char **argv)
 						 c == O_MSGT ? "message-timeout" : "idle-timeout", optarg);
 			*(c == O_MSGT ? &o.ro.msg_timeout_ms : &o.ro.idle_timeout_ms) =
 				(unsigned)n * 1000;
+			break;
+		case O_QUOTA:
+			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)
+				return cli_usage("--max-session-size: '%s' is not a size from 4K to "
+						 "1048576G", optarg);
+			o.ro.max_session_size = (uint64_t)n;
 			break;
 		case 'q': cli_verbosity = -1; break;
 		case 'h': usage(stdout); return 0;

@@ -410,6 +410,12 @@ int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts);
  */
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w);
 /*
+ * Why the destination failed, in words ("relay HOST:PORT refused: session
+ * S is at its disk quota ..."), with or without a local copy; "" while it
+ * did not (or it gave no reason). Owned by w.
+ */
+const char *trawl_ctf_writer_relay_why(const struct trawl_ctf_writer *w);
+/*
  * A live timer's tick: closes the open packet at ts if it holds events
  * (trimmed to its content, see below), else sends a beacon at ts. Either
  * way, later events of s must not be before ts. Returns 0 or -errno.

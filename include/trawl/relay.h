@@ -30,6 +30,9 @@ extern "C" {
 
 #define TRAWL_RELAY_DATA_PORT 5347	/* producers' default port */
 #define TRAWL_RELAY_LIVE_PORT 5344	/* viewers' default (babeltrace2's) */
+/* How long trawl's recorders (the agent, trawl record) try to resume a
+ * trace whose relay connection broke (trawl_relay_dest_opts.resume_ms). */
+#define TRAWL_RELAY_RESUME_MS 60000
 
 struct trawl_relay_opts {
 	size_t sz;			/* sizeof(struct trawl_relay_opts) */
@@ -104,6 +107,11 @@ struct trawl_relay_opts {
 	 */
 	const char *secret_file;
 	const char *live_open_addr;
+	/* Disk quota of a session name (all its hosts' traces, what its
+	 * directory held before included): a message that would go over it
+	 * is refused with the reason (its producer's connection closed), a
+	 * HELLO once it is reached; other sessions are served on. 0: none. */
+	uint64_t max_session_size;
 };
 
 struct trawl_relay;
@@ -165,6 +173,12 @@ struct trawl_relay_dest_opts {
 	 * taking the HELLO. NULL: the environment's TRAWL_SECRET_FILE, if set;
 	 * else none (a relay with a secret then refuses, with the reason). */
 	const char *secret_file;
+	/* Cut off (the relay restarted, the link went down), try to
+	 * reconnect and resume the trace for this long, keeping what the
+	 * relay has not confirmed (at most the writer's io_queue, else 16
+	 * MiB; the writer waits once it is full); 0: no resume, the relay is
+	 * lost at the first error (docs/relay.md, "Cut off"). */
+	unsigned resume_ms;
 };
 
 /*

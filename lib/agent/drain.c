@@ -199,16 +199,26 @@ void tr_drain_final(struct session *s)
 	uint64_t ev = 0, torn = 0;
 	if (s->w) {
 		tr_ust_clock(s, trawl_ctf_writer_trace(s->w));
-		note_err(s, trawl_ctf_writer_close(s->w));
+		int rc = trawl_ctf_writer_close(s->w);
+		note_err(s, rc);
 		int rl = trawl_ctf_writer_relay_error(s->w);
+		const char *why = trawl_ctf_writer_relay_why(s->w);
 		if (rl) {
 			tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING,
 				     "session %s: the relay was lost (%s): the local copy is complete",
-				     s->name, strerror(-rl));
+				     s->name, *why ? why : strerror(-rl));
 			if (s->waiter)
 				tr_cprint(s->waiter, AM_ERR, "warning: the relay was lost during the session "
-					  "(%s): the trace is complete only in %s", strerror(-rl),
-					  s->output ? s->output : "(none)");
+					  "(%s): the trace is complete only in %s",
+					  *why ? why : strerror(-rl), s->output ? s->output : "(none)");
+		} else if (*why) {
+			/* streamed only: the relay's reason is the session's error */
+			tr_agent_log(s->a, TRAWL_AGENT_LOG_ERR, "session %s: %s", s->name, why);
+			if (s->waiter)
+				tr_cprint(s->waiter, AM_ERR, "session %s: %s", s->name, why);
+		} else if (s->err) {
+			tr_agent_log(s->a, TRAWL_AGENT_LOG_ERR, "session %s: writing the trace: %s",
+				     s->name, strerror(-s->err));
 		}
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;

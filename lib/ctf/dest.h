@@ -63,6 +63,9 @@ struct ctf_dest_ops {
 	int (*close)(struct trawl_ctf_dest *d);
 	/* Frees d (whatever was or was not called before). */
 	void (*free)(struct trawl_ctf_dest *d);
+	/* Optional: why the last op failed, in words ("" or NULL: no reason
+	 * known); owned by d. */
+	const char *(*why)(struct trawl_ctf_dest *d);
 };
 
 /* A destination: implementations embed it first in their own struct. */

@@ -83,6 +83,7 @@ struct trawl_ctf_writer {
 	struct ioq *ioq;		/* NULL: synchronous writes */
 	struct trawl_ctf_dest *dest;	/* NULL: not streamed (or no more) */
 	int dest_err;			/* the destination was lost (a local copy goes on) */
+	char dest_why[512];		/* its reason (ops->why), "" */
 	struct metadata_mark sent;	/* metadata the destination has */
 	bool closed;
 	int err;
@@ -746,6 +747,8 @@ err:
  */
 static int dest_lost(struct trawl_ctf_writer *w, int err)
 {
+	if (err && w->dest && w->dest->ops->why && !w->dest_why[0])
+		snprintf(w->dest_why, sizeof(w->dest_why), "%s", w->dest->ops->why(w->dest));
 	if (!err || !w->path)
 		return err;
 	w->dest_err = err;
@@ -757,6 +760,11 @@ static int dest_lost(struct trawl_ctf_writer *w, int err)
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w)
 {
 	return w ? w->dest_err : -EINVAL;
+}
+
+const char *trawl_ctf_writer_relay_why(const struct trawl_ctf_writer *w)
+{
+	return w ? w->dest_why : "";
 }
 
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w)

@@ -763,6 +763,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		const struct trawl_relay_dest_opts ro = {
 			.sz = sizeof(ro), .addr = o->relay, .session = o->relay_session,
 			.live_timer_us = (uint64_t)k->live_ms * 1000,
+			.resume_ms = TRAWL_RELAY_RESUME_MS,
 		};
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			goto nomem;
@@ -784,7 +785,9 @@ static void set_err(struct krec *k, int r, const char *what)
 {
 	if (!k->err) {
 		k->err = r;
-		snprintf(k->errmsg, sizeof(k->errmsg), "%s: %s", what, strerror(-r));
+		/* the relay's own words when it was the relay */
+		const char *why = k->w ? trawl_ctf_writer_relay_why(k->w) : "";
+		snprintf(k->errmsg, sizeof(k->errmsg), "%s: %s", what, *why ? why : strerror(-r));
 	}
 }
 
@@ -1134,12 +1137,15 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
+	const char *why = trawl_ctf_writer_relay_why(k->w);
 	if (rc < 0 && !r)
-		r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s", strerror(-rc));
+		r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s",
+			      *why ? why : strerror(-rc));
 	int rl = trawl_ctf_writer_relay_error(k->w);
 	if (rl)
 		fprintf(stderr, "trawl: warning: the relay was lost during the recording (%s): "
-			"the kernel trace is complete only in the local copy\n", strerror(-rl));
+			"the kernel trace is complete only in the local copy\n",
+			*why ? why : strerror(-rl));
 	return r;
 }
 

@@ -26,6 +26,7 @@
 #include "ctf/dest.h"
 #include "ctf/ioq.h"
 #include "net/auth.h"
+#include "net/reconnect.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
 #include "util/clock.h"
@@ -36,8 +37,16 @@ struct relay_dest {
 	uint64_t live_timer_us;
 	int timeout_ms;
 	char *secret_file;		/* the credential (docs/auth.md); NULL: none */
-	int fd;				/* -1 until open */
+	int fd;				/* -1 until open (or once rs has it) */
 	struct ioq *q;			/* NULL: sent by the caller's thread */
+	/* resumable (resume_ms > 0): the sender that reconnects, and what
+	 * its HELLO says again */
+	unsigned resume_ms;
+	struct rsend *rs;
+	char *hello;			/* the HELLO message, whole */
+	size_t hello_len;
+	char host[256];
+	unsigned port;
 };
 
 static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
@@ -144,9 +153,132 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 {
 	/* the queue's thread blocks every signal: a relay gone gives it
 	 * EPIPE, not SIGPIPE */
+	if (rd->rs)
+		return tr_rsend_put(rd->rs, hdr, hlen, body, blen);
 	if (rd->q)
 		return tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
 	return send_now(rd->fd, hdr, hlen, body, blen);
+}
+
+/*
+ * rd's credential (docs/auth.md) into *cred for a HELLO of host: 1 when
+ * there is one (wipe it after use), 0 when none, -errno with err set when
+ * it cannot serve (unreadable, a viewer's, another host's node key).
+ */
+static int load_cred(struct relay_dest *rd, const char *hostname, struct auth_cred *cred,
+		     char *err, size_t errlen)
+{
+	char cerr[300];
+	int ret;
+	if (!rd->secret_file)
+		return 0;
+	if ((ret = tr_auth_ready(cerr, sizeof(cerr))) < 0)
+		return tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, cerr);
+	if ((ret = tr_auth_load(rd->secret_file, cred, cerr, sizeof(cerr))) < 0)
+		return tr_seterr(err, errlen, -ret, "relay %s: secret file %s", rd->addr, cerr);
+	if (cred->kind == AUTH_VIEWER)
+		ret = tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: a viewer's "
+				"credential, which cannot write (a node's or the cluster's is "
+				"needed)", rd->addr, rd->secret_file);
+	else if (cred->kind == AUTH_NODE && strcmp(cred->host, hostname) != 0)
+		ret = tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: the node key of "
+				"host %s, not of this host (%s)", rd->addr, rd->secret_file,
+				cred->host, hostname);
+	if (ret < 0) {
+		tr_auth_wipe(cred);
+		return ret;
+	}
+	return 1;
+}
+
+/*
+ * Connects to the relay and says rd's HELLO: the socket once WELCOMEd
+ * (then *meta_len, from the RESUMED a resumable producer gets), or -errno
+ * with the reason in err; *refused when the relay said no (a WELCOME with
+ * an error), not when it could not be reached. A relay with a secret
+ * challenges the HELLO: the credential's proof answers (every connection:
+ * a resume proves itself again).
+ */
+static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len, int *refused,
+			 char *err, size_t errlen)
+{
+	int64_t deadline = tr_mono_ms() + timeout;
+	char gai[128] = "";
+	*refused = 0;
+	const uint8_t *h = (const uint8_t *)rd->hello + RELAY_HDR_LEN + 32;
+	const char *session = (const char *)h, *host = session + strlen(session) + 1;
+	struct auth_cred cred = { 0 };
+	int auth = load_cred(rd, host, &cred, err, errlen);
+	if (auth < 0) {
+		*refused = 1;	/* no use trying again */
+		return auth;
+	}
+	int fd = tr_net_connect(rd->host, rd->port, deadline, gai, sizeof(gai));
+	if (fd >= 0)
+		fd = producer_socket(fd);
+	if (fd < 0) {
+		if (auth)
+			tr_auth_wipe(&cred);
+		if (gai[0])
+			return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
+		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
+			      strerror(-fd));
+	}
+	char msg[256] = "";
+	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
+	int ret = send_now(fd, rd->hello, rd->hello_len, NULL, 0);
+	if (!ret)
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
+	/* a relay with a secret challenges; one without welcomes at once */
+	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, rd->hello,
+					    rd->hello_len, am)) &&
+	    !(ret = send_now(fd, am, sizeof(am), NULL, 0)))
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
+	if (auth)
+		tr_auth_wipe(&cred);
+	if (ret == -EPIPE || ret == -ECONNRESET) {
+		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
+		goto err;
+	}
+	if (ret) {
+		if (*msg) {
+			*refused = 1;
+			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr,
+				  session, host, host + strlen(host) + 1, msg);
+		} else {
+			tr_seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
+				  ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
+		}
+		goto err;
+	}
+	*meta_len = 0;
+	if (rd->resume_ms) {
+		uint8_t b[RELAY_HDR_LEN + 8];
+		struct relay_msg m;
+		char perr[128];
+		ret = tr_net_read_full(fd, b, sizeof(b), deadline);
+		if (!ret && (tr_relay_msg_parse(b, sizeof(b), &m, perr, sizeof(perr)) <= 0 ||
+			     m.type != RELAY_RESUMED))
+			ret = -EPROTO;
+		if (ret) {
+			tr_seterr(err, errlen, -ret, "relay %s: no RESUMED after the WELCOME: %s",
+				  rd->addr, strerror(-ret));
+			goto err;
+		}
+		*meta_len = m.u.resumed.meta_len;
+	}
+	return fd;
+err:
+	close(fd);
+	return ret;
+}
+
+/* The sender's way back (reconnect.h). */
+static int rehello(void *arg, uint64_t *meta_len, int *refused, char *err, size_t errlen)
+{
+	struct relay_dest *rd = arg;
+	return connect_hello(rd, rd->timeout_ms > 0 ? rd->timeout_ms : 5000, meta_len, refused,
+			     err, errlen);
 }
 
 static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, char *err,
@@ -156,13 +288,12 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	const char *session = rd->session ? rd->session : "trawl";
 	const char *trace = rd->trace ? rd->trace : t->domain ? t->domain : "ust";
 	const char *hostname = t->hostname ? t->hostname : "";
-	char host[256], gai[128] = "";
+	char host[256];
 	unsigned p;
 	int timeout = rd->timeout_ms > 0 ? rd->timeout_ms : 5000;
-	int64_t deadline = tr_mono_ms() + timeout;
 	int ret;
 
-	if (rd->fd >= 0)
+	if (rd->fd >= 0 || rd->rs)
 		return tr_seterr(err, errlen, EBUSY, "relay %s: opened twice", rd->addr);
 	if (tr_net_split_addr(rd->addr, host, sizeof(host), &p, RELAY_DATA_PORT) < 0)
 		return tr_seterr(err, errlen, EINVAL, "relay address '%s': expected HOST[:PORT]",
@@ -176,50 +307,16 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		return tr_seterr(err, errlen, ENAMETOOLONG,
 			      "relay: host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
-	/* the credential, before anything is sent (docs/auth.md) */
-	struct auth_cred cred = { 0 };
-	char cerr[300];
-	bool auth = rd->secret_file != NULL;
-	if (auth && (ret = tr_auth_ready(cerr, sizeof(cerr))) < 0)
-		return tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, cerr);
-	if (auth && (ret = tr_auth_load(rd->secret_file, &cred, cerr, sizeof(cerr))) < 0)
-		return tr_seterr(err, errlen, -ret, "relay %s: secret file %s", rd->addr, cerr);
-	if (auth && cred.kind == AUTH_VIEWER) {
-		tr_auth_wipe(&cred);
-		return tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: a viewer's "
-				 "credential, which cannot write (a node's or the cluster's is "
-				 "needed)", rd->addr, rd->secret_file);
-	}
-	if (auth && cred.kind == AUTH_NODE && strcmp(cred.host, hostname) != 0) {
-		ret = tr_seterr(err, errlen, EACCES, "relay %s: secret file %s: the node key of "
-				"host %s, not of this host (%s)", rd->addr, rd->secret_file,
-				cred.host, hostname);
-		tr_auth_wipe(&cred);
-		return ret;
-	}
-	int fd = tr_net_connect(host, p, deadline, gai, sizeof(gai));
-	if (fd >= 0)
-		fd = producer_socket(fd);
-	if (fd < 0) {
-		if (auth)
-			tr_auth_wipe(&cred);
-		if (gai[0])
-			return tr_seterr(err, errlen, -fd, "relay %s: %s", rd->addr, gai);
-		return tr_seterr(err, errlen, -fd, "relay %s: cannot connect: %s", rd->addr,
-			      strerror(-fd));
-	}
-
 	size_t ls = strlen(session) + 1, lh = strlen(hostname) + 1, lt = strlen(trace) + 1;
 	size_t plen = 4 + 4 + 8 + 16 + ls + lh + lt;
 	uint8_t *b = calloc(1, RELAY_HDR_LEN + plen);
-	if (!b) {
-		ret = tr_seterr(err, errlen, ENOMEM, "relay: out of memory");
-		goto err;
-	}
+	if (!b)
+		return tr_seterr(err, errlen, ENOMEM, "relay: out of memory");
 	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
 	uint8_t *q = b + RELAY_HDR_LEN;
 	put_le32(q, RELAY_VERSION);
-	put_le32(q + 4, auth ? RELAY_HELLO_AUTH : 0);
+	put_le32(q + 4, (rd->secret_file ? RELAY_HELLO_AUTH : 0) |
+			(rd->resume_ms ? RELAY_HELLO_RESUME : 0));
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -227,31 +324,27 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	memcpy(q, session, ls);
 	memcpy(q + ls, hostname, lh);
 	memcpy(q + ls + lh, trace, lt);
-	ret = send_now(fd, b, RELAY_HDR_LEN + plen, NULL, 0);
-	char msg[256] = "";
-	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
-	if (!ret)
-		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
-	/* a relay with a secret challenges; one without welcomes at once */
-	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, b, RELAY_HDR_LEN + plen,
-					    am)) &&
-	    !(ret = send_now(fd, am, sizeof(am), NULL, 0)))
-		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
-	free(b);
-	if (auth)
-		tr_auth_wipe(&cred);
-	if (ret == -EPIPE || ret == -ECONNRESET) {
-		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
-		goto err;
-	}
-	if (ret) {
-		if (*msg)
-			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr, session,
-			       hostname, trace, msg);
-		else
-			tr_seterr(err, errlen, -ret, "relay %s: no welcome: %s", rd->addr,
-			       ret == -EPROTO ? "not a trawl relay" : strerror(-ret));
-		goto err;
+	free(rd->hello);
+	rd->hello = (char *)b;
+	rd->hello_len = RELAY_HDR_LEN + plen;
+	snprintf(rd->host, sizeof(rd->host), "%s", host);
+	rd->port = p;
+	uint64_t meta_len;
+	int refused;
+	int fd = connect_hello(rd, timeout, &meta_len, &refused, err, errlen);
+	if (fd < 0)
+		return fd;
+	if (rd->resume_ms) {
+		/* its own sender, which comes back when cut off */
+		const struct rsend_opts so = {
+			.budget = t->io_queue ? t->io_queue : (size_t)16 << 20, .fd = fd,
+			.hello = rehello, .arg = rd, .resume_ms = rd->resume_ms, .addr = rd->addr,
+		};
+		if (!(rd->rs = tr_rsend_new(&so))) {
+			ret = tr_seterr(err, errlen, errno, "relay: %s", strerror(errno));
+			goto err;
+		}
+		return 0;
 	}
 	/* its own queue: a stalled relay does not hold up the local files */
 	if (t->io_queue && !(rd->q = tr_ioq_new(t->io_queue))) {
@@ -261,7 +354,6 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	rd->fd = fd;
 	return 0;
 err:
-	tr_auth_wipe(&cred);
 	close(fd);
 	return ret;
 }
@@ -315,6 +407,9 @@ static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
 static int rd_close(struct trawl_ctf_dest *d)
 {
 	struct relay_dest *rd = rd_of(d);
+	char msg[256];
+	if (rd->rs)
+		return tr_rsend_close(rd->rs, msg, sizeof(msg));
 	if (rd->fd < 0)
 		return -EBADF;
 	int ret = tr_ioq_free(rd->q);
@@ -326,7 +421,6 @@ static int rd_close(struct trawl_ctf_dest *d)
 	ret = send_now(rd->fd, hdr, sizeof(hdr), NULL, 0);
 	if (ret)
 		return ret;
-	char msg[256];
 	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL);
 }
 
@@ -335,13 +429,21 @@ static void rd_free(struct trawl_ctf_dest *d)
 	struct relay_dest *rd = rd_of(d);
 	/* after an error, the queue's thread stopped writing at it */
 	tr_ioq_free(rd->q);
+	tr_rsend_free(rd->rs);
 	if (rd->fd >= 0)
 		close(rd->fd);
+	free(rd->hello);
 	free(rd->addr);
 	free(rd->session);
 	free(rd->trace);
 	free(rd->secret_file);
 	free(rd);
+}
+
+static const char *rd_why(struct trawl_ctf_dest *d)
+{
+	struct relay_dest *rd = rd_of(d);
+	return rd->rs ? tr_rsend_why(rd->rs) : "";
 }
 
 static const struct ctf_dest_ops relay_dest_ops = {
@@ -352,6 +454,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.beacon = rd_beacon,
 	.close = rd_close,
 	.free = rd_free,
+	.why = rd_why,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
@@ -370,6 +473,7 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 	rd->fd = -1;
 	rd->live_timer_us = opt.live_timer_us;
 	rd->timeout_ms = opt.timeout_ms;
+	rd->resume_ms = opt.resume_ms;
 	/* the credential: the option's, else the environment's */
 	const char *secret = opt.secret_file;
 	if (!secret && (secret = getenv("TRAWL_SECRET_FILE")) && !*secret)

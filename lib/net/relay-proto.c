@@ -266,6 +266,12 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 		m->u.auth.nonce = rdbytes(&r, 32);
 		m->u.auth.mac = rdbytes(&r, 32);
 		break;
+	case RELAY_RESUMED:
+		m->u.resumed.meta_len = rd64(&r);
+		break;
+	case RELAY_PROGRESS:
+		m->u.progress.written = rd64(&r);
+		break;
 	}
 	if (r.bad)
 		return tr_seterr(err, errlen, EPROTO, "%s of %u bytes: too short for its fields", name,

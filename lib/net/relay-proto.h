@@ -37,6 +37,19 @@
  *   P->R AUTH       the credential's kind (net/auth.h), the producer's
  *                   nonce (32 bytes), the MAC (32 bytes) over both nonces
  *                   and the HELLO's payload; then WELCOME as above
+ * Resumable producers (docs/relay.md, "Cut off: reconnect and resume"):
+ * HELLO's flag RELAY_HELLO_RESUME says the producer keeps what it sent
+ * until the relay has written it, and may come back for the same trace:
+ *   R->P RESUMED    after a WELCOME of 0 to such a HELLO: the bytes of
+ *                   metadata the relay holds for the trace (0: a new one)
+ *   R->P PROGRESS   the messages after HELLO the relay has written so far
+ *                   (cumulative, on this connection): the producer forgets
+ *                   them
+ * A HELLO with the flag for a trace the relay holds (on disk, or whose
+ * connection is still open) is a resume when its UUID is the trace's; the
+ * producer then announces its streams again (a STREAM the relay has is
+ * taken again) and sends again what it was not told was written (a
+ * PACKET the relay has, by packet_seq_num, is skipped).
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H
@@ -65,6 +78,7 @@
 #define RELAY_AUTH_VERSION 1		/* CHALLENGE's version */
 #define RELAY_CHALLENGE_LEN (4 + 32)	/* version, nonce */
 #define RELAY_AUTH_LEN (4 + 32 + 32)	/* kind, nonce, MAC */
+#define RELAY_HELLO_RESUME 2u		/* HELLO flag: a resumable producer */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -77,6 +91,8 @@
 	X(ACK, 8)		\
 	X(CHALLENGE, 9)		\
 	X(AUTH, 10)		\
+	X(RESUMED, 11)		\
+	X(PROGRESS, 12)		\
 	RELAY_CLUSTER_TYPES(X)
 
 /*
@@ -198,6 +214,12 @@ struct relay_msg {
 			uint32_t kind;
 			const uint8_t *nonce, *mac;	/* 32 bytes each */
 		} auth;
+		struct {
+			uint64_t meta_len;
+		} resumed;
+		struct {
+			uint64_t written;	/* messages after HELLO */
+		} progress;
 	} u;
 };
 

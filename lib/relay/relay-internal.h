@@ -24,6 +24,9 @@
 #include "internal.h"
 #include "trawl/relay.h"
 
+struct relay_msg;
+struct rquota;
+
 /* A stream of a trace: its files and what viewers need to know of it. */
 struct rstream {
 	uint64_t id;			/* relay-wide, for viewers */
@@ -37,6 +40,8 @@ struct rstream {
 					 * the last packet's end, or a later beacon */
 	bool hup;			/* the producer is gone: no more packets */
 	struct rtrace *trace;
+	uint64_t next_seq;		/* the last packet's packet_seq_num + 1
+					 * (a resumed trace skips packets below) */
 };
 
 /* One producer's trace: SESSION/HOST/TRACE/. */
@@ -54,6 +59,8 @@ struct rtrace {
 	 * only while a viewer is attached to its session (relay.c reopens
 	 * them read-only then: the descriptor pool). */
 	bool files_open;
+	uint8_t uuid[16];		/* the HELLO's: a resume must show it */
+	bool resumed;			/* a producer came back for it (resume.c) */
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -67,6 +74,8 @@ struct rsession {
 	struct rsession *next;
 	bool files_for_viewers;		/* its ended traces' files were opened
 					 * for viewers (relay.c's files_sync) */
+	struct rquota *quota;		/* its session name's (quota.c); NULL:
+					 * not looked up yet */
 };
 
 /* A connection: a producer's or a viewer's. */
@@ -99,6 +108,11 @@ struct rconn {
 	 * challenge it was given */
 	bool authed;
 	struct rauth *auth;
+	/* a resumable producer (HELLO flag RELAY_HELLO_RESUME, resume.c) */
+	bool resumable;
+	uint64_t written;		/* its messages after HELLO handled */
+	size_t progress_at;		/* 1 + offset in out of the PROGRESS
+					 * not sent yet (0: none) */
 };
 
 struct trawl_relay {
@@ -154,6 +168,9 @@ struct trawl_relay {
 	unsigned open_port;
 	struct ratelog rl_auth[4];	/* refusals: producers, viewers (x2);
 					 * without a proof, with a bad one (+1) */
+	/* disk quota per session name (quota.c) */
+	uint64_t max_session_size;	/* bytes; 0: none */
+	struct rquota *quotas;
 };
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
@@ -233,6 +250,42 @@ TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 /* Loads o's secret file into r->secret: 0, or -errno with err set. */
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);
+/* relay.c's helpers that resume.c and quota.c use. */
+TRAWL_HIDDEN bool tr_relay_pool_has(const struct trawl_relay *r, int n);
+TRAWL_HIDDEN struct rsession *tr_relay_session_get(struct trawl_relay *r, const char *name,
+						   const char *host, uint64_t live_us);
+TRAWL_HIDDEN void tr_relay_trace_files_close(struct trawl_relay *r, struct rtrace *t);
+
+/*
+ * resume.c: a resumable producer back for a trace the relay holds
+ * (docs/relay.md, "Cut off: reconnect and resume").
+ *
+ * tr_relay_resume: the HELLO m (flag RELAY_HELLO_RESUME) names dir, which
+ * exists. When the HELLO's UUID is the trace's (the one in memory, or the
+ * one its metadata file declares), c takes the trace over: from the
+ * connection that still holds it (closed), or from the disk, its files
+ * opened to append. 0, or -errno with the reason in err (refused).
+ */
+TRAWL_HIDDEN int tr_relay_resume(struct rconn *c, const struct relay_msg *m, const char *dir,
+				 char *err, size_t errlen);
+/* A STREAM of a resumed trace: 0 when taken (a stream the relay has, in
+ * memory or on the disk), 1 when new (the caller creates it), -errno with
+ * err set when refused. */
+TRAWL_HIDDEN int tr_relay_stream_resume(struct trawl_relay *r, struct rtrace *t,
+					const struct relay_msg *m, char *err, size_t errlen);
+/* Queues (or updates, while unsent) c's PROGRESS: c->written. */
+TRAWL_HIDDEN void tr_relay_progress(struct rconn *c);
+
+/*
+ * quota.c: bytes written per session name, against max_session_size.
+ * tr_relay_quota_charge: n more bytes for s's session: 0, or -EDQUOT with
+ * the reason in err (nothing counted). The first call of a session name
+ * counts what its directory holds already. tr_relay_quota_clear frees
+ * the counts (the next run counts again).
+ */
+TRAWL_HIDDEN int tr_relay_quota_charge(struct trawl_relay *r, struct rsession *s, uint64_t n,
+				       char *err, size_t errlen);
+TRAWL_HIDDEN void tr_relay_quota_clear(struct trawl_relay *r);
 
 /* live.c: the LTTng live viewer protocol. */
 /* Parses and answers every whole request in c->in; returns the bytes

@@ -441,12 +441,18 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		return ret;
 	}
 	/* a trace is never written over: another producer's, or an earlier
-	 * recording's */
-	if (mkdir(dir, 0777) < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s%s: %s", dir,
-			     errno == EEXIST ? " exists (another producer, or an earlier recording "
-					       "of this session)" : "",
-			     errno == EEXIST ? "choose another session name" : strerror(errno));
+	 * recording's; only its own producer may come back for it */
+	int mk = mkdir(dir, 0777) < 0 ? errno : 0;
+	if (mk == EEXIST && (m->u.hello.flags & RELAY_HELLO_RESUME)) {
+		ret = tr_relay_resume(c, m, dir, err, errlen);
+		free(dir);
+		return ret;
+	}
+	if (mk) {
+		ret = tr_seterr(err, errlen, mk, "%s%s: %s", dir,
+			     mk == EEXIST ? " exists (another producer, or an earlier recording "
+					    "of this session)" : "",
+			     mk == EEXIST ? "choose another session name" : strerror(mk));
 		free(dir);
 		return ret;
 	}
@@ -466,6 +472,8 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		ret = tr_seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
+	if ((ret = tr_relay_quota_charge(r, s, 0, err, errlen)) < 0)
+		goto err;
 	if (!pool_has(r, 1)) {
 		ret = tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
 				"in use; --fd-pool-size)", r->nfds, r->fd_pool);
@@ -483,6 +491,7 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 	t->id = r->next_id++;
 	t->dir = dir;
 	t->session = s;
+	memcpy(t->uuid, m->u.hello.uuid, sizeof(t->uuid));
 	if (m->u.hello.live_timer_us)
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
@@ -514,6 +523,10 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 
 static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
+	/* a resumed trace's streams are announced again: taken as they are */
+	int rs = t->resumed ? tr_relay_stream_resume(r, t, m, err, errlen) : 1;
+	if (rs <= 0)
+		return rs;
 	if (stream_by_handle(t, m->u.stream.handle))
 		return tr_seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
 			      m->u.stream.handle);
@@ -528,9 +541,11 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
 				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
 				 r->fd_pool);
+	int ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err, errlen);
+	if (ret < 0)
+		return ret;
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
-	int ret;
 	if (!st)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	st->fd = st->idxfd = -1;
@@ -584,6 +599,9 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, EPROTO, "PACKET for unknown stream %u",
 			      m->u.packet.handle);
 	const struct ctf_index *ix = &m->u.packet.ix;
+	/* sent again after a resume: the relay has it already */
+	if (t->resumed && st->npackets && ix->seq < st->next_seq)
+		return 0;
 	if (ix->stream_id != st->class_id)
 		return tr_seterr(err, errlen, EPROTO, "PACKET of %s: stream class %llu, not %llu",
 			      st->name, (unsigned long long)ix->stream_id,
@@ -593,7 +611,11 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 			      "PACKET of %s begins at %llu, before its beacon or previous packet "
 			      "(%llu)", st->name, (unsigned long long)ix->ts_begin,
 			      (unsigned long long)st->beacon);
-	int ret = tr_write_all(st->fd, m->u.packet.data, m->u.packet.size);
+	int ret = tr_relay_quota_charge(r, t->session, m->u.packet.size + CTF_IDX_ENTRY_LEN, err,
+					errlen);
+	if (ret < 0)
+		return ret;
+	ret = tr_write_all(st->fd, m->u.packet.data, m->u.packet.size);
 	uint8_t e[CTF_IDX_ENTRY_LEN];
 	ctf_index_put_entry(e, st->size, ix);
 	if (!ret)
@@ -602,6 +624,7 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
 	st->size += m->u.packet.size;
 	st->npackets++;
+	st->next_seq = ix->seq + 1;
 	if (st->beacon < ix->ts_end)
 		st->beacon = ix->ts_end;
 	tr_live_wake(r, t->session);
@@ -653,6 +676,13 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;
+		} else if (m->u.hello.flags & RELAY_HELLO_RESUME) {
+			/* the metadata it has: a resumed producer sends the rest */
+			uint8_t rep[RELAY_HDR_LEN + 8];
+			relay_put_hdr(rep, RELAY_RESUMED, 8);
+			put_le64(rep + RELAY_HDR_LEN, c->trace->meta_len);
+			tr_rconn_queue(c, rep, sizeof(rep));
+			c->resumable = true;
 		}
 		return 0;
 	}
@@ -660,7 +690,10 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		if (t->meta_len + m->u.meta.len > RELAY_METADATA_MAX)
 			return tr_seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
 				      RELAY_METADATA_MAX);
-		int ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
+		int ret = tr_relay_quota_charge(r, t->session, m->u.meta.len, err, errlen);
+		if (ret < 0)
+			return ret;
+		ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
 		if (ret)
 			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
 		t->meta_len += m->u.meta.len;
@@ -715,7 +748,10 @@ static long producer_input(struct rconn *c)
 		ssize_t n = tr_relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
 		if (n == 0)
 			break;
+		bool hello = n > 0 && m.type == RELAY_HELLO;
 		int ret = n < 0 ? (int)n : producer_msg(c, &m, err, sizeof(err));
+		if (ret == 0 && !hello)
+			c->written++;
 		if (ret < 0) {
 			tr_relay_log(c->r, LOG_WARNING, "%s: %s; connection closed", c->peer, err);
 			/* not to garbage (an HTTP request, a message too large
@@ -732,6 +768,9 @@ static long producer_input(struct rconn *c)
 		}
 		off += (size_t)n;
 	}
+	/* a resumable producer forgets what the relay has written */
+	if (off && c->resumable && c->trace && !c->closing)
+		tr_relay_progress(c);
 	return (long)off;
 }
 
@@ -1214,6 +1253,7 @@ static void state_clear(struct trawl_relay *r)
 		r->sessions = s->next;
 		session_free(r, s);
 	}
+	tr_relay_quota_clear(r);
 }
 
 /* ------------------------------------------------------------- the object */
@@ -1249,6 +1289,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->idle_timeout_ms = opt.idle_timeout_ms ? opt.idle_timeout_ms : 300000;
 	r->live_from_now = opt.live_from_now;
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
+	r->max_session_size = opt.max_session_size;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
 	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = -1;
@@ -1534,4 +1575,22 @@ void trawl_relay_free(struct trawl_relay *r)
 	}
 	free(r->output);
 	free(r);
+}
+
+/* ------------------------------------- for resume.c and quota.c */
+
+bool tr_relay_pool_has(const struct trawl_relay *r, int n)
+{
+	return pool_has(r, n);
+}
+
+struct rsession *tr_relay_session_get(struct trawl_relay *r, const char *name, const char *host,
+				      uint64_t live_us)
+{
+	return session_get(r, name, host, live_us);
+}
+
+void tr_relay_trace_files_close(struct trawl_relay *r, struct rtrace *t)
+{
+	trace_files_close(r, t);
 }

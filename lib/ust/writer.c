@@ -83,7 +83,7 @@ struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname
 	if (rel) {
 		const struct trawl_relay_dest_opts ro = {
 			.sz = sizeof(ro), .addr = rel->addr, .session = rel->session,
-			.live_timer_us = rel->live_us,
+			.live_timer_us = rel->live_us, .resume_ms = TRAWL_RELAY_RESUME_MS,
 		};
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			return NULL;

@@ -23,7 +23,8 @@
  * pending challenge, if it has one (a fuzzer cannot find an HMAC), so what
  * follows a proof is reached too (a producer's HELLO, or an agent's JOIN
  * with its credential flag: seeds auth-join*). Traces are written under a directory of
- * the process, removed after each input.
+ * the process, removed after each input. The first chunk's who & 0x04
+ * gives the relay a disk quota of 16 KiB per session.
  */
 #include <ftw.h>
 #include <stdint.h>
@@ -56,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp", (int)getpid());
 	}
 	mkdir(dir, 0700);
-	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir, .max_conns = 100 };
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir, .max_conns = 100,
+				      .max_session_size = size && (data[0] & 0x04) ? 16384 : 0 };
 	struct trawl_relay *r = tr_relay_state_new(&o);
 	if (!r)
 		return 0;

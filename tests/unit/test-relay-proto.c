@@ -451,6 +451,40 @@ static void test_auth_msgs(void)
 	reject(b.b, b.n, EPROTO, "1 bytes after its fields", "AUTH of 69 bytes");
 }
 
+/* The replies to a resumable producer: RESUMED and PROGRESS, one u64 each;
+ * shorter or longer payloads refused. */
+static void test_resumed_progress(void)
+{
+	static const uint32_t types[] = { RELAY_RESUMED, RELAY_PROGRESS };
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		const char *name = tr_relay_type_name(types[i]);
+		struct mb b = { .n = 0 };
+		uint8_t *c;
+		struct relay_msg m;
+		char err[256];
+		mb_begin(&b, types[i]);
+		mb_u64(&b, 0x0123456789abcdefull);
+		size_t n = mb_end(&b);
+		ssize_t r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
+		uint64_t v = types[i] == RELAY_RESUMED ? m.u.resumed.meta_len : m.u.progress.written;
+		ok(r == RELAY_HDR_LEN + 8 && m.type == types[i] && m.len == 8 &&
+		   v == 0x0123456789abcdefull, "%s: its u64 (%zd %s)", name, r, err);
+		ok(prefixes_need_more(b.b, n), "%s: every proper prefix needs more bytes", name);
+		free(c);
+		b.n = 0;
+		mb_begin(&b, types[i]);
+		mb_u32(&b, 7);
+		n = mb_end(&b);
+		reject(b.b, n, EPROTO, "too short", name);
+		b.n = 0;
+		mb_begin(&b, types[i]);
+		mb_u64(&b, 7);
+		mb_u32(&b, 0);
+		n = mb_end(&b);
+		reject(b.b, n, EPROTO, "after its fields", name);
+	}
+}
+
 /* A whole conversation in one buffer, parsed message after message, the way
  * the relay consumes its input; then the same bytes fed in 1..n-byte steps. */
 static void test_stream_of_messages(void)
@@ -532,7 +566,7 @@ static void test_stream_of_messages(void)
 static void test_reject_header(void)
 {
 	uint8_t h[RELAY_HDR_LEN + 16] = { 0 };
-	static const uint32_t bad_types[] = { 0, 11, 0x100, 0xffffffffu };
+	static const uint32_t bad_types[] = { 0, 13, 31, 39, 0x100, 0xffffffffu };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		put_le32(h, bad_types[i]);
 		put_le32(h + 4, 0);
@@ -958,12 +992,12 @@ static void test_names(void)
 
 	static const char *const names[] = { "?", "HELLO", "WELCOME", "METADATA", "STREAM",
 					     "PACKET", "BEACON", "CLOSE", "ACK", "CHALLENGE",
-					     "AUTH", "?" };
+					     "AUTH", "RESUMED", "PROGRESS", "?" };
 	bool good = true;
 	for (uint32_t t = 0; t < ARRAY_SIZE(names); t++)
 		good &= strcmp(tr_relay_type_name(t), names[t]) == 0;
 	ok(good && strcmp(tr_relay_type_name(0xffffffffu), "?") == 0,
-	   "tr_relay_type_name: 1..10 and \"?\" for 0, 11, 2^32-1");
+	   "tr_relay_type_name: 1..12 and \"?\" for 0, 13, 2^32-1");
 }
 
 /* ------------------------------------------------------- tr_net_split_addr */
@@ -1342,6 +1376,7 @@ int main(void)
 	test_packet();
 	test_beacon_close();
 	test_auth_msgs();
+	test_resumed_progress();
 	test_stream_of_messages();
 	test_reject_header();
 	test_reject_names();
