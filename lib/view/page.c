@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/view/page.c - the HTML page: the assets (lib/view/page/, embedded at
- * build time), the index, and the tiles in base64 (one string, a tile's
- * characters at the offset the index gives, decoded and inflated by the
- * page when it first needs the tile). A served page has no tiles in it:
+ * build time), the index, and the tiles' bytes as characters (in elements
+ * of TR_VIEW_CHUNK characters, a tile's characters at the offset the index
+ * gives, decoded and inflated by the page when it first needs the tile). A served page has no tiles in it:
  * it fetches tile/ID from the server.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,7 +59,33 @@ static void put_script_json(struct out *o, const char *s, size_t n)
  * LF, '<' may end the element, and 0x01 itself). About 1.6% larger where
  * base64 is 33%.
  */
-static void put_blob(struct out *o, const uint8_t *p, size_t n)
+struct blob {
+	uint64_t at;		/* characters written so far */
+};
+
+/*
+ * The tiles' characters are cut into elements of TR_VIEW_CHUNK characters
+ * (trawl-t0, trawl-t1, ...: the page reads a tile's characters from the
+ * one or two elements holding them, never one string of the whole blob).
+ * A cut may fall between 0x01 and its digit: the page joins the pieces
+ * before decoding.
+ */
+static void blob_char(struct out *o, struct blob *bl, char *buf, size_t *l, char c)
+{
+	if (bl->at && bl->at % TR_VIEW_CHUNK == 0) {
+		char tag[64];
+
+		put(o, buf, *l);
+		*l = 0;
+		snprintf(tag, sizeof(tag), "</script>\n<script type=\"text/plain\" id=\"trawl-t%llu\">",
+			 (unsigned long long)(bl->at / TR_VIEW_CHUNK));
+		puts_(o, tag);
+	}
+	buf[(*l)++] = c;
+	bl->at++;
+}
+
+static void put_blob(struct out *o, struct blob *bl, const uint8_t *p, size_t n)
 {
 	char buf[8192];
 	size_t l = 0;
@@ -67,10 +94,10 @@ static void put_blob(struct out *o, const uint8_t *p, size_t n)
 		uint8_t c = p[i];
 
 		if (c == 0 || c == 1 || c == '\r' || c == '<') {
-			buf[l++] = 1;
-			buf[l++] = (char)('0' + (c == 0 ? 0 : c == 1 ? 1 : c == '\r' ? 2 : 3));
+			blob_char(o, bl, buf, &l, 1);
+			blob_char(o, bl, buf, &l, (char)('0' + (c == 0 ? 0 : c == 1 ? 1 : c == '\r' ? 2 : 3)));
 		} else {
-			buf[l++] = (char)c;
+			blob_char(o, bl, buf, &l, (char)c);
 		}
 		if (l + 2 > sizeof(buf)) {
 			put(o, buf, l);
@@ -93,6 +120,7 @@ size_t tr_view_blob_len(const uint8_t *p, size_t n)
 static int page(const struct trawl_view *v, bool served, struct out *o)
 {
 	struct trawl_view_stats st;
+	struct blob bl = { 0 };
 	char *index;
 	size_t len;
 	int rc;
@@ -110,18 +138,20 @@ static int page(const struct trawl_view *v, bool served, struct out *o)
 	puts_(o, "<script type=\"application/json\" id=\"trawl-index\">");
 	put_script_json(o, index, len);
 	free(index);
-	puts_(o, "</script>\n<script type=\"text/plain\" id=\"trawl-tiles\">");
+	/* the code before the tiles: it draws once the first elements (the
+	 * coarsest levels) are parsed, while the parser reads on */
+	puts_(o, "</script>\n<script>\n");
+	put(o, tr_view_asset_js, tr_view_asset_js_len);
+	puts_(o, "</script>\n<script type=\"text/plain\" id=\"trawl-t0\">");
 	trawl_view_stats(v, &st);
 	if (!served)
-		for (uint64_t id = 0; id < st.tiles; id++) {
+		for (uint64_t k = 0; k < st.tiles; k++) {
 			const uint8_t *p;
 			size_t n;
 
-			if (!tr_view_tile(v, id, &p, &n))
-				put_blob(o, p, n);
+			if (!tr_view_tile(v, tr_view_blob_id(v, k), &p, &n))
+				put_blob(o, &bl, p, n);
 		}
-	puts_(o, "</script>\n<script>\n");
-	put(o, tr_view_asset_js, tr_view_asset_js_len);
 	puts_(o, "</script></body></html>\n");
 	return o->err;
 }

@@ -6,6 +6,9 @@
 #ifndef TRAWL_VIEW_INTERNAL_H
 #define TRAWL_VIEW_INTERNAL_H
 
+/* Characters of the tiles per element of the page (docs/view.md). */
+#define TR_VIEW_CHUNK (1u << 20)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +50,7 @@ struct tr_vtile {
 	uint32_t n;		/* items */
 	uint64_t off;		/* in the view's tile bytes */
 	uint32_t len;
+	uint64_t boff, blen;	/* in the page's blob (escaped characters) */
 };
 
 struct tr_vlevel {
@@ -121,6 +125,8 @@ TRAWL_HIDDEN int tr_view_tile(const struct trawl_view *v, uint64_t id, const uin
 			      size_t *len);
 /* Length of a tile once escaped in the page (page.c). */
 TRAWL_HIDDEN size_t tr_view_blob_len(const uint8_t *p, size_t n);
+/* The id of the k-th tile in the page's blob: coarsest levels first. */
+TRAWL_HIDDEN uint64_t tr_view_blob_id(const struct trawl_view *v, uint64_t k);
 /* Writes the page, its tiles embedded (fd) or fetched (served). */
 TRAWL_HIDDEN int tr_view_page(const struct trawl_view *v, bool served, struct tr_vbuf *out);
 

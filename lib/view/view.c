@@ -151,6 +151,7 @@ struct trawl_view {
 	bool built;
 	struct tr_vbuf tiles;		/* deflated tiles, back to back */
 	struct tr_vtile **tile_by_id;
+	uint64_t *blob_order;	/* tile ids in the page's blob order */
 	uint64_t ntiles;
 	struct trawl_view_stats st;
 	uint64_t html_size;
@@ -697,6 +698,7 @@ void trawl_view_free(struct trawl_view *v)
 	trawl_text_free(v->text);
 	tr_vbuf_release(&v->tiles);
 	free(v->tile_by_id);
+	free(v->blob_order);
 	free(v);
 }
 
@@ -982,7 +984,7 @@ static int put_tiles(struct trawl_view *v, struct tr_vrow *r, int64_t width,
 			goto out;
 		struct tr_vtile *tl = &l->tiles[t];
 
-		*tl = (struct tr_vtile){ it[a].s, hi, (uint32_t)(e - a), v->tiles.len, (uint32_t)zl };
+		*tl = (struct tr_vtile){ it[a].s, hi, (uint32_t)(e - a), v->tiles.len, (uint32_t)zl, 0, 0 };
 		if (tr_vbuf_put(&v->tiles, z, zl))
 			goto out;
 		l->ntiles++;
@@ -1039,6 +1041,21 @@ out:
 	return rc;
 }
 
+struct blob_key {
+	int64_t width;
+	uint64_t id;
+};
+
+/* Wider buckets first, then by id. */
+static int blob_key_cmp(const void *a, const void *b)
+{
+	const struct blob_key *x = a, *y = b;
+
+	if (x->width != y->width)
+		return x->width > y->width ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 int trawl_view_build(struct trawl_view *v, char *err, size_t errlen)
 {
 	int rc;
@@ -1054,14 +1071,42 @@ int trawl_view_build(struct trawl_view *v, char *err, size_t errlen)
 	v->st.hosts = v->nhosts;
 	if (!(v->tile_by_id = calloc(v->ntiles ? v->ntiles : 1, sizeof(*v->tile_by_id))))
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	struct blob_key *keys = calloc(v->ntiles ? v->ntiles : 1, sizeof(*keys));
+
+	if (!keys || !(v->blob_order = calloc(v->ntiles ? v->ntiles : 1, sizeof(*v->blob_order)))) {
+		free(keys);
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	}
 	uint64_t id = 0;
 
 	for (size_t i = 0; i < v->nrows; i++)
 		for (size_t l = 0; l < v->rows[i]->nlevels; l++)
-			for (size_t t = 0; t < v->rows[i]->levels[l].ntiles; t++)
+			for (size_t t = 0; t < v->rows[i]->levels[l].ntiles; t++) {
+				keys[id] = (struct blob_key){ v->rows[i]->levels[l].width, id };
 				v->tile_by_id[id++] = &v->rows[i]->levels[l].tiles[t];
+			}
+	/* The page's blob holds the tiles coarsest level first: a frame of
+	 * the whole trace needs only the first elements of it, so the page
+	 * draws before the parser has read the rest (docs/view.md). */
+	qsort(keys, v->ntiles, sizeof(*keys), blob_key_cmp);
+	uint64_t at = 0;
+
+	for (uint64_t k = 0; k < v->ntiles; k++) {
+		struct tr_vtile *tl = v->tile_by_id[keys[k].id];
+
+		v->blob_order[k] = keys[k].id;
+		tl->boff = at;
+		tl->blen = tr_view_blob_len(v->tiles.p + tl->off, tl->len);
+		at += tl->blen;
+	}
+	free(keys);
 	v->built = true;
 	return 0;
+}
+
+uint64_t tr_view_blob_id(const struct trawl_view *v, uint64_t k)
+{
+	return v->blob_order[k];
 }
 
 void trawl_view_stats(const struct trawl_view *v, struct trawl_view_stats *st)
@@ -1087,7 +1132,7 @@ static const char *quality_name(enum trawl_sync_quality q);
 int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *len)
 {
 	struct json j;
-	uint64_t id = 0, b64 = 0;
+	uint64_t id = 0;
 
 	tr_json_init(&j);
 	tr_json_obj(&j);
@@ -1098,6 +1143,7 @@ int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *l
 	tr_json_kv_u64(&j, "events", v->events);
 	tr_json_key(&j, "served");
 	tr_json_bool(&j, served);
+	tr_json_kv_u64(&j, "chunk", TR_VIEW_CHUNK);
 	tr_json_key(&j, "hosts");
 	tr_json_arr(&j);
 	for (size_t i = 0; i < v->nhosts; i++) {
@@ -1167,12 +1213,9 @@ int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *l
 				tr_json_i64(&j, tl->e);
 				tr_json_u64(&j, tl->n);
 				tr_json_u64(&j, id++);
-				size_t bl = tr_view_blob_len(v->tiles.p + tl->off, tl->len);
-
-				tr_json_u64(&j, b64);
-				tr_json_u64(&j, bl);
+				tr_json_u64(&j, tl->boff);
+				tr_json_u64(&j, tl->blen);
 				tr_json_arr_end(&j);
-				b64 += bl;
 			}
 			tr_json_arr_end(&j);
 			tr_json_arr_end(&j);

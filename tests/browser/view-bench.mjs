@@ -23,27 +23,30 @@ try {
 	await page.waitForFunction(() => window.trawl && window.trawl.firstPaint !== null, null, { timeout: 120000, polling: 20 });
 	out.first_paint_ms = Date.now() - t0;
 	out.first_paint_page_ms = await page.evaluate(() => trawl.firstPaint);	// from navigation start
+	out.script_start_ms = await page.evaluate(() => trawl.started);	// the page parsed
 	const frames = async (fn) => {
-		await page.evaluate(() => { trawl.frames.length = 0; });
+		await page.evaluate(() => { trawl.frames.length = 0; trawl.worstFrame = null; });
 		const steps = await page.evaluate(fn);
 		const f = await page.evaluate(() => trawl.frames.slice());
 		f.sort((a, b) => a - b);
-		return { frames: f.length, steps, median_ms: f[f.length >> 1], worst_ms: f[f.length - 1] };
+		return { frames: f.length, steps, median_ms: f[f.length >> 1], worst_ms: f[f.length - 1],
+			worst_frame: await page.evaluate(() => trawl.worstFrame), parse: await page.evaluate(() => trawl.parse) };
 	};
 	await page.evaluate(() => { trawl.expandAll(true); trawl.setView(...trawl.fullRange()); return trawl.idle(); });
 	// zoom: whole trace -> 1 us around the middle, 0.8x a step, each step drawn
 	// and its tiles loaded before the next (every frame drawn is counted)
 	out.zoom = await frames(async () => {
-		let n = 0, worstStep = 0;
+		let n = 0, worstStep = 0, worst = null;
 		for (;;) {
 			const t = performance.now();
 			trawl.zoom(0.8);
 			const f = await trawl.idle();
 			worstStep = Math.max(worstStep, performance.now() - t);
+			if (!worst || f.ms > worst.ms) worst = { ms: f.ms, rows_ms: f.rowsMs, arrows_ms: f.arrowsMs, items: f.items, scanned: f.scanned, arrows: f.arrows.length, ns_per_px: f.nspp };
 			n++;
 			if (f.t1 - f.t0 <= 1000) break;
 		}
-		return { n, worst_step_with_tiles_ms: worstStep };
+		return { n, worst_step_with_tiles_ms: worstStep, worst_last_frame: worst };
 	});
 	// pans: 30 steps of 15% at 1 us, then at 1 ms, then over the whole trace
 	out.pan = await frames(async () => {

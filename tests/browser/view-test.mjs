@@ -41,16 +41,25 @@ try {
 	// no frame draws more than about 2 items a pixel, from the whole trace to 1 us
 	await T(() => trawl.setSync(false));
 	await T(() => trawl.setView(...trawl.fullRange()));
-	let worst = 0, frames = 0, tooDense = null;
+	let worst = 0, frames = 0, tooDense = null, overWork = null, rowsSeen = 0;
 	for (let i = 0; i < 40; i++) {
 		const f = await idle();
 		frames++;
+		// bounded work: a row looks at its items in view and at most one
+		// more a tile (never whole tiles), and decoding is not the frame's
+		for (const r of f.perRow) {
+			rowsSeen++;
+			if (!overWork && !(r.scanned <= r.inRange + r.tiles)) overWork = { nspp: f.nspp, row: r };
+		}
 		if (f.maxPerPixel > worst) worst = f.maxPerPixel;
 		if (f.maxPerPixel > 3 && !tooDense) tooDense = { nspp: f.nspp, max: f.maxPerPixel };
 		if (f.t1 - f.t0 < 1000) break;
 		await T(() => trawl.zoom(0.7));
 	}
 	ok(worst <= 3, "levels of detail: at most ~2 items a pixel at every zoom (worst " + worst + ", " + frames + " frames)", tooDense);
+	ok(rowsSeen > 0 && !overWork, "a frame's work is bounded: each row scans its items in view plus at most one a tile (" + rowsSeen + " rows in " + frames + " frames)", overWork);
+	const P = await T(() => trawl.parse);
+	ok(P.slices > 0 && P.maxJobs >= 1, "tiles are parsed in slices of their own (" + P.slices + " slices, at most " + P.maxJobs + " jobs)", P);
 
 	// spans where the trace has them: a context switch's thread on its CPU
 	await T(() => trawl.expandAll(true));

@@ -10,7 +10,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed (the checker)"
-plan 24
+plan 25
 
 "$TRAWL" simulate -o s --hosts 3 --events 60000 --sync --seed 5 -q > /dev/null
 "$TRAWL" sync s > sync.out 2>&1
@@ -129,6 +129,21 @@ elif what == 'lod':
                 fail(r['kind'], w, 'counts', sum(i[3] for i in its), sum(i[3] for i in raw))
     print('ok')
 
+elif what == 'blob':
+    # the tiles' characters cover the blob once, coarsest level first (the
+    # page draws the whole trace from the first elements, docs/view.md)
+    ts = sorted((t[4], t[5], lv[0]) for r in rows for lv in r['levels'] for t in lv[1])
+    at = 0
+    for off, n, w in ts:
+        if off != at: fail('tile at', off, 'expected at', at)
+        at += n
+    if at != len(blob): fail('tiles cover', at, 'of', len(blob))
+    widths = [w for _, _, w in ts]
+    if any(widths[k] > widths[k - 1] for k in range(1, len(widths))): fail('a finer level before a coarser one')
+    chunks = len(re.findall(rb'id="trawl-t[0-9]+"', open(sys.argv[3], 'rb').read()))
+    if chunks != max(1, -(-len(blob) // ix['chunk'])): fail(chunks, 'tile elements for', len(blob))
+    print(len(ts), chunks)
+
 elif what == 'serve':
     import urllib.request, zlib
     url = sys.argv[4]
@@ -151,6 +166,7 @@ r=$(chk arrows v.html); is "${r% *}" "$msgs" "every message of trawl sync is an 
 [ "${r#* }" -gt 0 ]; ok $? "raw clocks: some arrows point back in time (${r#* })"
 r=$(chk factors v.html s/sync.txt); ok $? "the sync factors are sync.txt's"
 r=$(chk lod v.html); ok $? "levels of detail: <= 2 items per bucket, half the items of the level below, counts kept"
+r=$(chk blob v.html); ok $? "the tiles cover the blob once, coarsest level first, in elements of the index's chunk: $r"
 ! grep -qiE '<(script|link|img)[^>]* (src|href)="([^d]|d[^a])' v.html; ok $? "no external resource in the page (data: only)"
 grep -q "connect-src 'self'" v.html; ok $? "a content security policy: nothing fetched from elsewhere"
 

@@ -10,8 +10,13 @@ def load(path):
     b = open(path, 'rb').read()
     m = re.search(rb'<script type="application/json" id="trawl-index">(.*?)</script>', b, re.S)
     ix = json.loads(m.group(1).decode('utf-8'))
-    t = re.search(rb'<script type="text/plain" id="trawl-tiles">(.*?)</script>', b, re.S)
-    return ix, t.group(1)
+    # the blob is cut into elements trawl-t0, trawl-t1, ... of ix['chunk']
+    # characters each (a cut may fall inside an escape)
+    parts = re.findall(rb'<script type="text/plain" id="trawl-t(\d+)">(.*?)</script>', b, re.S)
+    assert [int(k) for k, _ in parts] == list(range(len(parts))), 'tile elements out of order'
+    for _, p in parts[:-1]:
+        assert len(p) == ix['chunk'], 'a tile element of %d characters' % len(p)
+    return ix, b''.join(p for _, p in parts)
 
 
 def unescape(blob):

@@ -8,6 +8,7 @@
  * by the browser tests.
  */
 (function () {
+	const started = performance.now();	/* the page parsed, its code runs */
 	const LOD_W1 = 64, ROW_H = 18, HOST_H = 26, LABEL_W = 210;
 	const $ = (id) => document.getElementById(id);
 
@@ -40,7 +41,45 @@
 	}
 
 	const IX = JSON.parse(textOf($("trawl-index")));
-	const BLOB = IX.served ? "" : $("trawl-tiles").textContent;
+	/* The tiles' characters, cut into elements trawl-t0, trawl-t1, ... of
+	 * IX.chunk characters: a tile is read from the one or two elements
+	 * holding it, their text nodes' data taken as they are (no copy of the
+	 * whole blob into one string, which at 20 M events is 100 MB). */
+	const chunks = new Map();
+	function chunkText(k) {
+		let s = chunks.get(k);
+		if (s === undefined) {
+			const el = $("trawl-t" + k);
+			s = "";
+			if (el) for (let n = el.firstChild; n; n = n.nextSibling) s += n.data;
+			chunks.set(k, s);
+		}
+		return s;
+	}
+	/* The code runs before the tiles' elements are parsed: element k is
+	 * whole once element k + 1 exists or the document is parsed. */
+	function blobReady(off, len) {
+		return document.readyState !== "loading" || !!$("trawl-t" + (Math.floor((off + len - 1) / IX.chunk) + 1));
+	}
+	let later = [], retrying = false;
+	function whenParsed(fn) {
+		later.push(fn);
+		if (retrying) return;
+		retrying = true;
+		setTimeout(() => {
+			retrying = false;
+			const l = later;
+			later = [];
+			l.forEach(job);
+		}, 20);
+	}
+	function blobText(off, len) {
+		const C = IX.chunk, end = off + len;
+		let out = "";
+		for (let k = Math.floor(off / C); k * C < end; k++)
+			out += chunkText(k).substring(Math.max(off, k * C) - k * C, Math.min(end, (k + 1) * C) - k * C);
+		return out;
+	}
 	const S = IX.strings;
 	const hosts = IX.hosts;
 	const errors = [];
@@ -48,6 +87,10 @@
 		index: IX, hosts: hosts.map((h) => h.name), rows: [], errors,
 		view: { t0: 0, t1: 1, sync: false }, frames: [], lastFrame: null,
 		firstPaint: null, tilesLoaded: 0, tilesPending: 0, selected: null,
+		/* work done off the frames (tiles read and parsed): jobs and
+		 * time of the longest slice */
+		parse: { slices: 0, maxJobs: 0, maxMs: 0 },
+		started,
 	};
 	window.trawl = model;
 
@@ -165,13 +208,19 @@
 			det[0] = p.i;
 			for (let k = 0; k < n; k++) det[k + 1] = det[k] + len[k];
 		}
-		return { n, s, e, v, c, det, bytes: det ? b : null };
+		let maxRate = 0;	/* host rows: the most events a ns (bar heights) */
+		if (r.kind === "host") for (let k = 0; k < n; k++) maxRate = Math.max(maxRate, c[k] / Math.max(1, e[k] - s[k]));
+		return { n, s, e, v, c, det, bytes: det ? b : null, maxRate };
 	}
 	async function inflate(bytes) {
 		const ds = new DecompressionStream("deflate");
 		const out = new Response(new Blob([bytes]).stream().pipeThrough(ds));
 		return new Uint8Array(await out.arrayBuffer());
 	}
+	/* A frame only asks for a tile: reading its characters, inflating and
+	 * parsing it are jobs run in slices (tasks of their own, never inside a
+	 * frame), each slice at most SLICE_MS of jobs (at least one), then the
+	 * next frame draws what is there. */
 	function tile(r, li, ti) {
 		const lv = r.levels[li], t = lv[1][ti], id = t[3];
 		let e = tiles.get(id);
@@ -179,25 +228,58 @@
 		e = { data: null };
 		tiles.set(id, e);
 		model.tilesPending++;
-		(async () => {
-			let raw;
-			if (IX.served) {
-				const res = await fetch("tile/" + id);
-				if (!res.ok) throw new Error("tile " + id + ": " + res.status);
-				raw = new Uint8Array(await res.arrayBuffer());
-			} else {
-				raw = bytesOf(BLOB, t[4], t[5]);
+		const done = (err) => {
+			if (err) {
+				errors.push(String(err));
+				console.error("trawl view:", err);
 			}
-			e.data = parseTile(await inflate(raw), t, r, lv[0]);
-		})().catch((err) => {
-			errors.push(String(err));
-			console.error("trawl view:", err);
-		}).finally(() => {
 			model.tilesPending--;
 			model.tilesLoaded++;
 			redraw();
+		};
+		const parse = (b) => job(() => {
+			try { e.data = parseTile(b, t, r, lv[0]); } catch (err) { return done(err); }
+			done();
 		});
+		if (IX.served) {
+			fetch("tile/" + id).then((res) => {
+				if (!res.ok) throw new Error("tile " + id + ": " + res.status);
+				return res.arrayBuffer();
+			}).then((ab) => inflate(new Uint8Array(ab))).then(parse, done);
+		} else {
+			job(function read() {
+				if (!blobReady(t[4], t[5])) return whenParsed(read);
+				let raw;
+				try {
+					const str = blobText(t[4], t[5]);
+					raw = bytesOf(str, 0, str.length);
+				} catch (err) { return done(err); }
+				inflate(raw).then(parse, done);
+			});
+		}
 		return null;
+	}
+	const SLICE_MS = 8, jobs = [];
+	let pumping = false;
+	const chan = new MessageChannel();
+	chan.port1.onmessage = () => {
+		const t0 = performance.now();
+		let n = 0;
+		while (jobs.length && (n === 0 || performance.now() - t0 < SLICE_MS)) {
+			jobs.shift()();
+			n++;
+		}
+		const P = model.parse, ms = performance.now() - t0;
+		P.slices++; P.maxJobs = Math.max(P.maxJobs, n); P.maxMs = Math.max(P.maxMs, ms);
+		pumping = false;
+		if (jobs.length) pump();
+	};
+	function pump() {
+		if (!pumping) { pumping = true; chan.port2.postMessage(0); }
+	}
+	function job(fn) {
+		jobs.push(fn);
+		pump();
 	}
 	/* The level for ns-per-pixel nspp: at most about 2 items a pixel. */
 	function levelFor(r, nspp) {
@@ -254,7 +336,7 @@
 		const t0 = performance.now();
 		const v = model.view, pw = plotW(), nspp = (v.t1 - v.t0) / pw;
 		const rows = model.rows;
-		let items = 0, pending = 0;
+		let items = 0, pending = 0, work = 0;
 		const perRow = [], arrows = [];
 		let worstPx = 0;
 		hits = [];
@@ -269,17 +351,28 @@
 			const [a, b] = xf(L.host);
 			const ra = (v.t0 - b) / a, rb = (v.t1 - b) / a;	/* the host's raw range */
 			const r = L.r, hit = { L, x: [], ref: [] };
-			let n = 0, lastPx = -Infinity, curPx = -Infinity, inPx = 0;
+			let n = 0, lastPx = -Infinity, curPx = -Infinity, inPx = 0, scanned = 0, inRange = 0, ntiles = 0;
 			if (r.levels.length) {
 				const li = levelFor(r, nspp / a);
 				const width = r.levels[li][0];
 				let maxc = 1;
-				for (const ti of tilesIn(r, li, ra, rb)) {
+				const tis = tilesIn(r, li, ra, rb);
+				for (const ti of tis) {
 					const d = tile(r, li, ti);
+					ntiles++;
 					if (!d) { pending++; continue; }
-					if (r.kind === "host") for (let k = 0; k < d.n; k++) maxc = Math.max(maxc, d.c[k] / Math.max(1, d.e[k] - d.s[k]));
-					for (let k = 0; k < d.n; k++) {
-						if (d.e[k] < ra || d.s[k] > rb) continue;
+					if (d.maxRate > maxc) maxc = d.maxRate;
+					/* a row's items do not overlap and are in start
+					 * order: the first in view by binary search, the
+					 * scan stops at the first past it (the work of a
+					 * row is the items in view, plus one a tile) */
+					let lo = 0, hi = d.n;
+					while (lo < hi) { const m = (lo + hi) >> 1; if (d.e[m] < ra) lo = m + 1; else hi = m; }
+					for (let k = lo; k < d.n; k++) {
+						scanned++;
+						if (d.s[k] > rb) break;
+						if (d.e[k] < ra) continue;
+						inRange++;
 						let x0 = LABEL_W + (a * d.s[k] + b - v.t0) / nspp;
 						let x1 = LABEL_W + (a * d.e[k] + b - v.t0) / nspp;
 						x0 = Math.max(LABEL_W - 2, x0); x1 = Math.min(W + 2, x1);
@@ -296,7 +389,8 @@
 				}
 			}
 			items += n;
-			perRow.push({ name: L.name, kind: r.kind, host: L.host, items: n });
+			work += scanned;
+			perRow.push({ name: L.name, kind: r.kind, host: L.host, items: n, scanned, inRange, tiles: ntiles });
 			hits.push(hit);
 			ctx.strokeStyle = "#e4e7ee"; ctx.beginPath(); ctx.moveTo(0, y + L.h - 0.5); ctx.lineTo(W, y + L.h - 0.5); ctx.stroke();
 		}
@@ -306,8 +400,11 @@
 		drawLabels(rows);
 		drawRuler(nspp);
 		const ms = performance.now() - t0;
-		model.lastFrame = { ms, rowsMs: tRows - t0, arrowsMs: tArrows - tRows, items, perRow, arrows, pending, nspp, maxPerPixel: worstPx, t0: v.t0, t1: v.t1, sync: v.sync };
+		model.lastFrame = { ms, rowsMs: tRows - t0, arrowsMs: tArrows - tRows, items, scanned: work, perRow, arrows, pending, nspp, maxPerPixel: worstPx, t0: v.t0, t1: v.t1, sync: v.sync };
 		model.frames.push(ms);
+		const lf = model.lastFrame;
+		if (!model.worstFrame || ms > model.worstFrame.ms)
+			model.worstFrame = { ms, rowsMs: lf.rowsMs, arrowsMs: lf.arrowsMs, restMs: ms - (tArrows - t0), items, scanned: work, arrows: arrows.length, pending, nspp };
 		if (model.frames.length > 1000) model.frames.shift();
 		if (!pending && model.firstPaint === null) {
 			model.firstPaint = performance.now();
