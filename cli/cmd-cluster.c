@@ -29,7 +29,8 @@ static void usage(FILE *f)
 	fputs("usage: trawl cluster [--control PATH] [--nodes GLOB] [--json] nodes\n"
 	      "       trawl cluster [OPTIONS] create SESSION [--snapshot] [--enable GLOB]...\n"
 	      "                     [KEY=VALUE]...\n"
-	      "       trawl cluster [OPTIONS] start|stop|snapshot|destroy SESSION\n"
+	      "       trawl cluster [OPTIONS] start SESSION [--margin MS]\n"
+	      "       trawl cluster [OPTIONS] stop|snapshot|destroy SESSION\n"
 	      "Runs session commands on the nodes that joined a relay (trawl agent --relay),\n"
 	      "through the relay's control socket (trawl relay --control PATH).\n"
 	      "  nodes             every node the relay knows: up or down since when, its clock's\n"
@@ -40,10 +41,15 @@ static void usage(FILE *f)
 	      "                    instead, whose snapshots go to the relay; --enable GLOB:\n"
 	      "                    events to record (default: every event); KEY=VALUE: more\n"
 	      "                    settings of the session description (docs/agent.md)\n"
-	      "  start, stop, destroy SESSION   as trawl start, stop, destroy on each node\n"
+	      "  start SESSION     as trawl start on each node, all at one agreed time: the\n"
+	      "                    relay's clock plus --margin MS (default 250; 0: at once),\n"
+	      "                    put on each node's clock by its estimated offset; each node\n"
+	      "                    prepares its trace on receipt and switches recording on then\n"
+	      "  stop, destroy SESSION   as trawl stop, destroy on each node\n"
 	      "  snapshot SESSION  every node's flight recorder streamed to the relay, into\n"
 	      "                    one new session there: SESSION-snapshot-N/NODE/ust\n"
-	      "Each node's answer is printed with the time the command took effect there,\n"
+	      "Each node's answer is printed with the time the command took effect there\n"
+	      "(for start: the time recording began),\n"
 	      "on the relay's clock (the node's clock less its estimated offset), and the\n"
 	      "spread of those times across the nodes.\n"
 	      "  --control PATH    the relay's control socket (default: [relay] control)\n"
@@ -260,7 +266,7 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 
 int cmd_cluster(int argc, char **argv)
 {
-	enum { O_CTL = 256, O_NODES, O_TIMEOUT, O_JSON, O_SNAP, O_ENABLE };
+	enum { O_CTL = 256, O_NODES, O_TIMEOUT, O_JSON, O_SNAP, O_ENABLE, O_MARGIN };
 	static const struct option opts[] = {
 		{ "control", required_argument, NULL, O_CTL },
 		{ "nodes", required_argument, NULL, O_NODES },
@@ -268,6 +274,7 @@ int cmd_cluster(int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "snapshot", no_argument, NULL, O_SNAP },
 		{ "enable", required_argument, NULL, O_ENABLE },
+		{ "margin", required_argument, NULL, O_MARGIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -275,6 +282,7 @@ int cmd_cluster(int argc, char **argv)
 	size_t nen = 0;
 	unsigned timeout_ms = 0;
 	bool json = false, snap = false;
+	char margin[32] = "";
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -294,6 +302,15 @@ int cmd_cluster(int argc, char **argv)
 		}
 		case O_JSON: json = true; break;
 		case O_SNAP: snap = true; break;
+		case O_MARGIN: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 0 || v > 10000)
+				return cli_usage("--margin: '%s' is not a number of milliseconds from 0 "
+						 "to 10000", optarg);
+			snprintf(margin, sizeof(margin), "--margin=%ld", v);
+			break;
+		}
 		case O_ENABLE:
 			if (nen == sizeof(enables) / sizeof(enables[0]))
 				return cli_usage("too many --enable");
@@ -324,6 +341,8 @@ int cmd_cluster(int argc, char **argv)
 		return cli_usage("%s: unexpected argument '%s'", verb, argv[optind + 2]);
 	if ((snap || nen) && !create)
 		return cli_usage("--snapshot and --enable go with create");
+	if (*margin && strcmp(verb, "start") != 0)
+		return cli_usage("--margin goes with start");
 	for (int i = optind + 2; i < argc; i++)
 		if (!strchr(argv[i], '='))
 			return cli_usage("create: '%s' is not KEY=VALUE", argv[i]);
@@ -349,6 +368,8 @@ int cmd_cluster(int argc, char **argv)
 	req[n++] = (char *)verb;
 	if (!nodes)
 		req[n++] = argv[optind + 1];
+	if (*margin)
+		req[n++] = margin;
 	if (create) {
 		if (snap) {
 			req[n++] = "snapshot=yes";

@@ -88,6 +88,8 @@ struct session {
 	size_t nrules;
 	bool tsc;
 	struct tr_clock_sample clk0;	/* the clock at start */
+	bool prepared;			/* trace open, kernel created: start at once */
+	uint64_t t_begin;		/* CLOCK_MONOTONIC ns: recording switched on */
 	uint8_t uuid[16];
 	struct trawl_ctf_writer *w;	/* discard mode, while recording */
 	struct part *parts;
@@ -237,6 +239,7 @@ TRAWL_HIDDEN struct session *tr_session_by_key(struct trawl_agent *a, uint64_t k
 /* The session recording (or stopping), or NULL. */
 TRAWL_HIDDEN struct session *tr_recording(struct trawl_agent *a);
 /* Starts a session: 0, or -errno with a message in why. */
+TRAWL_HIDDEN int tr_session_prepare(struct session *s, char *why, size_t wlen);
 TRAWL_HIDDEN int tr_session_start(struct session *s, char *why, size_t wlen);
 /* STOP to its applications; finished by tr_check_waiters(). */
 TRAWL_HIDDEN void tr_session_stop(struct session *s);

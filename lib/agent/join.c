@@ -30,7 +30,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "agent-internal.h"
@@ -46,11 +49,13 @@
 #define WELCOME_MS 5000		/* a relay that does not answer the JOIN */
 #define IN_MAX (1u << 20)	/* a relay's message: requests are small */
 
-/* A verb running for the relay: its answer is read from fd. */
+/* A verb running for the relay: its answer is read from fd. Or a start
+ * waiting for its agreed time: fd is a timerfd then, session its name. */
 struct jreq {
 	uint32_t id;
 	int fd;				/* our end of the verb's connection */
 	uint64_t t_apply;		/* CLOCK_MONOTONIC ns when the verb ran */
+	char *session;			/* non-NULL: a start at a time */
 	char *out, *err;		/* its text so far */
 	size_t outlen, errlen;
 	struct jreq *next;
@@ -107,6 +112,7 @@ static void jreq_free(struct jreq *q)
 		close(q->fd);
 	free(q->out);
 	free(q->err);
+	free(q->session);
 	free(q);
 }
 
@@ -282,24 +288,23 @@ static void figures(struct trawl_agent *a)
 	tr_relay_wr_str(&j->w, list);
 }
 
-/* A CTL: the verb runs now, on a connection of the agent's own. */
-static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
+static void reply_fail(struct trawl_agent *a, uint32_t id, const char *why)
 {
 	struct tr_join *j = a->join;
-	char *argv[RELAY_CTL_ARGS_MAX + 1];
-	int argc = 0;
-	const char *p = m->u.ctl.args;
-	for (uint32_t i = 0; i < m->u.ctl.argc; i++) {
-		argv[argc++] = (char *)p;
-		p += strlen(p) + 1;
-	}
-	argv[argc] = NULL;
-	/* "relay=." in a create: the relay joined */
-	char *rel = NULL;
-	for (int i = 0; i < argc; i++)
-		if (strcmp(argv[i], "relay=.") == 0 && !rel &&
-		    asprintf(&rel, "relay=%s", j->addr) >= 0)
-			argv[i] = rel;
+	tr_relay_wr_begin(&j->w, RELAY_CTL_REPLY);
+	tr_relay_wr_32(&j->w, id);
+	tr_relay_wr_32(&j->w, 1);
+	tr_relay_wr_64(&j->w, 0);
+	tr_relay_wr_64(&j->w, tr_mono_ns());
+	tr_relay_wr_str(&j->w, "");
+	tr_relay_wr_str(&j->w, why);
+	send_w(a);
+}
+
+/* The verb runs now, on a connection of the agent's own. */
+static void run_verb(struct trawl_agent *a, uint32_t id, int argc, char **argv)
+{
+	struct tr_join *j = a->join;
 	int sp[2] = { -1, -1 };
 	struct jreq *q = calloc(1, sizeof(*q));
 	struct conn *c = calloc(1, sizeof(*c));
@@ -307,22 +312,13 @@ static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
 				   sp) < 0) {
 		free(q);
 		free(c);
-		free(rel);
-		tr_relay_wr_begin(&j->w, RELAY_CTL_REPLY);
-		tr_relay_wr_32(&j->w, m->u.ctl.id);
-		tr_relay_wr_32(&j->w, 1);
-		tr_relay_wr_64(&j->w, 0);
-		tr_relay_wr_64(&j->w, tr_mono_ns());
-		tr_relay_wr_str(&j->w, "");
-		tr_relay_wr_str(&j->w, "the agent is out of resources");
-		send_w(a);
-		return;
+		return reply_fail(a, id, "the agent is out of resources");
 	}
 	/* room for a verb's whole answer (list): it is read on the loop's
 	 * next turn */
 	int sz = 1 << 20;
 	setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	q->id = m->u.ctl.id;
+	q->id = id;
 	q->fd = sp[1];
 	q->next = j->reqs;
 	j->reqs = q;
@@ -337,6 +333,80 @@ static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
 		     argc > 1 ? argv[1] : "");
 	q->t_apply = tr_mono_ns();
 	tr_verb_run(c, argc, argv);
+	/* a start reports when recording was switched on */
+	struct session *s;
+	if (strcmp(argv[0], "start") == 0 && argc > 1 && (s = tr_session_find(a, argv[1])) &&
+	    s->state != S_NEW && s->t_begin >= q->t_apply)
+		q->t_apply = s->t_begin;
+}
+
+/* "start SESSION --at=NS": the relay's agreed time on this node's clock.
+ * The session is prepared now (its trace open and connected), recording
+ * is switched on at NS by a timer. Anything that prevents the wait (a
+ * time past, a session that cannot be prepared) starts it at once, and
+ * the verb answers as it would have. */
+static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char *at)
+{
+	struct tr_join *j = a->join;
+	char *end;
+	errno = 0;
+	unsigned long long t = strtoull(at, &end, 10);
+	char *argv[] = { "start", sess, NULL };
+	if (errno || *end || end == at)
+		return reply_fail(a, id, "start: a time that is not a number of nanoseconds");
+	struct session *s = tr_session_find(a, sess);
+	char why[512] = "";
+	if (!s || tr_session_prepare(s, why, sizeof(why)) < 0)
+		return run_verb(a, id, 2, argv);
+	uint64_t now = tr_mono_ns();
+	if (t <= now) {
+		tr_agent_log(a, TRAWL_AGENT_LOG_WARNING, "relay %s: start %s at its agreed time "
+			     "missed by %.3f ms (prepared too late): starting now", j->addr, sess,
+			     (now - t) / 1e6);
+		return run_verb(a, id, 2, argv);
+	}
+	struct jreq *q = calloc(1, sizeof(*q));
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec its = { .it_value = { (time_t)(t / 1000000000u),
+						(long)(t % 1000000000u) } };
+	if (!q || fd < 0 || !(q->session = strdup(sess)) ||
+	    timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		if (fd >= 0)
+			close(fd);
+		if (q)
+			free(q->session);
+		free(q);
+		return run_verb(a, id, 2, argv);
+	}
+	q->id = id;
+	q->fd = fd;
+	q->next = j->reqs;
+	j->reqs = q;
+	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "relay %s asks: start %s in %.3f ms", j->addr, sess,
+		     (t - now) / 1e6);
+}
+
+/* A CTL: the verb runs now, or a start at its agreed time. */
+static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
+{
+	struct tr_join *j = a->join;
+	char *argv[RELAY_CTL_ARGS_MAX + 1];
+	int argc = 0;
+	const char *p = m->u.ctl.args;
+	for (uint32_t i = 0; i < m->u.ctl.argc; i++) {
+		argv[argc++] = (char *)p;
+		p += strlen(p) + 1;
+	}
+	argv[argc] = NULL;
+	if (argc == 3 && strcmp(argv[0], "start") == 0 && strncmp(argv[2], "--at=", 5) == 0)
+		return start_at(a, m->u.ctl.id, argv[1], argv[2] + 5);
+	/* "relay=." in a create: the relay joined */
+	char *rel = NULL;
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "relay=.") == 0 && !rel &&
+		    asprintf(&rel, "relay=%s", j->addr) >= 0)
+			argv[i] = rel;
+	run_verb(a, m->u.ctl.id, argc, argv);
 	free(rel);
 }
 
@@ -511,7 +581,14 @@ void tr_join_events(struct trawl_agent *a, const struct pollfd *pf, size_t n)
 			struct jreq *q = *pp;
 			if (q->fd != pf[i].fd)
 				continue;
-			if (read_answer(a, q)) {
+			if (q->session) {
+				/* the agreed time: out of the list before the
+				 * verb adds its own request */
+				*pp = q->next;
+				char *argv[] = { "start", q->session, NULL };
+				run_verb(a, q->id, 2, argv);
+				jreq_free(q);
+			} else if (read_answer(a, q)) {
 				*pp = q->next;
 				jreq_free(q);
 			}

@@ -250,15 +250,30 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	return 0;
 }
 
-int tr_session_start(struct session *s, char *why, size_t wlen)
+/* Everything a start does before recording is switched on: the kernel
+ * recorder created, the clock sampled, the user-space trace open (for a
+ * streamed one: connected to the relay and welcomed). A start at an agreed
+ * time (docs/cluster.md) prepares on receipt, so that only the switch is
+ * left for the instant. -errno with a message in why; nothing is left
+ * prepared then. */
+static int check_busy(struct session *s, char *why, size_t wlen)
 {
-	struct trawl_agent *a = s->a;
-	struct session *busy = tr_recording(a);
+	struct session *busy = tr_recording(s->a);
 	if (busy) {
 		snprintf(why, wlen, "session %s is recording: one session records at a time",
 			 busy->name);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+int tr_session_prepare(struct session *s, char *why, size_t wlen)
+{
+	int r;
+	if (s->prepared)
+		return 0;
+	if ((r = check_busy(s, why, wlen)) < 0)
+		return r;
 	if (s->state != S_NEW) {
 		snprintf(why, wlen, "session %s was already started (create a new one)", s->name);
 		return -EINVAL;
@@ -282,18 +297,32 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	}
 	/* the kernel recorder is ready (instance, events, filter) before the
 	 * user-space trace exists, and records before applications start */
-	int r;
 	if (s->nkev && (r = tr_kernel_create(s, why, wlen)) < 0)
 		return r;
 	tr_clock_sample(s->tsc, &s->clk0);
-	if ((r = open_trace(s, why, wlen)) < 0)
-		goto err;
+	if ((r = open_trace(s, why, wlen)) < 0) {
+		tr_kernel_destroy(s);
+		return r;
+	}
+	s->prepared = true;
+	return 0;
+}
+
+int tr_session_start(struct session *s, char *why, size_t wlen)
+{
+	struct trawl_agent *a = s->a;
+	int r;
+	/* prepared earlier, another session may have started since */
+	if ((r = check_busy(s, why, wlen)) < 0 || (r = tr_session_prepare(s, why, wlen)) < 0)
+		return r;
 	if (s->krec && (r = tr_kernel_start(s, why, wlen)) < 0)
 		goto err;
 	tr_kernel_clock_early(s);
 	s->next_live = s->live_ms ? (tr_mono_ms() / s->live_ms + 1) * s->live_ms : 0;
 	s->state = S_ACTIVE;
 	s->deadline = tr_mono_ms() + (int64_t)a->o.start_timeout_ms;
+	/* recording begins now: the applications' first events follow */
+	s->t_begin = tr_mono_ns();
 	for (struct conn *c = a->conns; c; c = c->next) {
 		if (c->type != C_APP || c->closing || !s->nrules)
 			continue;
@@ -308,6 +337,7 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 err:
 	trawl_ctf_writer_free(s->w);
 	s->w = NULL;
+	s->prepared = false;
 	tr_kernel_destroy(s);
 	return r;
 }

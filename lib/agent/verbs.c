@@ -448,6 +448,10 @@ void tr_verb_run(struct conn *c, int argc, char **argv)
 		if ((v->flags & V_RULES) && s->state != S_NEW)
 			return tr_cfail(c, 1, "session %s is %s: rules change before start only",
 					s->name, tr_agent_state_names[s->state]);
+		/* a start at an agreed time opened the trace with these rules */
+		if ((v->flags & V_RULES) && s->prepared)
+			return tr_cfail(c, 1, "session %s starts at an agreed time: rules change "
+					"before start only", s->name);
 	}
 	v->run(c, s, argc, argv);
 }

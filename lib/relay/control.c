@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,9 @@
 #define OFF_SAMPLES 8		/* offset samples kept per node */
 #define PING_FAST_MS 100	/* the first OFF_SAMPLES pings, then */
 #define PING_MS 1000
-#define NODES_MAX 4096		/* node records (a peer may JOIN under many names) */
+#define NODES_MAX 4096
+#define START_MARGIN_MS 250	/* a start's agreed time: now plus this */
+#define START_MARGIN_MAX_MS 10000		/* node records (a peer may JOIN under many names) */
 
 struct rnode {
 	char name[RELAY_HOST_MAX + 1];
@@ -276,6 +279,25 @@ static int on_cluster(struct rconn *c, const struct relay_msg *m, char *err, siz
 		snprintf(rel, sizeof(rel), "--relay=%s", snap);
 		argv[argc++] = rel;
 	}
+	/* a start at an agreed time: the relay's clock plus a margin that
+	 * lets every node receive it and prepare (docs/cluster.md) */
+	uint64_t t_at = 0;
+	if (strcmp(argv[0], "start") == 0 && argc >= 2 && argc <= 3) {
+		unsigned long margin = START_MARGIN_MS;
+		if (argc == 3) {
+			char *end;
+			if (strncmp(argv[2], "--margin=", 9) != 0 ||
+			    (margin = strtoul(argv[2] + 9, &end, 10), *end || end == argv[2] + 9) ||
+			    margin > START_MARGIN_MAX_MS) {
+				free(sel);
+				queue_ack(c, -EINVAL, "start: --margin=MS from 0 to 10000 expected");
+				return 0;
+			}
+			argc = 2;
+		}
+		if (margin)
+			t_at = tr_mono_ns() + margin * 1000000u;
+	}
 	struct rreq *q = calloc(1, sizeof(*q));
 	if (!q || !(q->ans = calloc(nn, sizeof(*q->ans)))) {
 		free(q);
@@ -296,11 +318,21 @@ static int on_cluster(struct rconn *c, const struct relay_msg *m, char *err, siz
 			ans_fail(a, "down: not joined");
 			continue;
 		}
+		/* the agreed time on the node's clock, when its offset is
+		 * known; otherwise it starts on receipt */
+		int64_t off;
+		uint64_t rtt;
+		char at[40];
+		bool timed = t_at && best(a->n, &off, &rtt) && (int64_t)t_at + off > 0;
+		if (timed)
+			snprintf(at, sizeof(at), "--at=%" PRIu64, (uint64_t)((int64_t)t_at + off));
 		tr_relay_wr_begin(&w, RELAY_CTL);
 		tr_relay_wr_32(&w, q->id);
-		tr_relay_wr_32(&w, (uint32_t)argc);
+		tr_relay_wr_32(&w, (uint32_t)argc + timed);
 		for (size_t k = 0; k < argc; k++)
 			tr_relay_wr_str(&w, argv[k]);
+		if (timed)
+			tr_relay_wr_str(&w, at);
 		size_t len = tr_relay_wr_done(&w);
 		if (!len || tr_rconn_queue(a->n->c, w.buf, len) < 0) {
 			ans_fail(a, "the request could not be sent");

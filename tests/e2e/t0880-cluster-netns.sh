@@ -9,6 +9,10 @@
 #   - create/start/stop on every node: the session at the relay holds every
 #     node's events (exactly what each node's program emitted), and start
 #     reports each node's apply time on the relay's clock;
+#   - start at an agreed time (--margin): recording begins on every node
+#     after the margin, within a bound of each other derived from the
+#     offsets' uncertainty and this machine's timer lateness, and no
+#     node's first event precedes the time it reported;
 #   - --nodes 'node[01]': only those two act, the others have no session;
 #   - snapshot: every node's flight recorder gathered at the relay into
 #     one session directory, each node's events there;
@@ -44,7 +48,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 # ---- the network (tests/e2e/netns.sh)
 netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
-plan 40
+plan 43
 
 # trawl cluster finds the control socket in [relay] control
 printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
@@ -131,10 +135,32 @@ CL create web > create.out
 ok $? "cluster create web: every node acknowledged"
 is "$(grep -c '^node[0-3]  *ok ' create.out)" $N "... $N lines 'ok', one per node"
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+# how late a timer wakes a process on this machine now: the worst of 20
+# sleeps of 2 ms (the agents switch recording on from a timer)
+late_us=$(python3 -c '
+import time
+w = 0
+for _ in range(20):
+    t = time.monotonic_ns(); time.sleep(0.002); w = max(w, time.monotonic_ns() - t - 2000000)
+print(w // 1000)')
+MARGIN=500
 before=$(mono)
-CL start web --json > start.json
-ok $? "cluster start web"
+CL start web --margin $MARGIN --json > start.json
+ok $? "cluster start web --margin $MARGIN"
 after=$(mono)
+# the agreed time is the relay's clock at the request plus the margin; a
+# node's begin time on the relay's clock is its own less its offset
+is "$(jq_ start.json "sum(1 for n in j['nodes'] if n['applied_relay_ns'] >= $before + $MARGIN * 1000000)")" $N \
+	"... every node began recording at the agreed time, not before: $MARGIN ms after the request"
+# one machine, one CLOCK_MONOTONIC: the nodes' own times are the true ones.
+# They differ by the offsets' errors (each within half its round trip) and
+# each timer's lateness (this machine's, times 4 for its variation, plus
+# 1 ms for the agent's loop turn)
+bound=$(jq_ start.json "max(n['rtt_ns'] for n in j['nodes']) // 1000 + 4 * $late_us + 1000")
+tspread=$(jq_ start.json "(max(n['applied_node_ns'] for n in j['nodes']) - min(n['applied_node_ns'] for n in j['nodes'])) // 1000")
+echo "# recording began on $N nodes within $tspread us (one clock); bound $bound us (timer lateness $late_us us)"
+[ "$tspread" -le "$bound" ]
+ok $? "... within $tspread us of each other, at most $bound us"
 # one machine: the nodes' CLOCK_MONOTONIC is ours, so each apply time lies
 # between our readings before and after the command
 is "$(jq_ start.json "sum(1 for n in j['nodes'] if $before <= n['applied_node_ns'] <= $after)")" $N \
@@ -152,6 +178,25 @@ ok $? "cluster stop web"
 is "$(grep -c '^node[0-3]  *ok ' stop.out)" $N "... every node stopped"
 "$TRAWL" info out/web > web.info 2>/dev/null
 ok $? "trawl info reads the session at the relay"
+# each node's first event, on its CLOCK_MONOTONIC (the event's time less
+# the trace's clock offset), is not before the begin time the node reported
+for i in $ALL; do
+	"$TRAWL" print -f json --no-sync -H "node$i" -n 1 out/web > first$i.json || echo "# print node$i failed"
+done
+early=$(python3 -c '
+import json, re
+j = json.load(open("start.json"))
+bad = []
+for n in j["nodes"]:
+    h = n["name"]
+    md = open("out/web/%s/ust/metadata" % h, "rb").read().decode("latin-1")
+    off = int(re.search(r"offset_s = (-?\d+);", md).group(1)) * 10**9 + \
+        int(re.search(r"\boffset = (-?\d+);", md).group(1))
+    ts = json.loads(open("first%s.json" % h[4:]).readline())["ts"] - off
+    if ts < n["applied_node_ns"]:
+        bad.append("%s %d ns early" % (h, n["applied_node_ns"] - ts))
+print(" ".join(bad) or "none")')
+is "$early" none "no node's first event is before the begin time it reported"
 is "$(grep -c '^host node[0-3]$' web.info)" $N "it holds every node's trace"
 is "$(sed -n 's/^total: .* \([0-9]*\) events, \([0-9]*\) discarded.*/\1 \2/p' web.info)" "400 0" \
 	"... every event each node emitted (4 x 2 x 50), none discarded"
