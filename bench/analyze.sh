@@ -12,7 +12,14 @@
 # lttng-analyses read the smaller trace (LTTNG_LOOPS): they take minutes on
 # the bigger ones. Prints the CPU model and family first.
 #
-#   TRAWL_BUILD=build sh bench/analyze.sh   (env: LOOPS=400 LTTNG_LOOPS=40 RUNS=3)
+# Then the same on the simulated session (`trawl simulate`, SIM_EVENTS events,
+# default 20M, and twice as many; no lttng-analyses: they take hours there).
+# Its kernel traces have sched events only (no syscalls, IRQs, block):
+# syscalls, irq and iolatency there measure decoding and dispatch alone.
+# SIM_ONLY=1: only the simulated session (no root, no hackbench needed).
+#
+#   TRAWL_BUILD=build sh bench/analyze.sh   (env: LOOPS=400 LTTNG_LOOPS=40 RUNS=3
+#                                            SIM_EVENTS=20M SIM_ONLY=)
 # Needs root (kernel tracing), hackbench (rt-tests), /usr/bin/time and
 # python3-lttnganalyses.
 set -u
@@ -21,8 +28,10 @@ TRAWL=$TRAWL_BUILD/trawl
 LOOPS=${LOOPS:-400}
 LTTNG_LOOPS=${LTTNG_LOOPS:-40}
 RUNS=${RUNS:-3}
+SIM_EVENTS=${SIM_EVENTS:-20M}
+SIM_ONLY=${SIM_ONLY:-}
 WORK=${WORK:-$TRAWL_BUILD/bench/analyze-work}
-[ "$(id -u)" = 0 ] || { echo "bench/analyze.sh: needs root"; exit 1; }
+[ -n "$SIM_ONLY" ] || [ "$(id -u)" = 0 ] || { echo "bench/analyze.sh: needs root (or SIM_ONLY=1)"; exit 1; }
 [ -x "$TRAWL" ] || { echo "bench/analyze.sh: $TRAWL is not built"; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 awk -F': ' '/^model name/ { m = $2 } /^cpu family/ { f = $2 } /^model\t/ { n = $2 }
@@ -50,6 +59,26 @@ best() {
 }
 rss() { /usr/bin/time -f %M "$@" > /dev/null 2> "$WORK/rss"; tail -1 "$WORK/rss"; }
 
+simulated() {	# the simulated session: trawl only
+	"$TRAWL" simulate -q -o "$WORK/sim1" -e "$SIM_EVENTS" || exit 1
+	"$TRAWL" simulate -q -o "$WORK/sim2" -e \
+		"$(awk -v e="$SIM_EVENTS" 'BEGIN { m = e ~ /M$/ ? 1e6 : e ~ /k$/ ? 1e3 : e ~ /G$/ ? 1e9 : 1;
+			printf "%.0f", 2 * (e + 0) * m }')" || exit 1
+	S1=$(events "$WORK/sim1"); S2=$(events "$WORK/sim2")
+	echo "simulated: $S1 and $S2 events (trawl simulate -e $SIM_EVENTS, and twice as many)"
+	TI=$(best "$WORK/sim1" "$TRAWL" info --threads 1)
+	SINFO=$(awk -v n="$S1" -v t="$TI" 'BEGIN { printf "%.0f", n / t }')
+	echo "trawl info --threads 1: $SINFO events/s"
+	printf '%-10s %14s %9s %12s %12s\n' analysis "trawl ev/s" "x info" "RSS 1x KiB" "RSS 2x KiB"
+	for a in cputop schedlat iolatency irq syscalls; do
+		T1=$(best "$WORK/sim1" "$TRAWL" analyze "$a")
+		R1=$(rss "$TRAWL" analyze "$a" "$WORK/sim1"); R2=$(rss "$TRAWL" analyze "$a" "$WORK/sim2")
+		awk -v a="$a" -v n="$S1" -v t="$T1" -v info="$SINFO" -v r1="$R1" -v r2="$R2" 'BEGIN {
+			printf "%-10s %14.0f %8.2fx %12d %12d\n", a, n / t, n / t / info, r1, r2 }'
+	done
+}
+[ -n "$SIM_ONLY" ] && { simulated; exit 0; }
+
 record "$WORK/small" "$LTTNG_LOOPS"
 record "$WORK/one" "$LOOPS"
 record "$WORK/two" $((2 * LOOPS))
@@ -74,3 +103,4 @@ for a in cputop schedlat iolatency irq syscalls; do
 		tr = n1 / t1; trs = ns / ts; lt = ns / (l1 - l0)
 		printf "%-10s %14.0f %14.0f %8.0fx %8.2fx %12d %12d\n", a, tr, lt, trs / lt, tr / info, r1, r2 }'
 done
+simulated

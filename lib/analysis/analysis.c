@@ -192,7 +192,8 @@ enum ev_kind {
 enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
-	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE, NFIELDS
+	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE,
+	F_FCNTL_CMD, NFIELDS
 };
 
 static const struct {
@@ -224,6 +225,7 @@ static const struct {
 	[F_SECTOR] = { "block_rq_*.sector", TRAWL_FIELD_INT },
 	[F_NR_SECTOR] = { "block_rq_*.nr_sector", TRAWL_FIELD_INT },
 	[F_ERROR] = { "block_rq_complete.error", TRAWL_FIELD_INT },
+	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
 };
 
 struct trawl_analysis;
@@ -237,6 +239,7 @@ struct trawl_analysis {
 	struct trawl_reader *r;
 	const struct trawl_field *f[NFIELDS];
 	uint8_t *kinds;			/* by class index */
+	uint8_t *iot;			/* iolatency: a syscall entry's I/O type, by class */
 	size_t nkinds;
 	struct host *hosts;
 	size_t nhosts;
@@ -789,9 +792,99 @@ static uint64_t rq_key(int64_t dev, int64_t sector)
 	return mix((uint64_t)dev) ^ (uint64_t)sector;
 }
 
+/* The syscall I/O types (lttng-analyses' lists, their table's rows);
+ * IO_RW (splice, sendfile64) counts as a read and as a write. */
+enum { IO_NONE, IO_OPEN, IO_READ, IO_WRITE, IO_SYNC, IO_RW, IO_UNSET = 0xff };
+
+static const char *const io_names[] = { "", "Open", "Read", "Write", "Sync" };
+
+static uint8_t io_type(const char *name)
+{
+	static const struct { const char *n; uint8_t t; } t[] = {
+		{ "open", IO_OPEN }, { "openat", IO_OPEN }, { "socket", IO_OPEN },
+		{ "fcntl", IO_OPEN }, { "dup", IO_OPEN }, { "dup2", IO_OPEN }, { "dup3", IO_OPEN },
+		{ "read", IO_READ }, { "recvmsg", IO_READ }, { "recvfrom", IO_READ },
+		{ "readv", IO_READ }, { "pread", IO_READ }, { "pread64", IO_READ },
+		{ "preadv", IO_READ }, { "write", IO_WRITE }, { "sendmsg", IO_WRITE },
+		{ "sendto", IO_WRITE }, { "writev", IO_WRITE }, { "pwrite", IO_WRITE },
+		{ "pwrite64", IO_WRITE }, { "pwritev", IO_WRITE }, { "sync", IO_SYNC },
+		{ "sync_file_range", IO_SYNC }, { "fsync", IO_SYNC }, { "fdatasync", IO_SYNC },
+		{ "splice", IO_RW }, { "sendfile64", IO_RW },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		if (!strcmp(name, t[i].n))
+			return t[i].t;
+	return IO_NONE;
+}
+
+/* One syscall I/O sample into the row of its type. */
+static int io_sample(struct trawl_analysis *a, struct host *h, const struct thr *t, int type,
+		     const struct trawl_event *ev, int64_t ret)
+{
+	int err = 0;
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, t->sys_ts,
+					      ev->ts - t->sys_ts, t->tid, ev->cpu, t->comm, &err);
+	if (!r)
+		return err;
+	if (!r->label[0])
+		snprintf(r->label, sizeof(r->label), "%s", io_names[type]);
+	uint64_t bytes = ret > 0 && type != IO_OPEN && type != IO_SYNC ? (uint64_t)ret : 0;
+	r->errors += ret < 0;
+	r->bytes += bytes;
+	if (a->last_sample) {
+		a->last_sample->ret = ret;
+		a->last_sample->bytes = bytes;
+	}
+	return 0;
+}
+
+/* A read/write/open/sync-family syscall: entry -> the same thread's exit,
+ * as lttng-iolatencystats' syscall table (the CPU's current thread). */
+static int io_syscall(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
+		      enum ev_kind k)
+{
+	uint32_t ci = ev->cls->index;
+	struct cpu *c = cpu_get(h, ev->cpu);
+	if (!c)
+		return -ENOMEM;
+	if (k == K_SWITCH) {
+		c->tid = ival(a, F_NEXT_TID, ev, -1);
+		return 0;
+	}
+	int64_t tid = ival(a, F_TID, ev, c->tid);
+	if (tid < 0)
+		return 0;
+	struct thr *t = thr_get(h, tid);
+	if (!t)
+		return -ENOMEM;
+	if (k == K_SYS_ENTRY) {
+		if (a->iot[ci] == IO_UNSET)
+			a->iot[ci] = io_type(ev->cls->name + strlen("syscall_entry_"));
+		t->sys_ts = NONE;
+		/* fcntl opens a file only as F_DUPFD (0) */
+		if (a->iot[ci] == IO_NONE ||
+		    (!strcmp(ev->cls->name, "syscall_entry_fcntl") && ival(a, F_FCNTL_CMD, ev, 0) != 0))
+			return 0;
+		t->sys_ts = ev->ts;
+		t->sys_cls = ci;
+		return 0;
+	}
+	if (t->sys_ts == NONE)
+		return 0;
+	int type = a->iot[t->sys_cls];
+	int64_t ret = ival(a, F_RET, ev, 0);
+	int err = io_sample(a, h, t, type == IO_RW ? IO_READ : type, ev, ret);
+	if (!err && type == IO_RW)
+		err = io_sample(a, h, t, IO_WRITE, ev, ret);
+	t->sys_ts = NONE;
+	return err;
+}
+
 static int iolatency(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		     enum ev_kind k)
 {
+	if (k == K_SYS_ENTRY || k == K_SYS_EXIT || k == K_SWITCH)
+		return io_syscall(a, h, ev, k);
 	if (k != K_RQ_ISSUE && k != K_RQ_COMPLETE)
 		return 0;
 	int64_t dev = ival(a, F_DEV, ev, -1), sector = ival(a, F_SECTOR, ev, -1);
@@ -962,8 +1055,13 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		uint8_t *k = realloc(a->kinds, nc);
 		if (!k)
 			return -ENOMEM;
-		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
 		a->kinds = k;
+		uint8_t *io = realloc(a->iot, nc);
+		if (!io)
+			return -ENOMEM;
+		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
+		memset(io + a->nkinds, IO_UNSET, nc - a->nkinds);
+		a->iot = io;
 		a->nkinds = nc;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1069,6 +1167,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	imap_release(&a->rowmap);
 	free(a->samples);
 	free(a->kinds);
+	free(a->iot);
 	free(a->comm);
 	free(a);
 }

@@ -287,6 +287,8 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 	if (!f)
 		goto out;
 	bool cputop = !strcmp(trawl_analysis_kind(a), "cputop");
+	/* iolatency's syscall rows: their bytes, even none (Open, Sync) */
+	bool io = !strcmp(trawl_analysis_kind(a), "iolatency");
 	int64_t b, e;
 	trawl_analysis_range(a, &b, &e);
 	int64_t dur = e - b;
@@ -350,7 +352,7 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 							"avg (us)", "max (us)", "stdev (us)",
 							r->kind == TRAWL_ANALYSIS_SYSCALL ||
 								r->kind == TRAWL_ANALYSIS_DISK ? "   errors" : "",
-							r->kind == TRAWL_ANALYSIS_DISK ||
+							r->kind == TRAWL_ANALYSIS_DISK || io ||
 								(r->kind == TRAWL_ANALYSIS_THREAD && r->bytes) ?
 								"        bytes" : "");
 				}
@@ -375,7 +377,7 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 					fprintf(f, " %12s", "?");
 				if (r->kind == TRAWL_ANALYSIS_SYSCALL || r->kind == TRAWL_ANALYSIS_DISK)
 					fprintf(f, " %8llu", (unsigned long long)r->errors);
-				if (r->bytes)
+				if (r->bytes || io)
 					fprintf(f, " %12llu", (unsigned long long)r->bytes);
 				if (r->prio != INT32_MIN)
 					fprintf(f, "  prio %d", r->prio);
