@@ -29,17 +29,46 @@ N=20
 # The recording is system-wide: on a busy machine (other jobs' system calls)
 # the kernel may overwrite events before they are read. Every figure below
 # needs all of them: up to three tries with 32 MiB per CPU, else skip.
+# The kernel may also leave out a context switch without counting it as
+# lost: seen on these virtual machines with perf record as well (a CPU's
+# next switch out names another thread than the last switch in). Then
+# lttng-analyses, which takes each CPU's current thread from sched_switch,
+# gives syscalls and CPU time to the wrong thread, and a wake-up has no
+# switch in. The workload's own switches (work, dd) must chain on every CPU:
+# else record again, as for losses.
+gaps() {
+	"$TRAWL" print "$1" 2> /dev/null | grep ' sched_switch: ' |
+		sed -E 's/.*cpu_id = ([0-9]+) .*prev_comm = "([^"]*)", prev_tid = ([0-9]+),.*next_comm = "([^"]*)", next_tid = ([0-9]+),.*/\1 \2 \3 \4 \5/' |
+		awk 'NF == 5 { if (($1 in nt) && nt[$1] != $3 && (nc[$1] ~ /^(work|dd)$/ || $2 ~ /^(work|dd)$/)) n++
+			nt[$1] = $5; nc[$1] = $4 } END { print n + 0 }'
+}
+# Some virtual machines never show a CPU's switches out of its idle task
+# (perf record sees the same: on this kind of machine, CPU 1's "swapper/1 ->"
+# switches are all missing while CPU 0's are there). The workload runs on
+# the CPUs whose idle exits the kernel does show, found by a short recording.
+command -v taskset > /dev/null 2>&1 || skip_all "needs taskset (util-linux)"
+"$TRAWL" record -o idle-probe -k sched -- sleep 0.3 > /dev/null 2>&1 ||
+	skip_all "cannot record kernel events here"
+CPUS=$("$TRAWL" print "$(dirname "$(find idle-probe -name metadata -path '*kernel*' | head -1)")" 2> /dev/null |
+	grep ' sched_switch: ' | sed -E 's/.*cpu_id = ([0-9]+) .*prev_tid = ([0-9]+),.*next_tid = ([0-9]+),.*/\1 \2 \3/' |
+	awk '{ if ($2 == 0) from[$1]++; if ($3 == 0) to[$1]++ }
+	     END { for (c in to) if (from[c] > 0) l = l (l == "" ? "" : ",") c; print l }')
+[ -n "$CPUS" ] || skip_all "the kernel shows no CPU's switches out of idle (perf record shows the same)"
 lost=x
 for try in 1 2 3; do
 	rm -rf s
 	if ! "$TRAWL" record -o s -b 32768 -k sched,syscalls,irq,block -- \
-		sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct 2> /dev/null & echo \$! > dd.pid; wait \$!" \
+		taskset -c "$CPUS" sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct 2> /dev/null & echo \$! > dd.pid; wait \$!" \
 		> rec.log 2>&1; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
 	fi
 	lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rec.log)
-	[ "$lost" = 0 ] && break
+	if [ "$lost" = 0 ]; then
+		g=$(gaps "$(dirname "$(find s -name metadata -path '*kernel*' | head -1)")")
+		[ "$g" = 0 ] && break
+		lost="0 (but $g context switches of the workload missing from the kernel's events)"
+	fi
 done
 [ "$lost" = 0 ] || skip_all "the recorder lost ${lost:-?} events in each of 3 tries (a busy machine): $(cat rec.log)"
 plan 26
