@@ -35,6 +35,7 @@
 
 #include "net/reconnect.h"
 #include "net/relay-proto.h"
+#include "net/sock.h"
 #include "util/clock.h"
 
 /* Backoff between attempts: from BACKOFF_MIN ms, doubled up to BACKOFF_MAX,
@@ -82,32 +83,6 @@ struct rsend {
 						 * ACK with its reason fits */
 	size_t inlen;
 };
-
-/* Sends hdr then body, whole, without SIGPIPE: 0 or -errno. */
-static int send_msg(int fd, const void *hdr, size_t hlen, const void *body, size_t blen)
-{
-	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)body, blen } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
-	while (iov[0].iov_len || iov[1].iov_len) {
-		ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (int i = 0; i < 2 && r > 0; i++) {
-			size_t k = (size_t)r < iov[i].iov_len ? (size_t)r : iov[i].iov_len;
-			iov[i].iov_base = (char *)iov[i].iov_base + k;
-			iov[i].iov_len -= k;
-			r -= (ssize_t)k;
-		}
-		if (!iov[0].iov_len) {
-			mh.msg_iov = iov + 1;
-			mh.msg_iovlen = 1;
-		}
-	}
-	return 0;
-}
 
 /* Under q->mu: frees the confirmed messages at the head. */
 static void confirmed(struct rsend *q, uint64_t written)
@@ -212,10 +187,10 @@ static int send_one(struct rsend *q, int fd, const struct qmsg *m, uint64_t rela
 		}
 		uint8_t hdr[RELAY_HDR_LEN];
 		relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)(plen - have));
-		return send_msg(fd, hdr, sizeof(hdr), m->b + RELAY_HDR_LEN + have, plen - have);
+		return tr_net_send2(fd, hdr, sizeof(hdr), m->b + RELAY_HDR_LEN + have, plen - have);
 	}
 	(void)q;
-	return send_msg(fd, m->b, m->len, NULL, 0);
+	return tr_net_send2(fd, m->b, m->len, NULL, 0);
 }
 
 /* Waits ms, or until stopped. false: stopped. */
@@ -311,7 +286,7 @@ static int announce(struct rsend *q, int fd)
 			return -ENOMEM;
 		uint8_t hdr[RELAY_HDR_LEN];
 		relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)(base - from));
-		int ret = send_msg(fd, hdr, sizeof(hdr), lack, base - from);
+		int ret = tr_net_send2(fd, hdr, sizeof(hdr), lack, base - from);
 		free(lack);
 		if (ret)
 			return ret;
@@ -321,7 +296,7 @@ static int announce(struct rsend *q, int fd)
 		pthread_mutex_unlock(&q->mu);
 	}
 	for (; m; m = m == last ? NULL : m->next) {
-		int ret = send_msg(fd, m->b, m->len, NULL, 0);
+		int ret = tr_net_send2(fd, m->b, m->len, NULL, 0);
 		if (ret)
 			return ret;
 		pthread_mutex_lock(&q->mu);

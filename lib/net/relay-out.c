@@ -120,32 +120,6 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
 }
 
-/* Sends hdr then body in one call, without SIGPIPE: 0 or -errno. */
-static int send_now(int fd, const void *hdr, size_t hlen, const void *body, size_t blen)
-{
-	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)body, blen } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
-	while (iov[0].iov_len || iov[1].iov_len) {
-		ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (int i = 0; i < 2 && r > 0; i++) {
-			size_t k = (size_t)r < iov[i].iov_len ? (size_t)r : iov[i].iov_len;
-			iov[i].iov_base = (char *)iov[i].iov_base + k;
-			iov[i].iov_len -= k;
-			r -= (ssize_t)k;
-		}
-		if (!iov[0].iov_len) {
-			mh.msg_iov = iov + 1;
-			mh.msg_iovlen = 1;
-		}
-	}
-	return 0;
-}
-
 /* Sends one message: through the queue when there is one (a stalled
  * relay then does not hold up the writer's local files). 0 or -errno. */
 static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *body,
@@ -157,7 +131,7 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 		return tr_rsend_put(rd->rs, hdr, hlen, body, blen);
 	if (rd->q)
 		return tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
-	return send_now(rd->fd, hdr, hlen, body, blen);
+	return tr_net_send2(rd->fd, hdr, hlen, body, blen);
 }
 
 /*
@@ -226,13 +200,13 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 	}
 	char msg[256] = "";
 	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
-	int ret = send_now(fd, rd->hello, rd->hello_len, NULL, 0);
+	int ret = tr_net_send2(fd, rd->hello, rd->hello_len, NULL, 0);
 	if (!ret)
 		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
 	/* a relay with a secret challenges; one without welcomes at once */
 	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, rd->hello,
 					    rd->hello_len, am)) &&
-	    !(ret = send_now(fd, am, sizeof(am), NULL, 0)))
+	    !(ret = tr_net_send2(fd, am, sizeof(am), NULL, 0)))
 		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
 	if (auth)
 		tr_auth_wipe(&cred);
@@ -418,7 +392,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 		return ret;
 	uint8_t hdr[RELAY_HDR_LEN];
 	relay_put_hdr(hdr, RELAY_CLOSE, 0);
-	ret = send_now(rd->fd, hdr, sizeof(hdr), NULL, 0);
+	ret = tr_net_send2(rd->fd, hdr, sizeof(hdr), NULL, 0);
 	if (ret)
 		return ret;
 	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL);

@@ -115,3 +115,28 @@ int tr_net_write_full(int fd, const void *buf, size_t n, int64_t deadline)
 {
 	return full(fd, (uint8_t *)buf, n, deadline, true);	/* (only read) */
 }
+
+int tr_net_send2(int fd, const void *hdr, size_t hlen, const void *body, size_t blen)
+{
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)body, blen } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = blen ? 2 : 1 };
+	while (iov[0].iov_len || iov[1].iov_len) {
+		ssize_t r = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < 2 && r > 0; i++) {
+			size_t k = (size_t)r < iov[i].iov_len ? (size_t)r : iov[i].iov_len;
+			iov[i].iov_base = (char *)iov[i].iov_base + k;
+			iov[i].iov_len -= k;
+			r -= (ssize_t)k;
+		}
+		if (!iov[0].iov_len) {
+			mh.msg_iov = iov + 1;
+			mh.msg_iovlen = 1;
+		}
+	}
+	return 0;
+}

@@ -42,5 +42,8 @@ TRAWL_HIDDEN int tr_net_read_full(int fd, void *buf, size_t n, int64_t deadline)
 /* Writes all n bytes before deadline, without SIGPIPE: 0, -ETIMEDOUT,
  * -ECONNRESET (the peer closed: EPIPE or a reset), or -errno. */
 TRAWL_HIDDEN int tr_net_write_full(int fd, const void *buf, size_t n, int64_t deadline);
+/* Sends hdr then body (blen 0: none), whole, blocking, without SIGPIPE
+ * (MSG_NOSIGNAL): 0 or -errno. */
+TRAWL_HIDDEN int tr_net_send2(int fd, const void *hdr, size_t hlen, const void *body, size_t blen);
 
 #endif
