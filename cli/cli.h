@@ -111,6 +111,10 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
+/* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or
+ * the command's exit status once the error is printed. */
+struct trawl_sync_match;
+int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec);
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

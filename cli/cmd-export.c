@@ -123,21 +123,10 @@ int cmd_export(int argc, char **argv)
 			hosts[nhosts++] = optarg;
 			break;
 		}
-		case 'm': {
-			struct trawl_sync_match *nm = realloc(matches, (nmatches + 1) * sizeof(*nm));
-
-			if (!nm) {
-				status = cli_err("out of memory");
+		case 'm':
+			if ((status = cli_match_add(&matches, &nmatches, optarg)))
 				goto out;
-			}
-			matches = nm;
-			if (trawl_sync_match_parse(optarg, &matches[nmatches], err, sizeof(err))) {
-				status = cli_usage("--match: %s", err);
-				goto out;
-			}
-			nmatches++;
 			break;
-		}
 		case 1:
 			no_flows = true;
 			break;

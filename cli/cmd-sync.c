@@ -883,20 +883,10 @@ int cmd_sync(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":m:r:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': {
-			struct trawl_sync_match *nm = realloc(matches, (nmatches + 1) * sizeof(*nm));
-			if (!nm) {
-				status = cli_err("out of memory");
+		case 'm':
+			if ((status = cli_match_add(&matches, &nmatches, optarg)))
 				goto out;
-			}
-			matches = nm;
-			if (trawl_sync_match_parse(optarg, &matches[nmatches], err, sizeof(err))) {
-				status = cli_usage("%s", err);
-				goto out;
-			}
-			nmatches++;
 			break;
-		}
 		case 'r':
 			ref_name = optarg;
 			break;

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "trawl/pipe.h"
+#include "trawl/sync.h"
 
 /* A trace of a session that cannot be opened: reported, skipped. */
 void cli_report_bad_trace(void *arg, const char *msg)
@@ -53,4 +54,17 @@ fail:
 		trawl_source_free(srcs[i]);
 	free(srcs);
 	return NULL;
+}
+
+int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec)
+{
+	char err[512];
+	struct trawl_sync_match *nm = realloc(*m, (*n + 1) * sizeof(*nm));
+	if (!nm)
+		return cli_err("out of memory");
+	*m = nm;
+	if (trawl_sync_match_parse(spec, &nm[*n], err, sizeof(err)))
+		return cli_usage("--match: %s", err);
+	(*n)++;
+	return 0;
 }

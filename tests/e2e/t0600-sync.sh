@@ -33,7 +33,7 @@ for args in "" "--bogus x" "a b" "--apply x" "-o y x" "--match nodot x" "--max-d
 done
 is "$rcs" "2 2 2 2 2 2 2 2 " "bad arguments exit 2"
 "$TRAWL" sync --match 'a.b = c' x > /dev/null 2> match.err
-grep -q "^trawl sync: bad match 'a.b = c': want SEND_EVENT.FIELD = RECV_EVENT.FIELD" match.err
+grep -q "^trawl sync: --match: bad match 'a.b = c': want SEND_EVENT.FIELD = RECV_EVENT.FIELD" match.err
 ok $? "a bad --match says the form ($(cat match.err))"
 "$TRAWL" sync does-not-exist > /dev/null 2> nx.err
 is $? 1 "a missing session exits 1"
