@@ -22,12 +22,23 @@
 #     under its output / wall time from the first producer's start to the
 #     last one's end), the relay's CPU time per MB (/proc/PID/stat), against
 #     `dd` of the same number of bytes to the same disk in the same run
-#     (without and with fdatasync: the relay does not fsync). lttng-relayd
-#     fed by 64 lttng sessions is not arranged here (see the output).
+#     (without and with fdatasync: the relay does not fsync).
+#
+# (c) lttng-relayd ingest, the same figures: SIMS lttng sessions (`lttng
+#     create --set-url=net://127.0.0.1:C:D`, each enabling the same event),
+#     one lttng-sessiond and one lttng-relayd of our own (free ports), one
+#     UST program emitting EVENTS events of about the size of (b)'s, traced
+#     by all SIMS sessions (so SIMS x EVENTS events reach the relay; blocking
+#     channels: none discarded). Wall time from the program's start to the
+#     return of every session's `lttng stop` (which waits until the relay
+#     has the data); lttng-relayd's CPU from /proc/PID/stat. Printed beside
+#     (b)'s figures with the ratio trawl / lttng-relayd. The sessiond, its
+#     consumerd, the relayd and the program run as user nobody with a
+#     private LTTNG_HOME under WORK, so no other lttng-sessiond is touched.
 #
 #   TRAWL_BUILD=build sh bench/cluster.sh     (root: namespaces)
 #   env: NODES=16 SIMS=64 EVENTS=200000 WORK=/tmp/... KEEP=0 MARGIN=250
-#        PARTS=ab (a: the start only, b: the ingest only)
+#        PARTS=abc (a: the start, b: trawl's ingest, c: lttng-relayd's)
 #
 # Starts its relays and agents and stops exactly those (by pid) at exit;
 # removes its namespaces. Figures on a shared machine are noisy: say so.
@@ -43,7 +54,7 @@ EVENTS=${EVENTS:-200000}
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/trawl-bench-cluster.XXXXXX")}
 KEEP=${KEEP:-0}
 MARGIN=${MARGIN:-250}
-PARTS=${PARTS:-ab}
+PARTS=${PARTS:-abc}
 P=trawl-bc-$$
 NET=10.233.0
 RIP=$NET.254
@@ -57,9 +68,23 @@ mkdir -p "$WORK" && cd "$WORK" || exit 1
 : > empty.conf
 export TRAWL_CONFIG="$WORK/empty.conf"
 
-pids="" relay=""
+pids="" relay="" lpids=""
+LH=$WORK/c-home	# WORK: no spaces (it is split in $AS)
+# as nobody, in (c)'s private LTTNG_HOME; daemons started with "$AS" directly
+# (not through a function) so that $! is the daemon's pid (setpriv, env exec)
+AS="setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=$LH LTTNG_HOME=$LH"
+AS() { $AS "$@"; }
+lttng_down() {	# (c)'s sessions, then its daemons, by pid
+	[ -n "$lpids" ] || return 0
+	for s in $(AS timeout 10 lttng list 2> /dev/null | sed -n 's/^ *[0-9]*) \(ing[0-9]*\) .*/\1/p'); do
+		AS timeout 10 lttng destroy "$s" > /dev/null 2>&1
+	done
+	for p in $lpids; do kill "$p" 2> /dev/null; wait "$p" 2> /dev/null; done
+	lpids=""
+}
 cleanup() {
 	for p in $pids $relay; do kill "$p" 2> /dev/null; done
+	lttng_down
 	netns_down "$P" "$NODES"
 	[ "$KEEP" = 1 ] || rm -rf "$WORK"
 }
@@ -71,6 +96,8 @@ wait_for() {	# wait_for SECONDS CMD...: bounded
 	while ! "$@"; do [ "$(date +%s)" -ge "$_end" ] && return 1; sleep 0.05; done
 }
 ready() { [ -s "$1" ]; }
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime, ticks
+HZ=$(getconf CLK_TCK)
 
 echo "# bench/cluster.sh at $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -152,14 +179,13 @@ netns_down "$P" "$NODES"
 fi
 
 # ------------------------------------------------------------ (b) ingest
-case $PARTS in *b*) ;; *) exit 0 ;; esac
+case $PARTS in *b*) ;; *) PARTS_B=0 ;; esac
+if [ "${PARTS_B:-1}" = 1 ]; then
 "$TRAWL" relay -o "$WORK/b-out" --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --quiet \
 	--ready-fd 3 3> b.ready 2> b-relay.log &
 relay=$!
 wait_for 10 ready b.ready || die "the relay did not start: $(cat b-relay.log)"
 BP=$(sed -n 's/^ready 127.0.0.1:\([0-9]*\) .*/\1/p' b.ready)
-cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }	# utime + stime, ticks
-HZ=$(getconf CLK_TCK)
 c0=$(cpu "$relay")
 s0=$(python3 -c 'import time; print(time.monotonic())')
 i=0
@@ -195,5 +221,128 @@ print("    %.1f MB, %s events in %.2f s: %.1f MB/s, %.2f M events/s" % (MB, ev, 
 print("    relay CPU: %.2f s, %.2f ms per MB (the producers shared the same CPUs)" % (cpu, cpu * 1e3 / MB))
 print("    dd of %s MiB to the same disk: %.1f MB/s (page cache), %.1f MB/s (fdatasync)"
       % (mb, int(mb) * 1.048576 / (float(d1) - float(d0)), int(mb) * 1.048576 / (float(d2) - float(d1))))
-print("    lttng-relayd fed by %s lttng sessions: not arranged in this script" % sims)
+open('b.fig', 'w').write("%f %f %f %f\n" % (MB / wall, int(ev) / wall, cpu * 1e3 / MB, b / max(int(ev), 1)))
+EOF
+
+fi
+
+# ------------------------------------------------------------ (c) lttng-relayd
+case $PARTS in *c*) ;; *) exit 0 ;; esac
+for c in lttng lttng-sessiond lttng-relayd gcc ss setpriv; do
+	command -v "$c" > /dev/null || die "(c) needs $c (scripts/install-deps.sh)"
+done
+chmod 755 "$WORK"
+mkdir -p "$LH" c-src c-out && chown 65534:65534 "$LH" c-out || die "(c): cannot make its directories"
+cat > c-src/tp.h <<'EOF'
+#undef LTTNG_UST_TRACEPOINT_PROVIDER
+#define LTTNG_UST_TRACEPOINT_PROVIDER trawlingest
+#undef LTTNG_UST_TRACEPOINT_INCLUDE
+#define LTTNG_UST_TRACEPOINT_INCLUDE "./tp.h"
+#if !defined(TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
+#define TP_H
+#include <lttng/tracepoint.h>
+LTTNG_UST_TRACEPOINT_EVENT(trawlingest, ev,
+	LTTNG_UST_TP_ARGS(uint64_t, seq, uint64_t, a, uint32_t, b),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint64_t, seq, seq)
+		lttng_ust_field_integer(uint64_t, a, a)
+		lttng_ust_field_integer(uint32_t, b, b)))
+#endif
+#include <lttng/tracepoint-event.h>
+EOF
+cat > c-src/emit.c <<'EOF'
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include <stdlib.h>
+#include "tp.h"
+int main(int argc, char **argv)
+{
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
+	for (unsigned long i = 0; i < n; i++)
+		lttng_ust_tracepoint(trawlingest, ev, i, i * 7, (uint32_t)i);
+	return 0;
+}
+EOF
+(cd c-src && gcc -O2 -I. -o emit emit.c -llttng-ust -ldl) > c-build.log 2>&1 ||
+	die "(c): cannot build the UST program: $(tail -3 c-build.log)"
+chmod -R a+rX c-src
+$AS lttng-sessiond --no-kernel > c-sessiond.log 2>&1 &
+lpids="$!"
+sessiond_up() { AS timeout 5 lttng list > /dev/null 2>&1; }
+wait_for 30 sessiond_up || die "(c): lttng-sessiond did not start: $(tail -3 c-sessiond.log)"
+listening() { [ -n "$(ss -ltnH "sport = :$1" 2> /dev/null)" ]; }
+free_port() {	# lttng-relayd cannot take port 0
+	for _ in $(seq 100); do
+		_p=$(od -An -N2 -tu2 /dev/urandom | awk '{ print 20000 + $1 % 30000 }')
+		case " $* " in *" $_p "*) continue ;; esac
+		listening "$_p" || { echo "$_p"; return 0; }
+	done
+	return 1
+}
+lrelay_up() { listening "$LC" && listening "$LD" && listening "$LL"; }
+lrelay=""
+for attempt in 1 2 3 4 5; do
+	LC=$(free_port) && LD=$(free_port "$LC") && LL=$(free_port "$LC" "$LD") || die "(c): no free ports"
+	$AS lttng-relayd -o "$WORK/c-out" -C "tcp://127.0.0.1:$LC" -D "tcp://127.0.0.1:$LD" \
+		-L "tcp://127.0.0.1:$LL" > c-relayd.log 2>&1 &
+	lrelay=$!
+	wait_for 10 lrelay_up && break
+	kill "$lrelay" 2> /dev/null; wait "$lrelay" 2> /dev/null; lrelay=""
+done
+[ -n "$lrelay" ] || die "(c): lttng-relayd did not start: $(tail -3 c-relayd.log)"
+lpids="$lrelay $lpids"	# the relayd first: the sessions are destroyed before
+i=0
+while [ $i -lt "$SIMS" ]; do
+	{ AS lttng create "ing$i" --set-url="net://127.0.0.1:$LC:$LD" &&
+	  AS lttng enable-channel -u -s "ing$i" --subbuf-size 256K --num-subbuf 4 \
+		--blocking-timeout=inf ch &&
+	  AS lttng enable-event -u -s "ing$i" -c ch trawlingest:ev &&
+	  AS lttng start "ing$i"; } > c-sess.log 2>&1 || die "(c): session ing$i: $(tail -3 c-sess.log)"
+	i=$((i + 1))
+done
+c0=$(cpu "$lrelay")
+s0=$(python3 -c 'import time; print(time.monotonic())')
+AS env LTTNG_UST_ALLOW_BLOCKING=1 LTTNG_UST_REGISTER_TIMEOUT=-1 ./c-src/emit "$EVENTS" || die "(c): the UST program failed"
+i=0
+sp=""
+while [ $i -lt "$SIMS" ]; do
+	AS lttng stop "ing$i" > /dev/null 2>&1 &
+	sp="$sp $!"
+	i=$((i + 1))
+done
+fail=0
+for p in $sp; do wait "$p" || fail=$((fail + 1)); done
+s1=$(python3 -c 'import time; print(time.monotonic())')
+c1=$(cpu "$lrelay")
+disc=$(AS lttng list ing0 2> /dev/null | sed -n 's/.*Discarded events: *\([0-9]*\).*/\1/p' | head -1)
+lttng_down
+bytes=$(du -sb "$WORK/c-out" | cut -f1)
+events=$("$TRAWL" info "$WORK/c-out" 2> /dev/null | sed -n 's/^total: .* \([0-9]*\) events, .*/\1/p')
+[ -n "$events" ] || events=$(babeltrace2 -c sink.utils.counter "$WORK/c-out" 2> /dev/null | awk '/Event messages/ { print $1 }')
+cpumodel=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpufam=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+python3 - "$s0" "$s1" "$c0" "$c1" "$HZ" "$bytes" "${events:-0}" "$SIMS" "$fail" "$EVENTS" "${disc:-?}" \
+	"$(lttng --version | head -1)" "$cpumodel" "$cpufam" "$(nproc)" <<'EOF'
+import os, sys
+s0, s1, c0, c1, hz, b, ev, sims, fail, n, disc, ver, model, fam, ncpu = sys.argv[1:]
+wall = float(s1) - float(s0); cpu = (int(c1) - int(c0)) / int(hz); b = int(b); MB = b / 1e6
+ev = int(ev)
+print("(c) lttng-relayd ingest from %s lttng sessions (one lttng-sessiond, one UST program "
+      "emitting %s events traced by all %s, 127.0.0.1), %s stops failed, ing0 discarded %s:"
+      % (sims, n, sims, fail, disc))
+print("    %s" % ver)
+print("    %.1f MB, %d events in %.2f s: %.1f MB/s, %.2f M events/s, %.1f bytes per event"
+      % (MB, ev, wall, MB / wall, ev / wall / 1e6, b / max(ev, 1)))
+print("    lttng-relayd CPU: %.2f s, %.2f ms per MB (the program and consumerd shared the same CPUs)"
+      % (cpu, cpu * 1e3 / MB))
+print("    machine: %s, family %s, %s CPUs, load %s"
+      % (model, fam, ncpu, " ".join(open('/proc/loadavg').read().split()[:3])))
+if os.path.exists('b.fig'):
+    tm, te, tc, tb = (float(x) for x in open('b.fig').read().split())
+    lm, le, lc = MB / wall, ev / wall, cpu * 1e3 / MB
+    print("    %-22s %12s %12s %12s" % ("", "trawl relay", "lttng-relayd", "trawl/lttng"))
+    print("    %-22s %12.1f %12.1f %12.2f" % ("MB/s", tm, lm, tm / lm))
+    print("    %-22s %12.2f %12.2f %12.2f" % ("M events/s", te / 1e6, le / 1e6, te / le))
+    print("    %-22s %12.2f %12.2f %12.2f" % ("relay CPU ms per MB", tc, lc, tc / lc if lc else 0))
+    print("    %-22s %12.1f %12.1f" % ("bytes per event", tb, b / max(ev, 1)))
 EOF
