@@ -245,6 +245,7 @@ struct trawl_analysis {
 	size_t nhosts;
 	const struct trawl_reader_stream *last_stream;
 	struct host *last_host;
+	struct imap stream_host;	/* stream (its address) -> host index */
 	/* the slice */
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
@@ -393,6 +394,12 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 {
 	if (ev->stream == a->last_stream)
 		return a->last_host;
+	/* streams interleave in time order: a map, not a name compare per event */
+	uint32_t *hi = imap_find(&a->stream_host, (uint64_t)(uintptr_t)ev->stream);
+	if (hi) {
+		a->last_stream = ev->stream;
+		return a->last_host = &a->hosts[*hi];
+	}
 	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
 	struct host *h = NULL;
 	for (size_t i = 0; i < a->nhosts && !h; i++)
@@ -411,6 +418,8 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 		h->first = h->last = ev->ts;
 		a->nhosts++;
 	}
+	if (imap_put(&a->stream_host, (uint64_t)(uintptr_t)ev->stream, (uint32_t)(h - a->hosts)) < 0)
+		return NULL;
 	a->last_stream = ev->stream;
 	a->last_host = h;
 	return h;
@@ -1037,6 +1046,8 @@ static int start(void *self, struct trawl_reader *r)
 	struct trawl_analysis *a = self;
 	char err[256];
 	a->r = r;
+	a->last_stream = NULL;
+	imap_clear(&a->stream_host);
 	for (size_t i = 0; i < NFIELDS; i++) {
 		a->f[i] = trawl_field_bind(r, field_specs[i].spec, field_specs[i].type,
 					   TRAWL_FIELD_OPTIONAL, err, sizeof(err));
@@ -1165,6 +1176,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->hosts);
 	free(a->rows);
 	imap_release(&a->rowmap);
+	imap_release(&a->stream_host);
 	free(a->samples);
 	free(a->kinds);
 	free(a->iot);
