@@ -169,12 +169,15 @@ struct req {				/* a block request in flight */
 	char comm[16];
 };
 
+#define THR_CACHE 256
+
 struct host {
 	const char *name;
 	int64_t first, last;		/* its first and last events' times so far */
 	struct thr *thr;
 	size_t nthr, capthr;
 	struct imap tids;		/* tid -> thr index */
+	uint32_t tcache[THR_CACHE];	/* tid % THR_CACHE -> a thr index (checked) */
 	struct cpu *cpus;
 	size_t ncpus;
 	struct req *reqs;
@@ -427,9 +430,16 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 
 static struct thr *thr_get(struct host *h, int64_t tid)
 {
+	/* a thread's index never changes: a small cache before the map (an
+	 * index whose thread has another tid is a miss; zeroed is fine) */
+	uint32_t *c = &h->tcache[(uint64_t)tid % THR_CACHE];
+	if (*c < h->nthr && h->thr[*c].tid == tid)
+		return &h->thr[*c];
 	uint32_t *v = imap_find(&h->tids, (uint64_t)tid);
-	if (v)
+	if (v) {
+		*c = *v;
 		return &h->thr[*v];
+	}
 	if (h->nthr == h->capthr) {
 		size_t cap = h->capthr ? 2 * h->capthr : 256;
 		struct thr *t = realloc(h->thr, cap * sizeof(*t));
@@ -440,6 +450,7 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 	}
 	if (imap_put(&h->tids, (uint64_t)tid, (uint32_t)h->nthr) < 0)
 		return NULL;
+	*c = (uint32_t)h->nthr;
 	struct thr *t = &h->thr[h->nthr++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -451,9 +462,13 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 /* Two threads at once: the second thr_get() may move the first. */
 static int thr_get2(struct host *h, int64_t a, int64_t b, struct thr **pa, struct thr **pb)
 {
-	if (!thr_get(h, a) || !(*pb = thr_get(h, b)))
+	struct thr *t = thr_get(h, a);
+	if (!t)
 		return -ENOMEM;
-	*pa = thr_get(h, a);	/* there already: no allocation */
+	size_t ia = (size_t)(t - h->thr);
+	if (!(*pb = thr_get(h, b)))
+		return -ENOMEM;
+	*pa = &h->thr[ia];
 	return 0;
 }
 
@@ -872,7 +887,8 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 		t->sys_ts = NONE;
 		/* fcntl opens a file only as F_DUPFD (0) */
 		if (a->iot[ci] == IO_NONE ||
-		    (!strcmp(ev->cls->name, "syscall_entry_fcntl") && ival(a, F_FCNTL_CMD, ev, 0) != 0))
+		    (a->iot[ci] == IO_OPEN && ival(a, F_FCNTL_CMD, ev, 0) != 0 &&
+		     !strcmp(ev->cls->name, "syscall_entry_fcntl")))
 			return 0;
 		t->sys_ts = ev->ts;
 		t->sys_cls = ci;
