@@ -231,6 +231,8 @@ static const struct {
 	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
 };
 
+#define ROW_CACHE 1024
+
 struct trawl_analysis;
 typedef int (*handler_fn)(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 			  enum ev_kind k);
@@ -253,6 +255,7 @@ struct trawl_analysis {
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
 	struct imap rowmap;
+	uint32_t rcache[ROW_CACHE];	/* a row index by a hash of its key (checked) */
 	struct trawl_analysis_sample *samples;
 	size_t nsamples, capsamples;
 	struct trawl_analysis_sample *last_sample;	/* the one sample() just kept, or NULL */
@@ -272,9 +275,20 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 {
 	size_t hi = a->o.by_host ? (size_t)(h - a->hosts) + 1 : 0;
 	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
+	/* a row is unique by its key: a cached index whose row has it is
+	 * the map's answer, without hashing (zeroed or stale: a miss) */
+	uint32_t *c = &a->rcache[((uint64_t)id ^ (uint64_t)kind * 0x9e37u ^ hi * 0x3fu) % ROW_CACHE];
+	const char *rh = a->o.by_host ? h->name : "";
+	if (*c < a->nrows) {
+		struct trawl_analysis_row *r = &a->rows[*c];
+		if (r->kind == kind && r->id == id && r->host == rh)
+			return r;
+	}
 	uint32_t *v = imap_find(&a->rowmap, key);
-	if (v)
+	if (v) {
+		*c = *v;
 		return &a->rows[*v];
+	}
 	if (a->nrows == a->caprows) {
 		size_t cap = a->caprows ? 2 * a->caprows : 64;
 		struct trawl_analysis_row *r = realloc(a->rows, cap * sizeof(*r));
@@ -288,11 +302,12 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 	}
 	if (imap_put(&a->rowmap, key, (uint32_t)a->nrows) < 0)
 		return NULL;
+	*c = (uint32_t)a->nrows;
 	struct trawl_analysis_row *r = &a->rows[a->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->id = id;
-	r->host = a->o.by_host ? h->name : "";
+	r->host = rh;
 	r->min = INT64_MAX;
 	r->max = INT64_MIN;
 	r->prio = INT32_MIN;
@@ -492,7 +507,7 @@ static struct cpu *cpu_get(struct host *h, uint32_t n)
 	return &h->cpus[n];
 }
 
-static int64_t ival(const struct trawl_analysis *a, enum field_id f, const struct trawl_event *ev,
+static inline __attribute__((always_inline)) int64_t ival(const struct trawl_analysis *a, enum field_id f, const struct trawl_event *ev,
 		    int64_t dflt)
 {
 	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
