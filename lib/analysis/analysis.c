@@ -531,9 +531,13 @@ static const char *sval(const struct trawl_analysis *a, enum field_id f,
 static void set_comm(struct thr *t, const struct trawl_analysis *a, enum field_id f,
 		     const struct trawl_event *ev)
 {
-	char buf[16];
-	if (sval(a, f, ev, buf, sizeof(buf)))
-		memcpy(t->comm, buf, sizeof(buf));
+	/* sval() straight into comm: two per switch */
+	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
+	if (!v || !v->s.p)
+		return;
+	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
+	memcpy(t->comm, v->s.p, n);
+	t->comm[n] = 0;
 }
 
 /* The thread bookkeeping every analysis shares: names, current threads. */
