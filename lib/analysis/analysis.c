@@ -169,12 +169,15 @@ struct req {				/* a block request in flight */
 	char comm[16];
 };
 
+#define THR_CACHE 256
+
 struct host {
 	const char *name;
 	int64_t first, last;		/* its first and last events' times so far */
 	struct thr *thr;
 	size_t nthr, capthr;
 	struct imap tids;		/* tid -> thr index */
+	uint32_t tcache[THR_CACHE];	/* tid % THR_CACHE -> a thr index (checked) */
 	struct cpu *cpus;
 	size_t ncpus;
 	struct req *reqs;
@@ -228,6 +231,8 @@ static const struct {
 	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
 };
 
+#define ROW_CACHE 1024
+
 struct trawl_analysis;
 typedef int (*handler_fn)(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 			  enum ev_kind k);
@@ -245,10 +250,12 @@ struct trawl_analysis {
 	size_t nhosts;
 	const struct trawl_reader_stream *last_stream;
 	struct host *last_host;
+	struct imap stream_host;	/* stream (its address) -> host index */
 	/* the slice */
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
 	struct imap rowmap;
+	uint32_t rcache[ROW_CACHE];	/* a row index by a hash of its key (checked) */
 	struct trawl_analysis_sample *samples;
 	size_t nsamples, capsamples;
 	struct trawl_analysis_sample *last_sample;	/* the one sample() just kept, or NULL */
@@ -268,9 +275,20 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 {
 	size_t hi = a->o.by_host ? (size_t)(h - a->hosts) + 1 : 0;
 	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
+	/* a row is unique by its key: a cached index whose row has it is
+	 * the map's answer, without hashing (zeroed or stale: a miss) */
+	uint32_t *c = &a->rcache[((uint64_t)id ^ (uint64_t)kind * 0x9e37u ^ hi * 0x3fu) % ROW_CACHE];
+	const char *rh = a->o.by_host ? h->name : "";
+	if (*c < a->nrows) {
+		struct trawl_analysis_row *r = &a->rows[*c];
+		if (r->kind == kind && r->id == id && r->host == rh)
+			return r;
+	}
 	uint32_t *v = imap_find(&a->rowmap, key);
-	if (v)
+	if (v) {
+		*c = *v;
 		return &a->rows[*v];
+	}
 	if (a->nrows == a->caprows) {
 		size_t cap = a->caprows ? 2 * a->caprows : 64;
 		struct trawl_analysis_row *r = realloc(a->rows, cap * sizeof(*r));
@@ -284,11 +302,12 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 	}
 	if (imap_put(&a->rowmap, key, (uint32_t)a->nrows) < 0)
 		return NULL;
+	*c = (uint32_t)a->nrows;
 	struct trawl_analysis_row *r = &a->rows[a->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->id = id;
-	r->host = a->o.by_host ? h->name : "";
+	r->host = rh;
 	r->min = INT64_MAX;
 	r->max = INT64_MIN;
 	r->prio = INT32_MIN;
@@ -393,6 +412,12 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 {
 	if (ev->stream == a->last_stream)
 		return a->last_host;
+	/* streams interleave in time order: a map, not a name compare per event */
+	uint32_t *hi = imap_find(&a->stream_host, (uint64_t)(uintptr_t)ev->stream);
+	if (hi) {
+		a->last_stream = ev->stream;
+		return a->last_host = &a->hosts[*hi];
+	}
 	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
 	struct host *h = NULL;
 	for (size_t i = 0; i < a->nhosts && !h; i++)
@@ -411,6 +436,8 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 		h->first = h->last = ev->ts;
 		a->nhosts++;
 	}
+	if (imap_put(&a->stream_host, (uint64_t)(uintptr_t)ev->stream, (uint32_t)(h - a->hosts)) < 0)
+		return NULL;
 	a->last_stream = ev->stream;
 	a->last_host = h;
 	return h;
@@ -418,9 +445,16 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 
 static struct thr *thr_get(struct host *h, int64_t tid)
 {
+	/* a thread's index never changes: a small cache before the map (an
+	 * index whose thread has another tid is a miss; zeroed is fine) */
+	uint32_t *c = &h->tcache[(uint64_t)tid % THR_CACHE];
+	if (*c < h->nthr && h->thr[*c].tid == tid)
+		return &h->thr[*c];
 	uint32_t *v = imap_find(&h->tids, (uint64_t)tid);
-	if (v)
+	if (v) {
+		*c = *v;
 		return &h->thr[*v];
+	}
 	if (h->nthr == h->capthr) {
 		size_t cap = h->capthr ? 2 * h->capthr : 256;
 		struct thr *t = realloc(h->thr, cap * sizeof(*t));
@@ -431,6 +465,7 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 	}
 	if (imap_put(&h->tids, (uint64_t)tid, (uint32_t)h->nthr) < 0)
 		return NULL;
+	*c = (uint32_t)h->nthr;
 	struct thr *t = &h->thr[h->nthr++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -442,9 +477,13 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 /* Two threads at once: the second thr_get() may move the first. */
 static int thr_get2(struct host *h, int64_t a, int64_t b, struct thr **pa, struct thr **pb)
 {
-	if (!thr_get(h, a) || !(*pb = thr_get(h, b)))
+	struct thr *t = thr_get(h, a);
+	if (!t)
 		return -ENOMEM;
-	*pa = thr_get(h, a);	/* there already: no allocation */
+	size_t ia = (size_t)(t - h->thr);
+	if (!(*pb = thr_get(h, b)))
+		return -ENOMEM;
+	*pa = &h->thr[ia];
 	return 0;
 }
 
@@ -468,7 +507,7 @@ static struct cpu *cpu_get(struct host *h, uint32_t n)
 	return &h->cpus[n];
 }
 
-static int64_t ival(const struct trawl_analysis *a, enum field_id f, const struct trawl_event *ev,
+static inline __attribute__((always_inline)) int64_t ival(const struct trawl_analysis *a, enum field_id f, const struct trawl_event *ev,
 		    int64_t dflt)
 {
 	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
@@ -492,9 +531,13 @@ static const char *sval(const struct trawl_analysis *a, enum field_id f,
 static void set_comm(struct thr *t, const struct trawl_analysis *a, enum field_id f,
 		     const struct trawl_event *ev)
 {
-	char buf[16];
-	if (sval(a, f, ev, buf, sizeof(buf)))
-		memcpy(t->comm, buf, sizeof(buf));
+	/* sval() straight into comm: two per switch */
+	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
+	if (!v || !v->s.p)
+		return;
+	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
+	memcpy(t->comm, v->s.p, n);
+	t->comm[n] = 0;
 }
 
 /* The thread bookkeeping every analysis shares: names, current threads. */
@@ -863,7 +906,8 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 		t->sys_ts = NONE;
 		/* fcntl opens a file only as F_DUPFD (0) */
 		if (a->iot[ci] == IO_NONE ||
-		    (!strcmp(ev->cls->name, "syscall_entry_fcntl") && ival(a, F_FCNTL_CMD, ev, 0) != 0))
+		    (a->iot[ci] == IO_OPEN && ival(a, F_FCNTL_CMD, ev, 0) != 0 &&
+		     !strcmp(ev->cls->name, "syscall_entry_fcntl")))
 			return 0;
 		t->sys_ts = ev->ts;
 		t->sys_cls = ci;
@@ -1037,6 +1081,8 @@ static int start(void *self, struct trawl_reader *r)
 	struct trawl_analysis *a = self;
 	char err[256];
 	a->r = r;
+	a->last_stream = NULL;
+	imap_clear(&a->stream_host);
 	for (size_t i = 0; i < NFIELDS; i++) {
 		a->f[i] = trawl_field_bind(r, field_specs[i].spec, field_specs[i].type,
 					   TRAWL_FIELD_OPTIONAL, err, sizeof(err));
@@ -1165,6 +1211,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->hosts);
 	free(a->rows);
 	imap_release(&a->rowmap);
+	imap_release(&a->stream_host);
 	free(a->samples);
 	free(a->kinds);
 	free(a->iot);
