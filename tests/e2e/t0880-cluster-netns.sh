@@ -285,7 +285,7 @@ else
 	[ $kok -eq 0 ] && CL start ksnap --nodes 'node[0-2]' > kstart.out 2>&1
 	ok $? "enable -k sched:sched_switch on node0-2's agents, cluster start ksnap"
 	CL snapshot ksnap --nodes 'node[0-2]' > ksnap.out
-	is "$?:$(grep -c 'snapshot of ksnap: kernel: [1-9][0-9]* events, .* as ksnap-snapshot-1/node[0-2]/kernel' ksnap.out)" \
+	is "$?:$(grep -c '^    snapshot of ksnap: kernel: [1-9][0-9]* events, .* as ksnap-snapshot-1/node[0-2]/kernel' ksnap.out)" \
 		"0:3" "cluster snapshot ksnap: node0-2 each streamed its kernel flight recorder, with events"
 	kinfo() { "$TRAWL" info "out/ksnap-snapshot-1/node$1/kernel" 2> /dev/null |
 		sed -n 's/^total: .* \([0-9]*\) events, .*/\1/p'; }
