@@ -47,7 +47,8 @@ static void usage(FILE *f)
 	      "                    prepares its trace on receipt and switches recording on then\n"
 	      "  stop, destroy SESSION   as trawl stop, destroy on each node\n"
 	      "  snapshot SESSION  every node's flight recorder streamed to the relay, into\n"
-	      "                    one new session there: SESSION-snapshot-N/NODE/ust\n"
+	      "                    one new session there: SESSION-snapshot-N/NODE/ust (and\n"
+	      "                    NODE/kernel with kernel events)\n"
 	      "Each node's answer is printed with the time the command took effect there\n"
 	      "(for start: the time recording began),\n"
 	      "on the relay's clock (the node's clock less its estimated offset), and the\n"
@@ -125,14 +126,20 @@ static void when(char *buf, size_t len, uint64_t real_ns)
 	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-/* The text without its last newline, on one line after the node's. */
+/* The text without its last newline, after the node's line, each of its
+ * lines with the prefix. */
 static void print_text(const char *prefix, const char *s)
 {
 	size_t n = strlen(s);
 	while (n && s[n - 1] == '\n')
 		n--;
-	if (n)
-		printf("%s%.*s\n", prefix, (int)n, s);
+	while (n) {
+		const char *nl = memchr(s, '\n', n);
+		size_t l = nl ? (size_t)(nl - s) : n;
+		printf("%s%.*s\n", prefix, (int)l, s);
+		s += nl ? l + 1 : l;
+		n -= nl ? l + 1 : l;
+	}
 }
 
 /* The relay's clock (ns) when the verb took effect on x. */

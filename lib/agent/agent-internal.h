@@ -293,6 +293,11 @@ TRAWL_HIDDEN bool tr_kernel_flight(const struct trawl_agent *a);
  * with a message; s->kst then holds its figures, and s->kfreq.. its clock
  * (for the user-space snapshot to declare). */
 TRAWL_HIDDEN int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wlen);
+/* Does the kernel part stream a flight recorder's snapshot to a relay? */
+TRAWL_HIDDEN bool tr_kernel_flight_relay(const struct trawl_agent *a);
+/* The flight recorder's snapshot streamed to relay as rsession/HOST/kernel. */
+TRAWL_HIDDEN int tr_kernel_snapshot_relay(struct session *s, const char *relay,
+					  const char *rsession, char *why, size_t wlen);
 /* Forgets every kernel rule, the filter and the pids. */
 TRAWL_HIDDEN void tr_kernel_clear(struct session *s);
 /* The recorder of a starting session: prepared (tr_kernel_create), then

@@ -183,6 +183,30 @@ int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wl
 	return 0;
 }
 
+bool tr_kernel_flight_relay(const struct trawl_agent *a)
+{
+	const struct trawl_agent_kernel *k = a->o.kernel;
+	return tr_kernel_flight(a) &&
+	       k->sz >= offsetof(struct trawl_agent_kernel, snapshot_relay) +
+				sizeof(k->snapshot_relay) &&
+	       k->snapshot_relay;
+}
+
+int tr_kernel_snapshot_relay(struct session *s, const char *relay, const char *rsession,
+			     char *why, size_t wlen)
+{
+	const struct trawl_agent_kernel *k = s->a->o.kernel;
+	if (!tr_kernel_flight_relay(s->a))
+		return tr_seterr(why, wlen, ENOTSUP,
+				 "this agent's kernel part streams no flight recorder to a relay");
+	char err[400] = "";
+	int r = k->snapshot_relay(s->krec, relay, rsession, &s->kst, err, sizeof(err));
+	if (r < 0)
+		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
+	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	return 0;
+}
+
 /* Stops the recorder: tracing off, every CPU's buffer drained, the trace
  * closed (a flight recorder with an output: its content written there as
  * a snapshot first; without, nothing); keeps its figures and its clock,

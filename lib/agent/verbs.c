@@ -348,9 +348,9 @@ static void snapshot_relay(struct conn *c, struct session *s, const char *rsessi
 	const char *addr = tr_join_addr(c->a);
 	if (!addr)
 		return tr_cfail(c, 2, "snapshot --relay: this agent joined no relay");
-	if (s->krec)
-		return tr_cfail(c, 1, "snapshot of %s: kernel flight recorders are not streamed "
-				"(snapshot record -o DIR on the node)", s->name);
+	if (s->krec && !tr_kernel_flight_relay(c->a))
+		return tr_cfail(c, 1, "snapshot of %s: this agent's kernel part streams no flight "
+				"recorder (snapshot record -o DIR on the node)", s->name);
 	if (s->tsc)
 		return tr_cfail(c, 1, "snapshot of %s: its clock is the TSC; a snapshot streamed "
 				"to a relay needs clock=monotonic", s->name);
@@ -360,12 +360,21 @@ static void snapshot_relay(struct conn *c, struct session *s, const char *rsessi
 	};
 	uint64_t ev = 0, torn = 0;
 	tr_drain(s);
-	int r = tr_snapshot_to(s, NULL, &rel, &ev, &torn);
+	/* the kernel's first: its clock is the user-space snapshot's too */
+	int r = s->krec ? tr_kernel_snapshot_relay(s, addr, rsession, why, sizeof(why)) : 0;
+	if (!r && (s->nrules || !s->krec))
+		r = tr_snapshot_to(s, NULL, &rel, &ev, &torn);
 	if (r < 0)
 		return tr_cfail(c, 1, "snapshot of %s to relay %s: %s", s->name, addr,
 				why[0] ? why : strerror(-r));
-	tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events to relay %s as %s/%s/ust\n",
-		  s->name, ev, addr, rsession, c->a->hostname);
+	if (s->nrules || !s->krec)
+		tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events to relay %s as %s/%s/ust\n",
+			  s->name, ev, addr, rsession, c->a->hostname);
+	if (s->krec)
+		tr_cprint(c, AM_OUT, "snapshot of %s: kernel: %" PRIu64 " events, %" PRIu64
+			  " overwritten before them, %" PRIu64 " state dump events, to relay %s "
+			  "as %s/%s/kernel\n", s->name, s->kst.events, s->kst.lost,
+			  s->kst.statedump, addr, rsession, c->a->hostname);
 	tr_cend(c, 0);
 }
 

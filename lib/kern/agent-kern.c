@@ -191,6 +191,17 @@ static int ak_snapshot(void *rec, const char *dir, struct trawl_agent_kernel_sta
 	return 0;
 }
 
+static int ak_snapshot_relay(void *rec, const char *relay, const char *relay_session,
+			     struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
+{
+	char e[400] = "";
+	int r = tr_krec_snapshot_to(rec, NULL, relay, relay_session, e, sizeof(e));
+	stats(rec, st);
+	if (r < 0)
+		return tr_seterr(err, errlen, -r, "kernel events: %s", e);
+	return 0;
+}
+
 static int ak_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)
 {
 	return tr_krec_clock_get(rec, freq, offset_s, offset);
@@ -216,4 +227,5 @@ const struct trawl_agent_kernel trawl_kern_agent_ops = {
 	.clock_name = ak_clock_name,
 	.destroy = ak_destroy,
 	.snapshot = ak_snapshot,
+	.snapshot_relay = ak_snapshot_relay,
 };

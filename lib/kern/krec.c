@@ -661,6 +661,10 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 	if (k->relay) {
 		tr_clock_sample(false, &k->s0);
 		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+	} else if (dest) {
+		/* a flight recorder's snapshot streamed: mono, from its start's
+		 * sample alone, the same clock its close would declare */
+		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	}
 	trawl_ctf_writer_env_str(k->w, "sysname", u.sysname);
 	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
@@ -1040,8 +1044,27 @@ static void end_streams(struct krec *k)
 
 int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
 {
+	return tr_krec_snapshot_to(k, dir, NULL, NULL, err, errlen);
+}
+
+int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
+			const char *relay_session, char *err, size_t errlen)
+{
 	if (!k->flight || !k->started || k->stopped)
 		return tr_seterr(err, errlen, EINVAL, "not a recording flight recorder");
+	if (relay && k->tsc)
+		return tr_seterr(err, errlen, EINVAL,
+				 "a snapshot streamed to a relay takes the mono clock (the TSC's "
+				 "frequency is only known at the end)");
+	struct trawl_ctf_dest *dest = NULL;
+	if (relay) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = relay, .session = relay_session,
+			.resume_ms = TRAWL_RELAY_RESUME_MS,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro)))
+			return tr_seterr(err, errlen, errno, "relay %s: %s", relay, strerror(errno));
+	}
 	for (unsigned c = 0; c < k->ncpus; c++) {
 		struct kcpu *kc = &k->cpus[c];
 		memset(&kc->st, 0, sizeof(kc->st));
@@ -1050,7 +1073,7 @@ int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
 	}
 	k->sd_events = 0;
 	k->err = 0;
-	int r = open_trace(k, dir, k->hostname, NULL, 0, err, errlen);
+	int r = open_trace(k, dir, k->hostname, dest, 0, err, errlen);
 	if (r == 0)
 		state_dump(k);
 	/*

@@ -90,6 +90,10 @@ int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
  * the clock (tr_krec_clock_get) are then this trace's. 0 or -errno.
  */
 int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen);
+/* The same, streamed to the trawl relay at relay as relay_session/HOST/kernel
+ * (dir NULL: there only); the mono clock only. */
+int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
+			const char *relay_session, char *err, size_t errlen);
 /* Stops tracing, drains, closes the trace (a flight recorder: stops
  * tracing). Idempotent. */
 int tr_krec_stop(struct krec *k, char *err, size_t errlen);

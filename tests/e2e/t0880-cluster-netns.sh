@@ -18,7 +18,8 @@
 #     one session directory, each node's events there;
 #   - a node down (its agent killed): reported as down, exit 1, the
 #     others go on;
-#   - the relay restarted on the same port: the agents join again.
+#   - the relay restarted on the same port: the agents join again;
+#   - kernel flight recorders: a cluster snapshot streams them too.
 # Everything waits on positive signals, bounded; namespaces removed at exit.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 . "$TRAWL_SRC/tests/e2e/netns.sh"
@@ -48,7 +49,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 # ---- the network (tests/e2e/netns.sh)
 netns_up "$P" "$NET" "$N" || { cat netns.err; skip_all "cannot build the veth/bridge network ($(head -1 netns.err))"; }
 
-plan 43
+plan 48
 
 # trawl cluster finds the control socket in [relay] control
 printf '[relay]\ncontrol = %s\n' "$TRASH/ctl.sock" > cl.conf
@@ -261,5 +262,38 @@ until_ok 30 nodes_up 3
 ok $? "node0-2 joined the new relay by themselves"
 CL stop snap --nodes 'node[0-2]' > late2.out
 ok $? "... and take commands: stop snap on node0-2"
+
+# ---- kernel flight recorders in a cluster snapshot (needs root, tracefs,
+# the initial pid namespace), on node0-2 (node3 is down, snap stopped):
+# each node's kernel trace at the relay as ksnap-snapshot-1/NODE/kernel,
+# read by trawl info with events
+AS() { TRAWL_AGENT_SOCKET="$TRASH/a$1.sock"; export TRAWL_AGENT_SOCKET; shift; "$TRAWL" "$@"; }
+CL create ksnap --snapshot --nodes 'node[0-2]' > /dev/null
+ok $? "cluster create ksnap --snapshot"
+if [ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" != 4026531836 ]; then
+	kskip="runs in a pid namespace other than the initial one"
+elif ! (AS 0 enable ksnap -k sched:sched_switch > /dev/null 2> ks0.err); then
+	kskip="cannot record kernel events here: $(cat ks0.err)"
+else
+	kskip=""
+fi
+if [ -n "$kskip" ]; then
+	i=0; while [ $i -lt 4 ]; do skip "$kskip"; i=$((i + 1)); done
+else
+	kok=0
+	for i in 1 2; do (AS $i enable ksnap -k sched:sched_switch > /dev/null 2>> ks.err) || kok=1; done
+	[ $kok -eq 0 ] && CL start ksnap --nodes 'node[0-2]' > kstart.out 2>&1
+	ok $? "enable -k sched:sched_switch on node0-2's agents, cluster start ksnap"
+	CL snapshot ksnap --nodes 'node[0-2]' > ksnap.out
+	is "$?:$(grep -c '^    snapshot of ksnap: kernel: [1-9][0-9]* events, .* as ksnap-snapshot-1/node[0-2]/kernel' ksnap.out)" \
+		"0:3" "cluster snapshot ksnap: node0-2 each streamed its kernel flight recorder, with events"
+	kinfo() { "$TRAWL" info "out/ksnap-snapshot-1/node$1/kernel" 2> /dev/null |
+		sed -n 's/^total: .* \([0-9]*\) events, .*/\1/p'; }
+	kn=0
+	for i in 0 1 2; do e=$(kinfo $i); [ "${e:-0}" -gt 0 ] && kn=$((kn + 1)); done
+	is "$kn" 3 "trawl info reads node0-2's kernel traces at the relay, events > 0"
+	"$TRAWL" info out/ksnap-snapshot-1 > ksnap.info 2> /dev/null
+	is "$(grep -c '^host node[0-2]$' ksnap.info)" 3 "... one session directory with their kernel trace"
+fi
 
 finish
