@@ -1154,9 +1154,30 @@ static int finish(void *self, struct trawl_reader *r)
 	return slice_close(a, a->end, true);
 }
 
+/*
+ * A live reader waited and nothing came: the slices that end before the
+ * streams' low-water mark (trawl_reader_low(): no stream will bring an
+ * event before it, from their beacons) are closed now, not at the next
+ * event, so a quiet session's reports still come within an interval.
+ */
+static int idle(void *self, struct trawl_reader *r)
+{
+	struct trawl_analysis *a = self;
+	if (!a->any || !a->o.interval_ns)
+		return 0;
+	int64_t low = trawl_reader_low(r);
+	while (low != INT64_MIN && low >= a->slice_end) {
+		int ret = slice_close(a, a->slice_end, false);
+		if (ret < 0)
+			return ret;
+		a->slice_end += a->o.interval_ns;
+	}
+	return 0;
+}
+
 static const struct trawl_sink_ops sink_ops = {
 	.sz = sizeof(sink_ops), .name = "analysis", .start = start, .events = events,
-	.finish = finish,
+	.finish = finish, .idle = idle,
 };
 
 struct trawl_analysis *trawl_analysis_new(const struct trawl_analysis_opts *o, char *err,

@@ -15,7 +15,7 @@
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the line stamper)"
 [ -n "$(tracefs_dir)" ] || skip_all "no tracefs"
-plan 8
+plan 9
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -49,8 +49,8 @@ int main(void)
 	return e ? fclose(e) != 0 : 1;
 }
 EOF2
-mkdir w1 w2
-mkfifo w1/end w2/end
+mkdir w1 w2 w3
+mkfifo w1/end w2/end w3/end
 cc -O2 -o aggwork work.c || { echo "Bail out! the workload does not build"; exit 1; }
 # each line of the viewer, with the wall time it came at
 cat > stamp.py << 'EOF2'
@@ -75,9 +75,13 @@ REC=$!
 "$TRAWL" record -q --relay "$DATA" --session lv2 --host n1 -k sched,syscalls --only-command \
 	--live-timer 50 -- sh -c 'cd w2 && exec ../aggwork' > rec2.out 2> rec2.err &
 REC2=$!
-pids="$pids $REC $REC2"
+"$TRAWL" record -q --relay "$DATA" --session lv3 --host n1 -k sched,syscalls --only-command \
+	--live-timer 50 -- sh -c 'cd w3 && exec ../aggwork' > rec3.out 2> rec3.err &
+REC3=$!
+pids="$pids $REC $REC2 $REC3"
 until_ok 60 test -d OUT/lv/n1/kernel || { echo "Bail out! no session at the relay"; cat rec.err; exit 1; }
 until_ok 60 test -d OUT/lv2/n1/kernel || { echo "Bail out! no session lv2 at the relay"; cat rec2.err; exit 1; }
+until_ok 60 test -d OUT/lv3/n1/kernel || { echo "Bail out! no session lv3 at the relay"; cat rec3.err; exit 1; }
 
 # n1 10 s later, as a stored sync result would say
 cat > sync.txt << 'EOF2'
@@ -92,6 +96,10 @@ STMT='count(syscall_entry_getppid) by comm'
 pids="$pids $!"
 (timeout 120 "$TRAWL" agg --live "net://$LIVE/session/lv2" --sync sync.txt -i 1 "$STMT" \
 	2> sync.err; echo "exit $?" > sync.rc) > sync.out &
+pids="$pids $!"
+# trawl analyze, live too: its --interval slices close by the beacons as well
+(timeout 120 "$TRAWL" analyze syscalls --live "net://$LIVE/session/lv3" --interval 1 --json \
+	2> an.err; echo "exit $?" > an.rc) | python3 stamp.py > an.txt &
 pids="$pids $!"
 t0=$(date +%s)
 touch go
@@ -111,9 +119,33 @@ until_ok 10 grep -q "interval \[[0-9.]*, $qend\.000)" live.txt
 got=$(sed -n "s/^\([0-9.]*\) -- interval \[[0-9.]*, $qend\.000).*/\1/p" live.txt)
 python3 -c "import sys; sys.exit(0 if '$got' and float('$got') - $qend < 1.0 else 1)"
 ok $? "a quiet session: the interval is closed without a later event (the beacons) within one interval of its end (at +$(python3 -c "print('%.3f' % (float('${got:-0}') - $qend))") s)"
+# trawl analyze's slice holding the quiet moment: closed (printed) within
+# one interval of its end, with no later event
+anq() {
+	python3 - "$quiet" << 'EOF2'
+import json, sys
+q = float(sys.argv[1]) * 1e9
+for l in open("an.txt"):
+    t, _, j = l.partition(" ")
+    try:
+        o = json.loads(j)
+    except ValueError:
+        continue
+    if o.get("begin", 0) <= q < o.get("end", 0):
+        print("%.3f" % (float(t) - o["end"] / 1e9))
+        sys.exit(0)
+sys.exit(1)
+EOF2
+}
+until_ok 30 test -f w3/n.txt
+until_ok 10 anq > /dev/null
+alag=$(anq)
+python3 -c "import sys; sys.exit(0 if '$alag' and float('$alag') < 1.0 else 1)"
+ok $? "a quiet session: trawl analyze --interval closes its slice without a later event within one interval of its end (at +${alag:-never} s)"
 echo > w1/end &
 echo > w2/end &
-until_ok 60 gone "$REC" && until_ok 60 gone "$REC2"
+echo > w3/end &
+until_ok 60 gone "$REC" && until_ok 60 gone "$REC2" && until_ok 60 gone "$REC3"
 until_ok 60 test -f live.rc && until_ok 60 test -f sync.rc
 is "$(cat live.rc 2> /dev/null):$(cat sync.rc 2> /dev/null)" "exit 0:exit 0" \
 	"both viewers end by themselves (exit 0) once the session has ended"
