@@ -60,7 +60,7 @@ lost=x
 for try in 1 2 3; do
 	rm -rf s
 	if ! "$TRAWL" record -o s -b 32768 -k sched,syscalls,irq,block -- \
-		taskset -c "$CPUS" sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct 2> /dev/null & echo \$! > dd.pid; wait \$!" \
+		taskset -c "$CPUS" sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct status=none & echo \$! > dd.pid; wait \$!" \
 		> rec.log 2>&1; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
