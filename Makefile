@@ -182,6 +182,10 @@ adverse: deps
 # bench: the reader, writer and sync figures (bench/run.sh), the user-space
 # tracepoints against lttng-ust (bench/ust.sh), kernel recording against
 # trace-cmd and perf (bench/kernel.sh); BENCH=run, ust or kernel runs one.
+# Others, run by name (BENCH=analyze, state, view, export or cluster): the
+# analyses against lttng-analyses, the state system's cost, the view in
+# chromium against chrome://tracing JSON, the exports, the relay against
+# lttng-relayd and the cluster's start (bench/README.md).
 BENCH ?= run ust kernel
 # (deps first, then a new make: pkg-config must see the installed packages)
 bench: deps

@@ -34,8 +34,8 @@ WORK=${WORK:-$TRAWL_BUILD/bench/analyze-work}
 [ -n "$SIM_ONLY" ] || [ "$(id -u)" = 0 ] || { echo "bench/analyze.sh: needs root (or SIM_ONLY=1)"; exit 1; }
 [ -x "$TRAWL" ] || { echo "bench/analyze.sh: $TRAWL is not built"; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
-awk -F': ' '/^model name/ { m = $2 } /^cpu family/ { f = $2 } /^model\t/ { n = $2 }
-	END { printf "cpu: %s (family %s, model %s), %d CPUs\n", m, f, n, '"$(nproc)"' }' /proc/cpuinfo
+. "$(dirname "$0")/machine.sh"
+bench_machine
 
 record() {	# record DIR LOOPS: 64 MiB per CPU; says what it lost
 	"$TRAWL" record -b 65536 -o "$1" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$2" \

@@ -59,6 +59,8 @@ P=trawl-bc-$$
 NET=10.233.0
 RIP=$NET.254
 . "$SRC/tests/e2e/netns.sh"
+. "$SRC/bench/machine.sh"
+bench_machine
 
 die() { echo "bench/cluster.sh: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces)"

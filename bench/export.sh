@@ -44,7 +44,9 @@ run() {
 	rm -f "$out"
 }
 
-echo "trawl export, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo))"
+. "$(dirname "$0")/machine.sh"
+echo "trawl export, $(date -u '+%Y-%m-%d %H:%M UTC')"
+bench_machine
 echo
 echo "| format | events | wall | rate | file | bytes/event | records | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|"

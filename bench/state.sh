@@ -63,7 +63,9 @@ PY
 
 "$T" record -q -o "$D/idle" -k sched,syscalls,irq,block --duration "$IDLE" || exit 1
 "$T" record -q -o "$D/busy" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$LOOPS" > /dev/null || exit 1
-echo "bench/state.sh on $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+. "$(dirname "$0")/machine.sh"
+echo "bench/state.sh"
+bench_machine
 one idle "$D/idle"
 one busy "$D/busy"
 

@@ -14,6 +14,7 @@
 # $TRAWL_BUILD/bench/view-<UTC time>.md.
 set -u
 : "${TRAWL_BUILD:?run through make bench}" "${TRAWL_SRC:?}"
+. "$TRAWL_SRC/bench/machine.sh"
 TRAWL=${TRAWL:-$TRAWL_BUILD/trawl}
 EVENTS=${EVENTS:-20000000}
 SMALL=${SMALL:-1000000}
@@ -36,7 +37,8 @@ fi
 cp "$TRAWL_SRC"/tests/browser/*.mjs "$B/"
 
 {
-echo "# trawl view, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+echo "# trawl view, $(date -u '+%Y-%m-%d %H:%M UTC'), $(/usr/bin/chromium --version 2>/dev/null | head -1)"
+echo "$(bench_machine)"
 echo
 echo "| events | write the page | page | bytes/event | first paint | zoom frames: median / worst | pan frames: median / worst | worst step with its tiles | chrome://tracing JSON | chromium parses it | perfetto |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
