@@ -29,12 +29,7 @@ die() { echo "bench/view: $*" >&2; exit 1; }
 command -v node > /dev/null 2>&1 || die "node is not installed (make deps)"
 mkdir -p "$WORK" "$B" "$TRAWL_BUILD/bench" || die "cannot create $WORK"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
-if ! cmp -s "$TRAWL_SRC/tests/browser/package-lock.json" "$B/package-lock.json" ||
-   [ ! -d "$B/node_modules/playwright-core" ]; then
-	cp "$TRAWL_SRC/tests/browser/package.json" "$TRAWL_SRC/tests/browser/package-lock.json" "$B/"
-	(cd "$B" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
-fi
-cp "$TRAWL_SRC"/tests/browser/*.mjs "$B/"
+sh "$TRAWL_SRC/tests/browser/install.sh" "$TRAWL_SRC" "$TRAWL_BUILD" || die "playwright-core is not installed"
 
 {
 echo "# trawl view, $(date -u '+%Y-%m-%d %H:%M UTC'), $(/usr/bin/chromium --version 2>/dev/null | head -1)"

@@ -71,14 +71,8 @@ view_demo() {
 		echo "   (no screenshot: chromium or node is not installed)"
 		return 0
 	fi
-	mkdir -p "$B"
-	if ! cmp -s "$TRAWL_SRC/tests/browser/package-lock.json" "$B/package-lock.json" ||
-	   [ ! -d "$B/node_modules/playwright-core" ]; then
-		cp "$TRAWL_SRC/tests/browser/package.json" "$TRAWL_SRC/tests/browser/package-lock.json" "$B/"
-		(cd "$B" && npm ci --no-audit --no-fund --loglevel=error > npm.log 2>&1) ||
-			{ echo "   (no screenshot: npm ci failed: $(tail -1 "$B/npm.log"))"; return 0; }
-	fi
-	cp "$TRAWL_SRC"/tests/browser/*.mjs "$B/"
+	sh "$TRAWL_SRC/tests/browser/install.sh" "$TRAWL_SRC" "$TRAWL_BUILD" 2> "$W/npm.err" ||
+		{ echo "   (no screenshot: $(cat "$W/npm.err"))"; return 0; }
 	if [ $# -ge 5 ]; then
 		set -- "$2" "$3" "$4" "$5"
 	else

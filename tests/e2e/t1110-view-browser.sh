@@ -18,14 +18,8 @@ command -v npm > /dev/null 2>&1 || skip_all "no npm (scripts/install-deps.sh ins
 # playwright-core, as locked, beside a copy of the test scripts in the build
 # directory (the source tree stays clean); installed again when the lock changes
 B="$TRAWL_BUILD/browser"
-mkdir -p "$B"
-if ! cmp -s "$TRAWL_SRC/tests/browser/package-lock.json" "$B/package-lock.json" || \
-   [ ! -d "$B/node_modules/playwright-core" ]; then
-	cp "$TRAWL_SRC/tests/browser/package.json" "$TRAWL_SRC/tests/browser/package-lock.json" "$B/"
-	(cd "$B" && npm ci --no-audit --no-fund --loglevel=error > npm.log 2>&1) ||
-		skip_all "npm ci failed (no registry?): $(tail -1 "$B/npm.log")"
-fi
-cp "$TRAWL_SRC"/tests/browser/*.mjs "$B/"
+sh "$TRAWL_SRC/tests/browser/install.sh" "$TRAWL_SRC" "$TRAWL_BUILD" 2> npm.err ||
+	skip_all "no registry? $(cat npm.err)"
 plan 2
 
 "$TRAWL" simulate -o s --hosts 3 --events 60000 --sync --seed 5 -q > /dev/null
