@@ -26,17 +26,10 @@
 
 int tr_vbuf_put(struct tr_vbuf *b, const void *p, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *q;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		if (!(q = realloc(b->p, cap)))
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
+	if (!n)
+		return 0;
+	if (tr_grow(&b->p, &b->cap, b->len + n - 1, 1))	/* room up to byte len + n - 1 */
+		return -ENOMEM;
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 	return 0;
