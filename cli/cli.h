@@ -115,6 +115,10 @@ void cli_report_bad_trace(void *arg, const char *msg);
  * the command's exit status once the error is printed. */
 struct trawl_sync_match;
 int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec);
+/* A repeated option's value (--host GLOB, ...) appended to *v (*n of them;
+ * the caller frees *v, not the strings): 0, or the command's exit status
+ * once the error is printed. */
+int cli_arg_add(const char ***v, size_t *n, const char *arg);
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

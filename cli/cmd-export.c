@@ -112,17 +112,10 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			xo.path = optarg;
 			break;
-		case 'H': {
-			const char **nh = realloc(hosts, (nhosts + 1) * sizeof(*nh));
-
-			if (!nh) {
-				status = cli_err("out of memory");
+		case 'H':
+			if ((status = cli_arg_add(&hosts, &nhosts, optarg)))
 				goto out;
-			}
-			hosts = nh;
-			hosts[nhosts++] = optarg;
 			break;
-		}
 		case 'm':
 			if ((status = cli_match_add(&matches, &nmatches, optarg)))
 				goto out;

@@ -68,3 +68,14 @@ int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec)
 	(*n)++;
 	return 0;
 }
+
+int cli_arg_add(const char ***v, size_t *n, const char *arg)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return cli_err("out of memory");
+	*v = nv;
+	nv[(*n)++] = arg;
+	return 0;
+}
