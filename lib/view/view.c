@@ -519,7 +519,7 @@ static int one(struct trawl_view *v, const struct trawl_event *ev)
 			tr->label = intern(v, comm);	/* its latest name */
 		return tr_vsched_switch(v->sched, (uint32_t)hi, ev->cpu, ev->ts,
 					ival(v->prev_tid, ev, -1), ival(v->prev_state, ev, 0),
-					ival(v->next_tid, ev, -1), c ? comm : NULL);
+					next, c ? comm : NULL);
 	}
 	case CK_WAKE:
 		return tr_vsched_wakeup(v->sched, (uint32_t)hi, ev->ts, ival(v->wake_tid, ev, -1));
