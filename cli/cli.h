@@ -56,6 +56,12 @@ struct trawl_reader_opts;
 struct trawl_sync_store;
 int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		  struct trawl_reader_opts *ro, struct trawl_sync_store **store);
+/* cli_sync_load() for the options --sync PATH (sync_path: that stored
+ * result, which must be there; NULL: the one under paths) and --no-sync:
+ * 0, or the command's exit status once the error is printed (the two
+ * options together are a usage error). */
+int cli_sync_use(const char *sync_path, const char *const *paths, size_t npaths, int no_sync,
+		 struct trawl_reader_opts *ro, struct trawl_sync_store **store);
 
 /* Default size of the agent's write queue for user-space traces
  * (trawl_ctf_writer_opts.io_queue), MiB: `trawl agent --io-queue`. */
@@ -115,6 +121,10 @@ void cli_report_bad_trace(void *arg, const char *msg);
  * the command's exit status once the error is printed. */
 struct trawl_sync_match;
 int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec);
+/* A repeated option's value (--host GLOB, ...) appended to *v (*n of them;
+ * the caller frees *v, not the strings): 0, or the command's exit status
+ * once the error is printed. */
+int cli_arg_add(const char ***v, size_t *n, const char *arg);
 
 /*
  * cli/progress.c: the progress line of long commands on stderr, redrawn

@@ -112,17 +112,10 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			xo.path = optarg;
 			break;
-		case 'H': {
-			const char **nh = realloc(hosts, (nhosts + 1) * sizeof(*nh));
-
-			if (!nh) {
-				status = cli_err("out of memory");
+		case 'H':
+			if ((status = cli_arg_add(&hosts, &nhosts, optarg)))
 				goto out;
-			}
-			hosts = nh;
-			hosts[nhosts++] = optarg;
 			break;
-		}
 		case 'm':
 			if ((status = cli_match_add(&matches, &nmatches, optarg)))
 				goto out;
@@ -177,10 +170,6 @@ int cmd_export(int argc, char **argv)
 		status = cli_usage("no output file given (-o FILE)");
 		goto out;
 	}
-	if (sync_path && no_sync) {
-		status = cli_usage("--sync and --no-sync exclude each other");
-		goto out;
-	}
 	if (no_flows && nmatches) {
 		status = cli_usage("--no-flows and --match exclude each other");
 		goto out;
@@ -189,15 +178,8 @@ int cmd_export(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
-	if (cli_sync_load(sync_path ? &sync_path : paths, sync_path ? 1 : npaths, no_sync, &ro,
-			  &sync)) {
-		status = CLI_EXIT_FAILURE;
+	if ((status = cli_sync_use(sync_path, paths, npaths, no_sync, &ro, &sync)))
 		goto out;
-	}
-	if (sync_path && !sync) {
-		status = cli_err("%s: no sync.txt there", sync_path);
-		goto out;
-	}
 	if (!no_flows) {
 		/* a first pass: the messages, as `trawl sync` finds them */
 		struct trawl_sync_points_opts po = {

@@ -301,15 +301,12 @@ int cmd_info(int argc, char **argv)
 	gmt = false;
 	while ((c = getopt_long(argc, argv, ":H:qh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'H': {
-			const char **nh = realloc(hosts, (nhosts + 1) * sizeof(*hosts));
-
-			if (!nh)
-				return cli_err("out of memory");
-			hosts = nh;
-			hosts[nhosts++] = optarg;
+		case 'H':
+			if ((rc = cli_arg_add(&hosts, &nhosts, optarg))) {
+				free(hosts);
+				return rc;
+			}
 			break;
-		}
 		case 1:
 			json = true;
 			break;

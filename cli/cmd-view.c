@@ -177,10 +177,6 @@ int cmd_view(int argc, char **argv)
 					 : "where to: -o FILE, or --serve");
 		goto out;
 	}
-	if (sync_path && no_sync) {
-		status = cli_usage("--sync and --no-sync exclude each other");
-		goto out;
-	}
 	const char *const *paths = (const char *const *)argv + optind;
 	size_t npaths = (size_t)(argc - optind);
 
@@ -190,12 +186,10 @@ int cmd_view(int argc, char **argv)
 		/* the corrections go to the page, not to the reader: the page
 		 * shows raw and synchronized clocks both */
 		struct trawl_reader_opts dummy = { .sz = sizeof(dummy) };
+		int rc = cli_sync_use(sync_path, paths, npaths, no_sync, &dummy, &store);
 
-		if (cli_sync_load(sync_path ? &sync_path : paths, sync_path ? 1 : npaths, no_sync,
-				  &dummy, &store))
-			goto out;
-		if (sync_path && !store) {
-			cli_err("%s: no sync.txt there", sync_path);
+		if (rc) {
+			status = rc;
 			goto out;
 		}
 	}

@@ -68,3 +68,28 @@ int cli_match_add(struct trawl_sync_match **m, size_t *n, const char *spec)
 	(*n)++;
 	return 0;
 }
+
+int cli_arg_add(const char ***v, size_t *n, const char *arg)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return cli_err("out of memory");
+	*v = nv;
+	nv[(*n)++] = arg;
+	return 0;
+}
+
+int cli_sync_use(const char *sync_path, const char *const *paths, size_t npaths, int no_sync,
+		 struct trawl_reader_opts *ro, struct trawl_sync_store **store)
+{
+	*store = NULL;
+	if (sync_path && no_sync)
+		return cli_usage("--sync and --no-sync exclude each other");
+	if (cli_sync_load(sync_path ? &sync_path : paths, sync_path ? 1 : npaths, no_sync, ro,
+			  store))
+		return CLI_EXIT_FAILURE;
+	if (sync_path && !*store)
+		return cli_err("%s: no sync.txt there", sync_path);
+	return 0;
+}

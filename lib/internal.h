@@ -47,8 +47,9 @@ TRAWL_HIDDEN void *tr_arena_push(struct trawl_ctf_arena *a, void *arr, size_t *n
 
 /* ---- growing arrays (malloc'd) */
 /* Makes room for element n of the array *pp (elements of sz bytes, *cap of
- * them allocated): when n == *cap, the capacity doubles (from 16). Returns
- * 0, or -ENOMEM (then *pp and *cap are as they were). */
+ * them allocated): when n >= *cap, the capacity doubles (from 16) until it
+ * holds element n, however far n is. Returns 0, or -ENOMEM (then *pp and
+ * *cap are as they were). */
 TRAWL_HIDDEN int tr_grow(void *pp, size_t *cap, size_t n, size_t sz);
 
 /* ---- errors into a caller buffer; return -err so `return tr_seterr(...)` reads well */

@@ -30,17 +30,11 @@ static bool room(struct tr_pb *pb, size_t n)
 		return false;
 	if (pb->len + n <= pb->cap)
 		return true;
-	size_t cap = pb->cap ? pb->cap : 256;
-
-	while (cap < pb->len + n)
-		cap *= 2;
-	uint8_t *b = realloc(pb->buf, cap);
-	if (!b) {
+	/* room up to byte len + n - 1 (len + n > cap >= 0 here) */
+	if (tr_grow(&pb->buf, &pb->cap, pb->len + n - 1, 1)) {
 		pb->nomem = true;
 		return false;
 	}
-	pb->buf = b;
-	pb->cap = cap;
 	return true;
 }
 

@@ -146,9 +146,17 @@ void tr_uuid_boot_id(uint8_t out[16])
 int tr_grow(void *pp, size_t *cap, size_t n, size_t sz)
 {
 	void **p = pp;
+	size_t nc = *cap ? *cap : 16;
+
 	if (n < *cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
+	while (nc <= n) {	/* doubled as often as it takes to hold element n */
+		if (nc > SIZE_MAX / 2)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	if (sz && nc > SIZE_MAX / sz)
+		return -ENOMEM;
 	void *m = realloc(*p, nc * sz);
 	if (!m)
 		return -ENOMEM;

@@ -17,26 +17,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "net/sock.h"
 #include "util/http.h"
 #include "view-internal.h"
 
 #define REQ_MAX 8192
-
-/* write() would raise SIGPIPE on a peer gone: send() without it. */
-static int send_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static void answer(int fd, const struct trawl_view *v, const struct tr_vbuf *page)
 {
@@ -78,8 +63,9 @@ static void answer(int fd, const struct trawl_view *v, const struct tr_vbuf *pag
 			  "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
 			  status, type, blen);
 
-	if (send_all(fd, head, (size_t)hl) == 0 && body && m == TR_HTTP_GET)
-		(void)send_all(fd, body, blen);
+	if (m != TR_HTTP_GET)
+		blen = 0;	/* HEAD, or an error: the header alone */
+	(void)tr_net_send2(fd, head, (size_t)hl, body, blen);
 }
 
 int trawl_view_serve(struct trawl_view *v, unsigned port, const volatile int *stop,

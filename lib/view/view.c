@@ -26,17 +26,10 @@
 
 int tr_vbuf_put(struct tr_vbuf *b, const void *p, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *q;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		if (!(q = realloc(b->p, cap)))
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
+	if (!n)
+		return 0;
+	if (tr_grow(&b->p, &b->cap, b->len + n - 1, 1))	/* room up to byte len + n - 1 */
+		return -ENOMEM;
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 	return 0;
@@ -526,7 +519,7 @@ static int one(struct trawl_view *v, const struct trawl_event *ev)
 			tr->label = intern(v, comm);	/* its latest name */
 		return tr_vsched_switch(v->sched, (uint32_t)hi, ev->cpu, ev->ts,
 					ival(v->prev_tid, ev, -1), ival(v->prev_state, ev, 0),
-					ival(v->next_tid, ev, -1), c ? comm : NULL);
+					next, c ? comm : NULL);
 	}
 	case CK_WAKE:
 		return tr_vsched_wakeup(v->sched, (uint32_t)hi, ev->ts, ival(v->wake_tid, ev, -1));

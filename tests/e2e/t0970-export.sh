@@ -15,7 +15,7 @@
 
 command -v protoc > /dev/null 2>&1 || skip_all "protoc is not installed (protobuf-compiler)"
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed"
-plan 21
+plan 24
 
 PROTO="$TRAWL_SRC/tests/data/perfetto"
 decode() { protoc -I "$PROTO" --decode perfetto.protos.Trace trace.proto < "$1" > "$1.txt"; }
@@ -33,6 +33,14 @@ ok $? "its events, corrected and raw"
 ok $? "trawl export (perfetto)"
 grep -q "s.pftrace: .* records from .* events, 3 hosts" err.txt
 ok $? "it says what it wrote"
+"$TRAWL" export -H host0 -H 'host[2]' --no-flows s -o h.pftrace 2> herr.txt &&
+	grep -q "h.pftrace: .* records from .* events, 2 hosts" herr.txt
+ok $? "two --host options: the two hosts only"
+mkdir nosync
+"$TRAWL" export --sync nosync s -o n.pftrace 2> nerr.txt
+is "$? $(cat nerr.txt)" "1 trawl export: nosync: no sync.txt there" "--sync DIR without a sync.txt: an error"
+"$TRAWL" export --sync s --no-sync s -o n.pftrace > /dev/null 2>&1
+is "$? $(ls n.pftrace 2> /dev/null)" "2 " "--sync and --no-sync: a usage error, nothing written"
 decode s.pftrace
 ok $? "protoc decodes it as perfetto.protos.Trace"
 

@@ -10,7 +10,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed (the checker)"
-plan 25
+plan 26
 
 "$TRAWL" simulate -o s --hosts 3 --events 60000 --sync --seed 5 -q > /dev/null
 "$TRAWL" sync s > sync.out 2>&1
@@ -208,5 +208,22 @@ port=${url#http://127.0.0.1:}; port=${port%/}
 c1=$(code "$port" "GET /tile/999999 HTTP/1.1\r\n\r\n"); c2=$(code "$port" "POST / HTTP/1.1\r\n\r\n")
 c3=$(code "$port" "GET nope\r\n\r\n")
 is "$c1 $c2 $c3" "404 405 400" "--serve: no such tile, another method, a bad request"
+# HEAD: GET's status and Content-Length, and no body (read until the server closes)
+r=$(python3 -c '
+import sys, socket, urllib.request
+url = sys.argv[1]
+page = urllib.request.urlopen(url).read()
+s = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1].strip("/"))))
+s.sendall(b"HEAD / HTTP/1.1\r\n\r\n")
+got = b""
+while True:
+    b = s.recv(65536)
+    if not b: break
+    got += b
+head, _, body = got.partition(b"\r\n\r\n")
+lines = head.decode().split("\r\n")
+cl = [l.split(":")[1].strip() for l in lines if l.lower().startswith("content-length:")]
+print(lines[0].split()[1], cl == [str(len(page))] and len(page) > 0, len(body))' "$url")
+is "$r" "200 True 0" "--serve: HEAD, GET's length and no body"
 kill "$pid"; wait "$pid"
 finish
