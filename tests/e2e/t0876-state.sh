@@ -184,7 +184,7 @@ follow() {
 	until_ok 10 eval 'grep -q following live.err || gone "$LV"'
 	grep -q following live.err && return 0
 	kill "$LV" 2> /dev/null
-	wait "$LV"
+	wait "$LV" 2> /dev/null
 	return 1
 }
 until_ok 30 follow
