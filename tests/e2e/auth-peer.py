@@ -35,8 +35,7 @@ import struct
 import sys
 import time
 
-sys.dont_write_bytecode = True	# no __pycache__ in the source tree
-from relaywire import addr, msg, hello, full, recv_msg  # noqa: E402
+from relaywire import addr, msg, hello, full, recv_msg
 
 HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
 JOIN = 32

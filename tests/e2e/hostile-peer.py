@@ -29,8 +29,7 @@ import struct
 import sys
 import time
 
-sys.dont_write_bytecode = True	# no __pycache__ in the source tree
-from relaywire import addr, msg, hello, recv_msg  # noqa: E402
+from relaywire import addr, msg, hello, recv_msg
 
 HELLO, WELCOME, METADATA, STREAM, PACKET, BEACON, CLOSE, ACK = range(1, 9)
 
