@@ -35,16 +35,13 @@ import struct
 import sys
 import time
 
+from relaywire import addr, msg, hello, full, recv_msg
+
 HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
 JOIN = 32
 KINDS = {'cluster': 1, 'node': 2, 'viewer': 3}
 ROLE_PRODUCER, ROLE_VIEWER, ROLE_NODE = 1, 2, 3
 LIVE_CHALLENGE, LIVE_AUTH, LIVE_CONNECT = 0x74720001, 0x74720002, 1
-
-
-def addr(s):
-    h, p = s.rsplit(':', 1)
-    return h.strip('[]'), int(p)
 
 
 def load(path):
@@ -61,37 +58,6 @@ def load(path):
 def mac(key, role, kind, nr, np, ctx=b''):
     head = b'trawl-auth-1\0' + struct.pack('<II', role, kind) + nr + np
     return hmac.new(key, head + ctx, hashlib.sha256).digest()
-
-
-def msg(t, payload=b''):
-    return struct.pack('<II', t, len(payload)) + payload
-
-
-def hello(session, host, trace, flags):
-    return msg(HELLO, struct.pack('<IIQ', 1, flags, 0) + bytes(16) +
-               b''.join(x.encode() + b'\0' for x in (session, host, trace)))
-
-
-def full(s, n):
-    b = b''
-    while len(b) < n:
-        try:
-            c = s.recv(n - len(b))
-        except OSError:
-            return None
-        if not c:
-            return None
-        b += c
-    return b
-
-
-def recv_msg(s):
-    h = full(s, 8)
-    if h is None:
-        return None
-    t, n = struct.unpack('<II', h)
-    p = full(s, n)
-    return None if p is None else (t, p)
 
 
 def status_of(m):

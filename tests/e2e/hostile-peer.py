@@ -29,42 +29,9 @@ import struct
 import sys
 import time
 
+from relaywire import addr, msg, hello, recv_msg
+
 HELLO, WELCOME, METADATA, STREAM, PACKET, BEACON, CLOSE, ACK = range(1, 9)
-
-
-def addr(s):
-    h, p = s.rsplit(':', 1)
-    return h.strip('[]'), int(p)
-
-
-def msg(t, payload=b''):
-    return struct.pack('<II', t, len(payload)) + payload
-
-
-def hello(session, host, trace):
-    return msg(HELLO, struct.pack('<IIQ', 1, 0, 0) + bytes(16) +
-               b''.join(x.encode() + b'\0' for x in (session, host, trace)))
-
-
-def recv_msg(s):
-    """(type, payload), or None once closed."""
-    def full(n):
-        b = b''
-        while len(b) < n:
-            try:
-                c = s.recv(n - len(b))
-            except OSError:
-                return None
-            if not c:
-                return None
-            b += c
-        return b
-    h = full(8)
-    if h is None:
-        return None
-    t, n = struct.unpack('<II', h)
-    p = full(n)
-    return None if p is None else (t, p)
 
 
 def status_of(p):

@@ -5,6 +5,8 @@
 set -u
 : "${TRAWL_BUILD:?run through make check}" "${TRAWL_SRC:?}"
 TRAWL=${TRAWL:-$TRAWL_BUILD/trawl}
+# the tests' python modules (tests/e2e/*.py) leave no __pycache__ in the sources
+export PYTHONDONTWRITEBYTECODE=1
 # A missing binary is a failure, never a skip: make check builds it first.
 if [ ! -x "$TRAWL" ]; then echo "Bail out! $TRAWL is not built"; exit 1; fi
 _name=$(basename "$0" .sh)

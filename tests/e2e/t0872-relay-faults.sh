@@ -60,6 +60,15 @@ relay_up() {
 	wait_ready ready.fifo > ready.txt || return 1
 	DATA_AT=$(cut -d" " -f2 ready.txt) LIVE_AT=$(cut -d" " -f3 ready.txt)
 }
+# session_start NAME DATA RELAY-SESSION [CREATE-OPTION...]: a session of
+# the agent at $TRAWL_AGENT_SOCKET recording counter:*, streamed to the relay
+# at DATA as RELAY-SESSION, started
+session_start() {
+	_s=$1 _d=$2 _r=$3
+	shift 3
+	"$TRAWL" create "$_s" --relay "$_d" --relay-session "$_r" --live-timer 50 "$@" > /dev/null 2>&1 &&
+		"$TRAWL" enable "$_s" 'counter:*' > /dev/null && "$TRAWL" start "$_s" > /dev/null
+}
 # app_start AGENT-SOCKET OUT: ust-counter -b fed through fd 3, its pid in APP
 app_start() {
 	rm -f app.in && mkfifo app.in
@@ -75,9 +84,7 @@ export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
 "$TRAWL" agent --pidfile agent.pid 2> agent.err
 AGENT=$(cat agent.pid 2> /dev/null)
 [ -n "$AGENT" ] || { cat agent.err; bail "the agent did not start"; }
-"$TRAWL" create s1 --relay "$DATA" --relay-session k9 --live-timer 50 > /dev/null 2>&1 &&
-	"$TRAWL" enable s1 'counter:*' > /dev/null && "$TRAWL" start s1 > /dev/null ||
-	bail "cannot start the session"
+session_start s1 "$DATA" k9 || bail "cannot start the session"
 app_start "$TRAWL_AGENT_SOCKET" app1.out
 # each of the counter's ticks is two events (counter:tick and its debug event)
 until_ok 30 has_events OUT/k9 200
@@ -111,9 +118,7 @@ export TRAWL_AGENT_SOCKET="$TRASH/agentd.sock"
 "$TRAWL" agent --io-queue 1 --pidfile agentd.pid 2> agentd.err
 AGENT2=$(cat agentd.pid 2> /dev/null)
 [ -n "$AGENT2" ] || { cat agentd.err; bail "the small agent did not start"; }
-"$TRAWL" create d1 --relay "$DATA" --relay-session kd --live-timer 50 --subbuf-size 4K \
-	--num-subbuf 4 > /dev/null 2>&1 &&
-	"$TRAWL" enable d1 'counter:*' > /dev/null && "$TRAWL" start d1 > /dev/null ||
+session_start d1 "$DATA" kd --subbuf-size 4K --num-subbuf 4 ||
 	bail "cannot start the small agent's session"
 app_start "$TRAWL_AGENT_SOCKET" appd.out
 until_ok 30 has_events OUT/kd 200
@@ -143,13 +148,8 @@ export TRAWL_AGENT_SOCKET="$TRASH/agent2.sock"
 "$TRAWL" agent --pidfile agent2.pid 2> agent2.err
 AGENT2=$(cat agent2.pid 2> /dev/null)
 [ -n "$AGENT2" ] || { cat agent2.err; bail "the second agent did not start"; }
-"$TRAWL" create s2 --relay "$DATA" --relay-session n9 --live-timer 50 > /dev/null 2>&1 &&
-	"$TRAWL" enable s2 'counter:*' > /dev/null && "$TRAWL" start s2 > /dev/null ||
-	bail "cannot start the session of the node to kill"
-TRAWL_AGENT_SOCKET="$TRASH/agent.sock" "$TRAWL" create s3 --relay "$DATA" --relay-session ok9 \
-	--live-timer 50 > /dev/null 2>&1 &&
-	TRAWL_AGENT_SOCKET="$TRASH/agent.sock" "$TRAWL" enable s3 'counter:*' > /dev/null &&
-	TRAWL_AGENT_SOCKET="$TRASH/agent.sock" "$TRAWL" start s3 > /dev/null ||
+session_start s2 "$DATA" n9 || bail "cannot start the session of the node to kill"
+(TRAWL_AGENT_SOCKET="$TRASH/agent.sock" && session_start s3 "$DATA" ok9) ||
 	bail "cannot start the other node's session"
 "$COUNTER" -n 0 -s 200 > app2.out 2>&1 &
 APP2=$!
@@ -221,9 +221,7 @@ export TRAWL_AGENT_SOCKET="$TRASH/agentl.sock"
 ip netns exec "$NSA" "$TRAWL" agent --pidfile agentl.pid 2> agentl.err
 AGENT=$(cat agentl.pid 2> /dev/null)
 [ -n "$AGENT" ] || { cat agentl.err; bail "the agent did not start in $NSA"; }
-"$TRAWL" create s4 --relay "$LDATA" --relay-session ln --live-timer 50 > /dev/null 2>&1 &&
-	"$TRAWL" enable s4 'counter:*' > /dev/null && "$TRAWL" start s4 > /dev/null ||
-	bail "cannot start the session across the link"
+session_start s4 "$LDATA" ln || bail "cannot start the session across the link"
 app_start "$TRAWL_AGENT_SOCKET" app4.out
 until_ok 30 has_events LOUT/ln 200
 ok $? "across the link: the first 200 events are at the relay"

@@ -175,19 +175,24 @@ mkfifo gate
 	> lrec.log 2>&1 &
 LREC=$!
 pids="$pids $LREC"
-# until the session is listed, the viewer fails at once ("no such live session")
+# until the session is listed, the viewer fails at once ("no such live
+# session"); one that neither follows nor fails in 10 s is stopped before
+# the next try (two would write live.json)
 follow() {
 	"$TRAWL" state --live "net://$LIVE/session/st" --json > live.json 2> live.err &
 	LV=$!
-	until_ok 10 sh -c "grep -q 'following' live.err || ! kill -0 $LV 2>/dev/null"
-	grep -q following live.err
+	until_ok 10 eval 'grep -q following live.err || gone "$LV"'
+	grep -q following live.err && return 0
+	kill "$LV" 2> /dev/null
+	wait "$LV" 2> /dev/null
+	return 1
 }
 until_ok 30 follow
 ok $? "trawl state --live follows the session while it is recorded"
 echo open > gate
 wait $LREC
 ok $? "the recording ended"
-timeout 30 sh -c "while kill -0 $LV 2>/dev/null; do sleep 0.1; done"
+until_ok 30 gone "$LV"
 wait $LV
 ok $? "the live state ended with the session"
 at=$(python3 -c 'import json; print(json.load(open("live.json"))["at"])')

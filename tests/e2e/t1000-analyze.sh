@@ -97,6 +97,19 @@ same() {
 	done
 }
 
+# rows_same WHAT LROWS TROWS: every row "KEY C MIN AVG MAX" of lttng's in
+# LROWS has trawl's row of that KEY in TROWS, close; LROWS is not empty and
+# both have as many rows (a differing row is shown)
+rows_same() {
+	_bad=0
+	while read -r _k _c _mn _av _mx; do
+		_t=$(awk -v k="$_k" '$1 == k { print $2, $3, $4, $5 }' "$3")
+		same "$_c $_mn $_av $_mx" "$_t" ||
+			{ echo "# $1 $_k: lttng $_c $_mn $_av $_mx, trawl $_t"; _bad=$((_bad + 1)); }
+	done < "$2"
+	[ -s "$2" ] && [ $_bad = 0 ] && [ "$(wc -l < "$2")" = "$(wc -l < "$3")" ]
+}
+
 # ---- syscalls: the sleeper's clock_nanosleep
 lttng-syscallstats --no-intersection "$K" > l-sys.txt 2>&1
 ok $? "lttng-syscallstats reads the trace ($(grep -m1 Error l-sys.txt))"
@@ -143,12 +156,7 @@ ok $? "lttng-irqstats reads the trace"
 awk '/^[0-9]+: </ { print $1, $3, $4, $5, $6 }' l-irq.txt | sed 's/:/ /' | sort > l-irq.rows
 awk '/^hardirq/ { on = 1; next } /^$/ { on = 0 } /^host/ { on = ($2 == "hardirq") ; next }
 	on { print $2, $4, $5, $6, $7 }' t-irq.txt | sort > t-irq.rows
-bad=0
-while read -r id c mn av mx; do
-	T=$(awk -v i="$id" '$1 == i { print $2, $3, $4, $5 }' t-irq.rows)
-	same "$c $mn $av $mx" "$T" || { echo "# irq $id: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
-done < l-irq.rows
-[ -s l-irq.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-irq.rows)" = "$(wc -l < t-irq.rows)" ]
+rows_same irq l-irq.rows t-irq.rows
 ok $? "irq: every hard IRQ's count min avg max as lttng-irqstats ($(wc -l < l-irq.rows) IRQs)"
 
 # ---- irq: every softirq. lttng-analyses 0.6 wait for events named
@@ -162,12 +170,7 @@ awk '/^Soft IRQ/ { on = 1; next } on && /^[0-9]+: +</ { print $1, $3, $4, $5, $6
 	sed 's/:/ /' | sort > l-soft.rows
 awk '/^host/ { on = ($2 == "softirq"); next } !NF { on = 0 } on { print $2, $4, $5, $6, $7 }' t-irq.txt |
 	sort > t-soft.rows
-bad=0
-while read -r id c mn av mx; do
-	T=$(awk -v i="$id" '$1 == i { print $2, $3, $4, $5 }' t-soft.rows)
-	same "$c $mn $av $mx" "$T" || { echo "# softirq $id: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
-done < l-soft.rows
-[ -s l-soft.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-soft.rows)" = "$(wc -l < t-soft.rows)" ]
+rows_same softirq l-soft.rows t-soft.rows
 ok $? "irq: every softirq's count min avg max as lttng-irqstats ($(wc -l < l-soft.rows) vectors)"
 
 # ---- iolatency: every disk
@@ -176,12 +179,7 @@ ok $? "lttng-iolatencystats reads the trace ($(grep -m1 Error l-io.txt))"
 awk '/^Disk latency/ { on = 1; next } on && /^\(/ { print $1, $2, $3, $4, $5 }' l-io.txt | sort > l-io.rows
 "$TRAWL" analyze iolatency s > t-io.txt
 awk '/^host +disk/ { on = 1; next } on && NF { print $2, $3, $4, $5, $6 }' t-io.txt | sort > t-io.rows
-bad=0
-while read -r d c mn av mx; do
-	T=$(awk -v i="$d" '$1 == i { print $2, $3, $4, $5 }' t-io.rows)
-	same "$c $mn $av $mx" "$T" || { echo "# disk $d: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
-done < l-io.rows
-[ -s l-io.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-io.rows)" = "$(wc -l < t-io.rows)" ]
+rows_same disk l-io.rows t-io.rows
 ok $? "iolatency: every disk's count min avg max as lttng-iolatencystats ($(cat l-io.rows))"
 if [ -s l-io.rows ]; then
 	"$TRAWL" analyze iolatency --comm dd s > t-dd.txt
@@ -216,12 +214,7 @@ END { for (t in n) printf "%s %d %.3f %.3f %.3f\n", t, n[t], mn[t], s[t] / n[t],
 "$TRAWL" analyze iolatency --tid "${DD:-0}" s > t-iosys.txt
 awk '/^host +syscall/ { on = 1; next } !NF { on = 0 } on { print $2, $3, $4, $5, $6, $9 }' t-iosys.txt |
 	sort > t-iosys.rows
-bad=0
-while read -r ty c mn av mx; do
-	T=$(awk -v t="$ty" '$1 == t { print $2, $3, $4, $5 }' t-iosys.rows)
-	same "$c $mn $av $mx" "$T" || { echo "# $ty: lttng $c $mn $av $mx, trawl $T"; bad=$((bad + 1)); }
-done < l-iosys.rows
-[ -s l-iosys.rows ] && [ $bad = 0 ] && [ "$(wc -l < l-iosys.rows)" = "$(wc -l < t-iosys.rows)" ]
+rows_same syscall-I/O l-iosys.rows t-iosys.rows
 ok $? "iolatency: dd's ($DD) syscall I/O per type, count min avg max as lttng-iolatencystats --log ($(echo $(cat l-iosys.rows)))"
 set -- $(awk '$1 == "Read" { r = $2 " " $6 } $1 == "Write" { w = $2 " " $6 }
 	END { print (r == "" ? "0 0" : r), (w == "" ? "0 0" : w) }' t-iosys.rows)
