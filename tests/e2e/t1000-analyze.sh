@@ -51,11 +51,15 @@ command -v taskset > /dev/null 2>&1 || skip_all "needs taskset (util-linux)"
 	skip_all "cannot record kernel events here"
 CPUS=$("$TRAWL" print "$(dirname "$(find idle-probe -name metadata -path '*kernel*' | head -1)")" 2> /dev/null |
 	grep ' sched_switch: ' | sed -E 's/.*cpu_id = ([0-9]+) .*prev_tid = ([0-9]+),.*next_tid = ([0-9]+),.*/\1 \2 \3/' |
-	awk -v n="$(nproc)" '{ if ($2 == 0) from[$1]++; if ($3 == 0) to[$1]++ }
-	     END { for (c = 0; c < n; c++) if (!(to[c] > 0 && !from[c])) l = l (l == "" ? "" : ",") c; print l }')
-# (a CPU that went idle and was never seen leaving it is left out; one that
-# never went idle during the probe gives no evidence and stays)
-[ -n "$CPUS" ] || skip_all "the kernel shows no CPU's switches out of idle (perf record shows the same)"
+	awk -v cpus="$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')" '
+	     { if ($2 == 0) from[$1]++; if ($3 == 0) to[$1]++ }
+	     END { n = split(cpus, c, " ")
+		   for (i = 1; i <= n; i++) if (!(to[c[i]] > 0 && !from[c[i]])) l = l (l == "" ? "" : ",") c[i]
+		   print l }')
+# (of the CPUs this test may run on: a CPU that went idle and was never seen
+# leaving it is left out; one that never went idle during the probe gives no
+# evidence and stays)
+[ -n "$CPUS" ] || skip_all "the kernel shows no switch out of idle on the CPUs this test may use ($(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')) (perf record shows the same)"
 lost=x
 for try in 1 2 3; do
 	rm -rf s
