@@ -152,8 +152,7 @@ int cmd_analyze(int argc, char **argv)
 	struct trawl_sync_store *sync = NULL;
 	struct trawl_analysis *a = NULL;
 	struct trawl_reader *r = NULL;
-	struct trawl_source **srcs = NULL;
-	size_t nsrcs = 0;
+	int nbad = 0;
 
 	if (!hosts || !live) {
 		status = cli_err("out of memory");
@@ -277,31 +276,11 @@ int cmd_analyze(int argc, char **argv)
 		goto out;
 	if (npaths && cli_sync_load(paths, npaths, no_sync, &ro, &sync))
 		goto out;
-	struct trawl_source_opts so = {
-		.sz = sizeof(so), .hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
-		.fixes = ro.fixes, .nfixes = ro.nfixes,
+	struct cli_reader_opts co = {
+		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
+		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,
 	};
-	ro.fixes = NULL;
-	ro.nfixes = 0;
-	srcs = calloc(nlive + 1, sizeof(*srcs));
-	if (!srcs) {
-		status = cli_err("out of memory");
-		goto out;
-	}
-	if (npaths && !(srcs[nsrcs++] = trawl_source_files(paths, npaths, &so, err, sizeof(err)))) {
-		nsrcs--;
-		status = cli_err("%s", err);
-		goto out;
-	}
-	for (size_t i = 0; i < nlive; i++)
-		if (!(srcs[nsrcs++] = trawl_source_live(live[i], &so, err, sizeof(err)))) {
-			nsrcs--;
-			status = cli_err("%s: %s", live[i], err);
-			goto out;
-		}
-	r = trawl_reader_open(srcs, nsrcs, &ro, err, sizeof(err));
-	nsrcs = 0;	/* the reader took them */
-	if (!r) {
+	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
 		goto out;
 	}
@@ -324,11 +303,8 @@ int cmd_analyze(int argc, char **argv)
 			status = 0;
 		goto out;
 	}
-	status = rc > 0 ? CLI_EXIT_FAILURE : 0;
+	status = rc > 0 || nbad ? CLI_EXIT_FAILURE : 0;
 out:
-	for (size_t i = 0; i < nsrcs; i++)
-		trawl_source_free(srcs[i]);
-	free(srcs);
 	trawl_analysis_free(a);
 	trawl_reader_free(r);
 	trawl_sync_store_free(sync);

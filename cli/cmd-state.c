@@ -554,12 +554,9 @@ int cmd_state(int argc, char **argv)
 	if (o.host)
 		ro.hosts = &o.host, ro.nhosts = 1;
 	if (live) {
-		struct trawl_source_opts sro = { .sz = sizeof(sro), .hosts = ro.hosts,
-						 .nhosts = ro.nhosts };
-		struct trawl_source *src = trawl_source_live(live, &sro, err, sizeof(err));
-		ro.hosts = NULL;
-		ro.nhosts = 0;
-		if (!src || !(r = trawl_reader_open(&src, 1, &ro, err, sizeof(err)))) {
+		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts,
+					      .live = &live, .nlive = 1 };
+		if (!(r = cli_open_reader(NULL, 0, &co, &ro, err, sizeof(err)))) {
 			status = cli_err("%s: %s", live, err);
 			goto out;
 		}

@@ -582,6 +582,17 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	return 0;
 }
 
+/* After the analysis's handler (cputop looks at the thread replaced): a
+ * switch's CPU now runs its next thread. */
+static int switched(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+{
+	struct cpu *c = cpu_get(h, ev->cpu);
+	if (!c)
+		return -ENOMEM;
+	c->tid = ival(a, F_NEXT_TID, ev, -1);
+	return 0;
+}
+
 static const char *comm_of(struct thr *t)
 {
 	return t && t->comm[0] ? t->comm : "?";
@@ -615,7 +626,6 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			snprintf(r->label, sizeof(r->label), "CPU %u", ev->cpu);
 	}
 	p->run_since = NONE;
-	c->tid = next;
 	n->run_since = next != 0 ? ev->ts : NONE;
 	return err;
 }
@@ -672,10 +682,8 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		return 0;
 	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
 	struct thr *p, *n;
-	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!c || thr_get2(h, prev, next, &p, &n))
+	if (thr_get2(h, prev, next, &p, &n))
 		return -ENOMEM;
-	c->tid = next;
 	n->prio = (int)ival(a, F_NEXT_PRIO, ev, n->prio);
 	/*
 	 * Switched out still runnable (no sleeping state: 0, or only the
@@ -765,10 +773,6 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 	struct cpu *c;
 	int err = 0;
 	switch (k) {
-	case K_SWITCH:
-		if ((c = cpu_get(h, ev->cpu)))
-			c->tid = ival(a, F_NEXT_TID, ev, -1);
-		return c ? 0 : -ENOMEM;
 	case K_IRQ_ENTRY: {
 		if (!(c = cpu_get(h, ev->cpu)))
 			return -ENOMEM;
@@ -890,10 +894,6 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 	struct cpu *c = cpu_get(h, ev->cpu);
 	if (!c)
 		return -ENOMEM;
-	if (k == K_SWITCH) {
-		c->tid = ival(a, F_NEXT_TID, ev, -1);
-		return 0;
-	}
 	int64_t tid = ival(a, F_TID, ev, c->tid);
 	if (tid < 0)
 		return 0;
@@ -927,7 +927,7 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 static int iolatency(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		     enum ev_kind k)
 {
-	if (k == K_SYS_ENTRY || k == K_SYS_EXIT || k == K_SWITCH)
+	if (k == K_SYS_ENTRY || k == K_SYS_EXIT)
 		return io_syscall(a, h, ev, k);
 	if (k != K_RQ_ISSUE && k != K_RQ_COMPLETE)
 		return 0;
@@ -1139,6 +1139,8 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		int r = common(a, h, e, k);
 		if (!r)
 			r = a->def->fn(a, h, e, k);
+		if (!r && k == K_SWITCH)
+			r = switched(a, h, e);
 		if (r < 0)
 			return r;
 	}

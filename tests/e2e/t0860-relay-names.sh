@@ -27,7 +27,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "no python3 (the raw producer)"
 command -v babeltrace2 > /dev/null 2>&1 || skip_all "babeltrace2 is not installed (the oracle)"
 [ -x "$TRAWL_BUILD/examples/ust-counter" ] || skip_all "examples/ust-counter is not built"
 COUNTER="$TRAWL_BUILD/examples/ust-counter"
-plan 33
+plan 35
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -134,6 +134,11 @@ is "$?:$(sed -n 's/^total: \([0-9]*\) hosts, \([0-9]*\) traces, [0-9]* streams, 
 grep -q 'S1B/old/ust/metadata: empty metadata file; the trace is skipped' info2.err &&
 	grep -q '^skipped: 1 trace that could not be opened$' info2.txt
 ok $? "... the skipped trace reported and counted"
+"$TRAWL" analyze syscalls S1B > an2.txt 2> an2.err
+is "$?:$(grep -c 'the trace is skipped' an2.err)" "1:1" \
+	"trawl analyze: the trace is skipped, the others read (exit 1)"
+grep -q '^trawl analyze: S1B/old/ust/metadata: empty metadata file; the trace is skipped$' an2.err
+ok $? "... and reported in trawl's voice ($(head -1 an2.err))"
 # a trace that came complete without metadata or a stream: not left behind
 python3 rawprod.py "$DATA" s2 bare ust > p2.txt 2>&1
 is "$(cat p2.txt | tr '\n' '|'):$(ls OUT/s2 2> /dev/null)" "WELCOME 0 |ACK 0 |:" \

@@ -37,6 +37,7 @@ struct cls {
 };
 
 static uint64_t shift;		/* the second host's trace starts later */
+static int notid;		/* no tid context (LTTng's default) */
 
 static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
 	      int32_t tid, const char *fmt, ...)
@@ -45,7 +46,8 @@ static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uin
 	struct trawl_ctf_buf b;
 	va_list ap;
 	trawl_ctf_buf_init(&b, buf, sizeof(buf));
-	trawl_ctf_buf_u32(&b, (uint32_t)tid);
+	if (!notid)
+		trawl_ctf_buf_u32(&b, (uint32_t)tid);
 	va_start(ap, fmt);
 	for (const char *f = fmt; *f; f++)
 		switch (*f) {
@@ -74,7 +76,7 @@ static int write_trace(const char *dir, const char *host)
 	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
 	trawl_ctf_struct_add(w, ctx, "tid", s32);
 	struct trawl_ctf_stream_class *sc =
-		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, ctx);
+		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, notid ? NULL : ctx);
 	struct trawl_ctf_type *sw = trawl_ctf_type_struct(w), *wk = trawl_ctf_type_struct(w),
 			      *si = trawl_ctf_type_struct(w), *so = trawl_ctf_type_struct(w),
 			      *ii = trawl_ctf_type_struct(w), *io = trawl_ctf_type_struct(w),
@@ -326,6 +328,24 @@ static void hosts(void)
 	tap_rm_tree(dir);
 }
 
+/* Without the tid context: a syscall's thread is its CPU's current one. */
+static void no_tid(void)
+{
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/nt/kernel", root);
+	notid = 1;
+	ok(write_trace(dir, "nt") == 0, "the trace without the tid context");
+	notid = 0;
+	struct trawl_analysis *a = run(dir, "syscalls", NULL);
+	const struct trawl_analysis_row *r = a && trawl_analysis_nrows(a) == 1
+						     ? trawl_analysis_row_at(a, 0) : NULL;
+	ok(r && !strcmp(r->label, "read") && r->count == 2 && r->min == 2000 && r->max == 3000 &&
+	   r->errors == 1, "no tid context: syscalls: a's reads (CPU 0's thread), as with it");
+	trawl_analysis_free(a);
+	snprintf(dir, sizeof(dir), "%s/nt", root);
+	tap_rm_tree(dir);
+}
+
 static void reports(const char *dir)
 {
 	char path[512], buf[8192];
@@ -370,6 +390,7 @@ int main(void)
 	figures(dir);
 	hosts();
 	reports(dir);
+	no_tid();
 	if (!getenv("KEEP"))
 		tap_rm_tree(root);
 	return done_testing();
