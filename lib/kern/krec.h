@@ -177,6 +177,10 @@ void tr_krec_add_hint(char *err, size_t errlen, const char *spec);
 
 /* ---- state dump (statedump.c) */
 
+/* A small /proc file into buf (cap bytes, NUL-terminated): its length, or
+ * -1 when it cannot be read. */
+ssize_t tr_krec_read_file(const char *path, char *buf, size_t cap);
+
 /*
  * Writes lttng_statedump_start, one lttng_statedump_process_state per
  * thread, one lttng_statedump_file_descriptor per open file of each
