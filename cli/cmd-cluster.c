@@ -19,6 +19,7 @@
 #include <trawl/cluster.h>
 
 #include "cli.h"
+#include "internal.h"
 #include "util/config.h"
 #include "util/json.h"
 
@@ -80,15 +81,9 @@ static char *dup0(const char *s)
 static void on_node(void *arg, const struct trawl_cluster_node *n)
 {
 	struct rows *r = arg;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct node_row *v = realloc(r->v, cap * sizeof(*v));
-		if (!v) {
-			r->oom = true;
-			return;
-		}
-		r->v = v;
-		r->cap = cap;
+	if (tr_grow(&r->v, &r->cap, r->n, sizeof(*r->v)) < 0) {
+		r->oom = true;
+		return;
 	}
 	struct node_row *x = &r->v[r->n++];
 	x->n = *n;
@@ -353,6 +348,11 @@ int cmd_cluster(int argc, char **argv)
 	for (int i = optind + 2; i < argc; i++)
 		if (!strchr(argv[i], '='))
 			return cli_usage("create: '%s' is not KEY=VALUE", argv[i]);
+	/* the request below: the verb, the session, up to three settings of
+	 * create's own, the events, then these */
+	if (create && 5 + (nen ? nen : 1) + (size_t)(nargs - 1) > ARGS_CAP)
+		return cli_usage("create: too many settings (at most %d with the events)",
+				 ARGS_CAP - 5);
 	char err[512];
 	struct trawl_conf *conf = NULL;
 	if (!ctl) {
@@ -388,13 +388,17 @@ int cmd_cluster(int argc, char **argv)
 		}
 		for (size_t i = 0; i < nen; i++) {
 			char *e = NULL;
-			if (asprintf(&e, "event=%s", enables[i]) < 0)
-				break;
+			if (asprintf(&e, "event=%s", enables[i]) < 0) {
+				for (size_t k = 0; k < nowned; k++)
+					free(owned[k]);
+				tr_conf_free(conf);
+				return cli_err("out of memory");
+			}
 			req[n++] = owned[nowned++] = e;
 		}
 		if (!nen)
 			req[n++] = "event=*";
-		for (int i = optind + 2; i < argc && n < ARGS_CAP; i++)
+		for (int i = optind + 2; i < argc; i++)
 			req[n++] = argv[i];
 	}
 	struct rows rows = { 0 };

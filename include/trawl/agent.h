@@ -96,7 +96,8 @@ struct trawl_agent_kernel {
 	 * Optional (NULL, or a table whose sz does not reach it): the agent
 	 * then refuses kernel events in overwrite-mode sessions. */
 	int (*snapshot)(void *rec, const char *dir, struct trawl_agent_kernel_stats *st, char *err,
-			size_t errlen);	/* The same snapshot streamed to the trawl relay at relay (trawl/relay.h)
+			size_t errlen);
+	/* The same snapshot streamed to the trawl relay at relay (trawl/relay.h)
 	 * as relay_session/HOST/kernel there, the mono clock only. Optional
 	 * (NULL, or a table whose sz does not reach it): the agent then
 	 * refuses snapshots of kernel flight recorders to a relay. */

@@ -238,8 +238,11 @@ TRAWL_HIDDEN struct session *tr_session_find(struct trawl_agent *a, const char *
 TRAWL_HIDDEN struct session *tr_session_by_key(struct trawl_agent *a, uint64_t key);
 /* The session recording (or stopping), or NULL. */
 TRAWL_HIDDEN struct session *tr_recording(struct trawl_agent *a);
-/* Starts a session: 0, or -errno with a message in why. */
+/* Everything of a start but switching recording on (a start at an agreed
+ * time, join.c); done once: 0, or -errno with a message in why. */
 TRAWL_HIDDEN int tr_session_prepare(struct session *s, char *why, size_t wlen);
+/* Starts a session (prepared first if it was not): 0, or -errno with a
+ * message in why. */
 TRAWL_HIDDEN int tr_session_start(struct session *s, char *why, size_t wlen);
 /* STOP to its applications; finished by tr_check_waiters(). */
 TRAWL_HIDDEN void tr_session_stop(struct session *s);

@@ -402,10 +402,13 @@ static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
 		return start_at(a, m->u.ctl.id, argv[1], argv[2] + 5);
 	/* "relay=." in a create: the relay joined */
 	char *rel = NULL;
-	for (int i = 0; i < argc; i++)
-		if (strcmp(argv[i], "relay=.") == 0 && !rel &&
-		    asprintf(&rel, "relay=%s", j->addr) >= 0)
-			argv[i] = rel;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "relay=.") != 0 || rel)
+			continue;
+		if (asprintf(&rel, "relay=%s", j->addr) < 0)
+			return reply_fail(a, m->u.ctl.id, "the agent is out of resources");
+		argv[i] = rel;
+	}
 	run_verb(a, m->u.ctl.id, argc, argv);
 	free(rel);
 }

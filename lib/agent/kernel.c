@@ -167,6 +167,17 @@ void tr_kernel_clock_early(struct session *s)
 	}
 }
 
+/* The kernel part's snapshot done (r, its message in err): its clock is
+ * the one the user-space snapshot declares. */
+static int snapshot_done(struct session *s, int r, const char *err, char *why, size_t wlen)
+{
+	const struct trawl_agent_kernel *k = s->a->o.kernel;
+	if (r < 0)
+		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
+	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
+	return 0;
+}
+
 int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wlen)
 {
 	const struct trawl_agent_kernel *k = s->a->o.kernel;
@@ -176,11 +187,7 @@ int tr_kernel_snapshot(struct session *s, const char *base, char *why, size_t wl
 	char err[400] = "";
 	int r = k->snapshot(s->krec, d, &s->kst, err, sizeof(err));
 	free(d);
-	if (r < 0)
-		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
-	/* the user-space snapshot declares the same clock */
-	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
-	return 0;
+	return snapshot_done(s, r, err, why, wlen);
 }
 
 bool tr_kernel_flight_relay(const struct trawl_agent *a)
@@ -201,10 +208,7 @@ int tr_kernel_snapshot_relay(struct session *s, const char *relay, const char *r
 				 "this agent's kernel part streams no flight recorder to a relay");
 	char err[400] = "";
 	int r = k->snapshot_relay(s->krec, relay, rsession, &s->kst, err, sizeof(err));
-	if (r < 0)
-		return tr_seterr(why, wlen, -r, "%s", err[0] ? err : "kernel events: failed");
-	s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
-	return 0;
+	return snapshot_done(s, r, err, why, wlen);
 }
 
 /* Stops the recorder: tracing off, every CPU's buffer drained, the trace

@@ -250,12 +250,7 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	return 0;
 }
 
-/* Everything a start does before recording is switched on: the kernel
- * recorder created, the clock sampled, the user-space trace open (for a
- * streamed one: connected to the relay and welcomed). A start at an agreed
- * time (docs/cluster.md) prepares on receipt, so that only the switch is
- * left for the instant. -errno with a message in why; nothing is left
- * prepared then. */
+/* -EBUSY with a message while another session records. */
 static int check_busy(struct session *s, char *why, size_t wlen)
 {
 	struct session *busy = tr_recording(s->a);
@@ -267,6 +262,12 @@ static int check_busy(struct session *s, char *why, size_t wlen)
 	return 0;
 }
 
+/* Everything a start does before recording is switched on: the kernel
+ * recorder created, the clock sampled, the user-space trace open (for a
+ * streamed one: connected to the relay and welcomed). A start at an agreed
+ * time (docs/cluster.md) prepares on receipt, so that only the switch is
+ * left for the instant. -errno with a message in why; nothing is left
+ * prepared then. */
 int tr_session_prepare(struct session *s, char *why, size_t wlen)
 {
 	int r;

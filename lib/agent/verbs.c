@@ -340,6 +340,30 @@ static void v_destroy(struct conn *c, struct session *s, int argc, char **argv)
 	}
 }
 
+/* Does a snapshot of s write a user-space trace? (Not when it records
+ * kernel events only.) */
+static bool snap_ust(const struct session *s)
+{
+	return s->nrules || !s->krec;
+}
+
+/* The flight recorders' newest packets: the kernel's into base (or to the
+ * relay rel), then the user-space one into dir (or to rel). 0, or -errno
+ * with why set when there is more to say. */
+static int take_snapshot(struct session *s, const char *base, const char *dir,
+			 const struct ust_writer_relay *rel, uint64_t *ev, char *why, size_t wlen)
+{
+	uint64_t torn = 0;
+	tr_drain(s);
+	/* the kernel's first: its clock is the user-space snapshot's too */
+	int r = !s->krec ? 0
+		: rel ? tr_kernel_snapshot_relay(s, rel->addr, rel->session, why, wlen)
+		      : tr_kernel_snapshot(s, base, why, wlen);
+	if (!r && snap_ust(s))
+		r = tr_snapshot_to(s, dir, rel, ev, &torn);
+	return r;
+}
+
 /* snapshot NAME --relay=RSESSION: the user-space flight recorder streamed
  * to the relay the agent joined, as RSESSION/HOST/ust there (cluster
  * control, docs/cluster.md) */
@@ -358,16 +382,12 @@ static void snapshot_relay(struct conn *c, struct session *s, const char *rsessi
 	struct ust_writer_relay rel = {
 		.addr = addr, .session = rsession, .err = why, .errlen = sizeof(why),
 	};
-	uint64_t ev = 0, torn = 0;
-	tr_drain(s);
-	/* the kernel's first: its clock is the user-space snapshot's too */
-	int r = s->krec ? tr_kernel_snapshot_relay(s, addr, rsession, why, sizeof(why)) : 0;
-	if (!r && (s->nrules || !s->krec))
-		r = tr_snapshot_to(s, NULL, &rel, &ev, &torn);
+	uint64_t ev = 0;
+	int r = take_snapshot(s, NULL, NULL, &rel, &ev, why, sizeof(why));
 	if (r < 0)
 		return tr_cfail(c, 1, "snapshot of %s to relay %s: %s", s->name, addr,
 				why[0] ? why : strerror(-r));
-	if (s->nrules || !s->krec)
+	if (snap_ust(s))
 		tr_cprint(c, AM_OUT, "snapshot of %s: %" PRIu64 " events to relay %s as %s/%s/ust\n",
 			  s->name, ev, addr, rsession, c->a->hostname);
 	if (s->krec)
@@ -398,12 +418,8 @@ static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 		out = base;
 	}
 	char *d = tr_trace_dir(s, out), why[512] = "";
-	uint64_t ev = 0, torn = 0;
-	tr_drain(s);
-	/* the kernel's first: its clock is the user-space snapshot's too */
-	int r = s->krec ? tr_kernel_snapshot(s, out, why, sizeof(why)) : 0;
-	if (!r && (s->nrules || !s->krec))
-		r = d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM;
+	uint64_t ev = 0;
+	int r = d ? take_snapshot(s, out, d, NULL, &ev, why, sizeof(why)) : -ENOMEM;
 	free(d);
 	if (r < 0) {
 		tr_cfail(c, 1, "snapshot of %s into %s: %s", s->name, out, why[0] ? why : strerror(-r));

@@ -180,26 +180,28 @@ static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, si
 	return r;
 }
 
-static int ak_snapshot(void *rec, const char *dir, struct trawl_agent_kernel_stats *st, char *err,
-		       size_t errlen)
+/* A snapshot into dir, or streamed to relay as relay_session/HOST/kernel */
+static int snapshot(void *rec, const char *dir, const char *relay, const char *relay_session,
+		    struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
 {
 	char e[400] = "";
-	int r = tr_krec_snapshot(rec, dir, e, sizeof(e));
+	int r = tr_krec_snapshot_to(rec, dir, relay, relay_session, e, sizeof(e));
 	stats(rec, st);
 	if (r < 0)
 		return tr_seterr(err, errlen, -r, "kernel events: %s", e);
 	return 0;
 }
 
+static int ak_snapshot(void *rec, const char *dir, struct trawl_agent_kernel_stats *st, char *err,
+		       size_t errlen)
+{
+	return snapshot(rec, dir, NULL, NULL, st, err, errlen);
+}
+
 static int ak_snapshot_relay(void *rec, const char *relay, const char *relay_session,
 			     struct trawl_agent_kernel_stats *st, char *err, size_t errlen)
 {
-	char e[400] = "";
-	int r = tr_krec_snapshot_to(rec, NULL, relay, relay_session, e, sizeof(e));
-	stats(rec, st);
-	if (r < 0)
-		return tr_seterr(err, errlen, -r, "kernel events: %s", e);
-	return 0;
+	return snapshot(rec, NULL, relay, relay_session, st, err, errlen);
 }
 
 static int ak_clock(void *rec, uint64_t *freq, int64_t *offset_s, int64_t *offset)

@@ -23,11 +23,9 @@
  * With tid_context, every event carries { tid } = ftrace's common_pid.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <traceevent/event-parse.h>
 
@@ -434,14 +432,8 @@ static int32_t tgid_of(int32_t tid)
 	if (tid <= 0)
 		return tid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (tr_krec_read_file(path, buf, sizeof(buf)) <= 0)
 		return tid;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return tid;
-	buf[n] = 0;
 	const char *t = strstr(buf, "\nTgid:");
 	return t ? (int32_t)strtol(t + 6, NULL, 10) : tid;
 }

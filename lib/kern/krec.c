@@ -1042,11 +1042,6 @@ static void end_streams(struct krec *k)
 		trawl_ctf_wstream_flush(k->sd_ws, end);	/* -EINVAL: it ends later */
 }
 
-int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen)
-{
-	return tr_krec_snapshot_to(k, dir, NULL, NULL, err, errlen);
-}
-
 int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
 			const char *relay_session, char *err, size_t errlen)
 {

@@ -55,7 +55,7 @@ struct krec_opts {
 	/*
 	 * A flight recorder (not with relay): the instance's per-CPU buffers
 	 * (buffer_kb each, overwrite mode) keep the newest events; nothing is
-	 * read nor written (dir unused) but by tr_krec_snapshot().
+	 * read nor written (dir unused) but by tr_krec_snapshot_to().
 	 */
 	bool flight;
 };
@@ -88,10 +88,9 @@ int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
  * in dir. What is read is gone from the buffers: the next snapshot holds
  * the events after it. The figures (tr_krec_stats, statedump events) and
  * the clock (tr_krec_clock_get) are then this trace's. 0 or -errno.
+ * With relay: streamed to that trawl relay as relay_session/HOST/kernel
+ * (dir NULL: there only), the mono clock only.
  */
-int tr_krec_snapshot(struct krec *k, const char *dir, char *err, size_t errlen);
-/* The same, streamed to the trawl relay at relay as relay_session/HOST/kernel
- * (dir NULL: there only); the mono clock only. */
 int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
 			const char *relay_session, char *err, size_t errlen);
 /* Stops tracing, drains, closes the trace (a flight recorder: stops
@@ -176,6 +175,10 @@ int tr_krec_preset_events(const char *name, char ***out, size_t *n);
 void tr_krec_add_hint(char *err, size_t errlen, const char *spec);
 
 /* ---- state dump (statedump.c) */
+
+/* A small /proc file into buf (cap bytes, NUL-terminated): its length, or
+ * -1 when it cannot be read. */
+ssize_t tr_krec_read_file(const char *path, char *buf, size_t cap);
 
 /*
  * Writes lttng_statedump_start, one lttng_statedump_process_state per

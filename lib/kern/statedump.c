@@ -73,7 +73,7 @@ static uint8_t *put_str(struct dump *d, uint8_t *p, const char *s)
 	return p + n + 1;
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t cap)
+ssize_t tr_krec_read_file(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -97,7 +97,7 @@ struct taskinfo {
 static int parse_stat(const char *path, struct taskinfo *t)
 {
 	char buf[1024];
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (tr_krec_read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	char *l = strchr(buf, '('), *r = strrchr(buf, ')');
 	if (!l || !r || r < l || r[1] != ' ')
@@ -140,7 +140,7 @@ static void cgroup_of(int pid, char *path, size_t cap, uint64_t *id)
 	snprintf(fn, sizeof(fn), "/proc/%d/cgroup", pid);
 	*id = 0;
 	snprintf(path, cap, "%s", "");
-	if (read_file(fn, buf, sizeof(buf)) <= 0)
+	if (tr_krec_read_file(fn, buf, sizeof(buf)) <= 0)
 		return;
 	char *line = strstr(buf, "0::");
 	if (!line || (line != buf && line[-1] != '\n'))
@@ -166,7 +166,7 @@ static uint32_t fd_flags(int pid, const char *fd)
 {
 	char path[300], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, fd);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
+	if (tr_krec_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	const char *f = strstr(buf, "flags:");
 	return f ? (uint32_t)strtoul(f + 6, NULL, 8) : 0;

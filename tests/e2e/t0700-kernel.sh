@@ -205,8 +205,11 @@ seq=$(awk -v p="$parent" -v c="$CHILD" -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1
 	$1 == "syscall_exit_read" && $0 ~ / ret=1( |$)/ && $2 == p && index(fd[p], " fd=" b0 " ") { printf "RB " }' pp.ev)
 want=$(i=0; while [ $i -lt $N ]; do printf 'WA RA WB RB '; i=$((i + 1)); done)
 is "$seq" "$want" "pingpong: write a, read a, write b, read b, $N times, in time order"
-is "$(awk -v c="$CHILD" '$1 == "sched_process_fork" && $0 ~ (" child_tid=" c "( |$)")' pp.ev | wc -l)" 1 \
-	"pingpong: the fork of the child, with LTTng's child_tid"
+# parent_pid and child_pid: LTTng's process ids after the thread ids (a
+# process forked by its main thread: both equal the thread ids)
+is "$(awk -v c="$CHILD" -v p="$parent" '$1 == "sched_process_fork" && $0 ~ (" child_tid=" c " ") &&
+	$0 ~ (" child_pid=" c "( |$)") && index($0, " parent_tid=" p " parent_pid=" p " ")' pp.ev | wc -l)" 1 \
+	"pingpong: the fork of the child, with LTTng's child_tid, and parent_pid, child_pid"
 
 # ---- fsync: one write, one fsync
 SIZE=65536
