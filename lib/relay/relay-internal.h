@@ -268,11 +268,17 @@ TRAWL_HIDDEN void tr_relay_trace_files_close(struct trawl_relay *r, struct rtrac
  */
 TRAWL_HIDDEN int tr_relay_resume(struct rconn *c, const struct relay_msg *m, const char *dir,
 				 char *err, size_t errlen);
-/* A STREAM of a resumed trace: 0 when taken (a stream the relay has, in
- * memory or on the disk), 1 when new (the caller creates it), -errno with
- * err set when refused. */
-TRAWL_HIDDEN int tr_relay_stream_resume(struct trawl_relay *r, struct rtrace *t,
-					const struct relay_msg *m, char *err, size_t errlen);
+/* A STREAM of a resumed trace: 0 when the relay has it in memory (taken
+ * as it is), 1 when not (relay.c's on_stream adds it), -errno with err
+ * set when it contradicts one the relay has. */
+TRAWL_HIDDEN int tr_relay_stream_resume(struct rtrace *t, const struct relay_msg *m, char *err,
+					size_t errlen);
+/* The files of st (st->name, a stream of the resumed trace t) opened to
+ * append, its size, packets and last packet read from them: 0; 1 when the
+ * disk has no such stream (a new one, created by the caller); -errno with
+ * err set. The caller closes what was opened (st->fd, st->idxfd >= 0). */
+TRAWL_HIDDEN int tr_relay_stream_reopen(const struct rtrace *t, struct rstream *st, char *err,
+					size_t errlen);
 /* Queues (or updates, while unsent) c's PROGRESS: c->written. */
 TRAWL_HIDDEN void tr_relay_progress(struct rconn *c);
 

@@ -524,9 +524,9 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	/* a resumed trace's streams are announced again: taken as they are */
-	int rs = t->resumed ? tr_relay_stream_resume(r, t, m, err, errlen) : 1;
-	if (rs <= 0)
-		return rs;
+	int ret = t->resumed ? tr_relay_stream_resume(t, m, err, errlen) : 1;
+	if (ret <= 0)
+		return ret;
 	if (stream_by_handle(t, m->u.stream.handle))
 		return tr_seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
 			      m->u.stream.handle);
@@ -541,9 +541,6 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
 				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
 				 r->fd_pool);
-	int ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err, errlen);
-	if (ret < 0)
-		return ret;
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
 	if (!st)
@@ -556,23 +553,32 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	/* both files or neither: the stream's is removed when its index
-	 * cannot be made */
-	if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
+	/* a resumed trace's stream the disk holds (resume.c): appended to */
+	ret = t->resumed ? tr_relay_stream_reopen(t, st, err, errlen) : 1;
+	if (ret < 0)
 		goto err;
-	spath = path;
-	if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
-			      st->name)) < 0)
-		goto err;
-	uint8_t ih[CTF_IDX_HEADER_LEN];
-	ctf_index_put_header(ih);
-	if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
-		ret = tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
-		unlink(path);
-		goto err;
+	if (ret == 1) {
+		if ((ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err,
+						 errlen)) < 0)
+			goto err;
+		/* both files or neither: the stream's is removed when its
+		 * index cannot be made */
+		if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
+			goto err;
+		spath = path;
+		if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
+				      st->name)) < 0)
+			goto err;
+		uint8_t ih[CTF_IDX_HEADER_LEN];
+		ctf_index_put_header(ih);
+		if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+			ret = tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+			unlink(path);
+			goto err;
+		}
+		free(path);
+		free(spath);
 	}
-	free(path);
-	free(spath);
 	st->id = r->next_id++;
 	st->handle = m->u.stream.handle;
 	st->class_id = m->u.stream.class_id;
@@ -587,8 +593,7 @@ err:
 	if (path != spath)
 		free(path);
 	free(spath);
-	if (st)
-		stream_free(st);
+	stream_free(st);
 	return ret;
 }
 
