@@ -25,13 +25,6 @@
 /* The metadata's first bytes read for its trace UUID. */
 #define UUID_SCAN 65536
 
-static void uuid_str(const uint8_t u[16], char out[37])
-{
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-		 u[13], u[14], u[15]);
-}
-
 /* Opens dir/name (or dir/index/name.idx) to append, no symbolic link
  * followed: the descriptor, or -errno. */
 static int open_append(const char *dir, const char *name, bool idx)
@@ -73,7 +66,7 @@ static bool owns(int meta_fd, uint64_t len, const char *dir, const uint8_t uuid[
 	if (got > 0) {
 		b[got] = 0;
 		char u[37], needle[64];
-		uuid_str(uuid, u);
+		tr_uuid_format(uuid, u);
 		snprintf(needle, sizeof(needle), "uuid = \"%s\";", u);
 		ok = strstr(b, needle) != NULL;
 	}
