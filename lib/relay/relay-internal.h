@@ -176,6 +176,9 @@ struct trawl_relay {
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
  * the connection is closed: its peer would lose its place). */
 TRAWL_HIDDEN int tr_rconn_queue(struct rconn *c, const void *p, size_t n);
+/* Queues a WELCOME refusing the producer or agent c (status -e, the
+ * reason why, cut at 255 bytes) and closes c once it is sent. */
+TRAWL_HIDDEN void tr_relay_refuse(struct rconn *c, int e, const char *why);
 /* The relay's log, through its hook (nothing without one). */
 TRAWL_HIDDEN void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -668,8 +668,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 				/* refused with the reason; logged once per episode
 				 * (a flood of bad proofs) */
 				tr_relay_auth_log(c, err);
-				queue_status(c, RELAY_WELCOME, ret, err);
-				c->closing = true;
+				tr_relay_refuse(c, -ret, err);
 				return 0;
 			}
 			if (proven.type == RELAY_JOIN)	/* an agent's, proven */
@@ -858,8 +857,6 @@ static int in_grow(struct rconn *c, size_t need)
 	return 0;
 }
 
-/* Queues a WELCOME refusing the producer c (status -e, the reason why)
- * and closes it once sent. */
 /* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
  * returns its length. */
 #define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
@@ -875,7 +872,7 @@ static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
 	return RELAY_HDR_LEN + 4 + ml;
 }
 
-static void refuse_conn(struct rconn *c, int e, const char *why)
+void tr_relay_refuse(struct rconn *c, int e, const char *why)
 {
 	uint8_t rep[REFUSAL_MAX];
 	tr_rconn_queue(c, rep, refusal(rep, e, why));
@@ -909,7 +906,7 @@ static int before_hello(struct rconn *c)
 	char why[200];
 	snprintf(why, sizeof(why), "a HELLO of %u bytes (at most %d)", len, HELLO_MAX);
 	tr_relay_log(c->r, LOG_WARNING, "%s: refused: %s", c->peer, why);
-	refuse_conn(c, EPROTO, why);
+	tr_relay_refuse(c, EPROTO, why);
 	return -1;
 }
 
