@@ -254,6 +254,9 @@ TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);
 /* relay.c's helpers that resume.c and quota.c use. */
+/* Opens dir/name, or dir/index/name.idx (idx), with flags (close-on-exec
+ * added): the descriptor (not counted in the pool), or -errno. */
+TRAWL_HIDDEN int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags);
 TRAWL_HIDDEN bool tr_relay_pool_has(const struct trawl_relay *r, int n);
 TRAWL_HIDDEN struct rsession *tr_relay_session_get(struct trawl_relay *r, const char *name,
 						   const char *host, uint64_t live_us);

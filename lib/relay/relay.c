@@ -240,16 +240,24 @@ static void trace_files_close(struct trawl_relay *r, struct rtrace *t)
 	t->files_open = false;
 }
 
-/* Opens a read-only descriptor of the pool on dir/name (or dir/index/name.idx). */
-static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool idx)
+int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags)
 {
 	char *p;
 	if (asprintf(&p, idx ? "%s/index/%s.idx" : "%s/%s", dir, name) < 0)
-		return -1;
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+		return -ENOMEM;
+	int fd = open(p, flags | O_CLOEXEC);
+	int e = errno;
 	free(p);
-	if (fd >= 0)
-		r->nfds++;
+	return fd < 0 ? -e : fd;
+}
+
+/* Opens a read-only descriptor of the pool on dir/name (or dir/index/name.idx). */
+static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool idx)
+{
+	int fd = tr_relay_file_open(dir, name, idx, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	r->nfds++;
 	return fd;
 }
 

@@ -29,13 +29,7 @@
  * followed: the descriptor, or -errno. */
 static int open_append(const char *dir, const char *name, bool idx)
 {
-	char *p;
-	if (asprintf(&p, idx ? "%s/index/%s.idx" : "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	int fd = open(p, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	int e = errno;
-	free(p);
-	return fd < 0 ? -e : fd;
+	return tr_relay_file_open(dir, name, idx, O_RDWR | O_APPEND | O_NOFOLLOW);
 }
 
 /*
