@@ -122,7 +122,10 @@ int cmd_secret(int argc, char **argv)
 		if (!(from = cli_secret_env(from)))
 			return cli_usage("%s derives from the cluster secret: give --secret-file "
 					 "CLUSTER", what);
-		if (tr_auth_load(from, &cluster, err, sizeof(err)) < 0)
+		/* without nettle a derived key would be random bytes (auth.c's
+		 * hmac): refused here, not written */
+		if (tr_auth_ready(err, sizeof(err)) < 0 ||
+		    tr_auth_load(from, &cluster, err, sizeof(err)) < 0)
 			return cli_err("%s", err);
 		if (cluster.kind != AUTH_CLUSTER) {
 			tr_auth_wipe(&cluster);

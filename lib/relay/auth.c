@@ -99,19 +99,6 @@ void tr_relay_auth_log(struct rconn *c, const char *why)
 	log_refusal(c, true, why);
 }
 
-/* A WELCOME refusing c, then the close. */
-static void welcome_refusal(struct rconn *c, int e, const char *why)
-{
-	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
-	size_t ml = strnlen(why, 255);
-	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml + 1));
-	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
-	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
-	rep[RELAY_HDR_LEN + 4 + ml] = 0;
-	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml + 1);
-	c->closing = true;
-}
-
 /* The role a proof of message type has (net/auth.h). */
 static uint32_t role_of(uint32_t type)
 {
@@ -133,17 +120,17 @@ int tr_relay_auth_hello(struct rconn *c, const struct relay_msg *m)
 			"secret-file)";
 		log_refusal(c, false, join ? "a JOIN without a credential" :
 			    "a HELLO without a credential");
-		welcome_refusal(c, EACCES, why);
+		tr_relay_refuse(c, EACCES, why);
 		return 0;
 	}
 	if (c->auth) {
-		welcome_refusal(c, EPROTO, join ? "a JOIN after a HELLO or JOIN" : "a second HELLO");
+		tr_relay_refuse(c, EPROTO, join ? "a JOIN after a HELLO or JOIN" : "a second HELLO");
 		return 0;
 	}
 	struct rauth *a = challenge(c);
 	if (!a || !(a->hello = malloc(m->len))) {
 		tr_relay_auth_free(c);
-		welcome_refusal(c, ENOMEM, "the relay is out of memory");
+		tr_relay_refuse(c, ENOMEM, "the relay is out of memory");
 		return -ENOMEM;
 	}
 	memcpy(a->hello, m->payload, m->len);

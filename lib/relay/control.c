@@ -19,7 +19,6 @@
  * that a request names the nodes that are missing.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +39,9 @@
 #define OFF_SAMPLES 8		/* offset samples kept per node */
 #define PING_FAST_MS 100	/* the first OFF_SAMPLES pings, then */
 #define PING_MS 1000
-#define NODES_MAX 4096
+#define NODES_MAX 4096		/* node records (a peer may JOIN under many names) */
 #define START_MARGIN_MS 250	/* a start's agreed time: now plus this */
-#define START_MARGIN_MAX_MS 10000		/* node records (a peer may JOIN under many names) */
+#define START_MARGIN_MAX_MS 10000
 
 struct rnode {
 	char name[RELAY_HOST_MAX + 1];
@@ -77,13 +76,6 @@ struct rreq {
 	int64_t deadline;		/* ms */
 	struct rreq *next;
 };
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The best offset sample: the shortest round trip. */
 static bool best(const struct rnode *n, int64_t *off, uint64_t *rtt)
@@ -198,19 +190,25 @@ static int by_name(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
+static int count_nodes(const struct trawl_relay *r)
+{
+	int k = 0;
+	for (const struct rnode *x = r->nodes; x; x = x->next)
+		k++;
+	return k;
+}
+
 /* The nodes whose names match glob, by name: a malloc'd array, or NULL
  * (none: *n = 0; else out of memory). */
 static struct rnode **select_nodes(struct trawl_relay *r, const char *glob, size_t *n)
 {
-	size_t k = 0;
-	for (struct rnode *x = r->nodes; x; x = x->next)
-		k++;
+	int k = count_nodes(r);
 	*n = 0;
-	struct rnode **v = calloc(k ? k : 1, sizeof(*v));
+	struct rnode **v = calloc(k ? (size_t)k : 1, sizeof(*v));
 	if (!v)
 		return NULL;
 	for (struct rnode *x = r->nodes; x; x = x->next)
-		if (fnmatch(glob, x->name, 0) == 0)
+		if (tr_glob_match(glob, x->name))
 			v[(*n)++] = x;
 	qsort(v, *n, sizeof(*v), by_name);
 	return v;
@@ -350,14 +348,6 @@ static int on_cluster(struct rconn *c, const struct relay_msg *m, char *err, siz
 	return 0;
 }
 
-static int count_nodes(const struct trawl_relay *r)
-{
-	int k = 0;
-	for (const struct rnode *x = r->nodes; x; x = x->next)
-		k++;
-	return k;
-}
-
 static int on_join(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
 	struct trawl_relay *r = c->r;
@@ -379,12 +369,7 @@ static int on_join(struct rconn *c, const struct relay_msg *m, char *err, size_t
 		e = EUSERS, snprintf(why, sizeof(why), "the relay knows %d nodes already",
 				     NODES_MAX);
 	if (*why) {
-		struct relay_wr w = { 0 };
-		tr_relay_wr_begin(&w, RELAY_WELCOME);
-		tr_relay_wr_32(&w, (uint32_t)-e);
-		tr_relay_wr_str(&w, why);
-		send_wr(c, &w);
-		c->closing = true;
+		tr_relay_refuse(c, e, why);
 		tr_relay_log(r, LOG_WARNING, "%s: JOIN refused: %s", c->peer, why);
 		return 0;
 	}
@@ -399,7 +384,7 @@ static int on_join(struct rconn *c, const struct relay_msg *m, char *err, size_t
 	const char *sp = strchr(c->peer, ' ');
 	snprintf(n->addr, sizeof(n->addr), "%s", sp ? sp + 1 : c->peer);
 	n->c = c;
-	n->since = real_ns();
+	n->since = (uint64_t)tr_clock_ns(CLOCK_REALTIME);
 	n->nsamples = n->pings = 0;
 	c->node = n;
 	/* the log names it so from now on (cut: the peer field is short) */
@@ -488,7 +473,7 @@ void tr_control_conn_gone(struct rconn *c)
 		return;
 	tr_relay_log(r, LOG_WARNING, "node %s (%s) left", n->name, n->addr);
 	n->c = NULL;
-	n->since = real_ns();
+	n->since = (uint64_t)tr_clock_ns(CLOCK_REALTIME);
 	c->node = NULL;
 	for (struct rreq *q = r->reqs, *next; q; q = next) {
 		next = q->next;

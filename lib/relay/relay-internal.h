@@ -176,6 +176,9 @@ struct trawl_relay {
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
  * the connection is closed: its peer would lose its place). */
 TRAWL_HIDDEN int tr_rconn_queue(struct rconn *c, const void *p, size_t n);
+/* Queues a WELCOME refusing the producer or agent c (status -e, the
+ * reason why, cut at 255 bytes) and closes c once it is sent. */
+TRAWL_HIDDEN void tr_relay_refuse(struct rconn *c, int e, const char *why);
 /* The relay's log, through its hook (nothing without one). */
 TRAWL_HIDDEN void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -251,6 +254,9 @@ TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);
 /* relay.c's helpers that resume.c and quota.c use. */
+/* Opens dir/name, or dir/index/name.idx (idx), with flags (close-on-exec
+ * added): the descriptor (not counted in the pool), or -errno. */
+TRAWL_HIDDEN int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags);
 TRAWL_HIDDEN bool tr_relay_pool_has(const struct trawl_relay *r, int n);
 TRAWL_HIDDEN struct rsession *tr_relay_session_get(struct trawl_relay *r, const char *name,
 						   const char *host, uint64_t live_us);
@@ -268,11 +274,17 @@ TRAWL_HIDDEN void tr_relay_trace_files_close(struct trawl_relay *r, struct rtrac
  */
 TRAWL_HIDDEN int tr_relay_resume(struct rconn *c, const struct relay_msg *m, const char *dir,
 				 char *err, size_t errlen);
-/* A STREAM of a resumed trace: 0 when taken (a stream the relay has, in
- * memory or on the disk), 1 when new (the caller creates it), -errno with
- * err set when refused. */
-TRAWL_HIDDEN int tr_relay_stream_resume(struct trawl_relay *r, struct rtrace *t,
-					const struct relay_msg *m, char *err, size_t errlen);
+/* A STREAM of a resumed trace: 0 when the relay has it in memory (taken
+ * as it is), 1 when not (relay.c's on_stream adds it), -errno with err
+ * set when it contradicts one the relay has. */
+TRAWL_HIDDEN int tr_relay_stream_resume(struct rtrace *t, const struct relay_msg *m, char *err,
+					size_t errlen);
+/* The files of st (st->name, a stream of the resumed trace t) opened to
+ * append, its size, packets and last packet read from them: 0; 1 when the
+ * disk has no such stream (a new one, created by the caller); -errno with
+ * err set. The caller closes what was opened (st->fd, st->idxfd >= 0). */
+TRAWL_HIDDEN int tr_relay_stream_reopen(const struct rtrace *t, struct rstream *st, char *err,
+					size_t errlen);
 /* Queues (or updates, while unsent) c's PROGRESS: c->written. */
 TRAWL_HIDDEN void tr_relay_progress(struct rconn *c);
 

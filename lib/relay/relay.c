@@ -240,16 +240,24 @@ static void trace_files_close(struct trawl_relay *r, struct rtrace *t)
 	t->files_open = false;
 }
 
-/* Opens a read-only descriptor of the pool on dir/name (or dir/index/name.idx). */
-static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool idx)
+int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags)
 {
 	char *p;
 	if (asprintf(&p, idx ? "%s/index/%s.idx" : "%s/%s", dir, name) < 0)
-		return -1;
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
+		return -ENOMEM;
+	int fd = open(p, flags | O_CLOEXEC);
+	int e = errno;
 	free(p);
-	if (fd >= 0)
-		r->nfds++;
+	return fd < 0 ? -e : fd;
+}
+
+/* Opens a read-only descriptor of the pool on dir/name (or dir/index/name.idx). */
+static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool idx)
+{
+	int fd = tr_relay_file_open(dir, name, idx, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	r->nfds++;
 	return fd;
 }
 
@@ -524,9 +532,9 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	/* a resumed trace's streams are announced again: taken as they are */
-	int rs = t->resumed ? tr_relay_stream_resume(r, t, m, err, errlen) : 1;
-	if (rs <= 0)
-		return rs;
+	int ret = t->resumed ? tr_relay_stream_resume(t, m, err, errlen) : 1;
+	if (ret <= 0)
+		return ret;
 	if (stream_by_handle(t, m->u.stream.handle))
 		return tr_seterr(err, errlen, EPROTO, "STREAM: handle %u given twice",
 			      m->u.stream.handle);
@@ -541,9 +549,6 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
 				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
 				 r->fd_pool);
-	int ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err, errlen);
-	if (ret < 0)
-		return ret;
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
 	if (!st)
@@ -556,23 +561,32 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
-	/* both files or neither: the stream's is removed when its index
-	 * cannot be made */
-	if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
+	/* a resumed trace's stream the disk holds (resume.c): appended to */
+	ret = t->resumed ? tr_relay_stream_reopen(t, st, err, errlen) : 1;
+	if (ret < 0)
 		goto err;
-	spath = path;
-	if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
-			      st->name)) < 0)
-		goto err;
-	uint8_t ih[CTF_IDX_HEADER_LEN];
-	ctf_index_put_header(ih);
-	if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
-		ret = tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
-		unlink(path);
-		goto err;
+	if (ret == 1) {
+		if ((ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err,
+						 errlen)) < 0)
+			goto err;
+		/* both files or neither: the stream's is removed when its
+		 * index cannot be made */
+		if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
+			goto err;
+		spath = path;
+		if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
+				      st->name)) < 0)
+			goto err;
+		uint8_t ih[CTF_IDX_HEADER_LEN];
+		ctf_index_put_header(ih);
+		if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
+			ret = tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+			unlink(path);
+			goto err;
+		}
+		free(path);
+		free(spath);
 	}
-	free(path);
-	free(spath);
 	st->id = r->next_id++;
 	st->handle = m->u.stream.handle;
 	st->class_id = m->u.stream.class_id;
@@ -587,8 +601,7 @@ err:
 	if (path != spath)
 		free(path);
 	free(spath);
-	if (st)
-		stream_free(st);
+	stream_free(st);
 	return ret;
 }
 
@@ -663,8 +676,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 				/* refused with the reason; logged once per episode
 				 * (a flood of bad proofs) */
 				tr_relay_auth_log(c, err);
-				queue_status(c, RELAY_WELCOME, ret, err);
-				c->closing = true;
+				tr_relay_refuse(c, -ret, err);
 				return 0;
 			}
 			if (proven.type == RELAY_JOIN)	/* an agent's, proven */
@@ -853,8 +865,6 @@ static int in_grow(struct rconn *c, size_t need)
 	return 0;
 }
 
-/* Queues a WELCOME refusing the producer c (status -e, the reason why)
- * and closes it once sent. */
 /* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
  * returns its length. */
 #define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
@@ -870,7 +880,7 @@ static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
 	return RELAY_HDR_LEN + 4 + ml;
 }
 
-static void refuse_conn(struct rconn *c, int e, const char *why)
+void tr_relay_refuse(struct rconn *c, int e, const char *why)
 {
 	uint8_t rep[REFUSAL_MAX];
 	tr_rconn_queue(c, rep, refusal(rep, e, why));
@@ -904,7 +914,7 @@ static int before_hello(struct rconn *c)
 	char why[200];
 	snprintf(why, sizeof(why), "a HELLO of %u bytes (at most %d)", len, HELLO_MAX);
 	tr_relay_log(c->r, LOG_WARNING, "%s: refused: %s", c->peer, why);
-	refuse_conn(c, EPROTO, why);
+	tr_relay_refuse(c, EPROTO, why);
 	return -1;
 }
 

@@ -25,24 +25,11 @@
 /* The metadata's first bytes read for its trace UUID. */
 #define UUID_SCAN 65536
 
-static void uuid_str(const uint8_t u[16], char out[37])
-{
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-		 u[13], u[14], u[15]);
-}
-
 /* Opens dir/name (or dir/index/name.idx) to append, no symbolic link
  * followed: the descriptor, or -errno. */
 static int open_append(const char *dir, const char *name, bool idx)
 {
-	char *p;
-	if (asprintf(&p, idx ? "%s/index/%s.idx" : "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	int fd = open(p, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	int e = errno;
-	free(p);
-	return fd < 0 ? -e : fd;
+	return tr_relay_file_open(dir, name, idx, O_RDWR | O_APPEND | O_NOFOLLOW);
 }
 
 /*
@@ -73,7 +60,7 @@ static bool owns(int meta_fd, uint64_t len, const char *dir, const uint8_t uuid[
 	if (got > 0) {
 		b[got] = 0;
 		char u[37], needle[64];
-		uuid_str(uuid, u);
+		tr_uuid_format(uuid, u);
 		snprintf(needle, sizeof(needle), "uuid = \"%s\";", u);
 		ok = strstr(b, needle) != NULL;
 	}
@@ -253,8 +240,7 @@ static int stream_state(struct rstream *st)
 	return 0;
 }
 
-int tr_relay_stream_resume(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m,
-			   char *err, size_t errlen)
+int tr_relay_stream_resume(struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	const char *name = m->u.stream.name;
 	for (size_t i = 0; i < t->nstreams; i++) {
@@ -267,65 +253,24 @@ int tr_relay_stream_resume(struct trawl_relay *r, struct rtrace *t, const struct
 					 "not the stream %u (%s) it had", m->u.stream.handle, name,
 					 st->handle, st->name);
 	}
-	int fd = open_append(t->dir, name, false);
-	if (fd == -ENOENT)
+	return 1;
+}
+
+int tr_relay_stream_reopen(const struct rtrace *t, struct rstream *st, char *err, size_t errlen)
+{
+	if ((st->fd = open_append(t->dir, st->name, false)) == -ENOENT)
 		return 1;	/* a new stream */
-	if (t->nstreams >= RELAY_STREAMS_MAX) {
-		if (fd >= 0)
-			close(fd);
-		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
-				 RELAY_STREAMS_MAX);
-	}
-	struct rstream *st = calloc(1, sizeof(*st));
-	struct rstream **sv = st ? realloc(t->streams, (t->nstreams + 1) * sizeof(*sv)) : NULL;
-	int ret;
-	if (sv)
-		t->streams = sv;
-	if (!sv || !(st->name = strdup(name))) {
-		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
-		goto err;
-	}
-	st->fd = fd;
-	st->idxfd = -1;
-	if (fd < 0) {
-		ret = tr_seterr(err, errlen, -fd, "%s/%s: %s", t->dir, name, strerror(-fd));
-		goto err;
-	}
-	if (!tr_relay_pool_has(r, 2)) {
-		ret = tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
-				"(%d of %d in use; --fd-pool-size)", name, r->nfds, r->fd_pool);
-		goto err;
-	}
-	if ((st->idxfd = open_append(t->dir, name, true)) < 0) {
-		ret = tr_seterr(err, errlen, -st->idxfd, "%s/index/%s.idx: %s", t->dir, name,
-				strerror(-st->idxfd));
-		goto err;
-	}
-	if ((ret = stream_state(st)) < 0) {
-		tr_seterr(err, errlen, -ret, "%s/%s: its index does not match it (%s)", t->dir, name,
-			  strerror(-ret));
-		goto err;
-	}
-	st->id = r->next_id++;
-	st->handle = m->u.stream.handle;
-	st->class_id = m->u.stream.class_id;
-	st->trace = t;
-	t->streams[t->nstreams++] = st;
-	r->nfds += 2;
-	tr_live_wake(r, t->session);
+	if (st->fd < 0)
+		return tr_seterr(err, errlen, -st->fd, "%s/%s: %s", t->dir, st->name,
+				 strerror(-st->fd));
+	if ((st->idxfd = open_append(t->dir, st->name, true)) < 0)
+		return tr_seterr(err, errlen, -st->idxfd, "%s/index/%s.idx: %s", t->dir, st->name,
+				 strerror(-st->idxfd));
+	int ret = stream_state(st);
+	if (ret < 0)
+		return tr_seterr(err, errlen, -ret, "%s/%s: its index does not match it (%s)",
+				 t->dir, st->name, strerror(-ret));
 	return 0;
-err:
-	if (st) {
-		if (st->fd >= 0)
-			close(st->fd);
-		if (st->idxfd >= 0)
-			close(st->idxfd);
-		free(st->name);
-		free(st);
-	} else if (fd >= 0) {
-		close(fd);
-	}
-	return ret;
 }
 
 void tr_relay_progress(struct rconn *c)
