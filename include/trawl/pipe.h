@@ -325,6 +325,19 @@ struct trawl_sink_ops {
 	 * e.g. close a time interval by the wall clock. 0 or -errno (the run
 	 * stops). */
 	int (*idle)(void *self, struct trawl_reader *r);
+	/*
+	 * Optional: does the sink need the events of class cls? Asked once
+	 * per class after start(). When every sink of a run answers, the
+	 * reader's decoder may leave out of its batches the events of
+	 * classes none wants: it still decodes them (CTF is read in order)
+	 * but does not merge them. Each stream's first and last events and
+	 * the first and last of every decoded batch (a few thousand events)
+	 * come whatever their class, so that a sink still sees the trace's
+	 * span and time go by: a sink must take an event of a class it does
+	 * not want as nothing but its time, and give the same results with
+	 * or without the others. Not for live readers, nor with a limit.
+	 */
+	bool (*wants)(void *self, const struct trawl_ctf_event_class *cls);
 };
 
 struct trawl_sink {

@@ -266,6 +266,7 @@ struct trawl_analysis {
 struct analysis_def {
 	const char *name, *help;
 	handler_fn fn;
+	unsigned kinds;			/* the kinds fn needs (1u << K_...), besides common()'s */
 };
 
 /* ------------------------------------------------------- rows */
@@ -1013,12 +1014,18 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 
 /* ------------------------------------------------------- the table */
 
+#define KB(k) (1u << (k))
+#define K_SYS (KB(K_SYS_ENTRY) | KB(K_SYS_EXIT))
+
 static const struct analysis_def defs[] = {
-	{ "cputop", "CPU usage per thread and CPU", cputop },
-	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat },
-	{ "iolatency", "block request latency and size per disk and thread", iolatency },
-	{ "irq", "hard and soft IRQ counts and durations", irq },
-	{ "syscalls", "per syscall count, min/avg/max/stddev duration, errors", syscalls },
+	{ "cputop", "CPU usage per thread and CPU", cputop, KB(K_SWITCH) },
+	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat,
+	  KB(K_SWITCH) | KB(K_WAKEUP) },
+	{ "iolatency", "block request latency and size per disk and thread", iolatency,
+	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) },
+	{ "irq", "hard and soft IRQ counts and durations", irq,
+	  KB(K_IRQ_ENTRY) | KB(K_IRQ_EXIT) | KB(K_SOFT_ENTRY) | KB(K_SOFT_EXIT) },
+	{ "syscalls", "per syscall count, min/avg/max/stddev duration, errors", syscalls, K_SYS },
 };
 
 const char *trawl_analysis_name(size_t i, const char **help)
@@ -1177,9 +1184,20 @@ static int idle(void *self, struct trawl_reader *r)
 	return 0;
 }
 
+/* The kinds common() and switched() need: names, each CPU's thread. */
+#define K_COMMON (KB(K_SWITCH) | KB(K_FORK) | KB(K_EXEC) | KB(K_SDPROC))
+
+/* The others' events are decoded but not merged (trawl_sink_ops.wants):
+ * for events() they would be K_OTHER, only time. */
+static bool wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	const struct trawl_analysis *a = self;
+	return ((K_COMMON | a->def->kinds) >> classify(cls->name)) & 1;
+}
+
 static const struct trawl_sink_ops sink_ops = {
 	.sz = sizeof(sink_ops), .name = "analysis", .start = start, .events = events,
-	.finish = finish, .idle = idle,
+	.finish = finish, .idle = idle, .wants = wants,
 };
 
 struct trawl_analysis *trawl_analysis_new(const struct trawl_analysis_opts *o, char *err,

@@ -205,6 +205,78 @@ static struct trawl_reader_stream *pick(struct trawl_reader *r)
 	return best;
 }
 
+/*
+ * Leaves out of b the events of classes the sinks do not want (r->want),
+ * except its first and last (see trawl_sink_ops.wants): records, raw
+ * clocks, cpus and tapes move down over the holes, in place.
+ */
+static void batch_keep(const struct trawl_reader *r, struct batch *b)
+{
+	const uint8_t *want = r->want;
+	const uint32_t n = b->n, nw = r->nwant;
+	uint32_t o = 1;
+	size_t vi = b->rec[0].nv, vo = vi;
+
+	if (n <= 2)
+		return;
+	for (uint32_t i = 1; i < n; i++) {
+		const struct brec x = b->rec[i];
+		if (x.cls < nw && !want[x.cls] && i != n - 1) {
+			vi += x.nv;
+			continue;
+		}
+		if (o != i) {
+			b->rec[o] = x;
+			if (!b->ghz)
+				b->cyc[o] = b->cyc[i];
+			if (!b->onecpu)
+				b->cpu[o] = b->cpu[i];
+			if (vo != vi)
+				memmove(b->vals + vo, b->vals + vi, x.nv * sizeof(*b->vals));
+		}
+		o++;
+		vi += x.nv;
+		vo += x.nv;
+	}
+	b->n = o;
+	b->nv = vo;
+}
+
+int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_t nsinks)
+{
+	size_t off = offsetof(struct trawl_sink_ops, wants);
+
+	if (r->live || r->primed || !r->nclasses || !nsinks)
+		return 0;
+	for (size_t i = 0; i < nsinks; i++)
+		if (sinks[i].ops->sz <= off || !sinks[i].ops->wants)
+			return 0;	/* a sink that wants everything */
+	uint8_t *w = calloc(r->nclasses, 1);
+	if (!w)
+		return -ENOMEM;
+	bool some = false;
+	for (size_t t = 0; t < r->ntraces; t++) {
+		const struct trawl_ctf_trace *m = r->traces[t]->dec.meta;
+		for (size_t j = 0; j < m->nstreams; j++)
+			for (size_t e = 0; e < m->streams[j]->nevents; e++) {
+				const struct trawl_ctf_event_class *c = m->streams[j]->events[e];
+				if (c->index >= r->nclasses)
+					continue;
+				for (size_t i = 0; i < nsinks && !w[c->index]; i++)
+					w[c->index] = sinks[i].ops->wants(sinks[i].self, c);
+				some |= !w[c->index];
+			}
+	}
+	if (!some) {
+		free(w);
+		return 0;
+	}
+	free(r->want);
+	r->want = w;
+	r->nwant = r->nclasses;
+	return 0;
+}
+
 /* Fills the next batch of s (fillable; r->mu held, released meanwhile). */
 static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
 {
@@ -213,6 +285,8 @@ static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
 	s->qbusy = true;
 	pthread_mutex_unlock(&r->mu);
 	tr_ctf_stream_fill(&s->cs, b);
+	if (r->want)
+		batch_keep(r, b);
 	pthread_mutex_lock(&r->mu);
 	s->qbusy = false;
 	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
@@ -1167,6 +1241,7 @@ void trawl_reader_free(struct trawl_reader *r)
 		pthread_cond_destroy(&r->mcv);
 	}
 	free(r->all);
+	free(r->want);
 	if (r->m) {
 		free(r->m->t64);
 		free(r->m->tree);

@@ -129,6 +129,10 @@ struct trawl_reader {
 	size_t nerrq, errq_head;
 	uint32_t nstreams;
 	uint32_t nclasses;		/* event classes of every trace */
+	/* by class index: the run's sinks want its events (NULL: all; see
+	 * trawl_sink_ops.wants); classes from nwant on are all wanted */
+	uint8_t *want;
+	uint32_t nwant;
 	bool primed;
 	unsigned nerrors;
 	const char *lasterr;
@@ -158,6 +162,13 @@ struct trawl_reader {
 	bool widle, mwait, stop;	/* r->mu */
 };
 
+
+/* Asks the sinks which event classes they want (trawl_sink_ops.wants)
+ * and lets the decoder leave the others out: only when every sink
+ * answers, before the first event is read, on a reader that is not live.
+ * 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks,
+				size_t nsinks);
 
 /* ---- sources (source.c, files.c, live.c) */
 struct trawl_source;

@@ -106,6 +106,10 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 		if (k->ops->start && (ret = k->ops->start(k->self, r)) < 0)
 			goto finish;
 	}
+	/* the decoder may leave out what no sink wants (not with a limit:
+	 * it counts every event) */
+	if (!ro.limit && (ret = tr_reader_want(r, sinks, nsinks)) < 0)
+		goto finish;
 	while (!(ro.stop && *ro.stop)) {
 		unsigned max = RUN_BATCH;
 		if (ro.limit) {

@@ -381,6 +381,218 @@ static void reports(const char *dir)
 	trawl_analysis_free(a);
 }
 
+/*
+ * What the analyses leave out (trawl_sink_ops.wants): a larger trace, a
+ * random mix of their events and of an event none of them wants, read
+ * with a worker (batches of a few thousand events) by each analysis alone
+ * (the decoder then leaves the others out) and beside a sink that wants
+ * everything: every slice's rows equal.
+ */
+static int write_mix(const char *dir)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = "mix", .domain = "kernel",
+		.clock_offset_s = 1700000000,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return -1;
+	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10);
+	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
+	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
+	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
+	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
+	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ctx, "tid", s32);
+	struct trawl_ctf_stream_class *sc =
+		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, ctx);
+	struct trawl_ctf_type *sw = trawl_ctf_type_struct(w), *wk = trawl_ctf_type_struct(w),
+			      *si = trawl_ctf_type_struct(w), *so = trawl_ctf_type_struct(w),
+			      *ii = trawl_ctf_type_struct(w), *io = trawl_ctf_type_struct(w),
+			      *ri = trawl_ctf_type_struct(w), *kf = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, sw, "prev_comm", str);
+	trawl_ctf_struct_add(w, sw, "prev_tid", s32);
+	trawl_ctf_struct_add(w, sw, "prev_prio", s32);
+	trawl_ctf_struct_add(w, sw, "prev_state", s64);
+	trawl_ctf_struct_add(w, sw, "next_comm", str);
+	trawl_ctf_struct_add(w, sw, "next_tid", s32);
+	trawl_ctf_struct_add(w, sw, "next_prio", s32);
+	trawl_ctf_struct_add(w, wk, "comm", str);
+	trawl_ctf_struct_add(w, wk, "tid", s32);
+	trawl_ctf_struct_add(w, wk, "prio", s32);
+	trawl_ctf_struct_add(w, wk, "target_cpu", s32);
+	trawl_ctf_struct_add(w, si, "fd", s64);
+	trawl_ctf_struct_add(w, so, "ret", s64);
+	trawl_ctf_struct_add(w, ii, "irq", s32);
+	trawl_ctf_struct_add(w, ii, "name", str);
+	trawl_ctf_struct_add(w, io, "irq", s32);
+	trawl_ctf_struct_add(w, io, "ret", s32);
+	trawl_ctf_struct_add(w, ri, "dev", u32);
+	trawl_ctf_struct_add(w, ri, "sector", u64);
+	trawl_ctf_struct_add(w, ri, "nr_sector", u32);
+	trawl_ctf_struct_add(w, kf, "ptr", u64);
+	struct trawl_ctf_event_class *e_sw = trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, sw),
+		*e_wk = trawl_ctf_writer_event_class(w, sc, "sched_wakeup", INT64_MIN, wk),
+		*e_si = trawl_ctf_writer_event_class(w, sc, "syscall_entry_read", INT64_MIN, si),
+		*e_so = trawl_ctf_writer_event_class(w, sc, "syscall_exit_read", INT64_MIN, so),
+		*e_wi = trawl_ctf_writer_event_class(w, sc, "syscall_entry_getpid", INT64_MIN, si),
+		*e_wo = trawl_ctf_writer_event_class(w, sc, "syscall_exit_getpid", INT64_MIN, so),
+		*e_ii = trawl_ctf_writer_event_class(w, sc, "irq_handler_entry", INT64_MIN, ii),
+		*e_io = trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, io),
+		*e_ri = trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, ri),
+		*e_ro = trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, ri),
+		*e_kf = trawl_ctf_writer_event_class(w, sc, "kmem_kfree", INT64_MIN, kf);
+	struct trawl_ctf_wstream *cs[2] = { trawl_ctf_writer_stream(w, sc, "channel0", 0),
+					    trawl_ctf_writer_stream(w, sc, "channel0", 1) };
+	int r = !cs[0] || !cs[1] || !e_kf;
+	unsigned seed = 7;
+	int32_t cur[2] = { 0, 0 };
+	int dev = 8 << 20;
+	char comm[2][16];
+	/* 20000 steps per CPU, each one or two events, 1 us apart */
+	for (uint64_t t = 0; t < 20000 && !r; t++)
+		for (int c = 0; c < 2 && !r; c++) {
+			struct trawl_ctf_wstream *s = cs[c];
+			uint64_t at = 1000 + t * 1000 + (uint64_t)c * 7;
+			int32_t tid = cur[c], other = 100 + (int32_t)(rand_r(&seed) % 40) * 2 + c;
+			snprintf(comm[0], 16, "t%d", tid);
+			snprintf(comm[1], 16, "t%d", other);
+			switch (rand_r(&seed) % 8) {
+			case 0:
+				r = ev(s, e_sw, at, tid, "siil" "sii", comm[0], tid, 20,
+				       (long long)(rand_r(&seed) % 3 ? 1 : 0), comm[1], other, 20);
+				cur[c] = other;
+				break;
+			case 1:
+				r = ev(s, e_wk, at, tid, "siii", comm[1], other + 1 - 2 * c, 20, c);
+				break;
+			case 2:
+				r = ev(s, e_si, at, tid, "l", 3ll) ?:
+				    ev(s, e_so, at + 300 + rand_r(&seed) % 500, tid, "l",
+				       (long long)(rand_r(&seed) % 5) - 1);
+				break;
+			case 3:
+				r = ev(s, e_wi, at, tid, "l", 0ll) ?: ev(s, e_wo, at + 100, tid, "l", 7ll);
+				break;
+			case 4:
+				r = ev(s, e_ii, at, tid, "is", 30 + c, "eth") ?:
+				    ev(s, e_io, at + 50 + rand_r(&seed) % 200, tid, "ii", 30 + c, 1);
+				break;
+			case 5: {
+				long long sec = (long long)(rand_r(&seed) % 64) * 8;
+				r = ev(s, e_ri, at, tid, "ili", dev, sec, 8) ?:
+				    ev(s, e_ro, at + 200 + rand_r(&seed) % 400, tid, "ili", dev, sec, 8);
+				break;
+			}
+			default:
+				r = ev(s, e_kf, at, tid, "l", (long long)t);
+				break;
+			}
+		}
+	r = r ?: trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return r;
+}
+
+/* Every slice's rows, as text, in the slice's row order. */
+struct rows_text {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static void rows_slice(void *arg, const struct trawl_analysis *a)
+{
+	struct rows_text *t = arg;
+	int64_t b, e;
+	trawl_analysis_range(a, &b, &e);
+	fprintf(t->f, "slice %lld %lld\n", (long long)b, (long long)e);
+	for (size_t i = 0; i < trawl_analysis_nrows(a); i++) {
+		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
+		fprintf(t->f, "%d %lld %s %llu %llu %lld %lld %lld %.0f %llu %d", r->kind,
+			(long long)r->id, r->label, (unsigned long long)r->count,
+			(unsigned long long)r->errors, (long long)r->min, (long long)r->max,
+			(long long)r->sum, r->sumsq, (unsigned long long)r->bytes, r->prio);
+		for (int k = 0; k < TRAWL_ANALYSIS_HIST; k++)
+			fprintf(t->f, " %llu", (unsigned long long)r->hist[k]);
+		fputc('\n', t->f);
+	}
+}
+
+static int all_start(void *self, struct trawl_reader *r)
+{
+	(void)self;
+	(void)r;
+	return 0;
+}
+
+static int all_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	(void)ev;
+	*(size_t *)self += n;
+	return 0;
+}
+
+/* a sink that wants every event (no wants()) */
+static const struct trawl_sink_ops all_ops = {
+	.sz = sizeof(all_ops), .name = "all", .start = all_start, .events = all_events,
+};
+
+/* The rows of analysis name on dir with a worker, alone or beside the
+ * sink that wants everything; interval in ns (0: none). */
+static char *mix_rows(const char *dir, const char *name, int64_t interval, bool beside,
+		      size_t *nall)
+{
+	char err[256];
+	const char *p[] = { dir };
+	struct rows_text t = { 0 };
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 2 };
+	struct trawl_analysis_opts o = { .sz = sizeof(o), .name = name, .tid = -1, .cpu = -1,
+					 .interval_ns = interval, .period = rows_slice, .arg = &t };
+	struct trawl_reader *r = trawl_reader_new(p, 1, &ro, err, sizeof(err));
+	struct trawl_analysis *a = r ? trawl_analysis_new(&o, err, sizeof(err)) : NULL;
+	t.f = open_memstream(&t.buf, &t.len);
+	*nall = 0;
+	struct trawl_sink ks[2] = { a ? trawl_analysis_sink(a) : (struct trawl_sink){ 0 },
+				    { &all_ops, nall } };
+	if (!a || !t.f || trawl_pipe_run(r, ks, beside ? 2 : 1, NULL) != 0) {
+		printf("# %s: %s\n", name, err);
+		if (t.f)
+			fclose(t.f);
+		free(t.buf);
+		t.buf = NULL;
+	} else {
+		fclose(t.f);
+	}
+	trawl_analysis_free(a);
+	trawl_reader_free(r);
+	return t.buf;
+}
+
+static void left_out(void)
+{
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s/mix", root);
+	ok(write_mix(dir) == 0, "left out: a trace of 2 x 20000 random steps");
+	for (size_t i = 0; trawl_analysis_name(i, NULL); i++) {
+		const char *name = trawl_analysis_name(i, NULL);
+		for (int k = 0; k < 2; k++) {
+			int64_t iv = k ? 3000000 : 0;	/* 3 ms slices: about 7 */
+			size_t nall = 0, nalone = 0;
+			char *alone = mix_rows(dir, name, iv, false, &nalone);
+			char *beside = mix_rows(dir, name, iv, true, &nall);
+			size_t rows = 0;
+			for (const char *c = alone; c && *c; c++)
+				rows += *c == '\n';
+			ok(alone && beside && !strcmp(alone, beside) && rows > (k ? 10u : 2u),
+			   "left out: %s%s, alone and beside a sink of every event (%zu events): "
+			   "the same %zu lines of rows", name, k ? " --interval 3ms" : "", nall, rows);
+			free(alone);
+			free(beside);
+		}
+	}
+}
+
 int main(void)
 {
 	char dir[600];
@@ -391,6 +603,7 @@ int main(void)
 	hosts();
 	reports(dir);
 	no_tid();
+	left_out();
 	if (!getenv("KEEP"))
 		tap_rm_tree(root);
 	return done_testing();

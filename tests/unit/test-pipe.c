@@ -7,6 +7,10 @@
  *    time (bad spec, no event, no field, a type mismatch) and OPTIONAL;
  *  - trawl_pipe_run(): every event to every sink in order, in batches, the
  *    limit, a sink's error stops the run and every started sink finishes;
+ *  - what the sinks want (trawl_sink_ops.wants): with a worker, the events
+ *    of other classes are left out but for the ends of batches and
+ *    streams; what comes is the whole run's, in order, values equal; a
+ *    sink without wants() or a limit turns it off;
  *  - sources: a memory source reads as the files of the same trace; two
  *    sources in one reader merge in time order, each with its own clock
  *    correction and host filter; a source given twice is refused;
@@ -323,6 +327,155 @@ static void test_run(const char *dir)
 	ok(c.calls == 2 && d.calls == 1, "no batch after the error (%d, %d)", c.calls, d.calls);
 	ok(c.finished == 1 && d.finished == 1, "every started sink still finishes");
 	trawl_reader_free(r);
+}
+
+/* ---------------------------------------------- what the sinks want */
+
+/* Every event a sink got, as a line: ts, class, vtid and its own field. */
+struct got {
+	const char *only;		/* wants(): this class only; NULL: no wants() */
+	const struct trawl_field *vtid, *n, *after, *sn;
+	char (*ev)[64];
+	size_t n_ev, cap;
+};
+
+static int got_start(void *self, struct trawl_reader *r)
+{
+	struct got *g = self;
+	char err[256];
+	g->vtid = trawl_field_bind(r, "t:*.vtid", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	g->n = trawl_field_bind(r, "t:fix.n", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	g->after = trawl_field_bind(r, "t:var.after", TRAWL_FIELD_INT, 0, err, sizeof(err));
+	g->sn = trawl_field_bind(r, "t:str.n", TRAWL_FIELD_STRING, 0, err, sizeof(err));
+	return g->vtid && g->n && g->after && g->sn ? 0 : -EINVAL;
+}
+
+static int got_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct got *g = self;
+	for (size_t i = 0; i < n; i++) {
+		if (g->n_ev == g->cap) {
+			size_t cap = g->cap ? 2 * g->cap : 1024;
+			void *p = realloc(g->ev, cap * sizeof(*g->ev));
+			if (!p)
+				return -ENOMEM;
+			g->ev = p;
+			g->cap = cap;
+		}
+		const union trawl_ctf_value *v = trawl_field_value(g->vtid, &ev[i]);
+		const union trawl_ctf_value *a = trawl_field_value(g->n, &ev[i]);
+		if (!a)
+			a = trawl_field_value(g->after, &ev[i]);
+		const union trawl_ctf_value *s = trawl_field_value(g->sn, &ev[i]);
+		snprintf(g->ev[g->n_ev++], sizeof(*g->ev), "%lld %s %lld %lld %.*s",
+			 (long long)ev[i].ts, ev[i].cls->name, v ? (long long)v->i : -1,
+			 a ? (long long)a->i : -1, s ? (int)s->s.len : 0, s ? s->s.p : "");
+	}
+	return 0;
+}
+
+static bool got_wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	return !strcmp(cls->name, ((struct got *)self)->only);
+}
+
+static const struct trawl_sink_ops got_ops = {
+	.sz = sizeof(got_ops), .name = "got", .start = got_start, .events = got_events,
+};
+static const struct trawl_sink_ops got_wants_ops = {
+	.sz = sizeof(got_wants_ops), .name = "got-wants", .start = got_start,
+	.events = got_events, .wants = got_wants,
+};
+
+/* Two traces merged, a worker, batches of 64 events (many batches). */
+static int run_got(const char *dir, const char *dir2, struct got *g, size_t ng,
+		   const struct trawl_run_opts *ro)
+{
+	const char *p[] = { dir, dir2 };
+	struct trawl_reader_opts o = { .sz = sizeof(o), .threads = 2 };
+	char err[256];
+	struct trawl_reader *r = trawl_reader_new(p, 2, &o, err, sizeof(err));
+	if (!r)
+		return -1;
+	r->batch_events = 64;
+	struct trawl_sink ks[2];
+	for (size_t i = 0; i < ng; i++)
+		ks[i] = (struct trawl_sink){ g[i].only ? &got_wants_ops : &got_ops, &g[i] };
+	int rc = trawl_pipe_run(r, ks, ng, ro);
+	trawl_reader_free(r);
+	return rc;
+}
+
+static void test_wants(const char *dir, const char *dir2)
+{
+	struct got all = { 0 }, str = { .only = "t:str" }, both[2] = { { 0 }, { .only = "t:str" } };
+	struct got lim = { .only = "t:str" };
+	struct trawl_run_opts ro = { .sz = sizeof(ro), .limit = 5000 };
+
+	ok(run_got(dir, dir2, &all, 1, NULL) == 0 && run_got(dir, dir2, &str, 1, NULL) == 0,
+	   "wants: a run without and one with wants()");
+	/* N fix, N/3 var, N/7 str per trace; two traces */
+	size_t total = 2 * (N + (N + 2) / 3 + (N + 6) / 7), nstr = 2 * ((N + 6) / 7);
+	is_int(all.n_ev, total, "wants: without it, every event (%zu)", total);
+	/* what came is in the same order, with the same values, as without */
+	size_t j = 0, gotstr = 0, other = 0;
+	bool sub = true;
+	for (size_t i = 0; i < str.n_ev && sub; i++) {
+		while (j < all.n_ev && strcmp(all.ev[j], str.ev[i]))
+			j++;
+		sub = j++ < all.n_ev;
+		if (strstr(str.ev[i], " t:str "))
+			gotstr++;
+		else
+			other++;
+	}
+	ok(sub, "wants: each event that came is one of the whole run's, in its order, values equal");
+	is_int(gotstr, nstr, "wants: every event of the wanted class came (%zu)", nstr);
+	ok(str.n_ev < total / 2, "wants: the others were left out (%zu of %zu came)", str.n_ev, total);
+	/* the decoder's batches: 64 events, a trace's events in one stream */
+	size_t dbatches = 2 * ((total / 2 + 63) / 64);
+	ok(other <= 2 * dbatches && other >= 4,
+	   "wants: of the others, only the ends of batches and streams (%zu, at most %zu)", other,
+	   2 * dbatches);
+	/* the span: each stream's first and last events came */
+	ok(str.n_ev && all.n_ev && !strcmp(str.ev[0], all.ev[0]) &&
+	   !strcmp(str.ev[str.n_ev - 1], all.ev[all.n_ev - 1]),
+	   "wants: the first and the last events of the run came");
+	bool ends = true;
+	for (int t = 0; t < 2; t++) {
+		const char *first = NULL, *last = NULL;
+		/* a trace's events by their ts: base 0 (pa) is even-free of +5 */
+		for (size_t i = 0; i < all.n_ev; i++) {
+			long long ts = strtoll(all.ev[i], NULL, 10) % 10;
+			bool of_b = ts >= 5;
+			if (of_b == (t == 1)) {
+				if (!first)
+					first = all.ev[i];
+				last = all.ev[i];
+			}
+		}
+		bool f = false, l = false;
+		for (size_t i = 0; i < str.n_ev; i++) {
+			f |= first && !strcmp(str.ev[i], first);
+			l |= last && !strcmp(str.ev[i], last);
+		}
+		ends &= f && l;
+	}
+	ok(ends, "wants: each trace's first and last events came");
+
+	/* a sink without wants(): everything, to both */
+	ok(run_got(dir, dir2, both, 2, NULL) == 0, "wants: two sinks, one without wants()");
+	ok(both[0].n_ev == total && both[1].n_ev == total,
+	   "wants: a sink that wants everything gets everything, the other too (%zu, %zu)",
+	   both[0].n_ev, both[1].n_ev);
+	/* a limit counts every event: no filter */
+	int rc = run_got(dir, dir2, &lim, 1, &ro);
+	ok(rc == 0 && lim.n_ev == 5000, "wants: with a limit, every event up to it (%zu)", lim.n_ev);
+	free(all.ev);
+	free(str.ev);
+	free(both[0].ev);
+	free(both[1].ev);
+	free(lim.ev);
 }
 
 /* -------------------------------------------------------------- sources */
@@ -828,6 +981,7 @@ int main(void)
 	ok(write_trace(dir, "pa", 0) == 0 && write_trace(dir2, "pb", 5) == 0, "two traces written");
 	test_bind(dir);
 	test_run(dir);
+	test_wants(dir, dir2);
 	test_sources(dir, dir2);
 	test_formats(dir);
 	test_live_drip();
