@@ -332,6 +332,7 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 	for (;;) {
 		if (b) {
 			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
+			r->given++;
 			s->cur = NULL;
 			/*
 			 * An idle worker is woken only once this stream is down to
@@ -1331,6 +1332,11 @@ void tr_reader_set_mode(struct trawl_reader *r, enum read_mode m)
 }
 
 /* ----------------------------------------------------------- accessors */
+
+uint64_t tr_reader_given(const struct trawl_reader *r)
+{
+	return r->given;
+}
 
 bool tr_reader_is_live(const struct trawl_reader *r)
 {

@@ -133,6 +133,7 @@ struct trawl_reader {
 	 * trawl_sink_ops.wants); classes from nwant on are all wanted */
 	uint8_t *want;
 	uint32_t nwant;
+	uint64_t given;			/* batches given back so far (the consumer's) */
 	bool primed;
 	unsigned nerrors;
 	const char *lasterr;
@@ -169,6 +170,10 @@ struct trawl_reader {
  * 0 or -ENOMEM. */
 TRAWL_HIDDEN int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks,
 				size_t nsinks);
+
+/* Batches the consumer has given back to the decoder so far: their pages
+ * go once the decoder is past them (release_pages() in ctf/stream.c). */
+TRAWL_HIDDEN uint64_t tr_reader_given(const struct trawl_reader *r);
 
 /* ---- sources (source.c, files.c, live.c) */
 struct trawl_source;

@@ -24,6 +24,7 @@
 struct acc {
 	struct trawl_event *ev;
 	size_t n;
+	uint64_t given;			/* tr_reader_given() at its first event */
 	union trawl_ctf_value *vals;
 	size_t nv, capv;
 };
@@ -144,6 +145,17 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 				goto finish;
 			continue;
 		}
+		/*
+		 * Copied events keep pointing into the trace (strings): once a
+		 * batch has been given back since the first of them, the
+		 * decoder may drop its pages, and reading them would map them
+		 * again for good (memory would grow with the trace when the
+		 * decoder leaves most events out and short reads pile up).
+		 */
+		if (a.n && tr_reader_given(r) != a.given && (ret = acc_flush(&a, sinks, nsinks)) < 0)
+			goto finish;
+		if (!a.n)
+			a.given = tr_reader_given(r);
 		for (int i = 0; i < n; i++) {
 			if ((ret = acc_add(&a, &ev[i])) < 0)
 				goto finish;
