@@ -281,8 +281,6 @@ enum tr_pj_result tr_kpath_find(struct kpath *p, int32_t tid, int32_t nr, uint64
 	enum tr_pj_result r = tr_pjoin_find(p->join, tid, nr, ptr, t, p->tsc ? EPS_TSC_NS : 0,
 					    s, n);
 
-	if (r == TR_PJ_WAIT && final)
-		r = TR_PJ_WAIT;
 	switch (r) {
 	case TR_PJ_FOUND: p->st.named++; break;
 	case TR_PJ_FAULT: p->st.fault++; break;
