@@ -5,7 +5,10 @@
  *
  * Records are kept per thread in an open-addressing table (linear probing,
  * a power-of-two size at most half full), each thread's in the order they
- * came, which is the order of their calls' exits: increasing hi.
+ * came, which is the order of their calls' exits: increasing hi, in
+ * v[h..n). Events mostly take their thread's oldest record: that is
+ * v[h++], without moving the others (a thread's records can pile up by
+ * thousands while the reader is behind).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,7 +27,7 @@ struct prec {
 struct tq {
 	int32_t tid;
 	bool used;
-	size_t n, cap;
+	size_t h, n, cap;		/* the records: v[h..n) */
 	struct prec *v;
 };
 
@@ -59,11 +62,11 @@ struct tr_pjoin *tr_pjoin_new(void)
 
 static void tq_release(struct tq *q)
 {
-	for (size_t i = 0; i < q->n; i++)
+	for (size_t i = q->h; i < q->n; i++)
 		free(q->v[i].s);
 	free(q->v);
 	q->v = NULL;
-	q->n = q->cap = 0;
+	q->h = q->n = q->cap = 0;
 }
 
 void tr_pjoin_free(struct tr_pjoin *p)
@@ -107,7 +110,7 @@ static int rehash(struct tr_pjoin *p, size_t size)
 
 		if (!q->used)
 			continue;
-		if (!q->n) {
+		if (q->h == q->n) {
 			free(q->v);
 			continue;
 		}
@@ -167,6 +170,11 @@ int tr_pjoin_add(struct tr_pjoin *p, const void *data, size_t size)
 	if (r.s)
 		memcpy(r.s, (const char *)data + sizeof(h), (size_t)h.len);
 	struct tq *q = get(p, (int32_t)h.tid);
+	if (q && q->h && q->n == q->cap) {	/* the taken ones' room first */
+		memmove(q->v, q->v + q->h, (q->n - q->h) * sizeof(*q->v));
+		q->n -= q->h;
+		q->h = 0;
+	}
 	if (!q || tr_grow(&q->v, &q->cap, q->n, sizeof(*q->v)) < 0) {
 		free(r.s);
 		return -ENOMEM;
@@ -174,7 +182,7 @@ int tr_pjoin_add(struct tr_pjoin *p, const void *data, size_t size)
 	/* a thread's records come in the order of their exits; keep it so
 	 * even if they did not (a record is never moved across another) */
 	size_t i = q->n;
-	while (i > 0 && q->v[i - 1].hi > r.hi)
+	while (i > q->h && q->v[i - 1].hi > r.hi)
 		i--;
 	memmove(&q->v[i + 1], &q->v[i], (q->n - i) * sizeof(*q->v));
 	q->v[i] = r;
@@ -187,8 +195,11 @@ static void take(struct tr_pjoin *p, struct tq *q, size_t i)
 {
 	free(p->last);
 	p->last = q->v[i].s;
-	memmove(&q->v[i], &q->v[i + 1], (q->n - i - 1) * sizeof(*q->v));
-	q->n--;
+	/* the records before it move up one: none, mostly */
+	memmove(&q->v[q->h + 1], &q->v[q->h], (i - q->h) * sizeof(*q->v));
+	q->h++;
+	if (q->h == q->n)
+		q->h = q->n = 0;
 	p->nrec--;
 }
 
@@ -201,7 +212,7 @@ enum tr_pj_result tr_pjoin_find(struct tr_pjoin *p, int32_t tid, int32_t nr, uin
 	*n = 0;
 	if (!q)
 		return TR_PJ_WAIT;
-	for (size_t i = 0; i < q->n; i++) {
+	for (size_t i = q->h; i < q->n; i++) {
 		const struct prec *r = &q->v[i];
 
 		/* wholly before t: an earlier call's */
@@ -234,19 +245,17 @@ size_t tr_pjoin_expire(struct tr_pjoin *p, uint64_t before)
 
 	for (size_t i = 0; i <= p->mask; i++) {
 		struct tq *q = &p->tab[i];
-		size_t k = 0;
-
 		if (!q->used)
 			continue;
+		size_t k = q->h;
 		while (k < q->n && q->v[k].hi < before)
 			free(q->v[k++].s);
-		if (k) {
-			memmove(q->v, q->v + k, (q->n - k) * sizeof(*q->v));
-			q->n -= k;
-			gone += k;
-		}
-		if (!q->n)
+		gone += k - q->h;
+		q->h = k;
+		if (q->h == q->n) {
+			q->h = q->n = 0;
 			empty++;
+		}
 	}
 	p->nrec -= gone;
 	/* threads gone: shrink when most slots hold nothing */
