@@ -1018,6 +1018,10 @@ static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caug
 				return pages;
 			data = (size_t)n >= 16 && kpage_load(&pg, k->page, (size_t)n) == 0 ? pg.size : 0;
 		} else {
+			/* the records of the calls this page's entries made, as
+			 * far as they returned: fewer holds */
+			if (k->paths && tr_kpath_poll(k->paths) < 0)
+				set_err(k, -EIO, "reading the path names' ring buffer");
 			data = process_page(k, cpu, k->page, (size_t)n, false, &held);
 			if (held) {
 				if (hold_page(k, c, (size_t)n, true) < 0)

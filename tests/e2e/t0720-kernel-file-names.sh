@@ -16,6 +16,8 @@
 #  - `trawl state --fd F`: FILE, opened during the recording, 4096 bytes;
 #  - babeltrace2 prints the same strings; lttng-iolatencystats --log names
 #    FILE on the workload's write;
+#  - the same with the per-syscall tracepoints (syscalls:sys_enter_openat,
+#    syscalls:sys_enter_creat) instead of raw_syscalls;
 #  - --no-file-names: the pointers, as before, and no warning.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances, eBPF)"
@@ -61,7 +63,7 @@ FILE="$PWD/unique-$$-file"
 "$TRAWL" record -q -o probe -k syscalls -d 0.05 2> probe.err
 grep -q "file names of openat" probe.err &&
 	skip_all "the eBPF program cannot run here: $(grep -m1 'file names' probe.err)"
-plan 14
+plan 16
 
 # The paths the workload's thread gave, in order: "syscall path" (or
 # "syscall pointer" where the trace has the integer), for every open, openat
@@ -95,7 +97,7 @@ i=0
 
 record() {	# record DIR [options]: the workload under trawl record
 	_d=$1; shift
-	"$TRAWL" record -o "$_d" -k syscalls,sched "$@" -- ./wk "$FILE" > "$_d.out" 2> "$_d.err"
+	"$TRAWL" record -o "$_d" -k "${EVENTS:-syscalls,sched}" "$@" -- ./wk "$FILE" > "$_d.out" 2> "$_d.err"
 }
 pid_of() { awk '/^pid/ { print $2 }' "$1.out"; }
 
@@ -155,6 +157,13 @@ ok $? "recorded with --clock mono"
 "$TRAWL" print -f json mono > mono.json
 python3 paths.py mono.json "$(pid_of mono)" "$FILE" mono-got
 cmp_files mono-got.txt want.txt "the same 202 paths with the mono clock"
+
+# ---- the per-syscall tracepoints (the converter's other syscall path)
+EVENTS=syscalls:sys_enter_openat,syscalls:sys_exit_openat,syscalls:sys_enter_creat record fmt
+ok $? "recorded syscalls:sys_enter_openat and sys_enter_creat"
+"$TRAWL" print -f json fmt > fmt.json
+python3 paths.py fmt.json "$(pid_of fmt)" "$FILE" fmt-got
+cmp_files fmt-got.txt want.txt "the same 202 paths from the per-syscall tracepoints"
 
 # ---- --no-file-names: the pointers, and nothing said
 record none --no-file-names
