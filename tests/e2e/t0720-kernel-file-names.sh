@@ -16,6 +16,9 @@
 #  - `trawl state --fd F`: FILE, opened during the recording, 4096 bytes;
 #  - babeltrace2 prints the same strings; lttng-iolatencystats --log names
 #    FILE on the workload's write;
+#  - an open that blocks (a FIFO whose writer comes 300 ms later, while the
+#    reader has read the entry's page long before: its CPU is held) still
+#    gets its path;
 #  - the same with the per-syscall tracepoints (syscalls:sys_enter_openat,
 #    syscalls:sys_enter_creat) instead of raw_syscalls;
 #  - --no-file-names: the pointers, as before, and no warning.
@@ -31,10 +34,28 @@ cat > wk.c <<'EOF'
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 int main(int argc, char **argv)
 {
 	static char buf[4096], name[512];
+	if (argc > 2) {	/* fifo: an open that blocks until a writer comes */
+		if (mkfifo(argv[2], 0600))
+			return 1;
+		pid_t w = fork();
+		if (w == 0) {
+			struct timespec t = { 0, 300000000 };
+			nanosleep(&t, NULL);
+			return open(argv[2], O_WRONLY) < 0;
+		}
+		int fd = open(argv[2], O_RDONLY);
+		printf("pid %d fd %d\n", getpid(), fd);
+		fflush(stdout);
+		int st;
+		return fd < 0 || waitpid(w, &st, 0) != w || st;
+	}
 	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return 1;
@@ -63,7 +84,7 @@ FILE="$PWD/unique-$$-file"
 "$TRAWL" record -q -o probe -k syscalls -d 0.05 2> probe.err
 grep -q "file names of openat" probe.err &&
 	skip_all "the eBPF program cannot run here: $(grep -m1 'file names' probe.err)"
-plan 16
+plan 18
 
 # The paths the workload's thread gave, in order: "syscall path" (or
 # "syscall pointer" where the trace has the integer), for every open, openat
@@ -157,6 +178,13 @@ ok $? "recorded with --clock mono"
 "$TRAWL" print -f json mono > mono.json
 python3 paths.py mono.json "$(pid_of mono)" "$FILE" mono-got
 cmp_files mono-got.txt want.txt "the same 202 paths with the mono clock"
+
+# ---- an open that blocks 300 ms
+"$TRAWL" record -o fifo -k syscalls -- ./wk fifo "$FILE.fifo" > fifo.out 2> fifo.err
+ok $? "recorded an open of a FIFO that waits 300 ms for its writer"
+"$TRAWL" print -f json fifo > fifo.json
+python3 paths.py fifo.json "$(pid_of fifo)" "$FILE" fifo-got
+is "$(cat fifo-got.txt)" "openat $FILE.fifo" "the blocked open has its path ($(grep -m1 'file names' fifo.err))"
 
 # ---- the per-syscall tracepoints (the converter's other syscall path)
 EVENTS=syscalls:sys_enter_openat,syscalls:sys_exit_openat,syscalls:sys_enter_creat record fmt
