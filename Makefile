@@ -126,8 +126,9 @@ $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 
 # tests of lib/kern link libtrawl-kern.a: test-kpage (the page iterator against
 # libtraceevent's), test-kfamily (the kernel event families, the converter),
-# test-tcpcap (the eBPF TCP capture, embedded)
-KERN_TESTS := $(addprefix $(O)/tests/,test-kpage test-kfamily test-tcpcap)
+# test-tcpcap (the eBPF TCP capture, embedded), test-pathjoin (the file names'
+# join)
+KERN_TESTS := $(addprefix $(O)/tests/,test-kpage test-kfamily test-tcpcap test-pathjoin)
 $(KERN_TESTS): CPPFLAGS += $(CLI_PKG_CFLAGS)
 $(KERN_TESTS): $(KSTATIC)
 $(KERN_TESTS): LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)

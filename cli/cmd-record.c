@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "kern/family.h"
 #include "kern/krec.h"
+#include "kern/pathnames.h"
 #include "util/clock.h"
 
 /* The private agent of a recording (user space). */
@@ -104,6 +105,8 @@ static void usage(FILE *f)
 	      "                         user space does; else mono), tsc or mono\n"
 	      "      --no-statedump     no state dump of processes and files at start\n"
 	      "      --no-tid           no { tid } context on every event\n"
+	      "      --no-file-names    syscall entries keep the pointers of their paths\n"
+	      "                         (openat's filename ...): no eBPF program copies them\n"
 	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
 	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
 	      "      --exclude-self     do not record trawl's own threads (their reads of the\n"
@@ -387,6 +390,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, 'K' },
 		{ "io-queue", required_argument, NULL, 'Q' },
 		{ "exclude-self", no_argument, NULL, 'X' },
+		{ "no-file-names", no_argument, NULL, 1001 },
 		{ "relay", required_argument, NULL, 'R' },
 		{ "session", required_argument, NULL, 'N' },
 		{ "live-timer", required_argument, NULL, 'L' },
@@ -407,7 +411,7 @@ int cmd_record(int argc, char **argv)
 	unsigned long buffer_kb = 0, rt = 0, period = 0, ioq = 0, v;
 	double duration = 0;
 	bool only_cmd = false, statedump = true, tid = true, force = false;
-	bool exclude_self = false;
+	bool exclude_self = false, no_paths = false;
 	const char *relay = NULL, *rsession = NULL, *secret = NULL;
 	unsigned long live_ms = 100;
 	int clock = KREC_CLOCK_AUTO, c, status = 1, progress = 0;
@@ -485,6 +489,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'X':
 			exclude_self = true;
+			break;
+		case 1001:
+			no_paths = true;
 			break;
 		case 'R':
 			relay = optarg;
@@ -663,6 +670,7 @@ int cmd_record(int argc, char **argv)
 		.rt_prio = (int)rt, .period_ms = (unsigned)period,
 		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
 		.relay = relay, .relay_session = rsession, .live_ms = (unsigned)live_ms,
+		.no_paths = no_paths,
 	};
 	char err[512] = "";
 	struct krec *k = NULL;
@@ -670,6 +678,9 @@ int cmd_record(int argc, char **argv)
 		status = cli_err("%s", err);
 		goto out_dirs;
 	}
+	/* once, and not for the option that asked for it */
+	if (k && tr_krec_paths_why(k) && !no_paths)
+		cli_warn("file names of openat & co.: written as pointers: %s", tr_krec_paths_why(k));
 
 	/* User space: the private agent listens before the command exists, so
 	 * the command (which inherits TRAWL_AGENT_SOCKET) registers at once. */
@@ -824,6 +835,19 @@ int cmd_record(int argc, char **argv)
 			const struct krec_cpu_stats *s = tr_krec_stats(k, i);
 			cli_info("  cpu %u: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64 " pages",
 				 i, s->events, s->lost, s->pages);
+		}
+		struct tr_kpath_stats ps;
+		if (tr_krec_paths_stats(k, &ps) == 0) {
+			uint64_t missing = ps.fault + ps.lost + ps.late + ps.ambiguous + ps.mismatch;
+			if (missing)
+				cli_note("file names: %" PRIu64 " named, %" PRIu64 " pointers (copy "
+					 "failed %" PRIu64 ", record lost %" PRIu64 ", late %" PRIu64
+					 ", ambiguous %" PRIu64 ", mismatch %" PRIu64 ")", ps.named,
+					 missing, ps.fault, ps.lost, ps.late, ps.ambiguous,
+					 ps.mismatch);
+			cli_info("file names: %" PRIu64 " named, %" PRIu64 " missing, %" PRIu64
+				 " records unused, %" PRIu64 " not queued by the kernel side",
+				 ps.named, missing, ps.unused, ps.ring_lost);
 		}
 	}
 	if (k)

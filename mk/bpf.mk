@@ -42,3 +42,23 @@ $(TCPCAP_GEN)/tcpcap.skel.h: $(TCPCAP_GEN)/tcpcap.bpf.o
 $(call obj,$(SRC)/lib/kern/tcpcap.c): $(TCPCAP_GEN)/tcpcap.skel.h
 $(call obj,$(SRC)/lib/kern/tcpcap.c): CPPFLAGS += -DTRAWL_HAVE_BPF -I$(TCPCAP_GEN)
 endif
+
+# The path names of `trawl record -k syscalls` (lib/kern/pathnames.bpf.c,
+# docs/kernel.md "File names"): built and embedded the same way, in
+# lib/kern/pathnames.o; without eBPF support the recorder writes the
+# pointers, as before, and says why.
+ifeq ($(TCPCAP_BPF),1)
+$(TCPCAP_GEN)/pathnames.bpf.o: $(SRC)/lib/kern/pathnames.bpf.c $(SRC)/lib/kern/pathnames-bpf.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  BPF     lib/kern/pathnames.bpf.c")
+	$(Q)$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@.raw $<
+	$(Q)$(BPFTOOL) gen object $@ $@.raw
+	$(Q)rm -f $@.raw
+
+$(TCPCAP_GEN)/pathnames.skel.h: $(TCPCAP_GEN)/pathnames.bpf.o
+	@$(if $(Q),echo "  SKEL    pathnames.skel.h")
+	$(Q)$(BPFTOOL) gen skeleton $< name pathnames_bpf > $@.tmp && mv $@.tmp $@
+
+$(call obj,$(SRC)/lib/kern/pathnames.c): $(TCPCAP_GEN)/pathnames.skel.h
+$(call obj,$(SRC)/lib/kern/pathnames.c): CPPFLAGS += -DTRAWL_HAVE_BPF -I$(TCPCAP_GEN)
+endif

@@ -32,6 +32,7 @@
 #include "kern/family.h"	/* names, field renames, converter kinds */
 #include "kern/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
 #include "kern/krec.h"
+#include "kern/pathnames.h"	/* the path arguments: strings */
 
 enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ, OP_TGID, OP_RWBS };
 
@@ -42,7 +43,7 @@ struct op {
 	uint32_t off, len;
 };
 
-enum conv_kind { CV_NORMAL, CV_SYS_ENTER, CV_SYS_EXIT, CV_SKIP };
+enum conv_kind { CV_NORMAL, CV_SYS_ENTER, CV_SYS_EXIT, CV_SYS_ENTER_FMT, CV_SKIP };
 
 struct conv {
 	int kind;
@@ -50,11 +51,13 @@ struct conv {
 	struct op *ops;
 	unsigned nops;
 	unsigned minsize;		/* bytes the fixed ops read */
+	long nr;			/* CV_SYS_ENTER_FMT: the syscall */
 };
 
 struct sysent {
 	const struct trawl_ctf_event_class *entry, *exit;
 	unsigned nargs;
+	int path_arg;			/* the argument written as a path string, or -1 */
 	bool built;
 };
 
@@ -62,6 +65,7 @@ struct named {
 	char *name;
 	const struct trawl_ctf_event_class *ec;
 	unsigned nargs;			/* syscall entries */
+	int path_arg;
 };
 
 #define MAX_SYSCALLS 1024
@@ -78,6 +82,8 @@ struct krec_conv {
 	const struct trawl_ctf_event_class *sys_entry_unknown, *sys_exit_unknown;
 	struct named *names;
 	size_t nnames, capnames;
+	struct kpath *paths;		/* path arguments as strings (NULL: pointers) */
+	bool final;			/* a path not known yet will not be waited for */
 	uint8_t buf[PAYLOAD_MAX];
 };
 
@@ -107,6 +113,7 @@ static struct named *named_add(struct krec_conv *c, const char *name,
 		return NULL;
 	n->ec = ec;
 	n->nargs = 0;
+	n->path_arg = -1;
 	c->nnames++;
 	return n;
 }
@@ -258,7 +265,8 @@ static const struct trawl_ctf_event_class *new_class(struct krec_conv *c, const 
  */
 static int sys_classes(struct krec_conv *c, const char *sname,
 		       const struct trawl_ctf_event_class **entry,
-		       const struct trawl_ctf_event_class **exit_, unsigned *nargs)
+		       const struct trawl_ctf_event_class **exit_, unsigned *nargs,
+		       int *path_arg)
 {
 	char en[160], xn[160];
 	snprintf(en, sizeof(en), "syscall_entry_%s", sname);
@@ -268,6 +276,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 		*entry = ne->ec;
 		*exit_ = nx->ec;
 		*nargs = ne->nargs;
+		*path_arg = ne->path_arg;
 		return 0;
 	}
 	char evn[160];
@@ -280,12 +289,21 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 	if (!st || !xt)
 		return -ENOMEM;
 	unsigned n = 0;
+	int parg = -1;
 	for (struct tep_format_field *f = fmt->format.fields; f; f = f->next) {
 		if (!strcmp(f->name, "__syscall_nr"))
 			continue;
 		bool hex = (f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*');
-		int r = trawl_ctf_struct_add(c->w, st, f->name,
-					     int_type(c, 8, f->flags & TEP_FIELD_IS_SIGNED, hex));
+		struct trawl_ctf_type *t;
+		/* a path LTTng writes as a string: so do we, when the eBPF
+		 * program copies it (lib/kern/pathnames.c) */
+		if (c->paths && parg < 0 && tr_kpath_is_path(sname, f->name)) {
+			t = trawl_ctf_type_string(c->w);
+			parg = (int)n;
+		} else {
+			t = int_type(c, 8, f->flags & TEP_FIELD_IS_SIGNED, hex);
+		}
+		int r = trawl_ctf_struct_add(c->w, st, f->name, t);
 		if (r)
 			return r;
 		n++;
@@ -300,6 +318,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 		if (!new_class(c, en, st))
 			return -errno;
 		named_find(c, en)->nargs = n;
+		named_find(c, en)->path_arg = parg;
 	}
 	if (!nx && !new_class(c, xn, xt))
 		return -errno;
@@ -308,6 +327,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 	*entry = ne->ec;
 	*exit_ = nx->ec;
 	*nargs = ne->nargs;
+	*path_arg = ne->path_arg;
 	return 0;
 }
 
@@ -338,6 +358,7 @@ static struct sysent *sysent_get(struct krec_conv *c, long nr)
 	if (nr < 0 || nr >= MAX_SYSCALLS) {
 		unknown.entry = c->sys_entry_unknown;
 		unknown.exit = c->sys_exit_unknown;
+		unknown.path_arg = -1;
 		return &unknown;
 	}
 	struct sysent *s = &c->sys[nr];
@@ -345,10 +366,11 @@ static struct sysent *sysent_get(struct krec_conv *c, long nr)
 		return s;
 	s->built = true;
 	const char *name = tr_krec_syscall_name(nr);
-	if (!name || sys_classes(c, name, &s->entry, &s->exit, &s->nargs) < 0) {
+	if (!name || sys_classes(c, name, &s->entry, &s->exit, &s->nargs, &s->path_arg) < 0) {
 		s->entry = c->sys_entry_unknown;
 		s->exit = c->sys_exit_unknown;
 		s->nargs = 0;
+		s->path_arg = -1;
 	}
 	return s;
 }
@@ -381,8 +403,28 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 		const char *sname = ev->name + (enter ? 10 : 9);
 		const struct trawl_ctf_event_class *en, *ex;
 		unsigned nargs;
-		if (sys_classes(c, sname, &en, &ex, &nargs) == 0) {
+		int parg;
+		if (sys_classes(c, sname, &en, &ex, &nargs, &parg) == 0) {
 			cv->ec = enter ? en : ex;
+			if (enter && parg >= 0) {
+				/* its path as a string: the raw_syscalls way, from the
+				 * syscall's number and its arguments (8 bytes each) */
+				unsigned i = 0;
+				for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
+					if (strcmp(f->name, "__syscall_nr") &&
+					    (f->size != 8 || f->offset != 16 + 8 * (int)i++))
+						goto generic;
+				int nr = -1;
+				for (long k = 0; k < MAX_SYSCALLS && nr < 0; k++)
+					if (tr_krec_syscall_name(k) && !strcmp(tr_krec_syscall_name(k), sname))
+						nr = (int)k;
+				if (nr < 0)
+					goto generic;
+				cv->kind = CV_SYS_ENTER_FMT;
+				cv->nr = nr;
+				cv->minsize = 16 + 8 * i;
+				return cv;
+			}
 			for (struct tep_format_field *f = ev->format.fields; f; f = f->next) {
 				if (!strcmp(f->name, "__syscall_nr"))
 					continue;
@@ -438,7 +480,56 @@ static int32_t tgid_of(int32_t tid)
 	return t ? (int32_t)strtol(t + 6, NULL, 10) : tid;
 }
 
+/*
+ * A syscall entry whose argument path_arg is a path (d: the record, its
+ * arguments at 16, 8 bytes each): the arguments before it, the path the
+ * eBPF program copied (or, when there is none, the pointer as text,
+ * "0x7ffd..."), the arguments after it, at *p. Returns 1, or
+ * KREC_CONV_WAIT when the path may still come (not final).
+ */
+static int path_entry(struct krec_conv *c, const struct sysent *s, int32_t nr,
+		      const uint8_t *d, uint64_t ts, uint8_t **pp)
+{
+	uint8_t *p = *pp, *end = c->buf + sizeof(c->buf);
+	unsigned a = (unsigned)s->path_arg;
+	uint64_t ptr = kpage_ld64(d + 16 + 8 * a);
+	int32_t tid;
+	const char *str;
+	char hex[32];
+	size_t n;
+
+	memcpy(&tid, d + 4, 4);
+	enum tr_pj_result r = tr_kpath_find(c->paths, tid, nr, ptr, ts, c->final, &str, &n);
+	if (r == TR_PJ_WAIT && !c->final)
+		return KREC_CONV_WAIT;
+	if (r != TR_PJ_FOUND) {
+		n = (size_t)snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)ptr);
+		str = hex;
+	}
+	if (p + 8 * s->nargs + n + 1 > end)
+		return 0;
+	memcpy(p, d + 16, 8 * a);
+	p += 8 * a;
+	memcpy(p, str, n);
+	p[n] = 0;
+	p += n + 1;
+	memcpy(p, d + 16 + 8 * (a + 1), 8 * (s->nargs - a - 1));
+	p += 8 * (s->nargs - a - 1);
+	*pp = p;
+	return 1;
+}
+
 /* ------------------------------------------------------------ public */
+
+void tr_krec_conv_paths(struct krec_conv *c, struct kpath *paths)
+{
+	c->paths = paths;
+}
+
+void tr_krec_conv_final(struct krec_conv *c, bool final)
+{
+	c->final = final;
+}
 
 struct krec_conv *tr_krec_conv_new(struct trawl_ctf_writer *w, struct tep_handle *tep,
 				bool tid_context)
@@ -518,13 +609,19 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 		p += 4;
 	}
 	const struct trawl_ctf_event_class *ec = cv->ec;
-	if (cv->kind == CV_SYS_ENTER) {
-		int64_t nr = (int64_t)kpage_ld64(d + 8);
+	if (cv->kind == CV_SYS_ENTER || cv->kind == CV_SYS_ENTER_FMT) {
+		int64_t nr = cv->kind == CV_SYS_ENTER ? (int64_t)kpage_ld64(d + 8) : cv->nr;
 		struct sysent *s = sysent_get(c, nr);
 		ec = s->entry;
 		if (ec == c->sys_entry_unknown) {
+			if (cv->kind == CV_SYS_ENTER_FMT)
+				return 0;
 			memcpy(p, d + 8, 8 + 48);
 			p += 56;
+		} else if (s->path_arg >= 0 && c->paths) {
+			int r = path_entry(c, s, (int32_t)nr, d, ts, &p);
+			if (r != 1)
+				return r;
 		} else {
 			memcpy(p, d + 16, 8 * s->nargs);
 			p += 8 * s->nargs;

@@ -41,11 +41,29 @@
 #include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"
+#include "kern/pathnames.h"
 #include "util/clock.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
 #define BUSY_SLEEP_MS 2
+
+/*
+ * A syscall entry whose path has not come yet (its call has not returned,
+ * or its record is still on its way: docs/kernel.md, "File names") holds
+ * its CPU's stream: its page and the pages read after it wait, at most
+ * HOLD_NS or HOLD_PAGES pages, then the entry gets the pointer.
+ */
+#define HOLD_NS (1000 * 1000000ull)
+#define HOLD_PAGES 2048
+/* at the stop, the calls in progress get this long to return */
+#define HOLD_END_NS (200 * 1000000ull)
+
+struct held {
+	uint8_t *page;
+	size_t len;
+	bool loaded;			/* its losses and size counted */
+};
 
 struct kcpu {
 	int fd;
@@ -54,6 +72,10 @@ struct kcpu {
 	uint64_t last_ts;
 	uint64_t attributed;		/* losses counted so far */
 	bool any;			/* an event was written */
+	struct held *q;			/* held pages, q[0] resumed at event `skip` */
+	size_t nq, capq;
+	unsigned skip;
+	uint64_t hold_since;		/* CLOCK_MONOTONIC when q[0] was held */
 };
 
 struct evname {
@@ -91,6 +113,8 @@ struct krec {
 	int err;			/* the reader's first error */
 	char errmsg[256];
 	long sd_events;
+	struct kpath *paths;		/* path names (NULL: pointers) */
+	char paths_why[256];		/* why not, when syscalls are recorded */
 };
 
 /* ------------------------------------------------------------ tracefs */
@@ -434,6 +458,20 @@ static struct tep_handle *load_formats(struct krec *k)
 	return t;
 }
 
+/* Does the recording have syscall entries with a path argument? */
+static bool records_paths(struct krec *k)
+{
+	for (size_t i = 0; i < k->nevs; i++) {
+		if (!strcmp(k->evs[i].sys, "raw_syscalls") && !strcmp(k->evs[i].name, "sys_enter"))
+			return true;
+		if (!strcmp(k->evs[i].sys, "syscalls") && !strncmp(k->evs[i].name, "sys_enter_", 10))
+			for (size_t j = 0; j < tr_kpath_nargs; j++)
+				if (!strcmp(k->evs[i].name + 10, tr_kpath_args[j].syscall))
+					return true;
+	}
+	return false;
+}
+
 /* ------------------------------------------------------------ pids */
 
 static int add_pid_threads(struct krec *k, const char *file, pid_t pid)
@@ -672,6 +710,8 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
 	if (!(k->conv = tr_krec_conv_new(k->w, k->tep, k->tid)))
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
+	tr_krec_conv_paths(k->conv, k->paths);
+	trawl_ctf_writer_env_str(k->w, "trawl_file_names", k->paths ? "ebpf" : "pointers");
 	for (unsigned c = 0; c < k->ncpus; c++) {
 		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 							"channel0", c);
@@ -735,6 +775,13 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	}
 	k->psize = subbuf_size(k);
 	k->fast = kpage_layout_ok(k) && !getenv("TRAWL_KBUFFER");
+	if (records_paths(k) && !k->flight) {
+		/* attached now, tracing off: every traced call is seen */
+		if (o->no_paths)
+			snprintf(k->paths_why, sizeof(k->paths_why), "--no-file-names");
+		else
+			k->paths = tr_kpath_new(k->tep, k->tsc, k->paths_why, sizeof(k->paths_why));
+	}
 	if (!(k->page = malloc(k->psize)))
 		goto nomem;
 
@@ -817,15 +864,18 @@ static void page_missed(struct krec *k, unsigned cpu, int64_t missed)
 	}
 }
 
-static inline bool page_event(struct krec *k, struct kcpu *c, uint64_t t, const void *d,
-			      unsigned size)
+/* 1: written (or skipped), 2: held (its path may come later), 0: error */
+static inline int page_event(struct krec *k, struct kcpu *c, uint64_t t, const void *d,
+			     unsigned size)
 {
 	if (t < c->last_ts)
 		t = c->last_ts;	/* never backwards within a stream */
 	int r = tr_krec_conv_record(k->conv, c->ws, t, d, size);
+	if (r == KREC_CONV_WAIT)
+		return 2;
 	if (r < 0) {
 		set_err(k, r, "writing the kernel trace");
-		return false;
+		return 0;
 	}
 	c->last_ts = t;
 	if (r) {
@@ -833,69 +883,178 @@ static inline bool page_event(struct krec *k, struct kcpu *c, uint64_t t, const 
 		__atomic_store_n(&c->st.events, c->st.events + 1, __ATOMIC_RELAXED);
 		c->any = true;
 	}
-	return true;
+	return 1;
 }
 
-/* Decodes one page; returns its data bytes (less than a full page when
- * the reader caught up with the writer). */
-static size_t process_page(struct krec *k, unsigned cpu, size_t len)
+/*
+ * Decodes one page from its event c->skip on; returns its data bytes (less
+ * than a full page when the reader caught up with the writer). loaded: its
+ * losses and size were counted already. *held: it stopped at an event
+ * whose path may come later (c->skip is then that event's index).
+ */
+static size_t process_page(struct krec *k, unsigned cpu, uint8_t *page, size_t len,
+			   bool loaded, bool *held)
 {
 	struct kcpu *c = &k->cpus[cpu];
+	*held = false;
 	if (len < 16)
 		return 0;
 	if (k->fast) {
 		struct kpage pg;
-		if (kpage_load(&pg, k->page, len) < 0)
+		if (kpage_load(&pg, page, len) < 0)
 			return 0;
-		c->st.pages++;
-		c->st.bytes += len;
-		page_missed(k, cpu, pg.missed);
+		if (!loaded) {
+			c->st.pages++;
+			c->st.bytes += len;
+			page_missed(k, cpu, pg.missed);
+		}
 		uint64_t ts;
 		uint32_t size;
-		for (const uint8_t *d; (d = kpage_next(&pg, &ts, &size));)
-			if (!page_event(k, c, ts, d, size))
+		unsigned i = 0;
+		for (const uint8_t *d; (d = kpage_next(&pg, &ts, &size)); i++) {
+			if (i < c->skip)
+				continue;
+			int r = page_event(k, c, ts, d, size);
+			if (!r)
 				return 0;
+			if (r == 2) {
+				c->skip = i;
+				*held = true;
+				return pg.size;
+			}
+		}
+		c->skip = 0;
 		return pg.size;
 	}
+	/* kbuffer (TRAWL_KBUFFER, other layouts): paths are not waited for */
 	if (len < k->psize)
-		memset(k->page + len, 0, k->psize - len);
-	if (kbuffer_load_subbuffer(k->kb, k->page) < 0)
+		memset(page + len, 0, k->psize - len);
+	if (kbuffer_load_subbuffer(k->kb, page) < 0)
 		return 0;
 	c->st.pages++;
 	c->st.bytes += len;
 	page_missed(k, cpu, kbuffer_missed_events(k->kb));
 	unsigned long long ts;
+	if (k->paths)
+		tr_krec_conv_final(k->conv, true);
 	for (void *d = kbuffer_read_event(k->kb, &ts); d; d = kbuffer_next_event(k->kb, &ts))
 		if (!page_event(k, c, ts, d, (unsigned)kbuffer_event_size(k->kb)))
 			return 0;
+	if (k->paths)
+		tr_krec_conv_final(k->conv, false);
 	int data = kbuffer_subbuffer_size(k->kb);
 	return data > 0 ? (size_t)data : 0;
+}
+
+/* Appends the page just read (k->page) to cpu's held pages. */
+static int hold_page(struct krec *k, struct kcpu *c, size_t len, bool loaded)
+{
+	uint8_t *copy = malloc(k->psize);
+	if (!copy || tr_grow(&c->q, &c->capq, c->nq, sizeof(*c->q)) < 0) {
+		free(copy);
+		set_err(k, -ENOMEM, "holding a page of the kernel trace");
+		return -ENOMEM;
+	}
+	memcpy(copy, k->page, len);
+	c->q[c->nq++] = (struct held){ copy, len, loaded };
+	return 0;
+}
+
+/*
+ * Resumes cpu's held pages; final (or the hold is too old or too long):
+ * the paths not known yet are not waited for. Returns whether it is still
+ * held.
+ */
+static bool resume_held(struct krec *k, unsigned cpu, bool final)
+{
+	struct kcpu *c = &k->cpus[cpu];
+	while (c->nq && !k->err) {
+		bool late = final || c->nq >= HOLD_PAGES || tr_mono_ns() - c->hold_since >= HOLD_NS;
+		bool held;
+		if (late)
+			tr_krec_conv_final(k->conv, true);
+		unsigned skip = c->skip;
+		process_page(k, cpu, c->q[0].page, c->q[0].len, c->q[0].loaded, &held);
+		if (late)
+			tr_krec_conv_final(k->conv, false);
+		c->q[0].loaded = true;
+		if (held) {
+			if (c->skip != skip)	/* held again, further on */
+				c->hold_since = tr_mono_ns();
+			return true;
+		}
+		free(c->q[0].page);
+		memmove(c->q, c->q + 1, (c->nq - 1) * sizeof(*c->q));
+		c->nq--;
+		c->hold_since = tr_mono_ns();
+	}
+	return false;
 }
 
 /*
  * Reads CPU cpu's full pages, up to max, and stops after the first page
  * that is not full (the reader caught up with the writer: reading on would
  * copy a few events at a time out of the page being written). Returns the
- * pages read; *caught_up tells whether it stopped for that reason.
+ * pages read; *caught_up tells whether it stopped for that reason. Behind
+ * a held page, pages are read (the kernel would overwrite them) and held.
  */
 static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caught_up)
 {
+	struct kcpu *c = &k->cpus[cpu];
 	unsigned pages = 0;
 	*caught_up = true;
 	for (unsigned i = 0; i < max && !k->err; i++) {
-		ssize_t n = read(k->cpus[cpu].fd, k->page, k->psize);
+		ssize_t n = read(c->fd, k->page, k->psize);
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
 			return pages;
 		}
-		size_t data = process_page(k, cpu, (size_t)n);
+		size_t data;
+		bool held = false;
+		if (c->nq) {
+			struct kpage pg;
+			if (hold_page(k, c, (size_t)n, false) < 0)
+				return pages;
+			data = (size_t)n >= 16 && kpage_load(&pg, k->page, (size_t)n) == 0 ? pg.size : 0;
+		} else {
+			/* the records of the calls this page's entries made, as
+			 * far as they returned: fewer holds */
+			if (k->paths && tr_kpath_poll(k->paths) < 0)
+				set_err(k, -EIO, "reading the path names' ring buffer");
+			data = process_page(k, cpu, k->page, (size_t)n, false, &held);
+			if (held) {
+				if (hold_page(k, c, (size_t)n, true) < 0)
+					return pages;
+				c->hold_since = tr_mono_ns();
+			}
+		}
 		pages++;
 		if (data < k->psize / 2)
 			return pages;
 	}
 	*caught_up = false;
 	return pages;
+}
+
+/* Takes the eBPF program's records and resumes the held CPUs. */
+static void paths_poll(struct krec *k, bool final)
+{
+	if (!k->paths)
+		return;
+	int r = tr_kpath_poll(k->paths);
+	if (r < 0)
+		set_err(k, r, "reading the path names' ring buffer");
+	for (unsigned c = 0; c < k->ncpus && !k->err; c++)
+		resume_held(k, c, final);
+}
+
+static bool any_held(struct krec *k)
+{
+	for (unsigned c = 0; c < k->ncpus; c++)
+		if (k->cpus[c].nq)
+			return true;
+	return false;
 }
 
 /*
@@ -919,6 +1078,8 @@ static void live_tick(struct krec *k)
 	}
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		struct kcpu *kc = &k->cpus[c];
+		if (kc->nq)
+			continue;	/* held: its stream cannot pass the held event */
 		uint64_t ts = t0 > kc->last_ts ? t0 : kc->last_ts;
 		int r = trawl_ctf_wstream_tick(kc->ws, ts);
 		if (r < 0)
@@ -978,6 +1139,7 @@ static void *reader(void *arg)
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
+		paths_poll(k, false);
 		for (unsigned c = 0; c < k->ncpus; c++) {
 			bool cu;
 			pages += drain_cpu(k, c, 256, &cu);
@@ -1002,6 +1164,14 @@ static void *reader(void *arg)
 		while (drain_cpu(k, c, 1024, &cu) > 0)
 			;
 	}
+	/* the held entries' calls get HOLD_END_NS to return, then the pointer */
+	uint64_t end = tr_mono_ns() + HOLD_END_NS;
+	for (paths_poll(k, false); any_held(k) && !k->err && tr_mono_ns() < end;
+	     paths_poll(k, false)) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	paths_poll(k, true);
 	return NULL;
 }
 
@@ -1085,7 +1255,8 @@ int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
 				continue;
 			if (n <= 0)
 				break;
-			process_page(k, c, (size_t)n);
+			bool held;
+			process_page(k, c, k->page, (size_t)n, false, &held);
 		}
 	if (!r && !k->err) {
 		settle_lost(k);
@@ -1152,6 +1323,14 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 		tr_seterr(err, errlen, -r, "%s", k->errmsg);
 	settle_lost(k);
 	end_streams(k);
+	if (k->paths) {
+		struct tr_kpath_stats ps;
+		tr_kpath_stats(k->paths, &ps);
+		trawl_ctf_writer_env_int(k->w, "trawl_file_names_named", (int64_t)ps.named);
+		trawl_ctf_writer_env_int(k->w, "trawl_file_names_missing",
+					 (int64_t)(ps.fault + ps.lost + ps.late + ps.ambiguous +
+						   ps.mismatch));
+	}
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
@@ -1186,6 +1365,12 @@ void tr_krec_free(struct krec *k)
 	free(k->hostname);
 	trawl_ctf_writer_free(k->w);
 	tr_krec_conv_free(k->conv);
+	tr_kpath_free(k->paths);
+	for (unsigned c = 0; k->cpus && c < k->ncpus; c++) {
+		for (size_t i = 0; i < k->cpus[c].nq; i++)
+			free(k->cpus[c].q[i].page);
+		free(k->cpus[c].q);
+	}
 	if (k->kb)
 		kbuffer_free(k->kb);
 	if (k->tep)
@@ -1222,6 +1407,19 @@ uint64_t tr_krec_events(const struct krec *k)
 uint64_t tr_krec_statedump_events(const struct krec *k)
 {
 	return k->sd_events > 0 ? (uint64_t)k->sd_events : 0;
+}
+
+const char *tr_krec_paths_why(const struct krec *k)
+{
+	return *k->paths_why ? k->paths_why : NULL;
+}
+
+int tr_krec_paths_stats(const struct krec *k, struct tr_kpath_stats *st)
+{
+	if (!k->paths)
+		return -ENOENT;
+	tr_kpath_stats(k->paths, st);
+	return 0;
 }
 
 const char *tr_krec_clock_name(const struct krec *k)

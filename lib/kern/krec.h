@@ -58,6 +58,9 @@ struct krec_opts {
 	 * read nor written (dir unused) but by tr_krec_snapshot_to().
 	 */
 	bool flight;
+	/* syscall entries keep ftrace's pointers for their paths (openat's
+	 * filename ...): no eBPF program (docs/kernel.md, "File names") */
+	bool no_paths;
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };
@@ -106,6 +109,16 @@ const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu);
 uint64_t tr_krec_events(const struct krec *k);
 /* Events written by the state dump. */
 uint64_t tr_krec_statedump_events(const struct krec *k);
+/*
+ * Why the paths of openat & co. are pointers in this recording of syscall
+ * entries (the eBPF program is not there: NO_BPF build, not root,
+ * --no-file-names ...), or NULL (they are strings, or no syscall is
+ * recorded). Say it once.
+ */
+const char *tr_krec_paths_why(const struct krec *k);
+struct tr_kpath_stats;
+/* The path names' counts (pathnames.h): 0, or -ENOENT without them. */
+int tr_krec_paths_stats(const struct krec *k, struct tr_kpath_stats *st);
 /* The trace clock used ("x86-tsc" or "mono"). */
 const char *tr_krec_clock_name(const struct krec *k);
 /*
@@ -143,10 +156,22 @@ struct trawl_ctf_stream_class *tr_krec_conv_stream_class(struct krec_conv *c);
 /*
  * Converts one ftrace record (data, size bytes, starting with common_type)
  * and writes it to ws at ts. Returns 1 written, 0 skipped (unknown type),
- * -errno on a write error.
+ * KREC_CONV_WAIT (nothing written: the path of this syscall entry may
+ * still come; try again later, or once final), -errno on a write error.
  */
 int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint64_t ts,
 		     const void *data, unsigned size);
+#define KREC_CONV_WAIT 2
+
+struct kpath;
+/*
+ * The path arguments of the syscalls of tr_kpath_args (openat's filename
+ * ...) become strings, taken from paths (pathnames.h); call it before the
+ * first record. NULL: pointers, as ftrace has them.
+ */
+void tr_krec_conv_paths(struct krec_conv *c, struct kpath *paths);
+/* final: a path not known yet is not waited for (the pointer is written). */
+void tr_krec_conv_final(struct krec_conv *c, bool final);
 
 /* ---- kernel event families (families.c; the table: family.h) */
 
