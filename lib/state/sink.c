@@ -30,7 +30,8 @@ enum sem { S_OTHER, S_READ, S_WRITE, S_OPEN, S_FDNEW, S_DUP, S_FCNTL, S_CLOSE, S
 
 struct cinfo {
 	uint8_t kind, sem;
-	bool path_str;			/* its filename field is a string */
+	const struct trawl_field *path;	/* its path as a string (openat's filename,
+					 * creat's pathname), or NULL */
 	uint32_t name;			/* system call name */
 };
 
@@ -40,7 +41,7 @@ struct state_fields {
 	const struct trawl_field *fk_parent, *fk_child, *fk_comm, *fk_pid;
 	const struct trawl_field *ex_file, *ex_tid, *exit_tid, *exit_dead;
 	const struct trawl_field *sc_tid, *sc_fd, *sc_oldfd, *sc_fildes, *sc_outfd, *sc_count,
-		*sc_file, *sc_flags, *sc_cmd, *sx_ret;
+		*sc_file, *sc_pathname, *sc_flags, *sc_cmd, *sx_ret;
 	const struct trawl_field *irq, *vec, *irq_tid;
 	const struct trawl_field *blk_tid, *blk_dev, *blk_sector, *blk_nr, *blk_rwbs;
 	const struct trawl_field *dp_tid, *dp_pid, *dp_ppid, *dp_name, *dp_status;
@@ -109,8 +110,10 @@ static void classify(struct trawl_state *s, const struct trawl_ctf_event_class *
 	for (size_t i = 0; i < sizeof(sems) / sizeof(sems[0]); i++)
 		if (!strcmp(rest, sems[i].name))
 			ci->sem = sems[i].sem;
-	ci->path_str = s->f->sc_file &&
-		       trawl_field_type(s->f->sc_file, ec) == TRAWL_FIELD_STRING;
+	const struct trawl_field *pf[] = { s->f->sc_file, s->f->sc_pathname };
+	for (size_t i = 0; i < 2 && !ci->path; i++)
+		if (pf[i] && trawl_field_type(pf[i], ec) == TRAWL_FIELD_STRING)
+			ci->path = pf[i];
 }
 
 static const struct trawl_field *bind(struct trawl_reader *r, const char *spec,
@@ -150,6 +153,7 @@ static int state_start(void *self, struct trawl_reader *r)
 	f->sc_outfd = bind(r, "*syscall_entry_sendfile*.out_fd", TRAWL_FIELD_INT);
 	f->sc_count = bind(r, "*syscall_entry_*.count", TRAWL_FIELD_INT);
 	f->sc_file = bind(r, "*syscall_entry_*open*.filename", TRAWL_FIELD_ANY);
+	f->sc_pathname = bind(r, "*syscall_entry_creat.pathname", TRAWL_FIELD_ANY);
 	f->sc_flags = bind(r, "*syscall_entry_clone.clone_flags", TRAWL_FIELD_INT);
 	f->sc_cmd = bind(r, "*syscall_entry_fcntl.cmd", TRAWL_FIELD_INT);
 	f->sx_ret = bind(r, "*syscall_exit_*.ret", TRAWL_FIELD_INT);
@@ -351,8 +355,8 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 			c.a = iget(f->sc_fd, ev, -1);
 		c.b = ci->sem == S_CLONE ? iget(f->sc_flags, ev, 0)
 		    : ci->sem == S_FCNTL ? iget(f->sc_cmd, ev, -1) : iget(f->sc_count, ev, 0);
-		if (ci->path_str)
-			c.str2 = sget(s, f->sc_file, ev);
+		if (ci->path)
+			c.str2 = sget(s, ci->path, ev);
 		break;
 	case K_SC_EXIT:
 		c.kind = TRAWL_STATE_SYSCALL_EXIT;

@@ -35,7 +35,7 @@ static char root[] = "/tmp/trawl-test-state-XXXXXX";
 struct kt {
 	struct trawl_ctf_writer *w;
 	struct trawl_ctf_wstream *cpu[2];
-	struct trawl_ctf_event_class *sw, *wk, *fork, *exit_, *oe, *ox, *we, *wx, *ce, *cx,
+	struct trawl_ctf_event_class *sw, *wk, *fork, *exit_, *oe, *ox, *ke, *kx, *we, *wx, *ce, *cx,
 		*se, *sx, *fe, *fx, *ie, *ix, *bi, *bs, *bc, *dp, *df;
 	int rc;
 };
@@ -74,6 +74,8 @@ static int kt_open(struct kt *k, const char *dir)
 	EC(exit_, "sched_process_exit", "s:comm,i:tid,i:prio,i:group_dead");
 	EC(oe, "syscall_entry_openat", "l:dfd,s:filename,l:flags,l:mode");
 	EC(ox, "syscall_exit_openat", "l:ret");
+	EC(ke, "syscall_entry_creat", "s:pathname,l:mode");
+	EC(kx, "syscall_exit_creat", "l:ret");
 	EC(we, "syscall_entry_write", "l:fd,l:buf,l:count");
 	EC(wx, "syscall_exit_write", "l:ret");
 	EC(ce, "syscall_entry_close", "l:fd");
@@ -167,6 +169,8 @@ static int write_scenario(const char *dir)
 	SWITCH(&k, 0, 19 * MS + 500 * US, 200, "other", 1, 100, "app");
 	ev(&k, 0, 20 * MS, 100, k.ce, "l", 5LL);
 	ev(&k, 0, 20 * MS + 10 * US, 100, k.cx, "l", 0LL);
+	ev(&k, 0, 20 * MS + 500 * US, 100, k.ke, "sl", "/tmp/made", 0644LL);
+	ev(&k, 0, 20 * MS + 510 * US, 100, k.kx, "l", 5LL);
 	ev(&k, 1, 21 * MS, 0, k.ie, "is", 36, "virtio");
 	ev(&k, 1, 21 * MS + 10 * US, 0, k.ix, "ii", 36, 1);
 	return kt_close(&k);
@@ -343,9 +347,14 @@ static void test_scenario(const char *dir)
 	}
 	trawl_state_view_free(v);
 
-	v = trawl_state_at(s, "node", T0 + 21 * MS);
+	v = trawl_state_at(s, "node", T0 + 20 * MS + 100 * US);
 	ok(v && !trawl_state_view_fd_find(v, 100, 5) && trawl_state_view_fd_find(v, 100, 4),
-	   "21 ms: fd 5 closed, fd 4 open");
+	   "20.1 ms: fd 5 closed, fd 4 open");
+	trawl_state_view_free(v);
+	v = trawl_state_at(s, "node", T0 + 21 * MS);
+	f = v ? trawl_state_view_fd_find(v, 100, 5) : NULL;
+	ok(f && f->path && !strcmp(f->path, "/tmp/made") && f->opened == T0 + 20 * MS + 510 * US,
+	   "21 ms: fd 5 again, made by creat: its path from creat's pathname");
 	trawl_state_view_free(v);
 	errno = 0;
 	ok(!trawl_state_at(s, "nowhere", T0) && errno == ENOENT, "an unknown host: ENOENT");
