@@ -59,28 +59,25 @@ static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uin
 	return trawl_ctf_wstream_event(s, ec, T0 + shift + t, buf, b.len);
 }
 
-static int write_trace(const char *dir, const char *host)
+/* The payloads of the kernel events the tests write (LTTng's fields). */
+struct ktypes {
+	struct trawl_ctf_type *ctx, *sw, *wk, *si, *so, *ii, *io, *ri, *ro, *s64;
+};
+
+static void ktypes(struct trawl_ctf_writer *w, struct ktypes *k)
 {
-	struct trawl_ctf_writer_opts o = {
-		.sz = sizeof(o), .path = dir, .hostname = host, .domain = "kernel",
-		.clock_offset_s = 1700000000,
-	};
-	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
-	if (!w)
-		return -1;
 	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10);
 	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
 	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
 	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
 	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
-	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
-	trawl_ctf_struct_add(w, ctx, "tid", s32);
-	struct trawl_ctf_stream_class *sc =
-		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, notid ? NULL : ctx);
-	struct trawl_ctf_type *sw = trawl_ctf_type_struct(w), *wk = trawl_ctf_type_struct(w),
-			      *si = trawl_ctf_type_struct(w), *so = trawl_ctf_type_struct(w),
-			      *ii = trawl_ctf_type_struct(w), *io = trawl_ctf_type_struct(w),
-			      *ri = trawl_ctf_type_struct(w), *ro = trawl_ctf_type_struct(w);
+	k->s64 = s64;
+	k->ctx = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, k->ctx, "tid", s32);
+	struct trawl_ctf_type *sw = k->sw = trawl_ctf_type_struct(w), *wk = k->wk = trawl_ctf_type_struct(w),
+			      *si = k->si = trawl_ctf_type_struct(w), *so = k->so = trawl_ctf_type_struct(w),
+			      *ii = k->ii = trawl_ctf_type_struct(w), *io = k->io = trawl_ctf_type_struct(w),
+			      *ri = k->ri = trawl_ctf_type_struct(w), *ro = k->ro = trawl_ctf_type_struct(w);
 	trawl_ctf_struct_add(w, sw, "prev_comm", str);
 	trawl_ctf_struct_add(w, sw, "prev_tid", s32);
 	trawl_ctf_struct_add(w, sw, "prev_prio", s32);
@@ -105,15 +102,40 @@ static int write_trace(const char *dir, const char *host)
 	trawl_ctf_struct_add(w, ro, "sector", u64);
 	trawl_ctf_struct_add(w, ro, "nr_sector", u32);
 	trawl_ctf_struct_add(w, ro, "error", s32);
+}
+
+/* A kernel trace's writer and its stream class (the tid context or none). */
+static struct trawl_ctf_writer *kwriter(const char *dir, const char *host, bool tid,
+					struct ktypes *kt, struct trawl_ctf_stream_class **sc)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = host, .domain = "kernel",
+		.clock_offset_s = 1700000000,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return NULL;
+	ktypes(w, kt);
+	*sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, tid ? kt->ctx : NULL);
+	return w;
+}
+
+static int write_trace(const char *dir, const char *host)
+{
+	struct ktypes kt;
+	struct trawl_ctf_stream_class *sc;
+	struct trawl_ctf_writer *w = kwriter(dir, host, !notid, &kt, &sc);
+	if (!w)
+		return -1;
 	struct cls c = {
-		trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, sw),
-		trawl_ctf_writer_event_class(w, sc, "sched_wakeup", INT64_MIN, wk),
-		trawl_ctf_writer_event_class(w, sc, "syscall_entry_read", INT64_MIN, si),
-		trawl_ctf_writer_event_class(w, sc, "syscall_exit_read", INT64_MIN, so),
-		trawl_ctf_writer_event_class(w, sc, "irq_handler_entry", INT64_MIN, ii),
-		trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, io),
-		trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, ri),
-		trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, ro),
+		trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, kt.sw),
+		trawl_ctf_writer_event_class(w, sc, "sched_wakeup", INT64_MIN, kt.wk),
+		trawl_ctf_writer_event_class(w, sc, "syscall_entry_read", INT64_MIN, kt.si),
+		trawl_ctf_writer_event_class(w, sc, "syscall_exit_read", INT64_MIN, kt.so),
+		trawl_ctf_writer_event_class(w, sc, "irq_handler_entry", INT64_MIN, kt.ii),
+		trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, kt.io),
+		trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, kt.ri),
+		trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, kt.ro),
 	};
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
@@ -390,47 +412,14 @@ static void reports(const char *dir)
  */
 static int write_mix(const char *dir)
 {
-	struct trawl_ctf_writer_opts o = {
-		.sz = sizeof(o), .path = dir, .hostname = "mix", .domain = "kernel",
-		.clock_offset_s = 1700000000,
-	};
-	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	struct ktypes kt;
+	struct trawl_ctf_stream_class *sc;
+	struct trawl_ctf_writer *w = kwriter(dir, "mix", true, &kt, &sc);
 	if (!w)
 		return -1;
-	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10);
-	struct trawl_ctf_type *s64 = trawl_ctf_type_int(w, 64, true, 10);
-	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
-	struct trawl_ctf_type *u64 = trawl_ctf_type_int(w, 64, false, 10);
-	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
-	struct trawl_ctf_type *ctx = trawl_ctf_type_struct(w);
-	trawl_ctf_struct_add(w, ctx, "tid", s32);
-	struct trawl_ctf_stream_class *sc =
-		trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, ctx);
-	struct trawl_ctf_type *sw = trawl_ctf_type_struct(w), *wk = trawl_ctf_type_struct(w),
-			      *si = trawl_ctf_type_struct(w), *so = trawl_ctf_type_struct(w),
-			      *ii = trawl_ctf_type_struct(w), *io = trawl_ctf_type_struct(w),
-			      *ri = trawl_ctf_type_struct(w), *kf = trawl_ctf_type_struct(w);
-	trawl_ctf_struct_add(w, sw, "prev_comm", str);
-	trawl_ctf_struct_add(w, sw, "prev_tid", s32);
-	trawl_ctf_struct_add(w, sw, "prev_prio", s32);
-	trawl_ctf_struct_add(w, sw, "prev_state", s64);
-	trawl_ctf_struct_add(w, sw, "next_comm", str);
-	trawl_ctf_struct_add(w, sw, "next_tid", s32);
-	trawl_ctf_struct_add(w, sw, "next_prio", s32);
-	trawl_ctf_struct_add(w, wk, "comm", str);
-	trawl_ctf_struct_add(w, wk, "tid", s32);
-	trawl_ctf_struct_add(w, wk, "prio", s32);
-	trawl_ctf_struct_add(w, wk, "target_cpu", s32);
-	trawl_ctf_struct_add(w, si, "fd", s64);
-	trawl_ctf_struct_add(w, so, "ret", s64);
-	trawl_ctf_struct_add(w, ii, "irq", s32);
-	trawl_ctf_struct_add(w, ii, "name", str);
-	trawl_ctf_struct_add(w, io, "irq", s32);
-	trawl_ctf_struct_add(w, io, "ret", s32);
-	trawl_ctf_struct_add(w, ri, "dev", u32);
-	trawl_ctf_struct_add(w, ri, "sector", u64);
-	trawl_ctf_struct_add(w, ri, "nr_sector", u32);
-	trawl_ctf_struct_add(w, kf, "ptr", u64);
+	struct trawl_ctf_type *sw = kt.sw, *wk = kt.wk, *si = kt.si, *so = kt.so, *ii = kt.ii,
+			      *io = kt.io, *ri = kt.ri, *ro = kt.ro, *kf = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, kf, "ptr", kt.s64);
 	struct trawl_ctf_event_class *e_sw = trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, sw),
 		*e_wk = trawl_ctf_writer_event_class(w, sc, "sched_wakeup", INT64_MIN, wk),
 		*e_si = trawl_ctf_writer_event_class(w, sc, "syscall_entry_read", INT64_MIN, si),
@@ -440,7 +429,7 @@ static int write_mix(const char *dir)
 		*e_ii = trawl_ctf_writer_event_class(w, sc, "irq_handler_entry", INT64_MIN, ii),
 		*e_io = trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, io),
 		*e_ri = trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, ri),
-		*e_ro = trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, ri),
+		*e_ro = trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, ro),
 		*e_kf = trawl_ctf_writer_event_class(w, sc, "kmem_kfree", INT64_MIN, kf);
 	struct trawl_ctf_wstream *cs[2] = { trawl_ctf_writer_stream(w, sc, "channel0", 0),
 					    trawl_ctf_writer_stream(w, sc, "channel0", 1) };
@@ -481,7 +470,7 @@ static int write_mix(const char *dir)
 			case 5: {
 				long long sec = (long long)(rand_r(&seed) % 64) * 8;
 				r = ev(s, e_ri, at, tid, "ili", dev, sec, 8) ?:
-				    ev(s, e_ro, at + 200 + rand_r(&seed) % 400, tid, "ili", dev, sec, 8);
+				    ev(s, e_ro, at + 200 + rand_r(&seed) % 400, tid, "ilii", dev, sec, 8, 0);
 				break;
 			}
 			default:
