@@ -118,6 +118,7 @@ enum {
 	TRAWL_ANALYSIS_LOG = 1 << 2,	/* every sample in time order */
 	TRAWL_ANALYSIS_FREQ = 1 << 3,	/* a log2 histogram per row */
 	TRAWL_ANALYSIS_JSON = 1 << 4,
+	TRAWL_ANALYSIS_GMT = 1 << 5,	/* text: times of day in UTC, not local time */
 };
 struct trawl_analysis_report_opts {
 	size_t sz;			/* sizeof(struct trawl_analysis_report_opts) */

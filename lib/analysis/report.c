@@ -32,11 +32,14 @@ static double stddev(const struct trawl_analysis_row *r)
 	return v > 0 ? sqrt(v) : 0;
 }
 
-static void clock_str(char *buf, size_t cap, int64_t ns)
+static void clock_str(char *buf, size_t cap, int64_t ns, bool gmt)
 {
 	time_t s = (time_t)(ns / 1000000000);
 	struct tm tm;
-	localtime_r(&s, &tm);
+	if (gmt)
+		gmtime_r(&s, &tm);
+	else
+		localtime_r(&s, &tm);
 	snprintf(buf, cap, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (long long)(ns % 1000000000));
 }
@@ -195,10 +198,10 @@ static int stats_by_host(FILE *f, const struct trawl_analysis_row **rows, size_t
 	return 0;
 }
 
-static void sample_text(FILE *f, const struct trawl_analysis_sample *s)
+static void sample_text(FILE *f, const struct trawl_analysis_sample *s, bool gmt)
 {
 	char t[32];
-	clock_str(t, sizeof(t), s->ts);
+	clock_str(t, sizeof(t), s->ts, gmt);
 	fprintf(f, "[%s]", t);
 	us(f, s->dur);
 	fprintf(f, "  %-10s %4u  %-16s %8lld  %s %s", *s->host ? s->host : "-", s->cpu, s->comm,
@@ -276,6 +279,9 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			  const struct trawl_analysis_report_opts *o)
 {
 	unsigned modes = o && o->modes ? o->modes : TRAWL_ANALYSIS_STATS;
+	bool gmt = modes & TRAWL_ANALYSIS_GMT;
+	if (!(modes & ~(TRAWL_ANALYSIS_GMT | TRAWL_ANALYSIS_JSON)))
+		modes |= TRAWL_ANALYSIS_STATS;
 	unsigned top = o && o->top ? o->top : 10;
 	size_t nr = trawl_analysis_nrows(a), ns = trawl_analysis_nsamples(a);
 	const struct trawl_analysis_row **rows = calloc(nr + 1, sizeof(*rows));
@@ -329,8 +335,8 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			goto out;
 	} else {
 		char tb[32], te[32];
-		clock_str(tb, sizeof(tb), b);
-		clock_str(te, sizeof(te), e);
+		clock_str(tb, sizeof(tb), b, gmt);
+		clock_str(te, sizeof(te), e, gmt);
 		fprintf(f, "%s: [%s, %s] (%.6f s)\n", trawl_analysis_kind(a), tb, te,
 			(double)dur / 1e9);
 		bool pivot = nr && *rows[0]->host && (modes & TRAWL_ANALYSIS_STATS) &&
@@ -389,13 +395,13 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			fprintf(f, "\nlongest %u: [begin] duration (us), host, cpu, comm, tid, what\n",
 				top);
 			for (size_t i = 0; i < ns && i < top; i++)
-				sample_text(f, ss[i]);
+				sample_text(f, ss[i], gmt);
 		}
 		if (modes & TRAWL_ANALYSIS_LOG) {
 			qsort(ss, ns, sizeof(*ss), by_ts);
 			fprintf(f, "\nlog: [begin] duration (us), host, cpu, comm, tid, what\n");
 			for (size_t i = 0; i < ns; i++)
-				sample_text(f, ss[i]);
+				sample_text(f, ss[i], gmt);
 		}
 		if (modes & TRAWL_ANALYSIS_FREQ) {
 			fputc('\n', f);
