@@ -96,8 +96,15 @@ static const char *kind_title(enum trawl_analysis_row_kind k)
 	case TRAWL_ANALYSIS_SOFTIRQ: return "softirq";
 	case TRAWL_ANALYSIS_DISK: return "disk";
 	case TRAWL_ANALYSIS_PREEMPT: return "preempted";
+	case TRAWL_ANALYSIS_PROCESS: return "process";
 	}
 	return "?";
+}
+
+/* Rows with an errors column: syscalls, disks, processes (their I/O). */
+static bool has_errors(enum trawl_analysis_row_kind k)
+{
+	return k == TRAWL_ANALYSIS_SYSCALL || k == TRAWL_ANALYSIS_DISK || k == TRAWL_ANALYSIS_PROCESS;
 }
 
 static void us(FILE *f, int64_t ns)
@@ -236,10 +243,14 @@ static void json_row(struct json *j, const struct trawl_analysis_row *r, int64_t
 		tr_json_key(j, "percent");
 		tr_json_fixed(j, dur > 0 ? 100.0 * (double)r->sum / (double)dur : 0, 2);
 	}
-	if (r->kind == TRAWL_ANALYSIS_SYSCALL || r->kind == TRAWL_ANALYSIS_DISK)
+	if (has_errors(r->kind))
 		tr_json_kv_u64(j, "errors", r->errors);
-	if (r->bytes)
+	if (r->bytes || r->kind == TRAWL_ANALYSIS_PROCESS)
 		tr_json_kv_u64(j, "bytes", r->bytes);
+	if (r->kind == TRAWL_ANALYSIS_PROCESS) {
+		tr_json_kv_u64(j, "read_bytes", r->read_bytes);
+		tr_json_kv_u64(j, "write_bytes", r->write_bytes);
+	}
 	if (r->prio != INT32_MIN)
 		tr_json_kv_i64(j, "prio", r->prio);
 	tr_json_key(j, "hist_us");
@@ -353,14 +364,15 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 						fprintf(f, "\n%-10s %-32s %9s %14s\n", "host",
 							kind_title(r->kind), "usage", "time (ms)");
 					else
-						fprintf(f, "\n%-10s %-28s %8s %12s %12s %12s %12s%s%s\n",
+						fprintf(f, "\n%-10s %-28s %8s %12s %12s %12s %12s%s%s%s\n",
 							"host", kind_title(r->kind), "count", "min (us)",
 							"avg (us)", "max (us)", "stdev (us)",
-							r->kind == TRAWL_ANALYSIS_SYSCALL ||
-								r->kind == TRAWL_ANALYSIS_DISK ? "   errors" : "",
+							has_errors(r->kind) ? "   errors" : "",
 							r->kind == TRAWL_ANALYSIS_DISK || io ||
 								(r->kind == TRAWL_ANALYSIS_THREAD && r->bytes) ?
-								"        bytes" : "");
+								"        bytes" : "",
+							r->kind == TRAWL_ANALYSIS_PROCESS ?
+								"     read (B)    write (B)" : "");
 				}
 				if (cputop && !(modes & TRAWL_ANALYSIS_STATS) && shown >= top)
 					continue;
@@ -381,10 +393,13 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 					fprintf(f, " %12.3f", stddev(r) / 1000.0);
 				else
 					fprintf(f, " %12s", "?");
-				if (r->kind == TRAWL_ANALYSIS_SYSCALL || r->kind == TRAWL_ANALYSIS_DISK)
+				if (has_errors(r->kind))
 					fprintf(f, " %8llu", (unsigned long long)r->errors);
 				if (r->bytes || io)
 					fprintf(f, " %12llu", (unsigned long long)r->bytes);
+				if (r->kind == TRAWL_ANALYSIS_PROCESS)
+					fprintf(f, " %12llu %12llu", (unsigned long long)r->read_bytes,
+						(unsigned long long)r->write_bytes);
 				if (r->prio != INT32_MIN)
 					fprintf(f, "  prio %d", r->prio);
 				fputc('\n', f);
