@@ -80,7 +80,8 @@ enum trawl_analysis_row_kind {
 struct trawl_analysis_row {
 	enum trawl_analysis_row_kind kind;
 	const char *host;		/* "" unless by_host */
-	int64_t id;			/* tid, cpu, irq or vector, dev, syscall's class, pid */
+	int64_t id;			/* tid, cpu, irq or vector, dev, syscall (its name's
+					 * index, in the order seen), pid */
 	char label[64];			/* "comm (tid)", "CPU 1", "read", "36 <virtio1-req.0>",
 					 * "comm (pid)" */
 	uint64_t count, errors;		/* errors: syscalls returning < 0, I/O errors */

@@ -250,6 +250,9 @@ struct trawl_analysis {
 	const struct trawl_field *f[NFIELDS];
 	uint8_t *kinds;			/* by class index */
 	uint8_t *iot;			/* iolatency: a syscall entry's I/O type, by class */
+	uint32_t *sysid;		/* syscalls: an exit's syscall (in sysnames), by class */
+	char **sysnames;		/* the syscalls' names: one row each, whichever */
+	size_t nsys;			/* trace (host) a class comes from */
 	size_t nkinds;
 	struct host *hosts;
 	size_t nhosts;
@@ -738,6 +741,30 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 
 /* ------------------------------------------------------- syscalls */
 
+/* The syscall of an exit event's class: its index in the names seen, so
+ * that each trace's (each host's) class of one syscall counts in one row.
+ * UINT32_MAX on ENOMEM. */
+static uint32_t sys_id(struct trawl_analysis *a, const struct trawl_ctf_event_class *cls)
+{
+	uint32_t *id = &a->sysid[cls->index];
+	if (*id != UINT32_MAX)
+		return *id;
+	const char *name = cls->name + strlen("syscall_exit_");
+	size_t i = 0;
+	while (i < a->nsys && strcmp(a->sysnames[i], name))
+		i++;
+	if (i == a->nsys) {
+		char **n = realloc(a->sysnames, (a->nsys + 1) * sizeof(*n));
+		if (!n)
+			return UINT32_MAX;
+		a->sysnames = n;
+		if (!(n[i] = strdup(name)))
+			return UINT32_MAX;
+		a->nsys++;
+	}
+	return *id = (uint32_t)i;
+}
+
 static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		    enum ev_kind k)
 {
@@ -761,8 +788,11 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (t->sys_ts == NONE)
 		return 0;
 	int err = 0;
-	const char *name = ev->cls->name + strlen("syscall_exit_");
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, ev->cls->index,
+	uint32_t id = sys_id(a, ev->cls);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	const char *name = a->sysnames[id];
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id,
 					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
@@ -1158,9 +1188,14 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		uint8_t *io = realloc(a->iot, nc);
 		if (!io)
 			return -ENOMEM;
+		a->iot = io;
+		uint32_t *sy = realloc(a->sysid, nc * sizeof(*sy));
+		if (!sy)
+			return -ENOMEM;
+		a->sysid = sy;
 		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
 		memset(io + a->nkinds, IO_UNSET, nc - a->nkinds);
-		a->iot = io;
+		memset(sy + a->nkinds, 0xff, (nc - a->nkinds) * sizeof(*sy));
 		a->nkinds = nc;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1302,6 +1337,10 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->samples);
 	free(a->kinds);
 	free(a->iot);
+	free(a->sysid);
+	for (size_t i = 0; i < a->nsys; i++)
+		free(a->sysnames[i]);
+	free(a->sysnames);
 	free(a->comm);
 	free(a);
 }

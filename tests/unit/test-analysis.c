@@ -391,6 +391,13 @@ static void hosts(void)
 	if (f)
 		fclose(f);
 	trawl_analysis_free(a);
+	/* the hosts merged: one row per syscall, whichever trace's class */
+	a = run(root, "syscalls", NULL);
+	const struct trawl_analysis_row *r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "read");
+	ok(a && trawl_analysis_nrows(a) == 2 && r && r->count == 4 && r->errors == 2,
+	   "two hosts, not --by host: one read row of both hosts' 4 (%zu rows)",
+	   a ? trawl_analysis_nrows(a) : 0);
+	trawl_analysis_free(a);
 	struct trawl_analysis_opts o3 = { .sz = sizeof(o3), .tid = -1, .cpu = -1, .by_host = true };
 	a = run(root, "iolatency", &o3);
 	f = fopen(path, "w+");
