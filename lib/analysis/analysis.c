@@ -881,6 +881,15 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 
 /* ------------------------------------------------------- iolatency */
 
+/* A thread's or process's row named "comm (id)", the last name seen (a
+ * block request issued while exec reads the program is the old name's). */
+static void label_comm(struct trawl_analysis_row *r, const char *comm, int64_t id)
+{
+	size_t n = strlen(comm);
+	if (strncmp(r->label, comm, n) || r->label[n] != ' ')
+		snprintf(r->label, sizeof(r->label), "%s (%lld)", comm, (long long)id);
+}
+
 static uint64_t rq_key(int64_t dev, int64_t sector)
 {
 	return mix((uint64_t)dev) ^ (uint64_t)sector;
@@ -926,10 +935,7 @@ static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct ho
 	if (!r)
 		return NULL;
 	const struct thr *m = id == t->tid ? t : thr_find(h, id);
-	const char *comm = m && m->comm[0] ? m->comm : t->comm[0] ? t->comm : "?";
-	size_t n = strlen(comm);
-	if (strncmp(r->label, comm, n) || r->label[n] != ' ')
-		snprintf(r->label, sizeof(r->label), "%s (%lld)", comm, (long long)id);
+	label_comm(r, m && m->comm[0] ? m->comm : t->comm[0] ? t->comm : "?", id);
 	return r;
 }
 
@@ -1079,8 +1085,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
 		if (!r)
 			return -ENOMEM;
-		if (!r->label[0])
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", q.comm, (long long)q.tid);
+		label_comm(r, q.comm, q.tid);
 		row_add(r, dur);
 		r->bytes += q.bytes;
 		r->errors += failed;

@@ -12,12 +12,15 @@
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
  *         15000  syscall_entry_write (200)  16000 exit ret 5    (1000; b's pid unknown)
- *         20000  sched_switch b -> 0        (b ran 10000)
+ *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb")
+ *         18000  block_rq_issue dev 8:0 sector 128 nr 8 (200, "bb")
+ *         20000  sched_switch bb -> 0       (b ran 10000)
  *   CPU 1  1200  sched_process_fork x (400) -> c: tid 300, pid 400
  *          1500  sched_switch x (400, runnable) -> c (300)  (x ran since the start: 500;
  *                                            c runs to the end: 28500)
  *          2000  syscall_entry_write (300)   2500 exit ret 7    (500; process x (400))
  *         30000  block_rq_complete 8:0 64 8 (16000, 4096 bytes)
+ *         30500  block_rq_complete 8:0 128 8 (12500, 4096 bytes)
  *         31000  sched_switch c -> x, c preempted (prev_state 0x100)
  *         33000  sched_switch x -> c        (c waited 2000; x ran 2000 more)
  */
@@ -38,7 +41,7 @@ static char root[] = "/tmp/trawl-test-analysis-XXXXXX";
 
 struct cls {
 	struct trawl_ctf_event_class *sw, *wake, *sys_in, *sys_out, *irq_in, *irq_out, *rq_in, *rq_out,
-		*sd, *fork, *wr_in, *wr_out;
+		*sd, *fork, *wr_in, *wr_out, *exec;
 };
 
 static uint64_t shift;		/* the second host's trace starts later */
@@ -86,7 +89,11 @@ static int write_trace(const char *dir, const char *host)
 			      *si = trawl_ctf_type_struct(w), *so = trawl_ctf_type_struct(w),
 			      *ii = trawl_ctf_type_struct(w), *io = trawl_ctf_type_struct(w),
 			      *ri = trawl_ctf_type_struct(w), *ro = trawl_ctf_type_struct(w),
-			      *sd = trawl_ctf_type_struct(w), *fk = trawl_ctf_type_struct(w);
+			      *sd = trawl_ctf_type_struct(w), *fk = trawl_ctf_type_struct(w),
+			      *ex = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ex, "filename", str);
+	trawl_ctf_struct_add(w, ex, "tid", s32);
+	trawl_ctf_struct_add(w, ex, "old_tid", s32);
 	trawl_ctf_struct_add(w, sd, "tid", s32);
 	trawl_ctf_struct_add(w, sd, "pid", s32);
 	trawl_ctf_struct_add(w, sd, "name", str);
@@ -133,10 +140,11 @@ static int write_trace(const char *dir, const char *host)
 		trawl_ctf_writer_event_class(w, sc, "sched_process_fork", INT64_MIN, fk),
 		trawl_ctf_writer_event_class(w, sc, "syscall_entry_write", INT64_MIN, si),
 		trawl_ctf_writer_event_class(w, sc, "syscall_exit_write", INT64_MIN, so),
+		trawl_ctf_writer_event_class(w, sc, "sched_process_exec", INT64_MIN, ex),
 	};
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
-	int dev = 8 << 20, r = !c0 || !c1 || !c.rq_out || !c.wr_out;
+	int dev = 8 << 20, r = !c0 || !c1 || !c.rq_out || !c.wr_out || !c.exec;
 	r = r ?: ev(c0, c.sw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "a", 100, 20);
 	r = r ?: ev(c0, c.sd, 1100, 100, "iis", 100, 90, "a");
 	r = r ?: ev(c0, c.sys_in, 2000, 100, "l", 3ll);
@@ -150,12 +158,15 @@ static int write_trace(const char *dir, const char *host)
 	r = r ?: ev(c0, c.rq_in, 14000, 200, "ili", dev, 64ll, 8);
 	r = r ?: ev(c0, c.wr_in, 15000, 200, "l", 1ll);
 	r = r ?: ev(c0, c.wr_out, 16000, 200, "l", 5ll);
-	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "b", 200, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: ev(c0, c.exec, 17000, 200, "sii", "/usr/bin/bb", 200, 200);
+	r = r ?: ev(c0, c.rq_in, 18000, 200, "ili", dev, 128ll, 8);
+	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "bb", 200, 20, 1ll, "swapper/0", 0, 20);
 	r = r ?: ev(c1, c.fork, 1200, 400, "siisii", "x", 400, 400, "c", 300, 400);
 	r = r ?: ev(c1, c.sw, 1500, 400, "siil" "sii", "x", 400, 20, 0ll, "c", 300, 20);
 	r = r ?: ev(c1, c.wr_in, 2000, 300, "l", 1ll);
 	r = r ?: ev(c1, c.wr_out, 2500, 300, "l", 7ll);
 	r = r ?: ev(c1, c.rq_out, 30000, 300, "ilii", dev, 64ll, 8, 0);
+	r = r ?: ev(c1, c.rq_out, 30500, 300, "ilii", dev, 128ll, 8, 0);
 	r = r ?: ev(c1, c.sw, 31000, 300, "siil" "sii", "c", 300, 20, 256ll, "x", 400, 20);
 	r = r ?: ev(c1, c.sw, 33000, 400, "siil" "sii", "x", 400, 20, 1ll, "c", 300, 20);
 	r = r ?: trawl_ctf_writer_close(w);
@@ -301,10 +312,11 @@ static void figures(const char *dir)
 
 	a = run(dir, "iolatency", NULL);
 	r = find(a, TRAWL_ANALYSIS_DISK, 8 << 20);
-	ok(r && r->count == 1 && r->sum == 16000 && r->bytes == 4096 && !strcmp(r->label, "(8,0)"),
-	   "iolatency: disk (8,0): one request, 16000 ns, 4096 bytes");
+	ok(r && r->count == 2 && r->sum == 28500 && r->bytes == 8192 && !strcmp(r->label, "(8,0)"),
+	   "iolatency: disk (8,0): two requests, 16000 + 12500 ns, 8192 bytes");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	ok(r && r->count == 1 && r->bytes == 4096, "iolatency: issued by b");
+	ok(r && r->count == 2 && r->bytes == 8192 && !strcmp(r->label, "bb (200)"),
+	   "iolatency: issued by b, named as last seen: bb (200) (%s)", r ? r->label : "-");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Read");
 	ok(r && r->count == 2 && r->bytes == 10 && r->errors == 1, "iolatency: Read: 2, 10 bytes, 1 error");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Write");
