@@ -45,6 +45,11 @@ struct cli_time_range {
 	bool brel, erel;		/* times of day */
 };
 int cli_time_range_parse(struct cli_time_range *t);
+/* The first event's time (0 when there is none) of the traces under paths,
+ * with ro's hosts and clock corrections (ro's filters of time and events
+ * left out): the day of HH:MM:SS times. 0, or 1 once the error is printed. */
+int cli_first_ts(const char *const *paths, size_t npaths, const struct trawl_reader_opts *ro,
+		 int64_t *ts);
 int cli_time_range_apply(struct cli_time_range *t, const char *const *paths, size_t npaths,
 			 struct trawl_reader_opts *ro);
 int cmd_info(int argc, char **argv);

@@ -111,10 +111,8 @@ int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool 
 	return 0;
 }
 
-/* The first event's time (0 when there is none) of the traces under paths,
- * with ro's hosts and clock corrections: the day of HH:MM:SS times. */
-static int first_ts(const char *const *paths, size_t npaths, const struct trawl_reader_opts *base,
-		    int64_t *ts)
+int cli_first_ts(const char *const *paths, size_t npaths, const struct trawl_reader_opts *base,
+		 int64_t *ts)
 {
 	struct trawl_reader_opts ro = {
 		.sz = sizeof(ro), .hosts = base->hosts, .nhosts = base->nhosts, .threads = 1,
@@ -152,7 +150,7 @@ int cli_time_range_apply(struct cli_time_range *t, const char *const *paths, siz
 	if (t->brel || t->erel) {
 		int64_t day = 0;
 
-		if (first_ts(paths, npaths, ro, &day))
+		if (cli_first_ts(paths, npaths, ro, &day))
 			return CLI_EXIT_FAILURE;
 		if (t->brel)
 			cli_parse_time(t->begin_s, t->gmt, day, &t->begin, &t->brel);
