@@ -21,8 +21,37 @@ enum {
 
 int cmd_print(int argc, char **argv);
 int cmd_state(int argc, char **argv);		/* cmd-state.c */
-/* cmd-print.c: a <time> of print --begin (its usage), in ns since the epoch */
+/*
+ * cli/time.c: a <time> of print --begin (its usage) into *out, ns since the
+ * epoch: 0, or -1 when malformed. The HH:MM:SS forms are on the local (gmt:
+ * UTC) day of day_ref (ns); they set *rel, and with day_ref INT64_MIN only
+ * the syntax is checked.
+ */
 int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel);
+/*
+ * --begin/--end <time> of the commands that read traces (print, analyze),
+ * dates in local time unless gmt (--clock-gmt). cli_time_range_parse()
+ * checks the syntax (first, before anything is opened); then, once ro
+ * holds the hosts and the clock corrections, cli_time_range_apply() puts
+ * the times of day on the day of the first event of the traces under
+ * paths and the range into ro->begin and ro->end. Each returns 0, or the
+ * command's exit status once the error is printed.
+ */
+struct trawl_reader_opts;
+struct cli_time_range {
+	const char *begin_s, *end_s;	/* the options' values; NULL: not given */
+	bool gmt;
+	int64_t begin, end;		/* ns since the epoch */
+	bool brel, erel;		/* times of day */
+};
+int cli_time_range_parse(struct cli_time_range *t);
+/* The first event's time (0 when there is none) of the traces under paths,
+ * with ro's hosts and clock corrections (ro's filters of time and events
+ * left out): the day of HH:MM:SS times. 0, or 1 once the error is printed. */
+int cli_first_ts(const char *const *paths, size_t npaths, const struct trawl_reader_opts *ro,
+		 int64_t *ts);
+int cli_time_range_apply(struct cli_time_range *t, const char *const *paths, size_t npaths,
+			 struct trawl_reader_opts *ro);
 int cmd_info(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);	/* cmd-analyze.c */
 int cmd_simulate(int argc, char **argv);

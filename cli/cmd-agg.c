@@ -44,6 +44,8 @@ static void agg_usage(FILE *f)
 		"  -i, --interval <s>     results per interval of <s> seconds, each printed\n"
 		"                         as it closes (a heat map: one line per interval)\n"
 		"      --svg <file>       write the (first) heat map as an SVG picture\n"
+		"      --json             one JSON object per report (per interval), instead\n"
+		"                         of text: keys, figures, histograms' buckets\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
 		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
 		"                         intervals close as the streams pass their end\n"
@@ -69,8 +71,16 @@ static void report_corrupt(void *arg, const char *msg)
 
 struct run {
 	bool tables;		/* some aggregation is not a heat map */
+	bool json;		/* --json */
 	int werr;
 };
+
+/* The results, as text or JSON: 0 or -errno. */
+static int write_results(struct trawl_agg *a, const struct run *run)
+{
+	return run->json ? trawl_agg_write_json(a, STDOUT_FILENO) :
+		trawl_agg_write_text(a, STDOUT_FILENO);
+}
 
 static void fmt_utc(char *buf, size_t cap, int64_t ts)
 {
@@ -89,7 +99,7 @@ static void on_interval(void *arg, struct trawl_agg *a, int64_t begin, int64_t e
 
 	if (run->werr)
 		return;
-	if (run->tables) {
+	if (run->tables && !run->json) {
 		char b[32], e[32];
 		fmt_utc(b, sizeof(b), begin);
 		fmt_utc(e, sizeof(e), end);
@@ -98,7 +108,7 @@ static void on_interval(void *arg, struct trawl_agg *a, int64_t begin, int64_t e
 		       (long long)(end / 1000000000), (int)(end % 1000000000 / 1000000), b, e);
 		fflush(stdout);
 	}
-	if ((rc = trawl_agg_write_text(a, STDOUT_FILENO)) < 0)
+	if ((rc = write_results(a, run)) < 0)
 		run->werr = -rc;
 }
 
@@ -137,6 +147,7 @@ int cmd_agg(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "svg", required_argument, NULL, 1 },
+		{ "json", no_argument, NULL, 4 },
 		{ "host", required_argument, NULL, 'H' },
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, 2 },
@@ -182,6 +193,9 @@ int cmd_agg(int argc, char **argv)
 			break;
 		case 2:
 			no_sync = true;
+			break;
+		case 4:
+			run.json = true;
 			break;
 		case 3:
 			sync_path = optarg;
@@ -268,7 +282,7 @@ int cmd_agg(int argc, char **argv)
 		status = cli_err("out of memory");
 	else if (rc != 0)
 		status = 1;	/* reported */
-	if (!status && !ao.interval && (rc = trawl_agg_write_text(a, STDOUT_FILENO)) < 0)
+	if (!status && !ao.interval && (rc = write_results(a, &run)) < 0)
 		run.werr = -rc;
 	if (run.werr && run.werr != EPIPE)
 		status = cli_err("write error: %s", strerror(run.werr));

@@ -42,7 +42,7 @@ static void usage(FILE *f)
 		"  --json               one JSON object per report, instead of text\n"
 		"filters:\n"
 		"  --host GLOB          hosts (env.hostname) to read (repeatable)\n"
-		"  --begin T, --end T   time range, seconds since the epoch (1795803627.25)\n"
+		"  --begin T, --end T   time range (T: a <time>, below)\n"
 		"  --tid TID            one thread\n"
 		"  --comm GLOB          threads by name\n"
 		"  --cpu N              one CPU\n"
@@ -51,10 +51,18 @@ static void usage(FILE *f)
 		"  --by host            rows per host, side by side\n"
 		"  --interval S         a report every S seconds of trace time\n"
 		"sources:\n"
+		"  --clock-gmt          dates in UTC, and the report's times, instead of local\n"
+		"                       time\n"
 		"  -l, --live URL       a live session: net://RELAY[:PORT]/host/HOST/SESSION or\n"
 		"                       net://RELAY[:PORT]/session/SESSION (repeatable)\n"
 		"  --no-sync            ignore the session's stored clock corrections\n"
-		"  -h, --help           this help\n");
+		"  -h, --help           this help\n"
+		"\n"
+		"<time>: as trawl print --begin takes it: seconds since the epoch with an\n"
+		"optional fraction (1700000000.5), nanoseconds since the epoch (an integer\n"
+		"of 13 digits or more, or with an 'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or\n"
+		"'HH:MM:SS[.n]' on the day of the first event; dates are local time unless\n"
+		"--clock-gmt is given.\n");
 }
 
 static volatile int stop;
@@ -84,18 +92,6 @@ static int64_t parse_dur(const char *s)
 	return (int64_t)(v * mul + 0.5);
 }
 
-static int parse_epoch(const char *s, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || v < 0)
-		return -1;
-	long long sec = (long long)v;
-	*out = sec * 1000000000ll + (long long)((v - (double)sec) * 1e9 + 0.5);
-	return 0;
-}
-
 struct ctx {
 	struct trawl_analysis_report_opts ro;
 	int err;
@@ -118,7 +114,7 @@ static void report_error(void *arg, const char *msg)
 int cmd_analyze(int argc, char **argv)
 {
 	enum { O_STATS = 256, O_TOP, O_LOG, O_FREQ, O_JSON, O_HOST, O_BEGIN, O_END, O_TID, O_COMM,
-	       O_CPU, O_MIN, O_MAX, O_BY, O_INTERVAL, O_NOSYNC };
+	       O_CPU, O_MIN, O_MAX, O_BY, O_INTERVAL, O_NOSYNC, O_GMT };
 	static const struct option longopts[] = {
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "top", required_argument, NULL, O_TOP },
@@ -137,12 +133,14 @@ int cmd_analyze(int argc, char **argv)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, O_NOSYNC },
+		{ "clock-gmt", no_argument, NULL, O_GMT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct trawl_analysis_opts ao = { .sz = sizeof(ao), .tid = -1, .cpu = -1 };
 	struct ctx ctx = { .ro = { .sz = sizeof(ctx.ro) } };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct cli_time_range time = { 0 };
 	const char **hosts = calloc((size_t)argc + 1, sizeof(*hosts));
 	char **live = calloc((size_t)argc + 1, sizeof(*live));
 	size_t nhosts = 0, nlive = 0;
@@ -182,14 +180,9 @@ int cmd_analyze(int argc, char **argv)
 			break;
 		case O_HOST: hosts[nhosts++] = optarg; break;
 		case 'l': live[nlive++] = optarg; break;
-		case O_BEGIN:
-		case O_END:
-			if (parse_epoch(optarg, c == O_BEGIN ? &ro.begin : &ro.end)) {
-				status = cli_usage("--%s: not a time in seconds since the epoch: '%s'",
-						   c == O_BEGIN ? "begin" : "end", optarg);
-				goto out;
-			}
-			break;
+		case O_BEGIN: time.begin_s = optarg; break;
+		case O_END: time.end_s = optarg; break;
+		case O_GMT: time.gmt = true; ctx.ro.modes |= TRAWL_ANALYSIS_GMT; break;
 		case O_TID:
 			ao.tid = strtoll(optarg, &end, 10);
 			if (*end || ao.tid < 0) {
@@ -252,8 +245,11 @@ int cmd_analyze(int argc, char **argv)
 	/* --top alone keeps the N longest samples only */
 	if ((ctx.ro.modes & TRAWL_ANALYSIS_TOP) && !(ctx.ro.modes & TRAWL_ANALYSIS_LOG))
 		ao.keep_longest = ctx.ro.top;
-	if (!ctx.ro.modes || ctx.ro.modes == TRAWL_ANALYSIS_JSON)
+	if (!(ctx.ro.modes & ~(TRAWL_ANALYSIS_JSON | TRAWL_ANALYSIS_GMT)))
 		ctx.ro.modes |= TRAWL_ANALYSIS_STATS;
+	if ((status = cli_time_range_parse(&time)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	ao.period = on_period;
 	ao.arg = &ctx;
 	a = trawl_analysis_new(&ao, err, sizeof(err));
@@ -276,6 +272,11 @@ int cmd_analyze(int argc, char **argv)
 		goto out;
 	if (npaths && cli_sync_load(paths, npaths, no_sync, &ro, &sync))
 		goto out;
+	ro.hosts = nhosts ? hosts : NULL;	/* for the first event's day only */
+	ro.nhosts = nhosts;
+	if ((status = cli_time_range_apply(&time, paths, npaths, &ro)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	struct cli_reader_opts co = {
 		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
 		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,

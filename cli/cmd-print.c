@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -69,112 +68,6 @@ static void print_usage(FILE *f)
 		"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n"
 		"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or 'HH:MM:SS[.n]' on the day of\n"
 		"the first event; dates are local time unless --clock-gmt is given.\n");
-}
-
-/* ---------------------------------------------------------- time parsing */
-
-/* Digits -> value; *end past them. -1 if none or too large. */
-static int parse_digits(const char *s, int64_t *v, const char **end)
-{
-	const char *p = s;
-
-	*v = 0;
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (*v > (INT64_MAX - 9) / 10)
-			return -1;
-		*v = *v * 10 + (*p - '0');
-	}
-	*end = p;
-	return 0;
-}
-
-/* An optional ".digits" at s -> ns (up to 9 digits count); *end past it. */
-static int64_t parse_frac(const char *s, const char **end)
-{
-	int64_t ns = 0, scale = 100000000;
-
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
-			ns += (*s - '0') * scale;
-	}
-	*end = s;
-	return ns;
-}
-
-/*
- * Parses a <time> (see the usage) into ns since the epoch. The HH:MM:SS
- * form is relative to the local (or UTC) midnight of the day of day_ref
- * (ns); it sets *rel, and with day_ref == INT64_MIN only checks the syntax.
- */
-static int parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel)
-{
-	const char *p;
-	int64_t v, frac;
-	struct tm tm = { 0 };
-	int n = 0;
-
-	*rel = false;
-	if (strlen(s) >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T')) {
-		if (sscanf(s, "%4d-%2d-%2d%*c%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-			   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-			return -1;
-		frac = parse_frac(s + n, &p);
-		if (*p)
-			return -1;
-		tm.tm_year -= 1900;
-		tm.tm_mon -= 1;
-		tm.tm_isdst = -1;
-		*out = (int64_t)(gmt ? timegm(&tm) : mktime(&tm)) * 1000000000 + frac;
-		return 0;
-	}
-	if (strchr(s, ':')) {
-		int hh, mm;
-		time_t day;
-
-		if (sscanf(s, "%2d:%2d:%n", &hh, &mm, &n) != 2 || n == 0 || hh < 0 ||
-		    hh > 23 || mm < 0 || mm > 59)
-			return -1;
-		if (parse_digits(s + n, &v, &p) || v > 60)
-			return -1;
-		frac = parse_frac(p, &p);
-		if (*p)
-			return -1;
-		*rel = true;
-		if (day_ref == INT64_MIN)
-			return 0;
-		day = (time_t)(day_ref / 1000000000);
-		if (gmt)
-			gmtime_r(&day, &tm);
-		else
-			localtime_r(&day, &tm);
-		tm.tm_hour = hh;
-		tm.tm_min = mm;
-		tm.tm_sec = (int)v;
-		tm.tm_isdst = -1;
-		*out = (int64_t)(gmt ? timegm(&tm) : mktime(&tm)) * 1000000000 + frac;
-		return 0;
-	}
-	if (parse_digits(s, &v, &p))
-		return -1;
-	if (strcmp(p, "ns") == 0 || (!*p && p - s >= 13)) {
-		*out = v;	/* nanoseconds */
-		return 0;
-	}
-	frac = parse_frac(p, &p);
-	if (*p && strcmp(p, "s") != 0)
-		return -1;
-	if (v > INT64_MAX / 1000000000 - 1)
-		return -1;
-	*out = v * 1000000000 + frac;
-	return 0;
-}
-
-/* The <time> parser, for the other commands that take times (cli.h). */
-int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel)
-{
-	return parse_time(s, gmt, day_ref, out, rel);
 }
 
 /* ---------------------------------------------------------------- run */
@@ -232,8 +125,7 @@ static int print_run(struct trawl_reader *r, const struct trawl_print_opts *po, 
 struct print_opts {
 	const char **hosts, **events;
 	size_t nhosts, nevents;
-	const char *begin_s, *end_s;
-	int64_t begin, end;
+	struct cli_time_range time;
 	uint64_t limit;
 	unsigned flags;
 	int threads;
@@ -243,8 +135,6 @@ struct print_opts {
 	size_t nlive;
 	bool no_sync;
 	int *nbad;			/* traces skipped */
-	const struct trawl_reader_clock_fix *fixes;	/* from sync.txt */
-	size_t nfixes;
 };
 
 static int push(const char ***v, size_t *n, const char *s)
@@ -255,29 +145,6 @@ static int push(const char ***v, size_t *n, const char *s)
 		return -1;
 	nv[(*n)++] = s;
 	*v = nv;
-	return 0;
-}
-
-/* The first event's timestamp, for HH:MM:SS times. */
-static int first_ts(char **paths, size_t npaths, const struct print_opts *po, int64_t *ts)
-{
-	struct trawl_reader_opts ro = {
-		.sz = sizeof(ro), .hosts = po->hosts, .nhosts = po->nhosts, .threads = 1,
-		.fixes = po->fixes, .nfixes = po->nfixes,
-		.bad_trace = cli_report_bad_trace,	/* silent: open_reader reports them */
-	};
-	char err[512];
-	struct trawl_reader *r = trawl_reader_new((const char *const *)paths, npaths, &ro,
-						  err, sizeof(err));
-	const struct trawl_event *ev;
-	int rc;
-
-	if (!r)
-		return cli_err("%s", err);
-	while ((rc = trawl_reader_next(r, &ev)) < 0)
-		;
-	*ts = rc == 1 ? ev->ts : 0;
-	trawl_reader_free(r);
 	return 0;
 }
 
@@ -322,7 +189,6 @@ int cmd_print(int argc, char **argv)
 	struct trawl_sync_store *sync = NULL;
 	char err[1024];
 	int c, status = 0, progress = 0;
-	bool brel = false, erel = false;
 
 	optind = 1;
 	opterr = 0;
@@ -337,10 +203,10 @@ int cmd_print(int argc, char **argv)
 				return cli_err("out of memory");
 			break;
 		case 'b':
-			po.begin_s = optarg;
+			po.time.begin_s = optarg;
 			break;
 		case 'E':
-			po.end_s = optarg;
+			po.time.end_s = optarg;
 			break;
 		case 'n': {
 			char *end;
@@ -424,16 +290,9 @@ int cmd_print(int argc, char **argv)
 		cli_secret_env(secret);	/* the live client's (docs/auth.md) */
 	char **paths = argv + optind;
 	size_t npaths = (size_t)(argc - optind);
-	bool gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;
-
-	if (po.begin_s && parse_time(po.begin_s, gmt, INT64_MIN, &po.begin, &brel)) {
-		status = cli_usage("--begin: '%s' is not a time", po.begin_s);
+	po.time.gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;
+	if ((status = cli_time_range_parse(&po.time)))
 		goto out;
-	}
-	if (po.end_s && parse_time(po.end_s, gmt, INT64_MIN, &po.end, &erel)) {
-		status = cli_usage("--end: '%s' is not a time", po.end_s);
-		goto out;
-	}
 	if (po.sync_path && po.no_sync) {
 		status = cli_usage("--sync and --no-sync exclude each other");
 		goto out;
@@ -451,40 +310,12 @@ int cmd_print(int argc, char **argv)
 		status = cli_err("%s: no sync.txt there", po.sync_path);
 		goto out;
 	}
-	po.fixes = ro.fixes;
-	po.nfixes = ro.nfixes;
-	if ((brel || erel) && !npaths) {
-		status = cli_usage("a time of day needs trace files (give the date, or ns)");
-		goto out;
-	}
-	if (brel || erel) {
-		int64_t day = 0;
-
-		if (first_ts(paths, npaths, &po, &day)) {
-			status = 1;
-			goto out;
-		}
-		if (brel)
-			parse_time(po.begin_s, gmt, day, &po.begin, &brel);
-		if (erel)
-			parse_time(po.end_s, gmt, day, &po.end, &erel);
-	}
-	if (po.end_s && po.begin_s && po.end < po.begin) {
-		status = cli_usage("--end is before --begin");
-		goto out;
-	}
-
 	ro.hosts = po.hosts;
 	ro.nhosts = po.nhosts;
+	if ((status = cli_time_range_apply(&po.time, (const char *const *)paths, npaths, &ro)))
+		goto out;
 	ro.events = po.events;
 	ro.nevents = po.nevents;
-	if (po.begin_s || po.end_s) {
-		/* 0, 0 means everything: an explicit epoch begin is 1 ns early */
-		ro.begin = po.begin_s ? po.begin : 0;
-		ro.end = po.end_s ? po.end : 0;
-		if (po.end_s && ro.end == 0)
-			ro.end = -1;	/* nothing can be at or before 0 */
-	}
 	/*
 	 * Formatting costs more than decoding: on 2 CPUs the formatter thread
 	 * (which the reading thread helps) is the best use of the second one,

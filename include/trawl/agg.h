@@ -119,6 +119,20 @@ uint64_t trawl_agg_unpaired(const struct trawl_agg *a);
  * first). 0 or -errno of write(2).
  */
 int trawl_agg_write_text(struct trawl_agg *a, int fd);
+/*
+ * Writes the results as one JSON object on one line to fd (as the text:
+ * inside on_interval(), the interval's): "begin" and "end" (ns since the
+ * epoch, with intervals only), then "aggregations", one object each:
+ * "statement", "function", "keys" (their names) and "rows" (in the text's
+ * order): "key" (name -> value: a number, a string, null for none),
+ * "count" and the function's figures ("sum", "min", "max", "avg",
+ * "stddev"; stats: all of them; histograms: "avg", "min", "max" and
+ * "buckets", the non-empty ones as {"low", "high", "count"}, the value v
+ * in low <= v < high, null for no bound). A heat map has "width" (ns) and
+ * "columns" instead of rows: {"begin", "buckets"}. 0 or -errno of
+ * write(2), -ENOMEM.
+ */
+int trawl_agg_write_json(struct trawl_agg *a, int fd);
 /* Heat map i as an SVG picture (axes, labels, a legend). 0, -EINVAL (not a
  * heat map), -errno of write(2). */
 int trawl_agg_write_svg(struct trawl_agg *a, size_t i, int fd);

@@ -71,6 +71,8 @@ enum trawl_analysis_row_kind {
 	TRAWL_ANALYSIS_SOFTIRQ,
 	TRAWL_ANALYSIS_DISK,		/* iolatency: block requests per device */
 	TRAWL_ANALYSIS_PREEMPT,		/* schedlat: a thread preempted, until it runs again */
+	TRAWL_ANALYSIS_PROCESS,		/* iolatency: a process's syscall I/O (id: its pid,
+					 * or the thread's tid when its pid is unknown) */
 };
 
 #define TRAWL_ANALYSIS_HIST 48		/* log2 buckets: [0, 1) us, [1, 2) us, [2, 4) us ... */
@@ -78,14 +80,17 @@ enum trawl_analysis_row_kind {
 struct trawl_analysis_row {
 	enum trawl_analysis_row_kind kind;
 	const char *host;		/* "" unless by_host */
-	int64_t id;			/* tid, cpu, irq or vector, dev, syscall's class */
-	char label[64];			/* "comm (tid)", "CPU 1", "read", "36 <virtio1-req.0>" */
+	int64_t id;			/* tid, cpu, irq or vector, dev, syscall (its name's
+					 * index, in the order seen), pid */
+	char label[64];			/* "comm (tid)", "CPU 1", "read", "36 <virtio1-req.0>",
+					 * "comm (pid)" */
 	uint64_t count, errors;		/* errors: syscalls returning < 0, I/O errors */
 	int64_t min, max, sum;		/* ns; cputop: sum is the CPU time */
 	double sumsq;			/* of ns, for the stddev */
-	uint64_t bytes;			/* iolatency: requested bytes */
+	uint64_t bytes;			/* iolatency: requested bytes (a process: read + written) */
 	int prio;			/* schedlat: the last priority seen (LTTng's) */
 	uint64_t hist[TRAWL_ANALYSIS_HIST];
+	uint64_t read_bytes, write_bytes;	/* iolatency's processes: of Read, Write syscalls */
 };
 
 struct trawl_analysis_sample {
@@ -118,6 +123,7 @@ enum {
 	TRAWL_ANALYSIS_LOG = 1 << 2,	/* every sample in time order */
 	TRAWL_ANALYSIS_FREQ = 1 << 3,	/* a log2 histogram per row */
 	TRAWL_ANALYSIS_JSON = 1 << 4,
+	TRAWL_ANALYSIS_GMT = 1 << 5,	/* text: times of day in UTC, not local time */
 };
 struct trawl_analysis_report_opts {
 	size_t sz;			/* sizeof(struct trawl_analysis_report_opts) */

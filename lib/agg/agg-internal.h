@@ -7,6 +7,7 @@
  *   table.c   a hash table of fixed-size keys (cells, threads, strings)
  *   agg.c     the sink: binding, keys, latency pairs, intervals
  *   render.c  text tables, histograms, heat maps (text and SVG)
+ *   agg-json.c  the results as JSON (trawl_agg_write_json)
  */
 #ifndef TRAWL_AGG_INTERNAL_H
 #define TRAWL_AGG_INTERNAL_H

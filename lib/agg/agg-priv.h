@@ -97,6 +97,8 @@ struct trawl_agg {
 
 TRAWL_HIDDEN size_t tr_agg_bucket(const struct tr_agg_stmt *s, int64_t v);
 TRAWL_HIDDEN void tr_agg_view_release(struct one *o);
+/* o's sorted rows (o->rows, o->nrows), built again when stale: 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_agg_view_build(struct trawl_agg *a, struct one *o);
 
 /* What glob's '*' matched in name (the part between its prefix and
  * suffix; all of name when glob has no single '*'): *len bytes. */

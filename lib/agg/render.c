@@ -85,7 +85,7 @@ static size_t key_text(const struct trawl_agg *a, const uint64_t *k, char *buf, 
 	}
 }
 
-static int build_view(struct trawl_agg *a, struct one *o)
+int tr_agg_view_build(struct trawl_agg *a, struct one *o)
 {
 	size_t n = o->cells.n, nk = o->s->nkeys, i = 0, r = 0, used = 0, cap = 0;
 	const void *key;
@@ -146,7 +146,7 @@ const char *trawl_agg_key_name(const struct trawl_agg *a, size_t i, size_t k)
 
 size_t trawl_agg_nrows(struct trawl_agg *a, size_t i)
 {
-	if (i >= a->n || build_view(a, &a->aggs[i]) < 0)
+	if (i >= a->n || tr_agg_view_build(a, &a->aggs[i]) < 0)
 		return 0;
 	return a->aggs[i].nrows;
 }
@@ -156,7 +156,7 @@ int trawl_agg_row(struct trawl_agg *a, size_t i, size_t r, struct trawl_agg_row 
 	if (i >= a->n)
 		return -ERANGE;
 	struct one *o = &a->aggs[i];
-	int rc = build_view(a, o);
+	int rc = tr_agg_view_build(a, o);
 	if (rc < 0)
 		return rc;
 	if (r >= o->nrows)
@@ -508,7 +508,7 @@ int trawl_agg_write_text(struct trawl_agg *a, int fd)
 			heat_text(&w, a, o);
 			continue;
 		}
-		if ((rc = build_view(a, o)) < 0)
+		if ((rc = tr_agg_view_build(a, o)) < 0)
 			w.err = rc;
 		if (o->nbuckets) {
 			for (size_t r = 0; r < o->nrows; r++) {

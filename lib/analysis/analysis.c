@@ -21,7 +21,9 @@
  *  - irq: irq_handler_entry -> exit, irq_softirq_entry -> exit per CPU;
  *  - iolatency: block_rq_issue -> block_rq_complete of the same device and
  *    sector (nr_sector 0: left out), bytes = nr_sector * 512; per disk and
- *    per issuing thread.
+ *    per issuing thread; and the I/O syscalls, per type and per process
+ *    (lttng-iousagetop's: its pid from the state dump or the fork, else the
+ *    thread alone).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -147,6 +149,7 @@ static void imap_release(struct imap *m)
 
 struct thr {				/* a thread of a host */
 	int64_t tid;
+	int64_t pid;			/* its process (tgid), -1: unknown */
 	char comm[16];
 	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
 	int64_t woken;			/* schedlat: first wake-up not yet run */
@@ -196,7 +199,7 @@ enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
 	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE,
-	F_FCNTL_CMD, NFIELDS
+	F_FCNTL_CMD, F_CHILD_PID, F_SD_PID, NFIELDS
 };
 
 static const struct {
@@ -229,6 +232,8 @@ static const struct {
 	[F_NR_SECTOR] = { "block_rq_*.nr_sector", TRAWL_FIELD_INT },
 	[F_ERROR] = { "block_rq_complete.error", TRAWL_FIELD_INT },
 	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
+	[F_CHILD_PID] = { "sched_process_fork.child_pid", TRAWL_FIELD_INT },
+	[F_SD_PID] = { "lttng_statedump_process_state.pid", TRAWL_FIELD_INT },
 };
 
 #define ROW_CACHE 1024
@@ -245,6 +250,9 @@ struct trawl_analysis {
 	const struct trawl_field *f[NFIELDS];
 	uint8_t *kinds;			/* by class index */
 	uint8_t *iot;			/* iolatency: a syscall entry's I/O type, by class */
+	uint32_t *sysid;		/* syscalls: an exit's syscall (in sysnames), by class */
+	char **sysnames;		/* the syscalls' names: one row each, whichever */
+	size_t nsys;			/* trace (host) a class comes from */
 	size_t nkinds;
 	struct host *hosts;
 	size_t nhosts;
@@ -472,7 +480,15 @@ static struct thr *thr_get(struct host *h, int64_t tid)
 	t->tid = tid;
 	t->run_since = t->woken = t->sys_ts = t->preempted = NONE;
 	t->prio = INT32_MIN;
+	t->pid = -1;
 	return t;
+}
+
+/* A thread already known, or NULL (never adds one: the others stay put). */
+static struct thr *thr_find(struct host *h, int64_t tid)
+{
+	uint32_t *v = imap_find(&h->tids, (uint64_t)tid);
+	return v ? &h->thr[*v] : NULL;
 }
 
 /* Two threads at once: the second thr_get() may move the first. */
@@ -559,6 +575,7 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 		if (!(t = thr_get(h, ival(a, F_CHILD_TID, ev, -1))))
 			return -ENOMEM;
 		set_comm(t, a, F_CHILD_COMM, ev);
+		t->pid = ival(a, F_CHILD_PID, ev, t->pid);
 		break;
 	case K_EXEC: {
 		/* the new program's name, as the kernel makes comm of it */
@@ -576,6 +593,8 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		if (!t->comm[0])
 			set_comm(t, a, F_SD_NAME, ev);
+		if (t->pid < 0)
+			t->pid = ival(a, F_SD_PID, ev, -1);
 		break;
 	default:
 		break;
@@ -722,6 +741,30 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 
 /* ------------------------------------------------------- syscalls */
 
+/* The syscall of an exit event's class: its index in the names seen, so
+ * that each trace's (each host's) class of one syscall counts in one row.
+ * UINT32_MAX on ENOMEM. */
+static uint32_t sys_id(struct trawl_analysis *a, const struct trawl_ctf_event_class *cls)
+{
+	uint32_t *id = &a->sysid[cls->index];
+	if (*id != UINT32_MAX)
+		return *id;
+	const char *name = cls->name + strlen("syscall_exit_");
+	size_t i = 0;
+	while (i < a->nsys && strcmp(a->sysnames[i], name))
+		i++;
+	if (i == a->nsys) {
+		char **n = realloc(a->sysnames, (a->nsys + 1) * sizeof(*n));
+		if (!n)
+			return UINT32_MAX;
+		a->sysnames = n;
+		if (!(n[i] = strdup(name)))
+			return UINT32_MAX;
+		a->nsys++;
+	}
+	return *id = (uint32_t)i;
+}
+
 static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		    enum ev_kind k)
 {
@@ -745,8 +788,11 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (t->sys_ts == NONE)
 		return 0;
 	int err = 0;
-	const char *name = ev->cls->name + strlen("syscall_exit_");
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, ev->cls->index,
+	uint32_t id = sys_id(a, ev->cls);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	const char *name = a->sysnames[id];
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id,
 					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
@@ -835,6 +881,20 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 
 /* ------------------------------------------------------- iolatency */
 
+/* A thread's or process's row named "comm (id)", the last name seen (a
+ * block request issued while exec reads the program is the old name's). */
+static void label_comm(struct trawl_analysis_row *r, const char *comm, int64_t id)
+{
+	/* at every sample: a loop, not strlen() and strncmp() (callgrind) */
+	const char *l = r->label, *c = comm;
+	while (*c && *l == *c) {
+		l++;
+		c++;
+	}
+	if (*c || *l != ' ')
+		snprintf(r->label, sizeof(r->label), "%s (%lld)", comm, (long long)id);
+}
+
 static uint64_t rq_key(int64_t dev, int64_t sector)
 {
 	return mix((uint64_t)dev) ^ (uint64_t)sector;
@@ -865,13 +925,33 @@ static uint8_t io_type(const char *name)
 	return IO_NONE;
 }
 
-/* One syscall I/O sample into the row of its type. */
+/*
+ * The row of t's process (not a second sample: the filters passed for the
+ * type's row): its pid, or the thread alone when the trace never said
+ * (no state dump, no fork). Named after the process's main thread when
+ * known (the last name wins: a fork's child that runs exec is the new
+ * program), else after t.
+ */
+static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct host *h,
+					     const struct thr *t)
+{
+	int64_t id = t->pid >= 0 ? t->pid : t->tid;
+	struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id);
+	if (!r)
+		return NULL;
+	const struct thr *m = id == t->tid ? t : thr_find(h, id);
+	label_comm(r, m && m->comm[0] ? m->comm : t->comm[0] ? t->comm : "?", id);
+	return r;
+}
+
+/* One syscall I/O sample into the row of its type and its process's. */
 static int io_sample(struct trawl_analysis *a, struct host *h, const struct thr *t, int type,
 		     const struct trawl_event *ev, int64_t ret)
 {
 	int err = 0;
+	int64_t dur = ev->ts - t->sys_ts;
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, t->sys_ts,
-					      ev->ts - t->sys_ts, t->tid, ev->cpu, t->comm, &err);
+					      dur, t->tid, ev->cpu, t->comm, &err);
 	if (!r)
 		return err;
 	if (!r->label[0])
@@ -883,6 +963,13 @@ static int io_sample(struct trawl_analysis *a, struct host *h, const struct thr 
 		a->last_sample->ret = ret;
 		a->last_sample->bytes = bytes;
 	}
+	if (!(r = io_process(a, h, t)))
+		return -ENOMEM;
+	row_add(r, dur);
+	r->errors += ret < 0;
+	r->bytes += bytes;
+	r->read_bytes += type == IO_READ ? bytes : 0;
+	r->write_bytes += type == IO_WRITE ? bytes : 0;
 	return 0;
 }
 
@@ -1003,8 +1090,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
 		if (!r)
 			return -ENOMEM;
-		if (!r->label[0])
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", q.comm, (long long)q.tid);
+		label_comm(r, q.comm, q.tid);
 		row_add(r, dur);
 		r->bytes += q.bytes;
 		r->errors += failed;
@@ -1021,7 +1107,7 @@ static const struct analysis_def defs[] = {
 	{ "cputop", "CPU usage per thread and CPU", cputop, KB(K_SWITCH) },
 	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat,
 	  KB(K_SWITCH) | KB(K_WAKEUP) },
-	{ "iolatency", "block request latency and size per disk and thread", iolatency,
+	{ "iolatency", "block and syscall I/O latency, size per disk, thread, process", iolatency,
 	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) },
 	{ "irq", "hard and soft IRQ counts and durations", irq,
 	  KB(K_IRQ_ENTRY) | KB(K_IRQ_EXIT) | KB(K_SOFT_ENTRY) | KB(K_SOFT_EXIT) },
@@ -1112,9 +1198,14 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		uint8_t *io = realloc(a->iot, nc);
 		if (!io)
 			return -ENOMEM;
+		a->iot = io;
+		uint32_t *sy = realloc(a->sysid, nc * sizeof(*sy));
+		if (!sy)
+			return -ENOMEM;
+		a->sysid = sy;
 		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
 		memset(io + a->nkinds, IO_UNSET, nc - a->nkinds);
-		a->iot = io;
+		memset(sy + a->nkinds, 0xff, (nc - a->nkinds) * sizeof(*sy));
 		a->nkinds = nc;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1256,6 +1347,10 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->samples);
 	free(a->kinds);
 	free(a->iot);
+	free(a->sysid);
+	for (size_t i = 0; i < a->nsys; i++)
+		free(a->sysnames[i]);
+	free(a->sysnames);
 	free(a->comm);
 	free(a);
 }

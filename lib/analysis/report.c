@@ -32,11 +32,14 @@ static double stddev(const struct trawl_analysis_row *r)
 	return v > 0 ? sqrt(v) : 0;
 }
 
-static void clock_str(char *buf, size_t cap, int64_t ns)
+static void clock_str(char *buf, size_t cap, int64_t ns, bool gmt)
 {
 	time_t s = (time_t)(ns / 1000000000);
 	struct tm tm;
-	localtime_r(&s, &tm);
+	if (gmt)
+		gmtime_r(&s, &tm);
+	else
+		localtime_r(&s, &tm);
 	snprintf(buf, cap, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (long long)(ns % 1000000000));
 }
@@ -93,8 +96,15 @@ static const char *kind_title(enum trawl_analysis_row_kind k)
 	case TRAWL_ANALYSIS_SOFTIRQ: return "softirq";
 	case TRAWL_ANALYSIS_DISK: return "disk";
 	case TRAWL_ANALYSIS_PREEMPT: return "preempted";
+	case TRAWL_ANALYSIS_PROCESS: return "process";
 	}
 	return "?";
+}
+
+/* Rows with an errors column: syscalls, disks, processes (their I/O). */
+static bool has_errors(enum trawl_analysis_row_kind k)
+{
+	return k == TRAWL_ANALYSIS_SYSCALL || k == TRAWL_ANALYSIS_DISK || k == TRAWL_ANALYSIS_PROCESS;
 }
 
 static void us(FILE *f, int64_t ns)
@@ -195,10 +205,10 @@ static int stats_by_host(FILE *f, const struct trawl_analysis_row **rows, size_t
 	return 0;
 }
 
-static void sample_text(FILE *f, const struct trawl_analysis_sample *s)
+static void sample_text(FILE *f, const struct trawl_analysis_sample *s, bool gmt)
 {
 	char t[32];
-	clock_str(t, sizeof(t), s->ts);
+	clock_str(t, sizeof(t), s->ts, gmt);
 	fprintf(f, "[%s]", t);
 	us(f, s->dur);
 	fprintf(f, "  %-10s %4u  %-16s %8lld  %s %s", *s->host ? s->host : "-", s->cpu, s->comm,
@@ -233,10 +243,14 @@ static void json_row(struct json *j, const struct trawl_analysis_row *r, int64_t
 		tr_json_key(j, "percent");
 		tr_json_fixed(j, dur > 0 ? 100.0 * (double)r->sum / (double)dur : 0, 2);
 	}
-	if (r->kind == TRAWL_ANALYSIS_SYSCALL || r->kind == TRAWL_ANALYSIS_DISK)
+	if (has_errors(r->kind))
 		tr_json_kv_u64(j, "errors", r->errors);
-	if (r->bytes)
+	if (r->bytes || r->kind == TRAWL_ANALYSIS_PROCESS)
 		tr_json_kv_u64(j, "bytes", r->bytes);
+	if (r->kind == TRAWL_ANALYSIS_PROCESS) {
+		tr_json_kv_u64(j, "read_bytes", r->read_bytes);
+		tr_json_kv_u64(j, "write_bytes", r->write_bytes);
+	}
 	if (r->prio != INT32_MIN)
 		tr_json_kv_i64(j, "prio", r->prio);
 	tr_json_key(j, "hist_us");
@@ -276,6 +290,9 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			  const struct trawl_analysis_report_opts *o)
 {
 	unsigned modes = o && o->modes ? o->modes : TRAWL_ANALYSIS_STATS;
+	bool gmt = modes & TRAWL_ANALYSIS_GMT;
+	if (!(modes & ~(TRAWL_ANALYSIS_GMT | TRAWL_ANALYSIS_JSON)))
+		modes |= TRAWL_ANALYSIS_STATS;
 	unsigned top = o && o->top ? o->top : 10;
 	size_t nr = trawl_analysis_nrows(a), ns = trawl_analysis_nsamples(a);
 	const struct trawl_analysis_row **rows = calloc(nr + 1, sizeof(*rows));
@@ -329,8 +346,8 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			goto out;
 	} else {
 		char tb[32], te[32];
-		clock_str(tb, sizeof(tb), b);
-		clock_str(te, sizeof(te), e);
+		clock_str(tb, sizeof(tb), b, gmt);
+		clock_str(te, sizeof(te), e, gmt);
 		fprintf(f, "%s: [%s, %s] (%.6f s)\n", trawl_analysis_kind(a), tb, te,
 			(double)dur / 1e9);
 		bool pivot = nr && *rows[0]->host && (modes & TRAWL_ANALYSIS_STATS) &&
@@ -347,14 +364,15 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 						fprintf(f, "\n%-10s %-32s %9s %14s\n", "host",
 							kind_title(r->kind), "usage", "time (ms)");
 					else
-						fprintf(f, "\n%-10s %-28s %8s %12s %12s %12s %12s%s%s\n",
+						fprintf(f, "\n%-10s %-28s %8s %12s %12s %12s %12s%s%s%s\n",
 							"host", kind_title(r->kind), "count", "min (us)",
 							"avg (us)", "max (us)", "stdev (us)",
-							r->kind == TRAWL_ANALYSIS_SYSCALL ||
-								r->kind == TRAWL_ANALYSIS_DISK ? "   errors" : "",
+							has_errors(r->kind) ? "   errors" : "",
 							r->kind == TRAWL_ANALYSIS_DISK || io ||
 								(r->kind == TRAWL_ANALYSIS_THREAD && r->bytes) ?
-								"        bytes" : "");
+								"        bytes" : "",
+							r->kind == TRAWL_ANALYSIS_PROCESS ?
+								"     read (B)    write (B)" : "");
 				}
 				if (cputop && !(modes & TRAWL_ANALYSIS_STATS) && shown >= top)
 					continue;
@@ -375,10 +393,13 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 					fprintf(f, " %12.3f", stddev(r) / 1000.0);
 				else
 					fprintf(f, " %12s", "?");
-				if (r->kind == TRAWL_ANALYSIS_SYSCALL || r->kind == TRAWL_ANALYSIS_DISK)
+				if (has_errors(r->kind))
 					fprintf(f, " %8llu", (unsigned long long)r->errors);
 				if (r->bytes || io)
 					fprintf(f, " %12llu", (unsigned long long)r->bytes);
+				if (r->kind == TRAWL_ANALYSIS_PROCESS)
+					fprintf(f, " %12llu %12llu", (unsigned long long)r->read_bytes,
+						(unsigned long long)r->write_bytes);
 				if (r->prio != INT32_MIN)
 					fprintf(f, "  prio %d", r->prio);
 				fputc('\n', f);
@@ -389,13 +410,13 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 			fprintf(f, "\nlongest %u: [begin] duration (us), host, cpu, comm, tid, what\n",
 				top);
 			for (size_t i = 0; i < ns && i < top; i++)
-				sample_text(f, ss[i]);
+				sample_text(f, ss[i], gmt);
 		}
 		if (modes & TRAWL_ANALYSIS_LOG) {
 			qsort(ss, ns, sizeof(*ss), by_ts);
 			fprintf(f, "\nlog: [begin] duration (us), host, cpu, comm, tid, what\n");
 			for (size_t i = 0; i < ns; i++)
-				sample_text(f, ss[i]);
+				sample_text(f, ss[i], gmt);
 		}
 		if (modes & TRAWL_ANALYSIS_FREQ) {
 			fputc('\n', f);

@@ -14,6 +14,10 @@
 #  - heatmap --svg: one rect per non-empty cell of the script's own
 #    columns and buckets, a label per bucket row, the axes' titles;
 #  - --interval: the intervals' counts add up to the total;
+#  - --json: one object per report, its rows, figures, histogram buckets
+#    (with their bounds) and heat map cells equal the text output's (and
+#    the script's pairs); with --interval one object per interval, its
+#    begin and end as the text's, the counts adding up to the total;
 #  - a bad statement: exit 2 and the column.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (kernel recording)"
@@ -22,7 +26,7 @@
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the oracle script)"
 [ -n "$(tracefs_dir)" ] || skip_all "no tracefs"
-plan 15
+plan 19
 
 cat > aggwork.c << 'EOF2'
 #define _GNU_SOURCE
@@ -145,6 +149,30 @@ sum=$(awk '/^-- interval/ { getline; getline; getline; if ($1 ~ /^[0-9]+$/) s +=
 is "$sum" "$want" "--interval 0.01: the intervals' counts add up to the total"
 [ "$(grep -c '^-- interval' iv.txt)" -ge 2 ]
 ok $? "... in several intervals ($(grep -c '^-- interval' iv.txt))"
+
+# ---- --json: the text output's figures, object by object
+SPEC='count(syscall_entry_*) by event; stats(lat(syscall_entry_*, syscall_exit_*)) by event; sum(syscall_exit_read.ret) by tid top 5; hist(lat(syscall_entry_clock_nanosleep, syscall_exit_clock_nanosleep)); lhist(sched_switch.prev_prio, 0, 140, 10); heatmap(lat(syscall_entry_clock_nanosleep, syscall_exit_clock_nanosleep))'
+"$TRAWL" agg "$SPEC" S > j.txt 2> j.err && "$TRAWL" agg --json "$SPEC" S > j.json 2>> j.err
+ok $? "agg --json: exit 0 ($(head -c 200 j.err))"
+python3 "$TRAWL_SRC/tests/e2e/aggjson.py" report j.txt j.json oracle.txt > j.cmp 2>&1
+case "$(tail -1 j.cmp)" in same*) true ;; *) false ;; esac
+ok $? "--json: the rows, figures, buckets and heat map cells of the text output ($(tail -1 j.cmp))"
+
+"$TRAWL" agg -i 0.01 --json 'count(syscall_entry_*)' S > iv.json
+python3 "$TRAWL_SRC/tests/e2e/aggjson.py" intervals iv.txt iv.json "$want" > iv.cmp 2>&1
+case "$(tail -1 iv.cmp)" in same*) true ;; *) false ;; esac
+ok $? "--interval 0.01 --json: an object per interval, begin and end as the text's, counts adding up to $want ($(tail -1 iv.cmp))"
+
+"$TRAWL" agg --json 'hist(syscall_exit_read.ret); lhist(sched_switch.prev_prio, 0, 20, 10)' S > b.json
+python3 -c '
+import json, sys
+a = json.load(open("b.json"))["aggregations"]
+ok = all((x["low"] is None or x["high"] is None or x["low"] < x["high"]) for g in a for r in g["rows"] for x in r["buckets"])
+lh = [x for r in a[1]["rows"] for x in r["buckets"]]
+ok = ok and all(x["low"] in (None, 0, 10, 20) for x in lh)
+ok = ok and [x["high"] for x in lh if x["low"] == 20] == [None]
+sys.exit(not ok)'
+ok $? "--json: buckets bounded low < high, lhist's last one open-ended (>= 20: LTTng's prio of a normal task)"
 
 "$TRAWL" agg 'count(x) by' S > /dev/null 2> bad.err
 is "$?:$(grep -c 'column 12' bad.err)" "2:1" "a bad statement: exit 2, the column named ($(head -1 bad.err))"

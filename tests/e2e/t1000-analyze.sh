@@ -12,6 +12,9 @@
 #  - ground truth: N nanosleeps of at least 10 ms, the burner's CPU time
 #    within 5 % (or 2 ms) of what its thread CPU clock says, dd's 100
 #    requests of 4 KiB;
+#  - iolatency's processes: dd's bytes read and written as
+#    lttng-iousagetop's per-process tables (to their rounding), and as dd
+#    did: 409600 bytes written, at least as many read;
 #  - live: the same workload recorded to a relay (--relay) and analyzed
 #    while it is recorded (--live net://...): the report equals the one of
 #    the relay's stored trace, after the session ended.
@@ -19,7 +22,8 @@
 [ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
 [ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" = 4026531836 ] ||
 	skip_all "runs in a pid namespace other than the initial one"
-for t in lttng-cputop lttng-syscallstats lttng-schedstats lttng-irqstats lttng-iolatencystats; do
+for t in lttng-cputop lttng-syscallstats lttng-schedstats lttng-irqstats lttng-iolatencystats \
+	lttng-iousagetop; do
 	command -v $t > /dev/null 2>&1 || skip_all "needs $t (python3-lttnganalyses)"
 done
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
@@ -77,7 +81,7 @@ for try in 1 2 3; do
 	fi
 done
 [ "$lost" = 0 ] || skip_all "the recorder lost ${lost:-?} events in each of 3 tries (a busy machine): $(cat rec.log)"
-plan 26
+plan 29
 K=$(dirname "$(find s -name metadata -path '*kernel*' | head -1)")
 SLEEPER=$(awk '$1 == "sleeper" { print $2 }' work.out)
 BURNER=$(awk '$1 == "burner" { print $2 }' work.out)
@@ -182,7 +186,7 @@ lttng-iolatencystats --no-intersection "$K" > l-io.txt 2>&1
 ok $? "lttng-iolatencystats reads the trace ($(grep -m1 Error l-io.txt))"
 awk '/^Disk latency/ { on = 1; next } on && /^\(/ { print $1, $2, $3, $4, $5 }' l-io.txt | sort > l-io.rows
 "$TRAWL" analyze iolatency s > t-io.txt
-awk '/^host +disk/ { on = 1; next } on && NF { print $2, $3, $4, $5, $6 }' t-io.txt | sort > t-io.rows
+awk '/^host +disk/ { on = 1; next } !NF { on = 0 } on { print $2, $3, $4, $5, $6 }' t-io.txt | sort > t-io.rows
 rows_same disk l-io.rows t-io.rows
 ok $? "iolatency: every disk's count min avg max as lttng-iolatencystats ($(cat l-io.rows))"
 if [ -s l-io.rows ]; then
@@ -224,6 +228,33 @@ set -- $(awk '$1 == "Read" { r = $2 " " $6 } $1 == "Write" { w = $2 " " $6 }
 	END { print (r == "" ? "0 0" : r), (w == "" ? "0 0" : w) }' t-iosys.rows)
 [ "${1:-0}" -ge 100 ] && [ "${2:-0}" -ge 409600 ] && [ "${3:-0}" -ge 100 ] && [ "${4:-0}" -ge 409600 ]
 ok $? "ground truth: dd read and wrote at least 100 x 4 KiB (reads $1, $2 B; writes $3, $4 B)"
+
+# ---- iolatency's processes: dd's, as lttng-iousagetop's per-process tables
+# (through iousage.py: the interpreter lttng-analyses are installed for)
+LPY=$(sed -n '1s/^#! *//p' "$(command -v lttng-iousagetop)")
+L=$(${LPY:-python3} "$TRAWL_SRC/tests/e2e/iousage.py" "${DD:-0}" --no-intersection --no-progress \
+	--limit 100000 "$K" 2> l-iou.err)
+ok $? "lttng-iousagetop reads the trace ($(tail -1 l-iou.err))"
+"$TRAWL" analyze iolatency --json s > t-proc.json
+T=$(python3 -c '
+import json, sys
+rs = [r for r in json.load(open("t-proc.json"))["rows"]
+      if r["kind"] == "process" and r["id"] == int(sys.argv[1])]
+print(*(rs[0]["read_bytes"], rs[0]["write_bytes"]) if len(rs) == 1 else ("-", "-"))' "${DD:-0}")
+# lttng prints 2 decimals of KiB (MiB): equal within half of their last digit
+python3 -c '
+import sys
+l, t = sys.argv[1].split(), sys.argv[2].split()
+def close(a, b):
+    a, b = float(a), float(b)
+    unit = 1 if b < 1024 else 1024 if b < 1024 ** 2 else 1024 ** 2
+    return abs(a - b) <= 0.005 * unit + 1e-9
+sys.exit(not (len(l) == 2 and len(t) == 2 and "-" not in l + t and all(map(close, l, t))))' "$L" "$T"
+ok $? "iolatency: dd's process ($DD) read and written bytes as lttng-iousagetop's (trawl $T / lttng $L)"
+set -- $(awk -v p="(${DD:-x})" '/^host +process/ { on = 1; next } !NF { on = 0 }
+	on && $3 == p && $2 == "dd" { print $11, $12 }' t-io.txt) x x
+[ "$2" = 409600 ] && [ "$1" != x ] && [ "$1" -ge 409600 ]
+ok $? "ground truth: dd's process wrote 409600 bytes, read at least as many (text report: $1 read, $2 written)"
 
 # ---- modes: JSON, histograms, log, top, interval, filters
 "$TRAWL" analyze syscalls --tid "$SLEEPER" --json s > j.json &&

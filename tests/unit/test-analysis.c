@@ -4,16 +4,23 @@
  * written here with LTTng's names, two CPUs, every figure known:
  *
  *   CPU 0  1000  sched_switch 0 -> a (100)
+ *          1100  lttng_statedump_process_state a: tid 100, pid 90
  *          2000  syscall_entry_read (100)   5000 exit ret -11   (3000, error)
  *          6000  syscall_entry_read (100)   8000 exit ret 10    (2000)
  *          9000  sched_wakeup b (200)
  *         10000  sched_switch a -> b        (a ran 9000; b waited 1000)
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
- *         20000  sched_switch b -> 0        (b ran 10000)
- *   CPU 1  1500  sched_switch x (400, runnable) -> c (300)  (x ran since the start: 500;
+ *         15000  syscall_entry_write (200)  16000 exit ret 5    (1000; b's pid unknown)
+ *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb")
+ *         18000  block_rq_issue dev 8:0 sector 128 nr 8 (200, "bb")
+ *         20000  sched_switch bb -> 0       (b ran 10000)
+ *   CPU 1  1200  sched_process_fork x (400) -> c: tid 300, pid 400
+ *          1500  sched_switch x (400, runnable) -> c (300)  (x ran since the start: 500;
  *                                            c runs to the end: 28500)
+ *          2000  syscall_entry_write (300)   2500 exit ret 7    (500; process x (400))
  *         30000  block_rq_complete 8:0 64 8 (16000, 4096 bytes)
+ *         30500  block_rq_complete 8:0 128 8 (12500, 4096 bytes)
  *         31000  sched_switch c -> x, c preempted (prev_state 0x100)
  *         33000  sched_switch x -> c        (c waited 2000; x ran 2000 more)
  */
@@ -33,7 +40,8 @@ static char root[] = "/tmp/trawl-test-analysis-XXXXXX";
 #define T0 1000000000ull	/* 1 s after the clock's offset */
 
 struct cls {
-	struct trawl_ctf_event_class *sw, *wake, *sys_in, *sys_out, *irq_in, *irq_out, *rq_in, *rq_out;
+	struct trawl_ctf_event_class *sw, *wake, *sys_in, *sys_out, *irq_in, *irq_out, *rq_in, *rq_out,
+		*sd, *fork, *wr_in, *wr_out, *exec;
 };
 
 static uint64_t shift;		/* the second host's trace starts later */
@@ -61,7 +69,7 @@ static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uin
 
 /* The payloads of the kernel events the tests write (LTTng's fields). */
 struct ktypes {
-	struct trawl_ctf_type *ctx, *sw, *wk, *si, *so, *ii, *io, *ri, *ro, *s64;
+	struct trawl_ctf_type *ctx, *sw, *wk, *si, *so, *ii, *io, *ri, *ro, *sd, *fk, *ex, *s64;
 };
 
 static void ktypes(struct trawl_ctf_writer *w, struct ktypes *k)
@@ -77,7 +85,21 @@ static void ktypes(struct trawl_ctf_writer *w, struct ktypes *k)
 	struct trawl_ctf_type *sw = k->sw = trawl_ctf_type_struct(w), *wk = k->wk = trawl_ctf_type_struct(w),
 			      *si = k->si = trawl_ctf_type_struct(w), *so = k->so = trawl_ctf_type_struct(w),
 			      *ii = k->ii = trawl_ctf_type_struct(w), *io = k->io = trawl_ctf_type_struct(w),
-			      *ri = k->ri = trawl_ctf_type_struct(w), *ro = k->ro = trawl_ctf_type_struct(w);
+			      *ri = k->ri = trawl_ctf_type_struct(w), *ro = k->ro = trawl_ctf_type_struct(w),
+			      *sd = k->sd = trawl_ctf_type_struct(w), *fk = k->fk = trawl_ctf_type_struct(w),
+			      *ex = k->ex = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ex, "filename", str);
+	trawl_ctf_struct_add(w, ex, "tid", s32);
+	trawl_ctf_struct_add(w, ex, "old_tid", s32);
+	trawl_ctf_struct_add(w, sd, "tid", s32);
+	trawl_ctf_struct_add(w, sd, "pid", s32);
+	trawl_ctf_struct_add(w, sd, "name", str);
+	trawl_ctf_struct_add(w, fk, "parent_comm", str);
+	trawl_ctf_struct_add(w, fk, "parent_tid", s32);
+	trawl_ctf_struct_add(w, fk, "parent_pid", s32);
+	trawl_ctf_struct_add(w, fk, "child_comm", str);
+	trawl_ctf_struct_add(w, fk, "child_tid", s32);
+	trawl_ctf_struct_add(w, fk, "child_pid", s32);
 	trawl_ctf_struct_add(w, sw, "prev_comm", str);
 	trawl_ctf_struct_add(w, sw, "prev_tid", s32);
 	trawl_ctf_struct_add(w, sw, "prev_prio", s32);
@@ -136,11 +158,17 @@ static int write_trace(const char *dir, const char *host)
 		trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, kt.io),
 		trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, kt.ri),
 		trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, kt.ro),
+		trawl_ctf_writer_event_class(w, sc, "lttng_statedump_process_state", INT64_MIN, kt.sd),
+		trawl_ctf_writer_event_class(w, sc, "sched_process_fork", INT64_MIN, kt.fk),
+		trawl_ctf_writer_event_class(w, sc, "syscall_entry_write", INT64_MIN, kt.si),
+		trawl_ctf_writer_event_class(w, sc, "syscall_exit_write", INT64_MIN, kt.so),
+		trawl_ctf_writer_event_class(w, sc, "sched_process_exec", INT64_MIN, kt.ex),
 	};
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
-	int dev = 8 << 20, r = !c0 || !c1 || !c.rq_out;
+	int dev = 8 << 20, r = !c0 || !c1 || !c.rq_out || !c.wr_out || !c.exec;
 	r = r ?: ev(c0, c.sw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "a", 100, 20);
+	r = r ?: ev(c0, c.sd, 1100, 100, "iis", 100, 90, "a");
 	r = r ?: ev(c0, c.sys_in, 2000, 100, "l", 3ll);
 	r = r ?: ev(c0, c.sys_out, 5000, 100, "l", -11ll);
 	r = r ?: ev(c0, c.sys_in, 6000, 100, "l", 3ll);
@@ -150,9 +178,17 @@ static int write_trace(const char *dir, const char *host)
 	r = r ?: ev(c0, c.irq_in, 12000, 200, "is", 5, "eth");
 	r = r ?: ev(c0, c.irq_out, 12500, 200, "ii", 5, 1);
 	r = r ?: ev(c0, c.rq_in, 14000, 200, "ili", dev, 64ll, 8);
-	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "b", 200, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: ev(c0, c.wr_in, 15000, 200, "l", 1ll);
+	r = r ?: ev(c0, c.wr_out, 16000, 200, "l", 5ll);
+	r = r ?: ev(c0, c.exec, 17000, 200, "sii", "/usr/bin/bb", 200, 200);
+	r = r ?: ev(c0, c.rq_in, 18000, 200, "ili", dev, 128ll, 8);
+	r = r ?: ev(c0, c.sw, 20000, 200, "siil" "sii", "bb", 200, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: ev(c1, c.fork, 1200, 400, "siisii", "x", 400, 400, "c", 300, 400);
 	r = r ?: ev(c1, c.sw, 1500, 400, "siil" "sii", "x", 400, 20, 0ll, "c", 300, 20);
+	r = r ?: ev(c1, c.wr_in, 2000, 300, "l", 1ll);
+	r = r ?: ev(c1, c.wr_out, 2500, 300, "l", 7ll);
 	r = r ?: ev(c1, c.rq_out, 30000, 300, "ilii", dev, 64ll, 8, 0);
+	r = r ?: ev(c1, c.rq_out, 30500, 300, "ilii", dev, 128ll, 8, 0);
 	r = r ?: ev(c1, c.sw, 31000, 300, "siil" "sii", "c", 300, 20, 256ll, "x", 400, 20);
 	r = r ?: ev(c1, c.sw, 33000, 400, "siil" "sii", "x", 400, 20, 1ll, "c", 300, 20);
 	r = r ?: trawl_ctf_writer_close(w);
@@ -215,6 +251,17 @@ static const struct trawl_analysis_row *find(const struct trawl_analysis *a,
 	return NULL;
 }
 
+static const struct trawl_analysis_row *find_label(const struct trawl_analysis *a,
+						   enum trawl_analysis_row_kind k, const char *l)
+{
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++) {
+		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
+		if (r->kind == k && !strcmp(r->label, l))
+			return r;
+	}
+	return NULL;
+}
+
 static void figures(const char *dir)
 {
 	struct trawl_analysis *a = run(dir, "cputop", NULL);
@@ -238,10 +285,13 @@ static void figures(const char *dir)
 	trawl_analysis_free(a);
 
 	a = run(dir, "syscalls", NULL);
-	r = a ? trawl_analysis_row_at(a, 0) : NULL;
-	ok(r && trawl_analysis_nrows(a) == 1 && !strcmp(r->label, "read") && r->count == 2 &&
+	r = a ? find_label(a, TRAWL_ANALYSIS_SYSCALL, "read") : NULL;
+	ok(r && trawl_analysis_nrows(a) == 2 && r->count == 2 &&
 	   r->min == 2000 && r->max == 3000 && r->sum == 5000 && r->errors == 1,
 	   "syscalls: read: 2, min 2000, max 3000, 1 error");
+	r = a ? find_label(a, TRAWL_ANALYSIS_SYSCALL, "write") : NULL;
+	ok(r && r->count == 2 && r->min == 500 && r->max == 1000 && r->errors == 0,
+	   "syscalls: write: 2 (b's and c's), min 500, max 1000");
 	trawl_analysis_free(a);
 
 	struct trawl_analysis_opts o = { .sz = sizeof(o), .tid = -1, .cpu = -1, .min_ns = 2500,
@@ -284,10 +334,39 @@ static void figures(const char *dir)
 
 	a = run(dir, "iolatency", NULL);
 	r = find(a, TRAWL_ANALYSIS_DISK, 8 << 20);
-	ok(r && r->count == 1 && r->sum == 16000 && r->bytes == 4096 && !strcmp(r->label, "(8,0)"),
-	   "iolatency: disk (8,0): one request, 16000 ns, 4096 bytes");
+	ok(r && r->count == 2 && r->sum == 28500 && r->bytes == 8192 && !strcmp(r->label, "(8,0)"),
+	   "iolatency: disk (8,0): two requests, 16000 + 12500 ns, 8192 bytes");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	ok(r && r->count == 1 && r->bytes == 4096, "iolatency: issued by b");
+	ok(r && r->count == 2 && r->bytes == 8192 && !strcmp(r->label, "bb (200)"),
+	   "iolatency: issued by b, named as last seen: bb (200) (%s)", r ? r->label : "-");
+	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Read");
+	ok(r && r->count == 2 && r->bytes == 10 && r->errors == 1, "iolatency: Read: 2, 10 bytes, 1 error");
+	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Write");
+	ok(r && r->count == 2 && r->bytes == 12, "iolatency: Write: 2, 12 bytes");
+	size_t nproc = 0;
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++)
+		nproc += trawl_analysis_row_at(a, i)->kind == TRAWL_ANALYSIS_PROCESS;
+	r = find(a, TRAWL_ANALYSIS_PROCESS, 90);
+	ok(nproc == 3 && r && !strcmp(r->label, "a (90)") && r->count == 2 && r->sum == 5000 &&
+	   r->errors == 1 && r->read_bytes == 10 && r->write_bytes == 0 && r->bytes == 10,
+	   "iolatency: process a (90) (state dump): 2 reads, 5000 ns, 10 bytes read, 1 error (%zu processes)",
+	   nproc);
+	r = find(a, TRAWL_ANALYSIS_PROCESS, 400);
+	ok(r && !strcmp(r->label, "x (400)") && r->count == 1 && r->sum == 500 &&
+	   r->read_bytes == 0 && r->write_bytes == 7,
+	   "iolatency: c's write in its process x (400) (fork's child_pid), named after x: 7 bytes");
+	r = find(a, TRAWL_ANALYSIS_PROCESS, 200);
+	ok(r && !strcmp(r->label, "b (200)") && r->count == 1 && r->sum == 1000 && r->write_bytes == 5,
+	   "iolatency: b, whose pid the trace never says, alone: 5 bytes written");
+	trawl_analysis_free(a);
+	struct trawl_analysis_opts o4 = { .sz = sizeof(o4), .tid = 300, .cpu = -1 };
+	a = run(dir, "iolatency", &o4);
+	nproc = 0;
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++)
+		nproc += trawl_analysis_row_at(a, i)->kind == TRAWL_ANALYSIS_PROCESS;
+	r = find(a, TRAWL_ANALYSIS_PROCESS, 400);
+	ok(nproc == 1 && r && r->count == 1 && r->write_bytes == 7,
+	   "iolatency --tid 300: c's process only, c's write only");
 	trawl_analysis_free(a);
 
 	struct slices sl = { 0 };
@@ -346,6 +425,26 @@ static void hosts(void)
 	if (f)
 		fclose(f);
 	trawl_analysis_free(a);
+	/* the hosts merged: one row per syscall, whichever trace's class */
+	a = run(root, "syscalls", NULL);
+	const struct trawl_analysis_row *r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "read");
+	ok(a && trawl_analysis_nrows(a) == 2 && r && r->count == 4 && r->errors == 2,
+	   "two hosts, not --by host: one read row of both hosts' 4 (%zu rows)",
+	   a ? trawl_analysis_nrows(a) : 0);
+	trawl_analysis_free(a);
+	struct trawl_analysis_opts o3 = { .sz = sizeof(o3), .tid = -1, .cpu = -1, .by_host = true };
+	a = run(root, "iolatency", &o3);
+	f = fopen(path, "w+");
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "an iolatency --by host report");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "\nprocess                      | h1 ") &&
+	   strstr(buf, "\nx (400)                      |        1       0.500       0.500 |"
+		       "        1       0.500       0.500\n"),
+	   "--by host: one line per process, the hosts side by side");
+	if (f)
+		fclose(f);
+	trawl_analysis_free(a);
 	snprintf(dir, sizeof(dir), "%s/h2", root);
 	tap_rm_tree(dir);
 }
@@ -359,10 +458,15 @@ static void no_tid(void)
 	ok(write_trace(dir, "nt") == 0, "the trace without the tid context");
 	notid = 0;
 	struct trawl_analysis *a = run(dir, "syscalls", NULL);
-	const struct trawl_analysis_row *r = a && trawl_analysis_nrows(a) == 1
-						     ? trawl_analysis_row_at(a, 0) : NULL;
-	ok(r && !strcmp(r->label, "read") && r->count == 2 && r->min == 2000 && r->max == 3000 &&
+	const struct trawl_analysis_row *r = a && trawl_analysis_nrows(a) == 2
+						     ? find_label(a, TRAWL_ANALYSIS_SYSCALL, "read") : NULL;
+	ok(r && r->count == 2 && r->min == 2000 && r->max == 3000 &&
 	   r->errors == 1, "no tid context: syscalls: a's reads (CPU 0's thread), as with it");
+	trawl_analysis_free(a);
+	a = run(dir, "iolatency", NULL);
+	r = find(a, TRAWL_ANALYSIS_PROCESS, 400);
+	ok(r && r->write_bytes == 7 && find(a, TRAWL_ANALYSIS_PROCESS, 90),
+	   "no tid context: iolatency: the processes as with it");
 	trawl_analysis_free(a);
 	snprintf(dir, sizeof(dir), "%s/nt", root);
 	tap_rm_tree(dir);
@@ -401,6 +505,30 @@ static void reports(const char *dir)
 	if (f)
 		fclose(f);
 	trawl_analysis_free(a);
+
+	a = run(dir, "iolatency", NULL);
+	f = fopen(path, "w+");
+	ro.modes = TRAWL_ANALYSIS_STATS;
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "an iolatency report");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "   errors        bytes     read (B)    write (B)\n"
+		       "-          a (90)                              2        2.000        2.500"
+		       "        3.000        0.707        1           10           10            0\n"),
+	   "text: the process rows, with bytes read and written");
+	if (f)
+		fclose(f);
+	f = fopen(path, "w+");
+	ro.modes = TRAWL_ANALYSIS_JSON;
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "an iolatency JSON report");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "{\"kind\":\"process\",\"id\":400,\"label\":\"x (400)\",\"count\":1,") &&
+	   strstr(buf, "\"errors\":0,\"bytes\":7,\"read_bytes\":0,\"write_bytes\":7,"),
+	   "json: x's process row, bytes read and written");
+	if (f)
+		fclose(f);
+	trawl_analysis_free(a);
 }
 
 /*
@@ -418,7 +546,8 @@ static int write_mix(const char *dir)
 	if (!w)
 		return -1;
 	struct trawl_ctf_type *sw = kt.sw, *wk = kt.wk, *si = kt.si, *so = kt.so, *ii = kt.ii,
-			      *io = kt.io, *ri = kt.ri, *ro = kt.ro, *kf = trawl_ctf_type_struct(w);
+			      *io = kt.io, *ri = kt.ri, *ro = kt.ro, *fk = kt.fk,
+			      *kf = trawl_ctf_type_struct(w);
 	trawl_ctf_struct_add(w, kf, "ptr", kt.s64);
 	struct trawl_ctf_event_class *e_sw = trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, sw),
 		*e_wk = trawl_ctf_writer_event_class(w, sc, "sched_wakeup", INT64_MIN, wk),
@@ -430,10 +559,11 @@ static int write_mix(const char *dir)
 		*e_io = trawl_ctf_writer_event_class(w, sc, "irq_handler_exit", INT64_MIN, io),
 		*e_ri = trawl_ctf_writer_event_class(w, sc, "block_rq_issue", INT64_MIN, ri),
 		*e_ro = trawl_ctf_writer_event_class(w, sc, "block_rq_complete", INT64_MIN, ro),
-		*e_kf = trawl_ctf_writer_event_class(w, sc, "kmem_kfree", INT64_MIN, kf);
+		*e_kf = trawl_ctf_writer_event_class(w, sc, "kmem_kfree", INT64_MIN, kf),
+		*e_fk = trawl_ctf_writer_event_class(w, sc, "sched_process_fork", INT64_MIN, fk);
 	struct trawl_ctf_wstream *cs[2] = { trawl_ctf_writer_stream(w, sc, "channel0", 0),
 					    trawl_ctf_writer_stream(w, sc, "channel0", 1) };
-	int r = !cs[0] || !cs[1] || !e_kf;
+	int r = !cs[0] || !cs[1] || !e_kf || !e_fk;
 	unsigned seed = 7;
 	int32_t cur[2] = { 0, 0 };
 	int dev = 8 << 20;
@@ -473,6 +603,9 @@ static int write_mix(const char *dir)
 				    ev(s, e_ro, at + 200 + rand_r(&seed) % 400, tid, "ilii", dev, sec, 8, 0);
 				break;
 			}
+			case 6:	/* another thread of the current one's process */
+				r = ev(s, e_fk, at, tid, "siisii", comm[0], tid, tid, comm[1], other, tid);
+				break;
 			default:
 				r = ev(s, e_kf, at, tid, "l", (long long)t);
 				break;
@@ -498,10 +631,11 @@ static void rows_slice(void *arg, const struct trawl_analysis *a)
 	fprintf(t->f, "slice %lld %lld\n", (long long)b, (long long)e);
 	for (size_t i = 0; i < trawl_analysis_nrows(a); i++) {
 		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
-		fprintf(t->f, "%d %lld %s %llu %llu %lld %lld %lld %.0f %llu %d", r->kind,
+		fprintf(t->f, "%d %lld %s %llu %llu %lld %lld %lld %.0f %llu %llu %llu %d", r->kind,
 			(long long)r->id, r->label, (unsigned long long)r->count,
 			(unsigned long long)r->errors, (long long)r->min, (long long)r->max,
-			(long long)r->sum, r->sumsq, (unsigned long long)r->bytes, r->prio);
+			(long long)r->sum, r->sumsq, (unsigned long long)r->bytes,
+			(unsigned long long)r->read_bytes, (unsigned long long)r->write_bytes, r->prio);
 		for (int k = 0; k < TRAWL_ANALYSIS_HIST; k++)
 			fprintf(t->f, " %llu", (unsigned long long)r->hist[k]);
 		fputc('\n', t->f);

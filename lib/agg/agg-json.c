@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/agg/agg-json.c - the results of the aggregations as one JSON object
+ * (trawl_agg_write_json(), the format in trawl/agg.h): the rows in the
+ * text's order (tr_agg_view_build()), their figures as trawl_agg_row()
+ * gives them, histograms' buckets with their bounds. Written through
+ * lib/util/json.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "agg/agg-priv.h"
+#include "util/json.h"
+
+/* Bucket b's bounds of aggregation i, as trawl_agg_bucket_low() says;
+ * null where there is none (below the first, past the last). */
+static void bucket(struct json *j, const struct trawl_agg *a, size_t i, size_t b, size_t nb,
+		   uint64_t count)
+{
+	int64_t low = trawl_agg_bucket_low(a, i, b);
+	/* log2: the last bucket would begin at 2^63 (past int64) */
+	bool last = b + 1 >= nb ||
+		    (a->aggs[i].s->func != TR_AGG_LHIST && a->aggs[i].s->func != TR_AGG_LLHIST &&
+		     b + 1 >= TR_AGG_LOG2_BUCKETS - 1);
+	tr_json_obj(j);
+	tr_json_key(j, "low");
+	if (low == INT64_MIN)
+		tr_json_null(j);
+	else
+		tr_json_i64(j, low);
+	tr_json_key(j, "high");
+	if (last)
+		tr_json_null(j);
+	else
+		tr_json_i64(j, trawl_agg_bucket_low(a, i, b + 1));
+	tr_json_kv_u64(j, "count", count);
+	tr_json_obj_end(j);
+}
+
+static void key_value(struct json *j, const struct trawl_agg *a, const uint64_t *k)
+{
+	double d;
+	switch (k[0]) {
+	case KEY_INT:
+		tr_json_i64(j, (int64_t)k[1]);
+		break;
+	case KEY_STR:
+		tr_json_str(j, k[1] < a->nstr ? a->strv[k[1]] : "?");
+		break;
+	case KEY_FLOAT:
+		memcpy(&d, &k[1], sizeof(d));
+		tr_json_f64(j, d);
+		break;
+	default:
+		tr_json_null(j);
+		break;
+	}
+}
+
+static void kv_f64(struct json *j, const char *k, double v)
+{
+	tr_json_key(j, k);
+	tr_json_f64(j, v);
+}
+
+/* The heat map's columns: all of them, or in on_interval() the closing
+ * interval's (none when it had no value). */
+static void heat(struct json *j, struct trawl_agg *a, size_t i)
+{
+	size_t ncols = trawl_agg_heat_ncols(a, i), c0 = 0, c1 = ncols;
+	int64_t width = trawl_agg_heat_col_width(a, i);
+
+	tr_json_kv_i64(j, "width", width);
+	if (a->closing) {
+		c1 = 0;
+		for (size_t c = 0; c < ncols && width; c++)
+			if (trawl_agg_heat_col_begin(a, i, c) == a->closing_col) {
+				c0 = c;
+				c1 = c + 1;
+			}
+	}
+	tr_json_key(j, "columns");
+	tr_json_arr(j);
+	for (size_t c = c0; c < c1; c++) {
+		tr_json_obj(j);
+		tr_json_kv_i64(j, "begin", trawl_agg_heat_col_begin(a, i, c));
+		tr_json_key(j, "buckets");
+		tr_json_arr(j);
+		for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++) {
+			uint64_t n = trawl_agg_heat_cell(a, i, c, b);
+			if (n)
+				bucket(j, a, i, b, TR_AGG_LOG2_BUCKETS, n);
+		}
+		tr_json_arr_end(j);
+		tr_json_obj_end(j);
+	}
+	tr_json_arr_end(j);
+}
+
+static int rows(struct json *j, struct trawl_agg *a, size_t i)
+{
+	struct one *o = &a->aggs[i];
+	const struct tr_agg_stmt *s = o->s;
+	int rc = tr_agg_view_build(a, o);
+
+	if (rc < 0)
+		return rc;
+	tr_json_key(j, "rows");
+	tr_json_arr(j);
+	for (size_t r = 0; r < o->nrows; r++) {
+		struct trawl_agg_row row = { .sz = sizeof(row) };
+		if ((rc = trawl_agg_row(a, i, r, &row)) < 0)
+			return rc;
+		tr_json_obj(j);
+		tr_json_key(j, "key");
+		tr_json_obj(j);
+		for (size_t k = 0; k < s->nkeys; k++) {
+			tr_json_key(j, s->key[k].name);
+			key_value(j, a, (const uint64_t *)o->rows[r].key + 2 * k);
+		}
+		tr_json_obj_end(j);
+		tr_json_kv_u64(j, "count", row.count);
+		switch (s->func) {
+		case TR_AGG_COUNT:
+			break;
+		case TR_AGG_SUM: kv_f64(j, "sum", row.sum); break;
+		case TR_AGG_MIN: kv_f64(j, "min", row.min); break;
+		case TR_AGG_MAX: kv_f64(j, "max", row.max); break;
+		case TR_AGG_AVG: kv_f64(j, "avg", row.avg); break;
+		case TR_AGG_STDDEV: kv_f64(j, "stddev", row.stddev); break;
+		case TR_AGG_STATS:
+			kv_f64(j, "sum", row.sum);
+			kv_f64(j, "min", row.min);
+			kv_f64(j, "avg", row.avg);
+			kv_f64(j, "max", row.max);
+			kv_f64(j, "stddev", row.stddev);
+			break;
+		default:	/* the histograms */
+			kv_f64(j, "avg", row.avg);
+			kv_f64(j, "min", row.min);
+			kv_f64(j, "max", row.max);
+			tr_json_key(j, "buckets");
+			tr_json_arr(j);
+			for (size_t b = 0; b < row.nbuckets; b++)
+				if (row.buckets[b])
+					bucket(j, a, i, b, row.nbuckets, row.buckets[b]);
+			tr_json_arr_end(j);
+			break;
+		}
+		tr_json_obj_end(j);
+	}
+	tr_json_arr_end(j);
+	return 0;
+}
+
+int trawl_agg_write_json(struct trawl_agg *a, int fd)
+{
+	struct json j;
+	int rc = 0;
+
+	tr_json_init(&j);
+	tr_json_obj(&j);
+	if (a->closing) {
+		tr_json_kv_i64(&j, "begin", a->closing_col);
+		tr_json_kv_i64(&j, "end", a->closing_col + a->interval);
+	}
+	tr_json_key(&j, "aggregations");
+	tr_json_arr(&j);
+	for (size_t i = 0; i < a->n && !rc; i++) {
+		const struct tr_agg_stmt *s = a->aggs[i].s;
+		tr_json_obj(&j);
+		tr_json_kv_str(&j, "statement", s->text);
+		tr_json_kv_str(&j, "function", tr_agg_func_name(s->func));
+		tr_json_key(&j, "keys");
+		tr_json_arr(&j);
+		for (size_t k = 0; k < s->nkeys; k++)
+			tr_json_str(&j, s->key[k].name);
+		tr_json_arr_end(&j);
+		if (s->func == TR_AGG_HEATMAP)
+			heat(&j, a, i);
+		else
+			rc = rows(&j, a, i);
+		tr_json_obj_end(&j);
+	}
+	tr_json_arr_end(&j);
+	tr_json_obj_end(&j);
+	tr_json_char(&j, '\n');
+	if (!rc && j.nomem)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = tr_write_all(fd, j.buf, j.len);
+	tr_json_release(&j);
+	return rc;
+}
