@@ -386,21 +386,6 @@ static void on_stop(int sig)
 	live_stop = 1;
 }
 
-static int first_ts(const char *const *paths, size_t n, int64_t *ts)
-{
-	char err[512];
-	const struct trawl_event *ev;
-	struct trawl_reader *r = trawl_reader_new(paths, n, NULL, err, sizeof(err));
-
-	if (!r)
-		return cli_err("%s", err);
-	int rc = trawl_reader_next(r, &ev);
-	if (rc == 1)
-		*ts = ev->ts;
-	trawl_reader_free(r);
-	return rc == 1 ? 0 : cli_err("no events in the traces");
-}
-
 int cmd_state(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -520,8 +505,14 @@ int cmd_state(int argc, char **argv)
 	}
 	if (need_t0 && live)
 		return cli_usage("--live takes dates or times since the epoch");
-	if (need_t0 && first_ts(paths, npaths, &t0))
-		return 1;
+	if (need_t0) {
+		struct trawl_reader_opts fo = { .sz = sizeof(fo), .hosts = o.host ? &o.host : NULL,
+						.nhosts = o.host ? 1 : 0 };
+		if (cli_first_ts(paths, npaths, &fo, &t0))
+			return 1;
+		if (!t0)
+			return cli_err("no events in the traces");
+	}
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
 		if (at_s[i][0] == '+') {
