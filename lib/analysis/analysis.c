@@ -157,6 +157,9 @@ struct thr {				/* a thread of a host */
 	int64_t sys_ts;			/* syscalls: in a syscall since */
 	uint32_t sys_cls;		/* ... its entry's class */
 	int prio;
+	/* iolatency: its process's row in the slice of generation prow_gen
+	 * (a->gen; 0: none), so that a sample needs no second lookup */
+	uint32_t prow, prow_gen;
 };
 
 struct cpu {
@@ -268,6 +271,7 @@ struct trawl_analysis {
 	size_t nsamples, capsamples;
 	struct trawl_analysis_sample *last_sample;	/* the one sample() just kept, or NULL */
 	int64_t begin, end, slice_end;
+	uint32_t gen;			/* the slice's generation, from 1 (struct thr's prow_gen) */
 	bool any;
 };
 
@@ -576,6 +580,7 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		set_comm(t, a, F_CHILD_COMM, ev);
 		t->pid = ival(a, F_CHILD_PID, ev, t->pid);
+		t->prow_gen = 0;
 		break;
 	case K_EXEC: {
 		/* the new program's name, as the kernel makes comm of it */
@@ -593,8 +598,10 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		if (!t->comm[0])
 			set_comm(t, a, F_SD_NAME, ev);
-		if (t->pid < 0)
+		if (t->pid < 0) {
 			t->pid = ival(a, F_SD_PID, ev, -1);
+			t->prow_gen = 0;
+		}
 		break;
 	default:
 		break;
@@ -933,19 +940,25 @@ static uint8_t io_type(const char *name)
  * program), else after t.
  */
 static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct host *h,
-					     const struct thr *t)
+					     struct thr *t)
 {
 	int64_t id = t->pid >= 0 ? t->pid : t->tid;
-	struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id);
-	if (!r)
-		return NULL;
+	struct trawl_analysis_row *r;
+	if (t->prow_gen == a->gen) {
+		r = &a->rows[t->prow];
+	} else {
+		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id)))
+			return NULL;
+		t->prow = (uint32_t)(r - a->rows);
+		t->prow_gen = a->gen;
+	}
 	const struct thr *m = id == t->tid ? t : thr_find(h, id);
 	label_comm(r, m && m->comm[0] ? m->comm : t->comm[0] ? t->comm : "?", id);
 	return r;
 }
 
 /* One syscall I/O sample into the row of its type and its process's. */
-static int io_sample(struct trawl_analysis *a, struct host *h, const struct thr *t, int type,
+static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, int type,
 		     const struct trawl_event *ev, int64_t ret)
 {
 	int err = 0;
@@ -1147,6 +1160,7 @@ static enum ev_kind classify(const char *n)
 
 static void slice_reset(struct trawl_analysis *a)
 {
+	a->gen++;			/* the rows' indexes kept in threads go */
 	a->nrows = 0;
 	a->nsamples = 0;
 	imap_clear(&a->rowmap);
@@ -1318,6 +1332,7 @@ struct trawl_analysis *trawl_analysis_new(const struct trawl_analysis_opts *o, c
 	a->o = *o;
 	a->o.comm = a->comm;
 	a->def = def;
+	a->gen = 1;
 	return a;
 }
 
