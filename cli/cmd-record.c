@@ -744,6 +744,12 @@ int cmd_record(int argc, char **argv)
 		tr_krec_free(k);
 		goto out_child;
 	}
+	/* as LTTng's start: the processes and files of this moment are in
+	 * the state dump before the command runs (a loaded machine could
+	 * otherwise run it first: lttng-analyses then knows none of its
+	 * files) */
+	if (k && cmd)
+		tr_krec_wait_statedump(k);
 
 	/*
 	 * User space stamps with the TSC when the clocksource is the TSC, as

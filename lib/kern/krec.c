@@ -98,6 +98,7 @@ struct krec {
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
 	bool flight;			/* a flight recorder: read at snapshots only */
+	int sd_pipe[2];			/* the reader says the state dump is written */
 	bool snapped;			/* a snapshot was written (flight) */
 	char *hostname;			/* for the snapshots' traces (flight) */
 	size_t buf_pages;		/* pages of one CPU's buffer */
@@ -737,6 +738,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		tr_seterr(err, errlen, ENOMEM, "out of memory");
 		return NULL;
 	}
+	k->sd_pipe[0] = k->sd_pipe[1] = -1;
 	k->statedump = o->statedump;
 	k->tid = o->tid_context;
 	k->rt_prio = o->rt_prio;
@@ -1127,6 +1129,13 @@ static void *reader(void *arg)
 		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	}
 	state_dump(k);
+	if (k->sd_pipe[1] >= 0) {	/* tr_krec_wait_statedump() */
+		char b = 1;
+		if (write(k->sd_pipe[1], &b, 1) != 1) {
+		}
+		close(k->sd_pipe[1]);
+		k->sd_pipe[1] = -1;
+	}
 	/*
 	 * Each pass reads every CPU's full pages. Once all CPUs are caught up,
 	 * sleep: briefly (BUSY_SLEEP_MS) when the pass found data, so that a
@@ -1294,6 +1303,8 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 	k->started = true;
 	if (k->flight)		/* read at its snapshots */
 		return 0;
+	if (pipe2(k->sd_pipe, O_CLOEXEC))
+		k->sd_pipe[0] = k->sd_pipe[1] = -1;	/* no waiting for the dump, then */
 	r = pthread_create(&k->th, NULL, reader, k);
 	if (r) {
 		inst_write(k, "tracing_on", "0", false);
@@ -1301,6 +1312,18 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 	}
 	k->thread = true;
 	return 0;
+}
+
+void tr_krec_wait_statedump(struct krec *k)
+{
+	if (k->sd_pipe[0] < 0)
+		return;
+	char b;
+	/* one byte, or end of file if the reader ended first */
+	while (read(k->sd_pipe[0], &b, 1) < 0 && errno == EINTR)
+		;
+	close(k->sd_pipe[0]);
+	k->sd_pipe[0] = -1;
 }
 
 int tr_krec_stop(struct krec *k, char *err, size_t errlen)
@@ -1352,6 +1375,9 @@ void tr_krec_free(struct krec *k)
 		return;
 	if (k->w && !k->stopped)
 		tr_krec_stop(k, NULL, 0);
+	for (int i = 0; i < 2; i++)
+		if (k->sd_pipe[i] >= 0)
+			close(k->sd_pipe[i]);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
 		if (k->cpus[c].fd >= 0)
 			close(k->cpus[c].fd);

@@ -82,6 +82,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen);
  * dump). More pids may have been added with tr_krec_add_pid() before.
  */
 int tr_krec_start(struct krec *k, char *err, size_t errlen);
+/* After tr_krec_start(): returns once the state dump of the processes,
+ * threads and files of that moment is written (at once without a reader
+ * thread or a dump), so that a command started after it is not in the
+ * middle of its work while the dump is still being taken. */
+void tr_krec_wait_statedump(struct krec *k);
 /* Adds a pid (and its threads) to the instance's set_event_pid. */
 int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen);
 /*

@@ -13,6 +13,7 @@
 #    order, on its syscall_entry_openat (and creat's pathname), with both
 #    trace clocks (the default, x86-tsc where the clocksource is the TSC,
 #    and mono);
+#  - the state dump is written whole before the command execs;
 #  - `trawl state --fd F`: FILE, opened during the recording, 4096 bytes;
 #  - babeltrace2 prints the same strings; lttng-iolatencystats --log names
 #    FILE on the workload's write;
@@ -84,7 +85,7 @@ FILE="$PWD/unique-$$-file"
 "$TRAWL" record -q -o probe -k syscalls -d 0.05 2> probe.err
 grep -q "file names of openat" probe.err &&
 	skip_all "the eBPF program cannot run here: $(grep -m1 'file names' probe.err)"
-plan 18
+plan 19
 
 # The paths the workload's thread gave, in order: "syscall path" (or
 # "syscall pointer" where the trace has the integer), for every open, openat
@@ -133,6 +134,15 @@ python3 paths.py rec.json "$pid" "$FILE" got
 cmp_files got.txt want.txt "the workload's 202 paths, each on its own entry event, in order ($(tsc_default && echo x86-tsc || echo mono) clock)"
 grep -q 'trawl_file_names = "ebpf"' rec/*/kernel/metadata
 ok $? "the trace says its file names come from the eBPF program"
+# the state dump is whole before the command runs (else lttng-analyses
+# knows none of its files: on a loaded machine the dump was 3 ms late)
+order=$(python3 -c "
+import json
+ev = list(map(json.loads, open('rec.json')))
+sd = max(e['ts'] for e in ev if e['event'].startswith('lttng_statedump_'))
+ex = min(e['ts'] for e in ev if e['event'] == 'sched_process_exec' and e['fields'].get('tid') == $pid)
+print('before' if sd < ex else 'after', ex - sd)")
+is "${order% *}" before "the state dump is written before the command's exec (exec - last dump event: ${order#* } ns)"
 
 # ---- the state system: the path of an fd opened during the recording,
 # at the workload's fsync (its last call before it exits)
