@@ -55,6 +55,9 @@
  * HOLD_NS or HOLD_PAGES pages, then the entry gets the pointer.
  */
 #define HOLD_NS (1000 * 1000000ull)
+/* streamed live: a held CPU sends no beacon, and a viewer waits for it:
+ * at most two live periods, and this at least */
+#define HOLD_LIVE_MIN_NS (100 * 1000000ull)
 #define HOLD_PAGES 2048
 /* at the stop, the calls in progress get this long to return */
 #define HOLD_END_NS (200 * 1000000ull)
@@ -107,6 +110,7 @@ struct krec {
 	int rt_prio;
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
+	uint64_t hold_ns;		/* how long a CPU may be held (HOLD_NS, live less) */
 	bool relay;
 	struct tr_clock_sample s0, s1;
 	pthread_t th;
@@ -749,6 +753,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->relay = o->relay != NULL;
 	k->flight = o->flight && !o->relay;
 	k->live_ms = o->relay ? o->live_ms : 0;
+	k->hold_ns = HOLD_NS;
+	if (k->live_ms) {
+		uint64_t h = 2 * (uint64_t)k->live_ms * 1000000;
+		k->hold_ns = h < HOLD_LIVE_MIN_NS ? HOLD_LIVE_MIN_NS : h > HOLD_NS ? HOLD_NS : h;
+	}
 	if (k->relay && o->clock == KREC_CLOCK_TSC) {
 		r = tr_seterr(err, errlen, EINVAL,
 			   "streaming to a relay takes the mono clock (the TSC's frequency is only "
@@ -971,7 +980,7 @@ static bool resume_held(struct krec *k, unsigned cpu, bool final)
 {
 	struct kcpu *c = &k->cpus[cpu];
 	while (c->nq && !k->err) {
-		bool late = final || c->nq >= HOLD_PAGES || tr_mono_ns() - c->hold_since >= HOLD_NS;
+		bool late = final || c->nq >= HOLD_PAGES || tr_mono_ns() - c->hold_since >= k->hold_ns;
 		bool held;
 		if (late)
 			tr_krec_conv_final(k->conv, true);

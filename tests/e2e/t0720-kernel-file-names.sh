@@ -20,6 +20,8 @@
 #  - an open that blocks (a FIFO whose writer comes 300 ms later, while the
 #    reader has read the entry's page long before: its CPU is held) still
 #    gets its path;
+#  - streamed live through a relay, the same open gets the pointer: a CPU
+#    is held at most two live periods there (100 ms at least);
 #  - the same with the per-syscall tracepoints (syscalls:sys_enter_openat,
 #    syscalls:sys_enter_creat) instead of raw_syscalls;
 #  - --no-file-names: the pointers, as before, and no warning.
@@ -85,7 +87,7 @@ FILE="$PWD/unique-$$-file"
 "$TRAWL" record -q -o probe -k syscalls -d 0.05 2> probe.err
 grep -q "file names of openat" probe.err &&
 	skip_all "the eBPF program cannot run here: $(grep -m1 'file names' probe.err)"
-plan 19
+plan 21
 
 # The paths the workload's thread gave, in order: "syscall path" (or
 # "syscall pointer" where the trace has the integer), for every open, openat
@@ -195,6 +197,23 @@ ok $? "recorded an open of a FIFO that waits 300 ms for its writer"
 "$TRAWL" print -f json fifo > fifo.json
 python3 paths.py fifo.json "$(pid_of fifo)" "$FILE" fifo-got
 is "$(cat fifo-got.txt)" "openat $FILE.fifo" "the blocked open has its path ($(grep -m1 'file names' fifo.err))"
+
+# ---- the same, streamed live to a relay: a CPU is held at most two live
+# periods (100 ms here), so the open blocked 300 ms gets the pointer
+"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+	3> ready.txt 2> relay.err &
+RELAY=$!
+trap 'kill $RELAY 2> /dev/null' EXIT
+until_ok 30 grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* ' ready.txt
+DATA=$(sed -n 's/^ready \([^ ]*\) .*/\1/p' ready.txt)
+"$TRAWL" record --relay "$DATA" --session lf --host lh -k syscalls --live-timer 50 \
+	-- ./wk fifo "$FILE.lfifo" > lfifo.out 2> lfifo.err
+ok $? "recorded the blocked open live, through a relay"
+kill $RELAY; wait $RELAY 2> /dev/null
+"$TRAWL" print -f json OUT/lf > lfifo.json
+python3 paths.py lfifo.json "$(pid_of lfifo)" "$FILE" lfifo-got
+awk '$1 == "openat" && $2 ~ /^0x/' lfifo-got.all > lfifo-ptr.txt
+is "$(lines lfifo-ptr.txt)" 1 "live: the open blocked longer than the hold has the pointer ($(cat lfifo-got.all | tr '\n' ' '))"
 
 # ---- the per-syscall tracepoints (the converter's other syscall path)
 EVENTS=syscalls:sys_enter_openat,syscalls:sys_exit_openat,syscalls:sys_enter_creat record fmt
