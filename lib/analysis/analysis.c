@@ -1248,7 +1248,8 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
 			continue;
-		int r = common(a, h, e, k);
+		/* common() knows switches, forks, execs and the dump's processes only */
+		int r = k <= K_SDPROC ? common(a, h, e, k) : 0;
 		if (!r)
 			r = a->def->fn(a, h, e, k);
 		if (!r && k == K_SWITCH)
