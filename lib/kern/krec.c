@@ -1089,9 +1089,9 @@ static void live_tick(struct krec *k)
 	}
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		struct kcpu *kc = &k->cpus[c];
-		if (kc->nq)
-			continue;	/* held: its stream cannot pass the held event */
-		uint64_t ts = t0 > kc->last_ts ? t0 : kc->last_ts;
+		/* held: its stream cannot pass the held event, but what came
+		 * before it goes out (nothing written later is before last_ts) */
+		uint64_t ts = kc->nq ? kc->last_ts : t0 > kc->last_ts ? t0 : kc->last_ts;
 		int r = trawl_ctf_wstream_tick(kc->ws, ts);
 		if (r < 0)
 			set_err(k, r, "streaming the kernel trace");
