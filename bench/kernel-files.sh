@@ -27,6 +27,8 @@ WORK=${WORK:-$TRAWL_BUILD/bench/kernel-files-work}
 [ -x "$TRAWL" ] || { echo "bench/kernel-files.sh: $TRAWL is not built"; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench/kernel-files.sh: needs /usr/bin/time"; exit 1; }
 mkdir -p "$WORK/files" || exit 1
+. "$(dirname "$0")/machine.sh"
+bench_machine
 cd "$WORK" || exit 1
 
 cat > opens.c <<'EOF'

@@ -213,7 +213,7 @@ static struct trawl_reader_stream *pick(struct trawl_reader *r)
 static void batch_keep(const struct trawl_reader *r, struct batch *b)
 {
 	const uint8_t *want = r->want;
-	const uint32_t n = b->n, nw = r->nwant;
+	const uint32_t n = b->n, nw = r->nclasses;	/* fixed: never live */
 	uint32_t o = 1;
 	size_t vi = b->rec[0].nv, vo = vi;
 
@@ -273,7 +273,6 @@ int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	}
 	free(r->want);
 	r->want = w;
-	r->nwant = r->nclasses;
 	return 0;
 }
 

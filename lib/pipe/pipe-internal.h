@@ -129,10 +129,10 @@ struct trawl_reader {
 	size_t nerrq, errq_head;
 	uint32_t nstreams;
 	uint32_t nclasses;		/* event classes of every trace */
-	/* by class index: the run's sinks want its events (NULL: all; see
-	 * trawl_sink_ops.wants); classes from nwant on are all wanted */
+	/* nclasses entries: the run's sinks want the class's events (NULL:
+	 * all; see trawl_sink_ops.wants; never on a live reader, whose
+	 * classes grow) */
 	uint8_t *want;
-	uint32_t nwant;
 	uint64_t given;			/* batches given back so far (the consumer's) */
 	bool primed;
 	unsigned nerrors;

@@ -29,7 +29,8 @@ struct acc {
 	size_t nv, capv;
 };
 
-static int acc_add(struct acc *a, const struct trawl_event *e)
+/* given: tr_reader_given() now (see the run's loop) */
+static int acc_add(struct acc *a, const struct trawl_event *e, uint64_t given)
 {
 	if (a->nv + e->nvalues > a->capv) {
 		size_t cap = (a->nv + e->nvalues) * 2 + 1024;
@@ -39,6 +40,8 @@ static int acc_add(struct acc *a, const struct trawl_event *e)
 		a->vals = nv;
 		a->capv = cap;
 	}
+	if (!a->n)
+		a->given = given;
 	a->ev[a->n] = *e;
 	a->ev[a->n].values = (const union trawl_ctf_value *)(uintptr_t)a->nv;	/* until flushed */
 	memcpy(a->vals + a->nv, e->values, e->nvalues * sizeof(*e->values));
@@ -152,12 +155,11 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 		 * again for good (memory would grow with the trace when the
 		 * decoder leaves most events out and short reads pile up).
 		 */
-		if (a.n && tr_reader_given(r) != a.given && (ret = acc_flush(&a, sinks, nsinks)) < 0)
+		uint64_t given = tr_reader_given(r);
+		if (a.n && given != a.given && (ret = acc_flush(&a, sinks, nsinks)) < 0)
 			goto finish;
-		if (!a.n)
-			a.given = tr_reader_given(r);
 		for (int i = 0; i < n; i++) {
-			if ((ret = acc_add(&a, &ev[i])) < 0)
+			if ((ret = acc_add(&a, &ev[i], given)) < 0)
 				goto finish;
 			if (a.n == RUN_BATCH && (ret = acc_flush(&a, sinks, nsinks)) < 0)
 				goto finish;
