@@ -760,9 +760,11 @@ static long producer_input(struct rconn *c)
 		ssize_t n = tr_relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
 		if (n == 0)
 			break;
-		bool hello = n > 0 && m.type == RELAY_HELLO;
+		/* the producer counts its messages from the first after its
+		 * HELLO (and AUTH): those that reach a trace */
+		bool counted = n > 0 && c->trace;
 		int ret = n < 0 ? (int)n : producer_msg(c, &m, err, sizeof(err));
-		if (ret == 0 && !hello)
+		if (ret == 0 && counted)
 			c->written++;
 		if (ret < 0) {
 			tr_relay_log(c->r, LOG_WARNING, "%s: %s; connection closed", c->peer, err);

@@ -20,8 +20,8 @@
 #  - an open that blocks (a FIFO whose writer comes 300 ms later, while the
 #    reader has read the entry's page long before: its CPU is held) still
 #    gets its path;
-#  - streamed live through a relay, the same open gets the pointer: a CPU
-#    is held at most two live periods there (100 ms at least);
+#  - streamed live through a relay, an open blocked 2 s gets the pointer: a
+#    CPU is held at most two live periods there (100 ms at least);
 #  - the same with the per-syscall tracepoints (syscalls:sys_enter_openat,
 #    syscalls:sys_enter_creat) instead of raw_syscalls;
 #  - --no-file-names: the pointers, as before, and no warning.
@@ -36,6 +36,7 @@ command -v python3 >/dev/null 2>&1 || skip_all "needs python3 to read the JSON"
 cat > wk.c <<'EOF'
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
 			return 1;
 		pid_t w = fork();
 		if (w == 0) {
-			struct timespec t = { 0, 300000000 };
+			long ms = argc > 3 ? atol(argv[3]) : 300;	/* the writer's delay */
+			struct timespec t = { ms / 1000, ms % 1000 * 1000000 };
 			nanosleep(&t, NULL);
 			return open(argv[2], O_WRONLY) < 0;
 		}
@@ -201,7 +203,8 @@ python3 paths.py fifo.json "$(pid_of fifo)" "$FILE" fifo-got
 is "$(cat fifo-got.txt)" "openat $FILE.fifo" "the blocked open has its path ($(grep -m1 'file names' fifo.err))"
 
 # ---- the same, streamed live to a relay: a CPU is held at most two live
-# periods (100 ms here), so the open blocked 300 ms gets the pointer
+# periods (100 ms here), so an open blocked 2 s (far more than the hold,
+# whatever the load) gets the pointer
 "$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
 	3> ready.txt 2> relay.err &
 RELAY=$!
@@ -209,7 +212,7 @@ trap 'kill $RELAY 2> /dev/null' EXIT
 until_ok 30 grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* ' ready.txt
 DATA=$(sed -n 's/^ready \([^ ]*\) .*/\1/p' ready.txt)
 "$TRAWL" record --relay "$DATA" --session lf --host lh -k syscalls --only-command --live-timer 50 \
-	-- ./wk fifo "$FILE.lfifo" > lfifo.out 2> lfifo.err
+	-- ./wk fifo "$FILE.lfifo" 2000 > lfifo.out 2> lfifo.err
 ok $? "recorded the blocked open live, through a relay"
 kill $RELAY; wait $RELAY 2> /dev/null
 "$TRAWL" print -f json OUT/lf > lfifo.json

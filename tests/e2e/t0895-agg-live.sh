@@ -146,9 +146,10 @@ echo > w1/end &
 echo > w2/end &
 echo > w3/end &
 until_ok 60 gone "$REC" && until_ok 60 gone "$REC2" && until_ok 60 gone "$REC3"
-until_ok 60 test -f live.rc && until_ok 60 test -f sync.rc
-is "$(cat live.rc 2> /dev/null):$(cat sync.rc 2> /dev/null)" "exit 0:exit 0" \
-	"both viewers end by themselves (exit 0) once the session has ended"
+until_ok 60 test -f live.rc && until_ok 60 test -f sync.rc && until_ok 60 test -f an.rc
+is "$(cat live.rc 2> /dev/null):$(cat sync.rc 2> /dev/null):$(cat an.rc 2> /dev/null)" \
+	"exit 0:exit 0:exit 0" \
+	"the three viewers (agg, agg --sync, analyze) end by themselves (exit 0) once the session has ended"
 # lag: when each interval's line came, after its end; those that ended
 # after the viewer began (the earlier ones are read at once on attaching)
 # and before the last

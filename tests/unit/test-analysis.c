@@ -661,10 +661,47 @@ static const struct trawl_sink_ops all_ops = {
 	.sz = sizeof(all_ops), .name = "all", .start = all_start, .events = all_events,
 };
 
+/* The analysis' sink, counting the events it gets (wants() passed on). */
+struct counted {
+	struct trawl_sink in;
+	size_t n;
+};
+
+static int cnt_start(void *self, struct trawl_reader *r)
+{
+	struct counted *c = self;
+	return c->in.ops->start(c->in.self, r);
+}
+
+static int cnt_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct counted *c = self;
+	c->n += n;
+	return c->in.ops->events(c->in.self, ev, n);
+}
+
+static int cnt_finish(void *self, struct trawl_reader *r)
+{
+	struct counted *c = self;
+	return c->in.ops->finish(c->in.self, r);
+}
+
+static bool cnt_wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	struct counted *c = self;
+	return c->in.ops->wants(c->in.self, cls);
+}
+
+static const struct trawl_sink_ops counted_ops = {
+	.sz = sizeof(counted_ops), .name = "counted", .start = cnt_start, .events = cnt_events,
+	.finish = cnt_finish, .wants = cnt_wants,
+};
+
 /* The rows of analysis name on dir with a worker, alone or beside the
- * sink that wants everything; interval in ns (0: none). */
+ * sink that wants everything; interval in ns (0: none). *nall: the
+ * events the second sink got; *ngot: those the analysis got. */
 static char *mix_rows(const char *dir, const char *name, int64_t interval, bool beside,
-		      size_t *nall)
+		      size_t *nall, size_t *ngot)
 {
 	char err[256];
 	const char *p[] = { dir };
@@ -676,8 +713,8 @@ static char *mix_rows(const char *dir, const char *name, int64_t interval, bool 
 	struct trawl_analysis *a = r ? trawl_analysis_new(&o, err, sizeof(err)) : NULL;
 	t.f = open_memstream(&t.buf, &t.len);
 	*nall = 0;
-	struct trawl_sink ks[2] = { a ? trawl_analysis_sink(a) : (struct trawl_sink){ 0 },
-				    { &all_ops, nall } };
+	struct counted cs = { a ? trawl_analysis_sink(a) : (struct trawl_sink){ 0 }, 0 };
+	struct trawl_sink ks[2] = { { &counted_ops, &cs }, { &all_ops, nall } };
 	if (!a || !t.f || trawl_pipe_run(r, ks, beside ? 2 : 1, NULL) != 0) {
 		printf("# %s: %s\n", name, err);
 		if (t.f)
@@ -687,6 +724,7 @@ static char *mix_rows(const char *dir, const char *name, int64_t interval, bool 
 	} else {
 		fclose(t.f);
 	}
+	*ngot = cs.n;
 	trawl_analysis_free(a);
 	trawl_reader_free(r);
 	return t.buf;
@@ -702,14 +740,20 @@ static void left_out(void)
 		for (int k = 0; k < 2; k++) {
 			int64_t iv = k ? 3000000 : 0;	/* 3 ms slices: about 7 */
 			size_t nall = 0, nalone = 0;
-			char *alone = mix_rows(dir, name, iv, false, &nalone);
-			char *beside = mix_rows(dir, name, iv, true, &nall);
+			size_t got_alone = 0, got_beside = 0;
+			char *alone = mix_rows(dir, name, iv, false, &nalone, &got_alone);
+			char *beside = mix_rows(dir, name, iv, true, &nall, &got_beside);
 			size_t rows = 0;
 			for (const char *c = alone; c && *c; c++)
 				rows += *c == '\n';
 			ok(alone && beside && !strcmp(alone, beside) && rows > (k ? 10u : 2u),
 			   "left out: %s%s, alone and beside a sink of every event (%zu events): "
 			   "the same %zu lines of rows", name, k ? " --interval 3ms" : "", nall, rows);
+			/* and something was left out alone (kmem_kfree at least,
+			 * a quarter of the mix), nothing beside */
+			ok(got_beside == nall && got_alone < nall - nall / 5,
+			   "left out: %s%s alone got %zu of %zu events", name,
+			   k ? " --interval 3ms" : "", got_alone, nall);
 			free(alone);
 			free(beside);
 		}
