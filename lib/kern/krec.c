@@ -52,7 +52,8 @@
  * A syscall entry whose path has not come yet (its call has not returned,
  * or its record is still on its way: docs/kernel.md, "File names") holds
  * its CPU's stream: its page and the pages read after it wait, at most
- * HOLD_NS or HOLD_PAGES pages, then the entry gets the pointer.
+ * HOLD_NS or hold_pages pages (HOLD_PAGES, or the CPU buffer's if more),
+ * then the entry gets the pointer.
  */
 #define HOLD_NS (1000 * 1000000ull)
 /* streamed live: a held CPU sends no beacon, and a viewer waits for it:
@@ -75,10 +76,12 @@ struct kcpu {
 	uint64_t last_ts;
 	uint64_t attributed;		/* losses counted so far */
 	bool any;			/* an event was written */
-	struct held *q;			/* held pages, q[0] resumed at event `skip` */
-	size_t nq, capq;
+	/* held pages q[hq..nq), q[hq] resumed at event `skip`; both 0 when
+	 * none (nq != 0: the CPU is held) */
+	struct held *q;
+	size_t hq, nq, capq;
 	unsigned skip;
-	uint64_t hold_since;		/* CLOCK_MONOTONIC when q[0] was held */
+	uint64_t hold_since;		/* CLOCK_MONOTONIC when q[hq] was held */
 };
 
 struct evname {
@@ -105,6 +108,7 @@ struct krec {
 	bool snapped;			/* a snapshot was written (flight) */
 	char *hostname;			/* for the snapshots' traces (flight) */
 	size_t buf_pages;		/* pages of one CPU's buffer */
+	size_t hold_pages;		/* a held CPU's pages at most: HOLD_PAGES, or its buffer's */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
@@ -799,6 +803,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	long nc = sysconf(_SC_NPROCESSORS_CONF);
 	k->ncpus = nc > 0 ? (unsigned)nc : 1;
 	k->buf_pages = (o->buffer_kb ? o->buffer_kb : 4096) * 1024 / k->psize + 1;
+	k->hold_pages = k->buf_pages > HOLD_PAGES ? k->buf_pages : HOLD_PAGES;
 	if (!(k->cpus = calloc(k->ncpus, sizeof(*k->cpus))))
 		goto nomem;
 	for (unsigned c = 0; c < k->ncpus; c++)
@@ -980,23 +985,25 @@ static bool resume_held(struct krec *k, unsigned cpu, bool final)
 {
 	struct kcpu *c = &k->cpus[cpu];
 	while (c->nq && !k->err) {
-		bool late = final || c->nq >= HOLD_PAGES || tr_mono_ns() - c->hold_since >= k->hold_ns;
+		bool late = final || c->nq - c->hq >= k->hold_pages ||
+			    tr_mono_ns() - c->hold_since >= k->hold_ns;
 		bool held;
 		if (late)
 			tr_krec_conv_final(k->conv, true);
 		unsigned skip = c->skip;
-		process_page(k, cpu, c->q[0].page, c->q[0].len, c->q[0].loaded, &held);
+		struct held *h = &c->q[c->hq];
+		process_page(k, cpu, h->page, h->len, h->loaded, &held);
 		if (late)
 			tr_krec_conv_final(k->conv, false);
-		c->q[0].loaded = true;
+		h->loaded = true;
 		if (held) {
 			if (c->skip != skip)	/* held again, further on */
 				c->hold_since = tr_mono_ns();
 			return true;
 		}
-		free(c->q[0].page);
-		memmove(c->q, c->q + 1, (c->nq - 1) * sizeof(*c->q));
-		c->nq--;
+		free(h->page);
+		if (++c->hq == c->nq)	/* empty: from the start again */
+			c->hq = c->nq = 0;
 		c->hold_since = tr_mono_ns();
 	}
 	return false;
@@ -1402,7 +1409,7 @@ void tr_krec_free(struct krec *k)
 	tr_krec_conv_free(k->conv);
 	tr_kpath_free(k->paths);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++) {
-		for (size_t i = 0; i < k->cpus[c].nq; i++)
+		for (size_t i = k->cpus[c].hq; i < k->cpus[c].nq; i++)
 			free(k->cpus[c].q[i].page);
 		free(k->cpus[c].q);
 	}
