@@ -93,6 +93,7 @@ void tr_kpath_free(struct kpath *p)
 
 #define RING_SIZE	(8u << 20)
 #define EXPIRE_NS	(10 * 1000000000ull)	/* records older than this are dropped */
+#define EXPIRE_EVERY_NS	(100 * 1000000ull)	/* ... looked for this often at most */
 #define EPS_TSC_NS	500			/* the TSC's conversion, kept off the bounds */
 #define MAX_SAMPLES	4096
 
@@ -112,6 +113,7 @@ struct kpath {
 	struct tr_kpath_stats st;
 	uint64_t malformed;
 	int ncpus;
+	uint64_t expired_at;		/* the last expiry (once per EXPIRE_EVERY_NS) */
 };
 
 /* libbpf's warnings are dropped: the recorder says once why names are
@@ -269,8 +271,11 @@ int tr_kpath_poll(struct kpath *p)
 	int r = ring_buffer__consume(p->rb);
 	uint64_t now = (uint64_t)(tr_clock_ns(CLOCK_MONOTONIC) - p->timens_off);
 
-	if (now > EXPIRE_NS)
+	/* called per page read: the 10 s horizon needs no walk that often */
+	if (now > EXPIRE_NS && now - p->expired_at >= EXPIRE_EVERY_NS) {
 		p->st.unused += tr_pjoin_expire(p->join, now - EXPIRE_NS);
+		p->expired_at = now;
+	}
 	return r < 0 ? r : 0;
 }
 
