@@ -844,16 +844,17 @@ int cmd_record(int argc, char **argv)
 		}
 		struct tr_kpath_stats ps;
 		if (tr_krec_paths_stats(k, &ps) == 0) {
-			uint64_t missing = ps.fault + ps.lost + ps.late + ps.ambiguous + ps.mismatch;
-			if (missing)
+			uint64_t missing = tr_kpath_missing(&ps);
+			if (missing)	/* said whatever the verbosity: names were asked for */
 				cli_note("file names: %" PRIu64 " named, %" PRIu64 " pointers (copy "
 					 "failed %" PRIu64 ", record lost %" PRIu64 ", late %" PRIu64
 					 ", ambiguous %" PRIu64 ", mismatch %" PRIu64 ")", ps.named,
 					 missing, ps.fault, ps.lost, ps.late, ps.ambiguous,
 					 ps.mismatch);
-			cli_info("file names: %" PRIu64 " named, %" PRIu64 " missing, %" PRIu64
-				 " records unused, %" PRIu64 " not queued by the kernel side",
-				 ps.named, missing, ps.unused, ps.ring_lost);
+			else
+				cli_info("file names: %" PRIu64 " named", ps.named);
+			cli_info("file names: %" PRIu64 " records unused, %" PRIu64
+				 " not queued by the kernel side", ps.unused, ps.ring_lost);
 		}
 	}
 	if (k)

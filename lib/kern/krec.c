@@ -1367,8 +1367,7 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 		tr_kpath_stats(k->paths, &ps);
 		trawl_ctf_writer_env_int(k->w, "trawl_file_names_named", (int64_t)ps.named);
 		trawl_ctf_writer_env_int(k->w, "trawl_file_names_missing",
-					 (int64_t)(ps.fault + ps.lost + ps.late + ps.ambiguous +
-						   ps.mismatch));
+					 (int64_t)tr_kpath_missing(&ps));
 	}
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);

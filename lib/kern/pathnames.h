@@ -48,6 +48,12 @@ struct tr_kpath_stats {
 	uint64_t ring_lost;		/* the kernel side's count of records not queued */
 };
 
+/* The entries that kept their pointer, for whatever reason. */
+static inline uint64_t tr_kpath_missing(const struct tr_kpath_stats *st)
+{
+	return st->fault + st->lost + st->late + st->ambiguous + st->mismatch;
+}
+
 struct kpath;
 struct tep_handle;
 
