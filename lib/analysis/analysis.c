@@ -1115,6 +1115,8 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 
 #define KB(k) (1u << (k))
 #define K_SYS (KB(K_SYS_ENTRY) | KB(K_SYS_EXIT))
+/* The kinds common() and switched() need: names, each CPU's thread. */
+#define K_COMMON (KB(K_SWITCH) | KB(K_FORK) | KB(K_EXEC) | KB(K_SDPROC))
 
 static const struct analysis_def defs[] = {
 	{ "cputop", "CPU usage per thread and CPU", cputop, KB(K_SWITCH) },
@@ -1200,6 +1202,15 @@ static int start(void *self, struct trawl_reader *r)
 	return 0;
 }
 
+/* Class name's kind for this analysis: K_OTHER (only its time counts)
+ * unless common() or the analysis' handler needs it; the classes wants()
+ * keeps, so that the decoder's batch ends are taken as nothing more. */
+static enum ev_kind kind_of(const struct trawl_analysis *a, const char *name)
+{
+	enum ev_kind k = classify(name);
+	return KB(k) & (K_COMMON | a->def->kinds) ? k : K_OTHER;
+}
+
 static int events(void *self, const struct trawl_event *ev, size_t n)
 {
 	struct trawl_analysis *a = self;
@@ -1228,7 +1239,7 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		if (ci >= a->nkinds)
 			continue;
 		if (a->kinds[ci] == K_UNSET)
-			a->kinds[ci] = (uint8_t)classify(e->cls->name);
+			a->kinds[ci] = (uint8_t)kind_of(a, e->cls->name);
 		if (!a->any) {
 			a->any = true;
 			a->begin = e->ts;
@@ -1248,8 +1259,7 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
 			continue;
-		/* common() knows switches, forks, execs and the dump's processes only */
-		int r = k <= K_SDPROC ? common(a, h, e, k) : 0;
+		int r = KB(k) & K_COMMON ? common(a, h, e, k) : 0;
 		if (!r)
 			r = a->def->fn(a, h, e, k);
 		if (!r && k == K_SWITCH)
@@ -1290,15 +1300,11 @@ static int idle(void *self, struct trawl_reader *r)
 	return 0;
 }
 
-/* The kinds common() and switched() need: names, each CPU's thread. */
-#define K_COMMON (KB(K_SWITCH) | KB(K_FORK) | KB(K_EXEC) | KB(K_SDPROC))
-
 /* The others' events are decoded but not merged (trawl_sink_ops.wants):
  * for events() they would be K_OTHER, only time. */
 static bool wants(void *self, const struct trawl_ctf_event_class *cls)
 {
-	const struct trawl_analysis *a = self;
-	return ((K_COMMON | a->def->kinds) >> classify(cls->name)) & 1;
+	return kind_of(self, cls->name) != K_OTHER;
 }
 
 static const struct trawl_sink_ops sink_ops = {
