@@ -207,6 +207,7 @@ else
 	ok $? "lttng-iolatencystats --log reads the trace"
 	grep -E "^\[.*\] +write .* $pid +$FILE \(fd=$fd\)" io.txt > io-write.txt
 	is "$(lines io-write.txt)" 1 "its log names the file on the workload's write ($(head -c 200 io-write.txt))"
+	[ "$(lines io-write.txt)" = 1 ] || grep -E "write|$pid" io.txt | head -8 | sed 's/^/#   lttng: /'
 fi
 
 # ---- the mono clock
