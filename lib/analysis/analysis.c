@@ -158,8 +158,10 @@ struct thr {				/* a thread of a host */
 	uint32_t sys_cls;		/* ... its entry's class */
 	int prio;
 	/* iolatency: its process's row in the slice of generation prow_gen
-	 * (a->gen; 0: none), so that a sample needs no second lookup */
-	uint32_t prow, prow_gen;
+	 * (a->gen; 0: none), so that a sample needs no second lookup, and
+	 * the host's names (struct host's) when that row's label was last
+	 * made from its main thread's name */
+	uint32_t prow, prow_gen, plabel;
 };
 
 struct cpu {
@@ -175,7 +177,7 @@ struct req {				/* a block request in flight */
 	char comm[16];
 };
 
-#define THR_CACHE 256
+#define THR_CACHE 1024
 
 struct host {
 	const char *name;
@@ -191,6 +193,7 @@ struct host {
 	struct imap rq;			/* dev ^ sector -> req index */
 	uint32_t *rq_free;		/* freed req slots */
 	size_t nfree;
+	uint32_t names;			/* one more at each change of a thread's name */
 };
 
 enum ev_kind {
@@ -252,16 +255,14 @@ struct trawl_analysis {
 	struct trawl_reader *r;
 	const struct trawl_field *f[NFIELDS];
 	uint8_t *kinds;			/* by class index */
+	uint32_t *chost;		/* by class index: its trace's host (index) */
 	uint8_t *iot;			/* iolatency: a syscall entry's I/O type, by class */
 	uint32_t *sysid;		/* syscalls: an exit's syscall (in sysnames), by class */
 	char **sysnames;		/* the syscalls' names: one row each, whichever */
-	size_t nsys;			/* trace (host) a class comes from */
+	size_t nsys;
 	size_t nkinds;
 	struct host *hosts;
 	size_t nhosts;
-	const struct trawl_reader_stream *last_stream;
-	struct host *last_host;
-	struct imap stream_host;	/* stream (its address) -> host index */
 	/* the slice */
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
@@ -421,48 +422,43 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 
 /* ------------------------------------------------------- hosts, threads */
 
+/* The host of ev's trace (a class is one trace's: once per class). */
 static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *ev)
 {
-	if (ev->stream == a->last_stream)
-		return a->last_host;
-	/* streams interleave in time order: a map, not a name compare per event */
-	uint32_t *hi = imap_find(&a->stream_host, (uint64_t)(uintptr_t)ev->stream);
-	if (hi) {
-		a->last_stream = ev->stream;
-		return a->last_host = &a->hosts[*hi];
-	}
 	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
-	struct host *h = NULL;
-	for (size_t i = 0; i < a->nhosts && !h; i++)
+	for (size_t i = 0; i < a->nhosts; i++)
 		if (!strcmp(a->hosts[i].name, name))
-			h = &a->hosts[i];
-	if (!h) {
-		struct host *n = realloc(a->hosts, (a->nhosts + 1) * sizeof(*n));
-		if (!n)
-			return NULL;
-		a->hosts = n;
-		h = &a->hosts[a->nhosts];
-		memset(h, 0, sizeof(*h));
-		/* a copy: rows and samples name their host after the reader is gone */
-		if (!(h->name = strdup(name)))
-			return NULL;
-		h->first = h->last = ev->ts;
-		a->nhosts++;
-	}
-	if (imap_put(&a->stream_host, (uint64_t)(uintptr_t)ev->stream, (uint32_t)(h - a->hosts)) < 0)
+			return &a->hosts[i];
+	struct host *n = realloc(a->hosts, (a->nhosts + 1) * sizeof(*n));
+	if (!n)
 		return NULL;
-	a->last_stream = ev->stream;
-	a->last_host = h;
+	a->hosts = n;
+	struct host *h = &a->hosts[a->nhosts];
+	memset(h, 0, sizeof(*h));
+	/* a copy: rows and samples name their host after the reader is gone */
+	if (!(h->name = strdup(name)))
+		return NULL;
+	h->first = h->last = ev->ts;
+	a->nhosts++;
 	return h;
 }
 
-static struct thr *thr_get(struct host *h, int64_t tid)
+static struct thr *thr_add(struct host *h, int64_t tid);
+
+static inline struct thr *thr_get(struct host *h, int64_t tid)
 {
 	/* a thread's index never changes: a small cache before the map (an
 	 * index whose thread has another tid is a miss; zeroed is fine) */
+	uint32_t c = h->tcache[(uint64_t)tid % THR_CACHE];
+	if (likely(c < h->nthr && h->thr[c].tid == tid))
+		return &h->thr[c];
+	return thr_add(h, tid);
+}
+
+/* thr_get()'s miss: from the map, or a new thread. */
+static __attribute__((noinline)) struct thr *thr_add(struct host *h, int64_t tid)
+{
 	uint32_t *c = &h->tcache[(uint64_t)tid % THR_CACHE];
-	if (*c < h->nthr && h->thr[*c].tid == tid)
-		return &h->thr[*c];
 	uint32_t *v = imap_find(&h->tids, (uint64_t)tid);
 	if (v) {
 		*c = *v;
@@ -508,7 +504,15 @@ static int thr_get2(struct host *h, int64_t a, int64_t b, struct thr **pa, struc
 	return 0;
 }
 
-static struct cpu *cpu_get(struct host *h, uint32_t n)
+static struct cpu *cpu_add(struct host *h, uint32_t n);
+
+static inline struct cpu *cpu_get(struct host *h, uint32_t n)
+{
+	return likely(n < h->ncpus) ? &h->cpus[n] : cpu_add(h, n);
+}
+
+/* cpu_get()'s miss: the host's CPUs up to n. */
+static __attribute__((noinline)) struct cpu *cpu_add(struct host *h, uint32_t n)
 {
 	if (n >= 4096)
 		return NULL;
@@ -549,16 +553,20 @@ static const char *sval(const struct trawl_analysis *a, enum field_id f,
 	return buf;
 }
 
-static void set_comm(struct thr *t, const struct trawl_analysis *a, enum field_id f,
-		     const struct trawl_event *ev)
+static void set_comm(struct host *h, struct thr *t, const struct trawl_analysis *a,
+		     enum field_id f, const struct trawl_event *ev)
 {
-	/* sval() straight into comm: two per switch */
+	/* sval() straight into comm, compared on the way: two per switch */
 	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
 	if (!v || !v->s.p)
 		return;
+	/* s.len: the text's length, to its NUL (ctf_text_len()) */
 	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
+	if (!t->comm[n] && !memcmp(t->comm, v->s.p, n))
+		return;
 	memcpy(t->comm, v->s.p, n);
 	t->comm[n] = 0;
+	h->names++;
 }
 
 /* The thread bookkeeping every analysis shares: names, current threads. */
@@ -571,14 +579,14 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 		struct thr *n;
 		if (thr_get2(h, ival(a, F_PREV_TID, ev, -1), ival(a, F_NEXT_TID, ev, -1), &t, &n))
 			return -ENOMEM;
-		set_comm(t, a, F_PREV_COMM, ev);
-		set_comm(n, a, F_NEXT_COMM, ev);
+		set_comm(h, t, a, F_PREV_COMM, ev);
+		set_comm(h, n, a, F_NEXT_COMM, ev);
 		break;
 	}
 	case K_FORK:
 		if (!(t = thr_get(h, ival(a, F_CHILD_TID, ev, -1))))
 			return -ENOMEM;
-		set_comm(t, a, F_CHILD_COMM, ev);
+		set_comm(h, t, a, F_CHILD_COMM, ev);
 		t->pid = ival(a, F_CHILD_PID, ev, t->pid);
 		t->prow_gen = 0;
 		break;
@@ -590,6 +598,7 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
 			const char *base = strrchr(file, '/');
 			snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : file);
+			h->names++;
 		}
 		break;
 	}
@@ -597,7 +606,7 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 		if (!(t = thr_get(h, ival(a, F_SD_TID, ev, -1))))
 			return -ENOMEM;
 		if (!t->comm[0])
-			set_comm(t, a, F_SD_NAME, ev);
+			set_comm(h, t, a, F_SD_NAME, ev);
 		if (t->pid < 0) {
 			t->pid = ival(a, F_SD_PID, ev, -1);
 			t->prow_gen = 0;
@@ -946,6 +955,9 @@ static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct ho
 	struct trawl_analysis_row *r;
 	if (t->prow_gen == a->gen) {
 		r = &a->rows[t->prow];
+		/* named after its main thread, and no name changed since */
+		if (t->plabel == h->names)
+			return r;
 	} else {
 		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id)))
 			return NULL;
@@ -953,7 +965,10 @@ static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct ho
 		t->prow_gen = a->gen;
 	}
 	const struct thr *m = id == t->tid ? t : thr_find(h, id);
-	label_comm(r, m && m->comm[0] ? m->comm : t->comm[0] ? t->comm : "?", id);
+	bool main_named = m && m->comm[0];
+	label_comm(r, main_named ? m->comm : t->comm[0] ? t->comm : "?", id);
+	/* else the last thread's name wins: checked at each sample */
+	t->plabel = main_named ? h->names : h->names - 1;
 	return r;
 }
 
@@ -992,10 +1007,13 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 		      enum ev_kind k)
 {
 	uint32_t ci = ev->cls->index;
-	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!c)
-		return -ENOMEM;
-	int64_t tid = ival(a, F_TID, ev, c->tid);
+	int64_t tid = ival(a, F_TID, ev, NONE);
+	if (tid == NONE) {	/* no tid context: the CPU's current thread */
+		struct cpu *c = cpu_get(h, ev->cpu);
+		if (!c)
+			return -ENOMEM;
+		tid = c->tid;
+	}
 	if (tid < 0)
 		return 0;
 	struct thr *t = thr_get(h, tid);
@@ -1190,8 +1208,7 @@ static int start(void *self, struct trawl_reader *r)
 	struct trawl_analysis *a = self;
 	char err[256];
 	a->r = r;
-	a->last_stream = NULL;
-	imap_clear(&a->stream_host);
+	a->nkinds = 0;			/* this reader's classes */
 	for (size_t i = 0; i < NFIELDS; i++) {
 		a->f[i] = trawl_field_bind(r, field_specs[i].spec, field_specs[i].type,
 					   TRAWL_FIELD_OPTIONAL, err, sizeof(err));
@@ -1220,6 +1237,10 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		if (!k)
 			return -ENOMEM;
 		a->kinds = k;
+		uint32_t *ch = realloc(a->chost, nc * sizeof(*ch));
+		if (!ch)
+			return -ENOMEM;
+		a->chost = ch;
 		uint8_t *io = realloc(a->iot, nc);
 		if (!io)
 			return -ENOMEM;
@@ -1238,8 +1259,13 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		uint32_t ci = e->cls->index;
 		if (ci >= a->nkinds)
 			continue;
-		if (a->kinds[ci] == K_UNSET)
+		if (a->kinds[ci] == K_UNSET) {
+			struct host *h = host_of(a, e);
+			if (!h)
+				return -ENOMEM;
+			a->chost[ci] = (uint32_t)(h - a->hosts);
 			a->kinds[ci] = (uint8_t)kind_of(a, e->cls->name);
+		}
 		if (!a->any) {
 			a->any = true;
 			a->begin = e->ts;
@@ -1252,9 +1278,7 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			a->slice_end += a->o.interval_ns;
 		}
 		a->end = e->ts;
-		struct host *h = host_of(a, e);
-		if (!h)
-			return -ENOMEM;
+		struct host *h = &a->hosts[a->chost[ci]];
 		h->last = e->ts;
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
@@ -1365,9 +1389,9 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->hosts);
 	free(a->rows);
 	imap_release(&a->rowmap);
-	imap_release(&a->stream_host);
 	free(a->samples);
 	free(a->kinds);
+	free(a->chost);
 	free(a->iot);
 	free(a->sysid);
 	for (size_t i = 0; i < a->nsys; i++)
