@@ -335,7 +335,10 @@ struct trawl_sink_ops {
 	 * come whatever their class, so that a sink still sees the trace's
 	 * span and time go by: a sink must take an event of a class it does
 	 * not want as nothing but its time, and give the same results with
-	 * or without the others. Not for live readers, nor with a limit.
+	 * or without the others. The streams of a trace none of whose
+	 * classes is wanted are decoded only in their first batch and their
+	 * last packet (their statistics count those events only). Not for
+	 * live readers, nor with a limit.
 	 */
 	bool (*wants)(void *self, const struct trawl_ctf_event_class *cls);
 };

@@ -337,16 +337,24 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 	const uint64_t mapbits = (uint64_t)(mapend - pkt) * 8, end = c->end;
 	const uint64_t flim = mapbits < 64 ? 0 : end < mapbits - 64 ? end : mapbits - 64;
 	const uint8_t *const qflim = pkt + (flim >> 3);
-	struct brec *const recs = b->rec, *const rend = recs + b->cap;
+	struct brec *const recs = b->rec;
 	struct brec *r = recs + b->n;
 	union trawl_ctf_value *const vals = b->vals, *const vlim = vals + (b->capv - least);
 	union trawl_ctf_value *vp = vals + b->nv;
 	const uint64_t pos0 = c->pos;
 	const uint8_t *q = pkt + ((pos0 + 7) >> 3);
 	uint64_t clock = c->clock;
-	const struct brec *const r0 = r;
+	/* leaving out what no sink wants: an event of such a class is
+	 * written, then taken back when the next one comes (struct batch's
+	 * pend; pnv: its values), unless it is the batch's first */
+	const uint8_t *const want = s->want;
+	const uint32_t nwant = s->nwant;
+	uint32_t pend = b->pend, pnv = pend ? r[-1].nv : 0;
+	uint32_t d = 0;			/* events decoded */
+	const uint32_t dlim = b->cap - b->ndec;
+	bool first = s->st.first_ts == INT64_MAX;
 
-	while (r < rend && vp <= vlim) {
+	while (d < dlim && vp <= vlim) {
 		uint64_t id, ncl;
 		if (unlikely(qflim - q < 14))
 			break;	/* no room for the longest header */
@@ -362,6 +370,8 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 			const uint8_t *nq = body + fe->bytes;
 			if (unlikely(nq > qflim))
 				break;
+			r -= pend;	/* the last one, left out */
+			vp -= pnv;
 #if FR_SIMD
 			if (likely(ed->vx))
 				vfix_decode_all(vp, ed, body, mapend);
@@ -382,6 +392,11 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 				break;
 			q = nq;
 			nval = c->nv;
+			if (pend) {	/* decoded after the last one: moved down */
+				memmove(vp - pnv, vp, nval * sizeof(*vp));
+				r--;
+				vp -= pnv;
+			}
 		} else {
 			break;
 		}
@@ -389,23 +404,29 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 		r->ts = (int64_t)(base + ncl);
 		r->cls = fe->cls;
 		r->nv = nval;
+		if (unlikely(first)) {
+			s->st.first_ts = r->ts;
+			first = false;
+		}
+		pend = want && fe->cls < nwant && !want[fe->cls] && r != recs;
+		pnv = pend ? nval : 0;
 		r++;
 		vp += nval;
+		d++;
 	}
 	c->tape = c->own;
 	c->cap = c->owncap;
-	uint32_t k = (uint32_t)(r - r0);
-	if (!k)
+	if (!d)
 		return 0;
 	c->pos = (uint64_t)(q - pkt) * 8;
 	c->clock = clock;
-	s->st.events += k;
-	if (unlikely(s->st.first_ts == INT64_MAX))
-		s->st.first_ts = r0->ts;
+	s->st.events += d;
 	s->st.last_ts = r[-1].ts;
 	b->nv = (size_t)(vp - vals);
 	b->n = (uint32_t)(r - recs);
-	return k;
+	b->ndec += d;
+	b->pend = pend;
+	return d;
 }
 
 /* Each its own function: inlined into fill(), the loop's state spills. */

@@ -594,6 +594,59 @@ static inline void batch_push(struct batch *b, const struct trawl_event *e)
 	b->nv += e->nvalues;
 }
 
+/*
+ * Leaves out of b the events of classes no sink wants (s->want) that the
+ * general path put there (b->loose), except b's first and last: records,
+ * raw clocks, cpus and tapes move down over the holes, in place.
+ * fill_run() leaves them out as it decodes.
+ */
+static __attribute__((noinline)) void batch_compact(const struct ctf_stream *s, struct batch *b)
+{
+	const uint8_t *want = s->want;
+	const uint32_t n = b->n, nw = s->nwant;
+	uint32_t o = 1;
+	size_t vi = b->rec[0].nv, vo = vi;
+
+	b->loose = false;
+	if (n <= 2)
+		return;
+	for (uint32_t i = 1; i < n; i++) {
+		const struct brec x = b->rec[i];
+		if (x.cls < nw && !want[x.cls] && i != n - 1) {
+			vi += x.nv;
+			continue;
+		}
+		if (o != i) {
+			b->rec[o] = x;
+			if (!b->ghz)
+				b->cyc[o] = b->cyc[i];
+			if (!b->onecpu)
+				b->cpu[o] = b->cpu[i];
+			if (vo != vi)
+				memmove(b->vals + vo, b->vals + vi, x.nv * sizeof(*b->vals));
+		}
+		o++;
+		vi += x.nv;
+		vo += x.nv;
+	}
+	b->n = o;
+	b->nv = vo;
+}
+
+/* The general path's append: b's last event stays, whatever its class
+ * (batch_compact() then). */
+static inline void batch_add(const struct ctf_stream *s, struct batch *b,
+			     const struct trawl_event *e)
+{
+	uint32_t ci = e->cls->index;
+
+	b->loose |= b->pend;	/* fill_run()'s last, no longer the last */
+	b->pend = false;
+	batch_push(b, e);
+	b->ndec++;
+	b->loose |= s->want && ci < s->nwant && !s->want[ci] && b->n > 1;
+}
+
 #define FR_SIMD 0
 #define FR_NAME(x) x
 #define FR_ATTR
@@ -648,6 +701,56 @@ static __attribute__((noinline, cold)) int batch_room(struct ctf_stream *s, stru
 }
 
 /*
+ * A stream whose events no sink wants (s->skip), past its first batch:
+ * walks its packets' headers and contexts (their lost-event counts are
+ * read, their events are not decoded) to the last one, where decoding
+ * goes on, so that the stream's last event still comes. Within the last
+ * packet already, or packets without a timestamp_begin: nothing moves.
+ * 0 or -errno (the stream's error).
+ */
+static int skip_to_last(struct ctf_stream *s)
+{
+	struct dctx *c = &s->d;
+	struct dctx keep = *c;
+	uint64_t off = s->pkt_off, next = s->next_off, packets = s->st.packets;
+	uint32_t ipos = s->ipos, ilast = ipos;
+	uint64_t last = UINT64_MAX;
+
+	s->skipped = true;
+	/* a packet's first event's time needs its timestamp_begin (compact
+	 * headers carry the low bits only): without it, no skipping */
+	if (s->done || !(c->rolemask & (1u << ROLE_TS_BEGIN)))
+		return 0;
+	for (;;) {
+		uint32_t ip = s->ipos;
+		c->pos = c->end;
+		int rc = next_packet(s);
+		if (rc < 0)
+			return rc;
+		if (!rc)
+			break;
+		last = s->pkt_off;
+		ilast = ip;
+	}
+	s->done = false;
+	if (last == UINT64_MAX) {
+		/* no packet after this one: on with it where it was */
+		*c = keep;
+		s->pkt_off = off;
+		s->next_off = next;
+		s->ipos = ipos;
+		s->st.packets = packets;
+		return 0;
+	}
+	/* the last packet, opened again by the next decode */
+	s->next_off = last;
+	s->ipos = ilast;
+	s->st.packets--;
+	c->pos = c->end;
+	return 0;
+}
+
+/*
  * Decodes the stream's next events into b, up to its capacity, then the
  * end or an error as b->term. Runs as the stream's one filler.
  */
@@ -658,21 +761,31 @@ void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 
 	b->n = 0;
 	b->nv = 0;
+	b->ndec = 0;
+	b->pend = b->loose = false;
 	b->term = 0;
 	b->hold = false;
 	s->fills++;
 	/* a live trace's metadata grew larger events: the batch too */
 	if (unlikely(b->capv < 2 * least) && batch_room(s, b, 2 * least))
 		goto out;
+	if (unlikely(s->skip && s->want && !s->skipped && !s->carry && s->st.events &&
+		     !(s->rg->has_begin | s->rg->has_end) && !s->more)) {
+		int rc = skip_to_last(s);
+		if (rc < 0) {
+			b->term = -(s->errcode ? s->errcode : EBADMSG);
+			goto out;
+		}
+	}
 	if (s->carry) {
 		/* an event too large for the previous batch: b is empty */
 		if (batch_room(s, b, s->ev.nvalues + least))
 			goto out;
 		memcpy(b->vals, s->ev.values, s->ev.nvalues * sizeof(*b->vals));
-		batch_push(b, &s->ev);
+		batch_add(s, b, &s->ev);
 		s->carry = false;
 	}
-	while (b->n < b->cap) {
+	while (b->ndec < b->cap) {
 		size_t room = b->capv - b->nv;
 		if (room < least)
 			break;
@@ -700,11 +813,13 @@ void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 			}
 			memcpy(t, e->values, e->nvalues * sizeof(*t));
 		}
-		batch_push(b, e);
+		batch_add(s, b, e);
 	}
 out:
 	c->tape = c->own;
 	c->cap = c->owncap;
+	if (b->loose)
+		batch_compact(s, b);
 	b->st = s->st;
 	b->off = ctf_stream_consumed(s);
 }

@@ -38,6 +38,16 @@ struct batch {
 	uint64_t *cyc;			/* per event the raw clock value, unless ghz */
 	uint32_t *cpu;			/* per event the packet's cpu_id, unless onecpu */
 	uint32_t n, cap;		/* events */
+	/*
+	 * Leaving out the classes no sink wants (ctf_stream.want), so that
+	 * only the first and the last of a batch come whatever their class:
+	 * ndec, the events decoded into the batch, those left out included
+	 * (a fill stops at cap of them); pend, fill_run() left such an event
+	 * last, the next one it decodes takes its place; loose, the general
+	 * path left some in, batch_compact() takes them out at the end.
+	 */
+	uint32_t ndec;
+	bool pend, loose;
 	bool ghz;			/* every event's cycles == ts - base */
 	bool onecpu;			/* every event's cpu == cpu0 */
 	uint32_t cpu0;
@@ -105,6 +115,13 @@ struct ctf_stream {
 	bool done;
 	bool borrowed;			/* map belongs to the caller */
 	bool carry;			/* filler: ev (own tape) goes first in the next batch */
+	/* filler: the classes (by index, nwant of them) the sinks want; NULL:
+	 * all (trawl_sink_ops.wants); a class from nwant on is wanted */
+	const uint8_t *want;
+	uint32_t nwant;
+	/* filler: no class of the stream's trace is wanted: after its first
+	 * batch, the packets up to the last are not decoded (skipped: done) */
+	bool skip, skipped;
 	int errcode;
 	char err[384];
 	/*

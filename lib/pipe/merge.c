@@ -205,43 +205,6 @@ static struct trawl_reader_stream *pick(struct trawl_reader *r)
 	return best;
 }
 
-/*
- * Leaves out of b the events of classes the sinks do not want (r->want),
- * except its first and last (see trawl_sink_ops.wants): records, raw
- * clocks, cpus and tapes move down over the holes, in place.
- */
-static void batch_keep(const struct trawl_reader *r, struct batch *b)
-{
-	const uint8_t *want = r->want;
-	const uint32_t n = b->n, nw = r->nclasses;	/* fixed: never live */
-	uint32_t o = 1;
-	size_t vi = b->rec[0].nv, vo = vi;
-
-	if (n <= 2)
-		return;
-	for (uint32_t i = 1; i < n; i++) {
-		const struct brec x = b->rec[i];
-		if (x.cls < nw && !want[x.cls] && i != n - 1) {
-			vi += x.nv;
-			continue;
-		}
-		if (o != i) {
-			b->rec[o] = x;
-			if (!b->ghz)
-				b->cyc[o] = b->cyc[i];
-			if (!b->onecpu)
-				b->cpu[o] = b->cpu[i];
-			if (vo != vi)
-				memmove(b->vals + vo, b->vals + vi, x.nv * sizeof(*b->vals));
-		}
-		o++;
-		vi += x.nv;
-		vo += x.nv;
-	}
-	b->n = o;
-	b->nv = vo;
-}
-
 int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_t nsinks)
 {
 	size_t off = offsetof(struct trawl_sink_ops, wants);
@@ -257,15 +220,23 @@ int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	bool some = false;
 	for (size_t t = 0; t < r->ntraces; t++) {
 		const struct trawl_ctf_trace *m = r->traces[t]->dec.meta;
+		bool any = false;	/* of this trace's classes */
 		for (size_t j = 0; j < m->nstreams; j++)
 			for (size_t e = 0; e < m->streams[j]->nevents; e++) {
 				const struct trawl_ctf_event_class *c = m->streams[j]->events[e];
-				if (c->index >= r->nclasses)
+				if (c->index >= r->nclasses) {
+					any = true;
 					continue;
+				}
 				for (size_t i = 0; i < nsinks && !w[c->index]; i++)
 					w[c->index] = sinks[i].ops->wants(sinks[i].self, c);
 				some |= !w[c->index];
+				any |= w[c->index];
 			}
+		/* none: its streams' packets between their first batch and
+		 * their last packet are not even decoded */
+		for (size_t j = 0; j < r->traces[t]->nstreams; j++)
+			r->traces[t]->streams[j]->cs.skip = !any;
 	}
 	if (!some) {
 		free(w);
@@ -273,6 +244,11 @@ int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	}
 	free(r->want);
 	r->want = w;
+	/* the fillers leave them out as they decode (tr_ctf_stream_fill) */
+	for (uint32_t i = 0; i < r->nstreams; i++) {
+		r->all[i]->cs.want = w;
+		r->all[i]->cs.nwant = (uint32_t)r->nclasses;
+	}
 	return 0;
 }
 
@@ -284,8 +260,6 @@ static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
 	s->qbusy = true;
 	pthread_mutex_unlock(&r->mu);
 	tr_ctf_stream_fill(&s->cs, b);
-	if (r->want)
-		batch_keep(r, b);
 	pthread_mutex_lock(&r->mu);
 	s->qbusy = false;
 	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
@@ -341,7 +315,7 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			 * futex wake and a sleeping vCPU's wake-up each, 5000 a
 			 * second on the benchmark session).
 			 */
-			if (r->widle && s->qhead - s->qtail <= 1)
+			if (r->widle && s->qhead - s->qtail <= 2)
 				pthread_cond_signal(&r->wcv);
 			if (!r->worker_on && s->qhead == s->qtail) {
 				/* no worker: the next fill goes into the batch just

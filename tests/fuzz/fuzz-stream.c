@@ -10,7 +10,10 @@
  * reads with a time range and an event filter, bit 2 with a 1 GHz clock and
  * the decode worker thread (its batch fast path), bit 3 reads through
  * trawl_reader_read() (up to 7 events a call), bit 4 with bit 2 decodes
- * the batches in the calling thread instead. Every event is read and
+ * the batches in the calling thread instead, bit 5 with bit 2 leaves out
+ * the classes of odd index (trawl_sink_ops.wants: the decoder's two ways
+ * of leaving events out), bit 6 with bit 2 every class (the streams are
+ * then skipped to their last packet). Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
  * parsed once; streams are read from memory (tr_reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
@@ -39,6 +42,19 @@ static const char META_GHZ[] =
 	READER_META_TYPES;
 
 static struct trawl_ctf_trace *meta, *meta_ghz;
+
+static bool want_even(void *self, const struct trawl_ctf_event_class *cls)
+{
+	(void)self;
+	return !(cls->index & 1);
+}
+
+static bool want_none(void *self, const struct trawl_ctf_event_class *cls)
+{
+	(void)self;
+	(void)cls;
+	return false;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -93,6 +109,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* mode bit 4 with bit 2: the batches in this thread, no worker */
 	if ((mode & 0x14) == 0x14)
 		tr_reader_set_mode(r, READ_BATCHES);
+	/* mode bits 5 and 6 with bit 2: what a sink wants */
+	if ((mode & 4) && (mode & 0x60)) {
+		static const struct trawl_sink_ops odd = { .sz = sizeof(odd), .wants = want_even },
+						   none = { .sz = sizeof(none), .wants = want_none };
+		struct trawl_sink k = { mode & 0x40 ? &none : &odd, NULL };
+		if (tr_reader_want(r, &k, 1) < 0)
+			abort();
+	}
 	const struct trawl_event *ev;
 	struct trawl_event evs[7];
 	uint64_t sum = 0;

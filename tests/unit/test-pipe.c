@@ -49,7 +49,8 @@ enum { N = 3000 };
  *   t:str  { n: string }                                   i % 7 == 0
  * at ts = base + 10 * i (+1, +2). Values are functions of i.
  */
-static int write_trace(const char *dir, const char *host, uint64_t base)
+static int write_trace_of(const char *dir, const char *host, uint64_t base, const char *prefix,
+			  int nev)
 {
 	struct trawl_ctf_writer_opts o = {
 		.sz = sizeof(o), .path = dir, .hostname = host, .domain = "ust",
@@ -81,9 +82,13 @@ static int write_trace(const char *dir, const char *host, uint64_t base)
 	struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
 	trawl_ctf_struct_add(w, st, "n", str);
 	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_LARGE, ctx);
-	struct trawl_ctf_event_class *efx = trawl_ctf_writer_event_class(w, sc, "t:fix", 0, fx);
-	struct trawl_ctf_event_class *evar = trawl_ctf_writer_event_class(w, sc, "t:var", 0, var);
-	struct trawl_ctf_event_class *estr = trawl_ctf_writer_event_class(w, sc, "t:str", 0, st);
+	char nfx[16], nvar[16], nstr[16];
+	snprintf(nfx, sizeof(nfx), "%s:fix", prefix);
+	snprintf(nvar, sizeof(nvar), "%s:var", prefix);
+	snprintf(nstr, sizeof(nstr), "%s:str", prefix);
+	struct trawl_ctf_event_class *efx = trawl_ctf_writer_event_class(w, sc, nfx, 0, fx);
+	struct trawl_ctf_event_class *evar = trawl_ctf_writer_event_class(w, sc, nvar, 0, var);
+	struct trawl_ctf_event_class *estr = trawl_ctf_writer_event_class(w, sc, nstr, 0, st);
 	struct trawl_ctf_wstream *s = trawl_ctf_writer_stream(w, sc, "chan", 0);
 	if (!efx || !evar || !estr || !s) {
 		trawl_ctf_writer_free(w);
@@ -91,7 +96,7 @@ static int write_trace(const char *dir, const char *host, uint64_t base)
 	}
 	uint8_t buf[256];
 	int rc = 0;
-	for (int i = 0; i < N && !rc; i++) {
+	for (int i = 0; i < nev && !rc; i++) {
 		struct trawl_ctf_buf b;
 		char sv[32];
 		uint64_t ts = base + 10 * (uint64_t)i;
@@ -124,6 +129,11 @@ static int write_trace(const char *dir, const char *host, uint64_t base)
 		rc = trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return rc;
+}
+
+static int write_trace(const char *dir, const char *host, uint64_t base)
+{
+	return write_trace_of(dir, host, base, "t", N);
 }
 
 static struct trawl_reader *open_dir(const char *dir, char *err, size_t errlen)
@@ -387,14 +397,15 @@ static const struct trawl_sink_ops got_wants_ops = {
 	.events = got_events, .wants = got_wants,
 };
 
-/* Two traces merged, a worker, batches of 64 events (many batches). */
-static int run_got(const char *dir, const char *dir2, struct got *g, size_t ng,
-		   const struct trawl_run_opts *ro)
+/* Traces merged, a worker, batches of 64 events (many batches), from
+ * begin (ns; 0: all). dec (when not NULL): per trace, the events its
+ * streams decoded. */
+static int run_got_of(const char *const *p, size_t np, struct got *g, size_t ng,
+		      const struct trawl_run_opts *ro, int64_t begin, uint64_t *dec)
 {
-	const char *p[] = { dir, dir2 };
-	struct trawl_reader_opts o = { .sz = sizeof(o), .threads = 2 };
+	struct trawl_reader_opts o = { .sz = sizeof(o), .threads = 2, .begin = begin };
 	char err[256];
-	struct trawl_reader *r = trawl_reader_new(p, 2, &o, err, sizeof(err));
+	struct trawl_reader *r = trawl_reader_new(p, np, &o, err, sizeof(err));
 	if (!r)
 		return -1;
 	r->batch_events = 64;
@@ -402,8 +413,143 @@ static int run_got(const char *dir, const char *dir2, struct got *g, size_t ng,
 	for (size_t i = 0; i < ng; i++)
 		ks[i] = (struct trawl_sink){ g[i].only ? &got_wants_ops : &got_ops, &g[i] };
 	int rc = trawl_pipe_run(r, ks, ng, ro);
+	for (size_t t = 0; dec && t < trawl_reader_ntraces(r); t++) {
+		const struct trawl_reader_trace *tr = trawl_reader_trace_at(r, t);
+		dec[t] = 0;
+		for (size_t j = 0; j < trawl_reader_trace_nstreams(tr); j++) {
+			struct trawl_reader_stream_stats st;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(tr, j), &st);
+			dec[t] += st.events;
+		}
+	}
 	trawl_reader_free(r);
 	return rc;
+}
+
+static int run_got(const char *dir, const char *dir2, struct got *g, size_t ng,
+		   const struct trawl_run_opts *ro)
+{
+	const char *p[] = { dir, dir2 };
+	return run_got_of(p, 2, g, ng, ro, 0, NULL);
+}
+
+/* Of the events str got, those of class cls and the others (name in
+ * the line's second word); *in: each of them is one of all's, in all's
+ * order (values equal). */
+static void wanted_of(const struct got *all, const struct got *str, const char *cls,
+		      size_t *ncls, size_t *other, bool *in)
+{
+	size_t j = 0;
+	char pat[32];
+	snprintf(pat, sizeof(pat), " %s ", cls);
+	*ncls = *other = 0;
+	*in = true;
+	for (size_t i = 0; i < str->n_ev && *in; i++) {
+		while (j < all->n_ev && strcmp(all->ev[j], str->ev[i]))
+			j++;
+		*in = j++ < all->n_ev;
+		if (strstr(str->ev[i], pat))
+			(*ncls)++;
+		else
+			(*other)++;
+	}
+}
+
+/* Whether str got the first and the last of all's events of classes
+ * named prefix*. */
+static bool got_ends(const struct got *all, const struct got *str, const char *prefix)
+{
+	const char *first = NULL, *last = NULL;
+	for (size_t i = 0; i < all->n_ev; i++) {
+		const char *name = strchr(all->ev[i], ' ');
+		if (name && !strncmp(name + 1, prefix, strlen(prefix))) {
+			if (!first)
+				first = all->ev[i];
+			last = all->ev[i];
+		}
+	}
+	bool f = false, l = false;
+	for (size_t i = 0; i < str->n_ev; i++) {
+		f |= first && !strcmp(str->ev[i], first);
+		l |= last && !strcmp(str->ev[i], last);
+	}
+	return f && l;
+}
+
+/*
+ * The decoder's two ways of leaving events out: as fill_run() decodes (a
+ * 1 GHz clock, no range) and after the general path (a time range: begin
+ * 1 ns, which takes everything); and the streams of a trace none of whose
+ * classes is wanted, whose packets between the first batch and the last
+ * packet are not decoded at all: a trace of many packets, and one of a
+ * single packet (the first batch ends inside it).
+ */
+static void test_wants_paths(const char *dir, const char *dir2)
+{
+	const char *p2[] = { dir, dir2 };
+	size_t total = 2 * (N + (N + 2) / 3 + (N + 6) / 7), nstr = 2 * ((N + 6) / 7);
+	size_t dbatches = 2 * ((total / 2 + 63) / 64), ncls, other;
+	bool in;
+	struct got all = { 0 }, str = { .only = "t:str" };
+
+	int rc = run_got_of(p2, 2, &all, 1, NULL, 1, NULL);
+	rc |= run_got_of(p2, 2, &str, 1, NULL, 1, NULL);
+	ok(rc == 0 && all.n_ev == total,
+	   "wants, general path (a range): a run without and one with wants() (%zu events)",
+	   all.n_ev);
+	wanted_of(&all, &str, "t:str", &ncls, &other, &in);
+	ok(in && ncls == nstr && other <= 2 * dbatches && other >= 4,
+	   "wants, general path: every t:str (%zu of %zu), in order, values equal; of the others "
+	   "only the ends of batches and streams (%zu, at most %zu)", ncls, nstr, other, 2 * dbatches);
+	ok(got_ends(&all, &str, "t:"), "wants, general path: the first and the last events came");
+	free(all.ev);
+	free(str.ev);
+
+	/* a third trace, of u:* classes only: none wanted */
+	char dir3[600], dir4[600];
+	snprintf(dir3, sizeof(dir3), "%s/u", root);
+	snprintf(dir4, sizeof(dir4), "%s/u1", root);
+	const int n4 = 50;
+	ok(write_trace_of(dir3, "pc", 3, "u", N) == 0 && write_trace_of(dir4, "pd", 7, "u", n4) == 0,
+	   "wants, skipped streams: a trace of u:* events (%d steps, many packets), one of %d steps (one packet)",
+	   N, n4);
+	const char *p3[] = { dir, dir3 }, *p4[] = { dir, dir4 };
+	size_t nu = (size_t)(N + (N + 2) / 3 + (N + 6) / 7), nu4 = (size_t)(n4 + (n4 + 2) / 3 + (n4 + 6) / 7);
+	for (int k = 0; k < 2; k++) {
+		const char *const *p = k ? p4 : p3;
+		size_t want_u = k ? nu4 : nu;
+		struct got a = { 0 }, w = { .only = "t:str" };
+		uint64_t deca[2] = { 0, 0 }, decw[2] = { 0, 0 };
+		rc = run_got_of(p, 2, &a, 1, NULL, 0, deca);
+		rc |= run_got_of(p, 2, &w, 1, NULL, 0, decw);
+		ok(rc == 0 && a.n_ev == total / 2 + want_u,
+		   "wants, %s: a run without and one with wants() (%zu events)",
+		   k ? "one packet" : "skipped streams", a.n_ev);
+		wanted_of(&a, &w, "t:str", &ncls, &other, &in);
+		ok(in && ncls == nstr / 2, "wants, %s: every t:str (%zu of %zu), in order, values equal",
+		   k ? "one packet" : "skipped streams", ncls, nstr / 2);
+		ok(got_ends(&a, &w, "u:") && got_ends(&a, &w, "t:"),
+		   "wants, %s: the first and the last events of each trace came",
+		   k ? "one packet" : "skipped streams");
+		size_t gotu = 0;
+		for (size_t i = 0; i < w.n_ev; i++)
+			gotu += strstr(w.ev[i], " u:") != NULL;
+		ok(deca[0] == total / 2 && deca[1] == want_u && decw[0] == total / 2,
+		   "wants, %s: without wants() every event decoded (%llu, %llu), the t trace's with it (%llu)",
+		   k ? "one packet" : "skipped streams", (unsigned long long)deca[0],
+		   (unsigned long long)deca[1], (unsigned long long)decw[0]);
+		if (k)
+			ok(decw[1] == want_u && gotu >= 2 && gotu <= 4,
+			   "wants, one packet: its events decoded all the same (%llu of %zu), %zu came",
+			   (unsigned long long)decw[1], want_u, gotu);
+		else
+			ok(decw[1] < want_u / 4 && gotu >= 2 && gotu <= 8,
+			   "wants, skipped streams: the u trace's packets but its first batch and last "
+			   "packet not decoded (%llu of %zu events), %zu of them came",
+			   (unsigned long long)decw[1], want_u, gotu);
+		free(a.ev);
+		free(w.ev);
+	}
 }
 
 static void test_wants(const char *dir, const char *dir2)
@@ -982,6 +1128,7 @@ int main(void)
 	test_bind(dir);
 	test_run(dir);
 	test_wants(dir, dir2);
+	test_wants_paths(dir, dir2);
 	test_sources(dir, dir2);
 	test_formats(dir);
 	test_live_drip();
