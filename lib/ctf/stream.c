@@ -702,9 +702,9 @@ static __attribute__((noinline, cold)) int batch_room(struct ctf_stream *s, stru
 
 /*
  * A stream whose events no sink wants (s->skip), past its first batch:
- * walks its packets' headers and contexts (their lost-event counts are
- * read, their events are not decoded) to the last one, where decoding
- * goes on, so that the stream's last event still comes. Within the last
+ * goes to its last packet through the index, or else walks its packets'
+ * headers and contexts (their events are not decoded) to the last one;
+ * decoding goes on there, so that the stream's last event still comes. Within the last
  * packet already, or packets without a timestamp_begin: nothing moves.
  * 0 or -errno (the stream's error).
  */
@@ -721,6 +721,24 @@ static int skip_to_last(struct ctf_stream *s)
 	 * headers carry the low bits only): without it, no skipping */
 	if (s->done || !(c->rolemask & (1u << ROLE_TS_BEGIN)))
 		return 0;
+	/*
+	 * With an index whose entries from the next packet on follow each
+	 * other to the end of the file: straight to its last entry, no page
+	 * of the packets between touched (the last packet's context has the
+	 * lost events so far; it is checked against its entry when read).
+	 */
+	if (s->idx && s->ipos < s->nidx && s->idx[s->ipos].off == next) {
+		uint32_t i = s->ipos;
+		while (i + 1 < s->nidx && s->idx[i + 1].off == s->idx[i].off + s->idx[i].psize / 8)
+			i++;
+		if (s->idx[i].off + s->idx[i].psize / 8 == s->size && s->idx[i].psize) {
+			s->st.packets += i - s->ipos;
+			s->next_off = s->idx[i].off;
+			s->ipos = i;
+			c->pos = c->end;
+			return 0;
+		}
+	}
 	for (;;) {
 		uint32_t ip = s->ipos;
 		c->pos = c->end;

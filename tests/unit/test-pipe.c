@@ -399,7 +399,7 @@ static const struct trawl_sink_ops got_wants_ops = {
 
 /* Traces merged, a worker, batches of 64 events (many batches), from
  * begin (ns; 0: all). dec (when not NULL): per trace, the events its
- * streams decoded. */
+ * streams decoded, then (dec[np + t]) the packets they read. */
 static int run_got_of(const char *const *p, size_t np, struct got *g, size_t ng,
 		      const struct trawl_run_opts *ro, int64_t begin, uint64_t *dec)
 {
@@ -415,11 +415,12 @@ static int run_got_of(const char *const *p, size_t np, struct got *g, size_t ng,
 	int rc = trawl_pipe_run(r, ks, ng, ro);
 	for (size_t t = 0; dec && t < trawl_reader_ntraces(r); t++) {
 		const struct trawl_reader_trace *tr = trawl_reader_trace_at(r, t);
-		dec[t] = 0;
+		dec[t] = dec[np + t] = 0;
 		for (size_t j = 0; j < trawl_reader_trace_nstreams(tr); j++) {
 			struct trawl_reader_stream_stats st;
 			trawl_reader_stream_stats(trawl_reader_trace_stream(tr, j), &st);
 			dec[t] += st.events;
+			dec[np + t] += st.packets;
 		}
 	}
 	trawl_reader_free(r);
@@ -505,47 +506,55 @@ static void test_wants_paths(const char *dir, const char *dir2)
 	free(all.ev);
 	free(str.ev);
 
-	/* a third trace, of u:* classes only: none wanted */
-	char dir3[600], dir4[600];
+	/* a third trace, of u:* classes only: none wanted; with its index
+	 * (straight to the last packet), the same without (its packets'
+	 * headers walked), one of a single packet */
+	char dir3[600], dir3n[600], dir4[600], idx[700];
 	snprintf(dir3, sizeof(dir3), "%s/u", root);
+	snprintf(dir3n, sizeof(dir3n), "%s/un", root);
 	snprintf(dir4, sizeof(dir4), "%s/u1", root);
+	snprintf(idx, sizeof(idx), "%s/index/chan_0.idx", dir3n);
 	const int n4 = 50;
-	ok(write_trace_of(dir3, "pc", 3, "u", N) == 0 && write_trace_of(dir4, "pd", 7, "u", n4) == 0,
-	   "wants, skipped streams: a trace of u:* events (%d steps, many packets), one of %d steps (one packet)",
-	   N, n4);
-	const char *p3[] = { dir, dir3 }, *p4[] = { dir, dir4 };
+	ok(write_trace_of(dir3, "pc", 3, "u", N) == 0 && write_trace_of(dir3n, "pc", 3, "u", N) == 0 &&
+	   unlink(idx) == 0 && write_trace_of(dir4, "pd", 7, "u", n4) == 0,
+	   "wants, skipped streams: a trace of u:* events (%d steps, many packets), with and without "
+	   "its index, one of %d steps (one packet)", N, n4);
+	const char *ps[3][2] = { { dir, dir3 }, { dir, dir3n }, { dir, dir4 } };
+	const char *what[3] = { "skipped streams", "skipped streams, no index", "one packet" };
 	size_t nu = (size_t)(N + (N + 2) / 3 + (N + 6) / 7), nu4 = (size_t)(n4 + (n4 + 2) / 3 + (n4 + 6) / 7);
-	for (int k = 0; k < 2; k++) {
-		const char *const *p = k ? p4 : p3;
+	for (int v = 0; v < 3; v++) {
+		const char *const *p = ps[v];
+		int k = v == 2;
 		size_t want_u = k ? nu4 : nu;
 		struct got a = { 0 }, w = { .only = "t:str" };
-		uint64_t deca[2] = { 0, 0 }, decw[2] = { 0, 0 };
+		uint64_t deca[4] = { 0 }, decw[4] = { 0 };
 		rc = run_got_of(p, 2, &a, 1, NULL, 0, deca);
 		rc |= run_got_of(p, 2, &w, 1, NULL, 0, decw);
 		ok(rc == 0 && a.n_ev == total / 2 + want_u,
-		   "wants, %s: a run without and one with wants() (%zu events)",
-		   k ? "one packet" : "skipped streams", a.n_ev);
+		   "wants, %s: a run without and one with wants() (%zu events)", what[v], a.n_ev);
 		wanted_of(&a, &w, "t:str", &ncls, &other, &in);
 		ok(in && ncls == nstr / 2, "wants, %s: every t:str (%zu of %zu), in order, values equal",
-		   k ? "one packet" : "skipped streams", ncls, nstr / 2);
+		   what[v], ncls, nstr / 2);
 		ok(got_ends(&a, &w, "u:") && got_ends(&a, &w, "t:"),
-		   "wants, %s: the first and the last events of each trace came",
-		   k ? "one packet" : "skipped streams");
+		   "wants, %s: the first and the last events of each trace came", what[v]);
 		size_t gotu = 0;
 		for (size_t i = 0; i < w.n_ev; i++)
 			gotu += strstr(w.ev[i], " u:") != NULL;
 		ok(deca[0] == total / 2 && deca[1] == want_u && decw[0] == total / 2,
 		   "wants, %s: without wants() every event decoded (%llu, %llu), the t trace's with it (%llu)",
-		   k ? "one packet" : "skipped streams", (unsigned long long)deca[0],
+		   what[v], (unsigned long long)deca[0],
 		   (unsigned long long)deca[1], (unsigned long long)decw[0]);
+		ok(deca[3] > (k ? 0u : 10u) && decw[3] == deca[3],
+		   "wants, %s: the u trace's packets counted all the same (%llu, %llu)", what[v],
+		   (unsigned long long)decw[3], (unsigned long long)deca[3]);
 		if (k)
 			ok(decw[1] == want_u && gotu >= 2 && gotu <= 4,
 			   "wants, one packet: its events decoded all the same (%llu of %zu), %zu came",
 			   (unsigned long long)decw[1], want_u, gotu);
 		else
 			ok(decw[1] < want_u / 4 && gotu >= 2 && gotu <= 8,
-			   "wants, skipped streams: the u trace's packets but its first batch and last "
-			   "packet not decoded (%llu of %zu events), %zu of them came",
+			   "wants, %s: the u trace's packets but its first batch and last "
+			   "packet not decoded (%llu of %zu events), %zu of them came", what[v],
 			   (unsigned long long)decw[1], want_u, gotu);
 		free(a.ev);
 		free(w.ev);
