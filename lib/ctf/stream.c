@@ -727,16 +727,34 @@ static int skip_to_last(struct ctf_stream *s)
 	 * of the packets between touched (the last packet's context has the
 	 * lost events so far; it is checked against its entry when read).
 	 */
+	const struct trawl_ctf_stream_class *sc = s->sc;
+	const struct sc_dec *scd = s->scd;
 	if (s->idx && s->ipos < s->nidx && s->idx[s->ipos].off == next) {
 		uint32_t i = s->ipos;
 		while (i + 1 < s->nidx && s->idx[i + 1].off == s->idx[i].off + s->idx[i].psize / 8)
 			i++;
-		if (s->idx[i].off + s->idx[i].psize / 8 == s->size && s->idx[i].psize) {
-			s->st.packets += i - s->ipos;
+		if (i > ipos && s->idx[i].off + s->idx[i].psize / 8 == s->size) {
 			s->next_off = s->idx[i].off;
 			s->ipos = i;
 			c->pos = c->end;
-			return 0;
+			if (next_packet(s) > 0) {
+				s->st.packets += i - ipos;
+				return 0;
+			}
+			/* no packet there: the index lied, walk instead */
+			s->done = false;
+			s->errcode = 0;
+			s->err[0] = 0;
+			*c = keep;
+			s->pkt_off = off;
+			s->next_off = next;
+			s->ipos = ipos;
+			s->st.packets = packets;
+			if (s->sc != sc) {
+				s->sc = sc;
+				s->scd = scd;
+				set_clock(s);
+			}
 		}
 	}
 	for (;;) {

@@ -477,6 +477,45 @@ static bool got_ends(const struct got *all, const struct got *str, const char *p
 	return f && l;
 }
 
+static uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void be64_put(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* An index that lies but still chains to the end of the file: its last
+ * entry starts 8 bytes early (and the one before ends there). */
+static int index_lie(const char *path)
+{
+	size_t len = 0;
+	uint8_t *b = slurp(path, &len);
+	if (!b || len < 16)
+		return -1;
+	uint32_t esz = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+	size_t n = esz ? (len - 16) / esz : 0;
+	int rc = -1;
+	if (n >= 3) {
+		uint8_t *last = b + 16 + (n - 1) * esz, *prev = last - esz;
+		be64_put(last, be64_at(last) - 8);
+		be64_put(last + 8, be64_at(last + 8) + 64);
+		be64_put(prev + 8, be64_at(prev + 8) - 64);
+		FILE *f = fopen(path, "wb");
+		rc = f && fwrite(b, 1, len, f) == len ? 0 : -1;
+		if (f && fclose(f))
+			rc = -1;
+	}
+	free(b);
+	return rc;
+}
+
 /*
  * The decoder's two ways of leaving events out: as fill_run() decodes (a
  * 1 GHz clock, no range) and after the general path (a time range: begin
@@ -509,22 +548,26 @@ static void test_wants_paths(const char *dir, const char *dir2)
 	/* a third trace, of u:* classes only: none wanted; with its index
 	 * (straight to the last packet), the same without (its packets'
 	 * headers walked), one of a single packet */
-	char dir3[600], dir3n[600], dir4[600], idx[700];
+	char dir3[600], dir3n[600], dir3l[600], dir4[600], idx[700], idxl[700];
 	snprintf(dir3, sizeof(dir3), "%s/u", root);
 	snprintf(dir3n, sizeof(dir3n), "%s/un", root);
+	snprintf(dir3l, sizeof(dir3l), "%s/ul", root);
 	snprintf(dir4, sizeof(dir4), "%s/u1", root);
 	snprintf(idx, sizeof(idx), "%s/index/chan_0.idx", dir3n);
+	snprintf(idxl, sizeof(idxl), "%s/index/chan_0.idx", dir3l);
 	const int n4 = 50;
 	ok(write_trace_of(dir3, "pc", 3, "u", N) == 0 && write_trace_of(dir3n, "pc", 3, "u", N) == 0 &&
-	   unlink(idx) == 0 && write_trace_of(dir4, "pd", 7, "u", n4) == 0,
-	   "wants, skipped streams: a trace of u:* events (%d steps, many packets), with and without "
-	   "its index, one of %d steps (one packet)", N, n4);
-	const char *ps[3][2] = { { dir, dir3 }, { dir, dir3n }, { dir, dir4 } };
-	const char *what[3] = { "skipped streams", "skipped streams, no index", "one packet" };
+	   unlink(idx) == 0 && write_trace_of(dir3l, "pc", 3, "u", N) == 0 && index_lie(idxl) == 0 &&
+	   write_trace_of(dir4, "pd", 7, "u", n4) == 0,
+	   "wants, skipped streams: a trace of u:* events (%d steps, many packets), with its index, "
+	   "without, with one that lies, one of %d steps (one packet)", N, n4);
+	const char *ps[4][2] = { { dir, dir3 }, { dir, dir3n }, { dir, dir3l }, { dir, dir4 } };
+	const char *what[4] = { "skipped streams", "skipped streams, no index",
+				"skipped streams, an index that lies", "one packet" };
 	size_t nu = (size_t)(N + (N + 2) / 3 + (N + 6) / 7), nu4 = (size_t)(n4 + (n4 + 2) / 3 + (n4 + 6) / 7);
-	for (int v = 0; v < 3; v++) {
+	for (int v = 0; v < 4; v++) {
 		const char *const *p = ps[v];
-		int k = v == 2;
+		int k = v == 3;
 		size_t want_u = k ? nu4 : nu;
 		struct got a = { 0 }, w = { .only = "t:str" };
 		uint64_t deca[4] = { 0 }, decw[4] = { 0 };
