@@ -477,20 +477,6 @@ static bool got_ends(const struct got *all, const struct got *str, const char *p
 	return f && l;
 }
 
-static uint64_t be64_at(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void be64_put(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 /* An index that lies but still chains to the end of the file: its last
  * entry starts 8 bytes early (and the one before ends there). */
 static int index_lie(const char *path)
@@ -499,14 +485,14 @@ static int index_lie(const char *path)
 	uint8_t *b = slurp(path, &len);
 	if (!b || len < 16)
 		return -1;
-	uint32_t esz = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+	uint32_t esz = get_be32(b + 12);
 	size_t n = esz ? (len - 16) / esz : 0;
 	int rc = -1;
 	if (n >= 3) {
 		uint8_t *last = b + 16 + (n - 1) * esz, *prev = last - esz;
-		be64_put(last, be64_at(last) - 8);
-		be64_put(last + 8, be64_at(last + 8) + 64);
-		be64_put(prev + 8, be64_at(prev + 8) - 64);
+		put_be64(last, get_be64(last) - 8);
+		put_be64(last + 8, get_be64(last + 8) + 64);
+		put_be64(prev + 8, get_be64(prev + 8) - 64);
 		FILE *f = fopen(path, "wb");
 		rc = f && fwrite(b, 1, len, f) == len ? 0 : -1;
 		if (f && fclose(f))
