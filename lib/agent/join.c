@@ -356,8 +356,10 @@ static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char 
 		return reply_fail(a, id, "start: a time that is not a number of nanoseconds");
 	struct session *s = tr_session_find(a, sess);
 	char why[512] = "";
-	if (!s || tr_session_prepare(s, why, sizeof(why)) < 0)
-		return run_verb(a, id, 2, argv);
+	if (!s)
+		return run_verb(a, id, 2, argv);	/* its answer: no such session */
+	if (tr_session_prepare(s, why, sizeof(why)) < 0)
+		return reply_fail(a, id, why);		/* the start's own, not prepared twice */
 	uint64_t now = tr_mono_ns();
 	if (t <= now) {
 		tr_agent_log(a, TRAWL_AGENT_LOG_WARNING, "relay %s: start %s at its agreed time "

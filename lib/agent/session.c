@@ -250,7 +250,9 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	return 0;
 }
 
-/* -EBUSY with a message while another session records. */
+/* -EBUSY with a message while another session records, or is prepared
+ * to start at an agreed time (join.c): its timer would find this one
+ * recording. */
 static int check_busy(struct session *s, char *why, size_t wlen)
 {
 	struct session *busy = tr_recording(s->a);
@@ -259,7 +261,22 @@ static int check_busy(struct session *s, char *why, size_t wlen)
 			 busy->name);
 		return -EBUSY;
 	}
+	for (struct session *o = s->a->sessions; o; o = o->next)
+		if (o != s && o->prepared && o->state == S_NEW) {
+			snprintf(why, wlen, "session %s starts at an agreed time: one session "
+				 "records at a time", o->name);
+			return -EBUSY;
+		}
 	return 0;
+}
+
+/* Undoes tr_session_prepare() (a start that cannot go on). */
+static void unprepare(struct session *s)
+{
+	trawl_ctf_writer_free(s->w);
+	s->w = NULL;
+	s->prepared = false;
+	tr_kernel_destroy(s);
 }
 
 /* Everything a start does before recording is switched on: the kernel
@@ -313,8 +330,14 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 {
 	struct trawl_agent *a = s->a;
 	int r;
-	/* prepared earlier, another session may have started since */
-	if ((r = check_busy(s, why, wlen)) < 0 || (r = tr_session_prepare(s, why, wlen)) < 0)
+	/* prepared earlier: nothing else may have started since (check_busy),
+	 * but should it have, this one lets its trace go */
+	if ((r = check_busy(s, why, wlen)) < 0) {
+		if (s->prepared && s->state == S_NEW)
+			unprepare(s);
+		return r;
+	}
+	if ((r = tr_session_prepare(s, why, wlen)) < 0)
 		return r;
 	if (s->krec && (r = tr_kernel_start(s, why, wlen)) < 0)
 		goto err;
@@ -336,10 +359,7 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "session %s started", s->name);
 	return 0;
 err:
-	trawl_ctf_writer_free(s->w);
-	s->w = NULL;
-	s->prepared = false;
-	tr_kernel_destroy(s);
+	unprepare(s);
 	return r;
 }
 
