@@ -220,7 +220,9 @@ static void sample_text(FILE *f, const struct trawl_analysis_sample *s, bool gmt
 	fputc('\n', f);
 }
 
-static void json_row(struct json *j, const struct trawl_analysis_row *r, int64_t dur, bool cpu)
+/* io: iolatency's, every row with its bytes (as the text), none too */
+static void json_row(struct json *j, const struct trawl_analysis_row *r, int64_t dur, bool cpu,
+		     bool io)
 {
 	tr_json_obj(j);
 	tr_json_kv_str(j, "kind", kind_title(r->kind));
@@ -245,7 +247,7 @@ static void json_row(struct json *j, const struct trawl_analysis_row *r, int64_t
 	}
 	if (has_errors(r->kind))
 		tr_json_kv_u64(j, "errors", r->errors);
-	if (r->bytes || r->kind == TRAWL_ANALYSIS_PROCESS)
+	if (r->bytes || io || r->kind == TRAWL_ANALYSIS_PROCESS)
 		tr_json_kv_u64(j, "bytes", r->bytes);
 	if (r->kind == TRAWL_ANALYSIS_PROCESS) {
 		tr_json_kv_u64(j, "read_bytes", r->read_bytes);
@@ -325,7 +327,7 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 		tr_json_key(&j, "rows");
 		tr_json_arr(&j);
 		for (size_t i = 0; i < nr; i++)
-			json_row(&j, rows[i], dur, cputop);
+			json_row(&j, rows[i], dur, cputop, io);
 		tr_json_arr_end(&j);
 		if (modes & (TRAWL_ANALYSIS_LOG | TRAWL_ANALYSIS_TOP)) {
 			qsort(ss, ns, sizeof(*ss), (modes & TRAWL_ANALYSIS_LOG) ? by_ts : by_dur);

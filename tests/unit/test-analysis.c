@@ -529,6 +529,29 @@ static void reports(const char *dir)
 	if (f)
 		fclose(f);
 	trawl_analysis_free(a);
+
+	/* as the text, every row has its bytes, none too: the failed read
+	 * alone (--min 2.5 us) makes a Read row of 0 bytes */
+	struct trawl_analysis_opts mo = { .sz = sizeof(mo), .tid = -1, .cpu = -1, .min_ns = 2500 };
+	a = run(dir, "iolatency", &mo);
+	f = fopen(path, "w+");
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "an iolatency JSON report, --min 2.5us");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	size_t nrows = 0, nbytes = 0;
+	for (const char *q = strstr(buf, "{\"kind\":"); q; q = strstr(q + 1, "{\"kind\":")) {
+		const char *h = strstr(q, "\"hist_us\"");
+		const char *b = strstr(q, "\"bytes\":");
+		nrows++;
+		nbytes += h && b && b < h;
+	}
+	ok(strstr(buf, "\"label\":\"Read\",\"count\":1,") &&
+	   strstr(buf, "\"errors\":1,\"bytes\":0,") && nrows > 1 && nbytes == nrows,
+	   "json: the Read row of the failed read, bytes 0; every row has its bytes (%zu of %zu)",
+	   nbytes, nrows);
+	if (f)
+		fclose(f);
+	trawl_analysis_free(a);
 }
 
 /*
