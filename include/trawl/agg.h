@@ -97,6 +97,10 @@ int trawl_agg_row(struct trawl_agg *a, size_t i, size_t r, struct trawl_agg_row 
 /* The least value of bucket b of aggregation i (INT64_MIN: the bucket of
  * the values below the first). */
 int64_t trawl_agg_bucket_low(const struct trawl_agg *a, size_t i, size_t b);
+/* Its bound above, the next bucket's least value (not in b); INT64_MAX for
+ * the last bucket, which has none (for log2 buckets, [2^62, 2^63): an
+ * int64 reaches no further). */
+int64_t trawl_agg_bucket_high(const struct trawl_agg *a, size_t i, size_t b);
 
 /* A heat map (heatmap()): columns of time, rows of log2 buckets (as
  * hist()). ncols 0 for other functions. Cell (c, b): its count. */

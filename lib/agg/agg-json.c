@@ -12,16 +12,12 @@
 #include "agg/agg-priv.h"
 #include "util/json.h"
 
-/* Bucket b's bounds of aggregation i, as trawl_agg_bucket_low() says;
- * null where there is none (below the first, past the last). */
-static void bucket(struct json *j, const struct trawl_agg *a, size_t i, size_t b, size_t nb,
-		   uint64_t count)
+/* Bucket b's bounds of aggregation i, as trawl_agg_bucket_low() and
+ * _high() say (the text's too); null where there is none (below the
+ * first, past the last). */
+static void bucket(struct json *j, const struct trawl_agg *a, size_t i, size_t b, uint64_t count)
 {
-	int64_t low = trawl_agg_bucket_low(a, i, b);
-	/* log2: the last bucket would begin at 2^63 (past int64) */
-	bool last = b + 1 >= nb ||
-		    (a->aggs[i].s->func != TR_AGG_LHIST && a->aggs[i].s->func != TR_AGG_LLHIST &&
-		     b + 1 >= TR_AGG_LOG2_BUCKETS - 1);
+	int64_t low = trawl_agg_bucket_low(a, i, b), high = trawl_agg_bucket_high(a, i, b);
 	tr_json_obj(j);
 	tr_json_key(j, "low");
 	if (low == INT64_MIN)
@@ -29,10 +25,10 @@ static void bucket(struct json *j, const struct trawl_agg *a, size_t i, size_t b
 	else
 		tr_json_i64(j, low);
 	tr_json_key(j, "high");
-	if (last)
+	if (high == INT64_MAX)
 		tr_json_null(j);
 	else
-		tr_json_i64(j, trawl_agg_bucket_low(a, i, b + 1));
+		tr_json_i64(j, high);
 	tr_json_kv_u64(j, "count", count);
 	tr_json_obj_end(j);
 }
@@ -72,12 +68,12 @@ static void heat(struct json *j, struct trawl_agg *a, size_t i)
 
 	tr_json_kv_i64(j, "width", width);
 	if (a->closing) {
+		size_t c;
 		c1 = 0;
-		for (size_t c = 0; c < ncols && width; c++)
-			if (trawl_agg_heat_col_begin(a, i, c) == a->closing_col) {
-				c0 = c;
-				c1 = c + 1;
-			}
+		if (tr_agg_heat_closing(a, i, &c)) {
+			c0 = c;
+			c1 = c + 1;
+		}
 	}
 	tr_json_key(j, "columns");
 	tr_json_arr(j);
@@ -89,7 +85,7 @@ static void heat(struct json *j, struct trawl_agg *a, size_t i)
 		for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++) {
 			uint64_t n = trawl_agg_heat_cell(a, i, c, b);
 			if (n)
-				bucket(j, a, i, b, TR_AGG_LOG2_BUCKETS, n);
+				bucket(j, a, i, b, n);
 		}
 		tr_json_arr_end(j);
 		tr_json_obj_end(j);
@@ -143,7 +139,7 @@ static int rows(struct json *j, struct trawl_agg *a, size_t i)
 			tr_json_arr(j);
 			for (size_t b = 0; b < row.nbuckets; b++)
 				if (row.buckets[b])
-					bucket(j, a, i, b, row.nbuckets, row.buckets[b]);
+					bucket(j, a, i, b, row.buckets[b]);
 			tr_json_arr_end(j);
 			break;
 		}

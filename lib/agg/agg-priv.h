@@ -97,6 +97,10 @@ struct trawl_agg {
 
 TRAWL_HIDDEN size_t tr_agg_bucket(const struct tr_agg_stmt *s, int64_t v);
 TRAWL_HIDDEN void tr_agg_view_release(struct one *o);
+/* In on_interval(): the closing interval's column of heat map i, counted
+ * from the first one kept (the text's line and the JSON's column); false
+ * when it has none (no value yet, or not kept). */
+TRAWL_HIDDEN bool tr_agg_heat_closing(const struct trawl_agg *a, size_t i, size_t *c);
 /* o's sorted rows (o->rows, o->nrows), built again when stale: 0 or -ENOMEM. */
 TRAWL_HIDDEN int tr_agg_view_build(struct trawl_agg *a, struct one *o);
 

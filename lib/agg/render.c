@@ -185,6 +185,28 @@ int64_t trawl_agg_bucket_low(const struct trawl_agg *a, size_t i, size_t b)
 	}
 }
 
+int64_t trawl_agg_bucket_high(const struct trawl_agg *a, size_t i, size_t b)
+{
+	const struct one *o = &a->aggs[i];
+	/* log2 (hist, heatmap): the bucket after [2^62, 2^63) would begin at
+	 * 2^63, past int64 */
+	size_t nb = o->s->func == TR_AGG_LHIST || o->s->func == TR_AGG_LLHIST ?
+		    o->nbuckets : TR_AGG_LOG2_BUCKETS - 1;
+	return b + 1 < nb ? trawl_agg_bucket_low(a, i, b + 1) : INT64_MAX;
+}
+
+bool tr_agg_heat_closing(const struct trawl_agg *a, size_t i, size_t *c)
+{
+	const struct heat *h = &a->aggs[i].heat;
+	if (!a->closing || !h->width || a->closing_col < h->t0)
+		return false;
+	size_t k = (size_t)((a->closing_col - h->t0) / h->width);
+	if (k < h->first || k >= h->ncols)
+		return false;
+	*c = k - h->first;
+	return true;
+}
+
 size_t trawl_agg_heat_ncols(const struct trawl_agg *a, size_t i)
 {
 	if (i >= a->n || a->aggs[i].s->func != TR_AGG_HEATMAP)
@@ -325,7 +347,7 @@ static void hist_text(struct out *w, struct trawl_agg *a, size_t i, const struct
 	for (size_t b = lo; b <= hi; b++) {
 		char l1[32], l2[32], range[72];
 		int64_t low = trawl_agg_bucket_low(a, i, b);
-		int64_t next = b + 1 < o->nbuckets ? trawl_agg_bucket_low(a, i, b + 1) : INT64_MAX;
+		int64_t next = trawl_agg_bucket_high(a, i, b);
 		if (o->s->func == TR_AGG_HIST && b == 1)
 			snprintf(range, sizeof(range), "[0]");
 		else if (low == INT64_MIN) {
@@ -475,13 +497,13 @@ static void heat_text(struct out *w, struct trawl_agg *a, struct one *o)
 		}
 		if (!h->width || a->closing_col < h->t0)
 			return;		/* nothing yet */
-		size_t c = (size_t)((a->closing_col - h->t0) / h->width);
-		if (c >= h->first && c < h->ncols) {
+		size_t c;
+		if (tr_agg_heat_closing(a, (size_t)(o - a->aggs), &c)) {
 			uint64_t lmax = 0;
 			for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++)
-				if (h->cells[(c - h->first) * TR_AGG_LOG2_BUCKETS + b] > lmax)
-					lmax = h->cells[(c - h->first) * TR_AGG_LOG2_BUCKETS + b];
-			heat_line(w, o, c - h->first, h->lo, h->hi, lmax);
+				if (h->cells[c * TR_AGG_LOG2_BUCKETS + b] > lmax)
+					lmax = h->cells[c * TR_AGG_LOG2_BUCKETS + b];
+			heat_line(w, o, c, h->lo, h->hi, lmax);
 		}
 		else
 			put(w, "%12s |%*s| 0\n", "", (int)(3 * (h->hi - h->lo + 1)), "");

@@ -234,6 +234,14 @@ static void test_hists(const char *dir)
 		g += (size_t)snprintf(got + g, sizeof(got) - g, "%llu ", (unsigned long long)r.buckets[b]);
 	is_str(got, "0 9 10 10 10 10 10 10 10 10 10 1 ", "lhist: every bucket");
 	is_int(trawl_agg_bucket_low(a, 1, 2), 1000, "lhist: bucket 2 starts at 1000");
+	/* the bounds above, the text's and the JSON's: the next bucket's
+	 * start, none for the last (log2: [2^62, 2^63), an int64's last) */
+	is_int(trawl_agg_bucket_high(a, 0, 9), 256, "hist: [128, 256) ends at 256");
+	is_int(trawl_agg_bucket_high(a, 0, 63), 1LL << 62, "hist: [2^61, 2^62) ends at 2^62");
+	is_int(trawl_agg_bucket_high(a, 0, 64), INT64_MAX, "hist: [2^62, 2^63) is the last: no bound");
+	is_int(trawl_agg_bucket_high(a, 1, 1), 1000, "lhist: [0, 1000) ends at 1000");
+	is_int(trawl_agg_bucket_high(a, 1, 0), 0, "lhist: the bucket below ends at 0");
+	is_int(trawl_agg_bucket_high(a, 1, 11), INT64_MAX, "lhist: >= 10000 is the last: no bound");
 	/* llhist(10, 0, 9, 10): 100 .. 900 one each in [100,1000) by 100,
 	 * 1000 .. 9000 by 1000: 10 each, 10000 in [10000, 20000) */
 	r = row(a, 2, 0);
