@@ -112,17 +112,6 @@ static void on_interval(void *arg, struct trawl_agg *a, int64_t begin, int64_t e
 		run->werr = -rc;
 }
 
-static int push(const char ***v, size_t *n, const char *s)
-{
-	const char **nv = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!nv)
-		return -1;
-	nv[(*n)++] = s;
-	*v = nv;
-	return 0;
-}
-
 static int write_svg(struct trawl_agg *a, const char *path)
 {
 	for (size_t i = 0; i < trawl_agg_n(a); i++) {
@@ -184,12 +173,12 @@ int cmd_agg(int argc, char **argv)
 			svg = optarg;
 			break;
 		case 'H':
-			if (push(&hosts, &nhosts, optarg))
-				return cli_err("out of memory");
+			if ((status = cli_arg_add(&hosts, &nhosts, optarg)))
+				goto out;
 			break;
 		case 'l':
-			if (push(&live, &nlive, optarg))
-				return cli_err("out of memory");
+			if ((status = cli_arg_add(&live, &nlive, optarg)))
+				goto out;
 			break;
 		case 2:
 			no_sync = true;
@@ -223,10 +212,6 @@ int cmd_agg(int argc, char **argv)
 		status = cli_usage("no trace path given");
 		goto out;
 	}
-	if (sync_path && no_sync) {
-		status = cli_usage("--sync and --no-sync exclude each other");
-		goto out;
-	}
 	struct trawl_agg_opts ao = {
 		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
 		.on_interval = on_interval, .arg = &run,
@@ -248,15 +233,9 @@ int cmd_agg(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
-	if (cli_sync_load(sync_path ? &sync_path : (const char *const *)paths,
-			  sync_path ? 1 : npaths, no_sync, &ro, &sync)) {
-		status = 1;
+	if ((status = cli_sync_use(sync_path, (const char *const *)paths, npaths, no_sync, &ro,
+				   &sync)))
 		goto out;
-	}
-	if (sync_path && !sync) {
-		status = cli_err("%s: no sync.txt there", sync_path);
-		goto out;
-	}
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
 	};

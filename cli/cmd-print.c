@@ -137,17 +137,6 @@ struct print_opts {
 	int *nbad;			/* traces skipped */
 };
 
-static int push(const char ***v, size_t *n, const char *s)
-{
-	const char **nv = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!nv)
-		return -1;
-	nv[(*n)++] = s;
-	*v = nv;
-	return 0;
-}
-
 /* The reader over the paths' traces and the live sessions. */
 static struct trawl_reader *open_reader(char **paths, size_t npaths, const struct print_opts *po,
 					const struct trawl_reader_opts *ro, char *err, size_t errlen)
@@ -195,12 +184,12 @@ int cmd_print(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":H:e:b:E:n:f:l:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
-			if (push(&po.hosts, &po.nhosts, optarg))
-				return cli_err("out of memory");
+			if ((status = cli_arg_add(&po.hosts, &po.nhosts, optarg)))
+				goto out;
 			break;
 		case 'e':
-			if (push(&po.events, &po.nevents, optarg))
-				return cli_err("out of memory");
+			if ((status = cli_arg_add(&po.events, &po.nevents, optarg)))
+				goto out;
 			break;
 		case 'b':
 			po.time.begin_s = optarg;
@@ -247,8 +236,8 @@ int cmd_print(int argc, char **argv)
 			progress = c;
 			break;
 		case 'l':
-			if (push(&po.live, &po.nlive, optarg))
-				return cli_err("out of memory");
+			if ((status = cli_arg_add(&po.live, &po.nlive, optarg)))
+				goto out;
 			break;
 		case 'f': {
 			const char *name;
@@ -293,23 +282,13 @@ int cmd_print(int argc, char **argv)
 	po.time.gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;
 	if ((status = cli_time_range_parse(&po.time)))
 		goto out;
-	if (po.sync_path && po.no_sync) {
-		status = cli_usage("--sync and --no-sync exclude each other");
-		goto out;
-	}
 	if (cli_trace_paths((const char *const *)paths, npaths)) {
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
-	if (cli_sync_load(po.sync_path ? (const char *const *)&po.sync_path :
-			  (const char *const *)paths, po.sync_path ? 1 : npaths, po.no_sync, &ro, &sync)) {
-		status = 1;
+	if ((status = cli_sync_use(po.sync_path, (const char *const *)paths, npaths, po.no_sync,
+				   &ro, &sync)))
 		goto out;
-	}
-	if (po.sync_path && !sync) {
-		status = cli_err("%s: no sync.txt there", po.sync_path);
-		goto out;
-	}
 	ro.hosts = po.hosts;
 	ro.nhosts = po.nhosts;
 	if ((status = cli_time_range_apply(&po.time, (const char *const *)paths, npaths, &ro)))

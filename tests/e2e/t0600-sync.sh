@@ -13,7 +13,7 @@ GEN="$TRAWL_BUILD/tests/test-sync-store"
 [ -x "$GEN" ] || { echo "Bail out! $GEN is not built"; exit 1; }
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed (output checks)"
 
-plan 54
+plan 58
 
 # ---- usage
 "$TRAWL" sync --help > help.out 2>&1
@@ -129,6 +129,17 @@ ok $? "info applies it too"
 "$TRAWL" info --no-sync s > info-raw.txt 2> info-raw.err
 ! grep -q 'clocks corrected' info-raw.err
 ok $? "info --no-sync does not"
+# print and agg take --sync and --no-sync as the others do (cli_sync_use)
+mkdir -p nosync
+for c in print agg; do
+	a=""
+	[ $c = agg ] && a="count(timer_tick)"
+	"$TRAWL" $c --sync s --no-sync $a s > /dev/null 2> x.err
+	is "$? $(head -n 1 x.err)" "2 trawl $c: --sync and --no-sync exclude each other" \
+		"$c --sync --no-sync: a usage error"
+	"$TRAWL" $c --sync nosync $a s > /dev/null 2> x.err
+	is "$? $(cat x.err)" "1 trawl $c: nosync: no sync.txt there" "$c --sync DIR without one: said, exit 1"
+done
 
 # ---- json, incremental, match with string keys
 "$TRAWL" sync --json --no-store --reference node0 s > s.json
