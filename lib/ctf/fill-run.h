@@ -339,6 +339,7 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 	const uint8_t *const qflim = pkt + (flim >> 3);
 	struct brec *const recs = b->rec;
 	struct brec *r = recs + b->n;
+	const struct brec *const r0 = r;
 	union trawl_ctf_value *const vals = b->vals, *const vlim = vals + (b->capv - least);
 	union trawl_ctf_value *vp = vals + b->nv;
 	const uint64_t pos0 = c->pos;
@@ -352,7 +353,6 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 	uint32_t pend = b->pend, pnv = pend ? r[-1].nv : 0;
 	uint32_t d = 0;			/* events decoded */
 	const uint32_t dlim = b->cap - b->ndec;
-	bool first = s->st.first_ts == INT64_MAX;
 
 	while (d < dlim && vp <= vlim) {
 		uint64_t id, ncl;
@@ -404,11 +404,7 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 		r->ts = (int64_t)(base + ncl);
 		r->cls = fe->cls;
 		r->nv = nval;
-		if (unlikely(first)) {
-			s->st.first_ts = r->ts;
-			first = false;
-		}
-		pend = want && fe->cls < nwant && !want[fe->cls] && r != recs;
+		pend = ctf_unwanted(want, nwant, fe->cls) && r != recs;
 		pnv = pend ? nval : 0;
 		r++;
 		vp += nval;
@@ -421,6 +417,10 @@ uint32_t FR_NAME(fill_run_hdr)(struct ctf_stream *s, struct batch *b, size_t lea
 	c->pos = (uint64_t)(q - pkt) * 8;
 	c->clock = clock;
 	s->st.events += d;
+	/* the stream's first event is the batch's first (b->n was 0, nothing
+	 * pending), which is never taken back */
+	if (unlikely(s->st.first_ts == INT64_MAX))
+		s->st.first_ts = r0->ts;
 	s->st.last_ts = r[-1].ts;
 	b->nv = (size_t)(vp - vals);
 	b->n = (uint32_t)(r - recs);

@@ -612,7 +612,7 @@ static __attribute__((noinline)) void batch_compact(const struct ctf_stream *s, 
 		return;
 	for (uint32_t i = 1; i < n; i++) {
 		const struct brec x = b->rec[i];
-		if (x.cls < nw && !want[x.cls] && i != n - 1) {
+		if (ctf_unwanted(want, nw, x.cls) && i != n - 1) {
 			vi += x.nv;
 			continue;
 		}
@@ -644,7 +644,7 @@ static inline void batch_add(const struct ctf_stream *s, struct batch *b,
 	b->pend = false;
 	batch_push(b, e);
 	b->ndec++;
-	b->loose |= s->want && ci < s->nwant && !s->want[ci] && b->n > 1;
+	b->loose |= ctf_unwanted(s->want, s->nwant, ci) && b->n > 1;
 }
 
 #define FR_SIMD 0
@@ -700,61 +700,78 @@ static __attribute__((noinline, cold)) int batch_room(struct ctf_stream *s, stru
 	return 0;
 }
 
+/* Where a stream's decoding is (skip_to_last() may go back there). */
+struct spot {
+	struct dctx c;
+	uint64_t pkt_off, next_off, packets;
+	uint32_t ipos;
+	const struct trawl_ctf_stream_class *sc;
+	const struct sc_dec *scd;
+};
+
+static void spot_save(const struct ctf_stream *s, struct spot *p)
+{
+	*p = (struct spot){ s->d, s->pkt_off, s->next_off, s->st.packets, s->ipos, s->sc, s->scd };
+}
+
+/* Back to p, as if the packets read since were not (their errors too). */
+static void spot_restore(struct ctf_stream *s, const struct spot *p)
+{
+	s->d = p->c;
+	s->pkt_off = p->pkt_off;
+	s->next_off = p->next_off;
+	s->st.packets = p->packets;
+	s->ipos = p->ipos;
+	s->done = false;
+	s->errcode = 0;
+	s->err[0] = 0;
+	if (s->sc != p->sc) {
+		s->sc = p->sc;
+		s->scd = p->scd;
+		set_clock(s);
+	}
+}
+
 /*
  * A stream whose events no sink wants (s->skip), past its first batch:
  * goes to its last packet through the index, or else walks its packets'
  * headers and contexts (their events are not decoded) to the last one;
- * decoding goes on there, so that the stream's last event still comes. Within the last
- * packet already, or packets without a timestamp_begin: nothing moves.
- * 0 or -errno (the stream's error).
+ * decoding goes on there, so that the stream's last event still comes.
+ * Within the last packet already, or packets without a timestamp_begin:
+ * nothing moves. 0 or -errno (the stream's error).
  */
 static int skip_to_last(struct ctf_stream *s)
 {
 	struct dctx *c = &s->d;
-	struct dctx keep = *c;
-	uint64_t off = s->pkt_off, next = s->next_off, packets = s->st.packets;
-	uint32_t ipos = s->ipos, ilast = ipos;
+	struct spot here;
+	uint32_t ilast = s->ipos;
 	uint64_t last = UINT64_MAX;
 
-	s->skipped = true;
+	s->skip = false;
 	/* a packet's first event's time needs its timestamp_begin (compact
 	 * headers carry the low bits only): without it, no skipping */
 	if (s->done || !(c->rolemask & (1u << ROLE_TS_BEGIN)))
 		return 0;
+	spot_save(s, &here);
 	/*
 	 * With an index whose entries from the next packet on follow each
 	 * other to the end of the file: straight to its last entry, no page
 	 * of the packets between touched (the last packet's context has the
 	 * lost events so far; it is checked against its entry when read).
 	 */
-	const struct trawl_ctf_stream_class *sc = s->sc;
-	const struct sc_dec *scd = s->scd;
-	if (s->idx && s->ipos < s->nidx && s->idx[s->ipos].off == next) {
+	if (s->idx && s->ipos < s->nidx && s->idx[s->ipos].off == s->next_off) {
 		uint32_t i = s->ipos;
 		while (i + 1 < s->nidx && s->idx[i + 1].off == s->idx[i].off + s->idx[i].psize / 8)
 			i++;
-		if (i > ipos && s->idx[i].off + s->idx[i].psize / 8 == s->size) {
+		if (i > here.ipos && s->idx[i].off + s->idx[i].psize / 8 == s->size) {
 			s->next_off = s->idx[i].off;
 			s->ipos = i;
 			c->pos = c->end;
 			if (next_packet(s) > 0) {
-				s->st.packets += i - ipos;
+				s->st.packets += i - here.ipos;
 				return 0;
 			}
-			/* no packet there: the index lied, walk instead */
-			s->done = false;
-			s->errcode = 0;
-			s->err[0] = 0;
-			*c = keep;
-			s->pkt_off = off;
-			s->next_off = next;
-			s->ipos = ipos;
-			s->st.packets = packets;
-			if (s->sc != sc) {
-				s->sc = sc;
-				s->scd = scd;
-				set_clock(s);
-			}
+			spot_restore(s, &here);	/* no packet there: the index lied, walk */
 		}
 	}
 	for (;;) {
@@ -768,17 +785,12 @@ static int skip_to_last(struct ctf_stream *s)
 		last = s->pkt_off;
 		ilast = ip;
 	}
-	s->done = false;
 	if (last == UINT64_MAX) {
-		/* no packet after this one: on with it where it was */
-		*c = keep;
-		s->pkt_off = off;
-		s->next_off = next;
-		s->ipos = ipos;
-		s->st.packets = packets;
+		spot_restore(s, &here);	/* no packet after this one: on with it */
 		return 0;
 	}
 	/* the last packet, opened again by the next decode */
+	s->done = false;
 	s->next_off = last;
 	s->ipos = ilast;
 	s->st.packets--;
@@ -805,8 +817,7 @@ void tr_ctf_stream_fill(struct ctf_stream *s, struct batch *b)
 	/* a live trace's metadata grew larger events: the batch too */
 	if (unlikely(b->capv < 2 * least) && batch_room(s, b, 2 * least))
 		goto out;
-	if (unlikely(s->skip && s->want && !s->skipped && !s->carry && s->st.events &&
-		     !(s->rg->has_begin | s->rg->has_end) && !s->more)) {
+	if (unlikely(s->skip && !s->carry && s->st.events)) {
 		int rc = skip_to_last(s);
 		if (rc < 0) {
 			b->term = -(s->errcode ? s->errcode : EBADMSG);

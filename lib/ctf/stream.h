@@ -60,6 +60,12 @@ struct batch {
 	uint64_t off;			/* ctf_stream_consumed() after the batch */
 };
 
+/* Does no sink want class ci's events (want, nwant: ctf_stream's)? */
+static inline bool ctf_unwanted(const uint8_t *want, uint32_t nwant, uint32_t ci)
+{
+	return want && ci < nwant && !want[ci];
+}
+
 /* A batch of cap events and capv values: 0 or -ENOMEM (then release it). */
 TRAWL_HIDDEN int tr_ctf_batch_init(struct batch *b, uint32_t cap, size_t capv);
 TRAWL_HIDDEN void tr_ctf_batch_release(struct batch *b);
@@ -119,9 +125,10 @@ struct ctf_stream {
 	 * all (trawl_sink_ops.wants); a class from nwant on is wanted */
 	const uint8_t *want;
 	uint32_t nwant;
-	/* filler: no class of the stream's trace is wanted: after its first
-	 * batch, the packets up to the last are not decoded (skipped: done) */
-	bool skip, skipped;
+	/* filler: no class of the stream's trace is wanted (and no time
+	 * range): after its first batch, the packets up to the last are not
+	 * decoded; cleared once done */
+	bool skip;
 	int errcode;
 	char err[384];
 	/*

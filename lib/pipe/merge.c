@@ -234,9 +234,10 @@ int tr_reader_want(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 				any |= w[c->index];
 			}
 		/* none: its streams' packets between their first batch and
-		 * their last packet are not even decoded */
+		 * their last packet are not even decoded (with a time range,
+		 * the decoder looks for its ends instead) */
 		for (size_t j = 0; j < r->traces[t]->nstreams; j++)
-			r->traces[t]->streams[j]->cs.skip = !any;
+			r->traces[t]->streams[j]->cs.skip = !any && !r->rg.has_begin && !r->rg.has_end;
 	}
 	if (!some) {
 		free(w);
@@ -315,7 +316,7 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			 * futex wake and a sleeping vCPU's wake-up each, 5000 a
 			 * second on the benchmark session).
 			 */
-			if (r->widle && s->qhead - s->qtail <= 2)
+			if (r->widle && s->qhead - s->qtail <= 1)
 				pthread_cond_signal(&r->wcv);
 			if (!r->worker_on && s->qhead == s->qtail) {
 				/* no worker: the next fill goes into the batch just

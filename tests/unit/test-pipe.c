@@ -588,6 +588,14 @@ static void test_wants_paths(const char *dir, const char *dir2)
 		free(a.ev);
 		free(w.ev);
 	}
+	/* with a time range the decoder looks for its ends: nothing skipped */
+	struct got w = { .only = "t:str" };
+	uint64_t dec[4] = { 0 };
+	rc = run_got_of(ps[0], 2, &w, 1, NULL, 1, dec);
+	ok(rc == 0 && dec[1] == nu && dec[3] > 10,
+	   "wants, a time range: the u trace decoded whole all the same (%llu of %zu events)",
+	   (unsigned long long)dec[1], nu);
+	free(w.ev);
 }
 
 static void test_wants(const char *dir, const char *dir2)
