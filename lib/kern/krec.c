@@ -966,6 +966,14 @@ static size_t process_page(struct krec *k, unsigned cpu, uint8_t *page, size_t l
 static int hold_page(struct krec *k, struct kcpu *c, size_t len, bool loaded)
 {
 	uint8_t *copy = malloc(k->psize);
+	/* the pages resumed leave by c->hq; once they are as many as those
+	 * still held, the held move to the front (amortized: a CPU held again
+	 * and again would otherwise grow the queue by a page each read) */
+	if (c->hq && c->hq >= c->nq - c->hq) {
+		memmove(c->q, c->q + c->hq, (c->nq - c->hq) * sizeof(*c->q));
+		c->nq -= c->hq;
+		c->hq = 0;
+	}
 	if (!copy || tr_grow(&c->q, &c->capq, c->nq, sizeof(*c->q)) < 0) {
 		free(copy);
 		set_err(k, -ENOMEM, "holding a page of the kernel trace");
@@ -984,9 +992,10 @@ static int hold_page(struct krec *k, struct kcpu *c, size_t len, bool loaded)
 static bool resume_held(struct krec *k, unsigned cpu, bool final)
 {
 	struct kcpu *c = &k->cpus[cpu];
+	uint64_t now = tr_mono_ns();	/* once: a page's processing is microseconds */
 	while (c->nq && !k->err) {
 		bool late = final || c->nq - c->hq >= k->hold_pages ||
-			    tr_mono_ns() - c->hold_since >= k->hold_ns;
+			    now - c->hold_since >= k->hold_ns;
 		bool held;
 		if (late)
 			tr_krec_conv_final(k->conv, true);
@@ -998,13 +1007,13 @@ static bool resume_held(struct krec *k, unsigned cpu, bool final)
 		h->loaded = true;
 		if (held) {
 			if (c->skip != skip)	/* held again, further on */
-				c->hold_since = tr_mono_ns();
+				c->hold_since = now;
 			return true;
 		}
 		free(h->page);
 		if (++c->hq == c->nq)	/* empty: from the start again */
 			c->hq = c->nq = 0;
-		c->hold_since = tr_mono_ns();
+		c->hold_since = now;
 	}
 	return false;
 }
@@ -1319,8 +1328,9 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 	k->started = true;
 	if (k->flight)		/* read at its snapshots */
 		return 0;
-	if (pipe2(k->sd_pipe, O_CLOEXEC))
-		k->sd_pipe[0] = k->sd_pipe[1] = -1;	/* no waiting for the dump, then */
+	/* without a state dump (or a pipe) there is nothing to wait for */
+	if (!k->statedump || pipe2(k->sd_pipe, O_CLOEXEC))
+		k->sd_pipe[0] = k->sd_pipe[1] = -1;
 	r = pthread_create(&k->th, NULL, reader, k);
 	if (r) {
 		inst_write(k, "tracing_on", "0", false);

@@ -20,7 +20,7 @@
 #  - an open that blocks (a FIFO whose writer comes 300 ms later, while the
 #    reader has read the entry's page long before: its CPU is held) still
 #    gets its path;
-#  - streamed live through a relay, an open blocked 2 s gets the pointer: a
+#  - streamed live through a relay, an open blocked 700 ms gets the pointer: a
 #    CPU is held at most two live periods there (100 ms at least);
 #  - the same with the per-syscall tracepoints (syscalls:sys_enter_openat,
 #    syscalls:sys_enter_creat) instead of raw_syscalls;
@@ -227,8 +227,9 @@ python3 paths.py fifo.json "$(pid_of fifo)" "$FILE" fifo-got
 is "$(cat fifo-got.txt)" "openat $FILE.fifo" "the blocked open has its path ($(grep -m1 'file names' fifo.err))"
 
 # ---- the same, streamed live to a relay: a CPU is held at most two live
-# periods (100 ms here), so an open blocked 2 s (far more than the hold,
-# whatever the load) gets the pointer
+# periods (100 ms here, at least), so an open blocked 700 ms gets the
+# pointer: seven times the live hold, and below the 1 s a CPU is held
+# without a relay (which would give it its path)
 "$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
 	3> ready.txt 2> relay.err &
 RELAY=$!
@@ -236,13 +237,16 @@ trap 'kill $RELAY 2> /dev/null' EXIT
 until_ok 30 grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* ' ready.txt
 DATA=$(sed -n 's/^ready \([^ ]*\) .*/\1/p' ready.txt)
 "$TRAWL" record --relay "$DATA" --session lf --host lh -k syscalls --only-command --live-timer 50 \
-	-- ./wk fifo "$FILE.lfifo" 2000 > lfifo.out 2> lfifo.err
+	-- ./wk fifo "$FILE.lfifo" 700 > lfifo.out 2> lfifo.err
 ok $? "recorded the blocked open live, through a relay"
 kill $RELAY; wait $RELAY 2> /dev/null
 "$TRAWL" print -f json OUT/lf > lfifo.json
 python3 paths.py lfifo.json "$(pid_of lfifo)" "$FILE" lfifo-got
-awk '$1 == "openat" && $2 ~ /^0x/' lfifo-got.all > lfifo-ptr.txt
-is "$(lines lfifo-ptr.txt)" 1 "live: the open blocked longer than the hold has the pointer ($(cat lfifo-got.all | tr '\n' ' '))"
+# (the FIFO's is the thread's last open; the loader's, if as slow on a
+# loaded machine, may have pointers too)
+awk '$1 == "openat" { last = $2 } END { print (last ~ /^0x/) ? "pointer" : "path " last }' \
+	lfifo-got.all > lfifo-last.txt
+is "$(cat lfifo-last.txt)" pointer "live: the open blocked longer than the hold has the pointer ($(cat lfifo-got.all | tr '\n' ' '))"
 
 # ---- the per-syscall tracepoints (the converter's other syscall path)
 EVENTS=syscalls:sys_enter_openat,syscalls:sys_exit_openat,syscalls:sys_enter_creat record fmt
