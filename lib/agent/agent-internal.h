@@ -241,6 +241,9 @@ TRAWL_HIDDEN struct session *tr_recording(struct trawl_agent *a);
 /* Everything of a start but switching recording on (a start at an agreed
  * time, join.c); done once: 0, or -errno with a message in why. */
 TRAWL_HIDDEN int tr_session_prepare(struct session *s, char *why, size_t wlen);
+/* Undoes it (a start that cannot go on): the trace and the kernel
+ * recorder let go. */
+TRAWL_HIDDEN void tr_session_unprepare(struct session *s);
 /* Starts a session (prepared first if it was not): 0, or -errno with a
  * message in why. */
 TRAWL_HIDDEN int tr_session_start(struct session *s, char *why, size_t wlen);

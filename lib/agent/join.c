@@ -56,6 +56,7 @@ struct jreq {
 	int fd;				/* our end of the verb's connection */
 	uint64_t t_apply;		/* CLOCK_MONOTONIC ns when the verb ran */
 	char *session;			/* non-NULL: a start at a time */
+	uint64_t key;			/* ... of the session of that name then */
 	char *out, *err;		/* its text so far */
 	size_t outlen, errlen;
 	struct jreq *next;
@@ -301,8 +302,9 @@ static void reply_fail(struct trawl_agent *a, uint32_t id, const char *why)
 	send_w(a);
 }
 
-/* The verb runs now, on a connection of the agent's own. */
-static void run_verb(struct trawl_agent *a, uint32_t id, int argc, char **argv)
+/* The verb runs now, on a connection of the agent's own; false when it
+ * could not (answered so). */
+static bool run_verb(struct trawl_agent *a, uint32_t id, int argc, char **argv)
 {
 	struct tr_join *j = a->join;
 	int sp[2] = { -1, -1 };
@@ -312,7 +314,8 @@ static void run_verb(struct trawl_agent *a, uint32_t id, int argc, char **argv)
 				   sp) < 0) {
 		free(q);
 		free(c);
-		return reply_fail(a, id, "the agent is out of resources");
+		reply_fail(a, id, "the agent is out of resources");
+		return false;
 	}
 	/* room for a verb's whole answer (list): it is read on the loop's
 	 * next turn */
@@ -338,6 +341,7 @@ static void run_verb(struct trawl_agent *a, uint32_t id, int argc, char **argv)
 	if (strcmp(argv[0], "start") == 0 && argc > 1 && (s = tr_session_find(a, argv[1])) &&
 	    s->state != S_NEW && s->t_begin >= q->t_apply)
 		q->t_apply = s->t_begin;
+	return true;
 }
 
 /* "start SESSION --at=NS": the relay's agreed time on this node's clock.
@@ -357,7 +361,7 @@ static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char 
 	struct session *s = tr_session_find(a, sess);
 	char why[512] = "";
 	if (!s)
-		return run_verb(a, id, 2, argv);	/* its answer: no such session */
+		return (void)run_verb(a, id, 2, argv);	/* its answer: no such session */
 	if (tr_session_prepare(s, why, sizeof(why)) < 0)
 		return reply_fail(a, id, why);		/* the start's own, not prepared twice */
 	uint64_t now = tr_mono_ns();
@@ -365,7 +369,7 @@ static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char 
 		tr_agent_log(a, TRAWL_AGENT_LOG_WARNING, "relay %s: start %s at its agreed time "
 			     "missed by %.3f ms (prepared too late): starting now", j->addr, sess,
 			     (now - t) / 1e6);
-		return run_verb(a, id, 2, argv);
+		return (void)run_verb(a, id, 2, argv);
 	}
 	struct jreq *q = calloc(1, sizeof(*q));
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -378,14 +382,34 @@ static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char 
 		if (q)
 			free(q->session);
 		free(q);
-		return run_verb(a, id, 2, argv);
+		return (void)run_verb(a, id, 2, argv);
 	}
 	q->id = id;
 	q->fd = fd;
+	q->key = s->key;
 	q->next = j->reqs;
 	j->reqs = q;
 	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "relay %s asks: start %s in %.3f ms", j->addr, sess,
 		     (t - now) / 1e6);
+}
+
+/* A start's agreed time has come: the start verb, for the session
+ * prepared then (destroyed since, even if made again: not started); when
+ * the verb cannot run, the session lets its trace go rather than hold
+ * the node (tr_session_start refuses others while one is prepared). */
+static void timed_start(struct trawl_agent *a, struct jreq *q)
+{
+	struct session *s = tr_session_find(a, q->session);
+	char *argv[] = { "start", q->session, NULL };
+	if (!s || s->key != q->key) {
+		char why[300];
+		snprintf(why, sizeof(why), "session %s was destroyed before its agreed time",
+			 q->session);
+		reply_fail(a, q->id, why);
+		return;
+	}
+	if (!run_verb(a, q->id, 2, argv) && s->prepared && s->state == S_NEW)
+		tr_session_unprepare(s);
 }
 
 /* A CTL: the verb runs now, or a start at its agreed time. */
@@ -590,8 +614,7 @@ void tr_join_events(struct trawl_agent *a, const struct pollfd *pf, size_t n)
 				/* the agreed time: out of the list before the
 				 * verb adds its own request */
 				*pp = q->next;
-				char *argv[] = { "start", q->session, NULL };
-				run_verb(a, q->id, 2, argv);
+				timed_start(a, q);
 				jreq_free(q);
 			} else if (read_answer(a, q)) {
 				*pp = q->next;

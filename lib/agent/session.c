@@ -270,8 +270,7 @@ static int check_busy(struct session *s, char *why, size_t wlen)
 	return 0;
 }
 
-/* Undoes tr_session_prepare() (a start that cannot go on). */
-static void unprepare(struct session *s)
+void tr_session_unprepare(struct session *s)
 {
 	trawl_ctf_writer_free(s->w);
 	s->w = NULL;
@@ -319,7 +318,7 @@ int tr_session_prepare(struct session *s, char *why, size_t wlen)
 		return r;
 	tr_clock_sample(s->tsc, &s->clk0);
 	if ((r = open_trace(s, why, wlen)) < 0) {
-		tr_kernel_destroy(s);
+		tr_session_unprepare(s);
 		return r;
 	}
 	s->prepared = true;
@@ -334,7 +333,7 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	 * but should it have, this one lets its trace go */
 	if ((r = check_busy(s, why, wlen)) < 0) {
 		if (s->prepared && s->state == S_NEW)
-			unprepare(s);
+			tr_session_unprepare(s);
 		return r;
 	}
 	if ((r = tr_session_prepare(s, why, wlen)) < 0)
@@ -359,7 +358,7 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "session %s started", s->name);
 	return 0;
 err:
-	unprepare(s);
+	tr_session_unprepare(s);
 	return r;
 }
 
