@@ -53,12 +53,6 @@ static void key_value(struct json *j, const struct trawl_agg *a, const uint64_t 
 	}
 }
 
-static void kv_f64(struct json *j, const char *k, double v)
-{
-	tr_json_key(j, k);
-	tr_json_f64(j, v);
-}
-
 /* The heat map's columns: all of them, or in on_interval() the closing
  * interval's (none when it had no value). */
 static void heat(struct json *j, struct trawl_agg *a, size_t i)
@@ -119,22 +113,24 @@ static int rows(struct json *j, struct trawl_agg *a, size_t i)
 		switch (s->func) {
 		case TR_AGG_COUNT:
 			break;
-		case TR_AGG_SUM: kv_f64(j, "sum", row.sum); break;
-		case TR_AGG_MIN: kv_f64(j, "min", row.min); break;
-		case TR_AGG_MAX: kv_f64(j, "max", row.max); break;
-		case TR_AGG_AVG: kv_f64(j, "avg", row.avg); break;
-		case TR_AGG_STDDEV: kv_f64(j, "stddev", row.stddev); break;
+		case TR_AGG_SUM:
+		case TR_AGG_MIN:
+		case TR_AGG_MAX:
+		case TR_AGG_AVG:
+		case TR_AGG_STDDEV:	/* the figure, named as the function */
+			tr_json_kv_f64(j, tr_agg_func_name(s->func), tr_agg_value_of(o, o->rows[r].cell));
+			break;
 		case TR_AGG_STATS:
-			kv_f64(j, "sum", row.sum);
-			kv_f64(j, "min", row.min);
-			kv_f64(j, "avg", row.avg);
-			kv_f64(j, "max", row.max);
-			kv_f64(j, "stddev", row.stddev);
+			tr_json_kv_f64(j, "sum", row.sum);
+			tr_json_kv_f64(j, "min", row.min);
+			tr_json_kv_f64(j, "avg", row.avg);
+			tr_json_kv_f64(j, "max", row.max);
+			tr_json_kv_f64(j, "stddev", row.stddev);
 			break;
 		default:	/* the histograms */
-			kv_f64(j, "avg", row.avg);
-			kv_f64(j, "min", row.min);
-			kv_f64(j, "max", row.max);
+			tr_json_kv_f64(j, "avg", row.avg);
+			tr_json_kv_f64(j, "min", row.min);
+			tr_json_kv_f64(j, "max", row.max);
 			tr_json_key(j, "buckets");
 			tr_json_arr(j);
 			for (size_t b = 0; b < row.nbuckets; b++)

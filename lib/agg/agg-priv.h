@@ -97,6 +97,9 @@ struct trawl_agg {
 
 TRAWL_HIDDEN size_t tr_agg_bucket(const struct tr_agg_stmt *s, int64_t v);
 TRAWL_HIDDEN void tr_agg_view_release(struct one *o);
+/* The figure of a single-figure function (sum, min, max, avg, stddev;
+ * else the count) of cell c: the text's value column, the JSON's figure. */
+TRAWL_HIDDEN double tr_agg_value_of(const struct one *o, const struct cell *c);
 /* In on_interval(): the closing interval's column of heat map i, counted
  * from the first one kept (the text's line and the JSON's column); false
  * when it has none (no value yet, or not kept). */

@@ -25,7 +25,7 @@ void tr_agg_view_release(struct one *o)
 	o->nrows = 0;
 }
 
-static double value_of(const struct one *o, const struct cell *c)
+double tr_agg_value_of(const struct one *o, const struct cell *c)
 {
 	switch (o->s->func) {
 	case TR_AGG_SUM:
@@ -48,7 +48,7 @@ static const struct one *sort_one;	/* qsort has no argument (the agg is single-t
 static int cmp_rows(const void *x, const void *y)
 {
 	const struct view_row *a = x, *b = y;
-	double va = value_of(sort_one, a->cell), vb = value_of(sort_one, b->cell);
+	double va = tr_agg_value_of(sort_one, a->cell), vb = tr_agg_value_of(sort_one, b->cell);
 
 	if (va != vb)
 		return va > vb ? -1 : 1;
@@ -475,8 +475,9 @@ labels:
 	put(w, "\n");
 }
 
-static void heat_text(struct out *w, struct trawl_agg *a, struct one *o)
+static void heat_text(struct out *w, struct trawl_agg *a, size_t i)
 {
+	struct one *o = &a->aggs[i];
 	struct heat *h = &o->heat;
 	size_t lo, hi, ncols = h->ncols - h->first;
 
@@ -498,7 +499,7 @@ static void heat_text(struct out *w, struct trawl_agg *a, struct one *o)
 		if (!h->width || a->closing_col < h->t0)
 			return;		/* nothing yet */
 		size_t c;
-		if (tr_agg_heat_closing(a, (size_t)(o - a->aggs), &c)) {
+		if (tr_agg_heat_closing(a, i, &c)) {
 			uint64_t lmax = 0;
 			for (size_t b = 0; b < TR_AGG_LOG2_BUCKETS; b++)
 				if (h->cells[c * TR_AGG_LOG2_BUCKETS + b] > lmax)
@@ -527,7 +528,7 @@ int trawl_agg_write_text(struct trawl_agg *a, int fd)
 		if (!a->closing || s->func != TR_AGG_HEATMAP || !o->heat.header)
 			put(&w, "%s\n", s->text);
 		if (s->func == TR_AGG_HEATMAP) {
-			heat_text(&w, a, o);
+			heat_text(&w, a, i);
 			continue;
 		}
 		if ((rc = tr_agg_view_build(a, o)) < 0)
@@ -562,9 +563,9 @@ int trawl_agg_write_text(struct trawl_agg *a, int fd)
 			else if (s->func == TR_AGG_COUNT)
 				put(&w, "  %14llu\n", (unsigned long long)c->count);
 			else if (s->func == TR_AGG_AVG || s->func == TR_AGG_STDDEV)
-				put(&w, "  %14.1f\n", value_of(o, c));
+				put(&w, "  %14.1f\n", tr_agg_value_of(o, c));
 			else
-				put(&w, "  %14.0f\n", value_of(o, c));
+				put(&w, "  %14.0f\n", tr_agg_value_of(o, c));
 		}
 		put(&w, "\n");
 	}

@@ -197,6 +197,12 @@ void tr_json_kv_i64(struct json *j, const char *k, int64_t v)
 	tr_json_i64(j, v);
 }
 
+void tr_json_kv_f64(struct json *j, const char *k, double v)
+{
+	tr_json_key(j, k);
+	tr_json_f64(j, v);
+}
+
 void tr_json_char(struct json *j, char c)
 {
 	put(j, &c, 1);

@@ -52,6 +52,7 @@ TRAWL_HIDDEN void tr_json_null(struct json *j);
 TRAWL_HIDDEN void tr_json_kv_str(struct json *j, const char *k, const char *v);
 TRAWL_HIDDEN void tr_json_kv_u64(struct json *j, const char *k, uint64_t v);
 TRAWL_HIDDEN void tr_json_kv_i64(struct json *j, const char *k, int64_t v);
+TRAWL_HIDDEN void tr_json_kv_f64(struct json *j, const char *k, double v);
 /* A raw character (e.g. the '\n' ending a JSON line). */
 TRAWL_HIDDEN void tr_json_char(struct json *j, char c);
 /* Writes the buffer to f and empties it: 0, -ENOMEM (sticky) or -EIO. */
