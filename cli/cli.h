@@ -85,6 +85,9 @@ struct trawl_reader_opts;
 struct trawl_sync_store;
 int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 		  struct trawl_reader_opts *ro, struct trawl_sync_store **store);
+/* --sync with --no-sync: the usage error (exit 2), else 0; before any
+ * work, so that a usage error does nothing (cli_sync_use checks it too). */
+int cli_sync_check(const char *sync_path, int no_sync);
 /* cli_sync_load() for the options --sync PATH (sync_path: that stored
  * result, which must be there; NULL: the one under paths) and --no-sync:
  * 0, or the command's exit status once the error is printed (the two

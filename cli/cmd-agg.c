@@ -212,6 +212,8 @@ int cmd_agg(int argc, char **argv)
 		status = cli_usage("no trace path given");
 		goto out;
 	}
+	if ((status = cli_sync_check(sync_path, no_sync)))
+		goto out;
 	struct trawl_agg_opts ao = {
 		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
 		.on_interval = on_interval, .arg = &run,

@@ -280,7 +280,8 @@ int cmd_print(int argc, char **argv)
 	char **paths = argv + optind;
 	size_t npaths = (size_t)(argc - optind);
 	po.time.gmt = po.flags & TRAWL_TEXT_CLOCK_GMT;
-	if ((status = cli_time_range_parse(&po.time)))
+	if ((status = cli_time_range_parse(&po.time)) ||
+	    (status = cli_sync_check(po.sync_path, po.no_sync)))
 		goto out;
 	if (cli_trace_paths((const char *const *)paths, npaths)) {
 		status = CLI_EXIT_FAILURE;

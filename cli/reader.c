@@ -80,12 +80,18 @@ int cli_arg_add(const char ***v, size_t *n, const char *arg)
 	return 0;
 }
 
+int cli_sync_check(const char *sync_path, int no_sync)
+{
+	return sync_path && no_sync ? cli_usage("--sync and --no-sync exclude each other") : 0;
+}
+
 int cli_sync_use(const char *sync_path, const char *const *paths, size_t npaths, int no_sync,
 		 struct trawl_reader_opts *ro, struct trawl_sync_store **store)
 {
+	int rc;
 	*store = NULL;
-	if (sync_path && no_sync)
-		return cli_usage("--sync and --no-sync exclude each other");
+	if ((rc = cli_sync_check(sync_path, no_sync)))
+		return rc;
 	if (cli_sync_load(sync_path ? &sync_path : paths, sync_path ? 1 : npaths, no_sync, ro,
 			  store))
 		return CLI_EXIT_FAILURE;

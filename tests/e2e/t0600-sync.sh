@@ -13,7 +13,7 @@ GEN="$TRAWL_BUILD/tests/test-sync-store"
 [ -x "$GEN" ] || { echo "Bail out! $GEN is not built"; exit 1; }
 command -v python3 > /dev/null 2>&1 || skip_all "python3 is not installed (output checks)"
 
-plan 58
+plan 60
 
 # ---- usage
 "$TRAWL" sync --help > help.out 2>&1
@@ -137,6 +137,9 @@ for c in print agg; do
 	"$TRAWL" $c --sync s --no-sync $a s > /dev/null 2> x.err
 	is "$? $(head -n 1 x.err)" "2 trawl $c: --sync and --no-sync exclude each other" \
 		"$c --sync --no-sync: a usage error"
+	"$TRAWL" $c --sync s --no-sync $a nowhere > /dev/null 2> x.err
+	is "$? $(head -n 1 x.err)" "2 trawl $c: --sync and --no-sync exclude each other" \
+		"$c --sync --no-sync: the usage error before the paths are looked at"
 	"$TRAWL" $c --sync nosync $a s > /dev/null 2> x.err
 	is "$? $(cat x.err)" "1 trawl $c: nosync: no sync.txt there" "$c --sync DIR without one: said, exit 1"
 done
