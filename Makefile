@@ -133,10 +133,17 @@ $(KERN_TESTS): CPPFLAGS += $(CLI_PKG_CFLAGS)
 $(KERN_TESTS): $(KSTATIC)
 $(KERN_TESTS): LDLIBS := $(KSTATIC) $(STATIC) $(CLI_LDLIBS) $(LDLIBS)
 
+# Fuzz targets of lib/kern link the one object they test (libtrawl-kern.a
+# would bring libtracefs, libtraceevent and libbpf): FUZZ_KERN_name.
+FUZZ_KERN_pathjoin := $(SRC)/lib/kern/pathjoin.c
+$(O)/tests/replay-fuzz-pathjoin: $(call obj,$(FUZZ_KERN_pathjoin))
+$(O)/fuzz/fuzz-pathjoin: $(FUZZ_KERN_pathjoin)
+
 # (the target's own source last: -MMD keeps the last source's dependencies)
 $(O)/tests/replay-fuzz-%: $(SRC)/tests/fuzz/fuzz-%.c $(SRC)/tests/fuzz/replay.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(SRC)/tests/fuzz/replay.c $< $(STATIC) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(SRC)/tests/fuzz/replay.c \
+		$(call obj,$(FUZZ_KERN_$*)) $< $(STATIC) $(LDLIBS)
 
 # Benchmarks: loops aligned to 64 bytes (also lttng-ust's in bench/ust.sh),
 # so that a nanosecond loop is not timed by where the linker put it.
@@ -155,7 +162,7 @@ FUZZ_CC ?= clang
 $(O)/fuzz/%: $(SRC)/tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(SRC)/include -I$(SRC)/lib \
-		-D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"' -o $@ $< $(LIB_SRCS) -lpthread -lm
+		-D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"' -o $@ $< $(FUZZ_KERN_$(*:fuzz-%=%)) $(LIB_SRCS) -lpthread -lm
 fuzz: $(FUZZ_BINS)
 
 $(O)/trawl.pc: $(SRC)/lib/trawl.pc.in

@@ -4,7 +4,7 @@
 # only; a program builds against the installed library through pkg-config and
 # writes and reads a trace with it; every subcommand has a man page.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 13
+plan 14
 dest="$TRASH/root"
 make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
 ok $? "make install into DESTDIR"
@@ -121,4 +121,9 @@ v=$("$TRASH"/oot*/trawl --version 2>&1)
 case "$v" in "trawl "[0-9]*) r=0 ;; *) r=1 ;; esac
 ok $r "the out-of-tree binary runs ($v)"
 [ -z "$(ls -A elsewhere)" ] || echo "# wrote into the current directory: $(ls -A elsewhere)"
+
+# tests and fuzz targets link what they test: none includes a .c file
+inc=$(cd "$TRAWL_SRC" && grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<][^">]*\.c[">]' \
+	tests/unit tests/fuzz bench examples 2>/dev/null)
+is "$inc" "" "no test, fuzz target, bench or example includes a .c file"
 finish

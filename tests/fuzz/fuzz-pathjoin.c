@@ -6,14 +6,16 @@
  * queues them; malformed ones must be refused), 1 looks an entry event up
  * (tid i32, nr i32, ptr u64, t u64, eps u16 from the bytes), 2 expires up
  * to a time (u64). A path found must be its length, NUL-terminated.
- * (pathjoin.c is in libtrawl-kern.a, which the fuzz builds do not link: it
- * is compiled in here; it needs nothing but lib/util.)
+ * (pathjoin.c is in libtrawl-kern.a, which the fuzz builds do not link:
+ * the Makefile links its one object, FUZZ_KERN_pathjoin; it needs nothing
+ * but lib/util.)
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern/pathjoin.c"
+#include "kern/pathjoin.h"
+#include "kern/pathnames-bpf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
