@@ -12,9 +12,9 @@
 #    fsync when the file lives on a block device over a disk with a
 #    request queue (else skipped, naming the filesystem and its source);
 #  - ust: a user-space event emitted between two system calls of a thread
-#    (an in-process trawl session, so record runs with --no-ust; same
-#    clock) lands between their kernel
-#    events in the merged trace;
+#    (an in-process trawl session, so record runs with --no-ust) lands
+#    between their kernel events in the merged trace, with both sides on
+#    the mono clock and, where the clocksource is the TSC, on the TSC;
 #  - babeltrace2 reads every kernel trace and prints what `trawl print` does.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
@@ -111,6 +111,9 @@ int main(int argc, char **argv)
 		o.sz = sizeof(o);
 		o.output = argv[3];
 		o.hostname = argv[4];
+		/* the kernel trace's clock, named by the test (argv[5]) */
+		o.clock = argc > 5 && !strcmp(argv[5], "tsc") ? TRAWL_UST_CLOCK_TSC :
+			  TRAWL_UST_CLOCK_MONOTONIC;
 		struct trawl_ust_session *s = trawl_ust_session_new(&o, err, sizeof(err));
 		if (!s || trawl_ust_session_start(s) < 0)
 			return 1;
@@ -156,7 +159,7 @@ ev() {
 # scheduler had it
 from_exec() { awk -v t="$1" '$1 == "sched_process_exec" && index($0, " tid=" t " ") { x = 1 } x'; }
 
-plan 27
+plan 30
 
 # ---- sleep: N sleeps
 N=5
@@ -274,19 +277,52 @@ else
 fi
 
 # ---- user-space event between two system calls, merged
+# The recorder and the in-process session are given one clock by the test,
+# not left to each to choose from the clocksource when it starts (a
+# clocksource the kernel changes in between, as its watchdog does on a
+# loaded VM, would give them two). mono: one kernel timekeeper on both
+# sides, so the order must hold exactly; tsc: one counter, each side
+# declaring the frequency and offset it measured, where the TSC is the
+# clocksource before and after the recording. On failure: each side's
+# clock declaration and the events around each mark.
 N=10
-"$TRAWL" record -o u1 --host h -k syscalls --only-command --no-statedump --no-ust -- ./kwork-ust ust $N u1/h/ust h > ust.out 2> ust.err
-ok $? "record a traced program: exit 0"
-UTID=$(sed -n 's/^tid=//p' ust.out)
-"$TRAWL" print u1 > ust.txt
-ok $? "trawl print merges the kernel and user-space traces"
-seq=$(awk -v t="$UTID" '
-	/ syscall_exit_getppid: / && index($0, "{ tid = " t " }") { printf "P" }
-	/ kwork:mark: / { printf "M" }
-	/ syscall_entry_getuid: / && index($0, "{ tid = " t " }") { printf "U" }' ust.txt | sed 's/^U*//')
-want=$(i=0; while [ $i -lt $N ]; do printf 'PMU'; i=$((i + 1)); done)
-is "$seq" "$want" "each kwork:mark lies between its getppid exit and getuid entry ($N times)"
-
+# (TRAWL_CLOCKSOURCE: the clocksource as trawl is told to see it, make adverse notsc)
+cs() { [ -n "${TRAWL_CLOCKSOURCE:-}" ] && echo "$TRAWL_CLOCKSOURCE" || cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null; }
+clocks=mono
+[ "$(cs)" = tsc ] && case "$(uname -m)" in x86_64|i?86) clocks="mono tsc" ;; esac
+for clk in mono tsc; do
+	case " $clocks " in
+	*" $clk "*) ;;
+	*) skip "user-space event between two system calls, clock tsc: the clocksource is $(cs), not the TSC"
+	   skip "the same: trawl print merges the kernel and user-space traces"
+	   skip "the same: each kwork:mark between its getppid exit and getuid entry"
+	   continue ;;
+	esac
+	cs0=$(cs)
+	"$TRAWL" record -o u1-$clk --host h -k syscalls --clock $clk --only-command --no-statedump --no-ust \
+		-- ./kwork-ust ust $N u1-$clk/h/ust h $clk > ust-$clk.out 2> ust-$clk.err
+	ok $? "record a traced program, clock $clk: exit 0"
+	if [ "$clk" = tsc ] && [ "$(cs)" != "$cs0" ]; then
+		skip "clock tsc: the clocksource changed from $cs0 to $(cs) during the recording"
+		skip "the same: each kwork:mark between its getppid exit and getuid entry"
+		continue
+	fi
+	UTID=$(sed -n 's/^tid=//p' ust-$clk.out)
+	"$TRAWL" print u1-$clk > ust-$clk.txt
+	ok $? "clock $clk: trawl print merges the kernel and user-space traces"
+	seq=$(awk -v t="$UTID" '
+		/ syscall_exit_getppid: / && index($0, "{ tid = " t " }") { printf "P" }
+		/ kwork:mark: / { printf "M" }
+		/ syscall_entry_getuid: / && index($0, "{ tid = " t " }") { printf "U" }' ust-$clk.txt | sed 's/^U*//')
+	want=$(i=0; while [ $i -lt $N ]; do printf 'PMU'; i=$((i + 1)); done)
+	is "$seq" "$want" "clock $clk: each kwork:mark lies between its getppid exit and getuid entry ($N times)"
+	if [ "$seq" != "$want" ]; then
+		for t in kernel ust; do
+			echo "# $t clock: $(sed -n '/^clock {/,/^};/p' u1-$clk/h/$t/metadata | grep -E 'freq|offset' | tr -d '\t\n')"
+		done
+		grep -E -B2 -A2 ' kwork:mark: ' ust-$clk.txt | grep -E "kwork:mark|tid = $UTID }" | sed 's/^/# /' | head -40
+	fi
+done
 # ---- babeltrace2 reads every kernel trace as trawl does
 if command -v babeltrace2 >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
 	. "$TRAWL_SRC/tests/e2e/oracle.sh"
