@@ -4,7 +4,7 @@
 # only; a program builds against the installed library through pkg-config and
 # writes and reads a trace with it; every subcommand has a man page.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 14
+plan 15
 dest="$TRASH/root"
 make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
 ok $? "make install into DESTDIR"
@@ -126,4 +126,9 @@ ok $r "the out-of-tree binary runs ($v)"
 inc=$(cd "$TRAWL_SRC" && grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<][^">]*\.c[">]' \
 	tests/unit tests/fuzz bench examples 2>/dev/null)
 is "$inc" "" "no test, fuzz target, bench or example includes a .c file"
+
+# every page of docs/ the README names is there
+missing=$(cd "$TRAWL_SRC" && grep -oE 'docs/[A-Za-z0-9_./-]+\.md' README.md | sort -u |
+	while read -r f; do [ -f "$f" ] || echo "$f"; done)
+is "$missing" "" "every docs/ page the README names exists"
 finish
