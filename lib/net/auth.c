@@ -101,7 +101,7 @@ static size_t word(const char **p, const char *end, const char **w)
 	return (size_t)(*p - *w);
 }
 
-int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
+static int parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
 {
 	const char *p = text, *end = text + len;
 	int line = 0;
@@ -147,16 +147,24 @@ int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, 
 		}
 		hex = w[nw - 1];
 		hexlen = wl[nw - 1];
-		if (hex_key(hex, hexlen, c->key) < 0) {
-			tr_auth_wipe(c);
+		if (hex_key(hex, hexlen, c->key) < 0)
 			return tr_seterr(err, errlen, EINVAL, "line %d: the key is not %d hex digits",
 					 line, 2 * AUTH_KEY_LEN);
-		}
 		have = true;
 	}
 	if (!have)
 		return tr_seterr(err, errlen, EINVAL, "no credential in it");
 	return 0;
+}
+
+int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
+{
+	/* a refusal leaves nothing of a key behind: a good line followed by
+	 * a bad one, or a key whose digits went wrong half-way */
+	int ret = parse(text, len, c, err, errlen);
+	if (ret < 0)
+		tr_auth_wipe(c);
+	return ret;
 }
 
 int tr_auth_load(const char *path, struct auth_cred *c, char *err, size_t errlen)
