@@ -37,13 +37,13 @@ said() { grep -q "$2" "$1"; }			# said FILE PATTERN
 	"$TRAWL" secret viewer --secret-file cl.key v.key || bail "no credentials"
 mkdir -p root out
 
-# fake MODE NAME: the impostor; sets FP, DATA, LIVE, EVIL; its log is NAME.log
+# fake MODE NAME: the impostor; sets FP, DATA, LIVE; its log is NAME.log
 fake() {
 	rm -f "$2.ready"
 	$FAKE "$1" "$TRASH/$2.ready" "$TRASH/$2.log" "$TRASH/root" &
 	FP=$!
 	until_ok 10 test -s "$2.ready" || return 1
-	read -r DATA LIVE EVIL < "$2.ready"
+	read -r DATA LIVE _ < "$2.ready"
 }
 closed() { grep -c '^closed' "$1.log"; }	# closed NAME: connections it saw end
 more_closed() { [ "$(closed "$1")" -gt "$2" ]; }
