@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "internal.h"
 #include "util/config.h"
+#include "util/escape.h"
 #include "util/json.h"
 
 #define ARGS_CAP 200		/* a request's arguments (the relay takes 256) */
@@ -62,9 +63,18 @@ static void usage(FILE *f)
 	      "answer or is down (the others did it all the same), 2 on a usage error.\n", f);
 }
 
+/* A node's strings are the relay's and the node's, not ours: the text
+ * output prints them escaped (tr_escape: no control character reaches the
+ * terminal, so a node cannot fake a line such as "all nodes ok"); the
+ * JSON output, which escapes them its own way, the strings as sent. */
+struct strs {
+	char *name, *addr, *sessions, *out, *err;
+};
+
 struct node_row {
 	struct trawl_cluster_node n;	/* strings copied */
 	char *name, *addr, *sessions, *out, *err;
+	struct strs t;			/* the same, escaped for the text */
 };
 
 struct rows {
@@ -92,7 +102,13 @@ static void on_node(void *arg, const struct trawl_cluster_node *n)
 	x->sessions = dup0(n->sessions);
 	x->out = dup0(n->out);
 	x->err = dup0(n->err);
-	if (!x->name || !x->addr || !x->sessions || !x->out || !x->err)
+	x->t.name = tr_escape_dup(n->name, false);
+	x->t.addr = tr_escape_dup(n->addr, false);
+	x->t.sessions = tr_escape_dup(n->sessions, false);
+	x->t.out = tr_escape_dup(n->out, true);	/* lines stay lines, each indented */
+	x->t.err = tr_escape_dup(n->err, true);
+	if (!x->name || !x->addr || !x->sessions || !x->out || !x->err || !x->t.name ||
+	    !x->t.addr || !x->t.sessions || !x->t.out || !x->t.err)
 		r->oom = true;
 }
 
@@ -104,6 +120,11 @@ static void rows_free(struct rows *r)
 		free(r->v[i].sessions);
 		free(r->v[i].out);
 		free(r->v[i].err);
+		free(r->v[i].t.name);
+		free(r->v[i].t.addr);
+		free(r->v[i].t.sessions);
+		free(r->v[i].t.out);
+		free(r->v[i].t.err);
 	}
 	free(r->v);
 }
@@ -204,9 +225,9 @@ static void print_nodes(const struct rows *r)
 		if (x->n.flags & TRAWL_CLUSTER_OFFSET)
 			snprintf(off, sizeof(off), "%+.3f ms (%.3f)", x->n.offset_ns / 1e6,
 				 x->n.rtt_ns / 1e6);
-		printf("%-16s %-5s %-19s %-24s %7" PRIu64 " %9" PRIu64 "  %s\n", x->name,
+		printf("%-16s %-5s %-19s %-24s %7" PRIu64 " %9" PRIu64 "  %s\n", x->t.name,
 		       state_name(x->n.state), since, off, x->n.buffers, x->n.discarded,
-		       *x->sessions ? x->sessions : "-");
+		       *x->t.sessions ? x->t.sessions : "-");
 	}
 }
 
@@ -228,11 +249,11 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 		if (x->n.state != TRAWL_CLUSTER_UP && !(x->n.flags & TRAWL_CLUSTER_ANSWER)) {
 			char since[32];
 			when(since, sizeof(since), x->n.since);
-			printf("%-16s down   since %s: %s\n", x->name, since, x->err);
+			printf("%-16s down   since %s: %s\n", x->t.name, since, x->t.err);
 			continue;
 		}
 		if (!(x->n.flags & TRAWL_CLUSTER_ANSWER) || x->n.status < 0) {
-			printf("%-16s failed %s\n", x->name, *x->err ? x->err : "no answer");
+			printf("%-16s failed %s\n", x->t.name, *x->t.err ? x->t.err : "no answer");
 			continue;
 		}
 		const char *word = x->n.status == 0 ? "ok" : "failed";
@@ -247,16 +268,16 @@ static void print_answers(const struct rows *r, const char *verb, const char *se
 		}
 		if (x->n.flags & TRAWL_CLUSTER_OFFSET)
 			printf("%-16s %-6s at +%.3f ms (node clock %" PRIu64 ".%09" PRIu64 " s, offset "
-			       "%+.3f ms +-%.3f), answered after %.3f ms\n", x->name, word,
+			       "%+.3f ms +-%.3f), answered after %.3f ms\n", x->t.name, word,
 			       (relay_time(x) - first) / 1e6, x->n.t_apply / 1000000000u,
 			       x->n.t_apply % 1000000000u, x->n.offset_ns / 1e6, x->n.rtt_ns / 2e6,
 			       (x->n.t_done - x->n.t_apply) / 1e6);
 		else
 			printf("%-16s %-6s at node clock %" PRIu64 ".%09" PRIu64 " s (offset not known "
-			       "yet)\n", x->name, word, x->n.t_apply / 1000000000u,
+			       "yet)\n", x->t.name, word, x->n.t_apply / 1000000000u,
 			       x->n.t_apply % 1000000000u);
-		print_text("    ", x->out);
-		print_text("    ", x->err);
+		print_text("    ", x->t.out);
+		print_text("    ", x->t.err);
 	}
 	printf("%s%s%s: %zu of %zu nodes ok", verb, session ? " " : "", session ? session : "",
 	       ok, r->n);
@@ -407,6 +428,7 @@ int cmd_cluster(int argc, char **argv)
 	for (size_t i = 0; i < nowned; i++)
 		free(owned[i]);
 	if (r < 0) {
+		tr_escape_ctl(err, sizeof(err));	/* it may hold the relay's words */
 		cli_err("%s: %s", verb, err);
 		r = CLI_EXIT_FAILURE;
 	} else if (rows.oom) {

@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@
 #include "trawl/agent.h"
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
+#include "util/clock.h"
 #include "util/config.h"
 
 /* ------------------------------------------------------------- helpers */
@@ -759,7 +762,8 @@ static void agent_usage(FILE *f)
 {
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
 	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB] [--rt-prio N]\n"
-	      "                   [--host NAME] [--relay HOST[:PORT]] [--quiet]\n"
+	      "                   [--host NAME] [--relay HOST[:PORT]] [--root DIR] [--quiet]\n"
+	      "       trawl agent --stop [--socket PATH | --system]\n"
 	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--loglevel L]\n"
 	      "                   [--context CTX]... [--overwrite] [--KEY VALUE]... [--socket PATH] ...\n"
 	      "The per-node daemon applications linked with libtrawl register with.\n"
@@ -769,7 +773,11 @@ static void agent_usage(FILE *f)
 	      "  -f, --foreground do not detach (logs on stderr); the default detaches once\n"
 	      "                   listening, so that the command returning means ready\n"
 	      "  -q, --quiet      in the foreground, log only errors and warnings\n"
-	      "  --pidfile FILE   write the agent's pid there\n"
+	      "  --pidfile FILE   write the agent's pid there (default: beside the socket,\n"
+	      "                   agent.pid for agent.sock; removed at exit)\n"
+	      "  --stop           stop the agent listening on the socket (its sessions are\n"
+	      "                   stopped and their traces completed first); waits for it\n"
+	      "                   to be gone, at most 30 s\n"
 	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
 	      "  --flush-ms MS    drain the applications' buffers every MS ms (default 2)\n"
 	      "  --io-queue MB    finished packets wait for the disk in a queue of MB MiB,\n"
@@ -783,6 +791,9 @@ static void agent_usage(FILE *f)
 	      "                   control: trawl cluster there runs session commands here;\n"
 	      "                   joins again when the relay comes back (default: [agent]\n"
 	      "                   relay). With --oneshot: the session streams there\n"
+	      "  --root DIR       the trace root: the relay joined may name output paths\n"
+	      "                   beneath DIR only (a create's output=, a snapshot's DIR);\n"
+	      "                   without it, none (default: [agent] root)\n"
 	      "  --secret-file FILE  the credential of the sessions' relays and of the one\n"
 	      "                   --relay joins (docs/auth.md; default: TRAWL_SECRET_FILE,\n"
 	      "                   else [relay] secret-file)\n"
@@ -834,6 +845,107 @@ static void rmdir_record_dir(const char *sock)
 		rmdir(dir);
 }
 
+/* The agent's default pid file: beside its socket, NAME.pid for NAME.sock
+ * (else SOCKET.pid). */
+static void default_pidfile(const char *sock, char *buf, size_t len)
+{
+	size_t n = strlen(sock);
+	if (n > 5 && strcmp(sock + n - 5, ".sock") == 0)
+		snprintf(buf, len, "%.*s.pid", (int)(n - 5), sock);
+	else
+		snprintf(buf, len, "%s.pid", sock);
+}
+
+/* The pid into path: a new or truncated regular file, no symbolic link
+ * followed. 0 or -errno. */
+static int write_pid(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		      0644);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+	int r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL :
+		write(fd, line, (size_t)n) != n ? -EIO : 0;
+	close(fd);
+	return r;
+}
+
+/* Removes the pid file if it still names this process. */
+static void remove_pid(const char *path)
+{
+	char line[32] = "";
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	bool ours = fgets(line, sizeof(line), f) && atoi(line) == (int)getpid();
+	fclose(f);
+	if (ours)
+		unlink(path);
+}
+
+/* Is pid a process still there (a zombie is gone)? */
+static bool alive(pid_t pid)
+{
+	char p[64], st[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return kill(pid, 0) == 0 || errno == EPERM;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = 0;
+	const char *rp = strrchr(st, ')');	/* the name may hold anything */
+	return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
+}
+
+/* trawl agent --stop: SIGTERM to the process listening on sock (the
+ * socket's own credentials say which: no stale pid file can make it
+ * signal another process), then waits until it is gone. */
+static int stop_agent(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(sock) >= sizeof(sa.sun_path))
+		return cli_usage("--socket: a path longer than %zu bytes", sizeof(sa.sun_path) - 1);
+	strcpy(sa.sun_path, sock);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		cli_err("--stop: no agent at %s: %s", sock, strerror(e));
+		return CLI_EXIT_FAILURE;
+	}
+	struct ucred cr = { 0 };
+	socklen_t cl = sizeof(cr);
+	int r = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl);
+	close(fd);
+	if (r < 0 || cr.pid <= 0) {
+		cli_err("--stop: the agent at %s: its pid is not known: %s", sock,
+			r < 0 ? strerror(errno) : "no credentials");
+		return CLI_EXIT_FAILURE;
+	}
+	if (kill(cr.pid, SIGTERM) < 0) {
+		cli_err("--stop: the agent at %s (pid %d): %s", sock, (int)cr.pid, strerror(errno));
+		return CLI_EXIT_FAILURE;
+	}
+	/* its sessions are stopped and completed first: bounded */
+	int64_t until = tr_mono_ms() + 30000;
+	while (alive(cr.pid) && tr_mono_ms() < until) {
+		struct timespec ts = { 0, 20 * 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (alive(cr.pid)) {
+		cli_err("--stop: the agent at %s (pid %d) is still there after 30 s", sock,
+			(int)cr.pid);
+		return CLI_EXIT_FAILURE;
+	}
+	cli_info("agent %d at %s stopped", (int)cr.pid, sock);
+	return 0;
+}
+
 /* Runs the agent in this process until SIGTERM or SIGINT: the exit status. */
 static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pidfile,
 		     int ready_fd)
@@ -854,13 +966,11 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 	the_agent = a;
 	if (early_quit)
 		trawl_agent_stop(a);
-	if (pidfile) {
-		FILE *f = fopen(pidfile, "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-			the_agent = NULL;
-			trawl_agent_free(a);
-			return cli_err("%s: cannot write the pid: %s", pidfile, strerror(errno));
-		}
+	int pr;
+	if (pidfile && (pr = write_pid(pidfile)) < 0) {
+		the_agent = NULL;
+		trawl_agent_free(a);
+		return cli_err("%s: cannot write the pid: %s", pidfile, strerror(-pr));
 	}
 	cli_ready(&ready_fd, NULL);
 	if (!foreground) {
@@ -873,6 +983,8 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 	int r = trawl_agent_run(a);
 	the_agent = NULL;
 	trawl_agent_free(a);
+	if (pidfile)
+		remove_pid(pidfile);
 	return r < 0 ? 1 : 0;
 }
 
@@ -910,7 +1022,8 @@ static int push_rules(char ***v, size_t *n, const char *const *globs, size_t ngl
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER,
-	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SECRET, O_SET = 512 };
+	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SECRET, O_ROOT, O_STOP,
+	       O_SET = 512 };
 	struct option opts[64] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
@@ -930,8 +1043,10 @@ int cmd_agent(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "secret-file", required_argument, NULL, O_SECRET },
+		{ "root", required_argument, NULL, O_ROOT },
+		{ "stop", no_argument, NULL, O_STOP },
 	};
-	setting_options(opts, 18, ARRAY_SIZE(opts), O_SET);
+	setting_options(opts, 20, ARRAY_SIZE(opts), O_SET);
 	const char *secret = NULL;
 	struct trawl_agent_opts o = { .sz = sizeof(o), .kernel = &trawl_kern_agent_ops };
 	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
@@ -939,7 +1054,7 @@ int cmd_agent(int argc, char **argv)
 	const char *vals[MAX_SETTINGS] = { NULL };	/* per setting: --KEY's value */
 	size_t nglobs = 0, nctx = 0, nset = 0;
 	const char *sock = NULL, *out = NULL, *ll = NULL, *pidfile = NULL, *mode = NULL;
-	bool system = false, oneshot = false, foreground = false;
+	bool system = false, oneshot = false, foreground = false, stop = false;
 	int ready_fd = -1;
 	int c;
 	optind = 1;
@@ -977,6 +1092,8 @@ int cmd_agent(int argc, char **argv)
 		case O_IOQ: cli_num[1] = optarg; break;
 		case O_RT: cli_num[2] = optarg; break;
 		case O_SECRET: secret = optarg; break;
+		case O_ROOT: o.root = optarg; break;
+		case O_STOP: stop = true; break;
 		case 'q': cli_verbosity = -1; break;
 		case 'h':
 			agent_usage(stdout);
@@ -1007,6 +1124,19 @@ int cmd_agent(int argc, char **argv)
 		return cli_usage("-o, --enable, --context and session settings need --oneshot");
 	if (sock && system)
 		return cli_usage("--socket and --system exclude each other");
+	if (stop && (oneshot || o.relay || o.host || o.root || pidfile || ready_fd >= 0 ||
+		     foreground || secret || cli_num[0] || cli_num[1] || cli_num[2]))
+		return cli_usage("--stop takes --socket PATH or --system only");
+	if (stop) {
+		char sp[108];
+		if (system)
+			tr_ust_agent_path(sp, sizeof(sp), true);
+		else if (sock)
+			snprintf(sp, sizeof(sp), "%s", sock);
+		else
+			agent_socket(sp, sizeof(sp));
+		return stop_agent(sp);
+	}
 	/* the credential its sessions' relays ask for (docs/auth.md) */
 	cli_secret_env(secret);
 	/* the numbers: the command line's, else [agent] settings (the
@@ -1030,6 +1160,8 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (!oneshot && !o.relay)
 		o.relay = setting("agent", "relay");
+	if (!o.root)
+		o.root = setting("agent", "root");
 	o.flush_ms = (unsigned)val[0];
 	o.io_queue = (size_t)val[1] << 20;
 	o.rt_prio = (int)val[2];
@@ -1042,6 +1174,13 @@ int cmd_agent(int argc, char **argv)
 	else
 		agent_socket(path, sizeof(path));
 	o.socket = path;
+	/* a pid file beside the socket by default (not for a one-shot's
+	 * private agent) */
+	char defpid[120];
+	if (!pidfile && !oneshot) {
+		default_pidfile(path, defpid, sizeof(defpid));
+		pidfile = defpid;
+	}
 	char sys[108];
 	tr_ust_agent_path(sys, sizeof(sys), true);
 	o.world = strcmp(path, sys) == 0;

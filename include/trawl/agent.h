@@ -154,6 +154,14 @@ struct trawl_agent_opts {
 	 * goes away it connects again, waiting 0.5 s, then twice as long each
 	 * time, up to 30 s. NULL: none. */
 	const char *relay;
+	/* The trace root: the directory beneath which the relay joined may
+	 * name output paths (a create's output=DIR, a snapshot's DIR); a
+	 * request of the relay's naming any other path is refused, and so is
+	 * one naming a relay other than the one joined. It must exist (made
+	 * absolute, symbolic links resolved, at trawl_agent_new()). NULL: the
+	 * relay names no path at all (its sessions stream to it only). The
+	 * agent's own clients (its Unix socket) are not limited by it. */
+	const char *root;
 };
 
 struct trawl_agent;

@@ -157,6 +157,7 @@ struct trawl_agent {
 	uint64_t next_key;
 	uint8_t *msgbuf;		/* AM_MSG_MAX: messages in and out */
 	struct tr_join *join;		/* the relay joined (join.c), or NULL */
+	char *root;			/* o.root resolved; NULL: none */
 };
 
 /* ---- agent.c */
@@ -199,6 +200,16 @@ TRAWL_HIDDEN size_t tr_join_fill(struct trawl_agent *a, struct pollfd *pf);
 TRAWL_HIDDEN void tr_join_events(struct trawl_agent *a, const struct pollfd *pf, size_t n);
 
 /* ---- verbs.c */
+/* Is name a session name both the agent and a relay take (the relay's
+ * rule, tr_relay_name_ok: [A-Za-z0-9._-], not starting with '.' or '-',
+ * at most 200 bytes here)? true, or false with the reason in why. */
+TRAWL_HIDDEN bool tr_session_name_ok(const char *name, char *why, size_t wlen);
+/* May the relay joined (cluster control) ask this request (argv)? Only
+ * the cluster's verbs; output paths only beneath the agent's trace root
+ * (trawl_agent_opts.root); a relay only the one joined (joined: its
+ * address). true, or false with the reason in why. */
+TRAWL_HIDDEN bool tr_verb_relay_may(const struct trawl_agent *a, const char *joined, int argc,
+				    char **argv, char *why, size_t wlen);
 /* One client request, argv[0] the verb: answered (now or when the
  * applications have answered). */
 TRAWL_HIDDEN void tr_verb_run(struct conn *c, int argc, char **argv);

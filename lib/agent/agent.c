@@ -29,6 +29,7 @@
 
 #include "agent-internal.h"
 #include "ust/proto.h"
+#include "util/escape.h"
 
 void tr_agent_log(struct trawl_agent *a, int level, const char *fmt, ...)
 {
@@ -39,6 +40,9 @@ void tr_agent_log(struct trawl_agent *a, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* peers' strings among it (a relay's reason, an application's
+	 * name): no control character reaches a terminal or a log */
+	tr_escape_ctl(msg, sizeof(msg));
 	a->o.log(a->o.log_arg, level, msg);
 }
 
@@ -194,6 +198,15 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 	if (a->o.relay && *a->o.relay && (r = tr_join_new(a, a->o.relay, err, errlen)) < 0)
 		goto err;
 	a->o.relay = NULL;	/* the caller's string is not kept */
+	/* (a->o was zeroed beyond a shorter caller's opts) */
+	struct stat rst;
+	if (a->o.root && *a->o.root && (!(a->root = realpath(a->o.root, NULL)) ||
+					stat(a->root, &rst) < 0 || !S_ISDIR(rst.st_mode))) {
+		r = tr_seterr(err, errlen, a->root ? ENOTDIR : errno, "trace root %s: %s",
+			      a->o.root, a->root ? "not a directory" : strerror(errno));
+		goto err;
+	}
+	a->o.root = NULL;
 	if (a->o.oneshot && (r = oneshot(a, err, errlen)) < 0)
 		goto err;
 	a->o.oneshot = NULL;
@@ -376,5 +389,6 @@ void trawl_agent_free(struct trawl_agent *a)
 		close(a->wakefd);
 	free(a->msgbuf);
 	free(a->socket);
+	free(a->root);
 	free(a);
 }

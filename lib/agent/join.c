@@ -82,6 +82,16 @@ struct tr_join {
 	uint8_t *joinmsg;		/* the JOIN sent, header included: the
 					 * proof's context */
 	size_t joinlen;
+	/* mutual: with a credential, the relay must prove the same key
+	 * (its PROOF, over our nonce) before its WELCOME is taken */
+	bool need_proof, challenged, proven;
+	uint8_t rnonce[AUTH_NONCE_LEN], pnonce[AUTH_NONCE_LEN];
+	/* the sessions' states last told the relay (a PONG), and the last
+	 * PING (its time, ours when it came): a change is told at once, in a
+	 * PONG of that PING again, not at the next ping */
+	char told[1024];
+	bool pinged;
+	uint64_t ping_t_relay, ping_t_agent;
 };
 
 const char *tr_join_addr(const struct trawl_agent *a)
@@ -128,6 +138,9 @@ static void forget_cred(struct tr_join *j)
 	free(j->joinmsg);
 	j->joinmsg = NULL;
 	j->joinlen = 0;
+	explicit_bzero(j->rnonce, sizeof(j->rnonce));
+	explicit_bzero(j->pnonce, sizeof(j->pnonce));
+	j->challenged = false;
 }
 
 void tr_join_free(struct trawl_agent *a)
@@ -221,6 +234,8 @@ static void try_connect(struct trawl_agent *a)
 	j->fd = fd;
 	j->state = J_WAIT;
 	j->welcome_by = tr_mono_ms() + WELCOME_MS;
+	j->need_proof = j->cred != NULL;
+	j->proven = false;
 	tr_relay_wr_begin(&j->w, RELAY_JOIN);
 	tr_relay_wr_32(&j->w, RELAY_VERSION);
 	tr_relay_wr_32(&j->w, j->cred ? RELAY_JOIN_AUTH : 0);
@@ -252,15 +267,53 @@ static void on_challenge(struct trawl_agent *a, const struct relay_msg *m)
 			 m->u.challenge.version, RELAY_AUTH_VERSION);
 		return down(a, why);
 	}
+	if (j->challenged)
+		return down(a, "a second CHALLENGE");
 	int ret = tr_auth_put(j->cred, AUTH_ROLE_NODE, m->u.challenge.nonce, j->joinmsg,
 			      j->joinlen, am);
-	forget_cred(j);
 	if (ret < 0)
 		return down(a, strerror(-ret));
+	/* kept (with the credential) for the relay's proof */
+	memcpy(j->rnonce, m->u.challenge.nonce, AUTH_NONCE_LEN);
+	memcpy(j->pnonce, am + RELAY_HDR_LEN + 4, AUTH_NONCE_LEN);
+	j->challenged = true;
 	ret = tr_net_write_full(j->fd, am, sizeof(am), tr_mono_ms() + RELAY_SEND_TIMEOUT_MS);
 	explicit_bzero(am, sizeof(am));
 	if (ret < 0)
 		down(a, strerror(-ret));
+}
+
+/* The relay's PROOF: the same key over our nonce, or the relay is not
+ * the one of our secret (it learns nothing, and is obeyed in nothing). */
+static void on_proof(struct trawl_agent *a, const struct relay_msg *m)
+{
+	struct tr_join *j = a->join;
+	if (j->state != J_WAIT || !j->challenged || !j->cred || j->proven)
+		return down(a, "an unexpected PROOF");
+	bool ok = tr_auth_relay_check(j->cred->key, AUTH_ROLE_NODE, (uint32_t)j->cred->kind,
+				      j->rnonce, j->pnonce, j->joinmsg, j->joinlen,
+				      m->u.proof.mac);
+	forget_cred(j);
+	if (!ok)
+		return down(a, "the relay did not prove it holds this agent's secret (its proof is "
+			    "wrong): not obeying it");
+	j->proven = true;
+}
+
+/* The sessions and their states, "NAME:STATE,...", in list (len bytes). */
+static void session_list(const struct trawl_agent *a, char *list, size_t len)
+{
+	size_t off = 0;
+	list[0] = 0;
+	for (const struct session *s = a->sessions; s; s = s->next) {
+		int k = snprintf(list + off, len - off, "%s%s:%s", off ? "," : "", s->name,
+				 tr_agent_state_names[s->state]);
+		if (k < 0 || (size_t)k >= len - off) {
+			list[off] = 0;
+			break;
+		}
+		off += (size_t)k;
+	}
 }
 
 /* Sessions, buffers in use, events discarded: for the relay's PONG. */
@@ -268,9 +321,7 @@ static void figures(struct trawl_agent *a)
 {
 	struct tr_join *j = a->join;
 	uint64_t nb = 0, disc = 0;
-	char list[1024] = "";
-	size_t off = 0;
-	for (struct session *s = a->sessions; s; s = s->next) {
+	for (struct session *s = a->sessions; s; s = s->next)
 		for (struct part *p = s->parts; p; p = p->next)
 			for (struct aring *r = p->rings; r; r = r->next)
 				if (r->c.ring.shm && !r->done) {
@@ -278,15 +329,36 @@ static void figures(struct trawl_agent *a)
 					disc += __atomic_load_n(&r->c.ring.shm->discarded,
 								__ATOMIC_RELAXED);
 				}
-		int k = snprintf(list + off, sizeof(list) - off, "%s%s:%s", off ? "," : "", s->name,
-				 tr_agent_state_names[s->state]);
-		if (k < 0 || (size_t)k >= sizeof(list) - off)
-			break;
-		off += (size_t)k;
-	}
+	session_list(a, j->told, sizeof(j->told));
 	tr_relay_wr_64(&j->w, nb);
 	tr_relay_wr_64(&j->w, disc);
-	tr_relay_wr_str(&j->w, list);
+	tr_relay_wr_str(&j->w, j->told);
+}
+
+/* A PONG of the last PING: the figures now. */
+static void pong(struct trawl_agent *a, uint64_t t_relay, uint64_t t_agent)
+{
+	struct tr_join *j = a->join;
+	tr_relay_wr_begin(&j->w, RELAY_PONG);
+	tr_relay_wr_64(&j->w, t_relay);
+	tr_relay_wr_64(&j->w, t_agent);
+	figures(a);
+	send_w(a);
+}
+
+/* A session made, started, stopped or gone since the relay was told: told
+ * now (trawl cluster nodes shows it at once). The PONG repeats the last
+ * PING's times: its round trip is the longer by the wait, so the relay's
+ * offset estimate (the shortest round trip of its samples) never takes it. */
+static void tell_states(struct trawl_agent *a)
+{
+	struct tr_join *j = a->join;
+	char now[sizeof(j->told)];
+	if (j->state != J_UP || !j->pinged)
+		return;
+	session_list(a, now, sizeof(now));
+	if (strcmp(now, j->told) != 0)
+		pong(a, j->ping_t_relay, j->ping_t_agent);
 }
 
 static void reply_fail(struct trawl_agent *a, uint32_t id, const char *why)
@@ -389,8 +461,8 @@ static void start_at(struct trawl_agent *a, uint32_t id, char *sess, const char 
 	q->key = s->key;
 	q->next = j->reqs;
 	j->reqs = q;
-	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "relay %s asks: start %s in %.3f ms", j->addr, sess,
-		     (t - now) / 1e6);
+	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "relay %s asks: start %s in %.3f ms", j->addr,
+		     s->name, (t - now) / 1e6);
 }
 
 /* A start's agreed time has come: the start verb, for the session
@@ -424,6 +496,16 @@ static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
 		p += strlen(p) + 1;
 	}
 	argv[argc] = NULL;
+	if (!argc)
+		return reply_fail(a, m->u.ctl.id, "an empty request");
+	/* the relay, even proven, asks for what cluster control needs only:
+	 * no path outside the trace root, no other relay (docs/cluster.md) */
+	char why[600];
+	if (!tr_verb_relay_may(a, j->addr, argc, argv, why, sizeof(why))) {
+		tr_agent_log(a, TRAWL_AGENT_LOG_WARNING, "relay %s: refused its request: %s",
+			     j->addr, why);
+		return reply_fail(a, m->u.ctl.id, why);
+	}
 	if (argc == 3 && strcmp(argv[0], "start") == 0 && strncmp(argv[2], "--at=", 5) == 0)
 		return start_at(a, m->u.ctl.id, argv[1], argv[2] + 5);
 	/* "relay=." in a create: the relay joined */
@@ -442,28 +524,39 @@ static void on_ctl(struct trawl_agent *a, const struct relay_msg *m)
 static void on_msg(struct trawl_agent *a, const struct relay_msg *m)
 {
 	struct tr_join *j = a->join;
+	bool asked;
 	switch (m->type) {
 	case RELAY_WELCOME:
 		if (j->state != J_WAIT)
 			return down(a, "a second WELCOME");
+		asked = j->challenged;
 		forget_cred(j);
 		if (m->u.welcome.status)
 			return down(a, m->u.welcome.msg);
+		if (j->need_proof && !j->proven)
+			return down(a, asked ? "the relay did not prove it holds this agent's secret "
+				    "(a WELCOME without its proof): not obeying it" :
+				    "the relay did not prove it holds this agent's secret (it asked "
+				    "no proof: a relay without a secret, or not the relay of this "
+				    "secret): not obeying it");
 		j->state = J_UP;
+		j->pinged = false;
+		j->told[0] = 0;
 		j->backoff = BACKOFF_MIN_MS;
 		j->said_down = false;
 		tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "joined relay %s as %s", j->addr, a->hostname);
 		return;
 	case RELAY_CHALLENGE:
 		return on_challenge(a, m);
+	case RELAY_PROOF:
+		return on_proof(a, m);
 	case RELAY_PING:
 		if (j->state != J_UP)
 			return down(a, "a PING before WELCOME");
-		tr_relay_wr_begin(&j->w, RELAY_PONG);
-		tr_relay_wr_64(&j->w, m->u.ping.t_relay);
-		tr_relay_wr_64(&j->w, tr_mono_ns());
-		figures(a);
-		return send_w(a);
+		j->pinged = true;
+		j->ping_t_relay = m->u.ping.t_relay;
+		j->ping_t_agent = tr_mono_ns();
+		return pong(a, j->ping_t_relay, j->ping_t_agent);
 	case RELAY_CTL:
 		if (j->state != J_UP)
 			return down(a, "a request before WELCOME");
@@ -587,6 +680,7 @@ size_t tr_join_fill(struct trawl_agent *a, struct pollfd *pf)
 		try_connect(a);
 	if (j->state == J_WAIT && now >= j->welcome_by)
 		down(a, "no WELCOME in time");
+	tell_states(a);
 	size_t n = 0;
 	pf[n++] = (struct pollfd){ j->fd, POLLIN, 0 };	/* -1: ignored by poll */
 	for (struct jreq *q = j->reqs; q; q = q->next)

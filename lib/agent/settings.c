@@ -492,6 +492,8 @@ struct session *tr_session_load(struct trawl_agent *a, char *text, const char *r
 				snprintf(why, wlen, "line %u: a second 'session'", lineno);
 				goto err;
 			}
+			if (!tr_session_name_ok(rename ? rename : v, why, wlen))
+				goto err;
 			s = tr_session_new(a, rename ? rename : v, why, wlen);
 			if (!s)
 				goto err;

@@ -12,11 +12,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent-internal.h"
+#include "net/relay-proto.h"	/* tr_relay_name_ok */
 #include "ust/proto.h"
 
 /* The session named by argv[1], in a state where rules change. */
@@ -129,6 +131,8 @@ static void v_create(struct conn *c, struct session *unused, int argc, char **ar
 {
 	struct trawl_agent *a = c->a;
 	char why[512] = "";
+	if (!tr_session_name_ok(argv[1], why, sizeof(why)))
+		return tr_cfail(c, 2, "%s", why);
 	struct session *s = tr_session_new(a, argv[1], why, sizeof(why));
 	if (!s)
 		return tr_cfail(c, 1, "%s", why);
@@ -435,6 +439,99 @@ static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 		tr_cend(c, 0);
 	}
 	free(base);
+}
+
+/* ------------------------------------------------------------- names, the relay's requests */
+
+bool tr_session_name_ok(const char *name, char *why, size_t wlen)
+{
+	/* the relay's rule (a session's directory there, and here a
+	 * file name of the snapshots): one function for both */
+	if (strlen(name) <= 200 && tr_relay_name_ok(name))
+		return true;
+	snprintf(why, wlen, "bad session name '%.80s': a session name is of [A-Za-z0-9._-], at "
+		 "most 200 bytes, not starting with '.' or '-' (the relay's rule)", name);
+	return false;
+}
+
+/* Is path (absolute) beneath root, its symbolic links resolved as far as
+ * it exists, and no "." nor ".." in it? */
+static bool beneath(const char *root, const char *path)
+{
+	if (path[0] != '/' || strlen(path) >= PATH_MAX)
+		return false;
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+	}
+	/* the deepest part of it that exists, resolved */
+	char buf[PATH_MAX], *res = NULL;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (;;) {
+		if ((res = realpath(buf, NULL)) || errno != ENOENT)
+			break;
+		char *slash = strrchr(buf, '/');
+		if (!slash || slash == buf)
+			break;
+		*slash = 0;
+	}
+	size_t rl = strlen(root);
+	bool ok = res && strncmp(res, root, rl) == 0 && (res[rl] == 0 || res[rl] == '/' ||
+							 (rl == 1 && root[0] == '/'));
+	free(res);
+	return ok;
+}
+
+/* An output path the relay named: beneath the trace root, or why not. */
+static bool relay_path_ok(const struct trawl_agent *a, const char *what, const char *path,
+			  char *why, size_t wlen)
+{
+	if (!a->root) {
+		snprintf(why, wlen, "%s %.200s: the relay may not name output paths on this node "
+			 "(it has no trace root: trawl agent --root DIR, [agent] root)", what, path);
+		return false;
+	}
+	if (!beneath(a->root, path)) {
+		snprintf(why, wlen, "%s %.200s: not beneath this node's trace root %s (the relay "
+			 "may name output paths there only)", what, path, a->root);
+		return false;
+	}
+	return true;
+}
+
+bool tr_verb_relay_may(const struct trawl_agent *a, const char *joined, int argc, char **argv,
+		       char *why, size_t wlen)
+{
+	static const char *const ok[] = { "list", "create", "describe", "enable", "disable",
+					  "add-context", "start", "stop", "destroy", "snapshot" };
+	bool known = false;
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
+		known |= strcmp(argv[0], ok[i]) == 0;
+	if (!known) {
+		snprintf(why, wlen, "'%.64s' is not a request the relay may make", argv[0]);
+		return false;
+	}
+	if (strcmp(argv[0], "create") == 0) {
+		for (int i = 2; i < argc; i++) {
+			if (strncmp(argv[i], "output=", 7) == 0 &&
+			    !relay_path_ok(a, "output", argv[i] + 7, why, wlen))
+				return false;
+			if (strncmp(argv[i], "relay=", 6) == 0 && strcmp(argv[i] + 6, ".") != 0 &&
+			    strcmp(argv[i] + 6, joined) != 0) {
+				snprintf(why, wlen, "relay %.200s: the relay may stream sessions to "
+					 "itself only (relay=.)", argv[i] + 6);
+				return false;
+			}
+		}
+	}
+	if (strcmp(argv[0], "snapshot") == 0 && argc > 2 && strncmp(argv[2], "--relay=", 8) != 0 &&
+	    !relay_path_ok(a, "snapshot into", argv[2], why, wlen))
+		return false;
+	return true;
 }
 
 /* ------------------------------------------------------------- the table */

@@ -28,6 +28,7 @@
 #include "net/relay-proto.h"
 
 #define MAC_LABEL "trawl-auth-1"
+#define RELAY_LABEL "trawl-rely-1"	/* the relay's proof: never a peer's */
 #define NODE_LABEL "trawl node key"
 #define VIEWER_LABEL "trawl viewer key"
 #define NETTLE_SONAME "libnettle.so.8"
@@ -101,7 +102,7 @@ static size_t word(const char **p, const char *end, const char **w)
 	return (size_t)(*p - *w);
 }
 
-int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
+static int parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
 {
 	const char *p = text, *end = text + len;
 	int line = 0;
@@ -147,11 +148,9 @@ int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, 
 		}
 		hex = w[nw - 1];
 		hexlen = wl[nw - 1];
-		if (hex_key(hex, hexlen, c->key) < 0) {
-			tr_auth_wipe(c);
+		if (hex_key(hex, hexlen, c->key) < 0)
 			return tr_seterr(err, errlen, EINVAL, "line %d: the key is not %d hex digits",
 					 line, 2 * AUTH_KEY_LEN);
-		}
 		have = true;
 	}
 	if (!have)
@@ -159,10 +158,29 @@ int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, 
 	return 0;
 }
 
+int tr_auth_parse(const char *text, size_t len, struct auth_cred *c, char *err, size_t errlen)
+{
+	/* a refusal leaves nothing of a key behind: a good line followed by
+	 * a bad one, or a key whose digits went wrong half-way */
+	int ret = parse(text, len, c, err, errlen);
+	if (ret < 0)
+		tr_auth_wipe(c);
+	return ret;
+}
+
+/* What a file that is not a regular one is, for a refusal. */
+static const char *file_type(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a file";
+}
+
 int tr_auth_load(const char *path, struct auth_cred *c, char *err, size_t errlen)
 {
 	char buf[AUTH_FILE_MAX + 1], why[200];
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO (or a device) would block the open until a
+	 * writer comes; it is refused below, once fstat says what it is */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 	struct stat st;
@@ -171,7 +189,8 @@ int tr_auth_load(const char *path, struct auth_cred *c, char *err, size_t errlen
 	if (fstat(fd, &st) < 0) {
 		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
-		ret = tr_seterr(err, errlen, EINVAL, "%s: not a regular file", path);
+		ret = tr_seterr(err, errlen, EINVAL, "%s: not a regular file (%s)", path,
+				file_type(st.st_mode));
 	} else if (st.st_mode & 077) {
 		ret = tr_seterr(err, errlen, EPERM, "%s: readable or writable by others (mode "
 				"%03o): chmod 600 it", path, (unsigned)(st.st_mode & 0777));
@@ -271,12 +290,15 @@ int tr_auth_nonce(uint8_t nonce[AUTH_NONCE_LEN])
 	return 0;
 }
 
-void tr_auth_mac(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
-		 const uint8_t relay_nonce[AUTH_NONCE_LEN], const uint8_t peer_nonce[AUTH_NONCE_LEN],
-		 const void *ctx, size_t ctxlen, uint8_t mac[AUTH_MAC_LEN])
+/* The MAC of either side: label (both labels are as long) and the rest. */
+static void mac_of(const char *label, const uint8_t key[AUTH_KEY_LEN], uint32_t role,
+		   uint32_t kind, const uint8_t relay_nonce[AUTH_NONCE_LEN],
+		   const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx, size_t ctxlen,
+		   uint8_t mac[AUTH_MAC_LEN])
 {
+	_Static_assert(sizeof(MAC_LABEL) == sizeof(RELAY_LABEL), "labels of one length");
 	uint8_t head[sizeof(MAC_LABEL) + 8 + 2 * AUTH_NONCE_LEN];
-	memcpy(head, MAC_LABEL, sizeof(MAC_LABEL));	/* with its NUL */
+	memcpy(head, label, sizeof(MAC_LABEL));	/* with its NUL */
 	put_le32(head + sizeof(MAC_LABEL), role);
 	put_le32(head + sizeof(MAC_LABEL) + 4, kind);
 	memcpy(head + sizeof(MAC_LABEL) + 8, relay_nonce, AUTH_NONCE_LEN);
@@ -284,15 +306,46 @@ void tr_auth_mac(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
 	hmac(key, head, sizeof(head), ctx, ctxlen, mac);
 }
 
+static bool check_of(const char *label, const uint8_t key[AUTH_KEY_LEN], uint32_t role,
+		     uint32_t kind, const uint8_t relay_nonce[AUTH_NONCE_LEN],
+		     const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx, size_t ctxlen,
+		     const uint8_t mac[AUTH_MAC_LEN])
+{
+	uint8_t want[AUTH_MAC_LEN];
+	mac_of(label, key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, want);
+	bool ok = tr_auth_ready(NULL, 0) == 0 && nt.memeql(want, mac, AUTH_MAC_LEN);
+	explicit_bzero(want, sizeof(want));
+	return ok;
+}
+
+void tr_auth_mac(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
+		 const uint8_t relay_nonce[AUTH_NONCE_LEN], const uint8_t peer_nonce[AUTH_NONCE_LEN],
+		 const void *ctx, size_t ctxlen, uint8_t mac[AUTH_MAC_LEN])
+{
+	mac_of(MAC_LABEL, key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, mac);
+}
+
 bool tr_auth_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
 		   const uint8_t relay_nonce[AUTH_NONCE_LEN], const uint8_t peer_nonce[AUTH_NONCE_LEN],
 		   const void *ctx, size_t ctxlen, const uint8_t mac[AUTH_MAC_LEN])
 {
-	uint8_t want[AUTH_MAC_LEN];
-	tr_auth_mac(key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, want);
-	bool ok = tr_auth_ready(NULL, 0) == 0 && nt.memeql(want, mac, AUTH_MAC_LEN);
-	explicit_bzero(want, sizeof(want));
-	return ok;
+	return check_of(MAC_LABEL, key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, mac);
+}
+
+void tr_auth_relay_mac(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
+		       const uint8_t relay_nonce[AUTH_NONCE_LEN],
+		       const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx, size_t ctxlen,
+		       uint8_t mac[AUTH_MAC_LEN])
+{
+	mac_of(RELAY_LABEL, key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, mac);
+}
+
+bool tr_auth_relay_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
+			 const uint8_t relay_nonce[AUTH_NONCE_LEN],
+			 const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx, size_t ctxlen,
+			 const uint8_t mac[AUTH_MAC_LEN])
+{
+	return check_of(RELAY_LABEL, key, role, kind, relay_nonce, peer_nonce, ctx, ctxlen, mac);
 }
 
 int tr_auth_put(const struct auth_cred *c, uint32_t role, const uint8_t relay_nonce[AUTH_NONCE_LEN],

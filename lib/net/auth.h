@@ -22,7 +22,10 @@
  * the context is the producer's whole HELLO message, header and payload
  * (session, host, trace, trace UUID), an agent's whole JOIN (its host
  * name), and empty for a viewer. The secret never crosses the network; an
- * answer is good for one challenge, one role and one HELLO only.
+ * answer is good for one challenge, one role and one HELLO only. The relay
+ * then proves the same key to the peer over the peer's nonce
+ * (tr_auth_relay_mac): a peer with a credential refuses a relay that asks
+ * no proof, or whose own proof is missing or wrong.
  *
  * A credential file is text: '#' comments, blank lines, and one line
  * "cluster HEX", "node HOST HEX" or "viewer HEX" (HEX: 64 hex digits).
@@ -104,6 +107,22 @@ TRAWL_HIDDEN bool tr_auth_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role, 
 				const uint8_t relay_nonce[AUTH_NONCE_LEN],
 				const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx,
 				size_t ctxlen, const uint8_t mac[AUTH_MAC_LEN]);
+
+/* The relay's proof to a peer (mutual authentication, docs/auth.md):
+ * HMAC-SHA256(key, "trawl-rely-1" || role || kind || relay nonce || peer
+ * nonce || context), the same inputs as the peer's proof under another
+ * label, so that no peer's answer can serve as a relay's nor the other way
+ * round. The relay sends it once the peer's proof is good; a peer holding
+ * a credential takes nothing from a relay (no WELCOME, no request) before
+ * this proof checks. */
+TRAWL_HIDDEN void tr_auth_relay_mac(const uint8_t key[AUTH_KEY_LEN], uint32_t role, uint32_t kind,
+				    const uint8_t relay_nonce[AUTH_NONCE_LEN],
+				    const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx,
+				    size_t ctxlen, uint8_t mac[AUTH_MAC_LEN]);
+TRAWL_HIDDEN bool tr_auth_relay_check(const uint8_t key[AUTH_KEY_LEN], uint32_t role,
+				      uint32_t kind, const uint8_t relay_nonce[AUTH_NONCE_LEN],
+				      const uint8_t peer_nonce[AUTH_NONCE_LEN], const void *ctx,
+				      size_t ctxlen, const uint8_t mac[AUTH_MAC_LEN]);
 
 /* The AUTH message (lib/net/relay-proto.h) of a producer (role
  * AUTH_ROLE_PRODUCER, msg its HELLO) or of an agent joining

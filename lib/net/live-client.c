@@ -17,6 +17,7 @@
 #include "net/live-client.h"
 #include "net/relay-proto.h"	/* tr_net_split_addr */
 #include "net/sock.h"
+#include "util/escape.h"
 #include "util/clock.h"
 
 struct live_client {
@@ -128,23 +129,31 @@ static int prove(struct live_client *c)
 		return fail(c, EACCES, "live relay: secret file %s: a node's key, which cannot "
 			    "read (the viewer key or the cluster secret is needed)", file);
 	}
-	uint8_t b[LIVE_AUTH_REPLY_LEN], p[68];
+	uint8_t b[LIVE_AUTH_REPLY_LEN], p[68], rnonce[AUTH_NONCE_LEN];
 	if ((ret = request(c, LIVE_TRAWL_CHALLENGE, NULL, 0)) ||
 	    (ret = recv_exact(c, LIVE_TRAWL_CHALLENGE, b, LIVE_CHALLENGE_REPLY_LEN)))
 		goto out;
 	uint32_t st = get_be32(b);
-	if (st == LIVE_AUTH_NONE)
+	/* the relay proves the same secret in return (docs/auth.md): one
+	 * that needs no proof is not the relay of this secret */
+	if (st == LIVE_AUTH_NONE) {
+		c->broken = EACCES;
+		ret = fail(c, EACCES, "live relay did not prove it holds the secret of %s: it "
+			   "asked no proof (a port without authentication, such as --live-open, or "
+			   "not the relay of this secret); give no secret file to read it", file);
 		goto out;
+	}
 	if (st != LIVE_AUTH_OK || get_be32(b + 4) != RELAY_AUTH_VERSION) {
 		ret = bad(c, LIVE_TRAWL_CHALLENGE, "status %u, version %u", st, get_be32(b + 4));
 		goto out;
 	}
+	memcpy(rnonce, b + 8, AUTH_NONCE_LEN);
 	put_be32(p, (uint32_t)cred.kind);
 	if ((ret = tr_auth_nonce(p + 4)) < 0) {
 		ret = fail(c, -ret, "live relay: no random bytes: %s", strerror(-ret));
 		goto out;
 	}
-	tr_auth_mac(cred.key, AUTH_ROLE_VIEWER, (uint32_t)cred.kind, b + 8, p + 4, NULL, 0, p + 36);
+	tr_auth_mac(cred.key, AUTH_ROLE_VIEWER, (uint32_t)cred.kind, rnonce, p + 4, NULL, 0, p + 36);
 	if ((ret = request(c, LIVE_TRAWL_AUTH, p, sizeof(p))) ||
 	    (ret = recv_exact(c, LIVE_TRAWL_AUTH, b, LIVE_AUTH_REPLY_LEN)))
 		goto out;
@@ -152,10 +161,17 @@ static int prove(struct live_client *c)
 	if (st == LIVE_AUTH_REFUSED) {
 		char reason[257];
 		get_str(reason, b + 4, 256);
+		tr_escape_ctl(reason, sizeof(reason));
 		c->broken = EACCES;
 		ret = fail(c, EACCES, "live relay refused the viewer: %s", reason);
 	} else if (st != LIVE_AUTH_OK) {
 		ret = bad(c, LIVE_TRAWL_AUTH, "status %u", st);
+	} else if (!tr_auth_relay_check(cred.key, AUTH_ROLE_VIEWER, (uint32_t)cred.kind, rnonce,
+					p + 4, NULL, 0, b + 4 + 256)) {
+		c->broken = EACCES;
+		ret = fail(c, EACCES, "live relay did not prove it holds the secret of %s: its "
+			   "proof is %s", file, b[4 + 256] || memcmp(b + 4 + 256, b + 4 + 257, 31) ?
+			   "wrong" : "missing");
 	}
 out:
 	tr_auth_wipe(&cred);

@@ -74,13 +74,15 @@ enum { LIVE_DETACH_OK = 1, LIVE_DETACH_UNK, LIVE_DETACH_ERR };
  *                    LIVE_AUTH_NONE (this port needs no proof; the rest
  *                    zero)
  *   TRAWL_AUTH       {u32 credential kind (net/auth.h), u8 nonce[32], u8
- *                    mac[32]}; reply {u32 status, char reason[256]}:
- *                    LIVE_AUTH_OK, or LIVE_AUTH_REFUSED and the reason,
- *                    then the relay closes the connection
+ *                    mac[32]}; reply {u32 status, char reason[256], u8
+ *                    mac[32]}: LIVE_AUTH_OK and the relay's own proof
+ *                    (net/auth.h, tr_auth_relay_mac: the same key over the
+ *                    viewer's nonce), or LIVE_AUTH_REFUSED and the reason
+ *                    (mac zero), then the relay closes the connection
  */
 enum { LIVE_AUTH_OK = 1, LIVE_AUTH_NONE, LIVE_AUTH_REFUSED };
 #define LIVE_CHALLENGE_REPLY_LEN (4 + 4 + 32)
-#define LIVE_AUTH_REPLY_LEN (4 + 256)
+#define LIVE_AUTH_REPLY_LEN (4 + 256 + 32)
 
 /* A parsed request. */
 struct live_req {

@@ -29,6 +29,7 @@
 #include "net/reconnect.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
+#include "util/escape.h"
 #include "util/clock.h"
 
 struct relay_dest {
@@ -84,15 +85,21 @@ err:
 }
 
 /* Reads one WELCOME or ACK: its status, the relay's message in msg. With
- * nonce, a CHALLENGE may come instead of the WELCOME: 1, its nonce there. */
+ * nonce, a CHALLENGE may come instead of the WELCOME: 1, its nonce there.
+ * With proof, a PROOF may: 2, the relay's MAC there. */
 static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg, size_t msglen,
-		      uint8_t *nonce)
+		      uint8_t *nonce, uint8_t *proof)
 {
 	uint8_t hdr[RELAY_HDR_LEN];
 	int ret = tr_net_read_full(fd, hdr, sizeof(hdr), deadline);
 	if (ret)
 		return ret;
 	uint32_t plen = get_le32(hdr + 4);
+	if (proof && get_le32(hdr) == RELAY_PROOF && plen == RELAY_PROOF_LEN) {
+		if ((ret = tr_net_read_full(fd, proof, RELAY_PROOF_LEN, deadline)))
+			return ret;
+		return 2;
+	}
 	if (nonce && get_le32(hdr) == RELAY_CHALLENGE && plen == RELAY_CHALLENGE_LEN) {
 		uint8_t c[RELAY_CHALLENGE_LEN];
 		if ((ret = tr_net_read_full(fd, c, sizeof(c), deadline)))
@@ -199,23 +206,48 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 			      strerror(-fd));
 	}
 	char msg[256] = "";
-	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN];
+	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN], proof[RELAY_PROOF_LEN];
+	const char *impostor = NULL;
 	int ret = tr_net_send2(fd, rd->hello, rd->hello_len, NULL, 0);
 	if (!ret)
-		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL);
-	/* a relay with a secret challenges; one without welcomes at once */
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL,
+				 NULL);
+	/* a relay with a secret challenges, then proves the same secret
+	 * (docs/auth.md): with a credential, a WELCOME without both is not
+	 * the relay of this secret, and gets no trace */
+	if (auth && ret == 0)
+		impostor = "it asked no proof (a relay without a secret, or not the relay "
+			   "of this secret)";
 	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, rd->hello,
 					    rd->hello_len, am)) &&
-	    !(ret = tr_net_send2(fd, am, sizeof(am), NULL, 0)))
-		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL);
+	    !(ret = tr_net_send2(fd, am, sizeof(am), NULL, 0))) {
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, proof);
+		if (ret == 0)
+			impostor = "a WELCOME without its proof";
+		else if (ret == 2 && !tr_auth_relay_check(cred.key, AUTH_ROLE_PRODUCER,
+							  (uint32_t)cred.kind, nonce,
+							  am + RELAY_HDR_LEN + 4, rd->hello,
+							  rd->hello_len, proof))
+			impostor = "its proof is wrong";
+		else if (ret == 2)
+			ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, NULL);
+	}
 	if (auth)
 		tr_auth_wipe(&cred);
+	if (impostor) {
+		*refused = 1;
+		tr_seterr(err, errlen, EACCES, "relay %s did not prove it holds the secret of %s: "
+			  "%s; nothing sent to it", rd->addr, rd->secret_file, impostor);
+		ret = -EACCES;
+		goto err;
+	}
 	if (ret == -EPIPE || ret == -ECONNRESET) {
 		tr_seterr(err, errlen, -ret, "relay %s: %s", rd->addr, strerror(-ret));
 		goto err;
 	}
 	if (ret) {
 		if (*msg) {
+			tr_escape_ctl(msg, sizeof(msg));	/* the relay's words */
 			*refused = 1;
 			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr,
 				  session, host, host + strlen(host) + 1, msg);
@@ -395,7 +427,7 @@ static int rd_close(struct trawl_ctf_dest *d)
 	ret = tr_net_send2(rd->fd, hdr, sizeof(hdr), NULL, 0);
 	if (ret)
 		return ret;
-	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL);
+	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL, NULL);
 }
 
 static void rd_free(struct trawl_ctf_dest *d)

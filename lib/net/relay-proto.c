@@ -266,6 +266,9 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 		m->u.auth.nonce = rdbytes(&r, 32);
 		m->u.auth.mac = rdbytes(&r, 32);
 		break;
+	case RELAY_PROOF:
+		m->u.proof.mac = rdbytes(&r, RELAY_PROOF_LEN);
+		break;
 	case RELAY_RESUMED:
 		m->u.resumed.meta_len = rd64(&r);
 		break;

@@ -36,7 +36,11 @@
  *   R->P CHALLENGE  version (1), the relay's nonce (32 bytes)
  *   P->R AUTH       the credential's kind (net/auth.h), the producer's
  *                   nonce (32 bytes), the MAC (32 bytes) over both nonces
- *                   and the HELLO's payload; then WELCOME as above
+ *                   and the HELLO's payload
+ *   R->P PROOF      once the AUTH is good: the relay's MAC (32 bytes) over
+ *                   the same, under its own label (net/auth.h,
+ *                   tr_auth_relay_mac); then WELCOME as above. A producer
+ *                   with a credential takes no WELCOME of 0 without it
  * Resumable producers (docs/relay.md, "Cut off: reconnect and resume"):
  * HELLO's flag RELAY_HELLO_RESUME says the producer keeps what it sent
  * until the relay has written it, and may come back for the same trace:
@@ -78,6 +82,7 @@
 #define RELAY_AUTH_VERSION 1		/* CHALLENGE's version */
 #define RELAY_CHALLENGE_LEN (4 + 32)	/* version, nonce */
 #define RELAY_AUTH_LEN (4 + 32 + 32)	/* kind, nonce, MAC */
+#define RELAY_PROOF_LEN 32		/* the relay's MAC */
 #define RELAY_HELLO_RESUME 2u		/* HELLO flag: a resumable producer */
 
 #define RELAY_TYPES(X)		\
@@ -93,6 +98,7 @@
 	X(AUTH, 10)		\
 	X(RESUMED, 11)		\
 	X(PROGRESS, 12)		\
+	X(PROOF, 13)		\
 	RELAY_CLUSTER_TYPES(X)
 
 /*
@@ -214,6 +220,9 @@ struct relay_msg {
 			uint32_t kind;
 			const uint8_t *nonce, *mac;	/* 32 bytes each */
 		} auth;
+		struct {
+			const uint8_t *mac;	/* 32 bytes */
+		} proof;
 		struct {
 			uint64_t meta_len;
 		} resumed;

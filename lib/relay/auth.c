@@ -175,6 +175,17 @@ int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m, struct rela
 		return tr_seterr(err, errlen, EACCES, "a credential of unknown kind %u", kind);
 	bool ok = tr_auth_check(key, role_of(a->type), kind, a->nonce, m->u.auth.nonce,
 				a->hello, a->hello_len + RELAY_HDR_LEN, m->u.auth.mac);
+	if (ok) {
+		/* the relay's own proof, before the WELCOME the caller queues:
+		 * the same key over the peer's nonce (mutual, net/auth.h) */
+		uint8_t b[RELAY_HDR_LEN + RELAY_PROOF_LEN];
+		relay_put_hdr(b, RELAY_PROOF, RELAY_PROOF_LEN);
+		tr_auth_relay_mac(key, role_of(a->type), kind, a->nonce, m->u.auth.nonce, a->hello,
+				  a->hello_len + RELAY_HDR_LEN, b + RELAY_HDR_LEN);
+		if (tr_rconn_queue(c, b, sizeof(b)) < 0)
+			ok = false;
+		explicit_bzero(b, sizeof(b));
+	}
 	explicit_bzero(key, sizeof(key));
 	if (!ok && kind == AUTH_NODE)
 		return tr_seterr(err, errlen, EACCES, "authentication failed: not host %s's node "
@@ -187,12 +198,15 @@ int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m, struct rela
 	return 0;
 }
 
-/* The reply to a TRAWL_AUTH: status and reason. */
-static void auth_reply(struct rconn *c, uint32_t status, const char *why)
+/* The reply to a TRAWL_AUTH: status and reason, and the relay's proof
+ * when the viewer's was good (mac; NULL: zeros). */
+static void auth_reply(struct rconn *c, uint32_t status, const char *why, const uint8_t *mac)
 {
 	uint8_t b[LIVE_AUTH_REPLY_LEN] = { 0 };
 	put_be32(b, status);
 	tr_live_put_str(b + 4, 256, why);
+	if (mac)
+		memcpy(b + 4 + 256, mac, AUTH_MAC_LEN);
 	tr_rconn_queue(c, b, sizeof(b));
 }
 
@@ -258,7 +272,8 @@ int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 	uint32_t kind = req->u.auth.kind;
 	uint8_t key[AUTH_KEY_LEN];
 	if (c->authed) {
-		auth_reply(c, LIVE_AUTH_OK, "");
+		/* already proven (no challenge to prove the relay by again) */
+		auth_reply(c, LIVE_AUTH_OK, "", NULL);
 		return 1;
 	}
 	if (!a || a->used) {
@@ -272,10 +287,15 @@ int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 		a->used = true;
 		bool ok = tr_auth_check(key, AUTH_ROLE_VIEWER, kind, a->nonce, req->u.auth.nonce,
 					NULL, 0, req->u.auth.mac);
+		uint8_t mac[AUTH_MAC_LEN];
+		if (ok)	/* the relay's proof: the same key over the viewer's nonce */
+			tr_auth_relay_mac(key, AUTH_ROLE_VIEWER, kind, a->nonce, req->u.auth.nonce,
+					  NULL, 0, mac);
 		explicit_bzero(key, sizeof(key));
 		if (ok) {
 			c->authed = true;
-			auth_reply(c, LIVE_AUTH_OK, "");
+			auth_reply(c, LIVE_AUTH_OK, "", mac);
+			explicit_bzero(mac, sizeof(mac));
 			return 1;
 		}
 		snprintf(why, sizeof(why), "authentication failed: not this relay's %s secret",
@@ -284,7 +304,7 @@ int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 	if (a)
 		a->used = true;
 	log_refusal(c, true, why);
-	auth_reply(c, LIVE_AUTH_REFUSED, why);
+	auth_reply(c, LIVE_AUTH_REFUSED, why, NULL);
 	c->closing = true;
 	return 1;
 }

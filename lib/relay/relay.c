@@ -29,6 +29,7 @@
 #include "net/auth.h"
 #include "net/relay-proto.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 /* The largest HELLO (its fixed part and three names of RELAY_NAME_MAX):
  * before it, a producer may send nothing larger. */
@@ -51,6 +52,7 @@ void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	tr_escape_ctl(msg, sizeof(msg));	/* peers' strings: no control character */
 	r->log(r->log_arg, level, msg);
 }
 

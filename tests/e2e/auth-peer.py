@@ -25,6 +25,9 @@ that the test can claim what a well-behaved client never would.
   viewer ADDR KEY [KIND]   on a live port: TRAWL_CHALLENGE, TRAWL_AUTH with
                            KEY ("-": no proof), then CONNECT; prints "auth
                            STATUS REASON" and "connected" or "closed"
+Where a proof is taken, the relay's own (docs/auth.md: PROOF before the
+WELCOME, the MAC at the end of the TRAWL_AUTH reply) is checked too: a wrong
+one prints "the relay's proof is wrong" in place of the status.
 ADDR is HOST:PORT. The MACs are computed here (hmac, hashlib), not by trawl.
 """
 import hashlib
@@ -37,7 +40,7 @@ import time
 
 from relaywire import addr, msg, hello, full, recv_msg
 
-HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH = 1, 2, 3, 7, 8, 9, 10
+HELLO, WELCOME, METADATA, CLOSE, ACK, CHALLENGE, AUTH, PROOF = 1, 2, 3, 7, 8, 9, 10, 13
 JOIN = 32
 KINDS = {'cluster': 1, 'node': 2, 'viewer': 3}
 ROLE_PRODUCER, ROLE_VIEWER, ROLE_NODE = 1, 2, 3
@@ -55,15 +58,22 @@ def load(path):
     raise SystemExit('no credential in ' + path)
 
 
-def mac(key, role, kind, nr, np, ctx=b''):
-    head = b'trawl-auth-1\0' + struct.pack('<II', role, kind) + nr + np
+def mac(key, role, kind, nr, np, ctx=b'', label=b'trawl-auth-1\0'):
+    head = label + struct.pack('<II', role, kind) + nr + np
     return hmac.new(key, head + ctx, hashlib.sha256).digest()
+
+
+def relay_mac(key, role, kind, nr, np, ctx=b''):
+    """The relay's proof to its peer: the same under its own label."""
+    return mac(key, role, kind, nr, np, ctx, b'trawl-rely-1\0')
 
 
 def status_of(m):
     if m is None:
         return 'closed'
     t, p = m
+    if t == -1:
+        return 'the relay\'s proof is wrong'
     if t != WELCOME:
         return 'type %d' % t
     st = struct.unpack('<i', p[:4])[0]
@@ -94,7 +104,16 @@ def handshake(s, cred, h, kind=None, role=ROLE_PRODUCER, ctx=None):
     a = msg(AUTH, struct.pack('<I', k) + np +
             mac(cred[1], role, k, nr, np, h if ctx is None else ctx))
     s.sendall(a)
-    return recv_msg(s), a
+    m = recv_msg(s)
+    # a proof taken: the relay proves the same key over our nonce (the
+    # key of the kind claimed, as the relay computed it; checked when it
+    # is the file's own kind)
+    if m and m[0] == PROOF:
+        if k == cred[0] and m[1] != relay_mac(cred[1], role, k, nr, np,
+                                             h if ctx is None else ctx):
+            return (-1, b''), a
+        m = recv_msg(s)
+    return m, a
 
 
 def producer(a, key, se, ho, tr, kind=None):
@@ -197,15 +216,18 @@ def viewer(a, key, kind=None):
         st = struct.unpack('>I', r[:4])[0]
         if st == 1:
             k = KINDS[kind] if kind else cred[0]
-            np = os.urandom(32)
+            np, nr = os.urandom(32), r[8:40]
             s.sendall(live_req(LIVE_AUTH, struct.pack('>I', k) + np +
-                               mac(cred[1], ROLE_VIEWER, k, r[8:40], np)))
-            r = full(s, 260)
+                               mac(cred[1], ROLE_VIEWER, k, nr, np)))
+            r = full(s, 4 + 256 + 32)
             if r is None:
                 print('auth closed', flush=True)
                 return
-            print('auth', struct.unpack('>I', r[:4])[0], r[4:].split(b'\0')[0].decode(),
-                  flush=True)
+            st = struct.unpack('>I', r[:4])[0]
+            why = r[4:260].split(b'\0')[0].decode()
+            if st == 1 and r[260:] != relay_mac(cred[1], ROLE_VIEWER, k, nr, np):
+                why = "the relay's proof is wrong"
+            print('auth', st, why, flush=True)
         else:
             print('auth none', flush=True)
     s.sendall(live_req(LIVE_CONNECT, struct.pack('>QIII', 0, 2, 4, 1)))

@@ -165,6 +165,10 @@ static void check_msg(const struct relay_msg *m, const uint8_t *msg, size_t n)
 		    m->u.auth.nonce != lo + 4 || m->u.auth.mac != lo + 36)
 			abort();
 		break;
+	case RELAY_PROOF:
+		if (m->len != RELAY_PROOF_LEN || m->u.proof.mac != lo)
+			abort();
+		break;
 	case RELAY_RESUMED:
 		if (m->len != 8 || m->u.resumed.meta_len != get_le64(lo))
 			abort();

@@ -7,8 +7,9 @@
  * the host's node key and the cluster secret join (the connection becomes
  * a node's), another host's key, another secret, a viewer key, a
  * producer's proof (its role) and a MAC over another JOIN are refused with
- * the reason and join nothing. The AUTH is built by lib/net/auth.c's
- * tr_auth_put, as the agent does.
+ * the reason and join nothing; the relay proves the same key back (its
+ * PROOF over the agent's nonce) to those it takes only. The AUTH is built
+ * by lib/net/auth.c's tr_auth_put, as the agent does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ static size_t join_msg(struct relay_wr *w, const char *host, uint32_t flags)
 	tr_relay_wr_str(w, host);
 	return tr_relay_wr_done(w);
 }
+
+static int proofs, proof_bad;	/* the relay's PROOFs seen, and how many were wrong */
 
 /* The first message the relay queued for c, parsed (its type), or -1. */
 static int reply(struct rconn *c, struct relay_msg *m)
@@ -71,6 +74,15 @@ static bool try_join(struct trawl_relay *r, const char *host, const struct auth_
 		const uint8_t *ctx = ctx_host ? w2.buf : w.buf;
 		if (tr_auth_put(cred, role, nonce, ctx, cn, am) == 0)
 			tr_relay_conn_feed(c, am, sizeof(am));
+		/* a proof taken: the relay's own before its WELCOME, the same
+		 * key over the agent's nonce (mutual, docs/auth.md) */
+		if (reply(c, &m) == RELAY_PROOF) {
+			if (!tr_auth_relay_check(cred->key, role, (uint32_t)cred->kind, nonce,
+						 am + RELAY_HDR_LEN + 4, ctx, cn, m.u.proof.mac))
+				proof_bad++;
+			proofs++;
+			c->outoff += RELAY_HDR_LEN + RELAY_PROOF_LEN;
+		}
 	}
 	if (reply(c, &m) == RELAY_WELCOME) {
 		*st = m.u.welcome.status;
@@ -138,6 +150,9 @@ int main(void)
 	ok(node && st == 0, "h1's own node key joins as h1 (%d %s)", st, msg);
 	node = try_join(r, "h4", &cl, AUTH_ROLE_NODE, NULL, &st, msg, sizeof(msg));
 	ok(node && st == 0, "the cluster secret joins as any host (%d %s)", st, msg);
+	ok(proofs == 3 && proof_bad == 0, "the relay proved the same key to each of the 3 it took, "
+	   "over the agent's nonce, and to none it refused (%d proofs, %d wrong)", proofs,
+	   proof_bad);
 
 	tr_auth_wipe(&n0);
 	tr_auth_wipe(&n1);
