@@ -149,6 +149,22 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
+/*
+ * At the end of a reading command, once: on stderr, a warning per stream
+ * that lost events (how many, in which time ranges) and an error per
+ * region skipped as corrupt (file, byte offset, bytes, why), then a line
+ * with the skipped total. Returns CLI_EXIT_FAILURE when anything was
+ * skipped (regions, or nbad traces that could not be opened), else 0: the
+ * rule of trawl(1), READING DAMAGED TRACES. r may be NULL.
+ */
+struct trawl_reader;
+int cli_reader_report(const struct trawl_reader *r, int nbad);
+/* The same as a "losses" member of the JSON object open in j: per stream
+ * with losses or skips its path, host, events lost, ranges (begin_ns,
+ * end_ns, events), skipped_bytes, skipped_regions, skips (offset, bytes,
+ * why); then the totals events, skipped_bytes, skipped_regions. */
+struct json;
+void cli_reader_json_losses(struct json *j, const struct trawl_reader *r);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or
  * the command's exit status once the error is printed. */
 struct trawl_sync_match;

@@ -275,7 +275,7 @@ int cmd_agg(int argc, char **argv)
 	if (trawl_agg_unpaired(a))
 		cli_info("%llu begin or end events without their pair (left out)",
 			 (unsigned long long)trawl_agg_unpaired(a));
-	if (nbad && !status)
+	if (cli_reader_report(r, nbad) && !status)	/* losses, skips: trawl(1) */
 		status = 1;
 out:
 	trawl_agg_free(a);
