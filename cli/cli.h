@@ -147,6 +147,10 @@ struct cli_reader_opts {
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
+/* Do the host and event globs of a reader over files match anything? 0,
+ * or -ENOENT with the message in err (cli_open_reader() fails so). */
+int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, size_t nhosts,
+		       const char *const *events, size_t nevents, char *err, size_t errlen);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
 /*
@@ -165,6 +169,15 @@ int cli_reader_report(const struct trawl_reader *r, int nbad);
  * why); then the totals events, skipped_bytes, skipped_regions. */
 struct json;
 void cli_reader_json_losses(struct json *j, const struct trawl_reader *r);
+/* A sink whose finish() makes that report into status (for a reader that
+ * a library call runs: sync). */
+struct cli_report {
+	int nbad;		/* traces skipped, counted by the caller */
+	int status;		/* cli_reader_report()'s, once done */
+	bool done;
+};
+struct trawl_sink;
+struct trawl_sink cli_report_sink(struct cli_report *c);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or
  * the command's exit status once the error is printed. */
 struct trawl_sync_match;

@@ -184,6 +184,7 @@ int cmd_export(int argc, char **argv)
 		/* a first pass: the messages, as `trawl sync` finds them */
 		struct trawl_sync_points_opts po = {
 			.size = sizeof(po), .matches = matches, .nmatches = nmatches,
+			.bad_trace = cli_report_bad_trace,	/* silent: the reader says it */
 		};
 
 		if (!(points = trawl_sync_points_read(paths, npaths, &po, err, sizeof(err)))) {

@@ -877,7 +877,8 @@ int cmd_sync(int argc, char **argv)
 	const char *ref_name = NULL, *out = NULL;
 	bool json = false, no_store = false, do_apply = false;
 	char err[1024], *stored = NULL;
-	int c, status = 0;
+	int c, status = 0, damaged = 0;
+	struct cli_report rep = { 0 };
 
 	optind = 1;
 	opterr = 0;
@@ -972,13 +973,18 @@ int cmd_sync(int argc, char **argv)
 	struct cli_progress pg;
 	struct trawl_sink pgsink = cli_progress_sink(&pg);
 	cli_progress_start(&pg, "trawl sync", s.progress, CLI_PROGRESS_BYTES, 0);
-	po.sinks = pg.on ? &pgsink : NULL;
-	po.nsinks = pg.on;
+	struct trawl_sink sinks[2] = { cli_report_sink(&rep), pgsink };	/* trawl(1) */
+	po.sinks = sinks;
+	po.bad_trace = cli_report_bad_trace;	/* skipped, reported: trawl(1) */
+	po.bad_trace_arg = &rep.nbad;
+	po.nsinks = pg.on ? 2 : 1;
 	s.p = trawl_sync_points_read((const char *const *)&s.session, 1, &po, err, sizeof(err));
 	if (!s.p) {
 		status = cli_err("%s", err);
 		goto out;
 	}
+	if (rep.status)
+		damaged = rep.status;
 	if (s.p->reader_errors) {
 		cli_warn("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
 			 s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
@@ -1047,5 +1053,5 @@ out:
 		trawl_sync_match_release(&matches[i]);
 	free(matches);
 	free(stored);
-	return status;
+	return status ? status : damaged;
 }

@@ -6,12 +6,14 @@
  * command makes at its end of what the traces lost and what could not be
  * read (trawl(1), READING DAMAGED TRACES).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "cli.h"
+#include "internal.h"	/* tr_glob_match */
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
 #include "util/json.h"
@@ -25,6 +27,36 @@ void cli_report_bad_trace(void *arg, const char *msg)
 		(*(int *)arg)++;
 		cli_err("%s; the trace is skipped", msg);
 	}
+}
+
+int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, size_t nhosts,
+		       const char *const *events, size_t nevents, char *err, size_t errlen)
+{
+	size_t nt = trawl_reader_ntraces(r);
+
+	if (nhosts && !nt) {
+		int w = snprintf(err, errlen, "no trace of a host matching");
+		for (size_t i = 0; i < nhosts && w >= 0 && (size_t)w < errlen; i++)
+			w += snprintf(err + w, errlen - (size_t)w, "%s '%s'", i ? " or" : "", hosts[i]);
+		return -ENOENT;
+	}
+	for (size_t g = 0; g < nevents; g++) {
+		bool any = false;
+		for (size_t i = 0; i < nt && !any; i++) {
+			const struct trawl_ctf_trace *m =
+				trawl_reader_trace_meta(trawl_reader_trace_at(r, i));
+			for (size_t k = 0; m && k < m->nstreams && !any; k++)
+				for (size_t e = 0; e < m->streams[k]->nevents && !any; e++) {
+					const char *name = m->streams[k]->events[e]->name;
+					any = name && tr_glob_match(events[g], name);
+				}
+		}
+		if (nt && !any) {
+			snprintf(err, errlen, "no event of the traces matches '%s'", events[g]);
+			return -ENOENT;
+		}
+	}
+	return 0;
 }
 
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
@@ -55,6 +87,11 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 			goto fail;
 	struct trawl_reader *r = trawl_reader_open(srcs, n, &rro, err, errlen);
 	free(srcs);
+	if (r && !co->nlive && cli_reader_matches(r, co->hosts, co->nhosts, co->events,
+						   co->nevents, err, errlen)) {
+		trawl_reader_free(r);
+		return NULL;
+	}
 	return r;
 fail:
 	for (size_t i = 0; i + 1 < n; i++)
@@ -263,4 +300,41 @@ void cli_reader_json_losses(struct json *j, const struct trawl_reader *r)
 	tr_json_kv_u64(j, "skipped_bytes", skipped);
 	tr_json_kv_u64(j, "skipped_regions", nskips);
 	tr_json_obj_end(j);
+}
+
+/* The report sink: cli_reader_report() once the run has read everything
+ * (for the commands whose reader is inside a library call: sync). */
+static int report_finish(void *self, struct trawl_reader *r)
+{
+	struct cli_report *c = self;
+
+	c->status = cli_reader_report(r, c->nbad);
+	c->done = true;
+	return 0;
+}
+
+/* It wants no event: the other sinks' choice stands. */
+static bool report_wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	(void)self;
+	(void)cls;
+	return false;
+}
+
+static int report_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	(void)self;
+	(void)ev;
+	(void)n;
+	return 0;
+}
+
+struct trawl_sink cli_report_sink(struct cli_report *c)
+{
+	static const struct trawl_sink_ops ops = {
+		.sz = sizeof(ops), .name = "report", .events = report_events,
+		.finish = report_finish, .wants = report_wants,
+	};
+
+	return (struct trawl_sink){ .ops = &ops, .self = c };
 }
