@@ -169,6 +169,10 @@ int cli_reader_report(const struct trawl_reader *r, int nbad);
  * why); then the totals events, skipped_bytes, skipped_regions. */
 struct json;
 void cli_reader_json_losses(struct json *j, const struct trawl_reader *r);
+/* For the outputs of JSON objects one a line (analyze, agg --json): when
+ * anything was lost or skipped, one more line {"losses": {...}} on stdout.
+ * 0 or -errno (a write error). */
+int cli_reader_json_line(const struct trawl_reader *r);
 /* A sink whose finish() makes that report into status (for a reader that
  * a library call runs: sync). */
 struct cli_report {

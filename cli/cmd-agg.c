@@ -265,6 +265,8 @@ int cmd_agg(int argc, char **argv)
 		status = 1;	/* reported */
 	if (!status && !ao.interval && (rc = write_results(a, &run)) < 0)
 		run.werr = -rc;
+	if (!status && run.json && !run.werr && (rc = cli_reader_json_line(r)) < 0)
+		run.werr = -rc;	/* {"losses": ...} after the results */
 	if (run.werr && run.werr != EPIPE)
 		status = cli_err("write error: %s", strerror(run.werr));
 	if (!status && svg)

@@ -338,3 +338,32 @@ struct trawl_sink cli_report_sink(struct cli_report *c)
 
 	return (struct trawl_sink){ .ops = &ops, .self = c };
 }
+
+int cli_reader_json_line(const struct trawl_reader *r)
+{
+	bool any = false;
+	struct json j;
+
+	for (size_t i = 0; r && i < trawl_reader_ntraces(r) && !any; i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t) && !any; k++) {
+			const struct trawl_reader_stream *s = trawl_reader_trace_stream(t, k);
+			uint64_t ev = 0, ns = 0;
+			trawl_reader_stream_losses(s, NULL, 0, &ev);
+			trawl_reader_stream_skips(s, NULL, 0, NULL, &ns);
+			any = ev || ns;
+		}
+	}
+	if (!any)
+		return 0;
+	tr_json_init(&j);
+	tr_json_obj(&j);
+	cli_reader_json_losses(&j, r);
+	tr_json_obj_end(&j);
+	tr_json_char(&j, '\n');
+	int rc = tr_json_flush(&j, stdout) ? -ENOMEM : 0;
+	tr_json_release(&j);
+	if (!rc && fflush(stdout))
+		rc = -errno;
+	return rc;
+}
