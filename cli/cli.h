@@ -179,7 +179,10 @@ struct cli_report {
 	int nbad;		/* traces skipped, counted by the caller */
 	int status;		/* cli_reader_report()'s, once done */
 	bool done;
+	char *json;		/* then the losses object's JSON text (free it) */
 };
+/* A member KEY whose value is the JSON text raw, into the object open in j. */
+void cli_json_raw_member(struct json *j, const char *key, const char *raw);
 struct trawl_sink;
 struct trawl_sink cli_report_sink(struct cli_report *c);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or

@@ -78,6 +78,7 @@ struct node_out {
 
 struct sync_run {
 	const char *session;
+	const char *losses;			/* the losses object (JSON), or NULL */
 	struct trawl_sync_points *p;
 	struct trawl_sync_pair *pairs;		/* per link */
 	struct trawl_sync_graph *g;
@@ -512,6 +513,8 @@ static void print_json(const struct sync_run *s, const char *stored)
 		tr_json_str(&j, stored);
 	else
 		tr_json_null(&j);
+	if (s->losses)
+		cli_json_raw_member(&j, "losses", s->losses);	/* trawl(1) */
 	tr_json_obj_end(&j);
 	tr_json_char(&j, '\n');
 	if (tr_json_flush(&j, stdout))
@@ -985,6 +988,7 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (rep.status)
 		damaged = rep.status;
+	s.losses = rep.json;
 	if (s.p->reader_errors) {
 		cli_warn("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
 			 s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
@@ -1053,5 +1057,6 @@ out:
 		trawl_sync_match_release(&matches[i]);
 	free(matches);
 	free(stored);
+	free(rep.json);
 	return status ? status : damaged;
 }

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli.h"
@@ -308,8 +309,22 @@ static int report_finish(void *self, struct trawl_reader *r)
 {
 	struct cli_report *c = self;
 
+	struct json j;
+
 	c->status = cli_reader_report(r, c->nbad);
 	c->done = true;
+	/* the losses object's text, for a JSON output written later */
+	tr_json_init(&j);
+	cli_reader_json_losses(&j, r);
+	tr_json_char(&j, '\0');
+	free(c->json);
+	c->json = NULL;
+	if (!j.nomem) {
+		/* `"losses":{...}`: the value after the key */
+		const char *v = strchr(j.buf, ':');
+		c->json = v ? strdup(v + 1) : NULL;
+	}
+	tr_json_release(&j);
 	return 0;
 }
 
@@ -366,4 +381,12 @@ int cli_reader_json_line(const struct trawl_reader *r)
 	if (!rc && fflush(stdout))
 		rc = -errno;
 	return rc;
+}
+
+void cli_json_raw_member(struct json *j, const char *key, const char *raw)
+{
+	tr_json_key(j, key);
+	for (const char *p = raw; *p; p++)
+		tr_json_char(j, *p);
+	j->key = false;		/* the value is written: the next member gets its comma */
 }

@@ -62,7 +62,7 @@ export export -o OUT.json
 sync sync --no-store
 EOF
 ncmd=$(lines cmds)
-plan $((ncmd * 4 + 19))
+plan $((ncmd * 4 + 25))
 
 # run NAME INPUT ARGS...: runs trawl ARGS INPUT, stdout and stderr in
 # NAME.INPUT.out/.err; prints its exit status.
@@ -137,6 +137,39 @@ while read -r name args; do
 	[ "$rc" -eq 0 ] && cmp -s "$name.loss.f" want.loss.f
 	ok $? "lossy: $name exits 0 ($rc) and warns once per lossy stream with its events_discarded ($(lines "$name.loss") of $(lines want.loss.f))"
 done < cmds
+
+# --- the JSON outputs carry the losses (and the skips): a "losses" object
+# whose totals are those of the warnings, as a member (info, state, sync)
+# or as the last line (analyze, agg)
+total=$(awk '{ s += $2 } END { print s + 0 }' want.loss)
+host0=$(awk '/\/host0\// { s += $2 } END { print s + 0 }' want.loss)
+jl() {	# jl FILE MEMBER|LAST: the losses' events and skipped bytes
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+d = json.loads(lines[-1]) if sys.argv[2] == 'last' else json.loads(''.join(lines))
+l = d['losses']
+print(l['events'], l['skipped_bytes'], sum(s['events'] for s in l['streams']))
+PY
+}
+for c in "info --json --no-sync:member:$total" "state --json --host host0 --at ${LAST}ns:member:$host0" \
+	 "sync --json --no-store:member:$total" "analyze cputop --json:last:$total" \
+	 "agg --json count(sched_switch):last:$total"; do
+	args=${c%%:*} rest=${c#*:} where=${rest%%:*} want=${rest#*:}
+	# shellcheck disable=SC2086
+	"$TRAWL" $args orig > json.out 2> json.err
+	is "$(jl json.out "$where" 2>&1)" "$want 0 $want" "lossy: $args: the losses object counts $want events, 0 bytes skipped"
+done
+# shellcheck disable=SC2086
+"$TRAWL" info --json --no-sync garbled > json.out 2> json.err
+python3 - json.out "$KS" "$KOFF" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))['losses']
+s = [x for x in l['streams'] if x['path'].endswith(sys.argv[2])][0]
+assert l['skipped_bytes'] == 8192 and l['skipped_regions'] == 2, l
+assert s['skips'][0]['offset'] == int(sys.argv[3]) and s['skips'][0]['bytes'] == 4096, s
+PY
+ok $? "garbled: info --json's losses name both regions, the kernel one at byte $KOFF, 4096 bytes"
 
 # --- truncated: exit 1, the file, the packet's offset, to the end of the file
 while read -r name args; do
