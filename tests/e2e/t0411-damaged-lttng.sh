@@ -13,6 +13,7 @@
 command -v babeltrace2 >/dev/null 2>&1 || skip_all "babeltrace2 is not installed (the oracle)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed (normalize.py, damage)"
 NORM="$TRAWL_SRC/tests/e2e/normalize.sh"
+NORM_PY="$TRAWL_SRC/tests/e2e/normalize.py"
 
 FIXTURE_BUILD="$TRASH/build" sh "$TRAWL_SRC/tests/lttng/record.sh" rec "${TICKS:-5000}" \
 	> record.log 2>&1
@@ -111,5 +112,8 @@ sh "$NORM" < cut.bt > cut.n
 sh "$NORM" < garbled.trawl > garbled.n
 [ "$(lines cut.n)" -gt 0 ] && [ "$(lines cut.n)" -lt "$(lines lossy.bt)" ]
 ok $? "garbled: the cut trace lost the packet's events ($(lines lossy.bt) -> $(lines cut.n))"
-cmp_files garbled.n cut.n "garbled: trawl prints what babeltrace2 prints without the packet"
+# babeltrace2 2.0.x prints a stale value for empty strings: see normalize.py
+python3 "$NORM_PY" --bt2-empty-strings garbled.n cut.n > cut.fixed 2> cut.fixes &&
+	echo "# $(cat cut.fixes) lines with babeltrace2's empty-string bug adjusted"
+cmp_files garbled.n cut.fixed "garbled: trawl prints what babeltrace2 prints without the packet"
 finish
