@@ -978,6 +978,7 @@ static int skip_to_last(struct ctf_stream *s)
 			spot_restore(s, &here);	/* no packet there: the index lied, walk */
 		}
 	}
+	struct spot atlast;	/* the losses and skips as the last packet opened */
 	for (;;) {
 		uint32_t ip = s->ipos;
 		c->pos = c->end;
@@ -987,12 +988,21 @@ static int skip_to_last(struct ctf_stream *s)
 		if (!rc)
 			break;
 		last = s->pkt_off;
-		ilast = ip;
+		/* its entry (bad packets skipped on the way move ipos) */
+		ilast = s->idx && s->ipos ? s->ipos - 1 : ip;
+		spot_save(s, &atlast);
 	}
 	if (last == UINT64_MAX) {
 		spot_restore(s, &here);	/* no packet after this one: on with it */
 		return 0;
 	}
+	/* what comes after the last packet (a bad tail) is found again when
+	 * it is decoded: not twice */
+	s->dmg = atlast.dmg;
+	s->disc = atlast.disc;
+	s->bad_off = UINT64_MAX;
+	s->prev_end = atlast.prev_end;
+	s->has_prev_end = atlast.has_prev_end;
 	/* the last packet, opened again by the next decode */
 	s->done = false;
 	s->next_off = last;
