@@ -147,8 +147,44 @@ struct cli_reader_opts {
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
+/* Do the host and event globs of a reader over files match anything? 0,
+ * or -ENOENT with the message in err (cli_open_reader() fails so). */
+int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, size_t nhosts,
+		       const char *const *events, size_t nevents, char *err, size_t errlen);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
+/*
+ * At the end of a reading command, once: on stderr, a warning per stream
+ * that lost events (how many, in which time ranges) and an error per
+ * region skipped as corrupt (file, byte offset, bytes, why), then a line
+ * with the skipped total. Returns CLI_EXIT_FAILURE when anything was
+ * skipped (regions, or nbad traces that could not be opened), else 0: the
+ * rule of trawl(1), READING DAMAGED TRACES. r may be NULL.
+ */
+struct trawl_reader;
+int cli_reader_report(const struct trawl_reader *r, int nbad);
+/* The same as a "losses" member of the JSON object open in j: per stream
+ * with losses or skips its path, host, events lost, ranges (begin_ns,
+ * end_ns, events), skipped_bytes, skipped_regions, skips (offset, bytes,
+ * why); then the totals events, skipped_bytes, skipped_regions. */
+struct json;
+void cli_reader_json_losses(struct json *j, const struct trawl_reader *r);
+/* For the outputs of JSON objects one a line (analyze, agg --json): when
+ * anything was lost or skipped, one more line {"losses": {...}} on stdout.
+ * 0 or -errno (a write error). */
+int cli_reader_json_line(const struct trawl_reader *r);
+/* A sink whose finish() makes that report into status (for a reader that
+ * a library call runs: sync). */
+struct cli_report {
+	int nbad;		/* traces skipped, counted by the caller */
+	int status;		/* cli_reader_report()'s, once done */
+	bool done;
+	char *json;		/* then the losses object's JSON text (free it) */
+};
+/* A member KEY whose value is the JSON text raw, into the object open in j. */
+void cli_json_raw_member(struct json *j, const char *key, const char *raw);
+struct trawl_sink;
+struct trawl_sink cli_report_sink(struct cli_report *c);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or
  * the command's exit status once the error is printed. */
 struct trawl_sync_match;

@@ -265,6 +265,8 @@ int cmd_agg(int argc, char **argv)
 		status = 1;	/* reported */
 	if (!status && !ao.interval && (rc = write_results(a, &run)) < 0)
 		run.werr = -rc;
+	if (!status && run.json && !run.werr && (rc = cli_reader_json_line(r)) < 0)
+		run.werr = -rc;	/* {"losses": ...} after the results */
 	if (run.werr && run.werr != EPIPE)
 		status = cli_err("write error: %s", strerror(run.werr));
 	if (!status && svg)
@@ -275,7 +277,7 @@ int cmd_agg(int argc, char **argv)
 	if (trawl_agg_unpaired(a))
 		cli_info("%llu begin or end events without their pair (left out)",
 			 (unsigned long long)trawl_agg_unpaired(a));
-	if (nbad && !status)
+	if (cli_reader_report(r, nbad) && !status)	/* losses, skips: trawl(1) */
 		status = 1;
 out:
 	trawl_agg_free(a);

@@ -304,7 +304,11 @@ int cmd_analyze(int argc, char **argv)
 			status = 0;
 		goto out;
 	}
-	status = rc > 0 || nbad ? CLI_EXIT_FAILURE : 0;
+	status = rc > 0 ? CLI_EXIT_FAILURE : 0;
+	if ((ctx.ro.modes & TRAWL_ANALYSIS_JSON) && cli_reader_json_line(r) < 0)
+		status = cli_err("writing the report: %s", strerror(errno));
+	if (cli_reader_report(r, nbad))	/* losses, skips: trawl(1) */
+		status = CLI_EXIT_FAILURE;
 out:
 	trawl_analysis_free(a);
 	trawl_reader_free(r);

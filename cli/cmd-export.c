@@ -184,6 +184,7 @@ int cmd_export(int argc, char **argv)
 		/* a first pass: the messages, as `trawl sync` finds them */
 		struct trawl_sync_points_opts po = {
 			.size = sizeof(po), .matches = matches, .nmatches = nmatches,
+			.bad_trace = cli_report_bad_trace,	/* silent: the reader says it */
 		};
 
 		if (!(points = trawl_sync_points_read(paths, npaths, &po, err, sizeof(err)))) {
@@ -193,7 +194,8 @@ int cmd_export(int argc, char **argv)
 	}
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
-	if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
+	struct cli_reader_opts co = { .hosts = hosts, .nhosts = nhosts, .nbad = &nbad };
+	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
 		goto out;
 	}
@@ -231,7 +233,7 @@ int cmd_export(int argc, char **argv)
 								     : strerror(-rc));
 			goto out;
 		}
-		if (rc > 0 || nbad)
+		if (cli_reader_report(r, nbad) || rc > 0)	/* losses, skips: trawl(1) */
 			status = CLI_EXIT_FAILURE;	/* reported, the rest is written */
 		cli_note("%s: %" PRIu64 " records from %" PRIu64 " events, %" PRIu64
 			 " host%s, %" PRIu64 " context switches, %" PRIu64 " slices, %" PRIu64

@@ -363,6 +363,10 @@ int cmd_info(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
 			     err, sizeof(err));
+	if (r && cli_reader_matches(r, hosts, nhosts, NULL, 0, err, sizeof(err))) {
+		trawl_reader_free(r);
+		r = NULL;
+	}
 	if (!r) {
 		status = cli_err("%s", err);
 		goto out;
@@ -502,6 +506,7 @@ int cmd_info(int argc, char **argv)
 			tr_json_kv_i64(&j, "last_ts", all.last);
 		}
 		tr_json_obj_end(&j);
+		cli_reader_json_losses(&j, r);
 		tr_json_key(&j, "decode_seconds");
 		tr_json_fixed(&j, secs, 6);
 		tr_json_key(&j, "events_per_second");
@@ -538,6 +543,8 @@ int cmd_info(int argc, char **argv)
 			       nbad == 1 ? "" : "s");
 	}
 	fflush(stdout);
+	if (cli_reader_report(r, 0))	/* losses, skips: trawl(1) */
+		status = 1;
 	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",
 		 total, secs, rate / 1e6);
 out:

@@ -324,8 +324,9 @@ int cmd_print(int argc, char **argv)
 			sigaction(SIGTERM, &sa, NULL);
 		}
 		status = print_run(r, &pr, po.limit, progress);
-		if (nbad && !status)
-			status = 1;	/* reported */
+		int rs = cli_reader_report(r, nbad);	/* losses, skips: trawl(1) */
+		if (!status)
+			status = rs;
 	}
 out:
 	trawl_reader_free(r);

@@ -536,6 +536,7 @@ int cmd_state(int argc, char **argv)
 	struct trawl_state *s = trawl_state_new(&so);
 	struct trawl_reader *r = NULL;
 	struct json js, *j = o.json ? &js : NULL;
+	int nbad = 0;
 
 	tr_json_init(&js);
 	if (!s) {
@@ -561,9 +562,12 @@ int cmd_state(int argc, char **argv)
 				(suseconds_t)((duration - (double)(time_t)duration) * 1e6) } };
 			setitimer(ITIMER_REAL, &it, NULL);
 		}
-	} else if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
-		status = cli_err("%s", err);
-		goto out;
+	} else {
+		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts, .nbad = &nbad };
+		if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
+			status = cli_err("%s", err);
+			goto out;
+		}
 	}
 	struct trawl_sink sink = trawl_state_sink(s);
 	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
@@ -610,6 +614,7 @@ int cmd_state(int argc, char **argv)
 		}
 		status = show(v, &o, j);
 		if (j) {
+			cli_reader_json_losses(j, r);
 			tr_json_obj_end(j);
 			tr_json_char(j, '\n');
 			if (tr_json_flush(j, stdout))
@@ -618,6 +623,11 @@ int cmd_state(int argc, char **argv)
 		trawl_state_view_free(v);
 	}
 out:
+	if (r) {
+		int rs = cli_reader_report(r, nbad);	/* losses, skips: trawl(1) */
+		if (!status)
+			status = rs;
+	}
 	tr_json_release(&js);
 	trawl_reader_free(r);
 	trawl_state_free(s);

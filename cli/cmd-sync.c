@@ -78,6 +78,7 @@ struct node_out {
 
 struct sync_run {
 	const char *session;
+	const char *losses;			/* the losses object (JSON), or NULL */
 	struct trawl_sync_points *p;
 	struct trawl_sync_pair *pairs;		/* per link */
 	struct trawl_sync_graph *g;
@@ -512,6 +513,8 @@ static void print_json(const struct sync_run *s, const char *stored)
 		tr_json_str(&j, stored);
 	else
 		tr_json_null(&j);
+	if (s->losses)
+		cli_json_raw_member(&j, "losses", s->losses);	/* trawl(1) */
 	tr_json_obj_end(&j);
 	tr_json_char(&j, '\n');
 	if (tr_json_flush(&j, stdout))
@@ -877,7 +880,8 @@ int cmd_sync(int argc, char **argv)
 	const char *ref_name = NULL, *out = NULL;
 	bool json = false, no_store = false, do_apply = false;
 	char err[1024], *stored = NULL;
-	int c, status = 0;
+	int c, status = 0, damaged = 0;
+	struct cli_report rep = { 0 };
 
 	optind = 1;
 	opterr = 0;
@@ -972,13 +976,19 @@ int cmd_sync(int argc, char **argv)
 	struct cli_progress pg;
 	struct trawl_sink pgsink = cli_progress_sink(&pg);
 	cli_progress_start(&pg, "trawl sync", s.progress, CLI_PROGRESS_BYTES, 0);
-	po.sinks = pg.on ? &pgsink : NULL;
-	po.nsinks = pg.on;
+	struct trawl_sink sinks[2] = { cli_report_sink(&rep), pgsink };	/* trawl(1) */
+	po.sinks = sinks;
+	po.bad_trace = cli_report_bad_trace;	/* skipped, reported: trawl(1) */
+	po.bad_trace_arg = &rep.nbad;
+	po.nsinks = pg.on ? 2 : 1;
 	s.p = trawl_sync_points_read((const char *const *)&s.session, 1, &po, err, sizeof(err));
 	if (!s.p) {
 		status = cli_err("%s", err);
 		goto out;
 	}
+	if (rep.status)
+		damaged = rep.status;
+	s.losses = rep.json;
 	if (s.p->reader_errors) {
 		cli_warn("%u corrupt stream%s (the rest is used): %s", s.p->reader_errors,
 			 s.p->reader_errors == 1 ? "" : "s", s.p->first_error);
@@ -1047,5 +1057,6 @@ out:
 		trawl_sync_match_release(&matches[i]);
 	free(matches);
 	free(stored);
-	return status;
+	free(rep.json);
+	return status ? status : damaged;
 }

@@ -110,7 +110,7 @@ int cmd_view(int argc, char **argv)
 	struct trawl_sync_points *points = NULL;
 	struct cli_progress pg = { 0 };
 	char err[1024];
-	int c, status = CLI_EXIT_FAILURE, progress = 0, fd = -1;
+	int c, status = CLI_EXIT_FAILURE, progress = 0, fd = -1, nbad = 0, damaged = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -193,7 +193,8 @@ int cmd_view(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
+	struct cli_reader_opts co = { .nbad = &nbad };
+	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		cli_err("%s", err);
 		goto out;
 	}
@@ -226,8 +227,9 @@ int cmd_view(int argc, char **argv)
 			cli_err("%s", strerror(-rc));
 			goto out;
 		}
+		damaged = cli_reader_report(r, nbad);	/* losses, skips: trawl(1) */
 		if (rc > 0)
-			cli_warn("some streams are corrupt: the view shows the rest");
+			damaged = CLI_EXIT_FAILURE;
 	}
 	if (!(points = trawl_sync_finder_points(finder, err, sizeof(err)))) {
 		cli_err("%s", err);
@@ -254,7 +256,7 @@ int cmd_view(int argc, char **argv)
 			cli_err("%s", err);
 			goto out;
 		}
-		status = 0;
+		status = damaged;
 		goto out;
 	}
 	if (size > max_size) {
@@ -286,7 +288,7 @@ int cmd_view(int argc, char **argv)
 		       output, st.events, st.hosts, st.rows, st.messages, size,
 		       st.events ? (double)size / (double)st.events : 0.0,
 		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	status = 0;
+	status = damaged;
 out:
 	if (fd >= 0)
 		close(fd);

@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/reader.c - the reader of the commands that read traces (print, agg):
- * the trace files under paths and the live sessions, with their filters
- * and clock corrections.
+ * cli/reader.c - the reader of the commands that read traces (print, agg,
+ * analyze, ...): the trace files under paths and the live sessions, with
+ * their filters and clock corrections; and the one report every reading
+ * command makes at its end of what the traces lost and what could not be
+ * read (trawl(1), READING DAMAGED TRACES).
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "internal.h"	/* tr_glob_match */
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
+#include "util/json.h"
+
+#define REPORT_RANGES 3		/* loss ranges named per stream on stderr */
 
 /* A trace of a session that cannot be opened: reported, skipped. */
 void cli_report_bad_trace(void *arg, const char *msg)
@@ -18,6 +28,36 @@ void cli_report_bad_trace(void *arg, const char *msg)
 		(*(int *)arg)++;
 		cli_err("%s; the trace is skipped", msg);
 	}
+}
+
+int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, size_t nhosts,
+		       const char *const *events, size_t nevents, char *err, size_t errlen)
+{
+	size_t nt = trawl_reader_ntraces(r);
+
+	if (nhosts && !nt) {
+		int w = snprintf(err, errlen, "no trace of a host matching");
+		for (size_t i = 0; i < nhosts && w >= 0 && (size_t)w < errlen; i++)
+			w += snprintf(err + w, errlen - (size_t)w, "%s '%s'", i ? " or" : "", hosts[i]);
+		return -ENOENT;
+	}
+	for (size_t g = 0; g < nevents; g++) {
+		bool any = false;
+		for (size_t i = 0; i < nt && !any; i++) {
+			const struct trawl_ctf_trace *m =
+				trawl_reader_trace_meta(trawl_reader_trace_at(r, i));
+			for (size_t k = 0; m && k < m->nstreams && !any; k++)
+				for (size_t e = 0; e < m->streams[k]->nevents && !any; e++) {
+					const char *name = m->streams[k]->events[e]->name;
+					any = name && tr_glob_match(events[g], name);
+				}
+		}
+		if (nt && !any) {
+			snprintf(err, errlen, "no event of the traces matches '%s'", events[g]);
+			return -ENOENT;
+		}
+	}
+	return 0;
 }
 
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
@@ -48,6 +88,11 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 			goto fail;
 	struct trawl_reader *r = trawl_reader_open(srcs, n, &rro, err, errlen);
 	free(srcs);
+	if (r && !co->nlive && cli_reader_matches(r, co->hosts, co->nhosts, co->events,
+						   co->nevents, err, errlen)) {
+		trawl_reader_free(r);
+		return NULL;
+	}
 	return r;
 fail:
 	for (size_t i = 0; i + 1 < n; i++)
@@ -98,4 +143,250 @@ int cli_sync_use(const char *sync_path, const char *const *paths, size_t npaths,
 	if (sync_path && !*store)
 		return cli_err("%s: no sync.txt there", sync_path);
 	return 0;
+}
+
+/* A time of a loss range, UTC: "2024-05-12 23:36:14.804515157", or only its
+ * time of day when day_of is on the same day; "?" without a time. */
+static const char *range_time(char *buf, size_t len, int64_t ns, int64_t day_of)
+{
+	if (ns == INT64_MIN) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	time_t t = (time_t)sec;
+	struct tm tm;
+	char d[40];
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "%" PRId64 " ns", ns);
+		return buf;
+	}
+	bool same = day_of != INT64_MIN && day_of / 86400000000000 == ns / 86400000000000;
+	strftime(d, sizeof(d), same ? "%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%09" PRId64, d, frac);
+	return buf;
+}
+
+/* The losses of stream s on stderr, as one warning; its events lost. */
+static uint64_t report_losses(const struct trawl_reader_stream *s)
+{
+	struct trawl_reader_loss lo[40];
+	uint64_t events = 0;
+	size_t n = trawl_reader_stream_losses(s, lo, sizeof(lo) / sizeof(*lo), &events);
+	char line[1024], a[80], b[80];
+	int w = 0;
+
+	if (!events)
+		return 0;
+	for (size_t i = 0; i < n && i < REPORT_RANGES && w >= 0 && (size_t)w < sizeof(line); i++)
+		w += snprintf(line + w, sizeof(line) - (size_t)w, "%s%s to %s UTC (%" PRIu64 ")",
+			      i ? ", " : "", range_time(a, sizeof(a), lo[i].begin, INT64_MIN),
+			      range_time(b, sizeof(b), lo[i].end, lo[i].begin), lo[i].events);
+	if (n > REPORT_RANGES && w >= 0 && (size_t)w < sizeof(line))
+		snprintf(line + w, sizeof(line) - (size_t)w, ", and %zu more", n - REPORT_RANGES);
+	cli_warn("%s: %" PRIu64 " event%s lost (discarded by the tracer) in %zu time range%s: %s",
+		 trawl_reader_stream_path(s), events, events == 1 ? "" : "s", n, n == 1 ? "" : "s",
+		 line);
+	return events;
+}
+
+/* The skips of stream s on stderr, one error each; its bytes skipped. */
+static uint64_t report_skips(const struct trawl_reader_stream *s, uint64_t *nskips)
+{
+	struct trawl_reader_skip sk[16];
+	uint64_t bytes = 0, all = 0, shown = 0;
+	size_t n = trawl_reader_stream_skips(s, sk, sizeof(sk) / sizeof(*sk), &bytes, &all);
+	struct trawl_reader_stream_stats st;
+	const char *path = trawl_reader_stream_path(s);
+
+	if (!all)
+		return 0;
+	trawl_reader_stream_stats(s, &st);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t to = sk[i].offset + sk[i].bytes;
+		shown += sk[i].bytes;
+		if (to >= st.bytes)
+			cli_err("%s: byte %" PRIu64 ": %s: %" PRIu64 " byte%s skipped, to the end of the file",
+				path, sk[i].offset, sk[i].why, sk[i].bytes, sk[i].bytes == 1 ? "" : "s");
+		else
+			cli_err("%s: byte %" PRIu64 ": %s: %" PRIu64 " byte%s skipped, read on at byte %" PRIu64,
+				path, sk[i].offset, sk[i].why, sk[i].bytes, sk[i].bytes == 1 ? "" : "s", to);
+	}
+	if (all > n)
+		cli_err("%s: %" PRIu64 " more corrupt region%s skipped (%" PRIu64 " bytes)", path,
+			all - n, all - n == 1 ? "" : "s", bytes - shown);
+	*nskips += all;
+	return bytes;
+}
+
+int cli_reader_report(const struct trawl_reader *r, int nbad)
+{
+	uint64_t skipped = 0, nskips = 0;
+
+	if (!r)
+		return nbad ? CLI_EXIT_FAILURE : 0;
+	for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t); k++) {
+			const struct trawl_reader_stream *s = trawl_reader_trace_stream(t, k);
+			report_losses(s);
+			skipped += report_skips(s, &nskips);
+		}
+	}
+	if (nskips)
+		cli_err("%" PRIu64 " corrupt region%s skipped (%" PRIu64 " bytes): the results are "
+			"those of the rest", nskips, nskips == 1 ? "" : "s", skipped);
+	return nskips || nbad ? CLI_EXIT_FAILURE : 0;
+}
+
+void cli_reader_json_losses(struct json *j, const struct trawl_reader *r)
+{
+	uint64_t lost = 0, skipped = 0, nskips = 0;
+
+	tr_json_key(j, "losses");
+	tr_json_obj(j);
+	tr_json_key(j, "streams");
+	tr_json_arr(j);
+	for (size_t i = 0; r && i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t); k++) {
+			const struct trawl_reader_stream *s = trawl_reader_trace_stream(t, k);
+			struct trawl_reader_loss lo[40];
+			struct trawl_reader_skip sk[16];
+			uint64_t ev = 0, by = 0, ns = 0;
+			size_t nl = trawl_reader_stream_losses(s, lo, 40, &ev);
+			size_t nk = trawl_reader_stream_skips(s, sk, 16, &by, &ns);
+			if (!ev && !ns)
+				continue;
+			lost += ev;
+			skipped += by;
+			nskips += ns;
+			tr_json_obj(j);
+			tr_json_kv_str(j, "path", trawl_reader_stream_path(s));
+			tr_json_kv_str(j, "host", trawl_reader_trace_hostname(t));
+			tr_json_kv_u64(j, "events", ev);
+			tr_json_key(j, "ranges");
+			tr_json_arr(j);
+			for (size_t x = 0; x < nl; x++) {
+				tr_json_obj(j);
+				if (lo[x].begin != INT64_MIN)
+					tr_json_kv_i64(j, "begin_ns", lo[x].begin);
+				if (lo[x].end != INT64_MIN)
+					tr_json_kv_i64(j, "end_ns", lo[x].end);
+				tr_json_kv_u64(j, "events", lo[x].events);
+				tr_json_obj_end(j);
+			}
+			tr_json_arr_end(j);
+			tr_json_kv_u64(j, "skipped_bytes", by);
+			tr_json_kv_u64(j, "skipped_regions", ns);
+			tr_json_key(j, "skips");
+			tr_json_arr(j);
+			for (size_t x = 0; x < nk; x++) {
+				tr_json_obj(j);
+				tr_json_kv_u64(j, "offset", sk[x].offset);
+				tr_json_kv_u64(j, "bytes", sk[x].bytes);
+				tr_json_kv_str(j, "why", sk[x].why);
+				tr_json_obj_end(j);
+			}
+			tr_json_arr_end(j);
+			tr_json_obj_end(j);
+		}
+	}
+	tr_json_arr_end(j);
+	tr_json_kv_u64(j, "events", lost);
+	tr_json_kv_u64(j, "skipped_bytes", skipped);
+	tr_json_kv_u64(j, "skipped_regions", nskips);
+	tr_json_obj_end(j);
+}
+
+/* The report sink: cli_reader_report() once the run has read everything
+ * (for the commands whose reader is inside a library call: sync). */
+static int report_finish(void *self, struct trawl_reader *r)
+{
+	struct cli_report *c = self;
+
+	struct json j;
+
+	c->status = cli_reader_report(r, c->nbad);
+	c->done = true;
+	/* the losses object's text, for a JSON output written later */
+	tr_json_init(&j);
+	cli_reader_json_losses(&j, r);
+	tr_json_char(&j, '\0');
+	free(c->json);
+	c->json = NULL;
+	if (!j.nomem) {
+		/* `"losses":{...}`: the value after the key */
+		const char *v = strchr(j.buf, ':');
+		c->json = v ? strdup(v + 1) : NULL;
+	}
+	tr_json_release(&j);
+	return 0;
+}
+
+/* It wants no event: the other sinks' choice stands. */
+static bool report_wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	(void)self;
+	(void)cls;
+	return false;
+}
+
+static int report_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	(void)self;
+	(void)ev;
+	(void)n;
+	return 0;
+}
+
+struct trawl_sink cli_report_sink(struct cli_report *c)
+{
+	static const struct trawl_sink_ops ops = {
+		.sz = sizeof(ops), .name = "report", .events = report_events,
+		.finish = report_finish, .wants = report_wants,
+	};
+
+	return (struct trawl_sink){ .ops = &ops, .self = c };
+}
+
+int cli_reader_json_line(const struct trawl_reader *r)
+{
+	bool any = false;
+	struct json j;
+
+	for (size_t i = 0; r && i < trawl_reader_ntraces(r) && !any; i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t) && !any; k++) {
+			const struct trawl_reader_stream *s = trawl_reader_trace_stream(t, k);
+			uint64_t ev = 0, ns = 0;
+			trawl_reader_stream_losses(s, NULL, 0, &ev);
+			trawl_reader_stream_skips(s, NULL, 0, NULL, &ns);
+			any = ev || ns;
+		}
+	}
+	if (!any)
+		return 0;
+	tr_json_init(&j);
+	tr_json_obj(&j);
+	cli_reader_json_losses(&j, r);
+	tr_json_obj_end(&j);
+	tr_json_char(&j, '\n');
+	int rc = tr_json_flush(&j, stdout) ? -ENOMEM : 0;
+	tr_json_release(&j);
+	if (!rc && fflush(stdout))
+		rc = -errno;
+	return rc;
+}
+
+void cli_json_raw_member(struct json *j, const char *key, const char *raw)
+{
+	tr_json_key(j, key);
+	for (const char *p = raw; *p; p++)
+		tr_json_char(j, *p);
+	j->key = false;		/* the value is written: the next member gets its comma */
 }

@@ -124,6 +124,10 @@ int cli_first_ts(const char *const *paths, size_t npaths, const struct trawl_rea
 	const struct trawl_event *ev;
 	int rc;
 
+	if (r && cli_reader_matches(r, base->hosts, base->nhosts, NULL, 0, err, sizeof(err))) {
+		trawl_reader_free(r);	/* a host glob that matches nothing */
+		r = NULL;
+	}
 	if (!r)
 		return cli_err("%s", err);
 	while ((rc = trawl_reader_next(r, &ev)) < 0)

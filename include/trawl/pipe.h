@@ -228,6 +228,43 @@ void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st);
 
 /*
+ * What a stream lost, as far as it has been read (the same caveats as the
+ * statistics): the events its tracer discarded (the packets' cumulative
+ * events_discarded) as time ranges: a packet whose count grew lost the
+ * difference between the end of the packet before it (its own beginning
+ * for the first) and its own end, as babeltrace2 reports it; consecutive
+ * lossy packets make one range. With a time range, losses wholly outside
+ * it are left out. Copies up to max ranges (at most 33 are kept: past 32
+ * the last one grows to take the rest) to out and returns how many;
+ * *events (if not NULL): the events lost in all.
+ */
+struct trawl_reader_loss {
+	int64_t begin, end;		/* ns, as events' times; INT64_MIN: no time */
+	uint64_t events;
+};
+size_t trawl_reader_stream_losses(const struct trawl_reader_stream *s,
+				  struct trawl_reader_loss *out, size_t max, uint64_t *events);
+/*
+ * What the reader skipped of a stream as corrupt, as far as it has been
+ * read: each bad region (a packet that is not one: bad magic, uuid, stream
+ * class, sizes, or a truncated last packet; the rest of a packet from an
+ * event that does not decode or takes no bits) with the byte offset where
+ * it begins, its length (up to the next packet that reads, found through
+ * the index or else the next packet magic, or the end of the file) and
+ * the reason. The events before and after are read. Copies up to max of
+ * the first 16 to out and returns how many; *bytes and *nskips (if not
+ * NULL): the bytes and the regions skipped in all. `why` stays valid
+ * until the reader is freed.
+ */
+struct trawl_reader_skip {
+	uint64_t offset, bytes;
+	const char *why;
+};
+size_t trawl_reader_stream_skips(const struct trawl_reader_stream *s,
+				 struct trawl_reader_skip *out, size_t max, uint64_t *bytes,
+				 uint64_t *nskips);
+
+/*
  * How far the reader is through its traces, for a progress display:
  * *done is the bytes of stream data read so far (packets decoded, or
  * skipped through an index), *total the size of every stream; *done ==

@@ -291,6 +291,10 @@ struct trawl_sync_points_opts {
 	 * far it is: trawl_reader_progress()). NULL: none. */
 	const struct trawl_sink *sinks;
 	size_t nsinks;
+	/* A trace under a session that cannot be opened: its message here,
+	 * and it is skipped (trawl_reader_opts.bad_trace). NULL: an error. */
+	void (*bad_trace)(void *arg, const char *msg);
+	void *bad_trace_arg;
 };
 
 /* A node (one hostname) and its traces. */

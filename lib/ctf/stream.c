@@ -197,6 +197,7 @@ static void load_index(struct ctf_stream *s, const char *dir, const char *name)
 		e->csize = get_be64(p + 16);
 		e->tsb = get_be64(p + 24);
 		e->tse = get_be64(p + 32);
+		e->disc = get_be64(p + 40);
 		uint64_t id = get_be64(p + 48);
 		const char *why = NULL;
 		if (i == 0)
@@ -255,6 +256,10 @@ static void index_seek(struct ctf_stream *s)
 	if (!lo)
 		return;
 	const struct ient *last = &s->idx[lo - 1];
+	/* the losses so far are the packet before's */
+	s->disc = last->disc;
+	s->prev_end = ctf_to_ns(s, last->tse);
+	s->has_prev_end = true;
 	s->next_off = lo < s->nidx ? s->idx[lo].off : last->off + last->psize / 8;
 	s->advised = s->next_off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 	s->ipos = lo;
@@ -302,7 +307,175 @@ static bool index_check(struct ctf_stream *s, uint64_t off, uint64_t psize, uint
 	return false;
 }
 
-/* Opens the next packet: 1, 0 at the end of the stream, or -EBADMSG. */
+
+/* ------------------------------------------------- losses and skipped bytes */
+
+/*
+ * Events the tracer lost: a packet's events_discarded is the count so far,
+ * so a packet whose count grew lost the difference between the end of the
+ * packet before it and its own end (babeltrace2's rule); the first packet
+ * between its own begin and end. Consecutive lossy packets make one range.
+ * Losses wholly outside the reader's time range are not counted.
+ */
+static void loss_note(struct ctf_stream *s, bool has_b, uint64_t tsb, bool has_e, uint64_t tse,
+		      bool has_d, uint64_t disc)
+{
+	struct ctf_dmg *d = &s->dmg;
+	int64_t b = has_b ? ctf_to_ns(s, tsb) : INT64_MIN;
+	int64_t e = has_e ? ctf_to_ns(s, tse) : b;
+	int64_t from = s->has_prev_end ? s->prev_end : b;
+	uint64_t n = 0;
+
+	if (has_d) {
+		/* a counter that went down was reset (or wrapped): it counts anew */
+		n = disc >= s->disc ? disc - s->disc : disc;
+		s->disc = disc;
+	}
+	if (has_e) {
+		s->prev_end = e;
+		s->has_prev_end = true;
+	}
+	if (!n)
+		return;
+	if (from == INT64_MIN)
+		from = e;
+	if (e < from)
+		e = from;
+	if ((s->rg->has_begin && e != INT64_MIN && e < s->rg->begin) ||
+	    (s->rg->has_end && from != INT64_MIN && from > s->rg->end))
+		return;
+	d->lost += n;
+	if (d->open && d->cur.end == from) {
+		d->cur.end = e;		/* the packet after a lossy one */
+		d->cur.events += n;
+		return;
+	}
+	if (d->open) {
+		if (d->nloss >= CTF_NLOSS ||
+		    (!s->loss && !(s->loss = malloc(CTF_NLOSS * sizeof(*s->loss))))) {
+			d->cur.end = e;	/* no room: the last range takes the rest */
+			d->cur.events += n;
+			return;
+		}
+		s->loss[d->nloss++] = d->cur;
+	}
+	d->cur = (struct ctf_loss){ from, e, n };
+	d->open = true;
+	d->nranges++;
+}
+
+/* The bytes from `byte` on are bad: skipped up to where a packet reads
+ * again (skip_end()). The reason is the first one's. */
+__attribute__((format(printf, 3, 0), cold))
+static void skip_begin(struct ctf_stream *s, uint64_t byte, const char *fmt, va_list ap)
+{
+	if (s->bad_off != UINT64_MAX)
+		return;
+	s->bad_off = byte;
+	vsnprintf(s->bad_why, sizeof(s->bad_why), fmt, ap);
+}
+
+/* A packet reads at `upto` (or the bytes end there): the skip ends. */
+static void skip_end(struct ctf_stream *s, uint64_t upto)
+{
+	struct ctf_dmg *d = &s->dmg;
+
+	if (likely(s->bad_off == UINT64_MAX))
+		return;
+	uint64_t n = upto > s->bad_off ? upto - s->bad_off : 0;
+	d->skipped += n;
+	d->nskips++;
+	if (d->nskip < CTF_NSKIP && (s->skips || (s->skips = malloc(CTF_NSKIP * sizeof(*s->skips))))) {
+		struct ctf_skip *k = &s->skips[d->nskip++];
+		k->off = s->bad_off;
+		k->bytes = n;
+		memcpy(k->why, s->bad_why, sizeof(k->why));
+	}
+	s->bad_off = UINT64_MAX;
+	s->bad_idx = false;
+}
+
+/* The packet magic's bytes (either byte order) at or after `from`: its
+ * offset, or the size. */
+static uint64_t find_magic(const struct ctf_stream *s, uint64_t from)
+{
+	const uint8_t *m = s->map, *end = s->map + s->size;
+
+	for (const uint8_t *p = m + from; p + 4 <= end; p++) {
+		p = memchr(p, 0xC1, (size_t)(end - 3 - p));
+		if (!p)
+			break;
+		if ((p[1] == 0x1F && p[2] == 0xFC && p[3] == 0xC1) ||
+		    (p[1] == 0xFC && p[2] == 0x1F && p[3] == 0xC1))
+			return (uint64_t)(p - m);
+	}
+	return s->size;
+}
+
+/*
+ * The packet at `off` is bad: where to try the next one. The index's next
+ * entry first; when that one is bad too (or there is no index), the next
+ * packet magic after the bad bytes, checked by reading the packet there
+ * (the bytes up to the one that reads are skipped). Without a magic in
+ * the packet header: the rest of the file.
+ */
+__attribute__((format(printf, 3, 4), cold))
+static void bad_packet(struct ctf_stream *s, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	bool skipping = s->bad_off != UINT64_MAX;
+	uint64_t from = off + 1;
+
+	va_start(ap, fmt);
+	skip_begin(s, off, fmt, ap);
+	va_end(ap);
+	if (s->d.rolemask & (1u << ROLE_MAGIC))
+		s->seen_magic = true;
+	if (s->idx && skipping && s->bad_idx) {
+		/* the index led to bytes that are no packet: it is dropped, and
+		 * the search starts again after the first bad byte (once) */
+		index_drop(s, "entry %" PRIu32 " (offset %" PRIu64 ") is no packet", s->ipos, off);
+		if (s->bad_off < off)
+			from = s->bad_off + 1;
+	}
+	s->bad_idx = false;
+	if (s->idx) {
+		uint32_t lo = 0, hi = s->nidx;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (s->idx[mid].off <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < s->nidx) {
+			s->ipos = lo;
+			s->iseek = false;
+			s->bad_idx = true;
+			s->next_off = s->idx[lo].off;
+			return;
+		}
+	}
+	s->next_off = s->seen_magic ? find_magic(s, from) : s->size;
+}
+
+/* The event at `byte` (of the current packet) is bad: the rest of the
+ * packet is skipped; the next packet is read from its declared end. */
+__attribute__((format(printf, 3, 4), cold))
+static void bad_event(struct ctf_stream *s, uint64_t byte, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	skip_begin(s, byte, fmt, ap);
+	va_end(ap);
+	s->d.pos = s->d.end;
+}
+
+/* Opens the next packet: 1, 0 at the end of the stream, or -errno (ENOMEM; live: -EAGAIN); a bad packet is skipped. */
+/* In next_packet(): the packet at off is bad (byte: where, inside it). */
+#define BAD_PACKET(byte, ...) { (void)(byte); bad_packet(s, off, __VA_ARGS__); continue; }
+
 static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 {
 	struct dctx *c = &s->d;
@@ -317,6 +490,7 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 	for (;;) {
 		uint64_t off = s->next_off;
 		if (off >= s->size) {
+			skip_end(s, s->size);
 			if (s->more) {
 				/* a live stream: its next bytes, or not yet */
 				int m = s->more(s);
@@ -340,22 +514,22 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 		c->rolemask = 0;
 		c->nv = 0;
 		if (tr->td.ph.nops && tr_ctf_exec(c, &tr->td.ph, 0, tr->td.ph.nops))
-			return stream_fail(s, off + c->errpos / 8, "packet header: %s", c->why);
+			BAD_PACKET(off + c->errpos / 8, "packet header: %s", c->why);
 		if ((c->rolemask & (1u << ROLE_MAGIC)) && c->roles[ROLE_MAGIC] != CTF_MAGIC)
-			return stream_fail(s, off, "bad packet magic 0x%08" PRIx64 " (want 0x%08x)",
+			BAD_PACKET(off, "bad packet magic 0x%08" PRIx64 " (want 0x%08x)",
 					   c->roles[ROLE_MAGIC], CTF_MAGIC);
 		if ((c->rolemask & (1u << ROLE_UUID)) && t->has_uuid) {
 			uint64_t up = c->roles[ROLE_UUID];
 			if (!(up & 7) && c->pos >= up + 128 &&
 			    memcmp(c->pkt + up / 8, t->uuid, 16) != 0)
-				return stream_fail(s, off + up / 8, "packet uuid differs from the trace uuid");
+				BAD_PACKET(off + up / 8, "packet uuid differs from the trace uuid");
 		}
 		uint64_t scid = c->rolemask & (1u << ROLE_STREAM_ID) ? c->roles[ROLE_STREAM_ID] : 0;
 		const struct trawl_ctf_stream_class *sc = s->sc && s->sc->id == scid ? s->sc : find_sc(t, scid);
 		if (!sc && !(c->rolemask & (1u << ROLE_STREAM_ID)) && t->nstreams == 1)
 			sc = t->streams[0];
 		if (!sc || !sc->priv)
-			return stream_fail(s, off, "unknown stream class id %" PRIu64, scid);
+			BAD_PACKET(off, "unknown stream class id %" PRIu64, scid);
 		if (sc != s->sc) {
 			s->sc = sc;
 			s->scd = sc->priv;
@@ -366,31 +540,35 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 			s->st.stream_instance_id = c->roles[ROLE_STREAM_INSTANCE_ID];
 		const struct sc_dec *sd = s->scd;
 		if (sd->pc.nops && tr_ctf_exec(c, &sd->pc, 0, sd->pc.nops))
-			return stream_fail(s, off + c->errpos / 8, "packet context: %s", c->why);
+			BAD_PACKET(off + c->errpos / 8, "packet context: %s", c->why);
 		uint64_t psize = c->end, csize;
 		if (c->rolemask & (1u << ROLE_PACKET_SIZE)) {
 			psize = c->roles[ROLE_PACKET_SIZE];
 			if (psize & 7)
-				return stream_fail(s, off, "packet_size %" PRIu64 " bits is not a whole number of bytes",
+				BAD_PACKET(off, "packet_size %" PRIu64 " bits is not a whole number of bytes",
 						   psize);
 			if (psize / 8 > avail)
-				return stream_fail(s, off, "packet_size %" PRIu64 " bytes goes past the end of the file (%" PRIu64 " bytes left)",
+				BAD_PACKET(off, "packet_size %" PRIu64 " bytes goes past the end of the file (%" PRIu64 " bytes left)",
 						   psize / 8, avail);
 			if (psize == 0)
-				return stream_fail(s, off, "packet_size is 0");
+				BAD_PACKET(off, "packet_size is 0");
 		}
 		csize = psize;
 		if (c->rolemask & (1u << ROLE_CONTENT_SIZE)) {
 			csize = c->roles[ROLE_CONTENT_SIZE];
 			if (csize > psize)
-				return stream_fail(s, off, "content_size %" PRIu64 " > packet_size %" PRIu64 " bits",
+				BAD_PACKET(off, "content_size %" PRIu64 " > packet_size %" PRIu64 " bits",
 						   csize, psize);
 		}
 		if (c->pos > csize)
-			return stream_fail(s, off, "packet header and context (%" PRIu64 " bits) exceed content_size %" PRIu64,
+			BAD_PACKET(off, "packet header and context (%" PRIu64 " bits) exceed content_size %" PRIu64,
 					   c->pos, csize);
 		if (s->idx && !index_check(s, off, psize, csize))
 			continue;
+		skip_end(s, off);
+		s->bad_idx = false;
+		if (c->rolemask & (1u << ROLE_MAGIC))
+			s->seen_magic = true;
 		c->end = csize;
 		s->next_off = off + psize / 8;
 		if (c->rolemask & (1u << ROLE_TS_BEGIN))
@@ -398,6 +576,9 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 		s->st.packets++;
 		if (c->rolemask & (1u << ROLE_DISCARDED))
 			s->st.discarded = c->roles[ROLE_DISCARDED];
+		loss_note(s, c->rolemask & (1u << ROLE_TS_BEGIN), c->roles[ROLE_TS_BEGIN],
+			  c->rolemask & (1u << ROLE_TS_END), c->roles[ROLE_TS_END],
+			  c->rolemask & (1u << ROLE_DISCARDED), c->roles[ROLE_DISCARDED]);
 		if (c->rolemask & (1u << ROLE_CPU)) {
 			s->ev.cpu = (uint32_t)c->roles[ROLE_CPU];
 			s->st.cpu = s->ev.cpu;
@@ -413,6 +594,7 @@ static __attribute__((noinline)) int next_packet(struct ctf_stream *s)
 		return 1;
 	}
 }
+#undef BAD_PACKET
 
 static const struct trawl_ctf_event_class *lookup(const struct sc_dec *sd, uint64_t id, bool has_id)
 {
@@ -439,12 +621,16 @@ static const uint8_t *semi_decode(struct dctx *c, const struct ec_dec *d, const 
 
 /* Decodes the stream's next event into *e (s->ev, or a batch's): 1, 0 at
  * the end, -errno on corruption. */
+/* In tr_ctf_stream_next(): the event at byte is bad, the rest of its packet skipped. */
+#define BAD_EVENT(byte, ...) { bad_event(s, byte, __VA_ARGS__); goto again; }
+
 __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct trawl_event *e)
 {
 	struct dctx *c = &s->d;
 
 	if (unlikely(s->done))
 		return 0;
+again:
 	for (;;) {
 		if (unlikely(c->pos >= c->end)) {
 			int rc = next_packet(s);
@@ -479,7 +665,7 @@ __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct tr
 			c->nv = 0;
 			c->rolemask &= ~(1u << ROLE_EVENT_ID);
 			if (tr_ctf_exec(c, &sd->eh, 0, sd->eh.nops))
-				return stream_fail(s, s->pkt_off + c->errpos / 8, "event header: %s", c->why);
+				BAD_EVENT(s->pkt_off + c->errpos / 8, "event header: %s", c->why);
 			has_id = c->rolemask & (1u << ROLE_EVENT_ID);
 			id = has_id ? c->roles[ROLE_EVENT_ID] : 0;
 			break;
@@ -489,7 +675,7 @@ __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct tr
 		}
 		const struct trawl_ctf_event_class *ec = lookup(sd, id, has_id);
 		if (unlikely(!ec))
-			return stream_fail(s, s->pkt_off + evpos / 8, "unknown event id %" PRIu64, id);
+			BAD_EVENT(s->pkt_off + evpos / 8, "unknown event id %" PRIu64, id);
 		int64_t ts = ctf_to_ns(s, c->clock);
 		if (unlikely(s->rg->has_end && ts > s->rg->end)) {
 			s->done = true;
@@ -501,7 +687,7 @@ __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct tr
 		const uint8_t *semi_end;
 		if (likely(ed->fixed && !(c->pos & 7))) {
 			if (unlikely((c->end - c->pos) >> 3 < ed->fixed_bytes))
-				return stream_fail(s, s->pkt_off + evpos / 8,
+				BAD_EVENT(s->pkt_off + evpos / 8,
 						   "event `%s` truncated (needs %u bytes, %" PRIu64 " left in the packet content)",
 						   ec->name, ed->fixed_bytes, (c->end - c->pos) >> 3);
 			if (keep) {
@@ -524,10 +710,13 @@ __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct tr
 					s->errcode = ENOMEM;
 					return rc;
 				}
-				return stream_fail(s, s->pkt_off + c->errpos / 8, "event `%s`: %s",
+				BAD_EVENT(s->pkt_off + c->errpos / 8, "event `%s`: %s",
 						   ec->name, c->why);
 			}
 		}
+		if (unlikely(c->pos == evpos))
+			BAD_EVENT(s->pkt_off + evpos / 8,
+				  "event `%s` takes no bits: the packet cannot advance", ec->name);
 		s->st.events++;
 		if (unlikely(s->st.first_ts == INT64_MAX))
 			s->st.first_ts = ts;
@@ -544,9 +733,10 @@ __attribute__((noinline)) int tr_ctf_stream_next(struct ctf_stream *s, struct tr
 		return 1;
 	}
 truncated:
-	return stream_fail(s, s->pkt_off + c->pos / 8, "truncated event header (%" PRIu64 " bits left in the packet content)",
+	BAD_EVENT(s->pkt_off + c->pos / 8, "truncated event header (%" PRIu64 " bits left in the packet content)",
 			   c->end - c->pos);
 }
+#undef BAD_EVENT
 
 /*
  * The next events of b have cycles == ts - base and this cpu. A batch
@@ -707,11 +897,16 @@ struct spot {
 	uint32_t ipos;
 	const struct trawl_ctf_stream_class *sc;
 	const struct sc_dec *scd;
+	struct ctf_dmg dmg;
+	uint64_t disc, bad_off;
+	int64_t prev_end;
+	bool has_prev_end;
 };
 
 static void spot_save(const struct ctf_stream *s, struct spot *p)
 {
-	*p = (struct spot){ s->d, s->pkt_off, s->next_off, s->st.packets, s->ipos, s->sc, s->scd };
+	*p = (struct spot){ s->d, s->pkt_off, s->next_off, s->st.packets, s->ipos, s->sc, s->scd,
+			    s->dmg, s->disc, s->bad_off, s->prev_end, s->has_prev_end };
 }
 
 /* Back to p, as if the packets read since were not (their errors too). */
@@ -722,6 +917,11 @@ static void spot_restore(struct ctf_stream *s, const struct spot *p)
 	s->next_off = p->next_off;
 	s->st.packets = p->packets;
 	s->ipos = p->ipos;
+	s->dmg = p->dmg;	/* entries past its counts are written again */
+	s->disc = p->disc;
+	s->bad_off = p->bad_off;
+	s->prev_end = p->prev_end;
+	s->has_prev_end = p->has_prev_end;
 	s->done = false;
 	s->errcode = 0;
 	s->err[0] = 0;
@@ -764,6 +964,10 @@ static int skip_to_last(struct ctf_stream *s)
 		while (i + 1 < s->nidx && s->idx[i + 1].off == s->idx[i].off + s->idx[i].psize / 8)
 			i++;
 		if (i > here.ipos && s->idx[i].off + s->idx[i].psize / 8 == s->size) {
+			/* the losses of the packets passed, from their entries */
+			for (uint32_t j = here.ipos; j < i; j++)
+				loss_note(s, true, s->idx[j].tsb, true, s->idx[j].tse, true,
+					  s->idx[j].disc);
 			s->next_off = s->idx[i].off;
 			s->ipos = i;
 			c->pos = c->end;
@@ -774,6 +978,7 @@ static int skip_to_last(struct ctf_stream *s)
 			spot_restore(s, &here);	/* no packet there: the index lied, walk */
 		}
 	}
+	struct spot atlast;	/* the losses and skips as the last packet opened */
 	for (;;) {
 		uint32_t ip = s->ipos;
 		c->pos = c->end;
@@ -783,12 +988,21 @@ static int skip_to_last(struct ctf_stream *s)
 		if (!rc)
 			break;
 		last = s->pkt_off;
-		ilast = ip;
+		/* its entry (bad packets skipped on the way move ipos) */
+		ilast = s->idx && s->ipos ? s->ipos - 1 : ip;
+		spot_save(s, &atlast);
 	}
 	if (last == UINT64_MAX) {
 		spot_restore(s, &here);	/* no packet after this one: on with it */
 		return 0;
 	}
+	/* what comes after the last packet (a bad tail) is found again when
+	 * it is decoded: not twice */
+	s->dmg = atlast.dmg;
+	s->disc = atlast.disc;
+	s->bad_off = UINT64_MAX;
+	s->prev_end = atlast.prev_end;
+	s->has_prev_end = atlast.has_prev_end;
 	/* the last packet, opened again by the next decode */
 	s->done = false;
 	s->next_off = last;
@@ -868,6 +1082,7 @@ out:
 	if (b->loose)
 		batch_compact(s, b);
 	b->st = s->st;
+	b->dmg = s->dmg;
 	b->off = ctf_stream_consumed(s);
 }
 
@@ -934,6 +1149,7 @@ int tr_ctf_stream_init(struct ctf_stream *s, const struct ctf_tdec *t, const str
 	s->st.stream_instance_id = UINT64_MAX;
 	s->st.first_ts = INT64_MAX;
 	s->st.last_ts = INT64_MIN;
+	s->bad_off = UINT64_MAX;
 	s->d.cap = t->maxfix + 64;
 	s->d.tape = malloc(s->d.cap * sizeof(*s->d.tape));
 	s->d.own = s->d.tape;
@@ -948,6 +1164,8 @@ void tr_ctf_stream_release(struct ctf_stream *s)
 	if (s->map && s->size && !s->borrowed)
 		munmap((void *)s->map, s->size);
 	free(s->idx);
+	free(s->loss);
+	free(s->skips);
 	free(s->d.own);
 	free(s->d.regs);
 	free(s->path);

@@ -33,6 +33,41 @@ struct brec {
 	uint32_t nv;			/* values on the tape */
 };
 
+/*
+ * What a stream lost and what was skipped of it, as far as it was read.
+ * Losses: the events its tracer discarded (the packets' events_discarded),
+ * as time ranges, consecutive lossy packets one range; the first
+ * CTF_NLOSS ranges are kept in ctf_stream.loss, then the open one (cur)
+ * grows to take the rest. Skips: bytes of the file that could not be read
+ * (a packet that is not one, an event that does not decode, an event of
+ * no bits): the reader went on at the next packet, and kept the first
+ * CTF_NSKIP of them in ctf_stream.skips. The entries of the arrays below
+ * nloss and nskip never change once written, so that a batch's copy of
+ * this says which of them the consumer may read.
+ */
+#define CTF_NLOSS 32
+#define CTF_NSKIP 16
+
+struct ctf_loss {
+	int64_t begin, end;		/* ns, as events' times; INT64_MIN: no time */
+	uint64_t events;
+};
+
+struct ctf_skip {
+	uint64_t off, bytes;		/* in the stream's bytes */
+	char why[192];
+};
+
+struct ctf_dmg {
+	uint64_t lost;			/* events, in every range */
+	uint64_t nranges;		/* ranges found (cur included) */
+	uint32_t nloss;			/* ranges in ctf_stream.loss */
+	uint32_t nskip;			/* skips in ctf_stream.skips */
+	bool open;			/* cur is a range */
+	struct ctf_loss cur;
+	uint64_t skipped, nskips;	/* bytes and skips, in all */
+};
+
 struct batch {
 	struct brec *rec;
 	uint64_t *cyc;			/* per event the raw clock value, unless ghz */
@@ -57,6 +92,7 @@ struct batch {
 	int term;			/* 0; after the events: 1 end, -errno error */
 	bool hold;			/* term 0: a live stream has nothing more yet */
 	struct trawl_reader_stream_stats st;	/* the stream's, after the batch */
+	struct ctf_dmg dmg;			/* its losses and skips, after the batch */
 	uint64_t off;			/* ctf_stream_consumed() after the batch */
 };
 
@@ -75,6 +111,7 @@ struct ient {
 	uint64_t off;			/* bytes */
 	uint64_t psize, csize;		/* bits */
 	uint64_t tsb, tse;		/* clock cycles */
+	uint64_t disc;			/* events_discarded */
 };
 
 /* What a reader keeps of the events (shared by all its streams). */
@@ -153,6 +190,17 @@ struct ctf_stream {
 	void *more_arg;
 	int64_t hold_ns;
 	uint64_t fills;			/* tr_ctf_stream_fill() calls so far */
+	/* losses and skips (see struct ctf_dmg); filler-owned */
+	struct ctf_dmg dmg;
+	struct ctf_loss *loss;		/* CTF_NLOSS, from the first range closed */
+	struct ctf_skip *skips;		/* CTF_NSKIP, from the first skip */
+	uint64_t disc;			/* the last packet's events_discarded */
+	int64_t prev_end;		/* the last packet's end, ns (has_prev_end) */
+	bool has_prev_end;
+	bool seen_magic;		/* a packet header had a magic */
+	bool bad_idx;			/* skipping: the index chose where to go on */
+	uint64_t bad_off;		/* skipping from there; UINT64_MAX: not */
+	char bad_why[192];
 };
 
 /* Bytes of the stream read so far: up to the event decoded last (its

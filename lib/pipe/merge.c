@@ -343,6 +343,7 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 			L->cpu0 = b->cpu0;
 			L->base = b->base;
 			s->pub = b->st;
+			s->pubdmg = b->dmg;
 			s->puboff = b->off;
 			if (b->n || b->term) {
 				pthread_mutex_unlock(&r->mu);
@@ -638,6 +639,7 @@ static int prime_threaded(struct trawl_reader *r)
 			goto single;
 	for (uint32_t i = 0; i < r->nstreams; i++) {
 		r->all[i]->pub = r->all[i]->cs.st;	/* before the first batch */
+		r->all[i]->pubdmg = r->all[i]->cs.dmg;
 		r->all[i]->threaded = true;
 	}
 	if (pthread_mutex_init(&r->mu, NULL))
@@ -712,6 +714,7 @@ static int reader_grow(struct trawl_reader *r)
 		if ((rc = alloc_queue(r, s)))
 			return rc;
 		s->pub = s->cs.st;
+		s->pubdmg = s->cs.dmg;
 		s->threaded = true;
 		m->leaf[i].s = s;
 		leaf_take(r, m, &m->leaf[i]);
@@ -1371,6 +1374,41 @@ void trawl_reader_stream_stats(const struct trawl_reader_stream *s,
 			       struct trawl_reader_stream_stats *st)
 {
 	*st = s->threaded ? s->pub : s->cs.st;
+}
+
+size_t trawl_reader_stream_losses(const struct trawl_reader_stream *s,
+				  struct trawl_reader_loss *out, size_t max, uint64_t *events)
+{
+	const struct ctf_dmg *d = s->threaded ? &s->pubdmg : &s->cs.dmg;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < d->nloss && n < max; i++, n++)
+		out[n] = (struct trawl_reader_loss){ s->cs.loss[i].begin, s->cs.loss[i].end,
+						      s->cs.loss[i].events };
+	if (d->open && n < max) {
+		out[n] = (struct trawl_reader_loss){ d->cur.begin, d->cur.end, d->cur.events };
+		n++;
+	}
+	if (events)
+		*events = d->lost;
+	return n;
+}
+
+size_t trawl_reader_stream_skips(const struct trawl_reader_stream *s,
+				 struct trawl_reader_skip *out, size_t max, uint64_t *bytes,
+				 uint64_t *nskips)
+{
+	const struct ctf_dmg *d = s->threaded ? &s->pubdmg : &s->cs.dmg;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < d->nskip && n < max; i++, n++)
+		out[n] = (struct trawl_reader_skip){ s->cs.skips[i].off, s->cs.skips[i].bytes,
+						      s->cs.skips[i].why };
+	if (bytes)
+		*bytes = d->skipped;
+	if (nskips)
+		*nskips = d->nskips;
+	return n;
 }
 
 void trawl_reader_progress(const struct trawl_reader *r, uint64_t *done, uint64_t *total)

@@ -33,6 +33,7 @@ struct trawl_reader_stream {
 	bool threaded;			/* the consumer reads pub, not cs.st */
 	struct batch *cur;		/* q[qtail % NQ] while being merged */
 	struct trawl_reader_stream_stats pub;
+	struct ctf_dmg pubdmg;		/* cs.dmg as of pub (threaded) */
 	uint64_t puboff;		/* the bytes read as of pub (threaded) */
 };
 

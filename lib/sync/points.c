@@ -976,6 +976,7 @@ struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_
 	}
 	struct trawl_reader_opts ro = {
 		.sz = sizeof(ro), .events = globs, .nevents = nglobs, .threads = opts.threads,
+		.bad_trace = opts.bad_trace, .bad_trace_arg = opts.bad_trace_arg,
 	};
 	r = trawl_reader_new(paths, npaths, &ro, err, errlen);
 	if (!r)

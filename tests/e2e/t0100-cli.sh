@@ -117,8 +117,10 @@ ok $? "-e 'sched_*': there are some ($want)"
 "$TRAWL" print -e 'sched_switch' --event 'app:*' sess > two.txt
 want=$(awk '$1 == "sched_switch" || $1 ~ /^app:/ {s += $2} END {print s + 0}' info.classes)
 is "$(wc -l < two.txt)" "$want" "two -e globs: their union"
-"$TRAWL" print -e 'no_such_event' sess > none.txt
-ok $? "-e matching nothing exits 0"
+"$TRAWL" print -e 'no_such_event' sess > none.txt 2> none.err
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "no event of the traces matches 'no_such_event'" none.err
+ok $? "-e matching nothing: an error naming the glob, exit $rc (trawl(1): no empty result)"
 [ ! -s none.txt ]
 ok $? "-e matching nothing prints nothing"
 

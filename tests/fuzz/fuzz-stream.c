@@ -13,7 +13,9 @@
  * the batches in the calling thread instead, bit 5 with bit 2 leaves out
  * the classes of odd index (trawl_sink_ops.wants: the decoder's two ways
  * of leaving events out), bit 6 with bit 2 every class (the streams are
- * then skipped to their last packet). Every event is read and
+ * then skipped to their last packet), bit 7 a third metadata whose one
+ * event takes no bits (no event header, no fields: a packet cannot
+ * advance, issue 28). Every event is read and
  * formatted as text, which touches each value of the tape. The metadata is
  * parsed once; streams are read from memory (tr_reader_new_mem), so the fuzzer
  * spends its time in the stream decoder.
@@ -41,7 +43,18 @@ static const char META_GHZ[] =
 	"clock { name = \"mono\"; freq = 1000000000; offset_s = 1000; offset = 7; absolute = true; };\n"
 	READER_META_TYPES;
 
-static struct trawl_ctf_trace *meta, *meta_ghz;
+/* Events of no bits: every packet with content after its context is corrupt */
+static const char META_ZERO[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"trace { major = 1; minor = 8; byte_order = le;\n"
+	"  packet.header := struct { uint32_t magic; uint32_t stream_id; }; };\n"
+	"stream { id = 0;\n"
+	"  packet.context := struct { uint64_t content_size; uint64_t packet_size; }; };\n"
+	"event { name = \"nothing\"; id = 0; stream_id = 0; fields := struct { }; };\n";
+
+static struct trawl_ctf_trace *meta, *meta_ghz, *meta_zero;
 
 static bool want_even(void *self, const struct trawl_ctf_event_class *cls)
 {
@@ -69,6 +82,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!meta_ghz) {
 		meta_ghz = trawl_ctf_metadata_parse(META_GHZ, sizeof(META_GHZ) - 1, err, sizeof(err));
 		if (!meta_ghz) {
+			fprintf(stderr, "fuzz-stream: metadata: %s\n", err);
+			abort();
+		}
+	}
+	if (!meta_zero) {
+		meta_zero = trawl_ctf_metadata_parse(META_ZERO, sizeof(META_ZERO) - 1, err,
+						     sizeof(err));
+		if (!meta_zero) {
 			fprintf(stderr, "fuzz-stream: metadata: %s\n", err);
 			abort();
 		}
@@ -102,7 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* mode bit 2: a 1 GHz clock and the decode worker (batches) */
 	if (mode & 4)
 		o.threads = 2;
-	struct trawl_reader *r = tr_reader_new_mem(mode & 4 ? meta_ghz : meta, bufs, lens,
+	struct trawl_reader *r = tr_reader_new_mem(mode & 0x80 ? meta_zero : mode & 4 ? meta_ghz : meta,
+						bufs, lens,
 						mode & 1 ? 2 : 1, &o, err, sizeof(err));
 	if (!r)
 		abort();	/* the metadata is valid: opening cannot fail */
