@@ -35,6 +35,7 @@
 #include <trawl/analysis.h>
 
 #include "internal.h"
+#include "analysis/analysis-internal.h"
 
 /* ------------------------------------------------------- integer map */
 
@@ -287,12 +288,14 @@ struct analysis_def {
 static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct host *h,
 					  enum trawl_analysis_row_kind kind, int64_t id)
 {
-	size_t hi = a->o.by_host ? (size_t)(h - a->hosts) + 1 : 0;
+	/* every row is one host's (a tid, a CPU, an IRQ, a disk, a process,
+	 * even a syscall's name: the cluster's figure is the report's total) */
+	size_t hi = (size_t)(h - a->hosts) + 1;
 	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
 	/* a row is unique by its key: a cached index whose row has it is
 	 * the map's answer, without hashing (zeroed or stale: a miss) */
 	uint32_t *c = &a->rcache[((uint64_t)id ^ (uint64_t)kind * 0x9e37u ^ hi * 0x3fu) % ROW_CACHE];
-	const char *rh = a->o.by_host ? h->name : "";
+	const char *rh = h->name;
 	if (*c < a->nrows) {
 		struct trawl_analysis_row *r = &a->rows[*c];
 		if (r->kind == kind && r->id == id && r->host == rh)
@@ -1426,6 +1429,11 @@ void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_
 {
 	*begin = a->begin;
 	*end = a->end;
+}
+
+bool tr_analysis_by_host(const struct trawl_analysis *a)
+{
+	return a->o.by_host;
 }
 
 const char *trawl_analysis_kind(const struct trawl_analysis *a)
