@@ -93,6 +93,10 @@ struct trawl_analysis_row {
 	int prio;			/* schedlat: the last priority seen (LTTng's) */
 	uint64_t hist[TRAWL_ANALYSIS_HIST];
 	uint64_t read_bytes, write_bytes;	/* iolatency's processes: of Read, Write syscalls */
+	/* A thread's rows (thread, preempted): its name's generation, one
+	 * more at each change of its name (an exec, a rename), so that a
+	 * thread is a row per name it had: after exec, its new name's. */
+	uint32_t names;
 };
 
 struct trawl_analysis_sample {

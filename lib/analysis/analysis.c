@@ -152,6 +152,8 @@ struct thr {				/* a thread of a host */
 	int64_t tid;
 	int64_t pid;			/* its process (tgid), -1: unknown */
 	char comm[16];
+	uint32_t names;			/* one more at each change of its known name (an
+					 * exec, a rename): a row per name it had */
 	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
 	int64_t woken;			/* schedlat: first wake-up not yet run */
 	int64_t preempted;		/* schedlat: switched out runnable at */
@@ -174,7 +176,7 @@ struct cpu {
 struct req {				/* a block request in flight */
 	int64_t ts, tid;
 	uint64_t bytes;
-	uint32_t cpu;
+	uint32_t cpu, names;		/* names: its thread's name generation then */
 	char comm[16];
 };
 
@@ -285,20 +287,24 @@ struct analysis_def {
 
 /* ------------------------------------------------------- rows */
 
+/* names: a thread's name generation (struct thr's), so that a thread is
+ * a row per name it had (before and after an exec); 0 for other rows */
 static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct host *h,
-					  enum trawl_analysis_row_kind kind, int64_t id)
+					  enum trawl_analysis_row_kind kind, int64_t id,
+					  uint32_t names)
 {
 	/* every row is one host's (a tid, a CPU, an IRQ, a disk, a process,
 	 * even a syscall's name: the cluster's figure is the report's total) */
 	size_t hi = (size_t)(h - a->hosts) + 1;
-	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
+	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull) ^
+		       ((uint64_t)(names & 0x1ffff) << 23);	/* (a tid is < 2^23) */
 	/* a row is unique by its key: a cached index whose row has it is
 	 * the map's answer, without hashing (zeroed or stale: a miss) */
 	uint32_t *c = &a->rcache[((uint64_t)id ^ (uint64_t)kind * 0x9e37u ^ hi * 0x3fu) % ROW_CACHE];
 	const char *rh = h->name;
 	if (*c < a->nrows) {
 		struct trawl_analysis_row *r = &a->rows[*c];
-		if (r->kind == kind && r->id == id && r->host == rh)
+		if (r->kind == kind && r->id == id && r->host == rh && r->names == names)
 			return r;
 	}
 	uint32_t *v = imap_find(&a->rowmap, key);
@@ -324,6 +330,7 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->id = id;
+	r->names = names;
 	r->host = rh;
 	r->min = INT64_MAX;
 	r->max = INT64_MIN;
@@ -359,7 +366,7 @@ static bool comm_ok(const struct trawl_analysis *a, const char *comm)
  * the samples. Returns the row, NULL when filtered out (or no memory:
  * -ENOMEM in *err). */
 static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *h,
-					 enum trawl_analysis_row_kind kind, int64_t id,
+					 enum trawl_analysis_row_kind kind, int64_t id, uint32_t names,
 					 int64_t ts, int64_t dur, int64_t tid, uint32_t cpu,
 					 const char *comm, int *err)
 {
@@ -368,7 +375,7 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
 	    !comm_ok(a, comm))
 		return NULL;
-	struct trawl_analysis_row *r = row_get(a, h, kind, id);
+	struct trawl_analysis_row *r = row_get(a, h, kind, id, names);
 	if (!r) {
 		*err = -ENOMEM;
 		return NULL;
@@ -567,6 +574,7 @@ static void set_comm(struct host *h, struct thr *t, const struct trawl_analysis 
 	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
 	if (!t->comm[n] && !memcmp(t->comm, v->s.p, n))
 		return;
+	t->names += t->comm[0] != 0;	/* a name it had changes; the first is learnt */
 	memcpy(t->comm, v->s.p, n);
 	t->comm[n] = 0;
 	h->names++;
@@ -600,8 +608,13 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
 			const char *base = strrchr(file, '/');
-			snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : file);
-			h->names++;
+			char comm[16];
+			snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : file);
+			if (strcmp(comm, t->comm)) {
+				t->names += t->comm[0] != 0;
+				memcpy(t->comm, comm, sizeof(comm));
+				h->names++;
+			}
 		}
 		break;
 	}
@@ -632,12 +645,29 @@ static int switched(struct trawl_analysis *a, struct host *h, const struct trawl
 	return 0;
 }
 
-static const char *comm_of(struct thr *t)
+static const char *comm_of(const struct thr *t)
 {
 	return t && t->comm[0] ? t->comm : "?";
 }
 
 /* ------------------------------------------------------- cputop */
+
+static void label_comm(struct trawl_analysis_row *r, const char *comm, int64_t id);
+
+/* t ran on cpu from since to end: its row (of its name now) and the CPU's. */
+static int cputop_ran(struct trawl_analysis *a, struct host *h, const struct thr *t, uint32_t cpu,
+		      int64_t since, int64_t end)
+{
+	int err = 0;
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->names, since,
+					      end - since, t->tid, cpu, t->comm, &err);
+	if (r)
+		label_comm(r, comm_of(t), t->tid);
+	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end - since, t->tid, cpu, t->comm, &err);
+	if (r && !r->label[0])
+		snprintf(r->label, sizeof(r->label), "CPU %u", cpu);
+	return err;
+}
 
 static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		  enum ev_kind k)
@@ -654,18 +684,26 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	 * its host's first event, when the host's trace starts later) */
 	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
 	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? start : NONE);
-	if (prev != 0 && since != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, prev, since,
-						      ev->ts - since, prev, ev->cpu, p->comm, &err);
-		if (r && !r->label[0])
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(p), (long long)prev);
-		r = sample(a, h, TRAWL_ANALYSIS_CPU, ev->cpu, since, ev->ts - since, prev,
-			   ev->cpu, p->comm, &err);
-		if (r && !r->label[0])
-			snprintf(r->label, sizeof(r->label), "CPU %u", ev->cpu);
-	}
+	if (prev != 0 && since != NONE)
+		err = cputop_ran(a, h, p, ev->cpu, since, ev->ts);
 	p->run_since = NONE;
 	n->run_since = next != 0 ? ev->ts : NONE;
+	return err;
+}
+
+/*
+ * A sched_process_exec: the thread, on its CPU, is its new program from
+ * now on; its time so far is its old name's (a row of that name), and it
+ * goes on from the exec (common() then gives it the new name).
+ */
+static int cputop_exec(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+{
+	int64_t tid = ival(a, F_EXEC_TID, ev, -1);
+	struct thr *t = tid > 0 ? thr_find(h, tid) : NULL;
+	if (!t || t->run_since == NONE || ev->ts < t->run_since)
+		return 0;
+	int err = cputop_ran(a, h, t, ev->cpu, t->run_since, ev->ts);
+	t->run_since = ev->ts;
 	return err;
 }
 
@@ -681,16 +719,8 @@ static int cputop_close(struct trawl_analysis *a, int64_t all, bool last)
 			struct thr *t = h->cpus[i].tid > 0 ? thr_get(h, h->cpus[i].tid) : NULL;
 			if (!t || t->run_since == NONE || end < t->run_since)
 				continue;
-			struct trawl_analysis_row *r =
-				sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->run_since,
-				       end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r && !r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(t),
-					 (long long)t->tid);
-			r = sample(a, h, TRAWL_ANALYSIS_CPU, (int64_t)i, t->run_since,
-				   end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r && !r->label[0])
-				snprintf(r->label, sizeof(r->label), "CPU %zu", i);
+			int e = cputop_ran(a, h, t, (uint32_t)i, t->run_since, end);
+			err = err ? err : e;
 			t->run_since = end;	/* the next slice goes on from there */
 		}
 	}
@@ -732,12 +762,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
 		p->preempted = ev->ts;
 	if (n->preempted != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next, n->names,
 						      n->preempted, ev->ts - n->preempted, next,
 						      ev->cpu, n->comm, &err);
 		if (r) {
-			if (!r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			label_comm(r, comm_of(n), next);
 			r->prio = n->prio;
 		}
 		n->preempted = NONE;
@@ -745,12 +774,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		return err;
 	}
 	if (n->woken != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->woken,
-						      ev->ts - n->woken, next, ev->cpu, n->comm,
-						      &err);
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->names,
+						      n->woken, ev->ts - n->woken, next, ev->cpu,
+						      n->comm, &err);
 		if (r) {
-			if (!r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			label_comm(r, comm_of(n), next);
 			r->prio = n->prio;
 		}
 		n->woken = NONE;
@@ -811,7 +839,7 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	const char *name = a->sysnames[id];
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
 					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
@@ -848,7 +876,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		char nb[48];
 		const char *name = sval(a, F_IRQ_NAME, ev, nb, sizeof(nb));
 		if (name && (a->o.cpu < 0 || (int)ev->cpu == a->o.cpu)) {
-			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq);
+			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq, 0);
 			if (!r)
 				return -ENOMEM;
 			if (!strchr(r->label, '<'))
@@ -864,7 +892,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->irq_ts == NONE || n != c->irq)
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, c->irq_ts,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
 						      ev->ts - c->irq_ts, c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
@@ -884,7 +912,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->soft_ts[v] == NONE)
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, c->soft_ts[v],
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
 						      ev->ts - c->soft_ts[v], c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
@@ -962,7 +990,7 @@ static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct ho
 		if (t->plabel == h->names)
 			return r;
 	} else {
-		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id)))
+		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id, 0)))
 			return NULL;
 		t->prow = (uint32_t)(r - a->rows);
 		t->prow_gen = a->gen;
@@ -981,7 +1009,7 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 {
 	int err = 0;
 	int64_t dur = ev->ts - t->sys_ts;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, t->sys_ts,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
 					      dur, t->tid, ev->cpu, t->comm, &err);
 	if (!r)
 		return err;
@@ -1094,6 +1122,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		q->bytes = (uint64_t)nr * 512;
 		q->cpu = ev->cpu;
 		snprintf(q->comm, sizeof(q->comm), "%s", t ? comm_of(t) : "?");
+		q->names = t ? t->names : 0;
 		return 0;
 	}
 	if (!v)
@@ -1104,7 +1133,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	int err = 0;
 	int64_t dur = ev->ts - q.ts;
 	bool failed = ival(a, F_ERROR, ev, 0) != 0;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, q.ts, dur, q.tid,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, 0, q.ts, dur, q.tid,
 					      q.cpu, q.comm, &err);
 	if (r) {
 		if (!r->label[0])
@@ -1121,7 +1150,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	if (q.tid >= 0 && (a->o.tid < 0 || q.tid == a->o.tid) && comm_ok(a, q.comm) &&
 	    !(a->o.min_ns && dur < a->o.min_ns) && !(a->o.max_ns && dur > a->o.max_ns) &&
 	    (a->o.cpu < 0 || (int)q.cpu == a->o.cpu)) {
-		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
+		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid, q.names);
 		if (!r)
 			return -ENOMEM;
 		label_comm(r, q.comm, q.tid);
@@ -1286,7 +1315,9 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
 			continue;
-		int r = KB(k) & K_COMMON ? common(a, h, e, k) : 0;
+		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
+		if (!r && KB(k) & K_COMMON)
+			r = common(a, h, e, k);
 		if (!r)
 			r = a->def->fn(a, h, e, k);
 		if (!r && k == K_SWITCH)

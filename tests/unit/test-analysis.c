@@ -12,7 +12,8 @@
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
  *         15000  syscall_entry_write (200)  16000 exit ret 5    (1000; b's pid unknown)
- *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb")
+ *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb": b ran 7000
+ *                                            as b, from now on as bb)
  *         18000  block_rq_issue dev 8:0 sector 128 nr 8 (200, "bb")
  *         20000  sched_switch bb -> 0       (b ran 10000)
  *   CPU 1  1200  sched_process_fork x (400) -> c: tid 300, pid 400
@@ -273,8 +274,11 @@ static void figures(const char *dir)
 	r = find(a, TRAWL_ANALYSIS_THREAD, 100);
 	ok(r && r->sum == 9000 && !strcmp(r->label, "a (100)"), "cputop: a ran 9000 ns (%lld)",
 	   r ? (long long)r->sum : -1ll);
-	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	is_int(r ? r->sum : -1, 10000, "cputop: b ran 10000 ns");
+	/* b ran 10000 ns: 7000 as b, then, after its exec at 17000, 3000 as bb */
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "b (200)");
+	is_int(r ? r->sum : -1, 7000, "cputop: b ran 7000 ns as b, up to its exec");
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "bb (200)");
+	is_int(r ? r->sum : -1, 3000, "cputop: ... and 3000 ns as bb, its new name, from the exec");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 300);
 	is_int(r ? r->sum : -1, 29500, "cputop: c ran 29500 ns");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 400);
@@ -336,9 +340,11 @@ static void figures(const char *dir)
 	r = find(a, TRAWL_ANALYSIS_DISK, 8 << 20);
 	ok(r && r->count == 2 && r->sum == 28500 && r->bytes == 8192 && !strcmp(r->label, "(8,0)"),
 	   "iolatency: disk (8,0): two requests, 16000 + 12500 ns, 8192 bytes");
-	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	ok(r && r->count == 2 && r->bytes == 8192 && !strcmp(r->label, "bb (200)"),
-	   "iolatency: issued by b, named as last seen: bb (200) (%s)", r ? r->label : "-");
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "b (200)");
+	const struct trawl_analysis_row *r2 = find_label(a, TRAWL_ANALYSIS_THREAD, "bb (200)");
+	ok(r && r->count == 1 && r->sum == 16000 && r->bytes == 4096 && r2 && r2->count == 1 &&
+	   r2->sum == 12500 && r2->bytes == 4096,
+	   "iolatency: issued by b before its exec (b (200), 16000 ns), and after it (bb (200), 12500 ns)");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Read");
 	ok(r && r->count == 2 && r->bytes == 10 && r->errors == 1, "iolatency: Read: 2, 10 bytes, 1 error");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Write");
@@ -406,7 +412,7 @@ static void hosts(void)
 		if (r->kind == TRAWL_ANALYSIS_THREAD && r->id == 300)
 			good += r->sum == 29500;
 	}
-	ok(a && good == 4 && trawl_analysis_nrows(a) == 2 * 6,
+	ok(a && good == 4 && trawl_analysis_nrows(a) == 2 * 7,
 	   "--by host: each host's threads as alone (x 2500, c 29500 ns on both, %d)", good);
 	trawl_analysis_free(a);
 	/* not --by host: the same tid, the same CPU on two hosts are two rows */
@@ -421,7 +427,7 @@ static void hosts(void)
 		}
 		cpu1 += r->kind == TRAWL_ANALYSIS_CPU && r->id == 1;
 	}
-	ok(a && x1 == 1 && x2 == 1 && cpu1 == 2 && trawl_analysis_nrows(a) == 2 * 6,
+	ok(a && x1 == 1 && x2 == 1 && cpu1 == 2 && trawl_analysis_nrows(a) == 2 * 7,
 	   "two hosts, not --by host: tid 400 of each host its own row (%d, %d), CPU 1 of each "
 	   "(%d rows)", x1, x2, cpu1);
 	trawl_analysis_free(a);
