@@ -197,18 +197,20 @@ struct host {
 	uint32_t *rq_free;		/* freed req slots */
 	size_t nfree;
 	uint32_t names;			/* one more at each change of a thread's name */
+	struct disk { int64_t dev; char name[32]; } *disks;	/* the state dump's */
+	size_t ndisks;
 };
 
 enum ev_kind {
 	K_UNSET, K_OTHER, K_SWITCH, K_WAKEUP, K_FORK, K_EXEC, K_SDPROC, K_SYS_ENTRY, K_SYS_EXIT,
-	K_IRQ_ENTRY, K_IRQ_EXIT, K_SOFT_ENTRY, K_SOFT_EXIT, K_RQ_ISSUE, K_RQ_COMPLETE,
+	K_IRQ_ENTRY, K_IRQ_EXIT, K_SOFT_ENTRY, K_SOFT_EXIT, K_RQ_ISSUE, K_RQ_COMPLETE, K_SDBLOCK,
 };
 
 enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
 	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE,
-	F_FCNTL_CMD, F_CHILD_PID, F_SD_PID, NFIELDS
+	F_FCNTL_CMD, F_CHILD_PID, F_SD_PID, F_BD_DEV, F_BD_NAME, NFIELDS
 };
 
 static const struct {
@@ -243,6 +245,8 @@ static const struct {
 	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
 	[F_CHILD_PID] = { "sched_process_fork.child_pid", TRAWL_FIELD_INT },
 	[F_SD_PID] = { "lttng_statedump_process_state.pid", TRAWL_FIELD_INT },
+	[F_BD_DEV] = { "lttng_statedump_block_device.dev", TRAWL_FIELD_INT },
+	[F_BD_NAME] = { "lttng_statedump_block_device.diskname", TRAWL_FIELD_STRING },
 };
 
 #define ROW_CACHE 1024
@@ -1074,11 +1078,45 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 	return err;
 }
 
+/* A lttng_statedump_block_device { dev, diskname }: the host's name of dev. */
+static int disk_named(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+{
+	char name[32];
+	int64_t dev = ival(a, F_BD_DEV, ev, -1);
+	if (dev < 0 || !sval(a, F_BD_NAME, ev, name, sizeof(name)) || !name[0])
+		return 0;
+	size_t i = 0;
+	while (i < h->ndisks && h->disks[i].dev != dev)
+		i++;
+	if (i == h->ndisks) {
+		if (h->ndisks >= 4096)
+			return 0;	/* (bounded: a state dump's disks and partitions) */
+		struct disk *d = realloc(h->disks, (h->ndisks + 1) * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		h->disks = d;
+		h->ndisks++;
+	}
+	h->disks[i].dev = dev;
+	snprintf(h->disks[i].name, sizeof(h->disks[i].name), "%s", name);
+	return 0;
+}
+
+static const char *disk_name(const struct host *h, int64_t dev)
+{
+	for (size_t i = 0; i < h->ndisks; i++)
+		if (h->disks[i].dev == dev)
+			return h->disks[i].name;
+	return NULL;
+}
+
 static int iolatency(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		     enum ev_kind k)
 {
 	if (k == K_SYS_ENTRY || k == K_SYS_EXIT)
 		return io_syscall(a, h, ev, k);
+	if (k == K_SDBLOCK)
+		return disk_named(a, h, ev);
 	if (k != K_RQ_ISSUE && k != K_RQ_COMPLETE)
 		return 0;
 	int64_t dev = ival(a, F_DEV, ev, -1), sector = ival(a, F_SECTOR, ev, -1);
@@ -1136,9 +1174,15 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, 0, q.ts, dur, q.tid,
 					      q.cpu, q.comm, &err);
 	if (r) {
-		if (!r->label[0])
-			snprintf(r->label, sizeof(r->label), "(%lld,%lld)", (long long)(dev >> 20),
-			 (long long)(dev & 0xfffff));
+		/* the state dump's name of the disk ("vda"), else (major,minor) */
+		if (!r->label[0] || r->label[0] == '(') {
+			const char *name = disk_name(h, dev);
+			if (name)
+				snprintf(r->label, sizeof(r->label), "%s", name);
+			else if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "(%lld,%lld)",
+					 (long long)(dev >> 20), (long long)(dev & 0xfffff));
+		}
 		r->bytes += q.bytes;
 		r->errors += failed;
 		if (a->last_sample)
@@ -1173,7 +1217,7 @@ static const struct analysis_def defs[] = {
 	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat,
 	  KB(K_SWITCH) | KB(K_WAKEUP) },
 	{ "iolatency", "block and syscall I/O latency, size per disk, thread, process", iolatency,
-	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) },
+	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) | KB(K_SDBLOCK) },
 	{ "irq", "hard and soft IRQ counts and durations", irq,
 	  KB(K_IRQ_ENTRY) | KB(K_IRQ_EXIT) | KB(K_SOFT_ENTRY) | KB(K_SOFT_EXIT) },
 	{ "syscalls", "per syscall count, min/avg/max/stddev duration, errors", syscalls, K_SYS },
@@ -1199,6 +1243,7 @@ static enum ev_kind classify(const char *n)
 		{ "irq_handler_entry", K_IRQ_ENTRY }, { "irq_handler_exit", K_IRQ_EXIT },
 		{ "irq_softirq_entry", K_SOFT_ENTRY }, { "irq_softirq_exit", K_SOFT_EXIT },
 		{ "block_rq_issue", K_RQ_ISSUE }, { "block_rq_complete", K_RQ_COMPLETE },
+		{ "lttng_statedump_block_device", K_SDBLOCK },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
 		if (!strcmp(n, t[i].name))
@@ -1418,6 +1463,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 		free(h->cpus);
 		free(h->reqs);
 		free(h->rq_free);
+		free(h->disks);
 		imap_release(&h->rq);
 	}
 	free(a->hosts);
