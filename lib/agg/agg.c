@@ -461,7 +461,8 @@ static const struct trawl_field *bind_opt(struct trawl_reader *r, const char *gl
  * an aggregation keyed by tid or cpu without the host is keyed by host
  * too (the host key put before the first of them, the statement written
  * back with it), so that tid 12 of two hosts, CPU 1 of four are rows of
- * their own; the cluster's figure is the sum of them. 0 or -errno.
+ * their own; the cluster's figure is the sum of them. A live source's
+ * hosts are not known at the start: keyed by host too. 0 or -errno.
  */
 static int host_keys(struct trawl_agg *a, struct trawl_reader *r)
 {
@@ -475,7 +476,10 @@ static int host_keys(struct trawl_agg *a, struct trawl_reader *r)
 		else
 			several = strcmp(first, h) != 0;
 	}
-	if (!several)
+	/* a live source (no size): its hosts come later, any number of them */
+	uint64_t done, total;
+	trawl_reader_progress(r, &done, &total);
+	if (!several && total)
 		return 0;
 	for (size_t i = 0; i < a->n; i++) {
 		struct one *o = &a->aggs[i];
