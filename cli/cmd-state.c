@@ -385,6 +385,13 @@ static int by_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+static void hosts_free(char **h, size_t n)
+{
+	for (size_t i = 0; h && i < n; i++)
+		free(h[i]);
+	free(h);
+}
+
 /* The traces' host names (env.hostname), sorted, each once: 0 or 1 (said). */
 static int trace_hosts(const char *const *paths, size_t npaths, char ***out, size_t *n)
 {
@@ -395,28 +402,24 @@ static int trace_hosts(const char *const *paths, size_t npaths, char ***out, siz
 		return cli_err("%s", err);
 	size_t nt = trawl_reader_ntraces(r);
 	char **h = calloc(nt + 1, sizeof(*h));
+	bool nomem = !h;
 	*n = 0;
-	for (size_t i = 0; h && i < nt; i++) {
+	for (size_t i = 0; h && !nomem && i < nt; i++) {
 		const char *name = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
 		size_t k = 0;
 		while (k < *n && strcmp(h[k], name ? name : ""))
 			k++;
 		if (k == *n && !(h[(*n)++] = strdup(name ? name : "")))
-			h = NULL;	/* (leaks the names: out of memory, the command ends) */
+			nomem = true;
 	}
 	trawl_reader_free(r);
-	if (!h)
+	if (nomem) {
+		hosts_free(h, *n);
 		return cli_err("out of memory");
+	}
 	qsort(h, *n, sizeof(*h), by_str);
 	*out = h;
 	return 0;
-}
-
-static void hosts_free(char **h, size_t n)
-{
-	for (size_t i = 0; h && i < n; i++)
-		free(h[i]);
-	free(h);
 }
 
 /* "a, b, c" (at most 12 names, then "... (N in all)") */
