@@ -81,7 +81,7 @@ for try in 1 2 3; do
 	fi
 done
 [ "$lost" = 0 ] || skip_all "the recorder lost ${lost:-?} events in each of 3 tries (a busy machine): $(cat rec.log)"
-plan 30
+plan 31
 K=$(dirname "$(find s -name metadata -path '*kernel*' | head -1)")
 SLEEPER=$(awk '$1 == "sleeper" { print $2 }' work.out)
 BURNER=$(awk '$1 == "burner" { print $2 }' work.out)
@@ -198,11 +198,19 @@ ok $? "irq: every softirq's count min avg max as lttng-irqstats ($(wc -l < l-sof
 # ---- iolatency: every disk
 lttng-iolatencystats --no-intersection "$K" > l-io.txt 2>&1
 ok $? "lttng-iolatencystats reads the trace ($(grep -m1 Error l-io.txt))"
-awk '/^Disk latency/ { on = 1; next } on && /^\(/ { print $1, $2, $3, $4, $5 }' l-io.txt | sort > l-io.rows
+# (a disk row: its name, from the state dump's block devices, or (major,minor))
+awk '/^Disk latency/ { on = 1; next } on && !NF { on = 0 }
+	on && NF == 6 && $2 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5 }' l-io.txt | sort > l-io.rows
 "$TRAWL" analyze iolatency s > t-io.txt
 awk '/^host +disk/ { on = 1; next } !NF { on = 0 } on { print $2, $3, $4, $5, $6 }' t-io.txt | sort > t-io.rows
 rows_same disk l-io.rows t-io.rows
 ok $? "iolatency: every disk's count min avg max as lttng-iolatencystats ($(cat l-io.rows))"
+# ground truth: the disks by the names /sys/dev/block gives them (the
+# recorder's state dump of block devices), not (major,minor)
+names=$(cat /sys/dev/block/*/uevent 2> /dev/null | sed -n 's/^DEVNAME=//p' | sort -u)
+bad=$(awk '{ print $1 }' t-io.rows | while read -r d; do echo "$names" | grep -qx "$d" || echo "$d"; done)
+[ -s t-io.rows ] && [ -z "$bad" ]
+ok $? "iolatency: every disk named as /sys/dev/block names it ($(awk '{ print $1 }' t-io.rows | tr '\n' ' ')${bad:+; not: $bad})"
 if [ -s l-io.rows ]; then
 	"$TRAWL" analyze iolatency --comm dd s > t-dd.txt
 	set -- $(awk '$3 ~ /^\(/ && $2 == "dd" { print $4, $9 }' t-dd.txt)
