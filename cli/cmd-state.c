@@ -730,10 +730,18 @@ int cmd_state(int argc, char **argv)
 		goto out;
 	}
 	if (!o.host) {
-		if (trawl_state_nhosts(s) != 1) {
-			status = trawl_state_nhosts(s) ? cli_usage("%zu hosts: say which with --host",
-								   trawl_state_nhosts(s))
-						       : cli_err("no kernel events in the traces");
+		/* (live: the session's hosts are known once read) */
+		size_t nh = trawl_state_nhosts(s);
+		if (nh != 1) {
+			char **names = calloc(nh + 1, sizeof(*names));
+			for (size_t i = 0; names && i < nh; i++)
+				names[i] = (char *)trawl_state_host(s, i);
+			if (names)
+				qsort(names, nh, sizeof(*names), by_str);
+			status = nh ? cli_usage("%zu hosts: say which with --host (%s)", nh,
+						names ? host_list(names, nh, hosts_b, sizeof(hosts_b)) : "")
+				    : cli_err("no kernel events in the %s", live ? "session" : "traces");
+			free(names);
 			goto out;
 		}
 		o.host = trawl_state_host(s, 0);
