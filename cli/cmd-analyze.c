@@ -242,8 +242,10 @@ int cmd_analyze(int argc, char **argv)
 				   "syscalls)");
 		goto out;
 	}
-	/* --top alone keeps the N longest samples only */
-	if ((ctx.ro.modes & TRAWL_ANALYSIS_TOP) && !(ctx.ro.modes & TRAWL_ANALYSIS_LOG))
+	/* --top alone keeps the N longest samples only (--by host: each
+	 * host's N longest, from all the samples) */
+	if ((ctx.ro.modes & TRAWL_ANALYSIS_TOP) && !(ctx.ro.modes & TRAWL_ANALYSIS_LOG) &&
+	    !ao.by_host)
 		ao.keep_longest = ctx.ro.top;
 	if (!(ctx.ro.modes & ~(TRAWL_ANALYSIS_JSON | TRAWL_ANALYSIS_GMT)))
 		ctx.ro.modes |= TRAWL_ANALYSIS_STATS;

@@ -5,6 +5,7 @@
  * built it (the state system, trawl/state.h; docs/state.md).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -39,7 +40,8 @@ static const char usage[] =
 	"  -a, --at TIME         HH:MM:SS[.nnnnnnnnn] (the trace's day), a date\n"
 	"                        YYYY-MM-DD HH:MM:SS[.n], S[.n] seconds or N ns since\n"
 	"                        the epoch, or +S[.n] seconds after the first event\n"
-	"      --host HOST       the host (default: the only one, or an error)\n"
+	"      --host HOST       the host, a name or a glob matching one (default: the\n"
+	"                        only one; several: an error listing them)\n"
 	"  -t, --tid N           one thread\n"
 	"  -c, --cpu N           one CPU\n"
 	"      --fd N            one file descriptor (of --pid P, or of --tid's process)\n"
@@ -378,6 +380,107 @@ static int show(const struct trawl_state_view *v, const struct opts *o, struct j
 	return 0;
 }
 
+static int by_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void hosts_free(char **h, size_t n)
+{
+	for (size_t i = 0; h && i < n; i++)
+		free(h[i]);
+	free(h);
+}
+
+/* The traces' host names (env.hostname), sorted, each once: 0 or 1 (said). */
+static int trace_hosts(const char *const *paths, size_t npaths, char ***out, size_t *n)
+{
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .bad_trace = cli_report_bad_trace };
+	char err[512];
+	struct trawl_reader *r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err));
+	if (!r)
+		return cli_err("%s", err);
+	size_t nt = trawl_reader_ntraces(r);
+	char **h = calloc(nt + 1, sizeof(*h));
+	bool nomem = !h;
+	*n = 0;
+	for (size_t i = 0; h && !nomem && i < nt; i++) {
+		const char *name = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
+		size_t k = 0;
+		while (k < *n && strcmp(h[k], name ? name : ""))
+			k++;
+		if (k == *n && !(h[(*n)++] = strdup(name ? name : "")))
+			nomem = true;
+	}
+	trawl_reader_free(r);
+	if (nomem) {
+		hosts_free(h, *n);
+		return cli_err("out of memory");
+	}
+	qsort(h, *n, sizeof(*h), by_str);
+	*out = h;
+	return 0;
+}
+
+/* "a, b, c" (at most 12 names, then "... (N in all)") */
+static const char *host_list(char *const *h, size_t n, char *b, size_t cap)
+{
+	size_t o = 0;
+	b[0] = 0;
+	for (size_t i = 0; i < n && o < cap; i++) {
+		if (i == 12) {
+			snprintf(b + o, cap - o, ", ... (%zu in all)", n);
+			break;
+		}
+		o += (size_t)snprintf(b + o, cap - o, "%s%s", i ? ", " : "", *h[i] ? h[i] : "(no name)");
+	}
+	return b;
+}
+
+/* The first and last events' times of the reader (hosts as ro), 0 0: none. */
+static int trace_range(const char *const *paths, size_t npaths, const struct trawl_reader_opts *base,
+		       int64_t *first, int64_t *last)
+{
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .hosts = base->hosts,
+					.nhosts = base->nhosts, .bad_trace = cli_report_bad_trace };
+	char err[512];
+	struct trawl_reader *r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err));
+	const struct trawl_event *ev;
+	int rc;
+	if (!r)
+		return cli_err("%s", err);
+	*first = *last = 0;
+	while ((rc = trawl_reader_next(r, &ev)) != 0) {
+		if (rc < 0)
+			continue;
+		if (!*first)
+			*first = ev->ts;
+		*last = ev->ts;
+	}
+	trawl_reader_free(r);
+	return 0;
+}
+
+/* Whether the reader (hosts as ro) has an event after ts: *after. 0 or 1 (said). */
+static int event_after(const char *const *paths, size_t npaths, const struct trawl_reader_opts *base,
+		       int64_t ts, bool *after)
+{
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .hosts = base->hosts,
+					.nhosts = base->nhosts, .begin = ts + 1,
+					.bad_trace = cli_report_bad_trace };
+	char err[512];
+	struct trawl_reader *r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err));
+	const struct trawl_event *ev;
+	int rc;
+	if (!r)
+		return cli_err("%s", err);
+	while ((rc = trawl_reader_next(r, &ev)) < 0)
+		;
+	*after = rc == 1 && ev->ts > ts;
+	trawl_reader_free(r);
+	return 0;
+}
+
 static volatile int live_stop;	/* SIGINT, SIGTERM, SIGALRM (--duration) */
 
 static void on_stop(int sig)
@@ -494,8 +597,44 @@ int cmd_state(int argc, char **argv)
 	if (npaths && cli_trace_paths(paths, npaths))
 		return 1;
 
+	/*
+	 * Files: the host is one of the traces' (--host, a name or a glob,
+	 * matching one), or the only one; several without --host is an
+	 * error, as is a --host that matches none, both listing the hosts.
+	 */
+	char **hl = NULL, hosts_b[1024];
+	size_t nhl = 0;
+	if (npaths) {
+		if (trace_hosts(paths, npaths, &hl, &nhl))
+			return 1;
+		size_t m = nhl, pick = 0;
+		if (o.host) {
+			m = 0;
+			for (size_t i = 0; i < nhl; i++)
+				if (!strcmp(hl[i], o.host) || !fnmatch(o.host, hl[i], 0))
+					pick = m++ ? pick : i;
+		}
+		int rc = 0;
+		if (!nhl)
+			rc = cli_err("no traces in %s", paths[0]);
+		else if (o.host && !m)
+			rc = cli_usage("--host %s: no host matches; the traces' hosts: %s", o.host,
+				       host_list(hl, nhl, hosts_b, sizeof(hosts_b)));
+		else if (m > 1 && o.host)
+			rc = cli_usage("--host %s: matches %zu hosts; give one of: %s", o.host, m,
+				       host_list(hl, nhl, hosts_b, sizeof(hosts_b)));
+		else if (m > 1)
+			rc = cli_usage("%zu hosts: say which with --host (%s)", m,
+				       host_list(hl, nhl, hosts_b, sizeof(hosts_b)));
+		if (rc) {
+			hosts_free(hl, nhl);
+			return rc;
+		}
+		o.host = hl[pick];	/* (the only one without --host; hl is kept to the end) */
+	}
+
 	int64_t t0 = 0, last = INT64_MIN;
-	bool need_t0 = false;
+	bool need_t0 = npaths > 0;	/* files: the trace's start, for --at before it */
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
 		if (at_s[i][0] == '+' || cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0)
@@ -505,13 +644,17 @@ int cmd_state(int argc, char **argv)
 	}
 	if (need_t0 && live)
 		return cli_usage("--live takes dates or times since the epoch");
+	struct trawl_reader_opts fo = { .sz = sizeof(fo), .hosts = o.host && *o.host ? &o.host : NULL,
+					.nhosts = o.host && *o.host ? 1 : 0 };
 	if (need_t0) {
-		struct trawl_reader_opts fo = { .sz = sizeof(fo), .hosts = o.host ? &o.host : NULL,
-						.nhosts = o.host ? 1 : 0 };
-		if (cli_first_ts(paths, npaths, &fo, &t0))
+		if (cli_first_ts(paths, npaths, &fo, &t0)) {
+			hosts_free(hl, nhl);
 			return 1;
-		if (!t0)
-			return cli_err("no events in the traces");
+		}
+		if (!t0) {
+			hosts_free(hl, nhl);
+			return cli_err("no events in the traces of host %s", *o.host ? o.host : "(no name)");
+		}
 	}
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
@@ -525,6 +668,20 @@ int cmd_state(int argc, char **argv)
 		}
 		if (at[i] > last)
 			last = at[i];
+	}
+	for (size_t i = 0; i < nat && npaths; i++) {
+		if (at[i] >= t0)
+			continue;
+		/* before the trace's start: say so, with the range */
+		int64_t f = 0, l = 0;
+		char b1[32], b2[32];
+		int rc = trace_range(paths, npaths, &fo, &f, &l);
+		if (!rc)
+			rc = cli_err("--at %s: before the trace's start: host %s's events run from %s "
+				     "to %s", at_s[i], *o.host ? o.host : "(no name)",
+				     fmt_ts(f, o.gmt, b1, sizeof(b1)), fmt_ts(l, o.gmt, b2, sizeof(b2)));
+		hosts_free(hl, nhl);
+		return rc;
 	}
 
 	/* one pass up to the latest time, with checkpoints for the others */
@@ -543,7 +700,7 @@ int cmd_state(int argc, char **argv)
 		status = cli_err("out of memory");
 		goto out;
 	}
-	if (o.host)
+	if (o.host && *o.host)
 		ro.hosts = &o.host, ro.nhosts = 1;
 	if (live) {
 		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts,
@@ -577,10 +734,18 @@ int cmd_state(int argc, char **argv)
 		goto out;
 	}
 	if (!o.host) {
-		if (trawl_state_nhosts(s) != 1) {
-			status = trawl_state_nhosts(s) ? cli_usage("%zu hosts: say which with --host",
-								   trawl_state_nhosts(s))
-						       : cli_err("no kernel events in the traces");
+		/* (live: the session's hosts are known once read) */
+		size_t nh = trawl_state_nhosts(s);
+		if (nh != 1) {
+			char **names = calloc(nh + 1, sizeof(*names));
+			for (size_t i = 0; names && i < nh; i++)
+				names[i] = (char *)trawl_state_host(s, i);
+			if (names)
+				qsort(names, nh, sizeof(*names), by_str);
+			status = nh ? cli_usage("%zu hosts: say which with --host (%s)", nh,
+						names ? host_list(names, nh, hosts_b, sizeof(hosts_b)) : "")
+				    : cli_err("no kernel events in the %s", live ? "session" : "traces");
+			free(names);
 			goto out;
 		}
 		o.host = trawl_state_host(s, 0);
@@ -600,6 +765,18 @@ int cmd_state(int argc, char **argv)
 	status = 0;
 	for (size_t i = 0; i < nat && !status; i++) {
 		struct trawl_state_view *v;
+		bool after = true;
+		if (!live && at[i] > trawl_state_newest(s) &&
+		    event_after(paths, npaths, &fo, at[i], &after)) {
+			status = 1;
+			break;
+		}
+		if (!live && at[i] > trawl_state_newest(s) && !after) {
+			char b1[32];
+			cli_warn("--at %s: after the trace's end (host %s's last event at %s): "
+				 "the state as of that event", at_s[i], *o.host ? o.host : "(no name)",
+				 fmt_ts(trawl_state_newest(s), o.gmt, b1, sizeof(b1)));
+		}
 		if (at[i] >= trawl_state_window_start(s, o.host)) {
 			v = trawl_state_at(s, o.host, at[i]);
 		} else if (live) {
@@ -631,5 +808,6 @@ out:
 	tr_json_release(&js);
 	trawl_reader_free(r);
 	trawl_state_free(s);
+	hosts_free(hl, nhl);
 	return status;
 }

@@ -28,6 +28,6 @@ $(VSTATIC): $(VIEW_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # unit tests of lib/view link libtrawl-view.a and zlib
-VIEW_TESTS := $(addprefix $(O)/tests/,test-view)
+VIEW_TESTS := $(addprefix $(O)/tests/,test-view test-view-exec)
 $(VIEW_TESTS): $(VSTATIC)
 $(VIEW_TESTS): LDLIBS := $(VSTATIC) $(STATIC) $(VIEW_LDLIBS) $(LDLIBS)

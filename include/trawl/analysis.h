@@ -41,7 +41,8 @@ struct trawl_analysis_opts {
 	int64_t tid;
 	const char *comm;
 	int cpu;
-	bool by_host;			/* rows per host (a cluster's nodes side by side) */
+	bool by_host;			/* the report per host: the hosts side by side,
+					 * --top of each host (rows are always a host's) */
 	bool keep_samples;		/* keep every sample (for --log and --top) */
 	/*
 	 * Slices of interval_ns of trace time (0: one period, the whole
@@ -79,7 +80,8 @@ enum trawl_analysis_row_kind {
 
 struct trawl_analysis_row {
 	enum trawl_analysis_row_kind kind;
-	const char *host;		/* "" unless by_host */
+	const char *host;		/* its host: every row is one host's (a tid, a CPU,
+					 * an IRQ, a disk, a syscall of that host) */
 	int64_t id;			/* tid, cpu, irq or vector, dev, syscall (its name's
 					 * index, in the order seen), pid */
 	char label[64];			/* "comm (tid)", "CPU 1", "read", "36 <virtio1-req.0>",
@@ -91,6 +93,10 @@ struct trawl_analysis_row {
 	int prio;			/* schedlat: the last priority seen (LTTng's) */
 	uint64_t hist[TRAWL_ANALYSIS_HIST];
 	uint64_t read_bytes, write_bytes;	/* iolatency's processes: of Read, Write syscalls */
+	/* A thread's rows (thread, preempted): its name's generation, one
+	 * more at each change of its name (an exec, a rename), so that a
+	 * thread is a row per name it had: after exec, its new name's. */
+	uint32_t names;
 };
 
 struct trawl_analysis_sample {

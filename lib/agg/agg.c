@@ -456,10 +456,86 @@ static const struct trawl_field *bind_opt(struct trawl_reader *r, const char *gl
 	return trawl_field_bind(r, spec, TRAWL_FIELD_ANY, flags, err, sizeof(err));
 }
 
+/*
+ * A thread id or a CPU number is one host's: on traces of several hosts,
+ * an aggregation keyed by tid or cpu without the host is keyed by host
+ * too (the host key put before the first of them, the statement written
+ * back with it), so that tid 12 of two hosts, CPU 1 of four are rows of
+ * their own; the cluster's figure is the sum of them. A live source's
+ * hosts are not known at the start: keyed by host too. 0 or -errno.
+ */
+static int host_keys(struct trawl_agg *a, struct trawl_reader *r)
+{
+	const char *first = NULL;
+	bool several = false;
+	for (size_t i = 0; i < trawl_reader_ntraces(r) && !several; i++) {
+		const char *h = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
+		h = h ? h : "";
+		if (!first)
+			first = h;
+		else
+			several = strcmp(first, h) != 0;
+	}
+	/* a live source (no size): its hosts come later, any number of them */
+	uint64_t done, total;
+	trawl_reader_progress(r, &done, &total);
+	if (!several && total)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		struct one *o = &a->aggs[i];
+		struct tr_agg_stmt *s = (struct tr_agg_stmt *)o->s;
+		size_t at = s->nkeys;
+		bool host = false;
+		for (size_t k = 0; k < s->nkeys; k++) {
+			host |= s->key[k].kind == TR_AGG_K_HOST;
+			if (at == s->nkeys && (s->key[k].kind == TR_AGG_K_TID || s->key[k].kind == TR_AGG_K_CPU))
+				at = k;
+		}
+		if (host || at == s->nkeys)
+			continue;
+		if (s->nkeys == TR_AGG_MAX_KEYS)
+			return tr_seterr(a->err, sizeof(a->err), EINVAL,
+					 "%s: the traces are of several hosts: a tid or cpu key needs "
+					 "the host key too, and there are %d keys already",
+					 s->text, TR_AGG_MAX_KEYS);
+		char *name = strdup("host");
+		if (!name)
+			return -ENOMEM;
+		memmove(&s->key[at + 1], &s->key[at], (s->nkeys - at) * sizeof(s->key[0]));
+		s->key[at].kind = TR_AGG_K_HOST;
+		s->key[at].name = name;
+		s->nkeys++;
+		/* the text with the key: "F(X) by k1, host, tid top N" */
+		const char *by = strstr(s->text, ") by ");
+		size_t pre = by ? (size_t)(by - s->text) + 1 : strlen(s->text), len = pre + 32;
+		for (size_t k = 0; k < s->nkeys; k++)
+			len += strlen(s->key[k].name) + 2;
+		char *text = malloc(len);
+		if (!text)
+			return -ENOMEM;
+		size_t n = (size_t)snprintf(text, len, "%.*s", (int)pre, s->text);
+		for (size_t k = 0; k < s->nkeys; k++)
+			n += (size_t)snprintf(text + n, len - n, "%s%s", k ? ", " : " by ", s->key[k].name);
+		if (s->top)
+			snprintf(text + n, len - n, " top %llu", (unsigned long long)s->top);
+		free(s->text);
+		s->text = text;
+		/* the cells' key is longer: no cell yet */
+		o->ksz = 2 * s->nkeys * sizeof(uint64_t) + sizeof(uint64_t);
+		tr_table_release(&o->cells);
+		tr_table_init(&o->cells, o->ksz, sizeof(struct cell) + o->nbuckets * sizeof(uint64_t));
+		o->last = NULL;
+	}
+	return 0;
+}
+
 static int agg_start(void *self, struct trawl_reader *r)
 {
 	struct trawl_agg *a = self;
 	bool threads = false;
+	int rc = host_keys(a, r);
+	if (rc < 0)
+		return rc;
 
 	for (size_t i = 0; i < a->n; i++) {
 		struct one *o = &a->aggs[i];

@@ -35,6 +35,7 @@
 #include <trawl/analysis.h>
 
 #include "internal.h"
+#include "analysis/analysis-internal.h"
 
 /* ------------------------------------------------------- integer map */
 
@@ -151,6 +152,8 @@ struct thr {				/* a thread of a host */
 	int64_t tid;
 	int64_t pid;			/* its process (tgid), -1: unknown */
 	char comm[16];
+	uint32_t names;			/* one more at each change of its known name (an
+					 * exec, a rename): a row per name it had */
 	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
 	int64_t woken;			/* schedlat: first wake-up not yet run */
 	int64_t preempted;		/* schedlat: switched out runnable at */
@@ -173,7 +176,7 @@ struct cpu {
 struct req {				/* a block request in flight */
 	int64_t ts, tid;
 	uint64_t bytes;
-	uint32_t cpu;
+	uint32_t cpu, names;		/* names: its thread's name generation then */
 	char comm[16];
 };
 
@@ -194,18 +197,20 @@ struct host {
 	uint32_t *rq_free;		/* freed req slots */
 	size_t nfree;
 	uint32_t names;			/* one more at each change of a thread's name */
+	struct disk { int64_t dev; char name[32]; } *disks;	/* the state dump's */
+	size_t ndisks;
 };
 
 enum ev_kind {
 	K_UNSET, K_OTHER, K_SWITCH, K_WAKEUP, K_FORK, K_EXEC, K_SDPROC, K_SYS_ENTRY, K_SYS_EXIT,
-	K_IRQ_ENTRY, K_IRQ_EXIT, K_SOFT_ENTRY, K_SOFT_EXIT, K_RQ_ISSUE, K_RQ_COMPLETE,
+	K_IRQ_ENTRY, K_IRQ_EXIT, K_SOFT_ENTRY, K_SOFT_EXIT, K_RQ_ISSUE, K_RQ_COMPLETE, K_SDBLOCK,
 };
 
 enum field_id {
 	F_PREV_TID, F_PREV_COMM, F_NEXT_TID, F_NEXT_COMM, F_NEXT_PRIO, F_WAKE_TID, F_WAKE_PRIO,
 	F_CHILD_TID, F_CHILD_COMM, F_EXEC_TID, F_SD_TID, F_SD_NAME, F_TID, F_RET, F_IRQ,
 	F_IRQ_NAME, F_VEC, F_DEV, F_SECTOR, F_NR_SECTOR, F_ERROR, F_RQ_TID, F_EXEC_FILE, F_PREV_STATE,
-	F_FCNTL_CMD, F_CHILD_PID, F_SD_PID, NFIELDS
+	F_FCNTL_CMD, F_CHILD_PID, F_SD_PID, F_BD_DEV, F_BD_NAME, NFIELDS
 };
 
 static const struct {
@@ -240,6 +245,8 @@ static const struct {
 	[F_FCNTL_CMD] = { "syscall_entry_fcntl.cmd", TRAWL_FIELD_INT },
 	[F_CHILD_PID] = { "sched_process_fork.child_pid", TRAWL_FIELD_INT },
 	[F_SD_PID] = { "lttng_statedump_process_state.pid", TRAWL_FIELD_INT },
+	[F_BD_DEV] = { "lttng_statedump_block_device.dev", TRAWL_FIELD_INT },
+	[F_BD_NAME] = { "lttng_statedump_block_device.diskname", TRAWL_FIELD_STRING },
 };
 
 #define ROW_CACHE 1024
@@ -284,18 +291,24 @@ struct analysis_def {
 
 /* ------------------------------------------------------- rows */
 
+/* names: a thread's name generation (struct thr's), so that a thread is
+ * a row per name it had (before and after an exec); 0 for other rows */
 static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct host *h,
-					  enum trawl_analysis_row_kind kind, int64_t id)
+					  enum trawl_analysis_row_kind kind, int64_t id,
+					  uint32_t names)
 {
-	size_t hi = a->o.by_host ? (size_t)(h - a->hosts) + 1 : 0;
-	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull);
+	/* every row is one host's (a tid, a CPU, an IRQ, a disk, a process,
+	 * even a syscall's name: the cluster's figure is the report's total) */
+	size_t hi = (size_t)(h - a->hosts) + 1;
+	uint64_t key = ((uint64_t)kind << 56) ^ ((uint64_t)hi << 40) ^ ((uint64_t)id & 0xffffffffffull) ^
+		       ((uint64_t)(names & 0x1ffff) << 23);	/* (a tid is < 2^23) */
 	/* a row is unique by its key: a cached index whose row has it is
 	 * the map's answer, without hashing (zeroed or stale: a miss) */
 	uint32_t *c = &a->rcache[((uint64_t)id ^ (uint64_t)kind * 0x9e37u ^ hi * 0x3fu) % ROW_CACHE];
-	const char *rh = a->o.by_host ? h->name : "";
+	const char *rh = h->name;
 	if (*c < a->nrows) {
 		struct trawl_analysis_row *r = &a->rows[*c];
-		if (r->kind == kind && r->id == id && r->host == rh)
+		if (r->kind == kind && r->id == id && r->host == rh && r->names == names)
 			return r;
 	}
 	uint32_t *v = imap_find(&a->rowmap, key);
@@ -321,6 +334,7 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->id = id;
+	r->names = names;
 	r->host = rh;
 	r->min = INT64_MAX;
 	r->max = INT64_MIN;
@@ -356,7 +370,7 @@ static bool comm_ok(const struct trawl_analysis *a, const char *comm)
  * the samples. Returns the row, NULL when filtered out (or no memory:
  * -ENOMEM in *err). */
 static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *h,
-					 enum trawl_analysis_row_kind kind, int64_t id,
+					 enum trawl_analysis_row_kind kind, int64_t id, uint32_t names,
 					 int64_t ts, int64_t dur, int64_t tid, uint32_t cpu,
 					 const char *comm, int *err)
 {
@@ -365,7 +379,7 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
 	    !comm_ok(a, comm))
 		return NULL;
-	struct trawl_analysis_row *r = row_get(a, h, kind, id);
+	struct trawl_analysis_row *r = row_get(a, h, kind, id, names);
 	if (!r) {
 		*err = -ENOMEM;
 		return NULL;
@@ -564,6 +578,7 @@ static void set_comm(struct host *h, struct thr *t, const struct trawl_analysis 
 	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
 	if (!t->comm[n] && !memcmp(t->comm, v->s.p, n))
 		return;
+	t->names += t->comm[0] != 0;	/* a name it had changes; the first is learnt */
 	memcpy(t->comm, v->s.p, n);
 	t->comm[n] = 0;
 	h->names++;
@@ -597,8 +612,13 @@ static int common(struct trawl_analysis *a, struct host *h, const struct trawl_e
 			return -ENOMEM;
 		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
 			const char *base = strrchr(file, '/');
-			snprintf(t->comm, sizeof(t->comm), "%.15s", base ? base + 1 : file);
-			h->names++;
+			char comm[16];
+			snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : file);
+			if (strcmp(comm, t->comm)) {
+				t->names += t->comm[0] != 0;
+				memcpy(t->comm, comm, sizeof(comm));
+				h->names++;
+			}
 		}
 		break;
 	}
@@ -629,12 +649,29 @@ static int switched(struct trawl_analysis *a, struct host *h, const struct trawl
 	return 0;
 }
 
-static const char *comm_of(struct thr *t)
+static const char *comm_of(const struct thr *t)
 {
 	return t && t->comm[0] ? t->comm : "?";
 }
 
 /* ------------------------------------------------------- cputop */
+
+static void label_comm(struct trawl_analysis_row *r, const char *comm, int64_t id);
+
+/* t ran on cpu from since to end: its row (of its name now) and the CPU's. */
+static int cputop_ran(struct trawl_analysis *a, struct host *h, const struct thr *t, uint32_t cpu,
+		      int64_t since, int64_t end)
+{
+	int err = 0;
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->names, since,
+					      end - since, t->tid, cpu, t->comm, &err);
+	if (r)
+		label_comm(r, comm_of(t), t->tid);
+	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end - since, t->tid, cpu, t->comm, &err);
+	if (r && !r->label[0])
+		snprintf(r->label, sizeof(r->label), "CPU %u", cpu);
+	return err;
+}
 
 static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		  enum ev_kind k)
@@ -651,18 +688,26 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	 * its host's first event, when the host's trace starts later) */
 	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
 	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? start : NONE);
-	if (prev != 0 && since != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, prev, since,
-						      ev->ts - since, prev, ev->cpu, p->comm, &err);
-		if (r && !r->label[0])
-			snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(p), (long long)prev);
-		r = sample(a, h, TRAWL_ANALYSIS_CPU, ev->cpu, since, ev->ts - since, prev,
-			   ev->cpu, p->comm, &err);
-		if (r && !r->label[0])
-			snprintf(r->label, sizeof(r->label), "CPU %u", ev->cpu);
-	}
+	if (prev != 0 && since != NONE)
+		err = cputop_ran(a, h, p, ev->cpu, since, ev->ts);
 	p->run_since = NONE;
 	n->run_since = next != 0 ? ev->ts : NONE;
+	return err;
+}
+
+/*
+ * A sched_process_exec: the thread, on its CPU, is its new program from
+ * now on; its time so far is its old name's (a row of that name), and it
+ * goes on from the exec (common() then gives it the new name).
+ */
+static int cputop_exec(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+{
+	int64_t tid = ival(a, F_EXEC_TID, ev, -1);
+	struct thr *t = tid > 0 ? thr_find(h, tid) : NULL;
+	if (!t || t->run_since == NONE || ev->ts < t->run_since)
+		return 0;
+	int err = cputop_ran(a, h, t, ev->cpu, t->run_since, ev->ts);
+	t->run_since = ev->ts;
 	return err;
 }
 
@@ -678,16 +723,8 @@ static int cputop_close(struct trawl_analysis *a, int64_t all, bool last)
 			struct thr *t = h->cpus[i].tid > 0 ? thr_get(h, h->cpus[i].tid) : NULL;
 			if (!t || t->run_since == NONE || end < t->run_since)
 				continue;
-			struct trawl_analysis_row *r =
-				sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->run_since,
-				       end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r && !r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(t),
-					 (long long)t->tid);
-			r = sample(a, h, TRAWL_ANALYSIS_CPU, (int64_t)i, t->run_since,
-				   end - t->run_since, t->tid, (uint32_t)i, t->comm, &err);
-			if (r && !r->label[0])
-				snprintf(r->label, sizeof(r->label), "CPU %zu", i);
+			int e = cputop_ran(a, h, t, (uint32_t)i, t->run_since, end);
+			err = err ? err : e;
 			t->run_since = end;	/* the next slice goes on from there */
 		}
 	}
@@ -729,12 +766,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
 		p->preempted = ev->ts;
 	if (n->preempted != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next, n->names,
 						      n->preempted, ev->ts - n->preempted, next,
 						      ev->cpu, n->comm, &err);
 		if (r) {
-			if (!r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			label_comm(r, comm_of(n), next);
 			r->prio = n->prio;
 		}
 		n->preempted = NONE;
@@ -742,12 +778,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		return err;
 	}
 	if (n->woken != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->woken,
-						      ev->ts - n->woken, next, ev->cpu, n->comm,
-						      &err);
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->names,
+						      n->woken, ev->ts - n->woken, next, ev->cpu,
+						      n->comm, &err);
 		if (r) {
-			if (!r->label[0])
-				snprintf(r->label, sizeof(r->label), "%s (%lld)", comm_of(n), (long long)next);
+			label_comm(r, comm_of(n), next);
 			r->prio = n->prio;
 		}
 		n->woken = NONE;
@@ -808,7 +843,7 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	const char *name = a->sysnames[id];
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
 					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
@@ -845,7 +880,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		char nb[48];
 		const char *name = sval(a, F_IRQ_NAME, ev, nb, sizeof(nb));
 		if (name && (a->o.cpu < 0 || (int)ev->cpu == a->o.cpu)) {
-			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq);
+			struct trawl_analysis_row *r = row_get(a, h, TRAWL_ANALYSIS_HARDIRQ, c->irq, 0);
 			if (!r)
 				return -ENOMEM;
 			if (!strchr(r->label, '<'))
@@ -861,7 +896,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->irq_ts == NONE || n != c->irq)
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, c->irq_ts,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
 						      ev->ts - c->irq_ts, c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
@@ -881,7 +916,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->soft_ts[v] == NONE)
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, c->soft_ts[v],
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
 						      ev->ts - c->soft_ts[v], c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
@@ -959,7 +994,7 @@ static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct ho
 		if (t->plabel == h->names)
 			return r;
 	} else {
-		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id)))
+		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id, 0)))
 			return NULL;
 		t->prow = (uint32_t)(r - a->rows);
 		t->prow_gen = a->gen;
@@ -978,7 +1013,7 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 {
 	int err = 0;
 	int64_t dur = ev->ts - t->sys_ts;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, t->sys_ts,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
 					      dur, t->tid, ev->cpu, t->comm, &err);
 	if (!r)
 		return err;
@@ -1043,11 +1078,45 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 	return err;
 }
 
+/* A lttng_statedump_block_device { dev, diskname }: the host's name of dev. */
+static int disk_named(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+{
+	char name[32];
+	int64_t dev = ival(a, F_BD_DEV, ev, -1);
+	if (dev < 0 || !sval(a, F_BD_NAME, ev, name, sizeof(name)) || !name[0])
+		return 0;
+	size_t i = 0;
+	while (i < h->ndisks && h->disks[i].dev != dev)
+		i++;
+	if (i == h->ndisks) {
+		if (h->ndisks >= 4096)
+			return 0;	/* (bounded: a state dump's disks and partitions) */
+		struct disk *d = realloc(h->disks, (h->ndisks + 1) * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		h->disks = d;
+		h->ndisks++;
+	}
+	h->disks[i].dev = dev;
+	snprintf(h->disks[i].name, sizeof(h->disks[i].name), "%s", name);
+	return 0;
+}
+
+static const char *disk_name(const struct host *h, int64_t dev)
+{
+	for (size_t i = 0; i < h->ndisks; i++)
+		if (h->disks[i].dev == dev)
+			return h->disks[i].name;
+	return NULL;
+}
+
 static int iolatency(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
 		     enum ev_kind k)
 {
 	if (k == K_SYS_ENTRY || k == K_SYS_EXIT)
 		return io_syscall(a, h, ev, k);
+	if (k == K_SDBLOCK)
+		return disk_named(a, h, ev);
 	if (k != K_RQ_ISSUE && k != K_RQ_COMPLETE)
 		return 0;
 	int64_t dev = ival(a, F_DEV, ev, -1), sector = ival(a, F_SECTOR, ev, -1);
@@ -1091,6 +1160,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		q->bytes = (uint64_t)nr * 512;
 		q->cpu = ev->cpu;
 		snprintf(q->comm, sizeof(q->comm), "%s", t ? comm_of(t) : "?");
+		q->names = t ? t->names : 0;
 		return 0;
 	}
 	if (!v)
@@ -1101,12 +1171,18 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	int err = 0;
 	int64_t dur = ev->ts - q.ts;
 	bool failed = ival(a, F_ERROR, ev, 0) != 0;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, q.ts, dur, q.tid,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, 0, q.ts, dur, q.tid,
 					      q.cpu, q.comm, &err);
 	if (r) {
-		if (!r->label[0])
-			snprintf(r->label, sizeof(r->label), "(%lld,%lld)", (long long)(dev >> 20),
-			 (long long)(dev & 0xfffff));
+		/* the state dump's name of the disk ("vda"), else (major,minor) */
+		if (!r->label[0] || r->label[0] == '(') {
+			const char *name = disk_name(h, dev);
+			if (name)
+				snprintf(r->label, sizeof(r->label), "%s", name);
+			else if (!r->label[0])
+				snprintf(r->label, sizeof(r->label), "(%lld,%lld)",
+					 (long long)(dev >> 20), (long long)(dev & 0xfffff));
+		}
 		r->bytes += q.bytes;
 		r->errors += failed;
 		if (a->last_sample)
@@ -1118,7 +1194,7 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	if (q.tid >= 0 && (a->o.tid < 0 || q.tid == a->o.tid) && comm_ok(a, q.comm) &&
 	    !(a->o.min_ns && dur < a->o.min_ns) && !(a->o.max_ns && dur > a->o.max_ns) &&
 	    (a->o.cpu < 0 || (int)q.cpu == a->o.cpu)) {
-		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid);
+		r = row_get(a, h, TRAWL_ANALYSIS_THREAD, q.tid, q.names);
 		if (!r)
 			return -ENOMEM;
 		label_comm(r, q.comm, q.tid);
@@ -1141,7 +1217,7 @@ static const struct analysis_def defs[] = {
 	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat,
 	  KB(K_SWITCH) | KB(K_WAKEUP) },
 	{ "iolatency", "block and syscall I/O latency, size per disk, thread, process", iolatency,
-	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) },
+	  K_SYS | KB(K_RQ_ISSUE) | KB(K_RQ_COMPLETE) | KB(K_SDBLOCK) },
 	{ "irq", "hard and soft IRQ counts and durations", irq,
 	  KB(K_IRQ_ENTRY) | KB(K_IRQ_EXIT) | KB(K_SOFT_ENTRY) | KB(K_SOFT_EXIT) },
 	{ "syscalls", "per syscall count, min/avg/max/stddev duration, errors", syscalls, K_SYS },
@@ -1167,6 +1243,7 @@ static enum ev_kind classify(const char *n)
 		{ "irq_handler_entry", K_IRQ_ENTRY }, { "irq_handler_exit", K_IRQ_EXIT },
 		{ "irq_softirq_entry", K_SOFT_ENTRY }, { "irq_softirq_exit", K_SOFT_EXIT },
 		{ "block_rq_issue", K_RQ_ISSUE }, { "block_rq_complete", K_RQ_COMPLETE },
+		{ "lttng_statedump_block_device", K_SDBLOCK },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
 		if (!strcmp(n, t[i].name))
@@ -1283,7 +1360,9 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
 			continue;
-		int r = KB(k) & K_COMMON ? common(a, h, e, k) : 0;
+		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
+		if (!r && KB(k) & K_COMMON)
+			r = common(a, h, e, k);
 		if (!r)
 			r = a->def->fn(a, h, e, k);
 		if (!r && k == K_SWITCH)
@@ -1384,6 +1463,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 		free(h->cpus);
 		free(h->reqs);
 		free(h->rq_free);
+		free(h->disks);
 		imap_release(&h->rq);
 	}
 	free(a->hosts);
@@ -1426,6 +1506,11 @@ void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_
 {
 	*begin = a->begin;
 	*end = a->end;
+}
+
+bool tr_analysis_by_host(const struct trawl_analysis *a)
+{
+	return a->o.by_host;
 }
 
 const char *trawl_analysis_kind(const struct trawl_analysis *a)

@@ -4,7 +4,9 @@
  * LTTng's statedump events: lttng_statedump_start, then per thread
  * lttng_statedump_process_state { tid, pid, ppid, name, type, status, cpu,
  * cgroup_id, cgroup }, per open file of each process
- * lttng_statedump_file_descriptor { pid, fd, flags, filename }, and
+ * lttng_statedump_file_descriptor { pid, fd, flags, filename }, per block
+ * device lttng_statedump_block_device { dev, diskname } (from /sys/dev/block:
+ * dev as the block events have it, major << 20 | minor), and
  * lttng_statedump_end. Read from /proc after tracing started, so a task
  * forked meanwhile shows in the sched_process_fork events instead.
  */
@@ -27,7 +29,7 @@ enum { ST_UNNAMED, ST_WAIT_FORK, ST_WAIT_CPU, ST_EXIT, ST_ZOMBIE, ST_WAIT, ST_RU
 
 struct dump {
 	struct trawl_ctf_wstream *ws;
-	const struct trawl_ctf_event_class *start, *proc, *file, *end;
+	const struct trawl_ctf_event_class *start, *proc, *file, *end, *bdev;
 	bool tsc, tid;
 	int32_t self;
 	uint64_t last;
@@ -237,6 +239,37 @@ static int dump_process(struct dump *d, int pid)
 	return r;
 }
 
+/* Every block device of /sys/dev/block/MAJ:MIN with its uevent's DEVNAME. */
+static int dump_block_devices(struct dump *d)
+{
+	DIR *bd = opendir("/sys/dev/block");
+	struct dirent *e;
+	int r = 0;
+
+	while (bd && !r && (e = readdir(bd))) {
+		unsigned maj, min;
+		char path[320], buf[1024];
+		if (sscanf(e->d_name, "%u:%u", &maj, &min) != 2)
+			continue;
+		snprintf(path, sizeof(path), "/sys/dev/block/%s/uevent", e->d_name);
+		if (tr_krec_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		char *name = strstr(buf, "DEVNAME=");
+		if (!name || (name != buf && name[-1] != '\n'))
+			continue;
+		name += 8;
+		name[strcspn(name, "\n")] = 0;
+		uint32_t dev = maj << 20 | (min & 0xfffff);
+		uint8_t *p = ctx(d);
+		p = put(p, &dev, 4);
+		p = put_str(d, p, name);
+		r = emit(d, d->bdev, p);
+	}
+	if (bd)
+		closedir(bd);
+	return r;
+}
+
 static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc, struct dump *d)
 {
 	struct trawl_ctf_type *i32 = trawl_ctf_type_int(w, 32, true, 10);
@@ -246,8 +279,10 @@ static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc
 	struct trawl_ctf_type *str = trawl_ctf_type_string(w);
 	struct trawl_ctf_type *te = i32 ? trawl_ctf_type_enum(w, i32) : NULL;
 	struct trawl_ctf_type *se = i32 ? trawl_ctf_type_enum(w, i32) : NULL;
-	struct trawl_ctf_type *ps = trawl_ctf_type_struct(w), *fs = trawl_ctf_type_struct(w);
-	if (!i32 || !u64 || !oct || !ch || !str || !te || !se || !ps || !fs)
+	struct trawl_ctf_type *u32 = trawl_ctf_type_int(w, 32, false, 10);
+	struct trawl_ctf_type *ps = trawl_ctf_type_struct(w), *fs = trawl_ctf_type_struct(w),
+			      *bs = trawl_ctf_type_struct(w);
+	if (!i32 || !u32 || !u64 || !oct || !ch || !str || !te || !se || !ps || !fs || !bs)
 		return -ENOMEM;
 	ch->u.i.encoding = TRAWL_CTF_ENC_UTF8;
 	struct trawl_ctf_type *comm = trawl_ctf_type_array(w, ch, 16);
@@ -271,13 +306,16 @@ static int classes(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc
 	r |= trawl_ctf_struct_add(w, fs, "fd", i32);
 	r |= trawl_ctf_struct_add(w, fs, "flags", oct);
 	r |= trawl_ctf_struct_add(w, fs, "filename", str);
+	r |= trawl_ctf_struct_add(w, bs, "dev", u32);
+	r |= trawl_ctf_struct_add(w, bs, "diskname", str);
 	if (r || !comm)
 		return -EINVAL;
 	d->start = trawl_ctf_writer_event_class(w, sc, "lttng_statedump_start", INT64_MIN, NULL);
 	d->proc = trawl_ctf_writer_event_class(w, sc, "lttng_statedump_process_state", INT64_MIN, ps);
 	d->file = trawl_ctf_writer_event_class(w, sc, "lttng_statedump_file_descriptor", INT64_MIN, fs);
 	d->end = trawl_ctf_writer_event_class(w, sc, "lttng_statedump_end", INT64_MIN, NULL);
-	return d->start && d->proc && d->file && d->end ? 0 : -ENOMEM;
+	d->bdev = trawl_ctf_writer_event_class(w, sc, "lttng_statedump_block_device", INT64_MIN, bs);
+	return d->start && d->proc && d->file && d->end && d->bdev ? 0 : -ENOMEM;
 }
 
 long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class *sc,
@@ -313,6 +351,8 @@ long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class
 	}
 	if (pd)
 		closedir(pd);
+	if (!r)
+		r = dump_block_devices(d);
 	if (!r)
 		r = emit(d, d->end, ctx(d));
 	long n = r ? r : d->n;

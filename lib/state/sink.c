@@ -41,7 +41,8 @@ struct state_fields {
 	const struct trawl_field *fk_parent, *fk_child, *fk_comm, *fk_pid;
 	const struct trawl_field *ex_file, *ex_tid, *exit_tid, *exit_dead;
 	const struct trawl_field *sc_tid, *sc_fd, *sc_oldfd, *sc_fildes, *sc_outfd, *sc_count,
-		*sc_file, *sc_pathname, *sc_flags, *sc_cmd, *sx_ret;
+		*sc_file, *sc_pathname, *sc_flags, *sc_cmd, *sx_ret, *so_family, *so_type,
+		*so_proto;
 	const struct trawl_field *irq, *vec, *irq_tid;
 	const struct trawl_field *blk_tid, *blk_dev, *blk_sector, *blk_nr, *blk_rwbs;
 	const struct trawl_field *dp_tid, *dp_pid, *dp_ppid, *dp_name, *dp_status;
@@ -156,6 +157,9 @@ static int state_start(void *self, struct trawl_reader *r)
 	f->sc_pathname = bind(r, "*syscall_entry_creat.pathname", TRAWL_FIELD_ANY);
 	f->sc_flags = bind(r, "*syscall_entry_clone.clone_flags", TRAWL_FIELD_INT);
 	f->sc_cmd = bind(r, "*syscall_entry_fcntl.cmd", TRAWL_FIELD_INT);
+	f->so_family = bind(r, "*syscall_entry_socket.family", TRAWL_FIELD_INT);
+	f->so_type = bind(r, "*syscall_entry_socket.type", TRAWL_FIELD_INT);
+	f->so_proto = bind(r, "*syscall_entry_socket.protocol", TRAWL_FIELD_INT);
 	f->sx_ret = bind(r, "*syscall_exit_*.ret", TRAWL_FIELD_INT);
 	f->irq = bind(r, "irq_handler_*.irq", TRAWL_FIELD_INT);
 	f->vec = bind(r, "irq_softirq_*.vec", TRAWL_FIELD_INT);
@@ -223,6 +227,69 @@ static int32_t cur_tid(struct host *h, uint32_t cpu)
 	return cpu < h->cur.ncpus ? h->cur.cpus[cpu].tid : -1;
 }
 
+/*
+ * What a descriptor made by a system call other than open is, as the
+ * kernel names it in /proc/PID/fd (what the state dump's file names are):
+ * "anon_inode:[eventfd]", and for a socket "socket:[?]" (its inode is in
+ * no event; the state dump's sockets have theirs) with what socket()'s
+ * arguments say: "socket:[?] AF_INET SOCK_STREAM"; accept's: "socket:[?]
+ * accepted on fd 3". 0 when the call is none of these.
+ */
+static uint32_t fdnew_name(struct trawl_state *s, uint32_t call, int64_t fd)
+{
+	static const struct { const char *call, *name; } t[] = {
+		{ "eventfd2", "anon_inode:[eventfd]" }, { "eventfd", "anon_inode:[eventfd]" },
+		{ "epoll_create1", "anon_inode:[eventpoll]" },
+		{ "epoll_create", "anon_inode:[eventpoll]" },
+		{ "timerfd_create", "anon_inode:[timerfd]" }, { "pidfd_open", "anon_inode:[pidfd]" },
+		{ "signalfd4", "anon_inode:[signalfd]" }, { "signalfd", "anon_inode:[signalfd]" },
+		{ "inotify_init1", "anon_inode:inotify" }, { "inotify_init", "anon_inode:inotify" },
+		{ "perf_event_open", "anon_inode:[perf_event]" }, { "memfd_create", "/memfd: (a memfd)" },
+	};
+	const char *c = tr_state_str(&s->str, call);
+	char b[96];
+
+	if (!strcmp(c, "accept") || !strcmp(c, "accept4")) {
+		snprintf(b, sizeof(b), "socket:[?] accepted on fd %lld", (long long)fd);
+		return tr_state_intern(&s->str, b, strlen(b));
+	}
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(c, t[i].call))
+			return tr_state_intern(&s->str, t[i].name, strlen(t[i].name));
+	return 0;
+}
+
+/* socket(family, type, protocol)'s descriptor: "socket:[?] AF_INET SOCK_STREAM" */
+static uint32_t socket_name(struct trawl_state *s, const struct trawl_event *ev)
+{
+	static const char *const fam[] = {
+		[1] = "AF_UNIX", [2] = "AF_INET", [10] = "AF_INET6", [16] = "AF_NETLINK",
+		[17] = "AF_PACKET", [40] = "AF_VSOCK",
+	};
+	static const char *const typ[] = {
+		[1] = "SOCK_STREAM", [2] = "SOCK_DGRAM", [3] = "SOCK_RAW", [4] = "SOCK_RDM",
+		[5] = "SOCK_SEQPACKET", [10] = "SOCK_PACKET",
+	};
+	int64_t f = iget(s->f->so_family, ev, -1), t = iget(s->f->so_type, ev, -1);
+	char b[96], fb[24], tb[24];
+
+	if (f < 0)
+		return tr_state_intern(&s->str, "socket:[?]", 10);
+	t = t >= 0 ? t & 0xf : -1;	/* less SOCK_NONBLOCK, SOCK_CLOEXEC */
+	snprintf(fb, sizeof(fb), "AF_%lld", (long long)f);
+	snprintf(tb, sizeof(tb), "SOCK_%lld", (long long)t);
+	snprintf(b, sizeof(b), "socket:[?] %s %s",
+		 f < (int64_t)(sizeof(fam) / sizeof(fam[0])) && fam[f] ? fam[f] : fb,
+		 t >= 0 && t < (int64_t)(sizeof(typ) / sizeof(typ[0])) && typ[t] ? typ[t] : tb);
+	if (iget(s->f->so_proto, ev, 0) > 0 && f != 1) {
+		int64_t p = iget(s->f->so_proto, ev, 0);
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), " %s",
+			 p == 6 ? "IPPROTO_TCP" : p == 17 ? "IPPROTO_UDP" : p == 1 ? "IPPROTO_ICMP"
+			 : p == 58 ? "IPPROTO_ICMPV6" : p == 132 ? "IPPROTO_SCTP" : "IPPROTO_?");
+	}
+	return tr_state_intern(&s->str, b, strlen(b));
+}
+
 /* The changes a system call's exit makes to file descriptors, from its
  * entry (the thread's pending call, still in the current state). */
 static int sc_exit(struct trawl_state *s, struct host *h, const struct cinfo *ci,
@@ -253,7 +320,12 @@ static int sc_exit(struct trawl_state *s, struct host *h, const struct cinfo *ci
 		d.kind = TRAWL_STATE_OPEN;
 		d.b = ret;
 		d.c = 0;
-		d.str = ci->sem == S_OPEN ? th->sc_path : tr_state_intern(&s->str, "anon", 4);
+		/* socket(): its description, made at the entry; the others:
+		 * the kernel's names of such descriptors */
+		d.str = ci->sem == S_OPEN || th->sc_path ? th->sc_path
+		      : fdnew_name(s, ci->name, th->sc_fd);
+		if (!d.str && ci->sem == S_FDNEW)
+			d.str = tr_state_intern(&s->str, "anon", 4);
 		break;
 	case S_FCNTL:
 		if (th->sc_arg != F_DUPFD_ && th->sc_arg != F_DUPFD_CLOEXEC_)
@@ -357,6 +429,8 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 		    : ci->sem == S_FCNTL ? iget(f->sc_cmd, ev, -1) : iget(f->sc_count, ev, 0);
 		if (ci->path)
 			c.str2 = sget(s, ci->path, ev);
+		else if (ci->sem == S_FDNEW && !strcmp(tr_state_str(&s->str, ci->name), "socket"))
+			c.str2 = socket_name(s, ev);
 		break;
 	case K_SC_EXIT:
 		c.kind = TRAWL_STATE_SYSCALL_EXIT;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/view/sched.c - what ran on each CPU and each thread's state, from
- * sched_switch, sched_waking/sched_wakeup and syscall entries and exits.
+ * sched_switch, sched_waking/sched_wakeup, sched_process_exec (a CPU's
+ * interval goes on under the thread's new name) and syscall entries and
+ * exits.
  *
  * A stand-in for the state system (lib/state/), which is being written:
  * once it gives per-CPU and per-thread intervals, the view reads those and
@@ -166,6 +168,40 @@ int tr_vsched_switch(struct tr_vsched *s, uint32_t host, uint32_t c, int64_t ts,
 		if ((rc = set_state(s, host, t, ts, t->in_sys ? TR_VST_SYSCALL : TR_VST_RUNNING)))
 			return rc;
 	}
+	return 0;
+}
+
+/*
+ * tid ran exec: from ts it is its new program. When it is on a CPU (c, or
+ * any of its host's), that CPU's interval closes at ts under its old name
+ * and goes on under the new one, so the exec's time is the new name's.
+ */
+int tr_vsched_exec(struct tr_vsched *s, uint32_t host, uint32_t c, int64_t ts, int64_t tid,
+		   const char *comm)
+{
+	struct cpu *cp = NULL;
+	int rc;
+
+	if (tid <= 0 || !comm)
+		return 0;
+	for (size_t i = 0; i < s->ncpus; i++)
+		if (s->cpus[i].host == host && s->cpus[i].tid == tid &&
+		    (!cp || s->cpus[i].cpu == c))
+			cp = &s->cpus[i];
+	if (!cp)
+		return 0;
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s %lld", comm, (long long)tid);
+	uint32_t l = s->ops.name(s->ops.arg, label);
+
+	if (l == cp->label)
+		return 0;
+	if (cp->since != INT64_MIN && ts >= cp->since &&
+	    (rc = s->ops.emit(s->ops.arg, host, TR_VROW_CPU, cp->cpu, cp->since, ts, cp->label)))
+		return rc;
+	cp->since = ts;
+	cp->label = l;
 	return 0;
 }
 

@@ -103,6 +103,10 @@ TRAWL_HIDDEN int tr_vsched_switch(struct tr_vsched *s, uint32_t host, uint32_t c
 				  int64_t prev_tid, int64_t prev_state, int64_t next_tid,
 				  const char *next_comm);
 TRAWL_HIDDEN int tr_vsched_wakeup(struct tr_vsched *s, uint32_t host, int64_t ts, int64_t tid);
+/* tid ran exec (comm: its new name, the file's base name): the CPU it is
+ * on closes its interval under the old name and goes on under the new. */
+TRAWL_HIDDEN int tr_vsched_exec(struct tr_vsched *s, uint32_t host, uint32_t cpu, int64_t ts,
+				int64_t tid, const char *comm);
 /* name: the syscall's name; entry or exit. */
 TRAWL_HIDDEN int tr_vsched_syscall(struct tr_vsched *s, uint32_t host, uint32_t cpu, int64_t ts,
 				   const char *name, bool entry);

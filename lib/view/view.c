@@ -84,7 +84,7 @@ static uint64_t get_uv(const uint8_t **p, const uint8_t *end)
 /* ------------------------------------------------------------- the view */
 
 enum ckind { CK_UNKNOWN, CK_OTHER, CK_SWITCH, CK_WAKE, CK_SYS_ENTRY, CK_SYS_EXIT, CK_BEGIN,
-	     CK_END };
+	     CK_END, CK_EXEC };
 
 struct host {
 	char *name;
@@ -136,7 +136,7 @@ struct trawl_view {
 	uint32_t *cname;		/* string id of the class (pair) name */
 	size_t nck;
 	const struct trawl_field *prev_tid, *prev_state, *next_tid, *next_comm, *wake_tid,
-		*vtid, *pair_id;
+		*vtid, *pair_id, *exec_tid, *exec_file;
 	struct tr_vsched *sched;
 	struct open_slice *open;
 	size_t nopen, opencap;
@@ -366,6 +366,8 @@ static int classify(struct trawl_view *v, const struct trawl_ctf_event_class *c)
 	else if (!strcmp(name, "sched_waking") || !strcmp(name, "sched_wakeup") ||
 		 !strcmp(name, "sched_wakeup_new"))
 		k = CK_WAKE;
+	else if (!strcmp(name, "sched_process_exec"))
+		k = CK_EXEC;
 	else if (!strncmp(name, "syscall_entry_", 14) || !strncmp(name, "syscall_exit_", 13)) {
 		k = name[8] == 'e' && name[9] == 'n' ? CK_SYS_ENTRY : CK_SYS_EXIT;
 		v->cname[i] = intern(v, name + (k == CK_SYS_ENTRY ? 14 : 13));
@@ -523,6 +525,24 @@ static int one(struct trawl_view *v, const struct trawl_event *ev)
 	}
 	case CK_WAKE:
 		return tr_vsched_wakeup(v->sched, (uint32_t)hi, ev->ts, ival(v->wake_tid, ev, -1));
+	case CK_EXEC: {
+		/* after exec the thread is its new name: the file's base name,
+		 * 15 bytes (the kernel's comm), on its CPU row and thread row */
+		const union trawl_ctf_value *f = v->exec_file ? trawl_field_value(v->exec_file, ev)
+							     : NULL;
+		int64_t tid = ival(v->exec_tid, ev, -1);
+		struct tr_vrow *tr;
+		char file[256], comm[16];
+
+		if (!f || !f->s.p || tid <= 0)
+			return 0;
+		snprintf(file, sizeof(file), "%.*s", (int)strnlen(f->s.p, f->s.len), f->s.p);
+		const char *base = strrchr(file, '/');
+		snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : file);
+		if ((tr = row(v, TR_VROW_THREAD, (uint32_t)hi, tid, 0)))
+			tr->label = intern(v, comm);
+		return tr_vsched_exec(v->sched, (uint32_t)hi, ev->cpu, ev->ts, tid, comm);
+	}
 	case CK_SYS_ENTRY:
 	case CK_SYS_EXIT:
 		return tr_vsched_syscall(v->sched, (uint32_t)hi, ev->cpu, ev->ts, v->str[name],
@@ -579,6 +599,8 @@ static int v_start(void *self, struct trawl_reader *r)
 	v->next_tid = opt_bind(r, "sched_switch.next_tid", TRAWL_FIELD_INT);
 	v->next_comm = opt_bind(r, "sched_switch.next_comm", TRAWL_FIELD_STRING);
 	v->wake_tid = opt_bind(r, "sched_wak*.tid", TRAWL_FIELD_INT);
+	v->exec_tid = opt_bind(r, "sched_process_exec.tid", TRAWL_FIELD_INT);
+	v->exec_file = opt_bind(r, "sched_process_exec.filename", TRAWL_FIELD_STRING);
 	v->vtid = opt_bind(r, "*.vtid", TRAWL_FIELD_INT);
 	/* begin/end pairs with an id field are matched by it */
 	v->pair_id = opt_bind(r, "*_[be][en]*.id", TRAWL_FIELD_INT);

@@ -12,7 +12,8 @@
  *         12000  irq_handler_entry 5 eth   12500 exit           (500)
  *         14000  block_rq_issue dev 8:0 sector 64 nr 8 (200)
  *         15000  syscall_entry_write (200)  16000 exit ret 5    (1000; b's pid unknown)
- *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb")
+ *         17000  sched_process_exec b -> /usr/bin/bb (its name now "bb": b ran 7000
+ *                                            as b, from now on as bb)
  *         18000  block_rq_issue dev 8:0 sector 128 nr 8 (200, "bb")
  *         20000  sched_switch bb -> 0       (b ran 10000)
  *   CPU 1  1200  sched_process_fork x (400) -> c: tid 300, pid 400
@@ -273,8 +274,11 @@ static void figures(const char *dir)
 	r = find(a, TRAWL_ANALYSIS_THREAD, 100);
 	ok(r && r->sum == 9000 && !strcmp(r->label, "a (100)"), "cputop: a ran 9000 ns (%lld)",
 	   r ? (long long)r->sum : -1ll);
-	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	is_int(r ? r->sum : -1, 10000, "cputop: b ran 10000 ns");
+	/* b ran 10000 ns: 7000 as b, then, after its exec at 17000, 3000 as bb */
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "b (200)");
+	is_int(r ? r->sum : -1, 7000, "cputop: b ran 7000 ns as b, up to its exec");
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "bb (200)");
+	is_int(r ? r->sum : -1, 3000, "cputop: ... and 3000 ns as bb, its new name, from the exec");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 300);
 	is_int(r ? r->sum : -1, 29500, "cputop: c ran 29500 ns");
 	r = find(a, TRAWL_ANALYSIS_THREAD, 400);
@@ -336,9 +340,11 @@ static void figures(const char *dir)
 	r = find(a, TRAWL_ANALYSIS_DISK, 8 << 20);
 	ok(r && r->count == 2 && r->sum == 28500 && r->bytes == 8192 && !strcmp(r->label, "(8,0)"),
 	   "iolatency: disk (8,0): two requests, 16000 + 12500 ns, 8192 bytes");
-	r = find(a, TRAWL_ANALYSIS_THREAD, 200);
-	ok(r && r->count == 2 && r->bytes == 8192 && !strcmp(r->label, "bb (200)"),
-	   "iolatency: issued by b, named as last seen: bb (200) (%s)", r ? r->label : "-");
+	r = find_label(a, TRAWL_ANALYSIS_THREAD, "b (200)");
+	const struct trawl_analysis_row *r2 = find_label(a, TRAWL_ANALYSIS_THREAD, "bb (200)");
+	ok(r && r->count == 1 && r->sum == 16000 && r->bytes == 4096 && r2 && r2->count == 1 &&
+	   r2->sum == 12500 && r2->bytes == 4096,
+	   "iolatency: issued by b before its exec (b (200), 16000 ns), and after it (bb (200), 12500 ns)");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Read");
 	ok(r && r->count == 2 && r->bytes == 10 && r->errors == 1, "iolatency: Read: 2, 10 bytes, 1 error");
 	r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "Write");
@@ -406,8 +412,24 @@ static void hosts(void)
 		if (r->kind == TRAWL_ANALYSIS_THREAD && r->id == 300)
 			good += r->sum == 29500;
 	}
-	ok(a && good == 4 && trawl_analysis_nrows(a) == 2 * 6,
+	ok(a && good == 4 && trawl_analysis_nrows(a) == 2 * 7,
 	   "--by host: each host's threads as alone (x 2500, c 29500 ns on both, %d)", good);
+	trawl_analysis_free(a);
+	/* not --by host: the same tid, the same CPU on two hosts are two rows */
+	struct trawl_analysis_opts om = { .sz = sizeof(om), .tid = -1, .cpu = -1 };
+	a = run(root, "cputop", &om);
+	int x1 = 0, x2 = 0, cpu1 = 0;
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++) {
+		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
+		if (r->kind == TRAWL_ANALYSIS_THREAD && r->id == 400 && r->sum == 2500) {
+			x1 += !strcmp(r->host, "h1");
+			x2 += !strcmp(r->host, "h2");
+		}
+		cpu1 += r->kind == TRAWL_ANALYSIS_CPU && r->id == 1;
+	}
+	ok(a && x1 == 1 && x2 == 1 && cpu1 == 2 && trawl_analysis_nrows(a) == 2 * 7,
+	   "two hosts, not --by host: tid 400 of each host its own row (%d, %d), CPU 1 of each "
+	   "(%d rows)", x1, x2, cpu1);
 	trawl_analysis_free(a);
 	struct trawl_analysis_opts o2 = { .sz = sizeof(o2), .tid = -1, .cpu = -1, .by_host = true };
 	a = run(root, "syscalls", &o2);
@@ -425,12 +447,42 @@ static void hosts(void)
 	if (f)
 		fclose(f);
 	trawl_analysis_free(a);
-	/* the hosts merged: one row per syscall, whichever trace's class */
+	/* not --by host: a row per host still (a syscall of each host's
+	 * class), the cluster's figure the total's */
 	a = run(root, "syscalls", NULL);
-	const struct trawl_analysis_row *r = find_label(a, TRAWL_ANALYSIS_SYSCALL, "read");
-	ok(a && trawl_analysis_nrows(a) == 2 && r && r->count == 4 && r->errors == 2,
-	   "two hosts, not --by host: one read row of both hosts' 4 (%zu rows)",
+	size_t nread = 0, okread = 0;
+	for (size_t i = 0; a && i < trawl_analysis_nrows(a); i++) {
+		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
+		if (r->kind == TRAWL_ANALYSIS_SYSCALL && !strcmp(r->label, "read")) {
+			nread++;
+			okread += r->count == 2 && r->errors == 1 &&
+				  (!strcmp(r->host, "h1") || !strcmp(r->host, "h2"));
+		}
+	}
+	ok(a && trawl_analysis_nrows(a) == 4 && nread == 2 && okread == 2,
+	   "two hosts, not --by host: a read row of each host's 2 (%zu rows)",
 	   a ? trawl_analysis_nrows(a) : 0);
+	f = fopen(path, "w+");
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "a report of two hosts");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "\nh1         read                                2") &&
+	   strstr(buf, "\nh2         read                                2") &&
+	   strstr(buf, "\nall        total (2 hosts)                     8        0.500        1.625"
+		       "        3.000        1.026        2\n"),
+	   "two hosts: each host's rows, and the total of both (8 calls, 2 errors)");
+	if (f)
+		fclose(f);
+	ro.modes = TRAWL_ANALYSIS_JSON;
+	f = fopen(path, "w+");
+	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "a JSON report of two hosts");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
+	buf[n] = 0;
+	ok(strstr(buf, "\"totals\":[{\"kind\":\"syscall\",\"hosts\":2,\"count\":8,"),
+	   "json: the total of both hosts");
+	ro.modes = 0;
+	if (f)
+		fclose(f);
 	trawl_analysis_free(a);
 	struct trawl_analysis_opts o3 = { .sz = sizeof(o3), .tid = -1, .cpu = -1, .by_host = true };
 	a = run(root, "iolatency", &o3);
@@ -513,9 +565,9 @@ static void reports(const char *dir)
 	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
 	buf[n] = 0;
 	ok(strstr(buf, "   errors        bytes     read (B)    write (B)\n"
-		       "-          a (90)                              2        2.000        2.500"
+		       "h1         a (90)                              2        2.000        2.500"
 		       "        3.000        0.707        1           10           10            0\n"),
-	   "text: the process rows, with bytes read and written");
+	   "text: the process rows, with bytes read and written (one host: its name, no total)");
 	if (f)
 		fclose(f);
 	f = fopen(path, "w+");
@@ -523,7 +575,7 @@ static void reports(const char *dir)
 	ok(a && f && trawl_analysis_report(a, fileno(f), &ro) == 0, "an iolatency JSON report");
 	n = f ? fread(buf, 1, sizeof(buf) - 1, (rewind(f), f)) : 0;
 	buf[n] = 0;
-	ok(strstr(buf, "{\"kind\":\"process\",\"id\":400,\"label\":\"x (400)\",\"count\":1,") &&
+	ok(strstr(buf, "{\"kind\":\"process\",\"host\":\"h1\",\"id\":400,\"label\":\"x (400)\",\"count\":1,") &&
 	   strstr(buf, "\"errors\":0,\"bytes\":7,\"read_bytes\":0,\"write_bytes\":7,"),
 	   "json: x's process row, bytes read and written");
 	if (f)
