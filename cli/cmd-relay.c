@@ -365,8 +365,10 @@ int cmd_relay(int argc, char **argv)
 		char *end;
 		long v = strtol(max, &end, 10);
 		if (*end || v < 1 || v > 1000000) {
+			/* max may be the settings' string: said before they are freed */
+			int r = cli_usage("max-conns: '%s' is not a number from 1 to 1000000", max);
 			tr_conf_free(conf);
-			return cli_usage("max-conns: '%s' is not a number from 1 to 1000000", max);
+			return r;
 		}
 		o.ro.max_conns = (int)v;
 	}
