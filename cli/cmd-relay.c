@@ -77,6 +77,13 @@ static void usage(FILE *f)
 	      "  --max-session-size BYTES  disk quota of a session name, every host's\n"
 	      "                     traces and what its directory held before: a message\n"
 	      "                     over it is refused with the reason (default: none)\n"
+	      "Peers that prove nothing (no HELLO or JOIN taken yet, no authentication):\n"
+	      "  --max-pending N    of each kind at once (default 256, at most a quarter of\n"
+	      "                     --max-producers or --max-viewers and of the pool): the\n"
+	      "                     oldest is closed for a newcomer\n"
+	      "  --max-pending-per-addr N  from one address (default 64): a newcomer over it\n"
+	      "                     is refused\n"
+	      "  --proof-timeout SEC  time from the connection to prove it (default 10)\n"
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it. At start, streams\n"
 	      "a relay killed mid-write left torn are cut back to their last complete packet\n"
 	      "listed in their index (logged).\n", f);
@@ -258,7 +265,8 @@ out:
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
-	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA };
+	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA, O_PEND, O_PENDA,
+	       O_PROOF };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -279,6 +287,9 @@ int cmd_relay(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "live-open", required_argument, NULL, O_OPEN },
 		{ "max-session-size", required_argument, NULL, O_QUOTA },
+		{ "max-pending", required_argument, NULL, O_PEND },
+		{ "max-pending-per-addr", required_argument, NULL, O_PENDA },
+		{ "proof-timeout", required_argument, NULL, O_PROOF },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -309,12 +320,17 @@ int cmd_relay(int argc, char **argv)
 		case O_MAXP:
 		case O_MAXV:
 		case O_POOL:
+		case O_PEND:
+		case O_PENDA:
 			if ((n = num_arg(optarg, 1, 1000000, false)) < 0)
 				return cli_usage("--%s: '%s' is not a number from 1 to 1000000",
 						 c == O_MAXP ? "max-producers" : c == O_MAXV ?
-						 "max-viewers" : "fd-pool-size", optarg);
+						 "max-viewers" : c == O_POOL ? "fd-pool-size" :
+						 c == O_PEND ? "max-pending" : "max-pending-per-addr",
+						 optarg);
 			*(c == O_MAXP ? &o.ro.max_producers : c == O_MAXV ? &o.ro.max_viewers :
-			  &o.ro.fd_pool_size) = (int)n;
+			  c == O_POOL ? &o.ro.fd_pool_size : c == O_PEND ? &o.ro.max_pending :
+			  &o.ro.max_pending_per_addr) = (int)n;
 			break;
 		case O_CBUF:
 		case O_TBUF:
@@ -326,11 +342,13 @@ int cmd_relay(int argc, char **argv)
 			break;
 		case O_MSGT:
 		case O_IDLE:
+		case O_PROOF:
 			if ((n = num_arg(optarg, 1, 86400, false)) < 0)
 				return cli_usage("--%s: '%s' is not a number of seconds from 1 to 86400",
-						 c == O_MSGT ? "message-timeout" : "idle-timeout", optarg);
-			*(c == O_MSGT ? &o.ro.msg_timeout_ms : &o.ro.idle_timeout_ms) =
-				(unsigned)n * 1000;
+						 c == O_MSGT ? "message-timeout" : c == O_IDLE ?
+						 "idle-timeout" : "proof-timeout", optarg);
+			*(c == O_MSGT ? &o.ro.msg_timeout_ms : c == O_IDLE ? &o.ro.idle_timeout_ms :
+			  &o.ro.proof_timeout_ms) = (unsigned)n * 1000;
 			break;
 		case O_QUOTA:
 			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)

@@ -112,6 +112,20 @@ struct trawl_relay_opts {
 	 * is refused with the reason (its producer's connection closed), a
 	 * HELLO once it is reached; other sessions are served on. 0: none. */
 	uint64_t max_session_size;
+	/*
+	 * Peers that prove nothing (docs/relay.md, "Peers that prove
+	 * nothing"): a connection is pending until its HELLO or JOIN is taken
+	 * (authenticated, with a secret) or, a viewer's, until it is
+	 * authenticated and its CONNECT answered. At most max_pending pending
+	 * connections of each kind (0: 256; never more than a quarter of that
+	 * kind's limit and of the descriptor pool: the oldest is closed for a
+	 * newcomer), max_pending_per_addr from one source address (0: 64;
+	 * over it the newcomer is refused), each for at most
+	 * proof_timeout_ms from its connection (0: 10000).
+	 */
+	int max_pending;
+	int max_pending_per_addr;
+	unsigned proof_timeout_ms;
 };
 
 struct trawl_relay;

@@ -659,6 +659,11 @@ long tr_live_input(struct rconn *c)
 	return (long)off;
 }
 
+bool tr_live_connected(const struct rconn *c)
+{
+	return c->viewer && c->viewer->connected;
+}
+
 void tr_live_conn_free(struct rconn *c)
 {
 	struct viewer *v = c->viewer;

@@ -113,6 +113,14 @@ struct rconn {
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */
+	/* unproven peers (relay.c, docs/relay.md "Peers that prove nothing"):
+	 * a connection is pending until it proved what it is (a producer:
+	 * its HELLO or JOIN taken, authenticated when the relay has a
+	 * secret; a viewer: authenticated, and its CONNECT answered) */
+	bool proven;
+	int64_t born;			/* ms it was accepted */
+	uint8_t addr[16];		/* its source address (IPv4 mapped) */
+	bool has_addr;			/* addr is set (not a test's, nor Unix) */
 };
 
 struct trawl_relay {
@@ -168,6 +176,14 @@ struct trawl_relay {
 	unsigned open_port;
 	struct ratelog rl_auth[4];	/* refusals: producers, viewers (x2);
 					 * without a proof, with a bad one (+1) */
+	/* peers that prove nothing (relay.c): at most max_pending pending
+	 * connections of each kind (less: a quarter of that kind's limit and
+	 * of the descriptor pool), max_pending_addr from one address, each
+	 * for at most proof_ms; one address holds at most half of the
+	 * descriptor pool and of the input budget */
+	int max_pending, max_pending_addr;
+	unsigned proof_ms;
+	struct ratelog rl_pending, rl_evict, rl_share;
 	/* disk quota per session name (quota.c) */
 	uint64_t max_session_size;	/* bytes; 0: none */
 	struct rquota *quotas;
@@ -315,6 +331,8 @@ TRAWL_HIDDEN bool tr_live_holding(const struct trawl_relay *r);
 /* Whether the loop should read more from c (not while a request of c is
  * held, nor while much of its replies waits to be sent). */
 TRAWL_HIDDEN bool tr_live_wants_input(const struct rconn *c);
+/* Whether the viewer c's CONNECT was answered. */
+TRAWL_HIDDEN bool tr_live_connected(const struct rconn *c);
 
 /*
  * The relay's state without its loop or sockets, for the fuzz target:

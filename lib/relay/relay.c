@@ -228,6 +228,9 @@ static struct rsession *session_get(struct trawl_relay *r, const char *name, con
 }
 
 static void stream_free(struct rstream *st);
+struct rconn;
+static bool pool_make(struct trawl_relay *r, const struct rconn *except, int n);
+static bool addr_fds_ok(const struct rconn *c, int n);
 
 /* Closes a trace's files (the pool's); they stay on the disk. */
 static void trace_files_close(struct trawl_relay *r, struct rtrace *t)
@@ -482,7 +485,7 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 	}
 	if ((ret = tr_relay_quota_charge(r, s, 0, err, errlen)) < 0)
 		goto err;
-	if (!pool_has(r, 1)) {
+	if (!pool_make(r, c, 1)) {
 		ret = tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
 				"in use; --fd-pool-size)", r->nfds, r->fd_pool);
 		goto err;
@@ -529,8 +532,10 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 	return NULL;
 }
 
-static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+static int on_stream(struct rconn *c, struct rtrace *t, const struct relay_msg *m, char *err,
+		     size_t errlen)
 {
+	struct trawl_relay *r = c->r;
 	/* a resumed trace's streams are announced again: taken as they are */
 	int ret = t->resumed ? tr_relay_stream_resume(t, m, err, errlen) : 1;
 	if (ret <= 0)
@@ -545,10 +550,16 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 	if (t->nstreams >= RELAY_STREAMS_MAX)
 		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
 			      RELAY_STREAMS_MAX);
-	if (!pool_has(r, 2))
+	if (!pool_make(r, c, 2))
 		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
 				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
 				 r->fd_pool);
+	/* one address holds at most half of the pool (three traces of 4096
+	 * streams from one peer took it all) */
+	if (!addr_fds_ok(c, 2))
+		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the connections from this "
+				 "address hold half of the relay's descriptors already, their share",
+				 m->u.stream.name);
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
 	if (!st)
@@ -713,7 +724,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		return 0;
 	}
 	case RELAY_STREAM:
-		return on_stream(r, t, m, err, errlen);
+		return on_stream(c, t, m, err, errlen);
 	case RELAY_PACKET:
 		return on_packet(r, t, m, err, errlen);
 	case RELAY_BEACON: {
@@ -788,6 +799,201 @@ static long producer_input(struct rconn *c)
 	return (long)off;
 }
 
+/* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
+ * returns its length. */
+#define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
+static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
+{
+	size_t ml = strlen(why) + 1;
+	if (ml > 256)
+		ml = 256;
+	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
+	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
+	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
+	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+	return RELAY_HDR_LEN + 4 + ml;
+}
+
+/*
+ * Ends c at once for a reason of the relay's (buffer full, disk full, a
+ * quota, the pool): a producer's trace is told why in an ACK (its WELCOME
+ * when before it) and the connection closed once that is sent; other
+ * connections are closed. Nothing more of c's input is taken.
+ */
+static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg);
+static void conn_cut(struct rconn *c, int e, const char *why)
+{
+	if (c->kind == RC_PRODUCER && !c->node && !c->local && !c->closing) {
+		queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, -e, why);
+		c->closing = true;
+		c->inlen = 0;
+	} else if (!c->closing) {
+		c->dead = true;
+	}
+}
+
+/* ------------------------------------------------ peers that prove nothing */
+
+/*
+ * A connection is pending until its peer proved what it is (conn_proven):
+ * until then it holds no more than a small fixed share of each pool (see
+ * struct trawl_relay), for at most proof_ms from its connection (a viewer
+ * re-sending TRAWL_CHALLENGE or a HELLO one byte a second gets no more),
+ * and it goes first when a proven peer needs a descriptor or buffer.
+ */
+#define PENDING_READ 4096	/* a pending peer's reads: HELLOs and requests are small */
+#define PENDING_MIN 8		/* the smallest cap of pending connections of a kind */
+/* A pending connection this young is closed for a newcomer only when none
+ * is older: a burst of real peers (64 producers started at once) has the
+ * time to prove itself. */
+#define PENDING_GRACE_MS 500
+
+static bool conn_pending(const struct rconn *c)
+{
+	return !c->proven && !c->dead && c->fd >= 0 && !c->local;
+}
+
+/* Whether c proved what it is now (then it stays so). */
+static void conn_check_proven(struct rconn *c)
+{
+	if (c->proven || c->dead)
+		return;
+	if (c->local || (c->authed && (c->kind == RC_PRODUCER ? c->trace || c->node :
+				       tr_live_connected(c))))
+		c->proven = true;
+}
+
+/* The pending connections' cap of a kind: max_pending, at most a quarter
+ * of the kind's limit and of the descriptor pool (at least 1). */
+static int pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
+{
+	int cap = r->max_pending, q = (kind == RC_PRODUCER ? r->max_producers : r->max_viewers) / 4;
+	if (q < cap)
+		cap = q;
+	if (r->fd_pool / 4 < cap)
+		cap = r->fd_pool / 4;
+	return cap > PENDING_MIN ? cap : PENDING_MIN;
+}
+
+/* Closes c at once (its descriptor back to the pool now; freed with the
+ * other dead connections at the end of the loop's turn), a producer told
+ * why in a WELCOME first (sent if its socket takes it). */
+static void conn_evict(struct rconn *c, const char *why)
+{
+	if (c->kind == RC_PRODUCER && !c->trace) {
+		uint8_t rep[REFUSAL_MAX];
+		if (send(c->fd, rep, refusal(rep, EAGAIN, why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* nothing more to do for it */
+		}
+	}
+	epoll_ctl(c->r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	pool_close(c->r, &c->fd);
+	c->dead = true;
+}
+
+/* The oldest pending connection of kind (any kind: -1), other than
+ * except, born before the time before (0: any); NULL when none. */
+static struct rconn *pending_oldest(struct trawl_relay *r, int kind, const struct rconn *except,
+				    int64_t before)
+{
+	struct rconn *old = NULL;
+	for (struct rconn *c = r->conns; c; c = c->next)
+		if (c != except && conn_pending(c) && (kind < 0 || (int)c->kind == kind) &&
+		    (!before || c->born < before) && (!old || c->born < old->born))
+			old = c;
+	return old;
+}
+
+/* Closes the oldest pending connection (not except) for a proven peer's
+ * need (what: a descriptor, input buffer): whether one was. */
+static bool pending_evict_for(struct trawl_relay *r, const struct rconn *except, const char *what)
+{
+	struct rconn *old = pending_oldest(r, -1, except, 0);
+	if (!old)
+		return false;
+	tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved anything: "
+			 "a proven peer needed %s", old->peer, what);
+	conn_evict(old, "the relay is busy; try again later");
+	return true;
+}
+
+/* Room for n more descriptors in the pool, pending connections closed
+ * for it if need be (not except). */
+static bool pool_make(struct trawl_relay *r, const struct rconn *except, int n)
+{
+	while (!pool_has(r, n))
+		if (!pending_evict_for(r, except, "a descriptor"))
+			return false;
+	return true;
+}
+
+/* What the connections from c's address hold, c's own included: the
+ * descriptors (a connection's, and its trace's while open) in *fds, the
+ * input buffers' bytes in *buf. */
+static void addr_holds(const struct rconn *c, int *fds, size_t *buf)
+{
+	*fds = 0;
+	*buf = 0;
+	if (!c->has_addr)
+		return;
+	for (const struct rconn *d = c->r->conns; d; d = d->next) {
+		if (!d->has_addr || memcmp(d->addr, c->addr, 16) != 0)
+			continue;
+		*fds += d->fd >= 0;
+		*buf += d->incap;
+		if (d->trace && d->trace->files_open)
+			*fds += (d->trace->meta_fd >= 0) + 2 * (int)d->trace->nstreams;
+	}
+}
+
+/* Whether c's address may take n more descriptors: one address holds at
+ * most half of the pool. */
+static bool addr_fds_ok(const struct rconn *c, int n)
+{
+	int fds;
+	size_t buf;
+	addr_holds(c, &fds, &buf);
+	return !c->has_addr || fds + n <= c->r->fd_pool / 2 + 1;
+}
+
+/*
+ * A newcomer from addr of kind: 0 to take it (the oldest pending
+ * connection of its kind closed for it when they are at their cap), or -1
+ * with the reason in why when its address has max_pending_addr pending.
+ */
+static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint8_t *addr,
+			 char *why, size_t whylen)
+{
+	int from = 0, of_kind = 0;
+	for (struct rconn *c = r->conns; c; c = c->next) {
+		if (!conn_pending(c))
+			continue;
+		of_kind += c->kind == kind;
+		from += c->has_addr && memcmp(c->addr, addr, 16) == 0;
+	}
+	if (from >= r->max_pending_addr) {
+		snprintf(why, whylen, "%d connections from its address wait to prove themselves "
+			 "already (at most %d)", from, r->max_pending_addr);
+		return -1;
+	}
+	if (of_kind >= pending_cap(r, kind)) {
+		const char *what = kind == RC_PRODUCER ? "producer" : "viewer";
+		/* one that had its time first: a burst of real peers keeps its
+		 * chance; else the oldest (an attacker that reconnects as fast
+		 * as it is closed would otherwise hold every place) */
+		struct rconn *old = pending_oldest(r, kind, NULL, tr_mono_ms() - PENDING_GRACE_MS);
+		if (!old)
+			old = pending_oldest(r, kind, NULL, 0);
+		if (!old)
+			return 0;
+		tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved "
+				 "anything: %d %ss were pending (at most %d), a newcomer came",
+				 old->peer, of_kind, what, pending_cap(r, kind));
+		conn_evict(old, "the relay is busy; try again later");
+	}
+	return 0;
+}
+
 /* --------------------------------------------------------- connections */
 
 /* Closes c, taken off r->conns by the caller. */
@@ -836,14 +1042,34 @@ static int in_grow(struct rconn *c, size_t need)
 	struct trawl_relay *r = c->r;
 	if (need <= c->incap)
 		return 0;
-	size_t n = (need + READ_CHUNK - 1) / READ_CHUNK * READ_CHUNK;
+	size_t gran = need <= READ_CHUNK ? PENDING_READ : READ_CHUNK;
+	size_t n = (need + gran - 1) / gran * gran;
 	if (n > r->max_conn_buf)
 		n = need > r->max_conn_buf ? need : r->max_conn_buf;
+	char why[256];
 	if (need > r->max_conn_buf) {
 		tr_relay_log(r, LOG_WARNING, "%s: needs %zu bytes of input buffer, more than the "
 			     "%zu a connection may hold (--max-conn-buffer); closed", c->peer, need,
 			     r->max_conn_buf);
-		c->dead = true;
+		snprintf(why, sizeof(why), "buffer full: a message of %zu bytes, more than the %zu "
+			 "this relay buffers for a connection", need, r->max_conn_buf);
+		conn_cut(c, ENOBUFS, why);
+		return -1;
+	}
+	/* pending peers' buffers go first for a proven one's */
+	while (r->buffered - c->incap + n > r->max_total_buf && c->proven &&
+	       pending_evict_for(r, c, "input buffer"))
+		;
+	int afds;
+	size_t abuf;
+	addr_holds(c, &afds, &abuf);
+	if (c->has_addr && abuf - c->incap + n > r->max_total_buf / 2) {
+		tr_relay_ratelog(r, &r->rl_share, LOG_WARNING, "%s: needs %zu bytes of input buffer, "
+				 "and the connections from its address hold %zu (at most half "
+				 "of the relay's %zu, --max-total-buffer); closed", c->peer, n,
+				 abuf - c->incap, r->max_total_buf);
+		conn_cut(c, ENOBUFS, "buffer full: the connections from this address hold "
+			 "their share of the relay's input buffers; try again later");
 		return -1;
 	}
 	if (r->buffered - c->incap + n > r->max_total_buf) {
@@ -851,7 +1077,8 @@ static int in_grow(struct rconn *c, size_t need)
 				 "and the other connections hold %zu of the relay's %zu "
 				 "(--max-total-buffer); closed", c->peer, n, r->buffered - c->incap,
 				 r->max_total_buf);
-		c->dead = true;
+		conn_cut(c, ENOBUFS, "buffer full: the relay's input buffers are in use; try "
+			 "again later");
 		return -1;
 	}
 	uint8_t *b = realloc(c->in, n);
@@ -865,21 +1092,6 @@ static int in_grow(struct rconn *c, size_t need)
 	c->in = b;
 	c->incap = n;
 	return 0;
-}
-
-/* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
- * returns its length. */
-#define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
-static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
-{
-	size_t ml = strlen(why) + 1;
-	if (ml > 256)
-		ml = 256;
-	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
-	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
-	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
-	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-	return RELAY_HDR_LEN + 4 + ml;
 }
 
 void tr_relay_refuse(struct rconn *c, int e, const char *why)
@@ -941,7 +1153,19 @@ static void conn_read(struct rconn *c)
 		/* room for the message begun, whole (its header says how
 		 * large), or for one more read */
 		size_t whole = msg_whole(c);
-		if (in_grow(c, whole > c->inlen ? whole : c->inlen + READ_CHUNK) < 0)
+		/* the buffer grows as the message's bytes come (at most doubled
+		 * each time, up to what its header declares), not at once to its
+		 * declared length: four peers declaring 64 MiB and sending 1 KiB
+		 * reserved the whole budget; a pending peer reads little */
+		size_t chunk = conn_pending(c) ? PENDING_READ : READ_CHUNK;
+		size_t need = c->inlen + chunk;
+		if (whole > c->inlen) {
+			size_t dbl = c->incap > chunk ? 2 * c->incap : need;
+			need = dbl > need ? dbl : need;
+			if (need > whole)
+				need = whole;
+		}
+		if (in_grow(c, need) < 0)
 			return;
 		size_t room = c->incap - c->inlen;
 		ssize_t n = recv(c->fd, c->in + c->inlen, room, MSG_DONTWAIT);
@@ -975,6 +1199,7 @@ static void conn_read(struct rconn *c)
 		}
 		memmove(c->in, c->in + used, c->inlen - (size_t)used);
 		c->inlen -= (size_t)used;
+		conn_check_proven(c);
 		/* the time a message takes counts from its first byte (the
 		 * connection's first: from the connection) */
 		if (used > 0)
@@ -1022,6 +1247,13 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 				     "%zu bytes came); closed", c->peer, what, r->msg_timeout_ms,
 				     c->inlen);
 			c->dead = true;
+			continue;
+		}
+		if (conn_pending(c) && now - c->born > (int64_t)r->proof_ms) {
+			tr_relay_ratelog(r, &r->rl_pending, LOG_WARNING, "%s: proved nothing within "
+					 "%u ms of its connection (its HELLO, JOIN, or a viewer's "
+					 "authentication and CONNECT); closed", c->peer, r->proof_ms);
+			conn_evict(c, "nothing proven in time; closed");
 			continue;
 		}
 		if (tr_relay_auth_late(c, now, r->msg_timeout_ms)) {
@@ -1114,7 +1346,19 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		char why[200] = "";
 		struct ratelog *rl = kind == RC_PRODUCER ? &r->rl_producers : &r->rl_viewers;
 		int e = EUSERS;
-		if (have >= max) {
+		uint8_t a16[16] = { 0 };
+		bool has_addr = true;
+		if (sa.ss_family == AF_INET) {
+			a16[10] = a16[11] = 0xff;
+			memcpy(a16 + 12, &((struct sockaddr_in *)&sa)->sin_addr, 4);
+		} else if (sa.ss_family == AF_INET6) {
+			memcpy(a16, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
+		} else {
+			has_addr = false;
+		}
+		if (has_addr && pending_admit(r, kind, a16, why, sizeof(why)) < 0) {
+			rl = &r->rl_pending;
+		} else if (have >= max) {
 			snprintf(why, sizeof(why), "the relay serves %d %ss already (--max-%ss)", have,
 				 what, what);
 		} else if (r->nconns >= r->max_conns) {
@@ -1129,7 +1373,10 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		if (*why) {
 			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port,
 					 why);
-			refuse_fd(fd, kind, e, why);
+			/* with a secret, a newcomer has proven nothing: it is told
+			 * less than the log (the figures of the pools, the
+			 * options) */
+			refuse_fd(fd, kind, e, r->secret ? "the relay is busy; try again later" : why);
 			continue;
 		}
 		/* a peer whose machine is gone (nothing answers) is closed
@@ -1146,8 +1393,11 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		struct rconn *c = tr_relay_conn_add(r, fd, kind, peer);
 		/* without a secret, or on the read-only open live port, a peer
 		 * proves nothing (auth.c) */
-		if (c)
+		if (c) {
 			c->authed = !r->secret || lfd == r->ofd;
+			memcpy(c->addr, a16, 16);
+			c->has_addr = has_addr;
+		}
 	}
 }
 
@@ -1162,7 +1412,7 @@ struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum rconn_kind k
 	c->r = r;
 	c->kind = kind;
 	c->fd = fd;
-	c->msg_since = c->last_rx = tr_mono_ms();
+	c->msg_since = c->last_rx = c->born = tr_mono_ms();
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	c->events = EPOLLIN;
@@ -1280,6 +1530,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	}
 	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
 	if (opt.max_conns < 0 || opt.max_producers < 0 || opt.max_viewers < 0 ||
+	    opt.max_pending < 0 || opt.max_pending_per_addr < 0 ||
 	    opt.fd_pool_size < 0 || (opt.max_conn_buffer && opt.max_conn_buffer < READ_CHUNK)) {
 		errno = EINVAL;
 		return NULL;
@@ -1302,6 +1553,9 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->live_from_now = opt.live_from_now;
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->max_session_size = opt.max_session_size;
+	r->max_pending = opt.max_pending > 0 ? opt.max_pending : 256;
+	r->max_pending_addr = opt.max_pending_per_addr > 0 ? opt.max_pending_per_addr : 64;
+	r->proof_ms = opt.proof_timeout_ms ? opt.proof_timeout_ms : 10000;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
 	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = -1;
@@ -1349,6 +1603,7 @@ int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n)
 	}
 	memmove(c->in, c->in + used, c->inlen - (size_t)used);
 	c->inlen -= (size_t)used;
+	conn_check_proven(c);
 	files_sync(c->r);
 	return 0;
 }
