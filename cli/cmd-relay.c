@@ -224,6 +224,9 @@ static int serve(struct relay_cmd *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file over RLIMIT_FSIZE: its write fails (EFBIG, the stream cut
+	 * back to its last whole packet, the producer told), not the relay */
+	signal(SIGXFSZ, SIG_IGN);
 
 	int status = 0;
 	if (o->pidfile) {

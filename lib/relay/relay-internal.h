@@ -121,6 +121,9 @@ struct rconn {
 	int64_t born;			/* ms it was accepted */
 	uint8_t addr[16];		/* its source address (IPv4 mapped) */
 	bool has_addr;			/* addr is set (not a test's, nor Unix) */
+	int64_t linger_until;		/* closing, its last reply sent and its
+					 * side shut: input is read and dropped
+					 * until the peer's EOF or then (ms) */
 };
 
 struct trawl_relay {

@@ -156,6 +156,26 @@ static void update_events(struct rconn *c)
 		c->events = want;
 }
 
+/*
+ * c is closing and its last reply (a refusal's reason) is sent: its side is
+ * shut (the peer reads the reason, then EOF) and what the peer still sends
+ * is read and dropped until its EOF or LINGER_MS. Closed at once instead,
+ * unread bytes made the kernel reset the connection, and the peer lost
+ * the reason with them ("Connection reset by peer").
+ */
+#define LINGER_MS 2000
+static void conn_linger(struct rconn *c)
+{
+	if (c->linger_until)
+		return;
+	if (c->fd < 0 || shutdown(c->fd, SHUT_WR) < 0) {
+		c->dead = true;
+		return;
+	}
+	c->inlen = 0;
+	c->linger_until = tr_mono_ms() + LINGER_MS;
+}
+
 /* Sends what it can of c->out now; the rest when the socket has room. */
 static void flush_out(struct rconn *c)
 {
@@ -174,7 +194,7 @@ static void flush_out(struct rconn *c)
 	}
 	c->outoff = c->outlen = 0;
 	if (c->closing)
-		c->dead = true;
+		conn_linger(c);
 }
 
 int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
@@ -616,6 +636,26 @@ err:
 	return ret;
 }
 
+/* A trace's directory under the output (SESSION/HOST/TRACE): what a peer
+ * is told, not where the relay writes. */
+static const char *rel_dir(const struct trawl_relay *r, const struct rtrace *t)
+{
+	size_t n = strlen(r->output);
+	return strncmp(t->dir, r->output, n) == 0 && t->dir[n] == '/' ? t->dir + n + 1 : t->dir;
+}
+
+/* A write of st's failed (the disk full, a file too large): its files are
+ * cut back at once to its last whole packet and its index entry, so that
+ * readers read it whole while the relay runs (before, a half-written
+ * packet stayed at the end until the relay's restart repaired it). */
+static void stream_cut(struct trawl_relay *r, struct rstream *st)
+{
+	off_t ix = (off_t)CTF_IDX_HEADER_LEN + (off_t)st->npackets * CTF_IDX_ENTRY_LEN;
+	if (ftruncate(st->fd, (off_t)st->size) < 0 || ftruncate(st->idxfd, ix) < 0)
+		tr_relay_log(r, LOG_ERR, "%s/%s: cannot cut back to its last whole packet: %s",
+			     st->trace->dir, st->name, strerror(errno));
+}
+
 static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
 {
 	struct rstream *st = stream_by_handle(t, m->u.packet.handle);
@@ -644,8 +684,11 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 	ctf_index_put_entry(e, st->size, ix);
 	if (!ret)
 		ret = tr_write_all(st->idxfd, e, sizeof(e));
-	if (ret)
-		return tr_seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
+	if (ret) {
+		stream_cut(r, st);
+		return tr_seterr(err, errlen, -ret, "%s/%s: %s (the stream ends at its last whole "
+				 "packet)", rel_dir(r, t), st->name, strerror(-ret));
+	}
 	st->size += m->u.packet.size;
 	st->npackets++;
 	st->next_seq = ix->seq + 1;
@@ -717,8 +760,14 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		if (ret < 0)
 			return ret;
 		ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
-		if (ret)
-			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
+		if (ret) {
+			/* no half of a chunk: the metadata as it was */
+			if (ftruncate(t->meta_fd, (off_t)t->meta_len) < 0)
+				tr_relay_log(r, LOG_ERR, "%s/metadata: cannot cut back: %s", t->dir,
+					     strerror(errno));
+			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", rel_dir(r, t),
+					 strerror(-ret));
+		}
 		t->meta_len += m->u.meta.len;
 		tr_live_wake(r, t->session);
 		return 0;
@@ -1240,6 +1289,10 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 	for (struct rconn *c = r->conns; c; c = c->next) {
 		if (c->dead || c->fd < 0)
 			continue;
+		if (c->linger_until) {
+			c->dead = now >= c->linger_until;
+			continue;
+		}
 		if (c->msg_since && now - c->msg_since > (int64_t)r->msg_timeout_ms) {
 			const char *what = c->kind == RC_VIEWER ? "a request" :
 					   c->trace ? "a message" : "its HELLO";
