@@ -123,7 +123,9 @@ struct rconn {
 	bool has_addr;			/* addr is set (not a test's, nor Unix) */
 	int64_t linger_until;		/* closing, its last reply sent and its
 					 * side shut: input is read and dropped
-					 * until the peer's EOF or then (ms) */
+					 * until the peer's EOF or then (ms), and
+					 * at most linger_left bytes */
+	size_t linger_left;
 };
 
 struct trawl_relay {

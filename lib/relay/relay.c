@@ -164,6 +164,7 @@ static void update_events(struct rconn *c)
  * the reason with them ("Connection reset by peer").
  */
 #define LINGER_MS 2000
+#define LINGER_BYTES (1u << 20)
 static void conn_linger(struct rconn *c)
 {
 	if (c->linger_until)
@@ -174,6 +175,7 @@ static void conn_linger(struct rconn *c)
 	}
 	c->inlen = 0;
 	c->linger_until = tr_mono_ms() + LINGER_MS;
+	c->linger_left = LINGER_BYTES;
 }
 
 /* Sends what it can of c->out now; the rest when the socket has room. */
@@ -1232,8 +1234,14 @@ static void conn_read(struct rconn *c)
 		int64_t now = tr_mono_ms();
 		c->last_rx = now;
 		if (c->closing) {
-			/* refused, or done: what more comes is dropped */
+			/* refused, or done: what more comes is dropped (a peer
+			 * that sends on after its reason is closed: its socket
+			 * has the reason) */
 			c->inlen = 0;
+			if (c->linger_until && (size_t)n > c->linger_left)
+				c->dead = true;
+			else if (c->linger_until)
+				c->linger_left -= (size_t)n;
 			continue;
 		}
 		c->inlen += (size_t)n;
