@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <trawl/relay.h>
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 	      "                     127.0.0.1 for a bare port\n"
 	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
 	      "                     packet, as with lttng-relayd (default: from the first)\n"
+	      "  --group GROUP      the group of the trace directories (mode 750) and files\n"
+	      "                     (640) it makes (default: [relay] group, else the relay's)\n"
 	      "  --control PATH     cluster control: `trawl cluster` asks there (a Unix socket,\n"
 	      "                     mode 0600) for the agents that joined (trawl agent\n"
 	      "                     --relay) and has them run session commands (default:\n"
@@ -127,6 +130,46 @@ static char *home_dir(const char *base)
 		return NULL;
 	}
 	return dir;
+}
+
+/*
+ * The secret file's place, checked at startup as ssh checks its keys
+ * (its contents and mode are the authentication's, lib/net/auth.c): a
+ * regular file (a FIFO would hold the relay in its read), owned by the
+ * relay's user or root, in a directory that not everyone may write (where
+ * anyone could have put the file, or may replace it). 0, or -1 with the
+ * reason said.
+ */
+static int secret_file_safe(const char *path)
+{
+	struct stat sb, db;
+	if (stat(path, &sb) < 0)
+		return 0;	/* missing, unreadable: the authentication says so */
+	if (!S_ISREG(sb.st_mode)) {
+		cli_err("secret file %s: not a regular file: refused", path);
+		return -1;
+	}
+	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+		cli_err("secret file %s: owned by another user (uid %u): refused", path,
+			(unsigned)sb.st_uid);
+		cli_hint("the relay's user (or root) must own it: chown it, or make one with "
+			 "trawl secret new");
+		return -1;
+	}
+	char *copy = strdup(path);
+	if (!copy) {
+		cli_err("out of memory");
+		return -1;
+	}
+	char *slash = strrchr(copy, '/');
+	const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = 0, copy);
+	int bad = stat(dir, &db) == 0 && (db.st_mode & S_IWOTH);
+	if (bad) {
+		cli_err("secret file %s: in a directory anyone may write (%s): refused", path, dir);
+		cli_hint("keep it in a directory of the relay's user, e.g. mode 700");
+	}
+	free(copy);
+	return bad ? -1 : 0;
 }
 
 /* The running relay, for the signal handlers. */
@@ -269,7 +312,7 @@ int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
 	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA, O_PEND, O_PENDA,
-	       O_PROOF };
+	       O_PROOF, O_GROUP };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -293,6 +336,7 @@ int cmd_relay(int argc, char **argv)
 		{ "max-pending", required_argument, NULL, O_PEND },
 		{ "max-pending-per-addr", required_argument, NULL, O_PENDA },
 		{ "proof-timeout", required_argument, NULL, O_PROOF },
+		{ "group", required_argument, NULL, O_GROUP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -319,6 +363,7 @@ int cmd_relay(int argc, char **argv)
 		case O_CTL: o.ro.control = optarg; break;
 		case O_SECRET: o.ro.secret_file = optarg; break;
 		case O_OPEN: o.ro.live_open_addr = optarg; break;
+		case O_GROUP: o.ro.group = optarg; break;
 		case O_MAX: max = optarg; break;
 		case O_MAXP:
 		case O_MAXV:
@@ -382,6 +427,12 @@ int cmd_relay(int argc, char **argv)
 		o.ro.secret_file = tr_conf_get(conf, "relay", "secret-file");
 	if (!o.ro.live_open_addr)
 		o.ro.live_open_addr = tr_conf_get(conf, "relay", "live-open");
+	if (!o.ro.group)
+		o.ro.group = tr_conf_get(conf, "relay", "group");
+	if (o.ro.secret_file && secret_file_safe(o.ro.secret_file) < 0) {
+		tr_conf_free(conf);
+		return CLI_EXIT_FAILURE;
+	}
 	if (max) {
 		char *end;
 		long v = strtol(max, &end, 10);

@@ -126,6 +126,9 @@ struct trawl_relay_opts {
 	int max_pending;
 	int max_pending_per_addr;
 	unsigned proof_timeout_ms;
+	/* The group (a name or a number) of the directories (mode 0750) and
+	 * files (0640) the relay makes; NULL: the relay's own. */
+	const char *group;
 };
 
 struct trawl_relay;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "internal.h"
 #include "trawl/relay.h"
@@ -61,6 +62,8 @@ struct rtrace {
 	bool files_open;
 	uint8_t uuid[16];		/* the HELLO's: a resume must show it */
 	bool resumed;			/* a producer came back for it (resume.c) */
+	bool made;			/* its directory and metadata file exist
+					 * (made at its first METADATA or STREAM) */
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -191,6 +194,10 @@ struct trawl_relay {
 	struct ratelog rl_pending, rl_evict, rl_share;
 	/* disk quota per session name (quota.c) */
 	uint64_t max_session_size;	/* bytes; 0: none */
+	/* files beneath the output (relay.c): the output directory, opened
+	 * once (-1: not yet); the group of what is made ((gid_t)-1: none) */
+	int rootfd;
+	gid_t gid;
 	struct rquota *quotas;
 };
 
@@ -275,6 +282,8 @@ TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);
 /* relay.c's helpers that resume.c and quota.c use. */
+/* path (beneath r->output) as it is under the output: what peers are told. */
+TRAWL_HIDDEN const char *tr_relay_rel(const struct trawl_relay *r, const char *path);
 /* Opens dir/name, or dir/index/name.idx (idx), with flags (close-on-exec
  * added): the descriptor (not counted in the pool), or -errno. */
 TRAWL_HIDDEN int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,6 +42,9 @@
 #define EMFILE_PAUSE_MS 1000
 /* Timeouts are checked this often. */
 #define SWEEP_MS 250
+/* What the relay makes beneath its output ("files beneath the output"). */
+#define DIR_MODE 0750
+#define FILE_MODE 0640
 
 void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 {
@@ -291,6 +295,8 @@ static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool
 static void trace_files_open(struct trawl_relay *r, struct rtrace *t)
 {
 	t->files_open = true;
+	if (!t->made)
+		return;
 	if (!pool_has(r, 1 + 2 * (int)t->nstreams)) {
 		tr_relay_ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the "
 				 "descriptor pool is full (%d of %d in use; --fd-pool-size)", t->dir,
@@ -406,7 +412,7 @@ static void trace_end(struct trawl_relay *r, struct rtrace *t)
  * session's when it was all they held. */
 static void trace_drop_empty(struct trawl_relay *r, struct rtrace *t)
 {
-	if (t->meta_len || t->nstreams)
+	if (t->meta_len || t->nstreams || !t->made)
 		return;
 	char *p = path_of(t->dir, "metadata"), *ix = path_of(t->dir, "index");
 	if (p && ix && unlink(p) == 0 && rmdir(ix) == 0 && rmdir(t->dir) == 0) {
@@ -439,13 +445,162 @@ static int create_new(char **path, int *fd, char *err, size_t errlen, const char
 		*path = NULL;
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	}
-	*fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	*fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
 	if (*fd < 0)
 		return tr_seterr(err, errlen, errno, "%s: %s", *path, strerror(errno));
 	return 0;
 }
 
-/* HELLO: a new trace, in a new directory. */
+/* ------------------------------------------- files beneath the output */
+
+/*
+ * Everything the relay writes is beneath its output directory, opened
+ * from it one component at a time without following a symbolic link
+ * (openat, O_NOFOLLOW), in directories of the relay's own user: a link or
+ * another user's directory planted at the session or host level is
+ * refused with the reason, never written through. Directories are made
+ * DIR_MODE, files FILE_MODE (reading a trace live needs a viewer's key:
+ * the files are not for everyone either), both of the group
+ * trawl_relay_opts.group when given.
+ */
+static int root_fd(struct trawl_relay *r)
+{
+	if (r->rootfd < 0)
+		r->rootfd = open(r->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return r->rootfd;
+}
+
+/* fd (a file or directory the relay made) gets its mode and group. */
+static void made_mode(const struct trawl_relay *r, int fd, mode_t mode)
+{
+	if (fchmod(fd, mode) < 0 ||
+	    (r->gid != (gid_t)-1 && fchown(fd, (uid_t)-1, r->gid) < 0))
+		tr_relay_log((struct trawl_relay *)r, LOG_WARNING, "cannot set a file's mode or group "
+			     "(--group): %s", strerror(errno));
+}
+
+const char *tr_relay_rel(const struct trawl_relay *r, const char *path)
+{
+	size_t n = strlen(r->output);
+	return strncmp(path, r->output, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+/* The directory name beneath dirfd (what: its path under the output, for
+ * messages), made when create and missing: its descriptor, or -errno with
+ * err set (-ENOENT: missing). */
+static int subdir(struct trawl_relay *r, int dirfd, const char *name, bool create,
+		  const char *what, char *err, size_t errlen)
+{
+	bool made = false;
+	if (dirfd < 0)
+		return tr_seterr(err, errlen, EBADF, "the output directory: %s", strerror(errno));
+	if (create) {
+		made = mkdirat(dirfd, name, DIR_MODE) == 0;
+		if (!made && errno != EEXIST)
+			return tr_seterr(err, errlen, errno, "%s: %s", what, strerror(errno));
+	}
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOTDIR)
+			return tr_seterr(err, errlen, e, "%s: a symbolic link or not a directory: "
+					 "refused (the relay follows no link beneath its output "
+					 "directory)", what);
+		return tr_seterr(err, errlen, e, "%s: %s", what, strerror(e));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid()) {
+		close(fd);
+		return tr_seterr(err, errlen, EPERM, "%s: another user's directory: refused (its "
+				 "owner could redirect the relay's files)", what);
+	}
+	if (made)
+		made_mode(r, fd, DIR_MODE);
+	return fd;
+}
+
+/* In memory: the trace SESSION/HOST/TRACE, or NULL. */
+static struct rtrace *trace_named(struct trawl_relay *r, const char *session, const char *host,
+				  const char *trace)
+{
+	for (struct rsession *s = r->sessions; s; s = s->next) {
+		if (strcmp(s->name, session) || strcmp(s->host, host))
+			continue;
+		for (size_t i = 0; i < s->ntraces; i++)
+			if (strcmp(s->traces[i]->name, trace) == 0)
+				return s->traces[i];
+	}
+	return NULL;
+}
+
+/*
+ * t's directory (SESSION/HOST/TRACE, its index/ and its metadata file),
+ * made at its first METADATA or STREAM: a producer that leaves before
+ * either (an agent killed before any application came) leaves nothing on
+ * the disk; an empty metadata file made readers refuse the whole
+ * session, the other hosts' traces with it. 0, or -errno with err set.
+ */
+static int trace_make(struct trawl_relay *r, struct rconn *c, struct rtrace *t, char *err,
+		      size_t errlen)
+{
+	if (t->made)
+		return 0;
+	if (!pool_make(r, c, 1))
+		return tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
+				 "in use; --fd-pool-size)", r->nfds, r->fd_pool);
+	struct rsession *s = t->session;
+	char what[3 * 256 + 16];
+	snprintf(what, sizeof(what), "%s", s->name);
+	int sfd = subdir(r, root_fd(r), s->name, true, what, err, errlen), hfd = -1, tfd = -1;
+	int ret = sfd;
+	snprintf(what, sizeof(what), "%s/%s", s->name, s->host);
+	if (sfd >= 0)
+		ret = hfd = subdir(r, sfd, s->host, true, what, err, errlen);
+	snprintf(what, sizeof(what), "%s/%s/%s", s->name, s->host, t->name);
+	if (hfd >= 0 && mkdirat(hfd, t->name, DIR_MODE) < 0)
+		ret = tr_seterr(err, errlen, errno, "%s%s: %s", what, errno == EEXIST ?
+				" exists (another producer, or an earlier recording of this "
+				"session)" : "", errno == EEXIST ? "choose another session name" :
+				strerror(errno));
+	else if (hfd >= 0)
+		ret = tfd = subdir(r, hfd, t->name, false, what, err, errlen);
+	if (tfd >= 0) {
+		made_mode(r, tfd, DIR_MODE);
+		int ifd = -1;
+		if (mkdirat(tfd, "index", DIR_MODE) < 0 ||
+		    (ifd = openat(tfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			ret = tr_seterr(err, errlen, errno, "%s/index: %s", what, strerror(errno));
+		else
+			made_mode(r, ifd, DIR_MODE);
+		if (ifd >= 0)
+			close(ifd);
+		if (ret >= 0) {
+			t->meta_fd = openat(tfd, "metadata", O_RDWR | O_CREAT | O_EXCL | O_APPEND |
+					    O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
+			ret = t->meta_fd < 0 ? tr_seterr(err, errlen, errno, "%s/metadata: %s", what,
+							 strerror(errno)) : 0;
+		}
+		if (ret < 0) {
+			unlinkat(tfd, "index", AT_REMOVEDIR);
+			unlinkat(hfd, t->name, AT_REMOVEDIR);
+		}
+	}
+	if (tfd >= 0)
+		close(tfd);
+	if (hfd >= 0)
+		close(hfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (ret < 0)
+		return ret;
+	made_mode(r, t->meta_fd, FILE_MODE);
+	r->nfds++;
+	t->made = true;
+	return 0;
+}
+
+/* HELLO: a new trace (its directory made with its first METADATA or
+ * STREAM: trace_make), or a producer back for its own (resume.c). */
 static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
 	if (m->u.hello.version != RELAY_VERSION)
@@ -457,52 +612,61 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 			      "host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
 	struct trawl_relay *r = c->r;
-	char *dir = NULL, *meta = NULL;
-	if (asprintf(&dir, "%s/%s/%s/%s", r->output, m->u.hello.session, m->u.hello.host,
-		     m->u.hello.trace) < 0)
+	const char *sn = m->u.hello.session, *hn = m->u.hello.host, *tn = m->u.hello.trace;
+	char *dir = NULL, what[3 * 256 + 16];
+	int ret;
+	if (asprintf(&dir, "%s/%s/%s/%s", r->output, sn, hn, tn) < 0)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
-	char *parent = strdup(dir);
-	int ret = parent ? 0 : -ENOMEM;
-	if (parent) {
-		*strrchr(parent, '/') = 0;
-		ret = tr_mkdir_p(parent);
-		free(parent);
+	/* on the disk already? (looked at beneath the output, no link
+	 * followed) */
+	snprintf(what, sizeof(what), "%s", sn);
+	int sfd = subdir(r, root_fd(r), sn, false, what, err, errlen), hfd = sfd;
+	snprintf(what, sizeof(what), "%s/%s", sn, hn);
+	if (sfd >= 0) {
+		hfd = subdir(r, sfd, hn, false, what, err, errlen);
+		close(sfd);
 	}
-	if (ret < 0) {
-		tr_seterr(err, errlen, -ret, "%s: %s", dir, strerror(-ret));
+	bool exists = false;
+	if (hfd >= 0) {
+		struct stat sb;
+		exists = fstatat(hfd, tn, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+		close(hfd);
+		snprintf(what, sizeof(what), "%s/%s/%s", sn, hn, tn);
+		if (exists && !S_ISDIR(sb.st_mode)) {
+			ret = tr_seterr(err, errlen, ENOTDIR, "%s: a symbolic link or not a "
+					"directory: refused (the relay follows no link beneath its "
+					"output directory)", what);
+			free(dir);
+			return ret;
+		}
+	} else if (hfd != -ENOENT) {
 		free(dir);
-		return ret;
+		return hfd;
 	}
 	/* a trace is never written over: another producer's, or an earlier
 	 * recording's; only its own producer may come back for it */
-	int mk = mkdir(dir, 0777) < 0 ? errno : 0;
-	if (mk == EEXIST && (m->u.hello.flags & RELAY_HELLO_RESUME)) {
+	struct rtrace *mem = trace_named(r, sn, hn, tn);
+	if ((exists || mem) && (m->u.hello.flags & RELAY_HELLO_RESUME)) {
 		ret = tr_relay_resume(c, m, dir, err, errlen);
 		free(dir);
 		return ret;
 	}
-	if (mk) {
-		ret = tr_seterr(err, errlen, mk, "%s%s: %s", dir,
-			     mk == EEXIST ? " exists (another producer, or an earlier recording "
-					    "of this session)" : "",
-			     mk == EEXIST ? "choose another session name" : strerror(mk));
+	/* an ended trace that never made its directory left nothing: its
+	 * name is free */
+	if (exists || (mem && (mem->made || !mem->closed))) {
+		ret = tr_seterr(err, errlen, EEXIST, "%s/%s/%s exists (another producer, or an "
+				"earlier recording of this session): choose another session name",
+				sn, hn, tn);
 		free(dir);
 		return ret;
 	}
-	char *idx = NULL;
 	struct rtrace *t = calloc(1, sizeof(*t));
-	struct rsession *s = session_get(r, m->u.hello.session, m->u.hello.host,
-					 m->u.hello.live_timer_us);
+	struct rsession *s = session_get(r, sn, hn, m->u.hello.live_timer_us);
 	struct rtrace **tv = s ? realloc(s->traces, (s->ntraces + 1) * sizeof(*tv)) : NULL;
 	if (tv)
 		s->traces = tv;
-	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) || !(idx = path_of(dir, "index")) ||
-	    !(meta = path_of(dir, "metadata"))) {
+	if (!t || !tv || !(t->name = strdup(tn))) {
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
-		goto err;
-	}
-	if (mkdir(idx, 0777) < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
 	if ((ret = tr_relay_quota_charge(r, s, 0, err, errlen)) < 0)
@@ -512,15 +676,8 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 				"in use; --fd-pool-size)", r->nfds, r->fd_pool);
 		goto err;
 	}
-	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (t->meta_fd < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
-		goto err;
-	}
-	r->nfds++;
+	t->meta_fd = -1;
 	t->files_open = true;
-	free(meta);
-	free(idx);
 	t->id = r->next_id++;
 	t->dir = dir;
 	t->session = s;
@@ -529,19 +686,12 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
 	c->trace = t;
-	tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: recording into %s", c->peer, m->u.hello.session,
-		  m->u.hello.host, m->u.hello.trace, dir);
+	tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: recording into %s", c->peer, sn, hn, tn, dir);
 	return 0;
 err:
-	/* refused: nothing stays on the disk (an empty session is gc'd) */
-	if (idx)
-		rmdir(idx);
-	free(meta);
-	free(idx);
 	if (t)
 		free(t->name);
 	free(t);
-	rmdir(dir);
 	free(dir);
 	return ret;
 }
@@ -600,16 +750,18 @@ static int on_stream(struct rconn *c, struct rtrace *t, const struct relay_msg *
 		goto err;
 	if (ret == 1) {
 		if ((ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err,
-						 errlen)) < 0)
+						 errlen)) < 0 || (ret = trace_make(r, c, t, err, errlen)) < 0)
 			goto err;
 		/* both files or neither: the stream's is removed when its
 		 * index cannot be made */
 		if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
 			goto err;
 		spath = path;
+		made_mode(r, st->fd, FILE_MODE);
 		if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
 				      st->name)) < 0)
 			goto err;
+		made_mode(r, st->idxfd, FILE_MODE);
 		uint8_t ih[CTF_IDX_HEADER_LEN];
 		ctf_index_put_header(ih);
 		if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
@@ -642,8 +794,7 @@ err:
  * is told, not where the relay writes. */
 static const char *rel_dir(const struct trawl_relay *r, const struct rtrace *t)
 {
-	size_t n = strlen(r->output);
-	return strncmp(t->dir, r->output, n) == 0 && t->dir[n] == '/' ? t->dir + n + 1 : t->dir;
+	return tr_relay_rel(r, t->dir);
 }
 
 /* A write of st's failed (the disk full, a file too large): its files are
@@ -759,7 +910,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			return tr_seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
 				      RELAY_METADATA_MAX);
 		int ret = tr_relay_quota_charge(r, t->session, m->u.meta.len, err, errlen);
-		if (ret < 0)
+		if (ret < 0 || (ret = trace_make(r, c, t, err, errlen)) < 0)
 			return ret;
 		ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
 		if (ret) {
@@ -1619,7 +1770,8 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->proof_ms = opt.proof_timeout_ms ? opt.proof_timeout_ms : 10000;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
-	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = -1;
+	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = r->rootfd = -1;
+	r->gid = (gid_t)-1;
 	r->next_id = 1;
 	r->next_viewer = 1;
 	return r;
@@ -1679,6 +1831,26 @@ void tr_relay_conn_close(struct rconn *c)
 	conn_free(c);
 }
 
+/* The group name or number g: 0 with *gid, or -errno with err set. */
+static int group_of(const char *g, gid_t *gid, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(g, &end, 10);
+	if (!*end && end != g && !errno && v < (gid_t)-1) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	struct group gr, *res = NULL;
+	char buf[4096];
+	int e = getgrnam_r(g, &gr, buf, sizeof(buf), &res);
+	if (!res)
+		return tr_seterr(err, errlen, e ? e : ENOENT, "group %s: %s", g,
+				 e ? strerror(e) : "no such group");
+	*gid = gr.gr_gid;
+	return 0;
+}
+
 struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err, size_t errlen)
 {
 	char why[400];
@@ -1725,6 +1897,13 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		tr_seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
 		goto err;
 	}
+	if (root_fd(r) < 0) {
+		ret = tr_seterr(err, errlen, errno, "%s: %s", r->output, strerror(errno));
+		goto err;
+	}
+	if (o->sz > offsetof(struct trawl_relay_opts, group) && opt.group && *opt.group &&
+	    (ret = group_of(opt.group, &r->gid, err, errlen)) < 0)
+		goto err;
 	/* torn tails a relay killed mid-write left (repair.c) */
 	tr_relay_repair(r);
 	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1897,6 +2076,8 @@ void trawl_relay_free(struct trawl_relay *r)
 		close(r->spare_fd);
 	if (r->ofd >= 0)
 		close(r->ofd);
+	if (r->rootfd >= 0)
+		close(r->rootfd);
 	if (r->secret) {
 		tr_auth_wipe(r->secret);
 		free(r->secret);

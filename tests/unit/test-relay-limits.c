@@ -242,7 +242,8 @@ static void pool(const char *dir)
 	   strstr(last_log, "descriptor pool is full (3 of 4"),
 	   "HELLO and a stream (3 descriptors): a second STREAM is refused (%s)", last_log);
 	struct rconn *b = tr_relay_conn_new(r, RC_PRODUCER);
-	p_hello(b, "p2");	/* the 4th descriptor */
+	p_hello(b, "p2");
+	p_metadata(b);		/* the 4th descriptor (its trace's files are made now) */
 	struct rconn *c = tr_relay_conn_new(r, RC_PRODUCER);
 	p_hello(c, "p3");
 	bool refused = c->closing && c->outlen > RELAY_HDR_LEN + 4 &&
