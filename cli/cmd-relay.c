@@ -77,9 +77,12 @@ static void usage(FILE *f)
 	      "                     byte; the first (HELLO, CONNECT) of the connection\n"
 	      "                     (default 30)\n"
 	      "  --idle-timeout SEC a viewer silent for SEC is closed (default 300)\n"
-	      "  --max-session-size BYTES  disk quota of a session name, every host's\n"
+	      "  --max-session-size BYTES  disk quota of each host of a session name, its\n"
 	      "                     traces and what its directory held before: a message\n"
 	      "                     over it is refused with the reason (default: none)\n"
+	      "  --disk-reserve BYTES  once less is free on the disk, the session that wrote\n"
+	      "                     the most is refused, the others write on (default: 1 %\n"
+	      "                     of the file system, at most 1G)\n"
 	      "Peers that prove nothing (no HELLO or JOIN taken yet, no authentication):\n"
 	      "  --max-pending N    of each kind at once (default 256, at most a quarter of\n"
 	      "                     --max-producers or --max-viewers and of the pool): the\n"
@@ -312,7 +315,7 @@ int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
 	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA, O_PEND, O_PENDA,
-	       O_PROOF, O_GROUP };
+	       O_PROOF, O_GROUP, O_RESERVE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -337,6 +340,7 @@ int cmd_relay(int argc, char **argv)
 		{ "max-pending-per-addr", required_argument, NULL, O_PENDA },
 		{ "proof-timeout", required_argument, NULL, O_PROOF },
 		{ "group", required_argument, NULL, O_GROUP },
+		{ "disk-reserve", required_argument, NULL, O_RESERVE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -397,6 +401,12 @@ int cmd_relay(int argc, char **argv)
 						 "idle-timeout" : "proof-timeout", optarg);
 			*(c == O_MSGT ? &o.ro.msg_timeout_ms : c == O_IDLE ? &o.ro.idle_timeout_ms :
 			  &o.ro.proof_timeout_ms) = (unsigned)n * 1000;
+			break;
+		case O_RESERVE:
+			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)
+				return cli_usage("--disk-reserve: '%s' is not a size from 4K to "
+						 "1048576G", optarg);
+			o.ro.disk_reserve = (uint64_t)n;
 			break;
 		case O_QUOTA:
 			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)

@@ -193,7 +193,13 @@ struct trawl_relay {
 	unsigned proof_ms;
 	struct ratelog rl_pending, rl_evict, rl_share;
 	/* disk quota per session name (quota.c) */
-	uint64_t max_session_size;	/* bytes; 0: none */
+	uint64_t max_session_size;	/* bytes, per host of a session; 0: none */
+	/* the disk's reserve (quota.c): the option (0: 1 % of the file
+	 * system, at most 1 GiB), what it is, the free bytes when asked,
+	 * then (ms), the bytes charged since */
+	uint64_t disk_reserve, disk_reserve_now, disk_free, disk_since_ask;
+	int64_t disk_asked;
+	struct ratelog rl_disk;
 	/* files beneath the output (relay.c): the output directory, opened
 	 * once (-1: not yet); the group of what is made ((gid_t)-1: none) */
 	int rootfd;

@@ -1765,6 +1765,8 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->live_from_now = opt.live_from_now;
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->max_session_size = opt.max_session_size;
+	if (o->sz > offsetof(struct trawl_relay_opts, disk_reserve))
+		r->disk_reserve = opt.disk_reserve;
 	r->max_pending = opt.max_pending > 0 ? opt.max_pending : 256;
 	r->max_pending_addr = opt.max_pending_per_addr > 0 ? opt.max_pending_per_addr : 64;
 	r->proof_ms = opt.proof_timeout_ms ? opt.proof_timeout_ms : 10000;
