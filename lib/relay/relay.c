@@ -851,6 +851,17 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 	return 0;
 }
 
+/* What a producer is told of a refusal whose reason for the log is err:
+ * a peer that has not authenticated (no secret, or not yet) is not told
+ * the pool's size and use (issue 28: refusals said less to the log than
+ * to any peer). */
+static const char *peer_text(const struct rconn *c, int ret, const char *err)
+{
+	if (ret == -EMFILE && strstr(err, "--fd-pool-size") && !(c->r->secret && c->authed))
+		return "the relay's descriptor pool is full; try again later";
+	return err;
+}
+
 /* One message of a producer: 0, or -errno with the reason in err. */
 static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
@@ -891,7 +902,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			m = &proven;
 		}
 		int ret = on_hello(c, m, err, errlen);
-		queue_status(c, RELAY_WELCOME, ret, ret ? err : "");
+		queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;
@@ -986,7 +997,8 @@ static long producer_input(struct rconn *c)
 			uint32_t type = get_le32(c->in + off);
 			if (ret != -EMSGSIZE && (c->trace ? tr_relay_type_name(type)[0] != '?'
 							  : type == RELAY_HELLO || type == RELAY_AUTH)) {
-				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret, err);
+				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret,
+					     peer_text(c, ret, err));
 				c->closing = true;	/* once it is sent */
 			} else {
 				c->dead = true;

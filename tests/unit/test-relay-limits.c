@@ -252,6 +252,10 @@ static void pool(const char *dir)
 		       strstr((const char *)c->out + RELAY_HDR_LEN + 4, "descriptor pool is full");
 	ok(refused && r->nfds == 4, "a HELLO over the pool: a WELCOME with the reason (%s)",
 	   c->outlen > RELAY_HDR_LEN + 4 ? (const char *)c->out + RELAY_HDR_LEN + 4 : "none");
+	/* the log has the figures, a peer that authenticated nothing not */
+	ok(refused && !strstr((const char *)c->out + RELAY_HDR_LEN + 4, "in use") &&
+	   strstr(last_log, "of 4 in use"), "the peer is not told the pool's size (the log is: %s)",
+	   last_log);
 	tr_relay_conn_close(a);
 	tr_relay_conn_close(b);
 	tr_relay_conn_close(c);
