@@ -1102,6 +1102,11 @@ static void conn_evict(struct rconn *c, const char *why)
 	}
 	epoll_ctl(c->r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	pool_close(c->r, &c->fd);
+	/* its input buffer back to the budget now too */
+	c->r->buffered -= c->incap;
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
 	c->dead = true;
 }
 
