@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <trawl/relay.h>
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 	      "                     127.0.0.1 for a bare port\n"
 	      "  --live-from-now    a viewer asking for the latest data starts at the next\n"
 	      "                     packet, as with lttng-relayd (default: from the first)\n"
+	      "  --group GROUP      the group of the trace directories (mode 750) and files\n"
+	      "                     (640) it makes (default: [relay] group, else the relay's)\n"
 	      "  --control PATH     cluster control: `trawl cluster` asks there (a Unix socket,\n"
 	      "                     mode 0600) for the agents that joined (trawl agent\n"
 	      "                     --relay) and has them run session commands (default:\n"
@@ -74,9 +77,19 @@ static void usage(FILE *f)
 	      "                     byte; the first (HELLO, CONNECT) of the connection\n"
 	      "                     (default 30)\n"
 	      "  --idle-timeout SEC a viewer silent for SEC is closed (default 300)\n"
-	      "  --max-session-size BYTES  disk quota of a session name, every host's\n"
+	      "  --max-session-size BYTES  disk quota of each host of a session name, its\n"
 	      "                     traces and what its directory held before: a message\n"
 	      "                     over it is refused with the reason (default: none)\n"
+	      "  --disk-reserve BYTES  once less is free on the disk, the session that wrote\n"
+	      "                     the most is refused, the others write on (default: 1 %\n"
+	      "                     of the file system, at most 1G)\n"
+	      "Peers that prove nothing (no HELLO or JOIN taken yet, no authentication):\n"
+	      "  --max-pending N    of each kind at once (default 256, at most a quarter of\n"
+	      "                     --max-producers or --max-viewers and of the pool): the\n"
+	      "                     oldest is closed for a newcomer\n"
+	      "  --max-pending-per-addr N  from one address (default 64): a newcomer over it\n"
+	      "                     is refused\n"
+	      "  --proof-timeout SEC  time from the connection to prove it (default 10)\n"
 	      "SIGTERM or SIGINT stops it; every trace keeps what reached it. At start, streams\n"
 	      "a relay killed mid-write left torn are cut back to their last complete packet\n"
 	      "listed in their index (logged).\n", f);
@@ -120,6 +133,46 @@ static char *home_dir(const char *base)
 		return NULL;
 	}
 	return dir;
+}
+
+/*
+ * The secret file's place, checked at startup as ssh checks its keys
+ * (its contents and mode are the authentication's, lib/net/auth.c): a
+ * regular file (a FIFO would hold the relay in its read), owned by the
+ * relay's user or root, in a directory that not everyone may write (where
+ * anyone could have put the file, or may replace it). 0, or -1 with the
+ * reason said.
+ */
+static int secret_file_safe(const char *path)
+{
+	struct stat sb, db;
+	if (stat(path, &sb) < 0)
+		return 0;	/* missing, unreadable: the authentication says so */
+	if (!S_ISREG(sb.st_mode)) {
+		cli_err("secret file %s: not a regular file: refused", path);
+		return -1;
+	}
+	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+		cli_err("secret file %s: owned by another user (uid %u): refused", path,
+			(unsigned)sb.st_uid);
+		cli_hint("the relay's user (or root) must own it: chown it, or make one with "
+			 "trawl secret new");
+		return -1;
+	}
+	char *copy = strdup(path);
+	if (!copy) {
+		cli_err("out of memory");
+		return -1;
+	}
+	char *slash = strrchr(copy, '/');
+	const char *dir = !slash ? "." : slash == copy ? "/" : (*slash = 0, copy);
+	int bad = stat(dir, &db) == 0 && (db.st_mode & S_IWOTH);
+	if (bad) {
+		cli_err("secret file %s: in a directory anyone may write (%s): refused", path, dir);
+		cli_hint("keep it in a directory of the relay's user, e.g. mode 700");
+	}
+	free(copy);
+	return bad ? -1 : 0;
 }
 
 /* The running relay, for the signal handlers. */
@@ -217,6 +270,9 @@ static int serve(struct relay_cmd *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file over RLIMIT_FSIZE: its write fails (EFBIG, the stream cut
+	 * back to its last whole packet, the producer told), not the relay */
+	signal(SIGXFSZ, SIG_IGN);
 
 	int status = 0;
 	if (o->pidfile) {
@@ -258,7 +314,8 @@ out:
 int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
-	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA };
+	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA, O_PEND, O_PENDA,
+	       O_PROOF, O_GROUP, O_RESERVE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -279,6 +336,11 @@ int cmd_relay(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "live-open", required_argument, NULL, O_OPEN },
 		{ "max-session-size", required_argument, NULL, O_QUOTA },
+		{ "max-pending", required_argument, NULL, O_PEND },
+		{ "max-pending-per-addr", required_argument, NULL, O_PENDA },
+		{ "proof-timeout", required_argument, NULL, O_PROOF },
+		{ "group", required_argument, NULL, O_GROUP },
+		{ "disk-reserve", required_argument, NULL, O_RESERVE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -305,16 +367,22 @@ int cmd_relay(int argc, char **argv)
 		case O_CTL: o.ro.control = optarg; break;
 		case O_SECRET: o.ro.secret_file = optarg; break;
 		case O_OPEN: o.ro.live_open_addr = optarg; break;
+		case O_GROUP: o.ro.group = optarg; break;
 		case O_MAX: max = optarg; break;
 		case O_MAXP:
 		case O_MAXV:
 		case O_POOL:
+		case O_PEND:
+		case O_PENDA:
 			if ((n = num_arg(optarg, 1, 1000000, false)) < 0)
 				return cli_usage("--%s: '%s' is not a number from 1 to 1000000",
 						 c == O_MAXP ? "max-producers" : c == O_MAXV ?
-						 "max-viewers" : "fd-pool-size", optarg);
+						 "max-viewers" : c == O_POOL ? "fd-pool-size" :
+						 c == O_PEND ? "max-pending" : "max-pending-per-addr",
+						 optarg);
 			*(c == O_MAXP ? &o.ro.max_producers : c == O_MAXV ? &o.ro.max_viewers :
-			  &o.ro.fd_pool_size) = (int)n;
+			  c == O_POOL ? &o.ro.fd_pool_size : c == O_PEND ? &o.ro.max_pending :
+			  &o.ro.max_pending_per_addr) = (int)n;
 			break;
 		case O_CBUF:
 		case O_TBUF:
@@ -326,11 +394,19 @@ int cmd_relay(int argc, char **argv)
 			break;
 		case O_MSGT:
 		case O_IDLE:
+		case O_PROOF:
 			if ((n = num_arg(optarg, 1, 86400, false)) < 0)
 				return cli_usage("--%s: '%s' is not a number of seconds from 1 to 86400",
-						 c == O_MSGT ? "message-timeout" : "idle-timeout", optarg);
-			*(c == O_MSGT ? &o.ro.msg_timeout_ms : &o.ro.idle_timeout_ms) =
-				(unsigned)n * 1000;
+						 c == O_MSGT ? "message-timeout" : c == O_IDLE ?
+						 "idle-timeout" : "proof-timeout", optarg);
+			*(c == O_MSGT ? &o.ro.msg_timeout_ms : c == O_IDLE ? &o.ro.idle_timeout_ms :
+			  &o.ro.proof_timeout_ms) = (unsigned)n * 1000;
+			break;
+		case O_RESERVE:
+			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)
+				return cli_usage("--disk-reserve: '%s' is not a size from 4K to "
+						 "1048576G", optarg);
+			o.ro.disk_reserve = (uint64_t)n;
 			break;
 		case O_QUOTA:
 			if ((n = num_arg(optarg, 4096, 1ll << 50, true)) < 0)
@@ -361,12 +437,20 @@ int cmd_relay(int argc, char **argv)
 		o.ro.secret_file = tr_conf_get(conf, "relay", "secret-file");
 	if (!o.ro.live_open_addr)
 		o.ro.live_open_addr = tr_conf_get(conf, "relay", "live-open");
+	if (!o.ro.group)
+		o.ro.group = tr_conf_get(conf, "relay", "group");
+	if (o.ro.secret_file && secret_file_safe(o.ro.secret_file) < 0) {
+		tr_conf_free(conf);
+		return CLI_EXIT_FAILURE;
+	}
 	if (max) {
 		char *end;
 		long v = strtol(max, &end, 10);
 		if (*end || v < 1 || v > 1000000) {
+			/* max may be the settings' string: said before they are freed */
+			int r = cli_usage("max-conns: '%s' is not a number from 1 to 1000000", max);
 			tr_conf_free(conf);
-			return cli_usage("max-conns: '%s' is not a number from 1 to 1000000", max);
+			return r;
 		}
 		o.ro.max_conns = (int)v;
 	}

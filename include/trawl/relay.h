@@ -107,11 +107,34 @@ struct trawl_relay_opts {
 	 */
 	const char *secret_file;
 	const char *live_open_addr;
-	/* Disk quota of a session name (all its hosts' traces, what its
+	/* Disk quota of each host of a session name (its traces, what its
 	 * directory held before included): a message that would go over it
 	 * is refused with the reason (its producer's connection closed), a
-	 * HELLO once it is reached; other sessions are served on. 0: none. */
+	 * HELLO once it is reached; other hosts and sessions are served on.
+	 * 0: none. */
 	uint64_t max_session_size;
+	/*
+	 * Peers that prove nothing (docs/relay.md, "Peers that prove
+	 * nothing"): a connection is pending until its HELLO or JOIN is taken
+	 * (authenticated, with a secret) or, a viewer's, until it is
+	 * authenticated and its CONNECT answered. At most max_pending pending
+	 * connections of each kind (0: 256; never more than a quarter of that
+	 * kind's limit and of the descriptor pool: the oldest is closed for a
+	 * newcomer), max_pending_per_addr from one source address (0: 64;
+	 * over it the newcomer is refused), each for at most
+	 * proof_timeout_ms from its connection (0: 10000).
+	 */
+	int max_pending;
+	int max_pending_per_addr;
+	unsigned proof_timeout_ms;
+	/* The group (a name or a number) of the directories (mode 0750) and
+	 * files (0640) the relay makes; NULL: the relay's own. */
+	const char *group;
+	/* The disk's reserve, in bytes (0: 1 % of the output's file system,
+	 * at most 1 GiB): once less is free, the session that wrote the most
+	 * in this run is refused (its producers told "disk full"), the
+	 * others write on. */
+	uint64_t disk_reserve;
 };
 
 struct trawl_relay;

@@ -48,6 +48,7 @@ struct relay_dest {
 	size_t hello_len;
 	char host[256];
 	unsigned port;
+	char why[300];			/* the relay's reason for cutting it off */
 };
 
 static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
@@ -127,6 +128,35 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
 }
 
+/*
+ * A send to the relay failed with err: when the relay said why it cut the
+ * trace off before it closed (an ACK, or a WELCOME, with a status and its
+ * reason: the disk full, a quota, its buffers, its descriptors), that
+ * status is the error and the reason is kept for rd_why (before, the
+ * producer saw only "Connection reset by peer" or "Broken pipe"). Reads
+ * what is there, without waiting.
+ */
+static int relay_reason(struct relay_dest *rd, int err)
+{
+	uint8_t b[RELAY_HDR_LEN + 4 + 256];
+	if (rd->fd < 0 || rd->why[0])
+		return err;
+	ssize_t n = recv(rd->fd, b, sizeof(b), MSG_DONTWAIT | MSG_PEEK);
+	if (n < (ssize_t)RELAY_HDR_LEN + 5)
+		return err;
+	uint32_t type = get_le32(b), len = get_le32(b + 4);
+	if ((type != RELAY_ACK && type != RELAY_WELCOME) || len < 5 ||
+	    (size_t)n < RELAY_HDR_LEN + len)
+		return err;
+	struct relay_msg m;
+	char perr[128];
+	if (tr_relay_msg_parse(b, RELAY_HDR_LEN + len, &m, perr, sizeof(perr)) <= 0 ||
+	    m.u.welcome.status >= 0)
+		return err;
+	snprintf(rd->why, sizeof(rd->why), "%s", m.u.welcome.msg);
+	return m.u.welcome.status;
+}
+
 /* Sends one message: through the queue when there is one (a stalled
  * relay then does not hold up the writer's local files). 0 or -errno. */
 static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *body,
@@ -136,9 +166,9 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 	 * EPIPE, not SIGPIPE */
 	if (rd->rs)
 		return tr_rsend_put(rd->rs, hdr, hlen, body, blen);
-	if (rd->q)
-		return tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen);
-	return tr_net_send2(rd->fd, hdr, hlen, body, blen);
+	int ret = rd->q ? tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen) :
+		  tr_net_send2(rd->fd, hdr, hlen, body, blen);
+	return ret ? relay_reason(rd, ret) : 0;
 }
 
 /*
@@ -449,7 +479,7 @@ static void rd_free(struct trawl_ctf_dest *d)
 static const char *rd_why(struct trawl_ctf_dest *d)
 {
 	struct relay_dest *rd = rd_of(d);
-	return rd->rs ? tr_rsend_why(rd->rs) : "";
+	return rd->rs ? tr_rsend_why(rd->rs) : rd->why;
 }
 
 static const struct ctf_dest_ops relay_dest_ops = {

@@ -205,7 +205,7 @@ static int announce(struct viewer *v, uint32_t status, bool attach)
 			vt = &v->traces[v->ntraces++];
 			memset(vt, 0, sizeof(*vt));
 			vt->t = t;
-			put_stream(p, t->id, t->id, true, t->dir, "metadata");
+			put_stream(p, t->id, t->id, true, tr_relay_rel(v->c->r, t->dir), "metadata");
 			p += LIVE_STREAM_LEN;
 		}
 		for (size_t j = vt->nstreams; j < t->nstreams; j++) {
@@ -217,7 +217,7 @@ static int announce(struct viewer *v, uint32_t status, bool attach)
 			 * from their first packet */
 			if (attach && v->from_now)
 				vs->next = st->npackets;
-			put_stream(p, st->id, t->id, false, t->dir, st->name);
+			put_stream(p, st->id, t->id, false, tr_relay_rel(v->c->r, t->dir), st->name);
 			p += LIVE_STREAM_LEN;
 		}
 		vt->nstreams = t->nstreams;
@@ -657,6 +657,11 @@ long tr_live_input(struct rconn *c)
 			return -1;
 	}
 	return (long)off;
+}
+
+bool tr_live_connected(const struct rconn *c)
+{
+	return c->viewer && c->viewer->connected;
 }
 
 void tr_live_conn_free(struct rconn *c)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "internal.h"
 #include "trawl/relay.h"
@@ -61,6 +62,8 @@ struct rtrace {
 	bool files_open;
 	uint8_t uuid[16];		/* the HELLO's: a resume must show it */
 	bool resumed;			/* a producer came back for it (resume.c) */
+	bool made;			/* its directory and metadata file exist
+					 * (made at its first METADATA or STREAM) */
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -113,6 +116,19 @@ struct rconn {
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */
+	/* unproven peers (relay.c, docs/relay.md "Peers that prove nothing"):
+	 * a connection is pending until it proved what it is (a producer:
+	 * its HELLO or JOIN taken, authenticated when the relay has a
+	 * secret; a viewer: authenticated, and its CONNECT answered) */
+	bool proven;
+	int64_t born;			/* ms it was accepted */
+	uint8_t addr[16];		/* its source address (IPv4 mapped) */
+	bool has_addr;			/* addr is set (not a test's, nor Unix) */
+	int64_t linger_until;		/* closing, its last reply sent and its
+					 * side shut: input is read and dropped
+					 * until the peer's EOF or then (ms), and
+					 * at most linger_left bytes */
+	size_t linger_left;
 };
 
 struct trawl_relay {
@@ -168,8 +184,26 @@ struct trawl_relay {
 	unsigned open_port;
 	struct ratelog rl_auth[4];	/* refusals: producers, viewers (x2);
 					 * without a proof, with a bad one (+1) */
+	/* peers that prove nothing (relay.c): at most max_pending pending
+	 * connections of each kind (less: a quarter of that kind's limit and
+	 * of the descriptor pool), max_pending_addr from one address, each
+	 * for at most proof_ms; one address holds at most half of the
+	 * descriptor pool and of the input budget */
+	int max_pending, max_pending_addr;
+	unsigned proof_ms;
+	struct ratelog rl_pending, rl_evict, rl_share;
 	/* disk quota per session name (quota.c) */
-	uint64_t max_session_size;	/* bytes; 0: none */
+	uint64_t max_session_size;	/* bytes, per host of a session; 0: none */
+	/* the disk's reserve (quota.c): the option (0: 1 % of the file
+	 * system, at most 1 GiB), what it is, the free bytes when asked,
+	 * then (ms), the bytes charged since */
+	uint64_t disk_reserve, disk_reserve_now, disk_free, disk_since_ask;
+	int64_t disk_asked;
+	struct ratelog rl_disk;
+	/* files beneath the output (relay.c): the output directory, opened
+	 * once (-1: not yet); the group of what is made ((gid_t)-1: none) */
+	int rootfd;
+	gid_t gid;
 	struct rquota *quotas;
 };
 
@@ -254,6 +288,8 @@ TRAWL_HIDDEN size_t tr_relay_auth_prove(const struct rconn *c, uint8_t *out);
 TRAWL_HIDDEN int tr_relay_auth_init(struct trawl_relay *r, const char *secret_file, char *err,
 				    size_t errlen);
 /* relay.c's helpers that resume.c and quota.c use. */
+/* path (beneath r->output) as it is under the output: what peers are told. */
+TRAWL_HIDDEN const char *tr_relay_rel(const struct trawl_relay *r, const char *path);
 /* Opens dir/name, or dir/index/name.idx (idx), with flags (close-on-exec
  * added): the descriptor (not counted in the pool), or -errno. */
 TRAWL_HIDDEN int tr_relay_file_open(const char *dir, const char *name, bool idx, int flags);
@@ -315,6 +351,8 @@ TRAWL_HIDDEN bool tr_live_holding(const struct trawl_relay *r);
 /* Whether the loop should read more from c (not while a request of c is
  * held, nor while much of its replies waits to be sent). */
 TRAWL_HIDDEN bool tr_live_wants_input(const struct rconn *c);
+/* Whether the viewer c's CONNECT was answered. */
+TRAWL_HIDDEN bool tr_live_connected(const struct rconn *c);
 
 /*
  * The relay's state without its loop or sockets, for the fuzz target:

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,6 +43,9 @@
 #define EMFILE_PAUSE_MS 1000
 /* Timeouts are checked this often. */
 #define SWEEP_MS 250
+/* What the relay makes beneath its output ("files beneath the output"). */
+#define DIR_MODE 0750
+#define FILE_MODE 0640
 
 void tr_relay_log(struct trawl_relay *r, int level, const char *fmt, ...)
 {
@@ -158,6 +162,28 @@ static void update_events(struct rconn *c)
 		c->events = want;
 }
 
+/*
+ * c is closing and its last reply (a refusal's reason) is sent: its side is
+ * shut (the peer reads the reason, then EOF) and what the peer still sends
+ * is read and dropped until its EOF or LINGER_MS. Closed at once instead,
+ * unread bytes made the kernel reset the connection, and the peer lost
+ * the reason with them ("Connection reset by peer").
+ */
+#define LINGER_MS 2000
+#define LINGER_BYTES (1u << 20)
+static void conn_linger(struct rconn *c)
+{
+	if (c->linger_until)
+		return;
+	if (c->fd < 0 || shutdown(c->fd, SHUT_WR) < 0) {
+		c->dead = true;
+		return;
+	}
+	c->inlen = 0;
+	c->linger_until = tr_mono_ms() + LINGER_MS;
+	c->linger_left = LINGER_BYTES;
+}
+
 /* Sends what it can of c->out now; the rest when the socket has room. */
 static void flush_out(struct rconn *c)
 {
@@ -176,7 +202,7 @@ static void flush_out(struct rconn *c)
 	}
 	c->outoff = c->outlen = 0;
 	if (c->closing)
-		c->dead = true;
+		conn_linger(c);
 }
 
 int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
@@ -230,6 +256,9 @@ static struct rsession *session_get(struct trawl_relay *r, const char *name, con
 }
 
 static void stream_free(struct rstream *st);
+struct rconn;
+static bool pool_make(struct trawl_relay *r, const struct rconn *except, int n);
+static bool addr_fds_ok(const struct rconn *c, int n);
 
 /* Closes a trace's files (the pool's); they stay on the disk. */
 static void trace_files_close(struct trawl_relay *r, struct rtrace *t)
@@ -268,6 +297,8 @@ static int reopen(struct trawl_relay *r, const char *dir, const char *name, bool
 static void trace_files_open(struct trawl_relay *r, struct rtrace *t)
 {
 	t->files_open = true;
+	if (!t->made)
+		return;
 	if (!pool_has(r, 1 + 2 * (int)t->nstreams)) {
 		tr_relay_ratelog(r, &r->rl_pool, LOG_WARNING, "%s: not reopened for its viewers: the "
 				 "descriptor pool is full (%d of %d in use; --fd-pool-size)", t->dir,
@@ -383,7 +414,7 @@ static void trace_end(struct trawl_relay *r, struct rtrace *t)
  * session's when it was all they held. */
 static void trace_drop_empty(struct trawl_relay *r, struct rtrace *t)
 {
-	if (t->meta_len || t->nstreams)
+	if (t->meta_len || t->nstreams || !t->made)
 		return;
 	char *p = path_of(t->dir, "metadata"), *ix = path_of(t->dir, "index");
 	if (p && ix && unlink(p) == 0 && rmdir(ix) == 0 && rmdir(t->dir) == 0) {
@@ -416,13 +447,162 @@ static int create_new(char **path, int *fd, char *err, size_t errlen, const char
 		*path = NULL;
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	}
-	*fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	*fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
 	if (*fd < 0)
 		return tr_seterr(err, errlen, errno, "%s: %s", *path, strerror(errno));
 	return 0;
 }
 
-/* HELLO: a new trace, in a new directory. */
+/* ------------------------------------------- files beneath the output */
+
+/*
+ * Everything the relay writes is beneath its output directory, opened
+ * from it one component at a time without following a symbolic link
+ * (openat, O_NOFOLLOW), in directories of the relay's own user: a link or
+ * another user's directory planted at the session or host level is
+ * refused with the reason, never written through. Directories are made
+ * DIR_MODE, files FILE_MODE (reading a trace live needs a viewer's key:
+ * the files are not for everyone either), both of the group
+ * trawl_relay_opts.group when given.
+ */
+static int root_fd(struct trawl_relay *r)
+{
+	if (r->rootfd < 0)
+		r->rootfd = open(r->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return r->rootfd;
+}
+
+/* fd (a file or directory the relay made) gets its mode and group. */
+static void made_mode(const struct trawl_relay *r, int fd, mode_t mode)
+{
+	if (fchmod(fd, mode) < 0 ||
+	    (r->gid != (gid_t)-1 && fchown(fd, (uid_t)-1, r->gid) < 0))
+		tr_relay_log((struct trawl_relay *)r, LOG_WARNING, "cannot set a file's mode or group "
+			     "(--group): %s", strerror(errno));
+}
+
+const char *tr_relay_rel(const struct trawl_relay *r, const char *path)
+{
+	size_t n = strlen(r->output);
+	return strncmp(path, r->output, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+/* The directory name beneath dirfd (what: its path under the output, for
+ * messages), made when create and missing: its descriptor, or -errno with
+ * err set (-ENOENT: missing). */
+static int subdir(struct trawl_relay *r, int dirfd, const char *name, bool create,
+		  const char *what, char *err, size_t errlen)
+{
+	bool made = false;
+	if (dirfd < 0)
+		return tr_seterr(err, errlen, EBADF, "the output directory: %s", strerror(errno));
+	if (create) {
+		made = mkdirat(dirfd, name, DIR_MODE) == 0;
+		if (!made && errno != EEXIST)
+			return tr_seterr(err, errlen, errno, "%s: %s", what, strerror(errno));
+	}
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP || e == ENOTDIR)
+			return tr_seterr(err, errlen, e, "%s: a symbolic link or not a directory: "
+					 "refused (the relay follows no link beneath its output "
+					 "directory)", what);
+		return tr_seterr(err, errlen, e, "%s: %s", what, strerror(e));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || sb.st_uid != geteuid()) {
+		close(fd);
+		return tr_seterr(err, errlen, EPERM, "%s: another user's directory: refused (its "
+				 "owner could redirect the relay's files)", what);
+	}
+	if (made)
+		made_mode(r, fd, DIR_MODE);
+	return fd;
+}
+
+/* In memory: the trace SESSION/HOST/TRACE, or NULL. */
+static struct rtrace *trace_named(struct trawl_relay *r, const char *session, const char *host,
+				  const char *trace)
+{
+	for (struct rsession *s = r->sessions; s; s = s->next) {
+		if (strcmp(s->name, session) || strcmp(s->host, host))
+			continue;
+		for (size_t i = 0; i < s->ntraces; i++)
+			if (strcmp(s->traces[i]->name, trace) == 0)
+				return s->traces[i];
+	}
+	return NULL;
+}
+
+/*
+ * t's directory (SESSION/HOST/TRACE, its index/ and its metadata file),
+ * made at its first METADATA or STREAM: a producer that leaves before
+ * either (an agent killed before any application came) leaves nothing on
+ * the disk; an empty metadata file made readers refuse the whole
+ * session, the other hosts' traces with it. 0, or -errno with err set.
+ */
+static int trace_make(struct trawl_relay *r, struct rconn *c, struct rtrace *t, char *err,
+		      size_t errlen)
+{
+	if (t->made)
+		return 0;
+	if (!pool_make(r, c, 1))
+		return tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
+				 "in use; --fd-pool-size)", r->nfds, r->fd_pool);
+	struct rsession *s = t->session;
+	char what[3 * 256 + 16];
+	snprintf(what, sizeof(what), "%s", s->name);
+	int sfd = subdir(r, root_fd(r), s->name, true, what, err, errlen), hfd = -1, tfd = -1;
+	int ret = sfd;
+	snprintf(what, sizeof(what), "%s/%s", s->name, s->host);
+	if (sfd >= 0)
+		ret = hfd = subdir(r, sfd, s->host, true, what, err, errlen);
+	snprintf(what, sizeof(what), "%s/%s/%s", s->name, s->host, t->name);
+	if (hfd >= 0 && mkdirat(hfd, t->name, DIR_MODE) < 0)
+		ret = tr_seterr(err, errlen, errno, "%s%s: %s", what, errno == EEXIST ?
+				" exists (another producer, or an earlier recording of this "
+				"session)" : "", errno == EEXIST ? "choose another session name" :
+				strerror(errno));
+	else if (hfd >= 0)
+		ret = tfd = subdir(r, hfd, t->name, false, what, err, errlen);
+	if (tfd >= 0) {
+		made_mode(r, tfd, DIR_MODE);
+		int ifd = -1;
+		if (mkdirat(tfd, "index", DIR_MODE) < 0 ||
+		    (ifd = openat(tfd, "index", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			ret = tr_seterr(err, errlen, errno, "%s/index: %s", what, strerror(errno));
+		else
+			made_mode(r, ifd, DIR_MODE);
+		if (ifd >= 0)
+			close(ifd);
+		if (ret >= 0) {
+			t->meta_fd = openat(tfd, "metadata", O_RDWR | O_CREAT | O_EXCL | O_APPEND |
+					    O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
+			ret = t->meta_fd < 0 ? tr_seterr(err, errlen, errno, "%s/metadata: %s", what,
+							 strerror(errno)) : 0;
+		}
+		if (ret < 0) {
+			unlinkat(tfd, "index", AT_REMOVEDIR);
+			unlinkat(hfd, t->name, AT_REMOVEDIR);
+		}
+	}
+	if (tfd >= 0)
+		close(tfd);
+	if (hfd >= 0)
+		close(hfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (ret < 0)
+		return ret;
+	made_mode(r, t->meta_fd, FILE_MODE);
+	r->nfds++;
+	t->made = true;
+	return 0;
+}
+
+/* HELLO: a new trace (its directory made with its first METADATA or
+ * STREAM: trace_make), or a producer back for its own (resume.c). */
 static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_t errlen)
 {
 	if (m->u.hello.version != RELAY_VERSION)
@@ -434,70 +614,72 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 			      "host name longer than %d bytes (live viewers could not name it)",
 			      RELAY_HOST_MAX);
 	struct trawl_relay *r = c->r;
-	char *dir = NULL, *meta = NULL;
-	if (asprintf(&dir, "%s/%s/%s/%s", r->output, m->u.hello.session, m->u.hello.host,
-		     m->u.hello.trace) < 0)
+	const char *sn = m->u.hello.session, *hn = m->u.hello.host, *tn = m->u.hello.trace;
+	char *dir = NULL, what[3 * 256 + 16];
+	int ret;
+	if (asprintf(&dir, "%s/%s/%s/%s", r->output, sn, hn, tn) < 0)
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
-	char *parent = strdup(dir);
-	int ret = parent ? 0 : -ENOMEM;
-	if (parent) {
-		*strrchr(parent, '/') = 0;
-		ret = tr_mkdir_p(parent);
-		free(parent);
+	/* on the disk already? (looked at beneath the output, no link
+	 * followed) */
+	snprintf(what, sizeof(what), "%s", sn);
+	int sfd = subdir(r, root_fd(r), sn, false, what, err, errlen), hfd = sfd;
+	snprintf(what, sizeof(what), "%s/%s", sn, hn);
+	if (sfd >= 0) {
+		hfd = subdir(r, sfd, hn, false, what, err, errlen);
+		close(sfd);
 	}
-	if (ret < 0) {
-		tr_seterr(err, errlen, -ret, "%s: %s", dir, strerror(-ret));
+	bool exists = false;
+	if (hfd >= 0) {
+		struct stat sb;
+		exists = fstatat(hfd, tn, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+		close(hfd);
+		snprintf(what, sizeof(what), "%s/%s/%s", sn, hn, tn);
+		if (exists && !S_ISDIR(sb.st_mode)) {
+			ret = tr_seterr(err, errlen, ENOTDIR, "%s: a symbolic link or not a "
+					"directory: refused (the relay follows no link beneath its "
+					"output directory)", what);
+			free(dir);
+			return ret;
+		}
+	} else if (hfd != -ENOENT) {
 		free(dir);
-		return ret;
+		return hfd;
 	}
 	/* a trace is never written over: another producer's, or an earlier
 	 * recording's; only its own producer may come back for it */
-	int mk = mkdir(dir, 0777) < 0 ? errno : 0;
-	if (mk == EEXIST && (m->u.hello.flags & RELAY_HELLO_RESUME)) {
+	struct rtrace *mem = trace_named(r, sn, hn, tn);
+	if ((exists || mem) && (m->u.hello.flags & RELAY_HELLO_RESUME)) {
 		ret = tr_relay_resume(c, m, dir, err, errlen);
 		free(dir);
 		return ret;
 	}
-	if (mk) {
-		ret = tr_seterr(err, errlen, mk, "%s%s: %s", dir,
-			     mk == EEXIST ? " exists (another producer, or an earlier recording "
-					    "of this session)" : "",
-			     mk == EEXIST ? "choose another session name" : strerror(mk));
+	/* an ended trace that never made its directory left nothing: its
+	 * name is free */
+	if (exists || (mem && (mem->made || !mem->closed))) {
+		ret = tr_seterr(err, errlen, EEXIST, "%s/%s/%s exists (another producer, or an "
+				"earlier recording of this session): choose another session name",
+				sn, hn, tn);
 		free(dir);
 		return ret;
 	}
-	char *idx = NULL;
 	struct rtrace *t = calloc(1, sizeof(*t));
-	struct rsession *s = session_get(r, m->u.hello.session, m->u.hello.host,
-					 m->u.hello.live_timer_us);
+	struct rsession *s = session_get(r, sn, hn, m->u.hello.live_timer_us);
 	struct rtrace **tv = s ? realloc(s->traces, (s->ntraces + 1) * sizeof(*tv)) : NULL;
 	if (tv)
 		s->traces = tv;
-	if (!t || !tv || !(t->name = strdup(m->u.hello.trace)) || !(idx = path_of(dir, "index")) ||
-	    !(meta = path_of(dir, "metadata"))) {
+	if (!t || !tv || !(t->name = strdup(tn))) {
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
-		goto err;
-	}
-	if (mkdir(idx, 0777) < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", idx, strerror(errno));
 		goto err;
 	}
 	if ((ret = tr_relay_quota_charge(r, s, 0, err, errlen)) < 0)
 		goto err;
-	if (!pool_has(r, 1)) {
+	if (!pool_make(r, c, 1)) {
 		ret = tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
 				"in use; --fd-pool-size)", r->nfds, r->fd_pool);
 		goto err;
 	}
-	t->meta_fd = open(meta, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (t->meta_fd < 0) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", meta, strerror(errno));
-		goto err;
-	}
-	r->nfds++;
+	t->meta_fd = -1;
 	t->files_open = true;
-	free(meta);
-	free(idx);
 	t->id = r->next_id++;
 	t->dir = dir;
 	t->session = s;
@@ -506,19 +688,12 @@ static int on_hello(struct rconn *c, const struct relay_msg *m, char *err, size_
 		s->live_timer_us = m->u.hello.live_timer_us;
 	s->traces[s->ntraces++] = t;
 	c->trace = t;
-	tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: recording into %s", c->peer, m->u.hello.session,
-		  m->u.hello.host, m->u.hello.trace, dir);
+	tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: recording into %s", c->peer, sn, hn, tn, dir);
 	return 0;
 err:
-	/* refused: nothing stays on the disk (an empty session is gc'd) */
-	if (idx)
-		rmdir(idx);
-	free(meta);
-	free(idx);
 	if (t)
 		free(t->name);
 	free(t);
-	rmdir(dir);
 	free(dir);
 	return ret;
 }
@@ -531,8 +706,10 @@ static struct rstream *stream_by_handle(struct rtrace *t, uint32_t h)
 	return NULL;
 }
 
-static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
+static int on_stream(struct rconn *c, struct rtrace *t, const struct relay_msg *m, char *err,
+		     size_t errlen)
 {
+	struct trawl_relay *r = c->r;
 	/* a resumed trace's streams are announced again: taken as they are */
 	int ret = t->resumed ? tr_relay_stream_resume(t, m, err, errlen) : 1;
 	if (ret <= 0)
@@ -547,10 +724,16 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 	if (t->nstreams >= RELAY_STREAMS_MAX)
 		return tr_seterr(err, errlen, EMFILE, "STREAM: more than %d streams in one trace",
 			      RELAY_STREAMS_MAX);
-	if (!pool_has(r, 2))
+	if (!pool_make(r, c, 2))
 		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the relay's descriptor pool is full "
 				 "(%d of %d in use; --fd-pool-size)", m->u.stream.name, r->nfds,
 				 r->fd_pool);
+	/* one address holds at most half of the pool (three traces of 4096
+	 * streams from one peer took it all) */
+	if (!addr_fds_ok(c, 2))
+		return tr_seterr(err, errlen, EMFILE, "STREAM %s: the connections from this "
+				 "address hold half of the relay's descriptors already, their share",
+				 m->u.stream.name);
 	struct rstream *st = calloc(1, sizeof(*st));
 	char *path = NULL, *spath = NULL;
 	if (!st)
@@ -569,16 +752,18 @@ static int on_stream(struct trawl_relay *r, struct rtrace *t, const struct relay
 		goto err;
 	if (ret == 1) {
 		if ((ret = tr_relay_quota_charge(r, t->session, CTF_IDX_HEADER_LEN, err,
-						 errlen)) < 0)
+						 errlen)) < 0 || (ret = trace_make(r, c, t, err, errlen)) < 0)
 			goto err;
 		/* both files or neither: the stream's is removed when its
 		 * index cannot be made */
 		if ((ret = create_new(&path, &st->fd, err, errlen, "%s/%s", t->dir, st->name)) < 0)
 			goto err;
 		spath = path;
+		made_mode(r, st->fd, FILE_MODE);
 		if ((ret = create_new(&path, &st->idxfd, err, errlen, "%s/index/%s.idx", t->dir,
 				      st->name)) < 0)
 			goto err;
+		made_mode(r, st->idxfd, FILE_MODE);
 		uint8_t ih[CTF_IDX_HEADER_LEN];
 		ctf_index_put_header(ih);
 		if ((ret = tr_write_all(st->idxfd, ih, sizeof(ih))) < 0) {
@@ -605,6 +790,25 @@ err:
 	free(spath);
 	stream_free(st);
 	return ret;
+}
+
+/* A trace's directory under the output (SESSION/HOST/TRACE): what a peer
+ * is told, not where the relay writes. */
+static const char *rel_dir(const struct trawl_relay *r, const struct rtrace *t)
+{
+	return tr_relay_rel(r, t->dir);
+}
+
+/* A write of st's failed (the disk full, a file too large): its files are
+ * cut back at once to its last whole packet and its index entry, so that
+ * readers read it whole while the relay runs (before, a half-written
+ * packet stayed at the end until the relay's restart repaired it). */
+static void stream_cut(struct trawl_relay *r, struct rstream *st)
+{
+	off_t ix = (off_t)CTF_IDX_HEADER_LEN + (off_t)st->npackets * CTF_IDX_ENTRY_LEN;
+	if (ftruncate(st->fd, (off_t)st->size) < 0 || ftruncate(st->idxfd, ix) < 0)
+		tr_relay_log(r, LOG_ERR, "%s/%s: cannot cut back to its last whole packet: %s",
+			     st->trace->dir, st->name, strerror(errno));
 }
 
 static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay_msg *m, char *err, size_t errlen)
@@ -635,8 +839,11 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 	ctf_index_put_entry(e, st->size, ix);
 	if (!ret)
 		ret = tr_write_all(st->idxfd, e, sizeof(e));
-	if (ret)
-		return tr_seterr(err, errlen, -ret, "%s/%s: %s", t->dir, st->name, strerror(-ret));
+	if (ret) {
+		stream_cut(r, st);
+		return tr_seterr(err, errlen, -ret, "%s/%s: %s (the stream ends at its last whole "
+				 "packet)", rel_dir(r, t), st->name, strerror(-ret));
+	}
 	st->size += m->u.packet.size;
 	st->npackets++;
 	st->next_seq = ix->seq + 1;
@@ -644,6 +851,17 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 		st->beacon = ix->ts_end;
 	tr_live_wake(r, t->session);
 	return 0;
+}
+
+/* What a producer is told of a refusal whose reason for the log is err:
+ * a peer that has not authenticated (no secret, or not yet) is not told
+ * the pool's size and use (issue 28: refusals said less to the log than
+ * to any peer). */
+static const char *peer_text(const struct rconn *c, int ret, const char *err)
+{
+	if (ret == -EMFILE && strstr(err, "--fd-pool-size") && !(c->r->secret && c->authed))
+		return "the relay's descriptor pool is full; try again later";
+	return err;
 }
 
 /* One message of a producer: 0, or -errno with the reason in err. */
@@ -686,7 +904,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			m = &proven;
 		}
 		int ret = on_hello(c, m, err, errlen);
-		queue_status(c, RELAY_WELCOME, ret, ret ? err : "");
+		queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;
@@ -705,17 +923,23 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			return tr_seterr(err, errlen, EFBIG, "METADATA: more than %u bytes in all",
 				      RELAY_METADATA_MAX);
 		int ret = tr_relay_quota_charge(r, t->session, m->u.meta.len, err, errlen);
-		if (ret < 0)
+		if (ret < 0 || (ret = trace_make(r, c, t, err, errlen)) < 0)
 			return ret;
 		ret = tr_write_all(t->meta_fd, m->u.meta.data, m->u.meta.len);
-		if (ret)
-			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", t->dir, strerror(-ret));
+		if (ret) {
+			/* no half of a chunk: the metadata as it was */
+			if (ftruncate(t->meta_fd, (off_t)t->meta_len) < 0)
+				tr_relay_log(r, LOG_ERR, "%s/metadata: cannot cut back: %s", t->dir,
+					     strerror(errno));
+			return tr_seterr(err, errlen, -ret, "%s/metadata: %s", rel_dir(r, t),
+					 strerror(-ret));
+		}
 		t->meta_len += m->u.meta.len;
 		tr_live_wake(r, t->session);
 		return 0;
 	}
 	case RELAY_STREAM:
-		return on_stream(r, t, m, err, errlen);
+		return on_stream(c, t, m, err, errlen);
 	case RELAY_PACKET:
 		return on_packet(r, t, m, err, errlen);
 	case RELAY_BEACON: {
@@ -775,7 +999,8 @@ static long producer_input(struct rconn *c)
 			uint32_t type = get_le32(c->in + off);
 			if (ret != -EMSGSIZE && (c->trace ? tr_relay_type_name(type)[0] != '?'
 							  : type == RELAY_HELLO || type == RELAY_AUTH)) {
-				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret, err);
+				queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, ret,
+					     peer_text(c, ret, err));
 				c->closing = true;	/* once it is sent */
 			} else {
 				c->dead = true;
@@ -788,6 +1013,206 @@ static long producer_input(struct rconn *c)
 	if (off && c->resumable && c->trace && !c->closing)
 		tr_relay_progress(c);
 	return (long)off;
+}
+
+/* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
+ * returns its length. */
+#define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
+static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
+{
+	size_t ml = strlen(why) + 1;
+	if (ml > 256)
+		ml = 256;
+	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
+	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
+	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
+	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
+	return RELAY_HDR_LEN + 4 + ml;
+}
+
+/*
+ * Ends c at once for a reason of the relay's (buffer full, disk full, a
+ * quota, the pool): a producer's trace is told why in an ACK (its WELCOME
+ * when before it) and the connection closed once that is sent; other
+ * connections are closed. Nothing more of c's input is taken.
+ */
+static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg);
+static void conn_cut(struct rconn *c, int e, const char *why)
+{
+	if (c->kind == RC_PRODUCER && !c->node && !c->local && !c->closing) {
+		queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, -e, why);
+		c->closing = true;
+		c->inlen = 0;
+	} else if (!c->closing) {
+		c->dead = true;
+	}
+}
+
+/* ------------------------------------------------ peers that prove nothing */
+
+/*
+ * A connection is pending until its peer proved what it is (conn_proven):
+ * until then it holds no more than a small fixed share of each pool (see
+ * struct trawl_relay), for at most proof_ms from its connection (a viewer
+ * re-sending TRAWL_CHALLENGE or a HELLO one byte a second gets no more),
+ * and it goes first when a proven peer needs a descriptor or buffer.
+ */
+#define PENDING_READ 4096	/* a pending peer's reads: HELLOs and requests are small */
+#define PENDING_MIN 8		/* the smallest cap of pending connections of a kind */
+/* A pending connection this young is closed for a newcomer only when none
+ * is older: a burst of real peers (64 producers started at once) has the
+ * time to prove itself. */
+#define PENDING_GRACE_MS 500
+
+static bool conn_pending(const struct rconn *c)
+{
+	return !c->proven && !c->dead && c->fd >= 0 && !c->local;
+}
+
+/* Whether c proved what it is now (then it stays so). */
+static void conn_check_proven(struct rconn *c)
+{
+	if (c->proven || c->dead)
+		return;
+	if (c->local || (c->authed && (c->kind == RC_PRODUCER ? c->trace || c->node :
+				       tr_live_connected(c))))
+		c->proven = true;
+}
+
+/* The pending connections' cap of a kind: max_pending, at most a quarter
+ * of the kind's limit and of the descriptor pool (at least 1). */
+static int pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
+{
+	int cap = r->max_pending, q = (kind == RC_PRODUCER ? r->max_producers : r->max_viewers) / 4;
+	if (q < cap)
+		cap = q;
+	if (r->fd_pool / 4 < cap)
+		cap = r->fd_pool / 4;
+	return cap > PENDING_MIN ? cap : PENDING_MIN;
+}
+
+/* Closes c at once (its descriptor back to the pool now; freed with the
+ * other dead connections at the end of the loop's turn), a producer told
+ * why in a WELCOME first (sent if its socket takes it). */
+static void conn_evict(struct rconn *c, const char *why)
+{
+	if (c->kind == RC_PRODUCER && !c->trace) {
+		uint8_t rep[REFUSAL_MAX];
+		if (send(c->fd, rep, refusal(rep, EAGAIN, why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* nothing more to do for it */
+		}
+	}
+	epoll_ctl(c->r->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	pool_close(c->r, &c->fd);
+	/* its input buffer back to the budget now too */
+	c->r->buffered -= c->incap;
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	c->dead = true;
+}
+
+/* The oldest pending connection of kind (any kind: -1), other than
+ * except, born before the time before (0: any); NULL when none. */
+static struct rconn *pending_oldest(struct trawl_relay *r, int kind, const struct rconn *except,
+				    int64_t before)
+{
+	struct rconn *old = NULL;
+	for (struct rconn *c = r->conns; c; c = c->next)
+		if (c != except && conn_pending(c) && (kind < 0 || (int)c->kind == kind) &&
+		    (!before || c->born < before) && (!old || c->born < old->born))
+			old = c;
+	return old;
+}
+
+/* Closes the oldest pending connection (not except) for a proven peer's
+ * need (what: a descriptor, input buffer): whether one was. */
+static bool pending_evict_for(struct trawl_relay *r, const struct rconn *except, const char *what)
+{
+	struct rconn *old = pending_oldest(r, -1, except, 0);
+	if (!old)
+		return false;
+	tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved anything: "
+			 "a proven peer needed %s", old->peer, what);
+	conn_evict(old, "the relay is busy; try again later");
+	return true;
+}
+
+/* Room for n more descriptors in the pool, pending connections closed
+ * for it if need be (not except). */
+static bool pool_make(struct trawl_relay *r, const struct rconn *except, int n)
+{
+	while (!pool_has(r, n))
+		if (!pending_evict_for(r, except, "a descriptor"))
+			return false;
+	return true;
+}
+
+/* What the connections from c's address hold, c's own included: the
+ * descriptors (a connection's, and its trace's while open) in *fds, the
+ * input buffers' bytes in *buf. */
+static void addr_holds(const struct rconn *c, int *fds, size_t *buf)
+{
+	*fds = 0;
+	*buf = 0;
+	if (!c->has_addr)
+		return;
+	for (const struct rconn *d = c->r->conns; d; d = d->next) {
+		if (!d->has_addr || memcmp(d->addr, c->addr, 16) != 0)
+			continue;
+		*fds += d->fd >= 0;
+		*buf += d->incap;
+		if (d->trace && d->trace->files_open)
+			*fds += (d->trace->meta_fd >= 0) + 2 * (int)d->trace->nstreams;
+	}
+}
+
+/* Whether c's address may take n more descriptors: one address holds at
+ * most half of the pool. */
+static bool addr_fds_ok(const struct rconn *c, int n)
+{
+	int fds;
+	size_t buf;
+	addr_holds(c, &fds, &buf);
+	return !c->has_addr || fds + n <= c->r->fd_pool / 2 + 1;
+}
+
+/*
+ * A newcomer from addr of kind: 0 to take it (the oldest pending
+ * connection of its kind closed for it when they are at their cap), or -1
+ * with the reason in why when its address has max_pending_addr pending.
+ */
+static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint8_t *addr,
+			 char *why, size_t whylen)
+{
+	int from = 0, of_kind = 0;
+	for (struct rconn *c = r->conns; c; c = c->next) {
+		if (!conn_pending(c))
+			continue;
+		of_kind += c->kind == kind;
+		from += c->has_addr && memcmp(c->addr, addr, 16) == 0;
+	}
+	if (from >= r->max_pending_addr) {
+		snprintf(why, whylen, "%d connections from its address wait to prove themselves "
+			 "already (at most %d)", from, r->max_pending_addr);
+		return -1;
+	}
+	if (of_kind >= pending_cap(r, kind)) {
+		const char *what = kind == RC_PRODUCER ? "producer" : "viewer";
+		/* one that had its time first: a burst of real peers keeps its
+		 * chance; else the oldest (an attacker that reconnects as fast
+		 * as it is closed would otherwise hold every place) */
+		struct rconn *old = pending_oldest(r, kind, NULL, tr_mono_ms() - PENDING_GRACE_MS);
+		if (!old)
+			old = pending_oldest(r, kind, NULL, 0);
+		if (!old)
+			return 0;
+		tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved "
+				 "anything: %d %ss were pending (at most %d), a newcomer came",
+				 old->peer, of_kind, what, pending_cap(r, kind));
+		conn_evict(old, "the relay is busy; try again later");
+	}
+	return 0;
 }
 
 /* --------------------------------------------------------- connections */
@@ -838,14 +1263,34 @@ static int in_grow(struct rconn *c, size_t need)
 	struct trawl_relay *r = c->r;
 	if (need <= c->incap)
 		return 0;
-	size_t n = (need + READ_CHUNK - 1) / READ_CHUNK * READ_CHUNK;
+	size_t gran = need <= READ_CHUNK ? PENDING_READ : READ_CHUNK;
+	size_t n = (need + gran - 1) / gran * gran;
 	if (n > r->max_conn_buf)
 		n = need > r->max_conn_buf ? need : r->max_conn_buf;
+	char why[256];
 	if (need > r->max_conn_buf) {
 		tr_relay_log(r, LOG_WARNING, "%s: needs %zu bytes of input buffer, more than the "
 			     "%zu a connection may hold (--max-conn-buffer); closed", c->peer, need,
 			     r->max_conn_buf);
-		c->dead = true;
+		snprintf(why, sizeof(why), "buffer full: a message of %zu bytes, more than the %zu "
+			 "this relay buffers for a connection", need, r->max_conn_buf);
+		conn_cut(c, ENOBUFS, why);
+		return -1;
+	}
+	/* pending peers' buffers go first for a proven one's */
+	while (r->buffered - c->incap + n > r->max_total_buf && c->proven &&
+	       pending_evict_for(r, c, "input buffer"))
+		;
+	int afds;
+	size_t abuf;
+	addr_holds(c, &afds, &abuf);
+	if (c->has_addr && abuf - c->incap + n > r->max_total_buf / 2) {
+		tr_relay_ratelog(r, &r->rl_share, LOG_WARNING, "%s: needs %zu bytes of input buffer, "
+				 "and the connections from its address hold %zu (at most half "
+				 "of the relay's %zu, --max-total-buffer); closed", c->peer, n,
+				 abuf - c->incap, r->max_total_buf);
+		conn_cut(c, ENOBUFS, "buffer full: the connections from this address hold "
+			 "their share of the relay's input buffers; try again later");
 		return -1;
 	}
 	if (r->buffered - c->incap + n > r->max_total_buf) {
@@ -853,7 +1298,8 @@ static int in_grow(struct rconn *c, size_t need)
 				 "and the other connections hold %zu of the relay's %zu "
 				 "(--max-total-buffer); closed", c->peer, n, r->buffered - c->incap,
 				 r->max_total_buf);
-		c->dead = true;
+		conn_cut(c, ENOBUFS, "buffer full: the relay's input buffers are in use; try "
+			 "again later");
 		return -1;
 	}
 	uint8_t *b = realloc(c->in, n);
@@ -867,21 +1313,6 @@ static int in_grow(struct rconn *c, size_t need)
 	c->in = b;
 	c->incap = n;
 	return 0;
-}
-
-/* A WELCOME refusing a producer (status -e, why cut at 255 bytes) in rep;
- * returns its length. */
-#define REFUSAL_MAX (RELAY_HDR_LEN + 4 + 256)
-static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
-{
-	size_t ml = strlen(why) + 1;
-	if (ml > 256)
-		ml = 256;
-	relay_put_hdr(rep, RELAY_WELCOME, (uint32_t)(4 + ml));
-	put_le32(rep + RELAY_HDR_LEN, (uint32_t)-e);
-	memcpy(rep + RELAY_HDR_LEN + 4, why, ml);
-	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-	return RELAY_HDR_LEN + 4 + ml;
 }
 
 void tr_relay_refuse(struct rconn *c, int e, const char *why)
@@ -943,7 +1374,19 @@ static void conn_read(struct rconn *c)
 		/* room for the message begun, whole (its header says how
 		 * large), or for one more read */
 		size_t whole = msg_whole(c);
-		if (in_grow(c, whole > c->inlen ? whole : c->inlen + READ_CHUNK) < 0)
+		/* the buffer grows as the message's bytes come (at most doubled
+		 * each time, up to what its header declares), not at once to its
+		 * declared length: four peers declaring 64 MiB and sending 1 KiB
+		 * reserved the whole budget; a pending peer reads little */
+		size_t chunk = conn_pending(c) ? PENDING_READ : READ_CHUNK;
+		size_t need = c->inlen + chunk;
+		if (whole > c->inlen) {
+			size_t dbl = c->incap > chunk ? 2 * c->incap : need;
+			need = dbl > need ? dbl : need;
+			if (need > whole)
+				need = whole;
+		}
+		if (in_grow(c, need) < 0)
 			return;
 		size_t room = c->incap - c->inlen;
 		ssize_t n = recv(c->fd, c->in + c->inlen, room, MSG_DONTWAIT);
@@ -961,8 +1404,14 @@ static void conn_read(struct rconn *c)
 		int64_t now = tr_mono_ms();
 		c->last_rx = now;
 		if (c->closing) {
-			/* refused, or done: what more comes is dropped */
+			/* refused, or done: what more comes is dropped (a peer
+			 * that sends on after its reason is closed: its socket
+			 * has the reason) */
 			c->inlen = 0;
+			if (c->linger_until && (size_t)n > c->linger_left)
+				c->dead = true;
+			else if (c->linger_until)
+				c->linger_left -= (size_t)n;
 			continue;
 		}
 		c->inlen += (size_t)n;
@@ -977,6 +1426,7 @@ static void conn_read(struct rconn *c)
 		}
 		memmove(c->in, c->in + used, c->inlen - (size_t)used);
 		c->inlen -= (size_t)used;
+		conn_check_proven(c);
 		/* the time a message takes counts from its first byte (the
 		 * connection's first: from the connection) */
 		if (used > 0)
@@ -1017,6 +1467,10 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 	for (struct rconn *c = r->conns; c; c = c->next) {
 		if (c->dead || c->fd < 0)
 			continue;
+		if (c->linger_until) {
+			c->dead = now >= c->linger_until;
+			continue;
+		}
 		if (c->msg_since && now - c->msg_since > (int64_t)r->msg_timeout_ms) {
 			const char *what = c->kind == RC_VIEWER ? "a request" :
 					   c->trace ? "a message" : "its HELLO";
@@ -1024,6 +1478,13 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 				     "%zu bytes came); closed", c->peer, what, r->msg_timeout_ms,
 				     c->inlen);
 			c->dead = true;
+			continue;
+		}
+		if (conn_pending(c) && now - c->born > (int64_t)r->proof_ms) {
+			tr_relay_ratelog(r, &r->rl_pending, LOG_WARNING, "%s: proved nothing within "
+					 "%u ms of its connection (its HELLO, JOIN, or a viewer's "
+					 "authentication and CONNECT); closed", c->peer, r->proof_ms);
+			conn_evict(c, "nothing proven in time; closed");
 			continue;
 		}
 		if (tr_relay_auth_late(c, now, r->msg_timeout_ms)) {
@@ -1116,7 +1577,19 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		char why[200] = "";
 		struct ratelog *rl = kind == RC_PRODUCER ? &r->rl_producers : &r->rl_viewers;
 		int e = EUSERS;
-		if (have >= max) {
+		uint8_t a16[16] = { 0 };
+		bool has_addr = true;
+		if (sa.ss_family == AF_INET) {
+			a16[10] = a16[11] = 0xff;
+			memcpy(a16 + 12, &((struct sockaddr_in *)&sa)->sin_addr, 4);
+		} else if (sa.ss_family == AF_INET6) {
+			memcpy(a16, &((struct sockaddr_in6 *)&sa)->sin6_addr, 16);
+		} else {
+			has_addr = false;
+		}
+		if (has_addr && pending_admit(r, kind, a16, why, sizeof(why)) < 0) {
+			rl = &r->rl_pending;
+		} else if (have >= max) {
 			snprintf(why, sizeof(why), "the relay serves %d %ss already (--max-%ss)", have,
 				 what, what);
 		} else if (r->nconns >= r->max_conns) {
@@ -1131,7 +1604,10 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		if (*why) {
 			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port,
 					 why);
-			refuse_fd(fd, kind, e, why);
+			/* with a secret, a newcomer has proven nothing: it is told
+			 * less than the log (the figures of the pools, the
+			 * options) */
+			refuse_fd(fd, kind, e, r->secret ? "the relay is busy; try again later" : why);
 			continue;
 		}
 		/* a peer whose machine is gone (nothing answers) is closed
@@ -1148,8 +1624,11 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		struct rconn *c = tr_relay_conn_add(r, fd, kind, peer);
 		/* without a secret, or on the read-only open live port, a peer
 		 * proves nothing (auth.c) */
-		if (c)
+		if (c) {
 			c->authed = !r->secret || lfd == r->ofd;
+			memcpy(c->addr, a16, 16);
+			c->has_addr = has_addr;
+		}
 	}
 }
 
@@ -1164,7 +1643,7 @@ struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum rconn_kind k
 	c->r = r;
 	c->kind = kind;
 	c->fd = fd;
-	c->msg_since = c->last_rx = tr_mono_ms();
+	c->msg_since = c->last_rx = c->born = tr_mono_ms();
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	c->events = EPOLLIN;
@@ -1282,6 +1761,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	}
 	memcpy(&opt, o, o->sz < sizeof(opt) ? o->sz : sizeof(opt));
 	if (opt.max_conns < 0 || opt.max_producers < 0 || opt.max_viewers < 0 ||
+	    opt.max_pending < 0 || opt.max_pending_per_addr < 0 ||
 	    opt.fd_pool_size < 0 || (opt.max_conn_buffer && opt.max_conn_buffer < READ_CHUNK)) {
 		errno = EINVAL;
 		return NULL;
@@ -1304,9 +1784,15 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->live_from_now = opt.live_from_now;
 	r->live_hold_ms = opt.live_hold_ms ? opt.live_hold_ms : 1000;
 	r->max_session_size = opt.max_session_size;
+	if (o->sz > offsetof(struct trawl_relay_opts, disk_reserve))
+		r->disk_reserve = opt.disk_reserve;
+	r->max_pending = opt.max_pending > 0 ? opt.max_pending : 256;
+	r->max_pending_addr = opt.max_pending_per_addr > 0 ? opt.max_pending_per_addr : 64;
+	r->proof_ms = opt.proof_timeout_ms ? opt.proof_timeout_ms : 10000;
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
-	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = -1;
+	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = r->rootfd = -1;
+	r->gid = (gid_t)-1;
 	r->next_id = 1;
 	r->next_viewer = 1;
 	return r;
@@ -1351,6 +1837,7 @@ int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n)
 	}
 	memmove(c->in, c->in + used, c->inlen - (size_t)used);
 	c->inlen -= (size_t)used;
+	conn_check_proven(c);
 	files_sync(c->r);
 	return 0;
 }
@@ -1363,6 +1850,26 @@ void tr_relay_conn_close(struct rconn *c)
 			break;
 		}
 	conn_free(c);
+}
+
+/* The group name or number g: 0 with *gid, or -errno with err set. */
+static int group_of(const char *g, gid_t *gid, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(g, &end, 10);
+	if (!*end && end != g && !errno && v < (gid_t)-1) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	struct group gr, *res = NULL;
+	char buf[4096];
+	int e = getgrnam_r(g, &gr, buf, sizeof(buf), &res);
+	if (!res)
+		return tr_seterr(err, errlen, e ? e : ENOENT, "group %s: %s", g,
+				 e ? strerror(e) : "no such group");
+	*gid = gr.gr_gid;
+	return 0;
 }
 
 struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err, size_t errlen)
@@ -1411,6 +1918,13 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 		tr_seterr(err, errlen, -ret, "%s: %s", r->output, strerror(-ret));
 		goto err;
 	}
+	if (root_fd(r) < 0) {
+		ret = tr_seterr(err, errlen, errno, "%s: %s", r->output, strerror(errno));
+		goto err;
+	}
+	if (o->sz > offsetof(struct trawl_relay_opts, group) && opt.group && *opt.group &&
+	    (ret = group_of(opt.group, &r->gid, err, errlen)) < 0)
+		goto err;
 	/* torn tails a relay killed mid-write left (repair.c) */
 	tr_relay_repair(r);
 	r->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -1583,6 +2097,8 @@ void trawl_relay_free(struct trawl_relay *r)
 		close(r->spare_fd);
 	if (r->ofd >= 0)
 		close(r->ofd);
+	if (r->rootfd >= 0)
+		close(r->rootfd);
 	if (r->secret) {
 		tr_auth_wipe(r->secret);
 		free(r->secret);

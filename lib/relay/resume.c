@@ -85,12 +85,19 @@ static struct rtrace *trace_find(struct trawl_relay *r, const struct relay_msg *
 static int reopen_ended(struct trawl_relay *r, struct rtrace *t, char *err, size_t errlen)
 {
 	tr_relay_trace_files_close(r, t);	/* a viewer's read-only ones */
+	if (!t->made) {
+		/* it left before its first METADATA or STREAM: nothing on
+		 * the disk yet (relay.c's trace_make makes it) */
+		t->files_open = true;
+		t->closed = false;
+		return 0;
+	}
 	if (!tr_relay_pool_has(r, 1 + 2 * (int)t->nstreams))
 		return tr_seterr(err, errlen, EMFILE, "the relay's descriptor pool is full (%d of %d "
 				 "in use; --fd-pool-size)", r->nfds, r->fd_pool);
 	int fd = open_append(t->dir, "metadata", false);
 	if (fd < 0)
-		return tr_seterr(err, errlen, -fd, "%s/metadata: %s", t->dir, strerror(-fd));
+		return tr_seterr(err, errlen, -fd, "%s/metadata: %s", tr_relay_rel(r, t->dir), strerror(-fd));
 	t->meta_fd = fd;
 	r->nfds++;
 	for (size_t i = 0; i < t->nstreams; i++) {
@@ -101,7 +108,7 @@ static int reopen_ended(struct trawl_relay *r, struct rtrace *t, char *err, size
 		if (st->fd < 0 || st->idxfd < 0) {
 			int e = st->fd < 0 ? -st->fd : -st->idxfd;
 			tr_relay_trace_files_close(r, t);
-			return tr_seterr(err, errlen, e, "%s/%s: %s", t->dir, st->name, strerror(e));
+			return tr_seterr(err, errlen, e, "%s/%s: %s", tr_relay_rel(r, t->dir), st->name, strerror(e));
 		}
 		st->hup = false;
 	}
@@ -128,13 +135,13 @@ static struct rtrace *load(struct rconn *c, const struct relay_msg *m, const cha
 		int e = fd < 0 ? -fd : errno;
 		if (fd >= 0)
 			close(fd);
-		*ret = tr_seterr(err, errlen, e, "%s/metadata: %s", dir, strerror(e));
+		*ret = tr_seterr(err, errlen, e, "%s/metadata: %s", tr_relay_rel(r, dir), strerror(e));
 		return NULL;
 	}
 	if (!owns(fd, (uint64_t)sb.st_size, dir, m->u.hello.uuid)) {
 		close(fd);
 		*ret = tr_seterr(err, errlen, EEXIST, "%s exists, and is not this producer's trace "
-				 "(another UUID): choose another session name", dir);
+				 "(another UUID): choose another session name", tr_relay_rel(r, dir));
 		return NULL;
 	}
 	struct rtrace *t = calloc(1, sizeof(*t));
@@ -152,6 +159,7 @@ static struct rtrace *load(struct rconn *c, const struct relay_msg *m, const cha
 		return NULL;
 	}
 	r->nfds++;
+	t->made = true;
 	t->meta_fd = fd;
 	t->meta_len = (uint64_t)sb.st_size;
 	t->files_open = true;
@@ -172,7 +180,7 @@ int tr_relay_resume(struct rconn *c, const struct relay_msg *m, const char *dir,
 	if (t) {
 		if (memcmp(t->uuid, m->u.hello.uuid, sizeof(t->uuid)))
 			return tr_seterr(err, errlen, EEXIST, "%s exists, and is another producer's "
-					 "trace (another UUID): choose another session name", dir);
+					 "trace (another UUID): choose another session name", tr_relay_rel(r, dir));
 		if (!t->closed) {
 			/* its old connection is still open (a link that went
 			 * down, a peer that has not timed out): closed, what it

@@ -13,11 +13,16 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "util/config.h"
 
@@ -37,6 +42,11 @@ struct conf_entry {
 struct trawl_conf {
 	struct conf_entry *e;
 	size_t n, cap;
+	/* an index of e by section and key (open addressing: 1 + the entry's
+	 * position, 0 empty; at most half full): a lookup costs the same with
+	 * 40,000 sections as with 4 (it was a scan: quadratic parsing) */
+	size_t *ix;
+	size_t ixcap;
 	char **env;			/* "TRAWL_...=value" copies, NULL-terminated */
 	size_t nenv;
 	/* environment values, materialized on lookup: one entry per name asked */
@@ -108,6 +118,9 @@ static int entry_push(struct conf_entry *e, const char *val, const char *origin)
 	return 0;
 }
 
+static struct conf_entry *get_entry_new(struct conf_entry **v, size_t *n, size_t *cap,
+					const char *section, const char *key);
+
 static struct conf_entry *find_entry(struct conf_entry *v, size_t n, const char *section,
 				     const char *key)
 {
@@ -117,13 +130,87 @@ static struct conf_entry *find_entry(struct conf_entry *v, size_t n, const char 
 	return NULL;
 }
 
+/* section.key's hash, case-insensitive as their comparison. */
+static size_t name_hash(const char *section, const char *key)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = section; *p; p++)
+		h = (h ^ (unsigned char)tolower((unsigned char)*p)) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull;	/* no character of a name */
+	for (const char *p = key; *p; p++)
+		h = (h ^ (unsigned char)tolower((unsigned char)*p)) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of c->ix holding section.key, or the empty one where it goes. */
+static size_t ix_slot(const struct trawl_conf *c, const char *section, const char *key)
+{
+	size_t mask = c->ixcap - 1, i = name_hash(section, key) & mask;
+	while (c->ix[i]) {
+		const struct conf_entry *e = &c->e[c->ix[i] - 1];
+		if (strcasecmp(e->section, section) == 0 && strcasecmp(e->key, key) == 0)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+/* The files' entry for section.key, or NULL. */
+static struct conf_entry *file_entry(const struct trawl_conf *c, const char *section,
+				     const char *key)
+{
+	if (!c->ixcap)
+		return NULL;
+	size_t i = ix_slot(c, section, key);
+	return c->ix[i] ? &c->e[c->ix[i] - 1] : NULL;
+}
+
+/* Room in the index for one more entry: 0 or -ENOMEM. */
+static int ix_reserve(struct trawl_conf *c)
+{
+	if (2 * (c->n + 1) <= c->ixcap)
+		return 0;
+	size_t cap = c->ixcap ? 2 * c->ixcap : 64;
+	size_t *ix = calloc(cap, sizeof(*ix)), *old = c->ix;
+	if (!ix)
+		return -ENOMEM;
+	c->ix = ix;
+	c->ixcap = cap;
+	for (size_t j = 0; j < c->n; j++)
+		c->ix[ix_slot(c, c->e[j].section, c->e[j].key)] = j + 1;
+	free(old);
+	return 0;
+}
+
+/* The files' entry for section.key, created if needed; NULL on ENOMEM. */
+static struct conf_entry *file_entry_get(struct trawl_conf *c, const char *section,
+					 const char *key)
+{
+	struct conf_entry *e = file_entry(c, section, key);
+	if (e)
+		return e;
+	if (ix_reserve(c) < 0)
+		return NULL;
+	size_t slot = ix_slot(c, section, key);
+	struct conf_entry *ne = get_entry_new(&c->e, &c->n, &c->cap, section, key);
+	if (ne)
+		c->ix[slot] = c->n;
+	return ne;
+}
+
 /* The entry for section.key, created if needed; NULL on ENOMEM. */
 static struct conf_entry *get_entry(struct conf_entry **v, size_t *n, size_t *cap,
 				    const char *section, const char *key)
 {
 	struct conf_entry *e = find_entry(*v, *n, section, key);
-	if (e)
-		return e;
+	return e ? e : get_entry_new(v, n, cap, section, key);
+}
+
+/* A new entry for section.key at the end of *v; NULL on ENOMEM. */
+static struct conf_entry *get_entry_new(struct conf_entry **v, size_t *n, size_t *cap,
+					const char *section, const char *key)
+{
+	struct conf_entry *e;
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 16;
 		struct conf_entry *nv = realloc(*v, nc * sizeof(*nv));
@@ -283,7 +370,7 @@ int tr_conf_parse(struct trawl_conf *c, const char *text, size_t len, const char
 			ret = -EINVAL;
 			break;
 		}
-		struct conf_entry *e = get_entry(&c->e, &c->n, &c->cap, section, key);
+		struct conf_entry *e = file_entry_get(c, section, key);
 		char origin[4200];
 		snprintf(origin, sizeof(origin), "%.4000s:%u", name, line);
 		if (!e) {
@@ -306,16 +393,41 @@ int tr_conf_parse(struct trawl_conf *c, const char *text, size_t len, const char
 static int conf_file(struct trawl_conf *c, const char *path, unsigned gen, char *err,
 		     size_t errlen)
 {
-	FILE *f = fopen(path, "re");
 	char *text = NULL;
 	size_t len = 0, cap = 0;
 	int ret = 0;
-
-	if (!f) {
+	/* opened without waiting (a FIFO's open waits for a writer: the
+	 * command hung), then refused unless a regular file */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		ret = -errno;
 		cerr(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) == 0 && S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3)) {
+		close(fd);	/* /dev/null: no settings, as an empty file */
+		return 0;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		ret = fstat(fd, &sb) < 0 ? -errno : -EINVAL;
+		cerr(err, errlen, "%s: not a regular file (%s): a configuration file must be one",
+		     path, ret != -EINVAL ? strerror(-ret) : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+		     S_ISDIR(sb.st_mode) ? "a directory" : S_ISCHR(sb.st_mode) ? "a device" :
+		     S_ISSOCK(sb.st_mode) ? "a socket" : "a special file");
+		close(fd);
+		return ret;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		cerr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
 		return ret;
 	}
 	for (;;) {
@@ -441,6 +553,7 @@ void tr_conf_free(struct trawl_conf *c)
 		free(c->env[i]);
 	free(c->env);
 	free(c->e);
+	free(c->ix);
 	free(c->envc);
 	free(c);
 }
@@ -484,7 +597,7 @@ static struct conf_entry *lookup(const struct trawl_conf *cc, const char *sectio
 			return NULL;
 		return e;
 	}
-	struct conf_entry *e = find_entry(c->e, c->n, section, key);
+	struct conf_entry *e = file_entry(c, section, key);
 	return e && e->n ? e : NULL;
 }
 

@@ -8,7 +8,7 @@
 # EMFILE); six connections declaring 64 MiB packets, before HELLO and after
 # it, leave its memory within its caps; a HELLO sent one byte a second and a
 # silent viewer are closed after their timeouts, a quiet producer is not;
-# idle producers do not lock viewers out, nor idle viewers producers; the
+# producers do not lock viewers out, nor viewers producers; the
 # files of a trace that ended are closed although its session goes on.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v python3 > /dev/null 2>&1 || skip_all "no python3 (the hostile peers)"
@@ -161,27 +161,35 @@ ok $? "a producer quiet while a silent viewer is closed (--idle-timeout 2) is ke
 stop || bail "relay tmo did not stop"
 
 # ---- 4. producers and viewers have limits of their own
+# (producers that said HELLO and viewers that said CONNECT: connections that
+# prove nothing are pending, and the oldest of them gives way to a
+# newcomer, t0857)
 start lim - --max-producers 20 --max-viewers 5 || bail "relay lim did not start"
-python3 "$PEER" idle 20 "$DATA" "$TRASH/end3" > idle3.out 2>&1 &
-i3=$!
-pids="$pids $i3"
-until_ok 30 has_lines idle3.out 1
+p3=""
+for i in $(seq 20); do
+	python3 "$PEER" produce "$DATA" hold "h$i" ust 0 "$TRASH/end3" > "hold$i.out" 2>&1 &
+	p3="$p3 $!"
+done
+pids="$pids $p3"
+until_ok 30 eval 'test "$(cat hold*.out 2> /dev/null | grep -c "^welcome 0")" -eq 20'
 until_ok 20 eval 'python3 "$PEER" produce "$DATA" extra h ust 0 > p21.out 2>&1; grep -q "^welcome -" p21.out'
 grep -q 'max-producers' p21.out
-ok $? "20 idle producers: the 21st is refused with the reason ($(cut -c1-100 p21.out))"
+ok $? "20 producers: the 21st is refused with the reason ($(cut -c1-100 p21.out))"
 python3 "$PEER" viewer "$LIVE" > v1.out 2>&1
 is "$(cat v1.out)" served "and a viewer is served meanwhile"
 touch end3
-until_ok 30 gone "$i3"
-python3 "$PEER" idle 5 "$LIVE" "$TRASH/end4" > idle4.out 2>&1 &
-i4=$!
-pids="$pids $i4"
-until_ok 30 has_lines idle4.out 1
-until_ok 20 eval 'python3 "$PEER" viewer "$LIVE" > v6.out 2>&1; grep -q closed v6.out'
-ok $? "5 idle viewers: the 6th is refused ($(grep -m1 'viewer.*refused' lim.log | cut -c1-120))"
+for p in $p3; do until_ok 30 gone "$p"; done
+v4=""
+for i in 1 2 3 4 5; do
+	python3 "$PEER" quiet-viewer "$LIVE" 120 > "qv4-$i.out" 2>&1 &
+	v4="$v4 $!"
+done
+pids="$pids $v4"
+until_ok 30 eval 'python3 "$PEER" viewer "$LIVE" > v6.out 2>&1; grep -q closed v6.out'
+ok $? "5 viewers: the 6th is refused ($(grep -m1 'viewer.*refused' lim.log | cut -c1-120))"
 until_ok 20 eval 'python3 "$PEER" produce "$DATA" real h ust 1 > p1.out 2>&1; grep -q "^ack 0" p1.out'
 ok $? "and a producer is served meanwhile ($(tr '\n' ' ' < p1.out))"
-touch end4
+for p in $v4; do kill "$p" 2> /dev/null; done
 stop || bail "relay lim did not stop"
 
 # ---- 5. the files of a trace that ended, while its session goes on

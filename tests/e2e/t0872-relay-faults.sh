@@ -186,14 +186,14 @@ QDATA=$DATA_AT
 timeout 60 "$TRAWL" record --relay "$QDATA" --session q1 --host n1 --no-kernel -- \
 	"$COUNTER" -n 5000 -s 50 > q1.out 2> q1.err
 rc=$?
-[ "$rc" -ne 0 ] && grep -q "relay .* refused.*: session q1 is at its disk quota" q1.err &&
+[ "$rc" -ne 0 ] && grep -q "relay .* refused.*: host n1 of session q1.* disk quota" q1.err &&
 	! grep -q "agent failed" q1.err
 ok $? "record into a full session fails with the relay's reason (exit $rc: $(grep quota q1.err | head -1))"
 timeout 60 "$TRAWL" record --relay "$QDATA" --session q2 --host n1 --no-kernel -- \
 	"$COUNTER" -n 50 > q2.out 2> q2.err
 is "$?:$(acct QOUT/q2)" "0:100 0" "meanwhile another session is served whole (exit, events, discarded)"
 sz=$(find QOUT/q1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
-[ "$sz" -le 65536 ] && grep -q "session q1: at its quota" qrelay.log
+[ "$sz" -le 65536 ] && grep -q "host n1 of session q1: .*its quota" qrelay.log
 ok $? "the full session's files hold at most its quota ($sz bytes), and the relay's log says why"
 babeltrace2 QOUT/q1 > /dev/null 2> bt3.err
 ok $? "babeltrace2 reads what the full session holds"

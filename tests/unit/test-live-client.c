@@ -884,12 +884,15 @@ static void test_relay(void)
 	is_int(r, 0, "ATTACH_SESSION from the beginning (%s)", r ? tr_live_client_errmsg(v.c) : "");
 	char dir[600];
 	snprintf(dir, sizeof(dir), "%s/lc/nodeL/ust", out);
+	/* the path under the relay's output, not where it writes (issue 28:
+	 * peers are not told the relay's paths) */
 	bool good = n == 3;
 	for (size_t i = 0; good && i < n; i++)
-		good = !strcmp(st[i].path, dir) && st[i].ctf_trace_id == st[0].ctf_trace_id &&
+		good = !strcmp(st[i].path, "lc/nodeL/ust") && st[i].ctf_trace_id == st[0].ctf_trace_id &&
 		       st[i].metadata == (i == 0) &&
 		       !strcmp(st[i].channel, i == 0 ? "metadata" : i == 1 ? "channel0_0" : "channel0_1");
-	ok(good, "  3 streams of one trace in %s: metadata, channel0_0, channel0_1", dir);
+	ok(good, "  3 streams of one trace in lc/nodeL/ust (%s): metadata, channel0_0, channel0_1",
+	   dir);
 	if (r == 0)
 		add_streams(&v, st, n);
 

@@ -27,6 +27,24 @@
 #include "tap.h"
 
 /* the relay's last log line */
+
+/* Whether the last message queued to c is of type with status and a
+ * reason that begins with why. */
+static bool last_status(const struct rconn *c, uint32_t type, int status, const char *why)
+{
+	size_t off = 0, last = SIZE_MAX;
+	while (off + RELAY_HDR_LEN <= c->outlen) {
+		last = off;
+		off += RELAY_HDR_LEN + get_le32(c->out + off + 4);
+	}
+	if (last == SIZE_MAX || off != c->outlen || get_le32(c->out + last) != type ||
+	    get_le32(c->out + last + 4) < 5)
+		return false;
+	const char *msg = (const char *)c->out + last + RELAY_HDR_LEN + 4;
+	return (int32_t)get_le32(c->out + last + RELAY_HDR_LEN) == status &&
+	       strncmp(msg, why, strlen(why)) == 0;
+}
+
 static char last_log[1024];
 static void log_hook(void *arg, int level, const char *msg)
 {
@@ -224,7 +242,8 @@ static void pool(const char *dir)
 	   strstr(last_log, "descriptor pool is full (3 of 4"),
 	   "HELLO and a stream (3 descriptors): a second STREAM is refused (%s)", last_log);
 	struct rconn *b = tr_relay_conn_new(r, RC_PRODUCER);
-	p_hello(b, "p2");	/* the 4th descriptor */
+	p_hello(b, "p2");
+	p_metadata(b);		/* the 4th descriptor (its trace's files are made now) */
 	struct rconn *c = tr_relay_conn_new(r, RC_PRODUCER);
 	p_hello(c, "p3");
 	bool refused = c->closing && c->outlen > RELAY_HDR_LEN + 4 &&
@@ -233,6 +252,10 @@ static void pool(const char *dir)
 		       strstr((const char *)c->out + RELAY_HDR_LEN + 4, "descriptor pool is full");
 	ok(refused && r->nfds == 4, "a HELLO over the pool: a WELCOME with the reason (%s)",
 	   c->outlen > RELAY_HDR_LEN + 4 ? (const char *)c->out + RELAY_HDR_LEN + 4 : "none");
+	/* the log has the figures, a peer that authenticated nothing not */
+	ok(refused && !strstr((const char *)c->out + RELAY_HDR_LEN + 4, "in use") &&
+	   strstr(last_log, "of 4 in use"), "the peer is not told the pool's size (the log is: %s)",
+	   last_log);
 	tr_relay_conn_close(a);
 	tr_relay_conn_close(b);
 	tr_relay_conn_close(c);
@@ -274,9 +297,11 @@ static void buffers(const char *dir)
 	last_log[0] = 0;
 	while (fed < (1u << 20) && tr_relay_conn_feed(c, chunk, sizeof(chunk)) == 0)
 		fed += sizeof(chunk);
-	ok(c->dead && fed <= (128u << 10) && strstr(last_log, "--max-conn-buffer"),
-	   "a connection that buffers more than 128 KiB is closed (%zu bytes taken; %s)", fed,
-	   last_log);
+	/* its producer is told why (issue 28 item 8: not a reset) */
+	ok(c->closing && fed <= (128u << 10) && strstr(last_log, "--max-conn-buffer") &&
+	   last_status(c, RELAY_ACK, -ENOBUFS, "buffer full: a message of"),
+	   "a connection that buffers more than 128 KiB is closed, its producer told why in an "
+	   "ACK (%zu bytes taken; %s)", fed, last_log);
 	tr_relay_conn_close(c);
 
 	/* two connections of 96 KiB and more each: the second goes over 192 */
@@ -291,8 +316,9 @@ static void buffers(const char *dir)
 		tr_relay_conn_feed(d, chunk, sizeof(chunk));
 	for (int i = 0; i < 3 && !e->dead; i++)
 		tr_relay_conn_feed(e, chunk, sizeof(chunk));
-	ok(!d->dead && e->dead && r->buffered <= (192u << 10) &&
-	   strstr(last_log, "--max-total-buffer"),
+	ok(!d->dead && !d->closing && e->closing && r->buffered <= (192u << 10) &&
+	   strstr(last_log, "--max-total-buffer") &&
+	   last_status(e, RELAY_ACK, -ENOBUFS, "buffer full: the relay's input buffers"),
 	   "two at 96 KiB: the second is closed, the first goes on (%zu buffered; %s)",
 	   r->buffered, last_log);
 	tr_relay_conn_close(d);

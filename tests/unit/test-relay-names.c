@@ -108,6 +108,7 @@ int main(void)
 	struct rconn *c = tr_relay_conn_new(r, RC_PRODUCER);
 	hello(c, "s1", "n1", "ust");
 	is_str(replies(c, got, sizeof(got)), "WELCOME 0 |", "HELLO s1/n1/ust welcomed");
+	simple(c, RELAY_METADATA, "/* CTF 1.8 */\n");	/* the trace's directory made */
 	snprintf(p, sizeof(p), "%s/s1/n1/ust/index/chan_0.idx", dir);
 	ok(mkdir(p, 0700) == 0, "index/chan_0.idx taken (a directory)");
 	stream(c, 0, "chan_0");
