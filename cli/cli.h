@@ -234,6 +234,8 @@ uint64_t cli_dir_bytes(const char *dir);
 extern const char *cli_cmd;
 extern int cli_verbosity;
 #define CLI_PRINTF __attribute__((format(printf, 1, 2)))
+/* The plural's "s" of a count: "1 host", "2 hosts", "0 hosts". */
+#define CLI_S(n) ((n) == 1 ? "" : "s")
 /* An error: "trawl CMD: MESSAGE"; returns CLI_EXIT_FAILURE. */
 int cli_err(const char *fmt, ...) CLI_PRINTF;
 /* A usage error: the line, then "Try 'trawl CMD --help'."; returns

@@ -18,6 +18,7 @@
 #include <trawl/sync.h>
 
 #include "cli.h"
+#include "internal.h"	/* tr_closest */
 
 static void usage(FILE *f)
 {
@@ -255,8 +256,16 @@ int cmd_analyze(int argc, char **argv)
 	a = trawl_analysis_new(&ao, err, sizeof(err));
 	if (!a) {
 		if (errno == EINVAL) {
-			status = cli_usage("%s", err);
-			cli_hint("trawl analyze --help lists them");
+			/* one line of what to do: the near name, else the list */
+			static const char *const names[] = { "cputop", "schedlat", "iolatency",
+							     "irq", "syscalls" };
+			const char *near = tr_closest(ao.name, names, 5, 3);
+			cli_err("%s", err);
+			if (near)
+				cli_hint("did you mean '%s'? (trawl analyze --help lists them)", near);
+			else
+				cli_hint("trawl analyze --help lists them");
+			status = CLI_EXIT_USAGE;
 		} else {
 			status = cli_err("%s", err);
 		}

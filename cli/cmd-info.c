@@ -521,10 +521,10 @@ int cmd_info(int argc, char **argv)
 				printf("%shost %s\n", i ? "\n" : "", h[0] ? h : "(no hostname)");
 			text_trace(&sums[i], cls, ncls);
 		}
-		printf("\ntotal: %zu host%s, %zu trace%s, %zu streams, %" PRIu64 " events, %" PRIu64
-		       " discarded, %" PRIu64 " packets, %" PRIu64 " bytes\n", nhost,
-		       nhost == 1 ? "" : "s", ntr, ntr == 1 ? "" : "s", all.nstreams, total,
-		       all.discarded, all.packets, all.bytes);
+		printf("\ntotal: %zu host%s, %zu trace%s, %zu stream%s, %" PRIu64 " event%s, %" PRIu64
+		       " discarded, %" PRIu64 " packet%s, %" PRIu64 " byte%s\n", nhost, CLI_S(nhost),
+		       ntr, CLI_S(ntr), all.nstreams, CLI_S(all.nstreams), total, CLI_S(total),
+		       all.discarded, all.packets, CLI_S(all.packets), all.bytes, CLI_S(all.bytes));
 		if (total) {
 			printf("time range: %s", date(all.first, b, sizeof(b)));
 			printf(" .. %s (", date(all.last, b, sizeof(b)));

@@ -80,6 +80,27 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A size as people read it: "1000 bytes", "1.5 KiB", "256 MiB", "1.2 GiB" (one
+ * decimal below 10 of the unit, none above; never "0 MiB" for a small one). */
+static const char *size_text(uint64_t n, char *buf, size_t cap)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, cap, "%" PRIu64 " byte%s", n, CLI_S(n));
+		return buf;
+	}
+	for (v /= 1024; v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0]); u++)
+		v /= 1024;
+	if (v < 10 && v != (double)(uint64_t)v)
+		snprintf(buf, cap, "%.1f %s", v, unit[u]);
+	else
+		snprintf(buf, cap, "%.0f %s", v, unit[u]);
+	return buf;
+}
+
 int cmd_view(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -258,9 +279,10 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 	if (size > max_size) {
-		cli_err("%s: the page would be %" PRIu64 " MiB, above %" PRIu64
-			" MiB (a browser holds it whole in memory)", output, size >> 20,
-			max_size >> 20);
+		char a[32], b[32];
+		cli_err("%s: the page would be %s, above --max-size %s (a browser holds it whole "
+			"in memory)", output, size_text(size, a, sizeof(a)),
+			size_text(max_size, b, sizeof(b)));
 		cli_hint("serve it instead: trawl view --serve %s", paths[0]);
 		goto out;
 	}
@@ -281,9 +303,10 @@ int cmd_view(int argc, char **argv)
 	fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (cli_verbosity >= 0)
-		printf("trawl view: %s: %" PRIu64 " events, %zu hosts, %zu rows, %" PRIu64
-		       " messages, %" PRIu64 " bytes (%.2f per event), %.2f s\n",
-		       output, st.events, st.hosts, st.rows, st.messages, size,
+		printf("trawl view: %s: %" PRIu64 " event%s, %zu host%s, %zu row%s, %" PRIu64
+		       " message%s, %" PRIu64 " bytes (%.2f per event), %.2f s\n",
+		       output, st.events, CLI_S(st.events), st.hosts, CLI_S(st.hosts), st.rows,
+		       CLI_S(st.rows), st.messages, CLI_S(st.messages), size,
 		       st.events ? (double)size / (double)st.events : 0.0,
 		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	status = 0;

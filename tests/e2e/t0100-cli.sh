@@ -13,9 +13,9 @@ for c in print info simulate help; do
 	grep -q "^   $c " help.out
 	ok $? "trawl --help lists $c"
 done
-"$TRAWL" > noargs.out 2>&1
-ok $? "trawl without arguments exits 0"
-cmp_files noargs.out help.out "trawl without arguments prints the usage"
+"$TRAWL" > noargs.out 2> noargs.err
+is "$?|$(lines noargs.out)" "2|0" "trawl without arguments: a usage error (exit 2), nothing on stdout"
+cmp_files noargs.err help.out "trawl without arguments prints the usage on stderr"
 v=$("$TRAWL" --version)
 case "$v" in "trawl "[0-9]*.[0-9]*.[0-9]*) r=0 ;; *) r=1 ;; esac
 ok $r "trawl --version prints 'trawl X.Y.Z' ($v)"
