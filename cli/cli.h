@@ -147,6 +147,17 @@ struct cli_reader_opts {
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
+/*
+ * cli/match.c: the --host and --event globs (and --cpu, unless -1) of a
+ * command over the traces under paths: a glob that no trace's host (no
+ * event class of the hosts selected) matches, a CPU that no stream of them
+ * is of, can never match: the error naming the nearest one there is, and
+ * CLI_EXIT_USAGE; else 0 (also with no paths: live sessions
+ * add hosts and events as they go, and when the traces cannot be opened:
+ * the command's reader says why).
+ */
+int cli_filters_check(const char *const *paths, size_t npaths, const char *const *hosts,
+		      size_t nhosts, const char *const *events, size_t nevents, long cpu);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or

@@ -155,7 +155,7 @@ int cmd_agg(int argc, char **argv)
 	struct trawl_agg *a = NULL;
 	struct run run = { 0 };
 	char err[1024];
-	int c, status = 0, nbad = 0;
+	int c, rc, status = 0, nbad = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -235,6 +235,8 @@ int cmd_agg(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
+	if ((status = cli_filters_check((const char *const *)paths, npaths, hosts, nhosts, NULL, 0, -1)))
+		goto out;
 	if ((status = cli_sync_use(sync_path, (const char *const *)paths, npaths, no_sync, &ro,
 				   &sync)))
 		goto out;
@@ -244,6 +246,13 @@ int cmd_agg(int argc, char **argv)
 	ro.threads = nlive ? 1 : 0;
 	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
+		goto out;
+	}
+	/* a statement that can never match the traces read: a usage error */
+	if ((rc = trawl_agg_check(a, r, err, sizeof(err))) < 0) {
+		status = rc == -ENOMEM ? cli_err("out of memory") : CLI_EXIT_USAGE;
+		if (rc != -ENOMEM)
+			cli_err("%s", err);
 		goto out;
 	}
 	if (nlive) {
@@ -256,7 +265,7 @@ int cmd_agg(int argc, char **argv)
 	struct trawl_run_opts rno = {
 		.sz = sizeof(rno), .error = report_corrupt, .stop = &agg_stop,
 	};
-	int rc = trawl_pipe_run(r, &sink, 1, &rno);
+	rc = trawl_pipe_run(r, &sink, 1, &rno);
 	if (rc < 0 && *trawl_agg_error(a))
 		status = cli_err("%s", trawl_agg_error(a));
 	else if (rc == -ENOMEM)

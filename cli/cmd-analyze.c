@@ -279,6 +279,9 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (npaths && cli_trace_paths(paths, npaths))
 		goto out;
+	if ((status = cli_filters_check(paths, npaths, hosts, nhosts, NULL, 0, ao.cpu)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	if (npaths && cli_sync_load(paths, npaths, no_sync, &ro, &sync))
 		goto out;
 	ro.hosts = nhosts ? hosts : NULL;	/* for the first event's day only */

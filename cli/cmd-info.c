@@ -351,6 +351,9 @@ int cmd_info(int argc, char **argv)
 		free(hosts);
 		return CLI_EXIT_FAILURE;
 	}
+	if ((status = cli_filters_check((const char *const *)argv + optind, (size_t)(argc - optind),
+					hosts, nhosts, NULL, 0, -1)))
+		goto out;
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
 	if (cli_sync_load((const char *const *)argv + optind, (size_t)(argc - optind), no_sync,

@@ -117,8 +117,9 @@ ok $? "-e 'sched_*': there are some ($want)"
 "$TRAWL" print -e 'sched_switch' --event 'app:*' sess > two.txt
 want=$(awk '$1 == "sched_switch" || $1 ~ /^app:/ {s += $2} END {print s + 0}' info.classes)
 is "$(wc -l < two.txt)" "$want" "two -e globs: their union"
-"$TRAWL" print -e 'no_such_event' sess > none.txt
-ok $? "-e matching nothing exits 0"
+"$TRAWL" print -e 'no_such_event' sess > none.txt 2> none.err
+is "$?|$(cat none.err)" "2|trawl print: --event 'no_such_event': no event matches it" \
+	"-e matching nothing: a usage error naming it (issue 27.5)"
 [ ! -s none.txt ]
 ok $? "-e matching nothing prints nothing"
 
