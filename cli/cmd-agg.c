@@ -28,7 +28,7 @@ static void agg_usage(FILE *f)
 		"\n"
 		"Aggregates the events of the CTF traces under each path (and of live\n"
 		"sessions): counts, sums, min, max, avg, stddev, histograms and heat maps,\n"
-		"keyed by fields, host, cpu, tid, comm, cgroup or event. Statements:\n"
+		"keyed by fields, host, cpu, tid, pid, comm, cgroup or event. Statements:\n"
 		"\n"
 		"  count(syscall_entry_*) by comm\n"
 		"  hist(lat(syscall_entry_*, syscall_exit_*)) by comm\n"
@@ -235,7 +235,7 @@ int cmd_agg(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
-	if ((status = cli_filters_check((const char *const *)paths, npaths, hosts, nhosts, NULL, 0, -1)))
+	if ((status = cli_filters_check((const char *const *)paths, nlive ? 0 : npaths, hosts, nhosts, NULL, 0, -1)))
 		goto out;
 	if ((status = cli_sync_use(sync_path, (const char *const *)paths, npaths, no_sync, &ro,
 				   &sync)))

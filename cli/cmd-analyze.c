@@ -279,7 +279,7 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (npaths && cli_trace_paths(paths, npaths))
 		goto out;
-	if ((status = cli_filters_check(paths, npaths, hosts, nhosts, NULL, 0, ao.cpu)))
+	if ((status = cli_filters_check(paths, nlive ? 0 : npaths, hosts, nhosts, NULL, 0, ao.cpu)))
 		goto out;
 	status = CLI_EXIT_FAILURE;
 	if (npaths && cli_sync_load(paths, npaths, no_sync, &ro, &sync))

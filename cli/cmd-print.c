@@ -287,7 +287,7 @@ int cmd_print(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
-	if ((status = cli_filters_check((const char *const *)paths, npaths, po.hosts, po.nhosts,
+	if ((status = cli_filters_check((const char *const *)paths, po.nlive ? 0 : npaths, po.hosts, po.nhosts,
 					po.events, po.nevents, -1)))
 		goto out;
 	if ((status = cli_sync_use(po.sync_path, (const char *const *)paths, npaths, po.no_sync,
