@@ -22,12 +22,24 @@ enum {
 int cmd_print(int argc, char **argv);
 int cmd_state(int argc, char **argv);		/* cmd-state.c */
 /*
- * cli/time.c: a <time> of print --begin (its usage) into *out, ns since the
- * epoch: 0, or -1 when malformed. The HH:MM:SS forms are on the local (gmt:
- * UTC) day of day_ref (ns); they set *rel, and with day_ref INT64_MIN only
- * the syntax is checked.
+ * cli/time.c: a <time> (docs/time.md, CLI_TIME_HELP) into *out, ns since
+ * the epoch: 0, or -1 when malformed. The HH:MM:SS forms are on the local
+ * (gmt: UTC) day of day_ref (ns), the +S forms after day_ref (the first
+ * event's time); both set *rel, and with day_ref INT64_MIN only the syntax
+ * is checked.
  */
 int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel);
+/* The <time> forms, for the commands' usage (each line ends in '\n'). */
+#define CLI_TIME_HELP \
+	"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n" \
+	"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n" \
+	"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', 'HH:MM:SS[.n]' on the day of the\n" \
+	"first event, or +S[.n] seconds after the first event (also +N ms, us, ns);\n" \
+	"dates are local time unless --clock-gmt (or --gmt) is given.\n"
+/* --clock-gmt and its alias --gmt, in a command's long options (val). */
+#define CLI_GMT_OPTIONS(val) \
+	{ "clock-gmt", no_argument, NULL, (val) }, \
+	{ "gmt", no_argument, NULL, (val) }
 /*
  * --begin/--end <time> of the commands that read traces (print, analyze),
  * dates in local time unless gmt (--clock-gmt). cli_time_range_parse()

@@ -47,12 +47,17 @@ static void agg_usage(FILE *f)
 		"      --json             one JSON object per report (per interval), instead\n"
 		"                         of text: keys, figures, histograms' buckets\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
+		"  -b, --begin <time>     only events at or after <time>\n"
+		"  -E, --end <time>       only events at or before <time>\n"
+		"      --clock-gmt        dates of <time> in UTC (alias --gmt)\n"
 		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
 		"                         intervals close as the streams pass their end\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result instead\n"
 		"  -q, --quiet            no notes on stderr\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static volatile int agg_stop;
@@ -138,6 +143,9 @@ int cmd_agg(int argc, char **argv)
 		{ "svg", required_argument, NULL, 1 },
 		{ "json", no_argument, NULL, 4 },
 		{ "host", required_argument, NULL, 'H' },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(5),
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, 2 },
 		{ "sync", required_argument, NULL, 3 },
@@ -154,12 +162,13 @@ int cmd_agg(int argc, char **argv)
 	struct trawl_reader *r = NULL;
 	struct trawl_agg *a = NULL;
 	struct run run = { 0 };
+	struct cli_time_range time = { 0 };
 	char err[1024];
 	int c, rc, status = 0, nbad = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:H:l:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:H:b:E:l:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': {
 			char *end;
@@ -179,6 +188,15 @@ int cmd_agg(int argc, char **argv)
 		case 'l':
 			if ((status = cli_arg_add(&live, &nlive, optarg)))
 				goto out;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 5:
+			time.gmt = true;
 			break;
 		case 2:
 			no_sync = true;
@@ -212,7 +230,7 @@ int cmd_agg(int argc, char **argv)
 		status = cli_usage("no trace path given");
 		goto out;
 	}
-	if ((status = cli_sync_check(sync_path, no_sync)))
+	if ((status = cli_time_range_parse(&time)) || (status = cli_sync_check(sync_path, no_sync)))
 		goto out;
 	struct trawl_agg_opts ao = {
 		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
@@ -239,6 +257,10 @@ int cmd_agg(int argc, char **argv)
 		goto out;
 	if ((status = cli_sync_use(sync_path, (const char *const *)paths, npaths, no_sync, &ro,
 				   &sync)))
+		goto out;
+	ro.hosts = hosts;	/* the first event's time (of +S, HH:MM:SS) of these */
+	ro.nhosts = nhosts;
+	if ((status = cli_time_range_apply(&time, (const char *const *)paths, npaths, &ro)))
 		goto out;
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,

@@ -53,17 +53,13 @@ static void usage(FILE *f)
 		"  --interval S         a report every S seconds of trace time\n"
 		"sources:\n"
 		"  --clock-gmt          dates in UTC, and the report's times, instead of local\n"
-		"                       time\n"
+		"                       time (alias --gmt)\n"
 		"  -l, --live URL       a live session: net://RELAY[:PORT]/host/HOST/SESSION or\n"
 		"                       net://RELAY[:PORT]/session/SESSION (repeatable)\n"
 		"  --no-sync            ignore the session's stored clock corrections\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"<time>: as trawl print --begin takes it: seconds since the epoch with an\n"
-		"optional fraction (1700000000.5), nanoseconds since the epoch (an integer\n"
-		"of 13 digits or more, or with an 'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or\n"
-		"'HH:MM:SS[.n]' on the day of the first event; dates are local time unless\n"
-		"--clock-gmt is given.\n");
+		CLI_TIME_HELP);
 }
 
 static volatile int stop;
@@ -134,7 +130,7 @@ int cmd_analyze(int argc, char **argv)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, O_NOSYNC },
-		{ "clock-gmt", no_argument, NULL, O_GMT },
+		CLI_GMT_OPTIONS(O_GMT),
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -38,6 +38,9 @@ static void export_usage(FILE *f)
 	fprintf(f,
 		"  -o, --output <file>    the file written (replaced once complete)\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
+		"  -b, --begin <time>     only events at or after <time>\n"
+		"  -E, --end <time>       only events at or before <time>\n"
+		"      --clock-gmt        dates of <time> in UTC (alias --gmt)\n"
 		"  -m, --match <spec>     also tie application messages, spec\n"
 		"                         'SEND_EVENT.FIELD = RECV_EVENT.FIELD' (repeatable)\n"
 		"      --no-flows         do not look for messages\n"
@@ -52,7 +55,9 @@ static void export_usage(FILE *f)
 		"                         terminal\n"
 		"      --no-progress      never show progress (default: on a terminal)\n"
 		"  -q, --quiet            no summary line\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static void report_corrupt(void *arg, const char *msg)
@@ -73,6 +78,9 @@ int cmd_export(int argc, char **argv)
 		{ "no-sync", no_argument, NULL, 3 },
 		{ "sync", required_argument, NULL, 4 },
 		{ "fields", no_argument, NULL, 5 },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(6),
 		CLI_PROGRESS_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -80,6 +88,7 @@ int cmd_export(int argc, char **argv)
 	};
 	struct trawl_export_opts xo = { .sz = sizeof(xo) };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct cli_time_range time = { 0 };
 	struct trawl_sync_match *matches = NULL;
 	size_t nmatches = 0;
 	const char **hosts = NULL;
@@ -95,7 +104,7 @@ int cmd_export(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:H:m:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:H:b:E:m:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			const char *name;
@@ -115,6 +124,15 @@ int cmd_export(int argc, char **argv)
 		case 'H':
 			if ((status = cli_arg_add(&hosts, &nhosts, optarg)))
 				goto out;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 6:
+			time.gmt = true;
 			break;
 		case 'm':
 			if ((status = cli_match_add(&matches, &nmatches, optarg)))
@@ -170,6 +188,8 @@ int cmd_export(int argc, char **argv)
 		status = cli_usage("no output file given (-o FILE)");
 		goto out;
 	}
+	if ((status = cli_time_range_parse(&time)))
+		goto out;
 	if (no_flows && nmatches) {
 		status = cli_usage("--no-flows and --match exclude each other");
 		goto out;
@@ -193,6 +213,8 @@ int cmd_export(int argc, char **argv)
 	}
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
+	if ((status = cli_time_range_apply(&time, paths, npaths, &ro)))
+		goto out;
 	if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
 		goto out;

@@ -31,7 +31,7 @@ static void info_usage(FILE *f)
 		"\n"
 		"  -H, --host <glob>   only traces whose env hostname matches (repeatable)\n"
 		"      --json          one JSON object on stdout instead of text\n"
-		"      --clock-gmt     print dates in UTC instead of local time\n"
+		"      --clock-gmt     print dates in UTC instead of local time (alias --gmt)\n"
 		"      --no-sync       raw clocks: do not apply the session's sync.txt\n"
 		"      --threads <n>   1: decode and merge in one thread; 2: decode ahead\n"
 		"                      in a second thread (default: 2 on 2+ CPUs and\n"
@@ -271,7 +271,7 @@ int cmd_info(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "host", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 1 },
-		{ "clock-gmt", no_argument, NULL, 2 },
+		CLI_GMT_OPTIONS(2),
 		{ "threads", required_argument, NULL, 3 },
 		{ "no-sync", no_argument, NULL, 4 },
 		CLI_PROGRESS_OPTIONS,

@@ -44,7 +44,8 @@ static void print_usage(FILE *f)
 		"                         JSON object per line: ts, host, cpu, event,\n"
 		"                         context, fields)\n"
 		"      --clock-seconds    print times as [seconds.nanoseconds]\n"
-		"      --clock-gmt        print times in UTC instead of local time\n"
+		"      --clock-gmt        print times in UTC instead of local time (alias\n"
+		"                         --gmt)\n"
 		"      --no-delta         do not print the time since the previous event\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
@@ -64,10 +65,7 @@ static void print_usage(FILE *f)
 		"                         terminal and the events go elsewhere)\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n"
-		"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n"
-		"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or 'HH:MM:SS[.n]' on the day of\n"
-		"the first event; dates are local time unless --clock-gmt is given.\n");
+		CLI_TIME_HELP);
 }
 
 /* ---------------------------------------------------------------- run */
@@ -157,7 +155,7 @@ int cmd_print(int argc, char **argv)
 		{ "end", required_argument, NULL, 'E' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "clock-seconds", no_argument, NULL, 1 },
-		{ "clock-gmt", no_argument, NULL, 2 },
+		CLI_GMT_OPTIONS(2),
 		{ "no-delta", no_argument, NULL, 3 },
 		{ "threads", required_argument, NULL, 4 },
 		{ "no-sync", no_argument, NULL, 5 },

@@ -38,10 +38,15 @@ static void usage(FILE *f)
 		"      --no-sync          ignore SESSION/sync.txt (raw clocks only)\n"
 		"      --sync FILE        the sync result to use (default: SESSION/sync.txt)\n"
 		"      --title TEXT       the page's title\n"
+		"  -b, --begin TIME       only events at or after TIME (on the raw clocks)\n"
+		"  -E, --end TIME         only events at or before TIME\n"
+		"      --clock-gmt        dates of TIME in UTC (alias --gmt)\n"
 		"      --max-size BYTES   largest page written to a file (default 256M)\n"
 		"      --progress, --no-progress\n"
 		"  -q, --quiet            only errors\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static volatile int stop;
@@ -112,6 +117,9 @@ int cmd_view(int argc, char **argv)
 		{ "sync", required_argument, NULL, 4 },
 		{ "title", required_argument, NULL, 5 },
 		{ "max-size", required_argument, NULL, 6 },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(7),
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_PROGRESS_OPTIONS,
@@ -124,6 +132,7 @@ int cmd_view(int argc, char **argv)
 	struct trawl_sync_match *matches = NULL;
 	size_t nmatches = 0;
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct cli_time_range time = { 0 };
 	struct trawl_sync_store *store = NULL;
 	struct trawl_reader *r = NULL;
 	struct trawl_view *v = NULL;
@@ -135,7 +144,7 @@ int cmd_view(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:m:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:m:b:E:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -166,6 +175,15 @@ int cmd_view(int argc, char **argv)
 			break;
 		case 5:
 			title = optarg;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 7:
+			time.gmt = true;
 			break;
 		case 6:
 			if (parse_size(optarg, &max_size)) {
@@ -201,6 +219,9 @@ int cmd_view(int argc, char **argv)
 	const char *const *paths = (const char *const *)argv + optind;
 	size_t npaths = (size_t)(argc - optind);
 
+	if ((status = cli_time_range_parse(&time)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	if (cli_trace_paths(paths, npaths))
 		goto out;
 	{
@@ -214,6 +235,9 @@ int cmd_view(int argc, char **argv)
 			goto out;
 		}
 	}
+	if ((status = cli_time_range_apply(&time, paths, npaths, &ro)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	if (!(r = trawl_reader_new(paths, npaths, &ro, err, sizeof(err)))) {
 		cli_err("%s", err);
 		goto out;
