@@ -174,7 +174,7 @@ int cli_time_range_apply(struct cli_time_range *t, const char *const *paths, siz
 			 struct trawl_reader_opts *ro)
 {
 	if ((t->brel || t->erel) && !npaths)
-		return cli_usage("a time of day or +S needs trace files (give the date, or ns)");
+		return cli_usage("a time of day needs trace files, as does +S (give the date, or ns)");
 	if (t->brel || t->erel) {
 		int64_t day = 0;
 
