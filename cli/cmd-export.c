@@ -47,7 +47,9 @@ static void export_usage(FILE *f)
 		"      --fields           also write each user-space event's context and\n"
 		"                         fields (the record's arguments; larger files)\n"
 		"      --max-events <n>   write at most n records (0: no limit; default:\n"
-		"                         1000000 for chrome-json, none for perfetto)\n"
+		"                         1000000 for chrome-json, none for perfetto):\n"
+		"                         chrome-json writes the first n and says so,\n"
+		"                         perfetto writes nothing past n\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
 		"                         directory holding one)\n"
@@ -242,10 +244,17 @@ int cmd_export(int argc, char **argv)
 		int rc = trawl_pipe_run(r, sinks, pg.on ? 2 : 1, &run);
 		const struct trawl_export_stats *st = trawl_export_stats(x);
 
+		if (rc == -EFBIG && st->truncated) {
+			/* the help's promise: the first records, said so */
+			cli_warn("%s: %" PRIu64 " records, the limit: the events after the first %"
+				 PRIu64 " read are left out", xo.path, st->written, st->events);
+			cli_hint("chrome://tracing fails beyond about a million records: --format "
+				 "perfetto has no limit; --max-events 0 writes them all anyway");
+			rc = 0;
+		}
 		if (rc == -EFBIG) {
 			status = cli_err("%s: %s, not written", xo.path, trawl_export_error(x));
-			cli_hint("chrome://tracing fails beyond about a million events: use "
-				 "--format perfetto, or --max-events 0 to write it anyway");
+			cli_hint("raise --max-events, or 0 for no limit");
 			goto out;
 		}
 		if (rc < 0) {
