@@ -155,7 +155,28 @@ struct cli_reader_opts {
 	const char *const *hosts, *const *events, *const *live;
 	size_t nhosts, nevents, nlive;
 	int *nbad;
+	/* a live session the relay does not list (yet): waited for, a note
+	 * said once, up to wait_ms (CLI_WAIT_FOREVER: until it comes or a
+	 * signal; 0: an error at once) */
+	long wait_ms;
+	bool from_now;			/* live: from the next packet (--from-now) */
 };
+#define CLI_WAIT_FOREVER (-1L)
+/* --wait SECONDS (0 or more, decimals allowed) into *ms: 0, or the usage
+ * error's status. */
+int cli_wait_arg(const char *arg, long *ms);
+/* The live viewers' options --wait and --from-now, in long options. */
+#define CLI_OPT_WAIT 0x7761		/* --wait */
+#define CLI_OPT_FROM_NOW 0x666e	/* --from-now */
+#define CLI_LIVE_OPTIONS \
+	{ "wait", required_argument, NULL, CLI_OPT_WAIT }, \
+	{ "from-now", no_argument, NULL, CLI_OPT_FROM_NOW }
+/* Their lines of a command's usage. */
+#define CLI_LIVE_HELP \
+	"      --wait <s>         a live session not there yet: wait at most <s>\n" \
+	"                         seconds for it (default: until it comes; 0: fail)\n" \
+	"      --from-now         live: from the session's next packet, not from\n" \
+	"                         its beginning\n"
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
@@ -170,6 +191,9 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
  */
 int cli_filters_check(const char *const *paths, size_t npaths, const char *const *hosts,
 		      size_t nhosts, const char *const *events, size_t nevents, long cpu);
+/* A --live URL that cannot name a session (malformed, or a relay alone):
+ * the usage error (CLI_EXIT_USAGE), else 0. */
+int cli_live_check(const char *url);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
 /* --match SPEC (trawl_sync_match_parse) appended to *m (*n of them): 0, or

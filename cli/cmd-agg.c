@@ -52,6 +52,7 @@ static void agg_usage(FILE *f)
 		"      --clock-gmt        dates of <time> in UTC (alias --gmt)\n"
 		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
 		"                         intervals close as the streams pass their end\n"
+		CLI_LIVE_HELP
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result instead\n"
 		"  -q, --quiet            no notes on stderr\n"
@@ -149,6 +150,7 @@ int cmd_agg(int argc, char **argv)
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, 2 },
 		{ "sync", required_argument, NULL, 3 },
+		CLI_LIVE_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -156,7 +158,8 @@ int cmd_agg(int argc, char **argv)
 	const char **hosts = NULL, **live = NULL, *svg = NULL, *sync_path = NULL;
 	size_t nhosts = 0, nlive = 0;
 	double interval = 0;
-	bool no_sync = false;
+	bool no_sync = false, from_now = false;
+	long wait_ms = CLI_WAIT_FOREVER;
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_sync_store *sync = NULL;
 	struct trawl_reader *r = NULL;
@@ -186,8 +189,16 @@ int cmd_agg(int argc, char **argv)
 				goto out;
 			break;
 		case 'l':
-			if ((status = cli_arg_add(&live, &nlive, optarg)))
+			if ((status = cli_live_check(optarg)) ||
+			    (status = cli_arg_add(&live, &nlive, optarg)))
 				goto out;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW:
+			from_now = true;
 			break;
 		case 'b':
 			time.begin_s = optarg;
@@ -264,6 +275,7 @@ int cmd_agg(int argc, char **argv)
 		goto out;
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
+		.wait_ms = wait_ms, .from_now = from_now,
 	};
 	ro.threads = nlive ? 1 : 0;
 	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {

@@ -56,6 +56,9 @@ static void usage(FILE *f)
 		"                       time (alias --gmt)\n"
 		"  -l, --live URL       a live session: net://RELAY[:PORT]/host/HOST/SESSION or\n"
 		"                       net://RELAY[:PORT]/session/SESSION (repeatable)\n"
+		"  --wait S             a live session not there yet: wait at most S seconds\n"
+		"                       (default: until it comes; 0: fail at once)\n"
+		"  --from-now           live: from the session's next packet, not its beginning\n"
 		"  --no-sync            ignore the session's stored clock corrections\n"
 		"  -h, --help           this help\n"
 		"\n"
@@ -131,6 +134,7 @@ int cmd_analyze(int argc, char **argv)
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, O_NOSYNC },
 		CLI_GMT_OPTIONS(O_GMT),
+		CLI_LIVE_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,7 +145,8 @@ int cmd_analyze(int argc, char **argv)
 	const char **hosts = calloc((size_t)argc + 1, sizeof(*hosts));
 	char **live = calloc((size_t)argc + 1, sizeof(*live));
 	size_t nhosts = 0, nlive = 0;
-	bool no_sync = false;
+	bool no_sync = false, from_now = false;
+	long wait_ms = CLI_WAIT_FOREVER;
 	int c, status = CLI_EXIT_FAILURE;
 	char err[512] = "", *end;
 	struct trawl_sync_store *sync = NULL;
@@ -176,7 +181,16 @@ int cmd_analyze(int argc, char **argv)
 			ao.keep_samples = true;
 			break;
 		case O_HOST: hosts[nhosts++] = optarg; break;
-		case 'l': live[nlive++] = optarg; break;
+		case 'l':
+			if ((status = cli_live_check(optarg)))
+				goto out;
+			live[nlive++] = optarg;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW: from_now = true; break;
 		case O_BEGIN: time.begin_s = optarg; break;
 		case O_END: time.end_s = optarg; break;
 		case O_GMT: time.gmt = true; ctx.ro.modes |= TRAWL_ANALYSIS_GMT; break;
@@ -288,6 +302,7 @@ int cmd_analyze(int argc, char **argv)
 	struct cli_reader_opts co = {
 		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
 		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,
+		.wait_ms = wait_ms, .from_now = from_now,
 	};
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);

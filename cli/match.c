@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "internal.h"	/* tr_glob_match, tr_closest */
+#include "net/live-client.h"	/* tr_live_url_parse */
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 
@@ -161,4 +162,17 @@ out:
 	free(ev.v);
 	trawl_reader_free(r);
 	return status;
+}
+
+int cli_live_check(const char *url)
+{
+	struct live_url u;
+	char err[320];
+
+	if (tr_live_url_parse(url, &u, err, sizeof(err)))
+		return cli_usage("--live: %s", err);
+	if (u.kind == LIVE_URL_RELAY)
+		return cli_usage("--live: %s: name a session: net://RELAY[:PORT]/host/HOST/SESSION "
+				 "or net://RELAY[:PORT]/session/SESSION", url);
+	return 0;
 }
