@@ -370,7 +370,7 @@ static void ch_release(struct tr_export *x)
 
 const struct tr_xformat tr_xformat_chrome = {
 	.name = "chrome-json",
-	.help = "chrome://tracing JSON, its first 1 M records (--max-events)",
+	.help = "chrome://tracing JSON, first 1 M records",
 	.max_events = TRAWL_EXPORT_CHROME_MAX_EVENTS,
 	.truncates = true,
 	.priv_size = sizeof(struct ch),
