@@ -22,12 +22,24 @@ enum {
 int cmd_print(int argc, char **argv);
 int cmd_state(int argc, char **argv);		/* cmd-state.c */
 /*
- * cli/time.c: a <time> of print --begin (its usage) into *out, ns since the
- * epoch: 0, or -1 when malformed. The HH:MM:SS forms are on the local (gmt:
- * UTC) day of day_ref (ns); they set *rel, and with day_ref INT64_MIN only
- * the syntax is checked.
+ * cli/time.c: a <time> (docs/time.md, CLI_TIME_HELP) into *out, ns since
+ * the epoch: 0, or -1 when malformed. The HH:MM:SS forms are on the local
+ * (gmt: UTC) day of day_ref (ns), the +S forms after day_ref (the first
+ * event's time); both set *rel, and with day_ref INT64_MIN only the syntax
+ * is checked.
  */
 int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel);
+/* The <time> forms, for the commands' usage (each line ends in '\n'). */
+#define CLI_TIME_HELP \
+	"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n" \
+	"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n" \
+	"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', 'HH:MM:SS[.n]' on the day of the\n" \
+	"first event, or +S[.n] seconds after the first event (also +N ms, us, ns);\n" \
+	"dates are local time unless --clock-gmt (or --gmt) is given.\n"
+/* --clock-gmt and its alias --gmt, in a command's long options (val). */
+#define CLI_GMT_OPTIONS(val) \
+	{ "clock-gmt", no_argument, NULL, (val) }, \
+	{ "gmt", no_argument, NULL, (val) }
 /*
  * --begin/--end <time> of the commands that read traces (print, analyze),
  * dates in local time unless gmt (--clock-gmt). cli_time_range_parse()
@@ -143,7 +155,28 @@ struct cli_reader_opts {
 	const char *const *hosts, *const *events, *const *live;
 	size_t nhosts, nevents, nlive;
 	int *nbad;
+	/* a live session the relay does not list (yet): waited for, a note
+	 * said once, up to wait_ms (CLI_WAIT_FOREVER: until it comes or a
+	 * signal; 0: an error at once) */
+	long wait_ms;
+	bool from_now;			/* live: from the next packet (--from-now) */
 };
+#define CLI_WAIT_FOREVER (-1L)
+/* --wait SECONDS (0 or more, decimals allowed) into *ms: 0, or the usage
+ * error's status. */
+int cli_wait_arg(const char *arg, long *ms);
+/* The live viewers' options --wait and --from-now, in long options. */
+#define CLI_OPT_WAIT 0x7761		/* --wait */
+#define CLI_OPT_FROM_NOW 0x666e	/* --from-now */
+#define CLI_LIVE_OPTIONS \
+	{ "wait", required_argument, NULL, CLI_OPT_WAIT }, \
+	{ "from-now", no_argument, NULL, CLI_OPT_FROM_NOW }
+/* Their lines of a command's usage. */
+#define CLI_LIVE_HELP \
+	"      --wait <s>         a live session not there yet: wait at most <s>\n" \
+	"                         seconds for it (default: until it comes; 0: fail)\n" \
+	"      --from-now         live: from the session's next packet, not from\n" \
+	"                         its beginning\n"
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen);
@@ -151,6 +184,20 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
  * or -ENOENT with the message in err (cli_open_reader() fails so). */
 int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, size_t nhosts,
 		       const char *const *events, size_t nevents, char *err, size_t errlen);
+/*
+ * cli/match.c: the --host and --event globs (and --cpu, unless -1) of a
+ * command over the traces under paths: a glob that no trace's host (no
+ * event class of the hosts selected) matches, a CPU that no stream of them
+ * is of, can never match: the error naming the nearest one there is, and
+ * CLI_EXIT_USAGE; else 0 (also with no paths: live sessions
+ * add hosts and events as they go, and when the traces cannot be opened:
+ * the command's reader says why).
+ */
+int cli_filters_check(const char *const *paths, size_t npaths, const char *const *hosts,
+		      size_t nhosts, const char *const *events, size_t nevents, long cpu);
+/* A --live URL that cannot name a session (malformed, or a relay alone):
+ * the usage error (CLI_EXIT_USAGE), else 0. */
+int cli_live_check(const char *url);
 /* The bad_trace hook of a source (arg: an int counter, or NULL: silent). */
 void cli_report_bad_trace(void *arg, const char *msg);
 /*
@@ -270,6 +317,8 @@ uint64_t cli_dir_bytes(const char *dir);
 extern const char *cli_cmd;
 extern int cli_verbosity;
 #define CLI_PRINTF __attribute__((format(printf, 1, 2)))
+/* The plural's "s" of a count: "1 host", "2 hosts", "0 hosts". */
+#define CLI_S(n) ((n) == 1 ? "" : "s")
 /* An error: "trawl CMD: MESSAGE"; returns CLI_EXIT_FAILURE. */
 int cli_err(const char *fmt, ...) CLI_PRINTF;
 /* A usage error: the line, then "Try 'trawl CMD --help'."; returns

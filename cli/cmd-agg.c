@@ -28,7 +28,7 @@ static void agg_usage(FILE *f)
 		"\n"
 		"Aggregates the events of the CTF traces under each path (and of live\n"
 		"sessions): counts, sums, min, max, avg, stddev, histograms and heat maps,\n"
-		"keyed by fields, host, cpu, tid, comm, cgroup or event. Statements:\n"
+		"keyed by fields, host, cpu, tid, pid, comm, cgroup or event. Statements:\n"
 		"\n"
 		"  count(syscall_entry_*) by comm\n"
 		"  hist(lat(syscall_entry_*, syscall_exit_*)) by comm\n"
@@ -47,12 +47,18 @@ static void agg_usage(FILE *f)
 		"      --json             one JSON object per report (per interval), instead\n"
 		"                         of text: keys, figures, histograms' buckets\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
+		"  -b, --begin <time>     only events at or after <time>\n"
+		"  -E, --end <time>       only events at or before <time>\n"
+		"      --clock-gmt        dates of <time> in UTC (alias --gmt)\n"
 		"  -l, --live <url>       a live session (repeatable), as trawl print takes it;\n"
 		"                         intervals close as the streams pass their end\n"
+		CLI_LIVE_HELP
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result instead\n"
 		"  -q, --quiet            no notes on stderr\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static volatile int agg_stop;
@@ -138,9 +144,13 @@ int cmd_agg(int argc, char **argv)
 		{ "svg", required_argument, NULL, 1 },
 		{ "json", no_argument, NULL, 4 },
 		{ "host", required_argument, NULL, 'H' },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(5),
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, 2 },
 		{ "sync", required_argument, NULL, 3 },
+		CLI_LIVE_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -148,18 +158,20 @@ int cmd_agg(int argc, char **argv)
 	const char **hosts = NULL, **live = NULL, *svg = NULL, *sync_path = NULL;
 	size_t nhosts = 0, nlive = 0;
 	double interval = 0;
-	bool no_sync = false;
+	bool no_sync = false, from_now = false;
+	long wait_ms = CLI_WAIT_FOREVER;
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_sync_store *sync = NULL;
 	struct trawl_reader *r = NULL;
 	struct trawl_agg *a = NULL;
 	struct run run = { 0 };
+	struct cli_time_range time = { 0 };
 	char err[1024];
-	int c, status = 0, nbad = 0;
+	int c, rc, status = 0, nbad = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:H:l:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:H:b:E:l:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': {
 			char *end;
@@ -177,8 +189,25 @@ int cmd_agg(int argc, char **argv)
 				goto out;
 			break;
 		case 'l':
-			if ((status = cli_arg_add(&live, &nlive, optarg)))
+			if ((status = cli_live_check(optarg)) ||
+			    (status = cli_arg_add(&live, &nlive, optarg)))
 				goto out;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW:
+			from_now = true;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 5:
+			time.gmt = true;
 			break;
 		case 2:
 			no_sync = true;
@@ -212,7 +241,7 @@ int cmd_agg(int argc, char **argv)
 		status = cli_usage("no trace path given");
 		goto out;
 	}
-	if ((status = cli_sync_check(sync_path, no_sync)))
+	if ((status = cli_time_range_parse(&time)) || (status = cli_sync_check(sync_path, no_sync)))
 		goto out;
 	struct trawl_agg_opts ao = {
 		.sz = sizeof(ao), .spec = spec, .interval = (int64_t)llround(interval * 1e9),
@@ -235,15 +264,29 @@ int cmd_agg(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
+	if ((status = cli_filters_check((const char *const *)paths, nlive ? 0 : npaths, hosts, nhosts, NULL, 0, -1)))
+		goto out;
 	if ((status = cli_sync_use(sync_path, (const char *const *)paths, npaths, no_sync, &ro,
 				   &sync)))
 		goto out;
+	ro.hosts = hosts;	/* the first event's time (of +S, HH:MM:SS) of these */
+	ro.nhosts = nhosts;
+	if ((status = cli_time_range_apply(&time, (const char *const *)paths, npaths, &ro)))
+		goto out;
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
+		.wait_ms = wait_ms, .from_now = from_now,
 	};
 	ro.threads = nlive ? 1 : 0;
 	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
+		goto out;
+	}
+	/* a statement that can never match the traces read: a usage error */
+	if ((rc = trawl_agg_check(a, r, err, sizeof(err))) < 0) {
+		status = rc == -ENOMEM ? cli_err("out of memory") : CLI_EXIT_USAGE;
+		if (rc != -ENOMEM)
+			cli_err("%s", err);
 		goto out;
 	}
 	if (nlive) {
@@ -256,7 +299,7 @@ int cmd_agg(int argc, char **argv)
 	struct trawl_run_opts rno = {
 		.sz = sizeof(rno), .error = report_corrupt, .stop = &agg_stop,
 	};
-	int rc = trawl_pipe_run(r, &sink, 1, &rno);
+	rc = trawl_pipe_run(r, &sink, 1, &rno);
 	if (rc < 0 && *trawl_agg_error(a))
 		status = cli_err("%s", trawl_agg_error(a));
 	else if (rc == -ENOMEM)

@@ -18,6 +18,7 @@
 #include <trawl/sync.h>
 
 #include "cli.h"
+#include "internal.h"	/* tr_closest */
 
 static void usage(FILE *f)
 {
@@ -52,17 +53,16 @@ static void usage(FILE *f)
 		"  --interval S         a report every S seconds of trace time\n"
 		"sources:\n"
 		"  --clock-gmt          dates in UTC, and the report's times, instead of local\n"
-		"                       time\n"
+		"                       time (alias --gmt)\n"
 		"  -l, --live URL       a live session: net://RELAY[:PORT]/host/HOST/SESSION or\n"
 		"                       net://RELAY[:PORT]/session/SESSION (repeatable)\n"
+		"  --wait S             a live session not there yet: wait at most S seconds\n"
+		"                       (default: until it comes; 0: fail at once)\n"
+		"  --from-now           live: from the session's next packet, not its beginning\n"
 		"  --no-sync            ignore the session's stored clock corrections\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"<time>: as trawl print --begin takes it: seconds since the epoch with an\n"
-		"optional fraction (1700000000.5), nanoseconds since the epoch (an integer\n"
-		"of 13 digits or more, or with an 'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or\n"
-		"'HH:MM:SS[.n]' on the day of the first event; dates are local time unless\n"
-		"--clock-gmt is given.\n");
+		CLI_TIME_HELP);
 }
 
 static volatile int stop;
@@ -133,7 +133,8 @@ int cmd_analyze(int argc, char **argv)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "live", required_argument, NULL, 'l' },
 		{ "no-sync", no_argument, NULL, O_NOSYNC },
-		{ "clock-gmt", no_argument, NULL, O_GMT },
+		CLI_GMT_OPTIONS(O_GMT),
+		CLI_LIVE_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -144,7 +145,8 @@ int cmd_analyze(int argc, char **argv)
 	const char **hosts = calloc((size_t)argc + 1, sizeof(*hosts));
 	char **live = calloc((size_t)argc + 1, sizeof(*live));
 	size_t nhosts = 0, nlive = 0;
-	bool no_sync = false;
+	bool no_sync = false, from_now = false;
+	long wait_ms = CLI_WAIT_FOREVER;
 	int c, status = CLI_EXIT_FAILURE;
 	char err[512] = "", *end;
 	struct trawl_sync_store *sync = NULL;
@@ -179,7 +181,16 @@ int cmd_analyze(int argc, char **argv)
 			ao.keep_samples = true;
 			break;
 		case O_HOST: hosts[nhosts++] = optarg; break;
-		case 'l': live[nlive++] = optarg; break;
+		case 'l':
+			if ((status = cli_live_check(optarg)))
+				goto out;
+			live[nlive++] = optarg;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW: from_now = true; break;
 		case O_BEGIN: time.begin_s = optarg; break;
 		case O_END: time.end_s = optarg; break;
 		case O_GMT: time.gmt = true; ctx.ro.modes |= TRAWL_ANALYSIS_GMT; break;
@@ -257,8 +268,16 @@ int cmd_analyze(int argc, char **argv)
 	a = trawl_analysis_new(&ao, err, sizeof(err));
 	if (!a) {
 		if (errno == EINVAL) {
-			status = cli_usage("%s", err);
-			cli_hint("trawl analyze --help lists them");
+			/* one line of what to do: the near name, else the list */
+			static const char *const names[] = { "cputop", "schedlat", "iolatency",
+							     "irq", "syscalls" };
+			const char *near = tr_closest(ao.name, names, 5, 3);
+			cli_err("%s", err);
+			if (near)
+				cli_hint("did you mean '%s'? (trawl analyze --help lists them)", near);
+			else
+				cli_hint("trawl analyze --help lists them");
+			status = CLI_EXIT_USAGE;
 		} else {
 			status = cli_err("%s", err);
 		}
@@ -272,6 +291,9 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (npaths && cli_trace_paths(paths, npaths))
 		goto out;
+	if ((status = cli_filters_check(paths, nlive ? 0 : npaths, hosts, nhosts, NULL, 0, ao.cpu)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	if (npaths && cli_sync_load(paths, npaths, no_sync, &ro, &sync))
 		goto out;
 	ro.hosts = nhosts ? hosts : NULL;	/* for the first event's day only */
@@ -282,6 +304,7 @@ int cmd_analyze(int argc, char **argv)
 	struct cli_reader_opts co = {
 		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
 		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,
+		.wait_ms = wait_ms, .from_now = from_now,
 	};
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);

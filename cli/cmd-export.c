@@ -38,13 +38,18 @@ static void export_usage(FILE *f)
 	fprintf(f,
 		"  -o, --output <file>    the file written (replaced once complete)\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
+		"  -b, --begin <time>     only events at or after <time>\n"
+		"  -E, --end <time>       only events at or before <time>\n"
+		"      --clock-gmt        dates of <time> in UTC (alias --gmt)\n"
 		"  -m, --match <spec>     also tie application messages, spec\n"
 		"                         'SEND_EVENT.FIELD = RECV_EVENT.FIELD' (repeatable)\n"
 		"      --no-flows         do not look for messages\n"
 		"      --fields           also write each user-space event's context and\n"
 		"                         fields (the record's arguments; larger files)\n"
 		"      --max-events <n>   write at most n records (0: no limit; default:\n"
-		"                         1000000 for chrome-json, none for perfetto)\n"
+		"                         1000000 for chrome-json, none for perfetto):\n"
+		"                         chrome-json writes the first n and says so,\n"
+		"                         perfetto writes nothing past n\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
 		"                         directory holding one)\n"
@@ -52,7 +57,9 @@ static void export_usage(FILE *f)
 		"                         terminal\n"
 		"      --no-progress      never show progress (default: on a terminal)\n"
 		"  -q, --quiet            no summary line\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static void report_corrupt(void *arg, const char *msg)
@@ -73,6 +80,9 @@ int cmd_export(int argc, char **argv)
 		{ "no-sync", no_argument, NULL, 3 },
 		{ "sync", required_argument, NULL, 4 },
 		{ "fields", no_argument, NULL, 5 },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(6),
 		CLI_PROGRESS_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -80,6 +90,7 @@ int cmd_export(int argc, char **argv)
 	};
 	struct trawl_export_opts xo = { .sz = sizeof(xo) };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct cli_time_range time = { 0 };
 	struct trawl_sync_match *matches = NULL;
 	size_t nmatches = 0;
 	const char **hosts = NULL;
@@ -95,7 +106,7 @@ int cmd_export(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:H:m:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:H:b:E:m:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			const char *name;
@@ -115,6 +126,15 @@ int cmd_export(int argc, char **argv)
 		case 'H':
 			if ((status = cli_arg_add(&hosts, &nhosts, optarg)))
 				goto out;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 6:
+			time.gmt = true;
 			break;
 		case 'm':
 			if ((status = cli_match_add(&matches, &nmatches, optarg)))
@@ -170,6 +190,8 @@ int cmd_export(int argc, char **argv)
 		status = cli_usage("no output file given (-o FILE)");
 		goto out;
 	}
+	if ((status = cli_time_range_parse(&time)))
+		goto out;
 	if (no_flows && nmatches) {
 		status = cli_usage("--no-flows and --match exclude each other");
 		goto out;
@@ -194,6 +216,8 @@ int cmd_export(int argc, char **argv)
 	}
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
+	if ((status = cli_time_range_apply(&time, paths, npaths, &ro)))
+		goto out;
 	struct cli_reader_opts co = { .hosts = hosts, .nhosts = nhosts, .nbad = &nbad };
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);
@@ -222,10 +246,17 @@ int cmd_export(int argc, char **argv)
 		int rc = trawl_pipe_run(r, sinks, pg.on ? 2 : 1, &run);
 		const struct trawl_export_stats *st = trawl_export_stats(x);
 
+		if (rc == -EFBIG && st->truncated) {
+			/* the help's promise: the first records, said so */
+			cli_warn("%s: %" PRIu64 " records, the limit: the events after the first %"
+				 PRIu64 " read are left out", xo.path, st->written, st->events);
+			cli_hint("chrome://tracing fails beyond about a million records: --format "
+				 "perfetto has no limit; --max-events 0 writes them all anyway");
+			rc = 0;
+		}
 		if (rc == -EFBIG) {
 			status = cli_err("%s: %s, not written", xo.path, trawl_export_error(x));
-			cli_hint("chrome://tracing fails beyond about a million events: use "
-				 "--format perfetto, or --max-events 0 to write it anyway");
+			cli_hint("raise --max-events, or 0 for no limit");
 			goto out;
 		}
 		if (rc < 0) {

@@ -31,7 +31,7 @@ static void info_usage(FILE *f)
 		"\n"
 		"  -H, --host <glob>   only traces whose env hostname matches (repeatable)\n"
 		"      --json          one JSON object on stdout instead of text\n"
-		"      --clock-gmt     print dates in UTC instead of local time\n"
+		"      --clock-gmt     print dates in UTC instead of local time (alias --gmt)\n"
 		"      --no-sync       raw clocks: do not apply the session's sync.txt\n"
 		"      --threads <n>   1: decode and merge in one thread; 2: decode ahead\n"
 		"                      in a second thread (default: 2 on 2+ CPUs and\n"
@@ -271,7 +271,7 @@ int cmd_info(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "host", required_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 1 },
-		{ "clock-gmt", no_argument, NULL, 2 },
+		CLI_GMT_OPTIONS(2),
 		{ "threads", required_argument, NULL, 3 },
 		{ "no-sync", no_argument, NULL, 4 },
 		CLI_PROGRESS_OPTIONS,
@@ -351,6 +351,9 @@ int cmd_info(int argc, char **argv)
 		free(hosts);
 		return CLI_EXIT_FAILURE;
 	}
+	if ((status = cli_filters_check((const char *const *)argv + optind, (size_t)(argc - optind),
+					hosts, nhosts, NULL, 0, -1)))
+		goto out;
 	ro.hosts = hosts;
 	ro.nhosts = nhosts;
 	if (cli_sync_load((const char *const *)argv + optind, (size_t)(argc - optind), no_sync,
@@ -526,10 +529,10 @@ int cmd_info(int argc, char **argv)
 				printf("%shost %s\n", i ? "\n" : "", h[0] ? h : "(no hostname)");
 			text_trace(&sums[i], cls, ncls);
 		}
-		printf("\ntotal: %zu host%s, %zu trace%s, %zu streams, %" PRIu64 " events, %" PRIu64
-		       " discarded, %" PRIu64 " packets, %" PRIu64 " bytes\n", nhost,
-		       nhost == 1 ? "" : "s", ntr, ntr == 1 ? "" : "s", all.nstreams, total,
-		       all.discarded, all.packets, all.bytes);
+		printf("\ntotal: %zu host%s, %zu trace%s, %zu stream%s, %" PRIu64 " event%s, %" PRIu64
+		       " discarded, %" PRIu64 " packet%s, %" PRIu64 " byte%s\n", nhost, CLI_S(nhost),
+		       ntr, CLI_S(ntr), all.nstreams, CLI_S(all.nstreams), total, CLI_S(total),
+		       all.discarded, all.packets, CLI_S(all.packets), all.bytes, CLI_S(all.bytes));
 		if (total) {
 			printf("time range: %s", date(all.first, b, sizeof(b)));
 			printf(" .. %s (", date(all.last, b, sizeof(b)));

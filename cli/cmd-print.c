@@ -44,7 +44,8 @@ static void print_usage(FILE *f)
 		"                         JSON object per line: ts, host, cpu, event,\n"
 		"                         context, fields)\n"
 		"      --clock-seconds    print times as [seconds.nanoseconds]\n"
-		"      --clock-gmt        print times in UTC instead of local time\n"
+		"      --clock-gmt        print times in UTC instead of local time (alias\n"
+		"                         --gmt)\n"
 		"      --no-delta         do not print the time since the previous event\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
 		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
@@ -52,6 +53,7 @@ static void print_usage(FILE *f)
 		"  -l, --live <url>       a live session (repeatable): net://RELAY[:PORT]/\n"
 		"                         host/HOST/SESSION (one host), or net://RELAY[:PORT]/\n"
 		"                         session/SESSION (every host of the session, merged)\n"
+		CLI_LIVE_HELP
 		"      --secret-file <f>  the live relay's credential: the viewer key or the\n"
 		"                         cluster secret (docs/auth.md; default:\n"
 		"                         TRAWL_SECRET_FILE, else [relay] secret-file)\n"
@@ -64,10 +66,7 @@ static void print_usage(FILE *f)
 		"                         terminal and the events go elsewhere)\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"<time>: seconds since the epoch with an optional fraction (1700000000.5),\n"
-		"nanoseconds since the epoch (an integer of 13 digits or more, or with an\n"
-		"'ns' suffix), 'YYYY-MM-DD HH:MM:SS[.n]', or 'HH:MM:SS[.n]' on the day of\n"
-		"the first event; dates are local time unless --clock-gmt is given.\n");
+		CLI_TIME_HELP);
 }
 
 /* ---------------------------------------------------------------- run */
@@ -135,6 +134,8 @@ struct print_opts {
 	size_t nlive;
 	bool no_sync;
 	int *nbad;			/* traces skipped */
+	long wait_ms;			/* --wait */
+	bool from_now;			/* --from-now */
 };
 
 /* The reader over the paths' traces and the live sessions. */
@@ -144,6 +145,7 @@ static struct trawl_reader *open_reader(char **paths, size_t npaths, const struc
 	struct cli_reader_opts co = {
 		.hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
 		.nevents = po->nevents, .live = po->live, .nlive = po->nlive, .nbad = po->nbad,
+		.wait_ms = po->wait_ms, .from_now = po->from_now,
 	};
 	return cli_open_reader((const char *const *)paths, npaths, &co, ro, err, errlen);
 }
@@ -157,7 +159,7 @@ int cmd_print(int argc, char **argv)
 		{ "end", required_argument, NULL, 'E' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "clock-seconds", no_argument, NULL, 1 },
-		{ "clock-gmt", no_argument, NULL, 2 },
+		CLI_GMT_OPTIONS(2),
 		{ "no-delta", no_argument, NULL, 3 },
 		{ "threads", required_argument, NULL, 4 },
 		{ "no-sync", no_argument, NULL, 5 },
@@ -166,13 +168,15 @@ int cmd_print(int argc, char **argv)
 		{ "sync", required_argument, NULL, 6 },
 		{ "secret-file", required_argument, NULL, 7 },
 		CLI_PROGRESS_OPTIONS,
+		CLI_LIVE_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *secret = NULL;
 	int nbad = 0;
-	struct print_opts po = { .limit = UINT64_MAX, .threads = 2, .nbad = &nbad };
+	struct print_opts po = { .limit = UINT64_MAX, .threads = 2, .nbad = &nbad,
+				 .wait_ms = CLI_WAIT_FOREVER };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
 	struct trawl_reader *r = NULL;
 	struct trawl_sync_store *sync = NULL;
@@ -236,8 +240,16 @@ int cmd_print(int argc, char **argv)
 			progress = c;
 			break;
 		case 'l':
-			if ((status = cli_arg_add(&po.live, &po.nlive, optarg)))
+			if ((status = cli_live_check(optarg)) ||
+			    (status = cli_arg_add(&po.live, &po.nlive, optarg)))
 				goto out;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &po.wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW:
+			po.from_now = true;
 			break;
 		case 'f': {
 			const char *name;
@@ -287,6 +299,9 @@ int cmd_print(int argc, char **argv)
 		status = CLI_EXIT_FAILURE;
 		goto out;
 	}
+	if ((status = cli_filters_check((const char *const *)paths, po.nlive ? 0 : npaths, po.hosts, po.nhosts,
+					po.events, po.nevents, -1)))
+		goto out;
 	if ((status = cli_sync_use(po.sync_path, (const char *const *)paths, npaths, po.no_sync,
 				   &ro, &sync)))
 		goto out;

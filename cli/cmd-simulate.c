@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	      "      --progress          show progress on stderr even when it is not a terminal\n"
 	      "      --no-progress       never show progress (default: on a terminal)\n"
 	      "  -f, --force             write into a non-empty DIR\n"
-	      "  -q, --quiet             only errors and warnings on stderr (no progress)\n"
+	      "  -q, --quiet             only errors and warnings (no progress, no summary)\n"
 	      "      --relay HOST[:PORT] also stream every trace to a trawl relay (without -o:\n"
 	      "                          only there), as session NAME (--session, default\n"
 	      "                          \"simulate\"): RELAY-OUTPUT/NAME/host<i>/{kernel,ust}/\n"
@@ -378,9 +378,12 @@ int cmd_simulate(int argc, char **argv)
 	double secs = tr_mono_s() - t0;
 	const struct trawl_sim_result *res = trawl_sim_result(sim);
 	uint64_t bytes = so.output ? cli_dir_bytes(so.output) : 0;
-	printf("trawl simulate: %" PRIu64 " events (%" PRIu64 " kernel, %" PRIu64 " ust), "
-	       "%u hosts x %u CPUs, %" PRIu64 " bytes (%.1f bytes/event), %.3f s, %.2f M/s, in %s\n",
-	       res->events, res->kernel_events, res->ust_events, res->hosts, res->cpus, bytes,
+	if (cli_verbosity < 0)	/* -q: the summary is a note too */
+		goto done;
+	printf("trawl simulate: %" PRIu64 " event%s (%" PRIu64 " kernel, %" PRIu64 " ust), "
+	       "%u host%s x %u CPU%s, %" PRIu64 " bytes (%.1f bytes/event), %.3f s, %.2f M/s, in %s\n",
+	       res->events, CLI_S(res->events), res->kernel_events, res->ust_events, res->hosts,
+	       CLI_S(res->hosts), res->cpus, CLI_S(res->cpus), bytes,
 	       res->events ? (double)bytes / (double)res->events : 0.0, secs,
 	       secs > 0 ? (double)res->events / secs / 1e6 : 0.0, so.output ? so.output : so.relay);
 	if (so.sync)
@@ -388,6 +391,7 @@ int cmd_simulate(int argc, char **argv)
 		       " sends (%" PRIu64 " duplicated), %" PRIu64 " receives (%" PRIu64
 		       " lost); truth in %s\n", res->probes, res->rpcs, res->sends, res->dups,
 		       res->recvs, res->lost, res->truth);
+done:
 	trawl_sim_free(sim);
 	return 0;
 }

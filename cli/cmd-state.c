@@ -40,6 +40,7 @@ static const char usage[] =
 	"  -a, --at TIME         HH:MM:SS[.nnnnnnnnn] (the trace's day), a date\n"
 	"                        YYYY-MM-DD HH:MM:SS[.n], S[.n] seconds or N ns since\n"
 	"                        the epoch, or +S[.n] seconds after the first event\n"
+	"                        (every <time> form: docs/time.md)\n"
 	"      --host HOST       the host, a name or a glob matching one (default: the\n"
 	"                        only one; several: an error listing them)\n"
 	"  -t, --tid N           one thread\n"
@@ -52,7 +53,7 @@ static const char usage[] =
 	"  -w, --window S        seconds of detailed history kept (default 10)\n"
 	"      --stats           events, changes and entities held, memory (stderr)\n"
 	"  -n, --changes N       at most the N newest changes (default 50; 0: all)\n"
-	"      --gmt             times in UTC (default: local time)\n"
+	"      --clock-gmt       times in UTC (default: local time; alias --gmt)\n"
 	"      --json            one JSON object per TIME\n"
 	"  -h, --help            this help\n";
 
@@ -503,7 +504,7 @@ int cmd_state(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "changes", required_argument, NULL, 'n' },
-		{ "gmt", no_argument, NULL, 'G' },
+		CLI_GMT_OPTIONS('G'),
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -637,8 +638,8 @@ int cmd_state(int argc, char **argv)
 	bool need_t0 = npaths > 0;	/* files: the trace's start, for --at before it */
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
-		if (at_s[i][0] == '+' || cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0)
-			need_t0 |= at_s[i][0] == '+' || rel;
+		if (cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0)
+			need_t0 |= rel;
 		else
 			return cli_usage("--at: '%s' is not a time", at_s[i]);
 	}
@@ -658,14 +659,7 @@ int cmd_state(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
-		if (at_s[i][0] == '+') {
-			double d = strtod(at_s[i] + 1, &end);
-			if (*end || !(d >= 0))
-				return cli_usage("--at: '%s' is not a time", at_s[i]);
-			at[i] = t0 + (int64_t)(d * 1e9 + 0.5);
-		} else {
-			cli_parse_time(at_s[i], o.gmt, t0, &at[i], &rel);
-		}
+		cli_parse_time(at_s[i], o.gmt, t0, &at[i], &rel);	/* also +S: after t0 */
 		if (at[i] > last)
 			last = at[i];
 	}

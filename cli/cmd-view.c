@@ -38,10 +38,15 @@ static void usage(FILE *f)
 		"      --no-sync          ignore SESSION/sync.txt (raw clocks only)\n"
 		"      --sync FILE        the sync result to use (default: SESSION/sync.txt)\n"
 		"      --title TEXT       the page's title\n"
+		"  -b, --begin TIME       only events at or after TIME (on the raw clocks)\n"
+		"  -E, --end TIME         only events at or before TIME\n"
+		"      --clock-gmt        dates of TIME in UTC (alias --gmt)\n"
 		"      --max-size BYTES   largest page written to a file (default 256M)\n"
 		"      --progress, --no-progress\n"
 		"  -q, --quiet            only errors\n"
-		"  -h, --help             this help\n");
+		"  -h, --help             this help\n"
+		"\n"
+		CLI_TIME_HELP);
 }
 
 static volatile int stop;
@@ -80,6 +85,27 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A size as people read it: "1000 bytes", "1.5 KiB", "256 MiB", "1.2 GiB" (one
+ * decimal below 10 of the unit, none above; never "0 MiB" for a small one). */
+static const char *size_text(uint64_t n, char *buf, size_t cap)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, cap, "%" PRIu64 " byte%s", n, CLI_S(n));
+		return buf;
+	}
+	for (v /= 1024; v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0]); u++)
+		v /= 1024;
+	if (v < 10 && v != (double)(uint64_t)v)
+		snprintf(buf, cap, "%.1f %s", v, unit[u]);
+	else
+		snprintf(buf, cap, "%.0f %s", v, unit[u]);
+	return buf;
+}
+
 int cmd_view(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -91,6 +117,9 @@ int cmd_view(int argc, char **argv)
 		{ "sync", required_argument, NULL, 4 },
 		{ "title", required_argument, NULL, 5 },
 		{ "max-size", required_argument, NULL, 6 },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'E' },
+		CLI_GMT_OPTIONS(7),
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_PROGRESS_OPTIONS,
@@ -103,6 +132,7 @@ int cmd_view(int argc, char **argv)
 	struct trawl_sync_match *matches = NULL;
 	size_t nmatches = 0;
 	struct trawl_reader_opts ro = { .sz = sizeof(ro) };
+	struct cli_time_range time = { 0 };
 	struct trawl_sync_store *store = NULL;
 	struct trawl_reader *r = NULL;
 	struct trawl_view *v = NULL;
@@ -114,7 +144,7 @@ int cmd_view(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:m:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:m:b:E:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -145,6 +175,15 @@ int cmd_view(int argc, char **argv)
 			break;
 		case 5:
 			title = optarg;
+			break;
+		case 'b':
+			time.begin_s = optarg;
+			break;
+		case 'E':
+			time.end_s = optarg;
+			break;
+		case 7:
+			time.gmt = true;
 			break;
 		case 6:
 			if (parse_size(optarg, &max_size)) {
@@ -180,6 +219,9 @@ int cmd_view(int argc, char **argv)
 	const char *const *paths = (const char *const *)argv + optind;
 	size_t npaths = (size_t)(argc - optind);
 
+	if ((status = cli_time_range_parse(&time)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	if (cli_trace_paths(paths, npaths))
 		goto out;
 	{
@@ -193,6 +235,9 @@ int cmd_view(int argc, char **argv)
 			goto out;
 		}
 	}
+	if ((status = cli_time_range_apply(&time, paths, npaths, &ro)))
+		goto out;
+	status = CLI_EXIT_FAILURE;
 	struct cli_reader_opts co = { .nbad = &nbad };
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		cli_err("%s", err);
@@ -260,9 +305,10 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 	if (size > max_size) {
-		cli_err("%s: the page would be %" PRIu64 " MiB, above %" PRIu64
-			" MiB (a browser holds it whole in memory)", output, size >> 20,
-			max_size >> 20);
+		char a[32], b[32];
+		cli_err("%s: the page would be %s, above --max-size %s (a browser holds it whole "
+			"in memory)", output, size_text(size, a, sizeof(a)),
+			size_text(max_size, b, sizeof(b)));
 		cli_hint("serve it instead: trawl view --serve %s", paths[0]);
 		goto out;
 	}
@@ -283,9 +329,10 @@ int cmd_view(int argc, char **argv)
 	fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (cli_verbosity >= 0)
-		printf("trawl view: %s: %" PRIu64 " events, %zu hosts, %zu rows, %" PRIu64
-		       " messages, %" PRIu64 " bytes (%.2f per event), %.2f s\n",
-		       output, st.events, st.hosts, st.rows, st.messages, size,
+		printf("trawl view: %s: %" PRIu64 " event%s, %zu host%s, %zu row%s, %" PRIu64
+		       " message%s, %" PRIu64 " bytes (%.2f per event), %.2f s\n",
+		       output, st.events, CLI_S(st.events), st.hosts, CLI_S(st.hosts), st.rows,
+		       CLI_S(st.rows), st.messages, CLI_S(st.messages), size,
 		       st.events ? (double)size / (double)st.events : 0.0,
 		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	status = damaged;

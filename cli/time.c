@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/time.c - the <time> arguments of the commands that read traces
- * (print --begin/--end, analyze --begin/--end, state --at): seconds or
- * nanoseconds since the epoch, a date, or a time of day on the day of the
- * traces' first event, in local time or UTC (the usage of trawl print).
+ * (--begin/--end of print, analyze, agg, view, export; state --at), one
+ * parser for all (docs/time.md): seconds or nanoseconds since the epoch, a
+ * date, a time of day on the day of the traces' first event, in local time
+ * or UTC, or +S[.n][unit] after the first event.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,8 @@ static int64_t parse_frac(const char *s, const char **end)
 /*
  * Parses a <time> (see the usage) into ns since the epoch. The HH:MM:SS
  * form is relative to the local (or UTC) midnight of the day of day_ref
- * (ns); it sets *rel, and with day_ref == INT64_MIN only checks the syntax.
+ * (ns), the +S form to day_ref itself (the first event); both set *rel,
+ * and with day_ref == INT64_MIN only check the syntax.
  */
 int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool *rel)
 {
@@ -56,6 +58,32 @@ int cli_parse_time(const char *s, bool gmt, int64_t day_ref, int64_t *out, bool 
 	int n = 0;
 
 	*rel = false;
+	if (s[0] == '+') {
+		/* +S[.n] seconds (or +N ns, us, ms, s) after day_ref, the first event */
+		static const struct { const char *u; int64_t mul; } units[] = {
+			{ "", 1000000000 }, { "s", 1000000000 }, { "ms", 1000000 },
+			{ "us", 1000 }, { "ns", 1 },
+		};
+		if (parse_digits(s + 1, &v, &p))
+			return -1;
+		const char *f = p;
+		frac = parse_frac(p, &p);	/* ns of a second */
+		size_t u;
+		for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(p, units[u].u); u++)
+			;
+		if (u == sizeof(units) / sizeof(units[0]) || (*f == '.' && f + 1 == p))
+			return -1;
+		int64_t mul = units[u].mul;
+		if (v > INT64_MAX / mul / 2)
+			return -1;
+		/* the fraction of the unit: frac is in 1e-9 of one */
+		int64_t off = v * mul + (int64_t)((double)frac * (double)mul / 1e9 + 0.5);
+		*rel = true;
+		if (day_ref == INT64_MIN)
+			return 0;
+		*out = day_ref + off;
+		return 0;
+	}
 	if (strlen(s) >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T')) {
 		if (sscanf(s, "%4d-%2d-%2d%*c%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
 			   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
@@ -150,7 +178,7 @@ int cli_time_range_apply(struct cli_time_range *t, const char *const *paths, siz
 			 struct trawl_reader_opts *ro)
 {
 	if ((t->brel || t->erel) && !npaths)
-		return cli_usage("a time of day needs trace files (give the date, or ns)");
+		return cli_usage("a time of day needs trace files, as does +S (give the date, or ns)");
 	if (t->brel || t->erel) {
 		int64_t day = 0;
 

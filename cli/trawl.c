@@ -188,12 +188,13 @@ static void plain_add(struct plain *p, const char *s, size_t n, bool space)
 			i += 2, w[k++] = '-';	/* \(em and the like */
 		else if (s[i] == 'e')
 			w[k++] = '\\';
-		else if (s[i] != '&' && s[i] != 'c')
-			w[k++] = s[i];		/* \- \\ \. */
+		else if (s[i] != '&' && s[i] != 'c' && s[i] != '%')
+			w[k++] = s[i];		/* \- \\ \. (\% \& \c: nothing) */
 	}
 	if (!k)
 		return;
-	if (!p->nofill && p->len && p->indent + p->len + 1 + k > 78)
+	/* a line breaks between words only: "trawl-info" and "(1)" of .BR stay together */
+	if (!p->nofill && space && p->len && p->indent + p->len + 1 + k > 78)
 		plain_flush(p);
 	if (space && p->len)
 		p->out[p->len++] = ' ';
@@ -379,7 +380,11 @@ int main(int argc, char **argv)
 {
 	const struct command *c;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+	if (argc < 2) {
+		usage(stderr);	/* no command: a usage error (trawl(1), EXIT STATUS) */
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;
 	}

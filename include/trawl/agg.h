@@ -64,6 +64,17 @@ struct trawl_agg_opts {
  */
 struct trawl_agg *trawl_agg_new(const struct trawl_agg_opts *o, char *err, size_t errlen);
 struct trawl_sink trawl_agg_sink(struct trawl_agg *a);
+/*
+ * Can every aggregation match the events of reader r (before it runs)? Its
+ * event globs match some event class, its GLOB.FIELD is a number in some
+ * of them, each field key is a field of the events matched. 0; -ENOENT (an
+ * event, field or key that matches nothing: the message names it and the
+ * nearest there is) or -EINVAL (a field that is no number) with the
+ * message in err; -ENOMEM. A live reader, whose classes come as it goes,
+ * is not checked (0).
+ */
+struct trawl_reader;
+int trawl_agg_check(const struct trawl_agg *a, struct trawl_reader *r, char *err, size_t errlen);
 /* The message of the sink's last failure ("" if none). */
 const char *trawl_agg_error(const struct trawl_agg *a);
 void trawl_agg_free(struct trawl_agg *a);

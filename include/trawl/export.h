@@ -73,7 +73,9 @@ struct trawl_export_opts {
 	/*
 	 * Events written at most (0: the format's default: none for
 	 * perfetto, TRAWL_EXPORT_CHROME_MAX_EVENTS for chrome-json; UINT64_MAX:
-	 * no limit). One more fails the run with -EFBIG (the file is removed).
+	 * no limit). One more ends the run with -EFBIG: chrome-json keeps the
+	 * first max_events records (trawl_export_stats().truncated), perfetto
+	 * removes the file.
 	 */
 	uint64_t max_events;
 	/*
@@ -97,6 +99,10 @@ struct trawl_export_stats {
 	uint64_t skipped;		/* kernel events of no family above, and
 					 * scheduler events of CPU 65536 or more */
 	uint64_t bytes;			/* of the file */
+	/* max_events was reached and the format keeps the first max_events
+	 * records (chrome-json): the file is complete with those, the run
+	 * ended there (the sink's events() returned -EFBIG) */
+	bool truncated;
 };
 
 /*
@@ -109,7 +115,8 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 				      size_t errlen);
 /*
  * The sink. Its events() returns -EFBIG past max_events, another -errno on
- * a write error or out of memory; its finish() completes the file, or
+ * a write error or out of memory; its finish() completes the file (also
+ * with the first max_events records of a format that keeps them), or
  * removes it after such a failure. The message of a failure:
  * trawl_export_error().
  */

@@ -106,6 +106,9 @@ struct trawl_source_opts {
 	 */
 	void (*bad_trace)(void *arg, const char *msg);
 	void *bad_trace_arg;
+	/* Live: from the session's next packet on, not from its beginning (a
+	 * trawl relay; lttng-relayd serves its SEEK_LAST, what it keeps). */
+	bool live_from_now;
 };
 
 /*

@@ -37,7 +37,8 @@ enum tr_agg_value {
 
 enum tr_agg_key_kind {
 	TR_AGG_K_HOST, TR_AGG_K_CPU, TR_AGG_K_TID, TR_AGG_K_COMM, TR_AGG_K_CGROUP,
-	TR_AGG_K_EVENT, TR_AGG_K_FIELD,
+	TR_AGG_K_EVENT, TR_AGG_K_PID,	/* pid: the thread's process (thread group) id */
+	TR_AGG_K_FIELD,
 };
 
 /* One aggregation of a statement, as parsed (the strings are its own). */
@@ -70,6 +71,8 @@ struct tr_agg_spec {
 TRAWL_HIDDEN int tr_agg_parse(struct tr_agg_spec *s, const char *text, size_t len,
 			      char *err, size_t errlen);
 TRAWL_HIDDEN void tr_agg_spec_release(struct tr_agg_spec *s);
+/* The key words (host, cpu, tid, comm, cgroup, event, pid), by kind. */
+TRAWL_HIDDEN const char *tr_agg_key_name(enum tr_agg_key_kind k);
 TRAWL_HIDDEN const char *tr_agg_func_name(enum tr_agg_func f);
 
 /* ---- buckets: index of a value, and the lowest value of a bucket */

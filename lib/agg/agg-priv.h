@@ -70,6 +70,7 @@ struct track {
 	const struct trawl_field *prev_tid, *prev_comm, *next_tid, *next_comm;
 	const struct trawl_field *sd_tid, *sd_name, *sd_cgroup;
 	const struct trawl_field *fork_child, *fork_parent, *fork_comm, *exec_file, *procname;
+	const struct trawl_field *sd_pid, *fork_pid, *vpid;	/* the key pid */
 };
 
 struct trawl_agg {

@@ -121,6 +121,7 @@ struct thread_key {
 
 struct thread {
 	uint32_t comm, cgroup;	/* interned, 0: unknown */
+	int64_t pid1;		/* the process id + 1 (thread group id); 0: unknown */
 };
 
 static struct thread *thread_get(struct trawl_agg *a, uint32_t host, int64_t tid)
@@ -156,6 +157,18 @@ static void set_comm(struct trawl_agg *a, uint32_t host, int64_t tid, uint32_t c
 		t->cgroup = cgroup;
 }
 
+/* A thread's process id (tgid), as the state dump or a fork says it. */
+static void set_pid(struct trawl_agg *a, uint32_t host, int64_t tid, const struct trawl_field *f,
+		    const struct trawl_event *ev)
+{
+	bool ok;
+	int64_t pid = int_of(f, ev, &ok);
+	struct thread *t;
+
+	if (ok && pid >= 0 && pid < INT64_MAX && (t = thread_get(a, host, tid)))
+		t->pid1 = pid + 1;
+}
+
 /* The event's effect on the table of threads. */
 static void track(struct trawl_agg *a, const struct trawl_event *ev, uint32_t host)
 {
@@ -171,6 +184,7 @@ static void track(struct trawl_agg *a, const struct trawl_event *ev, uint32_t ho
 	}
 	if ((tid = int_of(t->sd_tid, ev, &ok), ok)) {
 		set_comm(a, host, tid, str_of(a, t->sd_name, ev), str_of(a, t->sd_cgroup, ev));
+		set_pid(a, host, tid, t->sd_pid, ev);
 		return;
 	}
 	if ((tid = int_of(t->fork_child, ev, &ok), ok)) {
@@ -180,6 +194,7 @@ static void track(struct trawl_agg *a, const struct trawl_event *ev, uint32_t ho
 		    (p = tr_table_find(&a->threads, &(struct thread_key){ .host = host, .tid = tid2 })))
 			cg = p->cgroup;
 		set_comm(a, host, tid, str_of(a, t->fork_comm, ev), cg);
+		set_pid(a, host, tid, t->fork_pid, ev);
 		return;
 	}
 	const union trawl_ctf_value *fn = t->exec_file ? trawl_field_value(t->exec_file, ev) : NULL;
@@ -267,6 +282,23 @@ static void key_of(struct trawl_agg *a, struct one *o, const struct trawl_event 
 			t = KEY_STR;
 			v = a->cls[ev->cls->index].name;
 			break;
+		case TR_AGG_K_PID: {
+			/* user space's vpid context; the kernel's: its thread's process */
+			int64_t pid = int_of(a->trk.vpid, ev, &ok), tid;
+			if (ok) {
+				t = KEY_INT;
+				v = (uint64_t)pid;
+				break;
+			}
+			tid = tid_of(a, ev, &ok);
+			struct thread *th = ok ? tr_table_find(&a->threads,
+				&(struct thread_key){ .host = host, .tid = tid }) : NULL;
+			if (th && th->pid1) {
+				t = KEY_INT;
+				v = (uint64_t)(th->pid1 - 1);
+			}
+			break;
+		}
 		case TR_AGG_K_FIELD: {
 			const struct trawl_field *f = o->keyf[i];
 			const union trawl_ctf_value *val = f ? trawl_field_value(f, ev) : NULL;
@@ -549,7 +581,8 @@ static int agg_start(void *self, struct trawl_reader *r)
 				return -errno;
 		}
 		for (size_t k = 0; k < s->nkeys; k++) {
-			if (s->key[k].kind == TR_AGG_K_COMM || s->key[k].kind == TR_AGG_K_CGROUP)
+			if (s->key[k].kind == TR_AGG_K_COMM || s->key[k].kind == TR_AGG_K_CGROUP ||
+			    s->key[k].kind == TR_AGG_K_PID)
 				threads = true;
 			if (s->key[k].kind != TR_AGG_K_FIELD)
 				continue;
@@ -577,6 +610,9 @@ static int agg_start(void *self, struct trawl_reader *r)
 		t->fork_comm = bind_opt(r, "sched_process_fork", "child_comm", TRAWL_FIELD_OPTIONAL);
 		t->exec_file = bind_opt(r, "sched_process_exec", "filename", TRAWL_FIELD_OPTIONAL);
 		t->procname = bind_opt(r, "*", "procname", TRAWL_FIELD_OPTIONAL);
+		t->sd_pid = bind_opt(r, "lttng_statedump_process_state", "pid", TRAWL_FIELD_OPTIONAL);
+		t->fork_pid = bind_opt(r, "sched_process_fork", "child_pid", TRAWL_FIELD_OPTIONAL);
+		t->vpid = bind_opt(r, "*", "vpid", TRAWL_FIELD_OPTIONAL);
 		a->tracking = true;
 	}
 	return 0;

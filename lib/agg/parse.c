@@ -7,7 +7,7 @@
  *   value     := 'lat' '(' GLOB ',' GLOB ')'   end ts - begin ts, paired per tid
  *              | GLOB '.' FIELD                a field of the events GLOB matches
  *              | GLOB                          the events themselves (count only)
- *   key       := host | cpu | tid | comm | cgroup | event | FIELD
+ *   key       := host | cpu | tid | pid | comm | cgroup | event | FIELD
  *   NUMBER    := [-]digits [ ns | us | ms | s ]  (a duration unit: scaled to ns)
  *
  * A word is a run of characters other than blanks and "(),;". Input is
@@ -20,6 +20,10 @@
 #include <string.h>
 
 #include "agg/agg-internal.h"
+#include "agg/agg-priv.h"
+#include "pipe/pipe-internal.h"	/* tr_reader_is_live */
+#include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 static const char *const func_names[] = {
 	[TR_AGG_COUNT] = "count", [TR_AGG_SUM] = "sum", [TR_AGG_MIN] = "min",
@@ -36,7 +40,13 @@ static const unsigned char func_params[][2] = {
 static const char *const key_names[] = {
 	[TR_AGG_K_HOST] = "host", [TR_AGG_K_CPU] = "cpu", [TR_AGG_K_TID] = "tid",
 	[TR_AGG_K_COMM] = "comm", [TR_AGG_K_CGROUP] = "cgroup", [TR_AGG_K_EVENT] = "event",
+	[TR_AGG_K_PID] = "pid",
 };
+
+const char *tr_agg_key_name(enum tr_agg_key_kind k)
+{
+	return (size_t)k < ARRAY_SIZE(key_names) ? key_names[k] : NULL;
+}
 
 const char *tr_agg_func_name(enum tr_agg_func f)
 {
@@ -224,7 +234,7 @@ static int key(struct lex *l, struct tr_agg_stmt *a)
 	const char *w = word(l, &n);
 
 	if (!n)
-		return fail(l, "a key is expected (host, cpu, tid, comm, cgroup, event or a field)");
+		return fail(l, "a key is expected (host, cpu, tid, pid, comm, cgroup, event or a field)");
 	if (a->nkeys == TR_AGG_MAX_KEYS)
 		return fail(l, "more than 8 keys");
 	a->key[a->nkeys].kind = TR_AGG_K_FIELD;
@@ -364,4 +374,201 @@ void tr_agg_spec_release(struct tr_agg_spec *s)
 			free(a->key[k].name);
 	}
 	memset(s, 0, sizeof(*s));
+}
+
+/* ------------------------------------------- against the traces read */
+
+/* The names a "did you mean" looks among: distinct, at most NAMES_MAX. */
+#define NAMES_MAX 512
+struct names {
+	const char *v[NAMES_MAX];
+	size_t n;
+};
+
+static void names_add(struct names *nm, const char *s)
+{
+	if (!s || !*s || nm->n == NAMES_MAX)
+		return;
+	for (size_t i = 0; i < nm->n; i++)
+		if (!strcmp(nm->v[i], s))
+			return;
+	nm->v[nm->n++] = s;
+}
+
+/* A field's name as readers show it: one leading '_' dropped. */
+static const char *shown_name(const char *s)
+{
+	return s && s[0] == '_' ? s + 1 : s;
+}
+
+static void names_of_struct(struct names *nm, const struct trawl_ctf_type *t)
+{
+	if (!t || t->kind != TRAWL_CTF_STRUCT)
+		return;
+	for (size_t i = 0; i < t->u.s.n; i++)
+		names_add(nm, shown_name(t->u.s.fields[i].name));
+}
+
+/* Calls fn for every event class of the reader whose name glob matches
+ * (NULL: every class), with the class's stream class. */
+static size_t each_class(struct trawl_reader *r, const char *glob,
+			 void (*fn)(void *arg, const struct trawl_ctf_event_class *ec,
+				    const struct trawl_ctf_stream_class *sc), void *arg)
+{
+	size_t n = 0;
+
+	for (size_t ti = 0; ti < trawl_reader_ntraces(r); ti++) {
+		const struct trawl_ctf_trace *m =
+			trawl_reader_trace_meta(trawl_reader_trace_at(r, ti));
+		for (size_t i = 0; m && i < m->nstreams; i++)
+			for (size_t j = 0; j < m->streams[i]->nevents; j++) {
+				const struct trawl_ctf_event_class *ec = m->streams[i]->events[j];
+				if (!ec->name || (glob && !tr_glob_match(glob, ec->name)))
+					continue;
+				n++;
+				if (fn)
+					fn(arg, ec, m->streams[i]);
+			}
+	}
+	return n;
+}
+
+static void add_class_name(void *arg, const struct trawl_ctf_event_class *ec,
+			   const struct trawl_ctf_stream_class *sc)
+{
+	(void)sc;
+	names_add(arg, ec->name);
+}
+
+static void add_field_names(void *arg, const struct trawl_ctf_event_class *ec,
+			    const struct trawl_ctf_stream_class *sc)
+{
+	names_of_struct(arg, ec->fields);
+	names_of_struct(arg, ec->context);
+	names_of_struct(arg, sc ? sc->event_context : NULL);
+}
+
+/* " (did you mean 'X'?)" when a name is near, else "". */
+static const char *near_text(char *buf, size_t cap, const char *name, const struct names *nm)
+{
+	size_t len = strlen(name), max = len / 3 > 2 ? len / 3 : 2;
+	const char *best = tr_closest(name, nm->v, nm->n, max);
+
+	if (!best)
+		return "";
+	snprintf(buf, cap, " (did you mean '%s'?)", best);
+	return buf;
+}
+
+/* The event glob g of aggregation s matches some class, else the error. */
+static int check_glob(struct trawl_reader *r, const struct tr_agg_stmt *s, const char *g,
+		      struct names *all, char *err, size_t errlen)
+{
+	char near[160];
+
+	if (each_class(r, g, NULL, NULL))
+		return 0;
+	return tr_seterr(err, errlen, ENOENT, "%s: no event matches '%s'%s", s->text, g,
+			 near_text(near, sizeof(near), g, all));
+}
+
+struct type_scan {
+	const struct trawl_field *f;
+	size_t num, str;	/* matched classes where the field is a number, a string */
+};
+
+static void scan_type(void *arg, const struct trawl_ctf_event_class *ec,
+		      const struct trawl_ctf_stream_class *sc)
+{
+	struct type_scan *t = arg;
+	enum trawl_field_type ft = trawl_field_type(t->f, ec);
+
+	(void)sc;
+	if (ft == TRAWL_FIELD_INT || ft == TRAWL_FIELD_FLOAT)
+		t->num++;
+	else if (ft == TRAWL_FIELD_STRING)
+		t->str++;
+}
+
+static int check(const struct tr_agg_spec *spec, struct trawl_reader *r, char *err, size_t errlen)
+{
+	struct names *all = calloc(1, sizeof(*all)), *fields = NULL, *cand = NULL;
+	char near[160], bind[256];
+	int rc = 0;
+
+	if (!all || !(fields = calloc(1, sizeof(*fields))) || !(cand = calloc(1, sizeof(*cand)))) {
+		rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
+		goto out;
+	}
+	each_class(r, NULL, add_class_name, all);
+	for (size_t i = 0; i < spec->n && !rc; i++) {
+		const struct tr_agg_stmt *s = &spec->stmt[i];
+
+		if ((rc = check_glob(r, s, s->glob, all, err, errlen)))
+			break;
+		if (s->value == TR_AGG_V_LAT && (rc = check_glob(r, s, s->glob_end, all, err, errlen)))
+			break;
+		fields->n = 0;
+		each_class(r, s->glob, add_field_names, fields);
+		if (s->value == TR_AGG_V_FIELD) {
+			char sp[512];
+			snprintf(sp, sizeof(sp), "%s.%s", s->glob, s->field);
+			const struct trawl_field *f = trawl_field_bind(r, sp, TRAWL_FIELD_ANY,
+								       TRAWL_FIELD_OPTIONAL, bind,
+								       sizeof(bind));
+			if (!f && errno == ENOENT) {
+				rc = tr_seterr(err, errlen, ENOENT, "%s: %s%s", s->text, bind,
+					       near_text(near, sizeof(near), s->field, fields));
+				break;
+			}
+			if (!f) {
+				rc = tr_seterr(err, errlen, errno, "%s: %s", s->text, bind);
+				break;
+			}
+			struct type_scan t = { .f = f };
+			each_class(r, s->glob, scan_type, &t);
+			if (!t.num) {
+				rc = tr_seterr(err, errlen, EINVAL, "%s: %s.%s is %s: %s() takes numbers "
+					       "(its values as a key: count(%s) by %s)", s->text,
+					       s->glob, s->field, t.str ? "a string" : "not a number",
+					       tr_agg_func_name(s->func), s->glob, s->field);
+				break;
+			}
+		}
+		for (size_t k = 0; k < s->nkeys; k++) {
+			if (s->key[k].kind != TR_AGG_K_FIELD)
+				continue;
+			bool found = false;
+			for (size_t j = 0; j < fields->n && !found; j++)
+				found = !strcmp(fields->v[j], s->key[k].name) ||
+					(strchr(s->key[k].name, '.') &&
+					 !strncmp(fields->v[j], s->key[k].name, strlen(fields->v[j])) &&
+					 s->key[k].name[strlen(fields->v[j])] == '.');
+			if (found)
+				continue;
+			/* the near names: the key words, then the events' fields */
+			cand->n = 0;
+			for (size_t w = 0; w < ARRAY_SIZE(key_names); w++)
+				names_add(cand, key_names[w]);
+			for (size_t j = 0; j < fields->n; j++)
+				names_add(cand, fields->v[j]);
+			rc = tr_seterr(err, errlen, ENOENT, "%s: no key '%s': not one of host, cpu, "
+				       "tid, pid, comm, cgroup, event, and no event matching '%s' has "
+				       "such a field%s", s->text, s->key[k].name, s->glob,
+				       near_text(near, sizeof(near), s->key[k].name, cand));
+			break;
+		}
+	}
+out:
+	free(all);
+	free(fields);
+	free(cand);
+	return rc;
+}
+
+int trawl_agg_check(const struct trawl_agg *a, struct trawl_reader *r, char *err, size_t errlen)
+{
+	if (tr_reader_is_live(r))
+		return 0;	/* its classes come as it goes */
+	return check(&a->spec, r, err, errlen);
 }

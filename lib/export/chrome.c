@@ -37,7 +37,37 @@ struct ch_host {
 struct ch {
 	struct json j;
 	struct ch_host *hosts;
+	/* max_events: where the record being written began, to take it back
+	 * when it is one too many; full: the file has its records */
+	size_t mark;
+	bool mark_comma, full;
 };
+
+/* A record (or two, bound) begins. */
+static void rec_begin(struct tr_export *x)
+{
+	struct ch *c = x->priv;
+
+	c->mark = c->j.len;
+	c->mark_comma = c->j.comma[c->j.depth];
+}
+
+/* The n records since rec_begin() are written: counted, or, past
+ * max_events, taken back (the file keeps the first max_events) and
+ * -EFBIG. */
+static int rec_end(struct tr_export *x, uint64_t n)
+{
+	struct ch *c = x->priv;
+	int ret = tr_export_count(x, n);
+
+	if (ret == -EFBIG) {
+		c->j.len = c->mark;
+		c->j.comma[c->j.depth] = c->mark_comma;
+		x->st.written -= n;
+		c->full = true;
+	}
+	return ret;
+}
 
 static int64_t pid_of(uint32_t host, int32_t pid)
 {
@@ -76,6 +106,9 @@ static int meta(struct tr_export *x, const char *what, int64_t pid, int64_t tid,
 {
 	struct ch *c = x->priv;
 
+	if (c->full)
+		return -EFBIG;
+	rec_begin(x);
 	tr_json_obj(&c->j);
 	tr_json_kv_str(&c->j, "ph", "M");
 	tr_json_kv_str(&c->j, "name", what);
@@ -86,7 +119,7 @@ static int meta(struct tr_export *x, const char *what, int64_t pid, int64_t tid,
 	tr_json_kv_str(&c->j, "name", name);
 	tr_json_obj_end(&c->j);
 	tr_json_obj_end(&c->j);
-	return tr_export_count(x, 1);
+	return rec_end(x, 1);
 }
 
 static int ch_start(struct tr_export *x)
@@ -136,7 +169,10 @@ static struct run *run_of(struct tr_export *x, const struct tr_xhost *h, uint32_
 			char name[32];
 
 			snprintf(name, sizeof(name), "CPU %u", i);
-			if (meta(x, "thread_name", pid_of((uint32_t)(h - x->hosts), PID_HOST), i, name))
+			/* past max_events: not named (the file is full; the run ends) */
+			int ret = meta(x, "thread_name", pid_of((uint32_t)(h - x->hosts), PID_HOST),
+				       i, name);
+			if (ret && ret != -EFBIG)
 				return NULL;
 		}
 	}
@@ -151,6 +187,9 @@ static int run_end(struct tr_export *x, const struct tr_xhost *h, uint32_t cpu, 
 
 	if (r->since == INT64_MIN || r->tid <= 0)
 		return 0;
+	if (c->full)
+		return -EFBIG;
+	rec_begin(x);
 	ev_open(x, "X", r->since, pid_of((uint32_t)(h - x->hosts), PID_HOST), cpu, r->comm,
 		strlen(r->comm));
 	tr_json_key(&c->j, "dur");
@@ -160,7 +199,7 @@ static int run_end(struct tr_export *x, const struct tr_xhost *h, uint32_t cpu, 
 	tr_json_kv_i64(&c->j, "tid", r->tid);
 	tr_json_obj_end(&c->j);
 	tr_json_obj_end(&c->j);
-	int ret = tr_export_count(x, 1);
+	int ret = rec_end(x, 1);
 
 	return ret ? ret : flush(x, false);
 }
@@ -169,10 +208,13 @@ static int ch_switch(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int6
 		     const struct tr_xswitch *s)
 {
 	struct run *r = run_of(x, h, cpu);
+	struct ch *c = x->priv;
 	int ret;
 
 	if (!r)
 		return -ENOMEM;
+	if (c->full)
+		return -EFBIG;
 	if ((ret = run_end(x, h, cpu, r, ts)))
 		return ret;
 	r->since = ts;
@@ -243,12 +285,13 @@ static int slice(struct tr_export *x, struct tr_xhost *h, int64_t ts, const stru
 
 	if (ret)
 		return ret;
+	rec_begin(x);
 	ev_open(x, ph, ts, pid, tid, m->name, m->name_len);
 	tr_json_kv_str(&c->j, "cat", "trawl");
 	tr_json_kv_u64(&c->j, "id", m->slice);
 	args(x, m);
 	tr_json_obj_end(&c->j);
-	ret = tr_export_count(x, 1);
+	ret = rec_end(x, 1);
 	return ret ? ret : flush(x, false);
 }
 
@@ -271,12 +314,13 @@ static int ch_instant(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 
 	if (ret)
 		return ret;
+	rec_begin(x);
 	if (!m->flow_out && !m->flow_in) {
 		ev_open(x, "i", ts, pid, tid, m->name, m->name_len);
 		tr_json_kv_str(&c->j, "s", "t");
 		args(x, m);
 		tr_json_obj_end(&c->j);
-		ret = tr_export_count(x, 1);
+		ret = rec_end(x, 1);
 		return ret ? ret : flush(x, false);
 	}
 	/* a message's end: a slice of a nanosecond that the flow binds to */
@@ -291,7 +335,7 @@ static int ch_instant(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 	if (!m->flow_out)
 		tr_json_kv_str(&c->j, "bp", "e");
 	tr_json_obj_end(&c->j);
-	ret = tr_export_count(x, 2);
+	ret = rec_end(x, 2);
 	return ret ? ret : flush(x, false);
 }
 
@@ -300,9 +344,11 @@ static int ch_finish(struct tr_export *x)
 	struct ch *c = x->priv;
 	int ret;
 
-	for (size_t i = 0; i < x->nhosts; i++)
+	/* what still runs on each CPU: as far as max_events lets it */
+	for (size_t i = 0; i < x->nhosts && !c->full; i++)
 		for (uint32_t k = 0; k < c->hosts[i].ncpu; k++)
-			if ((ret = run_end(x, &x->hosts[i], k, &c->hosts[i].cpu[k], x->last_ts)))
+			if ((ret = run_end(x, &x->hosts[i], k, &c->hosts[i].cpu[k], x->last_ts)) &&
+			    ret != -EFBIG)
 				return ret;
 	tr_json_arr_end(&c->j);
 	tr_json_obj_end(&c->j);
@@ -324,8 +370,9 @@ static void ch_release(struct tr_export *x)
 
 const struct tr_xformat tr_xformat_chrome = {
 	.name = "chrome-json",
-	.help = "chrome://tracing JSON, at most 1 M records",
+	.help = "chrome://tracing JSON, first 1 M records",
 	.max_events = TRAWL_EXPORT_CHROME_MAX_EVENTS,
+	.truncates = true,
 	.priv_size = sizeof(struct ch),
 	.start = ch_start,
 	.sched_switch = ch_switch,

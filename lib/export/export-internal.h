@@ -86,6 +86,10 @@ struct tr_export;
 struct tr_xformat {
 	const char *name, *help;
 	uint64_t max_events;		/* default limit, 0: none */
+	/* past max_events the file keeps the first max_events records (its
+	 * writers take the one too many back) and the run ends; else the
+	 * export fails */
+	bool truncates;
 	size_t priv_size;		/* bytes of the format's state (x->priv) */
 	int (*start)(struct tr_export *x);
 	int (*sched_switch)(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int64_t ts,

@@ -571,6 +571,14 @@ static int x_start(void *self, struct trawl_reader *r)
 	}
 	int ret = x->fmt->start(x);
 
+	if (ret == -EFBIG && x->fmt->truncates) {
+		/* the hosts' names alone reach max_events: a file of those */
+		x->core->failed = ret;
+		x->st.truncated = true;
+		snprintf(x->core->err, sizeof(x->core->err), "more than %llu records",
+			 (unsigned long long)x->max_events);
+		return 0;	/* its events() ends the run at once */
+	}
 	return ret ? fail(x, ret, "start") : 0;
 }
 
@@ -822,6 +830,7 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 	}
 	if (ret == -EFBIG && !c->failed) {
 		c->failed = ret;
+		x->st.truncated = x->fmt->truncates;
 		snprintf(c->err, sizeof(c->err), "more than %llu records",
 			 (unsigned long long)x->max_events);
 		return ret;
@@ -833,7 +842,8 @@ static int x_finish(void *self, struct trawl_reader *r)
 {
 	struct tr_export *x = self;
 	struct tr_xcore *c = x->core;
-	int ret = c->failed;
+	/* the first max_events records of a format that keeps them: a file */
+	int ret = c->failed == -EFBIG && x->st.truncated ? 0 : c->failed;
 
 	x->st.unmatched += c->nopen_live;	/* begins never ended */
 	c->nopen_live = 0;

@@ -236,6 +236,38 @@ err:
 	return NULL;
 }
 
+/*
+ * Why a server closed a viewer's connection at its first request: asks it,
+ * on a connection of its own, for trawl's authentication challenge. 1: it
+ * answered it (a trawl relay's live port that requires a credential), 0:
+ * it did not (closed again, or no such reply: not a live port), -1: it
+ * could not be asked (no connection within the deadline).
+ */
+static int closed_why(const char *host, unsigned port, int64_t deadline)
+{
+	char gai[128];
+	int fd = tr_net_connect(host, port, deadline, gai, sizeof(gai));
+	if (fd < 0)
+		return -1;
+	struct live_client *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -1;
+	}
+	int64_t left = deadline - tr_mono_ms();
+	c->fd = fd;
+	c->timeout_ms = left > 0 ? (int)left : 1;
+	int fl = fcntl(fd, F_GETFL), k = 0;
+	uint8_t b[LIVE_CHALLENGE_REPLY_LEN];
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		k = -1;
+	else if (!request(c, LIVE_TRAWL_CHALLENGE, NULL, 0) &&
+		 !recv_exact(c, LIVE_TRAWL_CHALLENGE, b, sizeof(b)))
+		k = get_be32(b) == LIVE_AUTH_OK && get_be32(b + 4) == RELAY_AUTH_VERSION;
+	tr_live_client_free(c);
+	return k;
+}
+
 struct live_client *tr_live_client_connect(const char *host, uint16_t port, int timeout_ms,
 					char *err, size_t errlen)
 {
@@ -256,9 +288,27 @@ struct live_client *tr_live_client_connect(const char *host, uint16_t port, int 
 	/* the handshake within what is left of timeout_ms */
 	int64_t left = deadline - tr_mono_ms();
 	struct live_client *c = tr_live_client_from_fd(fd, left > 0 ? (int)left : 1, err, errlen);
-	if (c)
+	if (c) {
 		c->timeout_ms = t;
-	return c;
+		return c;
+	}
+	int e = errno;
+	if (e == ECONNRESET && strstr(err, "connection closed (")) {
+		/* closed without a word: a relay's live port that wants a
+		 * credential, or no live port at all (the data port) */
+		int k = closed_why(host, p, deadline);
+		if (k == 1)
+			tr_seterr(err, errlen, EACCES, "live relay %s port %u requires a credential: it "
+				  "closed the connection of a viewer without one (give the viewer "
+				  "key or the cluster secret: --secret-file, docs/auth.md)", host, p);
+		else if (k == 0)
+			tr_seterr(err, errlen, EPROTO, "%s port %u is not a live port: it closed the "
+				  "connection at the viewer's first request (a relay's data port? its "
+				  "live port is 5344 unless --live says otherwise)", host, p);
+		e = k == 1 ? EACCES : k == 0 ? EPROTO : e;
+	}
+	errno = e;
+	return NULL;
 }
 
 const char *tr_live_client_errmsg(const struct live_client *c)
@@ -380,12 +430,20 @@ static const char *attach_status(uint32_t st, int *e)
 int tr_live_client_attach(struct live_client *c, uint64_t session_id, bool from_beginning,
 		       struct live_stream_info **streams, size_t *n)
 {
+	return tr_live_client_attach_seek(c, session_id,
+					  from_beginning ? LIVE_SEEK_BEGINNING : LIVE_SEEK_LAST,
+					  streams, n);
+}
+
+int tr_live_client_attach_seek(struct live_client *c, uint64_t session_id, uint32_t seek,
+			       struct live_stream_info **streams, size_t *n)
+{
 	uint8_t b[20] = { 0 };
 	int ret;
 	*streams = NULL;
 	*n = 0;
 	put_be64(b, session_id);
-	put_be32(b + 16, from_beginning ? LIVE_SEEK_BEGINNING : LIVE_SEEK_LAST);
+	put_be32(b + 16, seek);
 	if ((ret = request(c, LIVE_ATTACH_SESSION, b, sizeof(b))) ||
 	    (ret = recv_exact(c, LIVE_ATTACH_SESSION, b, 8)))
 		return ret;

@@ -139,6 +139,11 @@ TRAWL_HIDDEN int tr_live_client_list(struct live_client *c, struct live_session_
 TRAWL_HIDDEN int tr_live_client_attach(struct live_client *c, uint64_t session_id,
 				    bool from_beginning, struct live_stream_info **streams,
 				    size_t *n);
+/* The same with the seek value itself (LIVE_SEEK_*: LIVE_SEEK_TRAWL_NOW,
+ * which only trawl relays take). */
+TRAWL_HIDDEN int tr_live_client_attach_seek(struct live_client *c, uint64_t session_id,
+					 uint32_t seek, struct live_stream_info **streams,
+					 size_t *n);
 
 /*
  * GET_NEW_STREAMS: streams of the attached session not announced yet, as

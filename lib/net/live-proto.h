@@ -57,7 +57,10 @@ enum live_cmd {
 enum { LIVE_CREATE_OK = 1, LIVE_CREATE_ERR = 2 };
 enum { LIVE_ATTACH_OK = 1, LIVE_ATTACH_ALREADY, LIVE_ATTACH_UNK, LIVE_ATTACH_NOT_LIVE,
        LIVE_ATTACH_SEEK_ERR, LIVE_ATTACH_NO_SESSION };
-enum { LIVE_SEEK_BEGINNING = 1, LIVE_SEEK_LAST = 2 };
+enum { LIVE_SEEK_BEGINNING = 1, LIVE_SEEK_LAST = 2,
+       /* trawl's: from the next packet, whatever the relay's --live-from-now
+        * (lttng-relayd refuses it: the viewer asks SEEK_LAST then) */
+       LIVE_SEEK_TRAWL_NOW = 3 };
 enum { LIVE_INDEX_OK = 1, LIVE_INDEX_RETRY, LIVE_INDEX_HUP, LIVE_INDEX_ERR,
        LIVE_INDEX_INACTIVE, LIVE_INDEX_EOF /* lttng-relayd's ABI has it; unused */ };
 enum { LIVE_FLAG_NEW_METADATA = 1, LIVE_FLAG_NEW_STREAM = 2 };

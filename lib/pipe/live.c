@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,7 +611,12 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 		}
 		struct live_stream_info *si = NULL;
 		size_t n = 0;
-		rc = tr_live_client_attach(se->c, se->id, true, &si, &n);
+		bool now = o && o->sz >= offsetof(struct trawl_source_opts, live_from_now) +
+						sizeof(o->live_from_now) && o->live_from_now;
+		rc = tr_live_client_attach_seek(se->c, se->id,
+						now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING, &si, &n);
+		if (rc == -EINVAL && now)	/* lttng-relayd: its own "latest" */
+			rc = tr_live_client_attach_seek(se->c, se->id, LIVE_SEEK_LAST, &si, &n);
 		if (rc < 0) {
 			tr_seterr(err, errlen, -rc, "%s: attach: %s", url, tr_live_client_errmsg(se->c));
 			free(si);

@@ -29,7 +29,8 @@
  *   held request, so the viewer asks GET_NEW_STREAMS at its next request,
  *   whichever stream it waits on.
  * - A viewer reads from the session's first packet on (the relay has them
- *   all on disk); with SEEK_LAST and live_from_now, from the next one.
+ *   all on disk); with SEEK_LAST and live_from_now, or trawl's own
+ *   SEEK_TRAWL_NOW (a viewer's --from-now), from the next one.
  * - No beacon at the end of a packet given, nor two streams' last beacons
  *   at one time (distinct_beacon): babeltrace2 warns at such ties.
  * - A viewer's requests wait while LIVE_OUT_MAX of its replies do: it
@@ -518,14 +519,17 @@ static void attach(struct viewer *v, const struct live_req *r)
 		queue(v, b, sizeof(b));
 		return;
 	}
-	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST) {
+	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST &&
+	    r->u.attach.seek != LIVE_SEEK_TRAWL_NOW) {
 		put_be32(b, LIVE_ATTACH_SEEK_ERR);
 		queue(v, b, sizeof(b));
 		return;
 	}
 	v->s = s;
 	s->viewers++;
-	v->from_now = v->c->r->live_from_now && r->u.attach.seek == LIVE_SEEK_LAST;
+	/* trawl's viewers ask from now themselves (--from-now) */
+	v->from_now = (v->c->r->live_from_now && r->u.attach.seek == LIVE_SEEK_LAST) ||
+		      r->u.attach.seek == LIVE_SEEK_TRAWL_NOW;
 	if (announce(v, LIVE_ATTACH_OK, true) < 0)
 		v->c->dead = true;
 	tr_relay_log(v->c->r, LOG_INFO, "%s: attached to %s/%s", v->c->peer, s->host, s->name);

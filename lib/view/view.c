@@ -585,10 +585,32 @@ static const struct trawl_field *opt_bind(struct trawl_reader *r, const char *sp
 	return trawl_field_bind(r, spec, t, TRAWL_FIELD_OPTIONAL, NULL, 0);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int v_start(void *self, struct trawl_reader *r)
 {
 	struct trawl_view *v = self;
+	size_t nt = trawl_reader_ntraces(r);
+	const char **names = calloc(nt ? nt : 1, sizeof(*names));
 
+	if (!names)
+		return -ENOMEM;
+	/* the hosts (their rows, the sync table) in the order of their names,
+	 * not of their first events */
+	for (size_t i = 0; i < nt; i++) {
+		const char *n = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
+		names[i] = n && *n ? n : "(no host)";
+	}
+	qsort(names, nt, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < nt; i++)
+		if (host_index(v, names[i]) < 0) {
+			free(names);
+			return -ENOMEM;
+		}
+	free(names);
 	trawl_text_free(v->text);
 	if (!(v->text = trawl_text_new(TRAWL_TEXT_NO_DELTA | TRAWL_TEXT_CLOCK_SECONDS)))
 		return -ENOMEM;
@@ -1178,9 +1200,13 @@ int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *l
 			tr_json_kv_i64(&j, "y0", e->xform.y0 - v->base);
 			tr_json_key(&j, "slope");
 			tr_json_f64(&j, rate);
-			tr_json_kv_i64(&j, "offset", e->xform.y0 - e->xform.t0);
+			/* trawl sync's convention: the host's clock minus the
+			 * reference's, at the host's first event; the host clock's
+			 * rate against the reference's, in ppm */
+			int64_t at = h->first != INT64_MAX ? h->first : e->xform.t0;
+			tr_json_kv_i64(&j, "offset", at - trawl_sync_xform_apply(&e->xform, at));
 			tr_json_key(&j, "drift_ppm");
-			tr_json_fixed(&j, (rate - 1.0) * 1e6, 3);
+			tr_json_fixed(&j, rate > 0 ? (1.0 / rate - 1.0) * 1e6 : 0.0, 3);
 			tr_json_kv_i64(&j, "bound", e->bound_max);
 			tr_json_kv_str(&j, "quality", quality_name(e->quality));
 			tr_json_kv_str(&j, "reference", h->reference ? h->reference : "");

@@ -150,12 +150,13 @@ is "$rc:$(cat json.check)" "0:47 True True 2000000150" \
 	"live, --sync and -f json: 47 JSON events in corrected order, nodeB 2 s later (seq 0: +2 s + 150 ns)"
 
 # the host form, errors
-"$TRAWL" print --live "net://$LIVE/host/nodeB/lv" -n 1 > /dev/null 2> ended.err
+# (--wait 0: a viewer waits for a session not listed otherwise, issue 27.13)
+"$TRAWL" print --live "net://$LIVE/host/nodeB/lv" -n 1 --wait 0 > /dev/null 2> ended.err
 is "$?" 1 "an ended session is not listed: exit 1"
 grep -q "no such live session" ended.err
 ok $? "... with a message naming it ($(head -1 ended.err))"
 "$TRAWL" print --live "nett://x/y" > /dev/null 2> bad.err
-is "$?:$(grep -c 'nett://x/y' bad.err)" "1:1" "a bad URL: exit 1, the URL named"
+is "$?:$(grep -c 'nett://x/y' bad.err)" "2:1" "a bad URL: a usage error (exit 2), the URL named"
 
 # the relay goes away under a viewer: it ends (exit 1) with the reason, at once
 printf 'stream 0\nev 0 1000000 3\nflush 0 2000000\ntouch a3\nwait never\n' > a3.txt

@@ -784,7 +784,7 @@
 			h += "<tr><td>" + esc(x.name) + (s.is_ref ? " (ref)" : "") + "</td><td class=num>" + fmtDur(s.offset) +
 				"</td><td class=num>" + s.drift_ppm + " ppm</td><td class=num>" + (s.bound > 9e18 ? "none" : "\u00b1" + fmtDur(s.bound)) + "</td></tr>";
 		});
-		$("factors").innerHTML = h + "</table><p>" + esc(hosts.filter((x) => x.sync).map((x) => x.name + ": " + x.sync.quality).join(", ")) + "</p>";
+		$("factors").innerHTML = h + "</table><p>offset: the host's clock minus the reference's, at the host's first event; drift: the host clock's rate against the reference's (as trawl sync prints them).</p><p>" + esc(hosts.filter((x) => x.sync).map((x) => x.name + ": " + x.sync.quality).join(", ")) + "</p>";
 	}
 	function legend() {
 		let h = "";
