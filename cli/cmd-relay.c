@@ -149,7 +149,10 @@ static int secret_file_safe(const char *path)
 	if (stat(path, &sb) < 0)
 		return 0;	/* missing, unreadable: the authentication says so */
 	if (!S_ISREG(sb.st_mode)) {
-		cli_err("secret file %s: not a regular file: refused", path);
+		cli_err("secret file %s: not a regular file (%s): refused", path,
+			S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" :
+			S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device" :
+			S_ISSOCK(sb.st_mode) ? "a socket" : "not a file");
 		return -1;
 	}
 	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
