@@ -63,7 +63,7 @@ stored() { "$TRAWL" info "$1/$2" 2> /dev/null | sed -n 's/^total: .* \([0-9]*\) 
 legit() {
 	_n=$1
 	shift
-	"$TRAWL" simulate --relay "$DATA" --session "$_n" --hosts 1 -e 200000 -q "$@" \
+	"$TRAWL" simulate --relay "$DATA" --session "$_n" --hosts 1 -e 200000 "$@" \
 		> "$_n.out" 2> "$_n.err"
 	_rc=$?
 	echo "$(sed -n 's/^trawl simulate: \([0-9]*\) events.*/\1/p' "$_n.out") $(stored "OUT-$RN" "$_n") $_rc"
