@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "internal.h"	/* tr_mkdir_p */
 #include "util/json.h"
+#include "util/outfile.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
@@ -606,17 +607,15 @@ static int copy_or_link(const char *from, const char *to, uint64_t size, struct 
 	in = open(from, O_RDONLY);
 	if (in < 0)
 		return -errno;
-	outfd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	outfd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (outfd < 0) {
 		rc = -errno;
 		close(in);
 		return rc;
 	}
 	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		if (write(outfd, buf, (size_t)r) != r) {
-			rc = -EIO;
-			break;
-		}
+		if ((rc = tr_write_all(outfd, buf, (size_t)r)))
+			break;	/* its own errno: ENOSPC says so */
 		cli_progress_add(pg, (uint64_t)r);
 	}
 	if (r < 0)
@@ -751,20 +750,27 @@ static int apply(const struct sync_run *s, const char *out)
 				goto next;
 			}
 			{
+				/* a symbolic link there is refused, not followed
+				 * (util/outfile.h) */
+				struct tr_outfile of;
 				char *mout;
-				FILE *f;
+
 				if (asprintf(&mout, "%s/metadata", dst) < 0) {
 					rc = cli_err("out of memory");
 					goto next;
 				}
-				f = fopen(mout, "w");
+				rc = tr_outfile_open(&of, mout, 0, 0644, err, sizeof(err));
+				free(mout);
+				if (!rc && !(rc = tr_write_all(of.fd, newtext, strlen(newtext))))
+					rc = tr_outfile_commit(&of, err, sizeof(err));
+				else if (rc && of.path)
+					snprintf(err, sizeof(err), "%s: %s", of.path, strerror(-rc));
+				tr_outfile_release(&of);
 				cli_progress_add(&pg, tlen);
-				if (!f || fputs(newtext, f) < 0 || fclose(f)) {
-					rc = cli_err("%s: %s", mout, strerror(errno));
-					free(mout);
+				if (rc) {
+					rc = cli_err("%s", err);
 					goto next;
 				}
-				free(mout);
 			}
 			if ((rc = copy_dir_files(tp, dst, &nfiles, &pg))) {
 				rc = cli_err("copying %s: %s", tp, strerror(-rc));
