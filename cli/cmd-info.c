@@ -537,7 +537,7 @@ int cmd_info(int argc, char **argv)
 			printf("skipped: %" PRIu64 " trace%s that could not be opened\n", nbad,
 			       nbad == 1 ? "" : "s");
 	}
-	fflush(stdout);
+	cli_flush_stdout();	/* its errno kept for cli_stdout_done() */
 	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",
 		 total, secs, rate / 1e6);
 out:

@@ -1030,7 +1030,7 @@ int cmd_sync(int argc, char **argv)
 		print_json(&s, stored);
 	else
 		print_text(&s, stored);
-	fflush(stdout);
+	cli_flush_stdout();	/* its errno kept for cli_stdout_done() */
 	if (do_apply)
 		status = apply(&s, out);
 	for (size_t i = 0; i < s.p->nhosts; i++)

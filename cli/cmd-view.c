@@ -57,7 +57,7 @@ static void ready(void *arg, unsigned port)
 {
 	(void)arg;
 	printf("trawl view: serving http://127.0.0.1:%u/ (Ctrl-C to stop)\n", port);
-	fflush(stdout);
+	cli_flush_stdout();
 }
 
 static int parse_size(const char *s, uint64_t *out)
