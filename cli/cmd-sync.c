@@ -146,6 +146,23 @@ static const char *secs(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* end - start of a span (end >= start) without overflow: corrupt times can
+ * be the whole int64 range apart. */
+static uint64_t span_ns(int64_t start, int64_t end)
+{
+	return end > start ? (uint64_t)end - (uint64_t)start : 0;
+}
+
+/* a - b, saturated at the ends of int64 */
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static int64_t sat_max(int64_t a, int64_t b)
 {
 	if (a == TRAWL_SYNC_UNBOUNDED || b == TRAWL_SYNC_UNBOUNDED)
@@ -212,13 +229,18 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 		o->end = h->last_ts != INT64_MIN ? h->last_ts : o->start;
 		o->b_start = trawl_sync_graph_bound(s->g, i, o->start);
 		o->b_end = trawl_sync_graph_bound(s->g, i, o->end);
-		o->b_mid = trawl_sync_graph_bound(s->g, i, o->start + (o->end - o->start) / 2);
+		/* (start + half the span is between the two: no overflow) */
+		o->b_mid = trawl_sync_graph_bound(s->g, i,
+						  o->start + (int64_t)(span_ns(o->start, o->end) / 2));
 		o->b_max = sat_max(o->b_start, o->b_end);
 		for (int k = 1; k < NSAMPLES; k++) {
-			int64_t t = o->start + (int64_t)((double)(o->end - o->start) * k / NSAMPLES);
+			uint64_t span = span_ns(o->start, o->end);
+			uint64_t at = (uint64_t)((long double)span * k / NSAMPLES);
+			int64_t t = (int64_t)((__int128)o->start + (at < span ? at : span));
+
 			o->b_max = sat_max(o->b_max, trawl_sync_graph_bound(s->g, i, t));
 		}
-		o->offset = o->start - trawl_sync_xform_apply(&o->nd.to_ref, o->start);
+		o->offset = sat_sub(o->start, trawl_sync_xform_apply(&o->nd.to_ref, o->start));
 		o->factor = trawl_sync_xform_rate(&o->nd.to_ref);
 		o->ppm = (1.0 / o->factor - 1.0) * 1e6;
 
@@ -327,9 +349,12 @@ static void print_text(const struct sync_run *s, const char *stored)
 		printf("  traces     ");
 		for (size_t k = 0; k < h->npaths; k++)
 			printf("%s%s", k ? " " : "", h->paths[k]);
-		printf("\n  start      %s (%" PRId64 " ns), span %s s\n",
-		       date_utc(o->start, b1, sizeof(b1)), o->start,
-		       secs(o->end - o->start, b2, sizeof(b2)) + 1);
+		uint64_t span = span_ns(o->start, o->end);
+
+		printf("\n  start      %s (%" PRId64 " ns), span %" PRIu64 ".%09" PRIu64 " s%s\n",
+		       date_utc(o->start, b1, sizeof(b1)), o->start, span / 1000000000u,
+		       span % 1000000000u, o->start < 0 ? ", impossible: events dated before "
+							  "1970: a corrupt timestamp or clock offset" : "");
 		printf("  drift      %+.6f ppm (clock rate against the reference; factor node -> "
 		       "reference %.12f)\n", o->ppm, o->factor);
 		printf("  offset     %+" PRId64 " ns (%s s) at start: node clock minus reference\n",
@@ -565,16 +590,22 @@ static int fix_clock(const struct trawl_ctf_clock *ck, const struct trawl_sync_x
 	long double a = (long double)x->slope / (long double)((int64_t)1 << TRAWL_SYNC_SHIFT);
 	long double f = (long double)(ck->freq ? ck->freq : (uint64_t)NSEC);
 	long double nf = roundl(f / a), cs, q, qi, qf, rem;
-	int64_t ts = trawl_sync_xform_apply(x, start), base, sp;
+	int64_t ts = trawl_sync_xform_apply(x, start), base, sp, off_ns;
 
 	if (!(nf >= 1 && nf < 1.8e19L))
 		return -1;
+	/* a clock or times so far out that the figures leave int64 (a corrupt
+	 * offset or timestamp): not corrected, said by the caller */
+	if (__builtin_mul_overflow(ck->offset_s, (int64_t)NSEC, &off_ns))
+		return -1;
 	/* cycles of this clock at the node's start */
-	cs = ((long double)(start - ck->offset_s * NSEC)) * f / 1e9L - (long double)ck->offset;
+	cs = ((long double)start - (long double)off_ns) * f / 1e9L - (long double)ck->offset;
 	q = cs * 1e9L / nf;	/* ns of the new clock from its zero to the start */
 	qi = floorl(q);
 	qf = q - qi;
-	base = ts - (int64_t)qi;	/* the new clock's zero, + qf ns */
+	if (!(qi > -9.2e18L && qi < 9.2e18L) || __builtin_sub_overflow(ts, (int64_t)qi, &base))
+		return -1;
+	/* base: the new clock's zero, + qf ns */
 	sp = base / NSEC;
 	if (base % NSEC < 0)
 		sp--;

@@ -5,7 +5,9 @@
  * make check SAN=address,undefined:
  *  - a trace whose events have no fields and no context, read in short
  *    batches (the run copies them): every event reaches the sink, and no
- *    memcpy from or into a null pointer (nor arithmetic on one).
+ *    memcpy from or into a null pointer (nor arithmetic on one);
+ *  - a clock correction applied to times the whole int64 range from its
+ *    t0 saturates at INT64_MIN / INT64_MAX (in order), never overflows.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "tap.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
+#include "trawl/xform.h"
 
 static char root[] = "/tmp/trawl-test-hostile-time-XXXXXX";
 
@@ -98,11 +101,33 @@ static void test_fieldless(void)
 	trawl_reader_free(r);
 }
 
+static void test_xform(void)
+{
+	const int64_t one = (int64_t)1 << TRAWL_SYNC_SHIFT;
+	struct trawl_sync_xform x = { .t0 = 1715556975000000000, .y0 = 1715556975000000000 + 5,
+				      .slope = one };
+
+	is_int(trawl_sync_xform_apply(&x, x.t0 + 100), x.y0 + 100, "xform: an ordinary time");
+	is_int(trawl_sync_xform_apply(&x, INT64_MIN), INT64_MIN + 5, "xform: INT64_MIN, in range");
+	x.y0 = x.t0 - 5;
+	is_int(trawl_sync_xform_apply(&x, INT64_MIN), INT64_MIN, "xform: below int64: INT64_MIN");
+	x.t0 = -9220920913299891037;
+	x.y0 = 1715556975304246294;
+	is_int(trawl_sync_xform_apply(&x, INT64_MAX), INT64_MAX, "xform: above int64: INT64_MAX");
+	x.slope = 2 * one;
+	x.t0 = 0;
+	x.y0 = 0;
+	ok(trawl_sync_xform_apply(&x, INT64_MAX - 1) == INT64_MAX &&
+	   trawl_sync_xform_apply(&x, INT64_MIN) == INT64_MIN &&
+	   trawl_sync_xform_apply(&x, -3) == -6, "xform: slope 2 saturates at both ends");
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
 		return 1;
 	test_fieldless();
+	test_xform();
 	char cmd[256];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
