@@ -37,6 +37,7 @@
 #include "ust/proto.h"
 #include "ust/ust-internal.h"
 #include "util/config.h"
+#include "util/outfile.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -681,26 +682,41 @@ int cmd_save(int argc, char **argv)
 		return cli_usage(argc < 3 ? "missing argument (NAME FILE)" :
 				 "unexpected argument '%s'", argv[argc - 1]);
 	const char *file = argv[2];
-	fflush(stdout);
+	/* a regular FILE replaced once the description is whole (a failure
+	 * leaves it as it was), a device or FIFO written in place, a symbolic
+	 * link refused (util/outfile.h) */
+	struct tr_outfile of;
+	char err[512];
 	int saved = -1;
+
+	fflush(stdout);
 	if (strcmp(file, "-") != 0) {
-		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0)
-			return cli_err("%s: %s", file, strerror(errno));
+		if (tr_outfile_open(&of, file, 0, 0666, err, sizeof(err)))
+			return cli_err("%s", err);
 		saved = dup(1);
-		dup2(fd, 1);
-		close(fd);
+		if (saved < 0 || dup2(of.fd, 1) < 0) {
+			int e = errno;
+
+			tr_outfile_release(&of);
+			if (saved >= 0)
+				close(saved);
+			return cli_err("%s: %s", file, strerror(e));
+		}
 	}
 	const char *av[2] = { "describe", argv[1] };
 	int r = request("save", 2, av);
-	fflush(stdout);
 	if (saved >= 0) {
+		if (fflush(stdout) && !r)
+			r = cli_err("%s: %s", file, strerror(errno));
 		dup2(saved, 1);
 		close(saved);
+		if (!r && tr_outfile_commit(&of, err, sizeof(err)))
+			r = cli_err("%s", err);
+		tr_outfile_release(&of);	/* after a failure: the temporary removed */
 		if (r == 0)
 			printf("session %s saved to %s\n", argv[1], file);
-		else
-			unlink(file);
+	} else {
+		fflush(stdout);
 	}
 	return r;
 }
