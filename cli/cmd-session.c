@@ -871,11 +871,15 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 	if (early_quit)
 		trawl_agent_stop(a);
 	if (pidfile) {
-		FILE *f = fopen(pidfile, "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+		/* not through a symbolic link: a root agent's pidfile in a
+		 * directory others write (util/outfile.h) */
+		char pid[32];
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+		if (tr_outfile_write(pidfile, 0, 0644, pid, (size_t)n, err, sizeof(err))) {
 			the_agent = NULL;
 			trawl_agent_free(a);
-			return cli_err("%s: cannot write the pid: %s", pidfile, strerror(errno));
+			return cli_err("cannot write the pid: %s", err);
 		}
 	}
 	cli_ready(&ready_fd, NULL);

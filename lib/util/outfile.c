@@ -253,3 +253,20 @@ void tr_outfile_release(struct tr_outfile *o)
 	free(o->path);
 	o->path = NULL;
 }
+
+int tr_outfile_write(const char *path, unsigned flags, mode_t mode, const void *buf,
+		     size_t len, char *err, size_t errlen)
+{
+	struct tr_outfile o;
+	int rc = tr_outfile_open(&o, path, flags, mode, err, errlen);
+
+	if (rc)
+		return rc;
+	if ((rc = tr_write_all(o.fd, buf, len)))
+		tr_seterr(err, errlen, -rc, "%s: %s", path, strerror(-rc));
+	else
+		rc = tr_outfile_commit(&o, err, errlen);
+	tr_outfile_release(&o);
+	errno = -rc;
+	return rc;
+}

@@ -74,6 +74,11 @@ TRAWL_HIDDEN int tr_outfile_commit(struct tr_outfile *o, char *err, size_t errle
 /* Closes what is open; an uncommitted temporary is removed (the target is
  * left as it was). Accepts a zeroed or already released o. */
 TRAWL_HIDDEN void tr_outfile_release(struct tr_outfile *o);
+/* The whole of a small file (a pidfile, a metadata text) in one call:
+ * open, write len bytes of buf, commit, release. 0 or -errno, the message
+ * in err. */
+TRAWL_HIDDEN int tr_outfile_write(const char *path, unsigned flags, mode_t mode,
+				  const void *buf, size_t len, char *err, size_t errlen);
 /* What a file of mode m is, for a message: "a symbolic link", "a
  * directory", "a FIFO", ... */
 TRAWL_HIDDEN const char *tr_file_kind(mode_t m);

@@ -5,10 +5,13 @@
 # of the user's). Now: a regular FILE is replaced once the description
 # is whole and left as it was after a refusal, a device is written in
 # place and stays, a symbolic link is refused with its target untouched.
-# The device is a node made here with mknod (skipped without the right).
+# The agent's and the relay's --pidfile (written as root, often in a
+# directory others write) refuse a symbolic link too: fopen(..., "w")
+# truncated its target. The device is a node made here with mknod
+# (skipped without the right).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
-plan 11
+plan 15
 
 export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
 AGENT_PID=""
@@ -47,6 +50,21 @@ else
 	skip "mknod is not permitted here"
 fi
 is "$(ls -A | grep -c '^\.')" 0 "no temporary left"
+
+# (were they to start, the pid they wrote through the link is theirs to stop)
+stop_started() { [ "$1" = 0 ] && kill "$(cat victim)" 2> /dev/null; echo precious > victim; }
+TRAWL_AGENT_SOCKET="$TRASH/a2.sock" "$TRAWL" agent --pidfile link > /dev/null 2> apid.err
+rc=$?
+is "$rc $(cat victim)" "1 precious" "agent --pidfile SYMLINK: exit 1, its target untouched"
+stop_started "$rc"
+grep -q "cannot write the pid: link: is a symbolic link (not followed" apid.err
+ok $? "... says so ($(cat apid.err))"
+"$TRAWL" relay --pidfile link -o rout --data 127.0.0.1:0 --live 127.0.0.1:0 > /dev/null 2> rpid.err
+rc=$?
+is "$rc $(cat victim)" "1 precious" "relay --pidfile SYMLINK: exit 1, its target untouched"
+stop_started "$rc"
+grep -q "cannot write the pid: link: is a symbolic link (not followed" rpid.err
+ok $? "... says so ($(cat rpid.err))"
 
 kill "$AGENT_PID"
 until_ok 10 gone "$AGENT_PID"
