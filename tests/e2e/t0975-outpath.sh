@@ -10,7 +10,7 @@
 # the privilege to make them, those cases are skipped.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 
-plan 36
+plan 37
 
 "$TRAWL" simulate -o s --hosts 2 --events 3000 --seed 3 --sync -q > /dev/null 2>&1 &&
 	"$TRAWL" sync s > /dev/null 2>&1
@@ -32,6 +32,9 @@ if [ "$devs" = 1 ]; then
 	is "$? $(kind full)" "1 character special file 1,7" "export -o FULL-DEVICE: exit 1, still the device"
 	grep -qx "trawl export: full: No space left on device" df.err
 	ok $? "... says No space left on device ($(tail -1 df.err))"
+	"$TRAWL" export -f chrome-json s -o full 2> dfj.err
+	is "$? $(grep -cx 'trawl export: full: No space left on device' dfj.err)" "1 1" \
+		"export -f chrome-json -o FULL-DEVICE: exit 1, No space left on device"
 	"$TRAWL" view s -o null > /dev/null 2> vn.err
 	is "$? $(kind null)" "0 character special file 1,3" "view -o NULL-DEVICE: exit 0, still the device"
 	"$TRAWL" view s -o full > /dev/null 2> vf.err
@@ -52,7 +55,7 @@ if [ "$devs" = 1 ]; then
 	done
 	is "$(kind full) $(temps)" "character special file 1,7 0" "the devices stay devices, no temporary"
 else
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "mknod is not permitted here"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do skip "mknod is not permitted here"; done
 fi
 
 # ---- a FIFO with a reader gets every byte
