@@ -335,6 +335,15 @@ void cli_hint(const char *fmt, ...) CLI_PRINTF;
 void cli_note(const char *fmt, ...) CLI_PRINTF;
 /* "trawl CMD: MESSAGE": an internal detail (only with -v). */
 void cli_info(const char *fmt, ...) CLI_PRINTF;
+/* After the command: standard output flushed; when it could not be
+ * written (a full disk, /dev/full, an I/O error; at any point of the
+ * command), "trawl CMD: standard output: WHY" and CLI_EXIT_FAILURE in place
+ * of a success. A reader that left (EPIPE) changes nothing, as SIGPIPE would
+ * have ended the command. Returns the command's exit status. */
+int cli_stdout_done(int status);
+/* fflush(stdout), keeping the errno of a failure for cli_stdout_done()
+ * (a second flush no longer has it): 0 or EOF. */
+int cli_flush_stdout(void);
 /* A library's log line (syslog level): error, warning, note, or (debug)
  * info; for the logging hooks of trawl/agent.h, relay.h, sim.h, probe.h. */
 void cli_log(int level, const char *msg);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/outfile.h"
 #include "trawl/agg.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
@@ -123,14 +124,22 @@ static int write_svg(struct trawl_agg *a, const char *path)
 	for (size_t i = 0; i < trawl_agg_n(a); i++) {
 		if (!trawl_agg_heat_ncols(a, i) && strncmp(trawl_agg_text(a, i), "heatmap(", 8))
 			continue;
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc;
-		if (fd < 0)
-			return cli_err("%s: %s", path, strerror(errno));
-		rc = trawl_agg_write_svg(a, i, fd);
-		if (close(fd) < 0 && !rc)
-			rc = -errno;
+		/* in place for a device, a FIFO or "-"; a regular file replaced
+		 * once complete; a symbolic link refused (util/outfile.h) */
+		struct tr_outfile of;
+		char err[512];
+		int rc;
+
+		if (tr_outfile_open(&of, path, TR_OUTFILE_DASH, 0666, err, sizeof(err)))
+			return cli_err("%s", err);
+		rc = trawl_agg_write_svg(a, i, of.fd);
 		if (rc < 0)
-			return cli_err("%s: %s", path, strerror(-rc));
+			snprintf(err, sizeof(err), "%s: %s", path, strerror(-rc));
+		else
+			rc = tr_outfile_commit(&of, err, sizeof(err));
+		tr_outfile_release(&of);
+		if (rc < 0)
+			return cli_err("%s", err);
 		cli_note("heat map written to %s", path);
 		return 0;
 	}

@@ -36,7 +36,8 @@ static void export_usage(FILE *f)
 	for (size_t i = 0; (name = trawl_export_format_name(i, &help)); i++)
 		fprintf(f, "                         %-12s %s\n", name, help);
 	fprintf(f,
-		"  -o, --output <file>    the file written (replaced once complete)\n"
+		"  -o, --output <file>    the file written (replaced once complete; a device,\n"
+		"                         a FIFO or - written in place; a symlink refused)\n"
 		"  -H, --host <glob>      only traces whose env hostname matches (repeatable)\n"
 		"  -b, --begin <time>     only events at or after <time>\n"
 		"  -E, --end <time>       only events at or before <time>\n"
@@ -268,9 +269,9 @@ int cmd_export(int argc, char **argv)
 			status = CLI_EXIT_FAILURE;	/* reported, the rest is written */
 		cli_note("%s: %" PRIu64 " records from %" PRIu64 " events, %" PRIu64
 			 " host%s, %" PRIu64 " context switches, %" PRIu64 " slices, %" PRIu64
-			 " flows, %" PRIu64 " bytes", xo.path, st->written, st->events, st->hosts,
-			 st->hosts == 1 ? "" : "s", st->sched_switch, st->slices, st->flows,
-			 st->bytes);
+			 " flows, %" PRIu64 " bytes", strcmp(xo.path, "-") ? xo.path : "standard output",
+			 st->written, st->events, st->hosts, st->hosts == 1 ? "" : "s",
+			 st->sched_switch, st->slices, st->flows, st->bytes);
 	}
 out:
 	trawl_export_free(x);

@@ -121,11 +121,22 @@ static const char *index_state(const struct trawl_reader_stream_stats *st)
 	return st->index_bad ? "ignored" : st->index_used ? "used" : "none";
 }
 
+/* "S.NNNNNNNNN s" from first to last, in unsigned arithmetic (corrupt
+ * times can be the whole int64 range apart); what is wrong with them when
+ * they cannot be: time going backwards, an event dated before 1970. */
 static void print_duration(int64_t first, int64_t last)
 {
-	int64_t d = last - first;
+	bool back = last < first;
+	uint64_t d = back ? (uint64_t)first - (uint64_t)last : (uint64_t)last - (uint64_t)first;
 
-	printf("%" PRId64 ".%09" PRId64 " s", d / 1000000000, d % 1000000000);
+	if (back)
+		printf("impossible: the last event %" PRIu64 ".%09" PRIu64 " s before the first",
+		       d / 1000000000, d % 1000000000);
+	else
+		printf("%" PRIu64 ".%09" PRIu64 " s", d / 1000000000, d % 1000000000);
+	if (first < 0 || last < 0)
+		printf("%sevents dated before 1970: a corrupt timestamp or clock offset",
+		       back ? "; " : ", impossible: ");
 }
 
 static void text_trace(const struct trace_sum *ts, struct cls_count **cls, size_t ncls)
@@ -545,7 +556,7 @@ int cmd_info(int argc, char **argv)
 			printf("skipped: %" PRIu64 " trace%s that could not be opened\n", nbad,
 			       nbad == 1 ? "" : "s");
 	}
-	fflush(stdout);
+	cli_flush_stdout();	/* its errno kept for cli_stdout_done() */
 	if (cli_reader_report(r, 0))	/* losses, skips: trawl(1) */
 		status = 1;
 	cli_note("decoded %" PRIu64 " events in %.3f s: %.2f M events/s",

@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "util/config.h"
+#include "util/outfile.h"
 
 static void usage(FILE *f)
 {
@@ -279,9 +280,12 @@ static int serve(struct relay_cmd *o)
 
 	int status = 0;
 	if (o->pidfile) {
-		FILE *f = fopen(o->pidfile, "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-			status = cli_err("%s: cannot write the pid: %s", o->pidfile, strerror(errno));
+		/* not through a symbolic link (util/outfile.h) */
+		char pid[32], why[512];
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+		if (tr_outfile_write(o->pidfile, 0, 0644, pid, (size_t)n, why, sizeof(why))) {
+			status = cli_err("cannot write the pid: %s", why);
 			goto out;
 		}
 	}

@@ -40,6 +40,7 @@
 #include "ust/ust-internal.h"
 #include "util/clock.h"
 #include "util/config.h"
+#include "util/outfile.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -684,26 +685,41 @@ int cmd_save(int argc, char **argv)
 		return cli_usage(argc < 3 ? "missing argument (NAME FILE)" :
 				 "unexpected argument '%s'", argv[argc - 1]);
 	const char *file = argv[2];
-	fflush(stdout);
+	/* a regular FILE replaced once the description is whole (a failure
+	 * leaves it as it was), a device or FIFO written in place, a symbolic
+	 * link refused (util/outfile.h) */
+	struct tr_outfile of;
+	char err[512];
 	int saved = -1;
+
+	fflush(stdout);
 	if (strcmp(file, "-") != 0) {
-		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0)
-			return cli_err("%s: %s", file, strerror(errno));
+		if (tr_outfile_open(&of, file, 0, 0666, err, sizeof(err)))
+			return cli_err("%s", err);
 		saved = dup(1);
-		dup2(fd, 1);
-		close(fd);
+		if (saved < 0 || dup2(of.fd, 1) < 0) {
+			int e = errno;
+
+			tr_outfile_release(&of);
+			if (saved >= 0)
+				close(saved);
+			return cli_err("%s: %s", file, strerror(e));
+		}
 	}
 	const char *av[2] = { "describe", argv[1] };
 	int r = request("save", 2, av);
-	fflush(stdout);
 	if (saved >= 0) {
+		if (fflush(stdout) && !r)
+			r = cli_err("%s: %s", file, strerror(errno));
 		dup2(saved, 1);
 		close(saved);
+		if (!r && tr_outfile_commit(&of, err, sizeof(err)))
+			r = cli_err("%s", err);
+		tr_outfile_release(&of);	/* after a failure: the temporary removed */
 		if (r == 0)
 			printf("session %s saved to %s\n", argv[1], file);
-		else
-			unlink(file);
+	} else {
+		fflush(stdout);
 	}
 	return r;
 }
@@ -856,23 +872,6 @@ static void default_pidfile(const char *sock, char *buf, size_t len)
 		snprintf(buf, len, "%s.pid", sock);
 }
 
-/* The pid into path: a new or truncated regular file, no symbolic link
- * followed. 0 or -errno. */
-static int write_pid(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		      0644);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	char line[32];
-	int n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
-	int r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL :
-		write(fd, line, (size_t)n) != n ? -EIO : 0;
-	close(fd);
-	return r;
-}
-
 /* Removes the pid file if it still names this process. */
 static void remove_pid(const char *path)
 {
@@ -966,11 +965,17 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 	the_agent = a;
 	if (early_quit)
 		trawl_agent_stop(a);
-	int pr;
-	if (pidfile && (pr = write_pid(pidfile)) < 0) {
-		the_agent = NULL;
-		trawl_agent_free(a);
-		return cli_err("%s: cannot write the pid: %s", pidfile, strerror(-pr));
+	if (pidfile) {
+		/* not through a symbolic link: a root agent's pidfile in a
+		 * directory others write (util/outfile.h) */
+		char pid[32];
+		int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+		if (tr_outfile_write(pidfile, 0, 0644, pid, (size_t)n, err, sizeof(err))) {
+			the_agent = NULL;
+			trawl_agent_free(a);
+			return cli_err("cannot write the pid: %s", err);
+		}
 	}
 	cli_ready(&ready_fd, NULL);
 	if (!foreground) {

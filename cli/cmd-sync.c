@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "internal.h"	/* tr_mkdir_p */
 #include "util/json.h"
+#include "util/outfile.h"
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
@@ -146,6 +147,23 @@ static const char *secs(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* end - start of a span (end >= start) without overflow: corrupt times can
+ * be the whole int64 range apart. */
+static uint64_t span_ns(int64_t start, int64_t end)
+{
+	return end > start ? (uint64_t)end - (uint64_t)start : 0;
+}
+
+/* a - b, saturated at the ends of int64 */
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static int64_t sat_max(int64_t a, int64_t b)
 {
 	if (a == TRAWL_SYNC_UNBOUNDED || b == TRAWL_SYNC_UNBOUNDED)
@@ -212,13 +230,18 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 		o->end = h->last_ts != INT64_MIN ? h->last_ts : o->start;
 		o->b_start = trawl_sync_graph_bound(s->g, i, o->start);
 		o->b_end = trawl_sync_graph_bound(s->g, i, o->end);
-		o->b_mid = trawl_sync_graph_bound(s->g, i, o->start + (o->end - o->start) / 2);
+		/* (start + half the span is between the two: no overflow) */
+		o->b_mid = trawl_sync_graph_bound(s->g, i,
+						  o->start + (int64_t)(span_ns(o->start, o->end) / 2));
 		o->b_max = sat_max(o->b_start, o->b_end);
 		for (int k = 1; k < NSAMPLES; k++) {
-			int64_t t = o->start + (int64_t)((double)(o->end - o->start) * k / NSAMPLES);
+			uint64_t span = span_ns(o->start, o->end);
+			uint64_t at = (uint64_t)((long double)span * k / NSAMPLES);
+			int64_t t = (int64_t)((__int128)o->start + (at < span ? at : span));
+
 			o->b_max = sat_max(o->b_max, trawl_sync_graph_bound(s->g, i, t));
 		}
-		o->offset = o->start - trawl_sync_xform_apply(&o->nd.to_ref, o->start);
+		o->offset = sat_sub(o->start, trawl_sync_xform_apply(&o->nd.to_ref, o->start));
 		o->factor = trawl_sync_xform_rate(&o->nd.to_ref);
 		o->ppm = (1.0 / o->factor - 1.0) * 1e6;
 
@@ -327,9 +350,12 @@ static void print_text(const struct sync_run *s, const char *stored)
 		printf("  traces     ");
 		for (size_t k = 0; k < h->npaths; k++)
 			printf("%s%s", k ? " " : "", h->paths[k]);
-		printf("\n  start      %s (%" PRId64 " ns), span %s s\n",
-		       date_utc(o->start, b1, sizeof(b1)), o->start,
-		       secs(o->end - o->start, b2, sizeof(b2)) + 1);
+		uint64_t span = span_ns(o->start, o->end);
+
+		printf("\n  start      %s (%" PRId64 " ns), span %" PRIu64 ".%09" PRIu64 " s%s\n",
+		       date_utc(o->start, b1, sizeof(b1)), o->start, span / 1000000000u,
+		       span % 1000000000u, o->start < 0 ? ", impossible: events dated before "
+							  "1970: a corrupt timestamp or clock offset" : "");
 		printf("  drift      %+.6f ppm (clock rate against the reference; factor node -> "
 		       "reference %.12f)\n", o->ppm, o->factor);
 		printf("  offset     %+" PRId64 " ns (%s s) at start: node clock minus reference\n",
@@ -567,16 +593,22 @@ static int fix_clock(const struct trawl_ctf_clock *ck, const struct trawl_sync_x
 	long double a = (long double)x->slope / (long double)((int64_t)1 << TRAWL_SYNC_SHIFT);
 	long double f = (long double)(ck->freq ? ck->freq : (uint64_t)NSEC);
 	long double nf = roundl(f / a), cs, q, qi, qf, rem;
-	int64_t ts = trawl_sync_xform_apply(x, start), base, sp;
+	int64_t ts = trawl_sync_xform_apply(x, start), base, sp, off_ns;
 
 	if (!(nf >= 1 && nf < 1.8e19L))
 		return -1;
+	/* a clock or times so far out that the figures leave int64 (a corrupt
+	 * offset or timestamp): not corrected, said by the caller */
+	if (__builtin_mul_overflow(ck->offset_s, (int64_t)NSEC, &off_ns))
+		return -1;
 	/* cycles of this clock at the node's start */
-	cs = ((long double)(start - ck->offset_s * NSEC)) * f / 1e9L - (long double)ck->offset;
+	cs = ((long double)start - (long double)off_ns) * f / 1e9L - (long double)ck->offset;
 	q = cs * 1e9L / nf;	/* ns of the new clock from its zero to the start */
 	qi = floorl(q);
 	qf = q - qi;
-	base = ts - (int64_t)qi;	/* the new clock's zero, + qf ns */
+	if (!(qi > -9.2e18L && qi < 9.2e18L) || __builtin_sub_overflow(ts, (int64_t)qi, &base))
+		return -1;
+	/* base: the new clock's zero, + qf ns */
 	sp = base / NSEC;
 	if (base % NSEC < 0)
 		sp--;
@@ -609,17 +641,15 @@ static int copy_or_link(const char *from, const char *to, uint64_t size, struct 
 	in = open(from, O_RDONLY);
 	if (in < 0)
 		return -errno;
-	outfd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	outfd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (outfd < 0) {
 		rc = -errno;
 		close(in);
 		return rc;
 	}
 	while ((r = read(in, buf, sizeof(buf))) > 0) {
-		if (write(outfd, buf, (size_t)r) != r) {
-			rc = -EIO;
-			break;
-		}
+		if ((rc = tr_write_all(outfd, buf, (size_t)r)))
+			break;	/* its own errno: ENOSPC says so */
 		cli_progress_add(pg, (uint64_t)r);
 	}
 	if (r < 0)
@@ -754,20 +784,27 @@ static int apply(const struct sync_run *s, const char *out)
 				goto next;
 			}
 			{
+				/* a symbolic link there is refused, not followed
+				 * (util/outfile.h) */
+				struct tr_outfile of;
 				char *mout;
-				FILE *f;
+
 				if (asprintf(&mout, "%s/metadata", dst) < 0) {
 					rc = cli_err("out of memory");
 					goto next;
 				}
-				f = fopen(mout, "w");
+				rc = tr_outfile_open(&of, mout, 0, 0644, err, sizeof(err));
+				free(mout);
+				if (!rc && !(rc = tr_write_all(of.fd, newtext, strlen(newtext))))
+					rc = tr_outfile_commit(&of, err, sizeof(err));
+				else if (rc && of.path)
+					snprintf(err, sizeof(err), "%s: %s", of.path, strerror(-rc));
+				tr_outfile_release(&of);
 				cli_progress_add(&pg, tlen);
-				if (!f || fputs(newtext, f) < 0 || fclose(f)) {
-					rc = cli_err("%s: %s", mout, strerror(errno));
-					free(mout);
+				if (rc) {
+					rc = cli_err("%s", err);
 					goto next;
 				}
-				free(mout);
 			}
 			if ((rc = copy_dir_files(tp, dst, &nfiles, &pg))) {
 				rc = cli_err("copying %s: %s", tp, strerror(-rc));
@@ -1034,7 +1071,7 @@ int cmd_sync(int argc, char **argv)
 		print_json(&s, stored);
 	else
 		print_text(&s, stored);
-	fflush(stdout);
+	cli_flush_stdout();	/* its errno kept for cli_stdout_done() */
 	if (do_apply)
 		status = apply(&s, out);
 	for (size_t i = 0; i < s.p->nhosts; i++)

@@ -19,6 +19,7 @@
 #include <trawl/view.h>
 
 #include "cli.h"
+#include "util/outfile.h"
 
 static void usage(FILE *f)
 {
@@ -61,7 +62,7 @@ static void ready(void *arg, unsigned port)
 {
 	(void)arg;
 	printf("trawl view: serving http://127.0.0.1:%u/ (Ctrl-C to stop)\n", port);
-	fflush(stdout);
+	cli_flush_stdout();
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -140,7 +141,8 @@ int cmd_view(int argc, char **argv)
 	struct trawl_sync_points *points = NULL;
 	struct cli_progress pg = { 0 };
 	char err[1024];
-	int c, status = CLI_EXIT_FAILURE, progress = 0, fd = -1, nbad = 0, damaged = 0;
+	struct tr_outfile of = { .fd = -1 };
+	int c, status = CLI_EXIT_FAILURE, progress = 0, nbad = 0, damaged = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -312,24 +314,23 @@ int cmd_view(int argc, char **argv)
 		cli_hint("serve it instead: trawl view --serve %s", paths[0]);
 		goto out;
 	}
-	fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_err("%s: %s", output, strerror(errno));
+	/* a device, a FIFO or "-" in place; a regular file replaced once
+	 * complete; a symbolic link refused (util/outfile.h) */
+	if (tr_outfile_open(&of, output, TR_OUTFILE_DASH, 0644, err, sizeof(err))) {
+		cli_err("%s", err);
 		goto out;
 	}
-	if (trawl_view_write_html(v, fd, err, sizeof(err))) {
+	if (trawl_view_write_html(v, of.fd, err, sizeof(err))) {
 		cli_err("%s: %s", output, err);
 		goto out;
 	}
-	if (close(fd)) {
-		fd = -1;
-		cli_err("%s: %s", output, strerror(errno));
+	if (tr_outfile_commit(&of, err, sizeof(err))) {
+		cli_err("%s", err);
 		goto out;
 	}
-	fd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (cli_verbosity >= 0)
-		printf("trawl view: %s: %" PRIu64 " event%s, %zu host%s, %zu row%s, %" PRIu64
+		fprintf(of.is_stdout ? stderr : stdout, "trawl view: %s: %" PRIu64 " event%s, %zu host%s, %zu row%s, %" PRIu64
 		       " message%s, %" PRIu64 " bytes (%.2f per event), %.2f s\n",
 		       output, st.events, CLI_S(st.events), st.hosts, CLI_S(st.hosts), st.rows,
 		       CLI_S(st.rows), st.messages, CLI_S(st.messages), size,
@@ -337,8 +338,7 @@ int cmd_view(int argc, char **argv)
 		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	status = damaged;
 out:
-	if (fd >= 0)
-		close(fd);
+	tr_outfile_release(&of);
 	trawl_sync_points_free(points);
 	trawl_sync_finder_free(finder);
 	trawl_view_free(v);

@@ -24,9 +24,20 @@
 const char *cli_cmd;
 int cli_verbosity;
 
+static int stdout_errno;	/* of the first failed flush of standard output */
+
+int cli_flush_stdout(void)
+{
+	if (!fflush(stdout))
+		return 0;
+	if (!stdout_errno)
+		stdout_errno = errno ? errno : EIO;
+	return EOF;
+}
+
 static void line(const char *tag, const char *fmt, va_list ap)
 {
-	fflush(stdout);
+	cli_flush_stdout();
 	cli_progress_hide();	/* a progress line is redrawn after it */
 	if (cli_cmd)
 		fprintf(stderr, "trawl %s: %s", cli_cmd, tag);
@@ -59,7 +70,7 @@ void cli_hint(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
+	cli_flush_stdout();
 	cli_progress_hide();
 	fputs("hint: ", stderr);
 	va_start(ap, fmt);
@@ -121,6 +132,18 @@ int cli_opt_error(int c, char **argv)
 	if (c == ':')
 		return cli_usage("option '%s' requires a value", opt);
 	return cli_usage("unrecognized option '%s'", opt);
+}
+
+int cli_stdout_done(int status)
+{
+	cli_flush_stdout();
+	if (!stdout_errno && !ferror(stdout))
+		return status;
+	if (stdout_errno == EPIPE || status != CLI_EXIT_OK)
+		return status;
+	if (stdout_errno)
+		return cli_err("standard output: %s", strerror(stdout_errno));
+	return cli_err("standard output: write error");
 }
 
 void cli_log(int level, const char *msg)

@@ -400,5 +400,5 @@ int main(int argc, char **argv)
 	if (!c)
 		return unknown(argv[1]);
 	cli_cmd = c->name;
-	return c->fn(argc - 1, argv + 1);
+	return cli_stdout_done(c->fn(argc - 1, argv + 1));
 }

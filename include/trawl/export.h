@@ -48,9 +48,12 @@ struct trawl_export_opts {
 	size_t sz;			/* sizeof(struct trawl_export_opts) */
 	const char *format;		/* a trawl_export_format_name(); NULL: "perfetto" */
 	/*
-	 * The file written: as PATH.tmp beside it, renamed over PATH when the
-	 * run ends (trawl_export_sink()'s finish()) without a failure of this
-	 * sink, removed otherwise: PATH is never half written. (A run stopped
+	 * The file written. A regular file (or none) is written as a new
+	 * temporary beside it (random name, created exclusively), renamed over
+	 * PATH when the run ends (trawl_export_sink()'s finish()) without a
+	 * failure of this sink, removed otherwise: PATH is never half written.
+	 * A device, a FIFO or "-" (standard output) is written in place, as a
+	 * stream; a symbolic link or a directory is refused. (A run stopped
 	 * early, by its limit or another sink, gives the events up to there.)
 	 */
 	const char *path;
@@ -107,7 +110,8 @@ struct trawl_export_stats {
 
 /*
  * An export of every event of a run into o->path. NULL + errno (EINVAL: an
- * unknown format or no path; ENOMEM; the errno of creating PATH.tmp),
+ * unknown format or no path; ENOMEM; ELOOP: PATH is a symbolic link;
+ * EISDIR; the errno of opening PATH or creating its temporary),
  * message in err. Free it after the run.
  */
 struct trawl_export;

@@ -412,8 +412,10 @@ struct trawl_sync_store {
 };
 
 /*
- * Writes path (a new file written beside and renamed over: readers never
- * see half of it). Host names must be free of white space. 0 or -errno.
+ * Writes path (a new file written beside, under a random name, synced and
+ * renamed over: readers never see half of it; a symbolic link at path is
+ * refused, -ELOOP, a device or FIFO written in place). Host names must be
+ * free of white space. 0 or -errno, the message in err.
  */
 int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry *e, size_t n,
 			   char *err, size_t errlen);

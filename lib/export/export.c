@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "export/export-internal.h"
+#include "util/outfile.h"
 #include "trawl/sync-schema.h"
 
 static const struct tr_xformat *const formats[] = {
@@ -179,7 +180,8 @@ struct tr_xcore {
 	uint64_t nopen_live;	/* slices open now */
 	const struct trawl_sync_match *matches;	/* trawl_export_opts.matches */
 	size_t nmatches;
-	char *path, *tmp;
+	char *path;
+	struct tr_outfile of;	/* the output (util/outfile.h) */
 	char err[256];
 	bool finished_ok;
 	int failed;
@@ -195,6 +197,7 @@ struct trawl_export {
 /* The sink's first failure: "WHAT: strerror" kept for trawl_export_error(). */
 static int fail(struct tr_export *x, int ret, const char *what)
 {
+	ret = tr_outfile_why(&x->core->of, ret);	/* a failed write's own errno */
 	if (!x->core->failed) {
 		x->core->failed = ret;
 		snprintf(x->core->err, sizeof(x->core->err), "%s: %s", what, strerror(-ret));
@@ -835,7 +838,7 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 			 (unsigned long long)x->max_events);
 		return ret;
 	}
-	return ret ? fail(x, ret, c->tmp) : 0;
+	return ret ? fail(x, ret, c->path) : 0;
 }
 
 static int x_finish(void *self, struct trawl_reader *r)
@@ -848,22 +851,16 @@ static int x_finish(void *self, struct trawl_reader *r)
 	x->st.unmatched += c->nopen_live;	/* begins never ended */
 	c->nopen_live = 0;
 	if (!ret && x->hosts && (ret = x->fmt->finish(x)))
-		fail(x, ret, c->tmp);
-	if (!ret && fflush(x->out))
-		ret = fail(x, -errno, c->tmp);
+		ret = fail(x, ret, c->path);
 	if (!ret) {
-		long pos = ftell(x->out);
-
-		x->st.bytes = pos > 0 ? (uint64_t)pos : 0;
+		/* flushed, and a regular file renamed over the target */
+		ret = tr_outfile_commit(&c->of, c->err, sizeof(c->err));
+		x->out = NULL;	/* closed by the commit */
+		x->st.bytes = c->of.bytes;
+		if (ret)
+			c->failed = ret;
 	}
-	if (fclose(x->out) && !ret)
-		ret = fail(x, errno ? -errno : -EIO, c->tmp);
-	x->out = NULL;
-	if (!ret && rename(c->tmp, c->path))
-		ret = fail(x, -errno, c->path);
-	if (ret)
-		unlink(c->tmp);
-	else
+	if (!ret)
 		c->finished_ok = true;
 	return ret;
 }
@@ -910,11 +907,9 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 				      : fmt->max_events;
 	if (fmt->priv_size && !(x->priv = calloc(1, fmt->priv_size)))
 		goto err;
-	if (!(e->core.path = strdup(o->path)) ||
-	    asprintf(&e->core.tmp, "%s.tmp", o->path) < 0) {
-		e->core.tmp = NULL;
+	e->core.of.fd = -1;
+	if (!(e->core.path = strdup(o->path)))
 		goto err;
-	}
 	if (o->points) {
 		if ((ret = flows_build(&e->core, o)))
 			goto err;
@@ -927,13 +922,16 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 	}
 	e->core.matches = o->matches;
 	e->core.nmatches = o->nmatches;
-	if (!(x->out = fopen(e->core.tmp, "w"))) {
-		ret = -errno;
-		tr_seterr(err, errlen, -ret, "%s: %s", e->core.tmp, strerror(-ret));
+	/* a device, a FIFO or "-" written in place; a regular file replaced once
+	 * complete; a symbolic link refused (util/outfile.h) */
+	if ((ret = tr_outfile_open(&e->core.of, o->path, TR_OUTFILE_DASH, 0666, err, errlen))) {
 		trawl_export_free(e);
 		errno = -ret;
 		return NULL;
 	}
+	ret = -ENOMEM;
+	if (!(x->out = tr_outfile_stdio(&e->core.of)))
+		goto err;
 	return e;
 err:
 	tr_seterr(err, errlen, -ret, "out of memory");
@@ -964,10 +962,8 @@ void trawl_export_free(struct trawl_export *e)
 	struct tr_export *x = &e->x;
 	struct tr_xcore *c = &e->core;
 
-	if (x->out) {
-		fclose(x->out);
-		unlink(c->tmp);
-	}
+	tr_outfile_release(&c->of);	/* an unfinished temporary removed */
+	x->out = NULL;
 	if (x->fmt && x->fmt->release)
 		x->fmt->release(x);
 	free(x->priv);
@@ -992,6 +988,5 @@ void trawl_export_free(struct trawl_export *e)
 		free(c->phosts[i]);
 	free(c->phosts);
 	free(c->path);
-	free(c->tmp);
 	free(e);
 }

@@ -44,7 +44,8 @@ static int acc_add(struct acc *a, const struct trawl_event *e, uint64_t given)
 		a->given = given;
 	a->ev[a->n] = *e;
 	a->ev[a->n].values = (const union trawl_ctf_value *)(uintptr_t)a->nv;	/* until flushed */
-	memcpy(a->vals + a->nv, e->values, e->nvalues * sizeof(*e->values));
+	if (e->nvalues)	/* events without fields: values may be NULL, and so a->vals */
+		memcpy(a->vals + a->nv, e->values, e->nvalues * sizeof(*e->values));
 	a->nv += e->nvalues;
 	a->n++;
 	return 0;
@@ -79,8 +80,8 @@ static int acc_flush(struct acc *a, const struct trawl_sink *sinks, size_t nsink
 {
 	if (!a->n)
 		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		a->ev[i].values = a->vals + (uintptr_t)a->ev[i].values;
+	for (size_t i = 0; i < a->n; i++)	/* (no arithmetic on a NULL a->vals) */
+		a->ev[i].values = a->ev[i].nvalues ? a->vals + (uintptr_t)a->ev[i].values : NULL;
 	int rc = deliver(sinks, nsinks, a->ev, a->n);
 	a->n = 0;
 	a->nv = 0;

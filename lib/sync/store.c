@@ -28,6 +28,7 @@
 #include "trawl/ctf.h"
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
+#include "util/outfile.h"
 
 static void entry_release(struct trawl_sync_store_entry *e)
 {
@@ -69,7 +70,7 @@ int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry
 			   char *err, size_t errlen)
 {
 	size_t groups = 0;
-	char *tmp;
+	struct tr_outfile of;
 	FILE *f;
 	int rc = 0;
 
@@ -82,13 +83,13 @@ int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry
 		if (e[i].group + 1 > groups)
 			groups = e[i].group + 1;
 	}
-	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
-		return tr_seterr(err, errlen, ENOMEM, "out of memory");
-	f = fopen(tmp, "w");
-	if (!f) {
-		rc = tr_seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
-		free(tmp);
+	/* a regular file replaced once complete and on disk; a symbolic link
+	 * refused; a device or FIFO written in place (util/outfile.h) */
+	if ((rc = tr_outfile_open(&of, path, 0, 0666, err, errlen)))
 		return rc;
+	if (!(f = tr_outfile_stdio(&of))) {
+		tr_outfile_release(&of);
+		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	}
 	fprintf(f, "# trawl sync %d\n", TRAWL_SYNC_STORE_VERSION);
 	fprintf(f, "# Clock corrections computed by `trawl sync` (see trawl-sync(1)): per node,\n"
@@ -108,18 +109,8 @@ int trawl_sync_store_write(const char *path, const struct trawl_sync_store_entry
 		put_bound(f, "bound_max", x->bound_max);
 		fputc('\n', f);
 	}
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
-		rc = tr_seterr(err, errlen, errno ? errno : EIO, "%s: %s", tmp, strerror(errno ? errno : EIO));
-		fclose(f);
-		unlink(tmp);
-	} else if (fclose(f)) {
-		rc = tr_seterr(err, errlen, errno, "%s: %s", tmp, strerror(errno));
-		unlink(tmp);
-	} else if (rename(tmp, path)) {
-		rc = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-	free(tmp);
+	rc = tr_outfile_commit(&of, err, errlen);
+	tr_outfile_release(&of);
 	return rc;
 }
 
