@@ -670,7 +670,7 @@ int cmd_record(int argc, char **argv)
 		.rt_prio = (int)rt, .period_ms = (unsigned)period,
 		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
 		.relay = relay, .relay_session = rsession, .live_ms = (unsigned)live_ms,
-		.no_paths = no_paths,
+		.no_paths = no_paths, .root = out,
 	};
 	char err[512] = "";
 	struct krec *k = NULL;

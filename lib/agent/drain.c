@@ -220,11 +220,13 @@ void tr_drain_final(struct session *s)
 			tr_agent_log(s->a, TRAWL_AGENT_LOG_ERR, "session %s: writing the trace: %s",
 				     s->name, strerror(-s->err));
 		}
+		if (*trawl_ctf_writer_why(s->w) && !s->wwhy)
+			s->wwhy = strdup(trawl_ctf_writer_why(s->w));
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
 	} else if (s->output && !s->snapshot && s->nrules) {
 		/* overwrite mode with an output: the flight recorder's content */
-		char *d = tr_trace_dir(s, s->output);
+		char *d = tr_trace_dir(s, tr_run_dir(s));
 		note_err(s, d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM);
 		free(d);
 	}

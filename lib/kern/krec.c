@@ -107,6 +107,7 @@ struct krec {
 	int sd_pipe[2];			/* the reader says the state dump is written */
 	bool snapped;			/* a snapshot was written (flight) */
 	char *hostname;			/* for the snapshots' traces (flight) */
+	const char *dir, *root;		/* the trace's (krec_opts), during tr_krec_new */
 	size_t buf_pages;		/* pages of one CPU's buffer */
 	size_t hold_pages;		/* a held CPU's pages at most: HOLD_PAGES, or its buffer's */
 	bool exclude_self;
@@ -686,17 +687,27 @@ static bool kpage_layout_ok(struct krec *k)
  * its writer, the converter, one stream per CPU and the state dump's. 0,
  * or -errno with a message (what was made is freed with the recorder).
  */
+/* A stream the writer could not make: why (a path refused), or errno. */
+static int stream_err(struct krec *k, const char *dir, char *err, size_t errlen)
+{
+	int e = errno ? errno : ENOMEM;
+	if (*trawl_ctf_writer_why(k->w))
+		return tr_seterr(err, errlen, e, "%s", trawl_ctf_writer_why(k->w));
+	return tr_seterr(err, errlen, e, "%s: %s", dir ? dir : "the trace", strerror(e));
+}
+
 static int open_trace(struct krec *k, const char *dir, const char *hostname,
 		      struct trawl_ctf_dest *dest, size_t io_queue, char *err, size_t errlen)
 {
 	struct utsname u;
 	uname(&u);
-	char werr[300] = "";
+	char werr[600] = "";
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "kernel",
 		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
 		.io_queue = io_queue, .dest = dest, .err = werr, .errlen = sizeof(werr),
+		.root = dir == k->dir ? k->root : NULL,
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
 		if (*werr)
@@ -725,14 +736,14 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 							"channel0", c);
 		if (!k->cpus[c].ws)
-			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+			return stream_err(k, dir, err, errlen);
 	}
 	if (k->statedump) {
 		int cpu = sched_getcpu();
 		k->sd_ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
 		if (!k->sd_ws)
-			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+			return stream_err(k, dir, err, errlen);
 	}
 	return 0;
 }
@@ -835,7 +846,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			goto nomem;
 	}
-	if (!k->flight && (r = open_trace(k, o->dir, o->hostname, dest, o->io_queue, err, errlen)))
+	k->dir = o->dir;
+	k->root = o->root;
+	r = k->flight ? 0 : open_trace(k, o->dir, o->hostname, dest, o->io_queue, err, errlen);
+	k->dir = k->root = NULL;	/* the caller's */
+	if (r)
 		goto fail;
 	return k;
 nomem:
@@ -1322,6 +1337,11 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 		return tr_seterr(err, errlen, EBUSY, "already started");
 	if (!k->relay)	/* streamed: sampled by tr_krec_new */
 		tr_clock_sample(k->tsc, &k->s0);
+	/* the mono clock is final from this sample: the metadata written
+	 * while it records declares it already (a growing trace is read
+	 * with its real times; the TSC's frequency is known at stop) */
+	if (!k->relay && !k->tsc && k->w)
+		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
 		return tr_seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));
