@@ -243,7 +243,8 @@ static bool exists(const char *base, const char *host, const char *domain)
 }
 
 /* The run's directory (run_out): output when it holds no trace of this
- * host yet, else output/run-N, the first N >= 2 not there. 0 or -errno
+ * host in the run's domains yet, else output/run-N, the first N >= 2 not
+ * there. 0 or -errno
  * with a message. */
 static int pick_run_dir(struct session *s, char *why, size_t wlen)
 {
@@ -251,8 +252,11 @@ static int pick_run_dir(struct session *s, char *why, size_t wlen)
 	s->run_out = NULL;
 	if (!s->output)
 		return 0;
+	/* the domains this run writes (trawl record writes the kernel's
+	 * itself beside its one-shot session's user space) */
 	const char *h = s->a->hostname;
-	if (!exists(s->output, h, "ust") && !exists(s->output, h, "kernel"))
+	bool ust = s->nrules || !s->nkev, kernel = s->nkev;
+	if (!(ust && exists(s->output, h, "ust")) && !(kernel && exists(s->output, h, "kernel")))
 		return (s->run_out = strdup(s->output)) ? 0 : tr_seterr(why, wlen, ENOMEM,
 									 "out of memory");
 	for (unsigned n = 2; n < 100000; n++) {

@@ -154,6 +154,79 @@ static int inst_write(struct krec *k, const char *rel, const char *s, bool appen
 	return r;
 }
 
+/* ------------------------------------------------- --exclude-self peers */
+
+/*
+ * Is process pid a trawl relay or a live viewer (print, agg, analyze,
+ * view with --live or -l)? They are the recorder's partners on a node that
+ * streams its trace: recorded, their reads and writes of the trace itself
+ * would flood it. self_exe: this program's path, "" if unknown.
+ */
+static bool trawl_peer(const char *pid, const char *self_exe)
+{
+	char path[300], exe[PATH_MAX], cmd[4096];
+	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	bool same = n > 0 && *self_exe && (exe[n] = 0, strcmp(exe, self_exe) == 0);
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	cmd[n] = 0;
+	const char *a0 = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	if (!same && strcmp(a0, "trawl") != 0)
+		return false;
+	const char *verb = NULL;
+	for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n; a += strlen(a) + 1) {
+		if (!verb && *a != '-') {
+			verb = a;
+			if (!strcmp(verb, "relay"))
+				return true;
+			continue;
+		}
+		if (!strcmp(a, "--live") || !strncmp(a, "--live=", 7) ||
+		    (verb && !strcmp(a, "-l") && (!strcmp(verb, "print") || !strcmp(verb, "agg") ||
+						  !strcmp(verb, "analyze") || !strcmp(verb, "view"))))
+			return true;
+	}
+	return false;
+}
+
+static int inst_write(struct krec *k, const char *rel, const char *s, bool append);
+
+/* Every thread of every relay and live viewer of this node into the
+ * instance's set_event_notrace_pid (at start, then every second: a viewer
+ * started later is left out within a second, a new thread of one too). */
+static void exclude_peers(struct krec *k)
+{
+	char self_exe[PATH_MAX] = "", me[32];
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	self_exe[n > 0 ? n : 0] = 0;
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, me) ||
+		    !trawl_peer(e->d_name, self_exe))
+			continue;
+		char tdir[300];
+		snprintf(tdir, sizeof(tdir), "/proc/%s/task", e->d_name);
+		DIR *t = opendir(tdir);
+		struct dirent *te;
+		while (t && (te = readdir(t)))
+			if (te->d_name[0] >= '1' && te->d_name[0] <= '9')
+				inst_write(k, "set_event_notrace_pid", te->d_name, true);
+		if (t)
+			closedir(t);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int read_text(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -638,6 +711,7 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 		char self[32];
 		snprintf(self, sizeof(self), "%d", (int)getpid());
 		inst_write(k, "set_event_notrace_pid", self, true);
+		exclude_peers(k);	/* and the node's relays and live viewers */
 	}
 	for (size_t i = 0; i < o->npids; i++)
 		if ((r = tr_krec_add_pid(k, o->pids[i], err, errlen)))
@@ -1185,9 +1259,14 @@ static void *reader(void *arg)
 	/* ticks on multiples of the period, as the agent's: a viewer waits
 	 * for every stream's news, so they all come at once */
 	uint64_t next_tick = k->live_ms ? ((uint64_t)tr_mono_ms() / k->live_ms + 1) * k->live_ms : 0;
+	uint64_t next_peers = (uint64_t)tr_mono_ms() + 1000;
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
+		if (k->exclude_self && (uint64_t)tr_mono_ms() >= next_peers) {
+			exclude_peers(k);
+			next_peers = (uint64_t)tr_mono_ms() + 1000;
+		}
 		paths_poll(k, false);
 		for (unsigned c = 0; c < k->ncpus; c++) {
 			bool cu;
