@@ -4,20 +4,25 @@
 # DIR/HOST/{ust,kernel}, the next ones in DIR/run-N/HOST/..., and a reader
 # given DIR reads them all. Three runs of a user-space session, each with
 # its own count of events; a session saved, destroyed, loaded and started
-# into the same directory keeps the first runs; a session with kernel
-# events (where this machine can record them) restarted three times: each
-# run's kernel trace holds what its stop reported and the exec of the
-# applications of that run only.
+# into the same directory keeps the first runs; a session streamed to a
+# relay records once (its second start is refused, saying why); a session
+# with kernel events (where this machine can record them) restarted three
+# times: each run's kernel trace holds what its stop reported and the exec
+# of the applications of that run only; saved, destroyed, loaded and
+# started again, it leaves the first kernel trace byte for byte.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || { echo "Bail out! $APP is not built"; exit 1; }
-plan 28
+plan 33
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
 export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
-AGENT_PID=""
-cleanup() { [ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null; }
+AGENT_PID="" RELAY_PID=""
+cleanup() {
+	[ -n "$AGENT_PID" ] && kill "$AGENT_PID" 2>/dev/null
+	[ -n "$RELAY_PID" ] && kill "$RELAY_PID" 2>/dev/null
+}
 trap cleanup EXIT
 
 "$TRAWL" agent --host h --pidfile agent.pid > agent.out 2>&1 ||
@@ -74,7 +79,25 @@ is "$(ticks S/h) $(ticks S/run-2/h) $(ticks S/run-3/h) $(ticks S/run-4/h)" "100 
 is "$(cat S/h/ust/ust_* | cksum)" "$sum1" "the first run's streams are byte for byte as they were"
 "$TRAWL" destroy s > /dev/null
 
-# 3. kernel events, where this machine records them
+# 3. a session streamed to a relay records once: its run is complete at
+# the relay under its name; a second start is refused, saying why
+"$TRAWL" relay -o ROUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+	3> ready.txt 2> relay.err &
+RELAY_PID=$!
+ready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt; }
+until_ok 30 ready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
+DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
+"$TRAWL" create r --relay "$DATA" > /dev/null && "$TRAWL" enable r 'counter:*' > /dev/null &&
+	"$TRAWL" start r > /dev/null && "$APP" -n 10 > /dev/null && "$TRAWL" stop r > /dev/null
+ok $? "a session streamed to a relay records a run"
+"$TRAWL" start r > rstart.out 2> rstart.err
+is "$?:$(cat rstart.err)" "1:trawl start: session r streamed its run to relay $DATA: a session streamed to a relay records once (create a new one for another run)" \
+	"its second start is refused, saying why"
+is "$(ticks ROUT)" 10 "the relay's copy of the run is whole"
+"$TRAWL" destroy r > /dev/null
+kill "$RELAY_PID"; wait "$RELAY_PID" 2> /dev/null; RELAY_PID=""
+
+# 4. kernel events, where this machine records them
 kernel_ok=""
 if [ "$(id -u)" = 0 ] &&
 	[ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" = 4026531836 ]; then
@@ -88,7 +111,7 @@ else
 	why="runs in a pid namespace other than the initial one: kernel events name other pids"
 fi
 if [ -z "$kernel_ok" ]; then
-	n=0; while [ $n -lt 13 ]; do skip "$why"; n=$((n + 1)); done
+	n=0; while [ $n -lt 15 ]; do skip "$why"; n=$((n + 1)); done
 	finish
 fi
 "$TRAWL" create k -o K > /dev/null && "$TRAWL" enable k -k sched:sched_process_exec > /dev/null &&
@@ -120,4 +143,12 @@ for i in 1 2 3; do
 	is "$n:$w:$(ticks "$d/ust")" "1:$i:$((i * 10))" \
 		"kernel run $i: the exec of its own application only, and its $((i * 10)) user-space events"
 done
+# saved, destroyed, loaded, started into K: the first kernel trace stays
+ksum=$(cat K/h/kernel/channel0_* | cksum)
+"$TRAWL" save k k.session > /dev/null && "$TRAWL" destroy k > /dev/null &&
+	"$TRAWL" load k.session > /dev/null && "$TRAWL" start k > /dev/null 2>&1 &&
+	"$APP" -n 5 > /dev/null && "$TRAWL" stop k > kstop4.out 2> /dev/null
+ok $? "the kernel session saved, destroyed, loaded and run again"
+is "$(cat K/h/kernel/channel0_* | cksum):$(grep -c "trace in $TRASH/K/run-4 " kstop4.out)" "$ksum:1" \
+	"... into K/run-4: the first run's kernel streams byte for byte as they were"
 finish
