@@ -585,6 +585,17 @@ int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
 	int r = add_pid_threads(k, "set_event_pid", pid);
 	if (r)
 		return tr_seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
+	/* --exclude-self with a COMMAND (--only-command): forked by us with
+	 * event-fork on, the command inherited our place in the notrace
+	 * list, and nothing of it would be recorded: the list again, without
+	 * it (before the start: the reader thread adds itself then) */
+	if (k->exclude_self && !k->started) {
+		char self[32];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if ((r = inst_write(k, "set_event_notrace_pid", self, false)))
+			return tr_seterr(err, errlen, -r, "set_event_notrace_pid: %s", strerror(-r));
+		exclude_peers(k);
+	}
 	return 0;
 }
 

@@ -6,11 +6,12 @@
 # the option records their system calls (the control), with it none of
 # theirs nor its own. And `record -- CMD` says in its first line that it
 # records the whole machine's kernel events (and how to record only the
-# command's).
+# command's); with --only-command, the command (forked by record) is not
+# left out with it.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the live producer"
-plan 8
+plan 9
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -74,4 +75,10 @@ is "$?:$(head -1 c.err)" "0:trawl record: recording the kernel events of the who
 "$TRAWL" record -o D --host h --no-ust --only-command -- true > d.out 2> d.err
 is "$?:$(head -1 d.err)" "0:trawl record: recording kernel events into D/h/kernel while 'true' runs (the command's and its children's only)" \
 	"record --only-command -- CMD: the first line says the command's only"
+# the command is forked by record: it must not inherit record's exclusion
+"$TRAWL" record -o E --host h -k syscalls --no-ust --only-command --exclude-self -- /bin/true \
+	> e.out 2> e.err
+n=$("$TRAWL" print E 2> /dev/null | grep -c 'syscall_entry_')
+[ "$n" -gt 0 ]
+ok $? "--exclude-self --only-command -- CMD records the command's system calls ($n)"
 finish
