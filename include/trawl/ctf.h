@@ -443,6 +443,9 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts);
 /* Hands the destination the metadata declared since the last packet, now
  * (the writer does it before each packet anyway). 0, or -errno. */
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w);
+/* Writes the local metadata again now, whole (a clock refined while the
+ * trace is written: readers of the growing trace see it). 0, or -errno. */
+int trawl_ctf_writer_metadata_now(struct trawl_ctf_writer *w);
 /* The stream_instance_id the writer gave the stream (in its packet headers). */
 uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s);
 

@@ -1229,6 +1229,15 @@ out:
 	return ret;
 }
 
+int trawl_ctf_writer_metadata_now(struct trawl_ctf_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->closed || w->dirfd < 0)
+		return 0;
+	return write_metadata(w);
+}
+
 int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 {
 	if (!w)

@@ -1274,8 +1274,18 @@ static void *reader(void *arg)
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
-		if (k->exclude_self && (uint64_t)tr_mono_ms() >= next_peers) {
-			exclude_peers(k);
+		if ((k->exclude_self || (k->tsc && !k->relay)) &&
+		    (uint64_t)tr_mono_ms() >= next_peers) {
+			if (k->exclude_self)
+				exclude_peers(k);
+			/* the TSC's frequency so far: a reader of the growing
+			 * trace sees its times (final at stop, from s0 to s1) */
+			if (k->tsc && !k->relay) {
+				struct tr_clock_sample now;
+				tr_clock_sample(true, &now);
+				tr_clock_fill(true, &k->s0, &now, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+				trawl_ctf_writer_metadata_now(k->w);
+			}
 			next_peers = (uint64_t)tr_mono_ms() + 1000;
 		}
 		paths_poll(k, false);
