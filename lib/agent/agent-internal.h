@@ -87,6 +87,7 @@ struct session {
 					 * holds a trace already (a restart, a load) */
 	unsigned runs;			/* runs started */
 	char *wwhy;			/* the writer refused a path: why (or NULL) */
+	int64_t next_clock;		/* ms: the TSC's frequency so far declared next */
 	unsigned mode, S, N, header, contexts, clock_opt;	/* N: 0 = default */
 	struct rule *rules;
 	size_t nrules;

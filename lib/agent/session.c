@@ -290,6 +290,7 @@ static void forget_run(struct session *s)
 	memset(&s->kst, 0, sizeof(s->kst));
 	s->packets = 0;
 	s->cut_due = false;
+	s->next_clock = 0;
 	free(s->wwhy);
 	s->wwhy = NULL;
 }
@@ -544,9 +545,26 @@ static void finish_stop(struct session *s)
 	}
 }
 
+/* A TSC session recording: the frequency measured so far declared in the
+ * user-space trace's metadata every second, so that the growing trace
+ * reads at its real times (at stop: over the whole run, or the kernel
+ * trace's calibration). */
+static void clock_so_far(struct session *s, int64_t now)
+{
+	if (s->state != S_ACTIVE || !s->w || !s->tsc || s->relay || now < s->next_clock)
+		return;
+	if (s->next_clock) {
+		tr_clock_fill(true, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
+		trawl_ctf_writer_metadata_now(s->w);
+	}
+	s->next_clock = now + 1000;
+}
+
 void tr_check_waiters(struct trawl_agent *a)
 {
 	int64_t now = tr_mono_ms();
+	for (struct session *s = a->sessions; s; s = s->next)
+		clock_so_far(s, now);
 	for (struct session *s = a->sessions; s; s = s->next) {
 		bool all = true;
 		if (s->state == S_ACTIVE && s->waiter) {

@@ -11,7 +11,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || { echo "Bail out! $APP is not built"; exit 1; }
-plan 12
+plan 15
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -57,6 +57,28 @@ ok $? "... at their real times (the clock is declared from the start)"
 kill "$APID"; wait "$APID" 2>/dev/null; APID=""
 "$TRAWL" stop u > /dev/null
 ok $? "the session then stops"
+
+# 1b. the same with the TSC clock (where it is the clocksource): the
+# frequency measured so far is declared every second
+if tsc_default; then
+	"$TRAWL" create u2 -o U2 --clock tsc > /dev/null && "$TRAWL" enable u2 'counter:*' > /dev/null &&
+		"$TRAWL" start u2 > /dev/null
+	"$APP" -n 0 -s 100 > /dev/null & APID=$!
+	umeasured() { packet_in U2/h/ust && grep -q 'freq = ' U2/h/ust/metadata &&
+		! grep -q 'freq = 1000000000;' U2/h/ust/metadata; }
+	until_ok 20 umeasured
+	ok $? "a TSC session recording: a packet, and the frequency measured so far declared"
+	"$TRAWL" info U2 > u2info.out 2> u2info.err
+	n=$(info_events u2info.out)
+	[ "${n:-0}" -gt 0 ] && near_now "$(info_first_s u2info.out)" && ! grep -q metadata u2info.err
+	ok $? "... info reads it at its real times ($n events)"
+	kill "$APID"; wait "$APID" 2>/dev/null; APID=""
+	"$TRAWL" stop u2 > /dev/null
+	ok $? "... and it stops"
+else
+	skip "the clocksource is not the TSC"; skip "the clocksource is not the TSC"
+	skip "the clocksource is not the TSC"
+fi
 
 # 2. trawl record (kernel events), recording
 if [ "$(id -u)" != 0 ]; then
