@@ -1387,7 +1387,17 @@ int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
 	}
 	k->sd_events = 0;
 	k->err = 0;
+	/* a snapshot's DIR/HOST/kernel: nothing below DIR through a link */
+	char *root = NULL;
+	size_t dl = dir ? strlen(dir) : 0, hl = k->hostname ? strlen(k->hostname) : 0;
+	if (dl > hl + 8 && hl && !strcmp(dir + dl - 7, "/kernel") &&
+	    !strncmp(dir + dl - 7 - hl, k->hostname, hl) && dir[dl - 8 - hl] == '/')
+		root = strndup(dir, dl - 8 - hl);
+	k->dir = dir;
+	k->root = root;
 	int r = open_trace(k, dir, k->hostname, dest, 0, err, errlen);
+	k->dir = k->root = NULL;
+	free(root);
 	if (r == 0)
 		state_dump(k);
 	/*

@@ -3,11 +3,12 @@
 # docs/kernel.md, "Files"): a symbolic link planted where a directory, a
 # stream, an index or the metadata goes, a FIFO, or a hard link of another
 # file is refused with a message naming the path and why; what the link
-# points to stays untouched. simulate -o, an agent session, record -o (root).
+# points to stays untouched. simulate -o, an agent session and its
+# snapshots, record -o (root).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || { echo "Bail out! $APP is not built"; exit 1; }
-plan 24
+plan 28
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -94,6 +95,20 @@ rm S/h
 "$TRAWL" start s > /dev/null && "$APP" -n 10 > /dev/null && "$TRAWL" stop s > /dev/null &&
 	[ "$("$TRAWL" print S | grep -c counter:tick)" = 10 ]
 ok $? "... once the link is gone it records"
+
+# 2b. a snapshot: a link at its host directory, below -o DIR
+"$TRAWL" create z --snapshot -o Z --clock monotonic > /dev/null &&
+	"$TRAWL" enable z 'counter:*' > /dev/null && "$TRAWL" start z > /dev/null &&
+	"$APP" -n 10 > /dev/null
+ok $? "a snapshot session recorded"
+mkdir -p SN && ln -s "$TRASH/elsewhere" SN/h
+"$TRAWL" snapshot record z -o "$TRASH/SN" > snap.out 2> snap.err
+is "$?:$(cat snap.err)" "1:trawl snapshot: snapshot of z into $TRASH/SN: $TRASH/SN/h: $LINKD" \
+	"snapshot -o DIR: a link at its host directory: refused, named"
+intact; ok $? "... nothing written where it points"
+"$TRAWL" snapshot record z -o "$TRASH/SN2" > /dev/null && "$TRAWL" stop z > /dev/null &&
+	[ "$("$TRAWL" print SN2 | grep -c counter:tick)" = 10 ]
+ok $? "... into a directory without links, the snapshot is written"
 
 # 3. trawl record -o (kernel events, root)
 if [ "$(id -u)" != 0 ]; then
