@@ -106,6 +106,8 @@ int tr_ust_session_forked(struct trawl_ust_session *s)
 		if (r < 0)
 			return r;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
+		if (!s->tsc)	/* declared from the start, as the parent's */
+			tr_clock_fill(false, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 		__atomic_store_n(&s->stopping, 0, __ATOMIC_RELAXED);
 		if (tr_ust_consumer_start(s) != 0)
 			return -EAGAIN;
