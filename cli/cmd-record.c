@@ -110,7 +110,8 @@ static void usage(FILE *f)
 	      "      --rt-prio N        run the reader thread SCHED_FIFO at priority N\n"
 	      "      --period MS        reader sleep when the buffers are idle (default 50)\n"
 	      "      --exclude-self     do not record trawl's own threads (their reads of the\n"
-	      "                         buffers; costs a pid check at every context switch)\n"
+	      "                         buffers), nor the node's trawl relay and live viewers\n"
+	      "                         (costs a pid check at every context switch)\n"
 	      "      --io-queue MB      packets wait for the disk in a queue of MB MiB written\n"
 	      "                         by a thread of their own, at normal priority (default\n"
 	      "                         0: the reader writes them, at its own priority)\n"
@@ -670,7 +671,7 @@ int cmd_record(int argc, char **argv)
 		.rt_prio = (int)rt, .period_ms = (unsigned)period,
 		.io_queue = (size_t)ioq << 20, .exclude_self = exclude_self,
 		.relay = relay, .relay_session = rsession, .live_ms = (unsigned)live_ms,
-		.no_paths = no_paths,
+		.no_paths = no_paths, .root = out,
 	};
 	char err[512] = "";
 	struct krec *k = NULL;
@@ -761,6 +762,16 @@ int cmd_record(int argc, char **argv)
 	double t0 = tr_mono_s();
 	if (!cmd)
 		cli_note("recording into %s (Ctrl-C to stop)", kwhere ? kwhere : kdir);
+	/* first: a COMMAND does not narrow the kernel side by itself */
+	if (cmd && k && !only_cmd && !npids && !cgroup)
+		cli_note("recording the kernel events of the whole machine into %s while '%s' "
+			 "runs (only the command's and its children's: --only-command)",
+			 kwhere ? kwhere : kdir, cmd[0]);
+	else if (cmd && k)
+		cli_note("recording kernel events into %s while '%s' runs (%s)",
+			 kwhere ? kwhere : kdir, cmd[0],
+			 only_cmd ? "the command's and its children's only" :
+			 cgroup ? "the cgroup's tasks only" : "the given pids only");
 	if (want_ust)
 		cli_note("user space of '%s' into %s", cmd[0], uwhere ? uwhere : udir);
 	if (cmd) {

@@ -53,6 +53,9 @@ struct trawl_agent_kernel_opts {
 	 * kept in the kernel's buffers, written by snapshot() only (dir is
 	 * unused); never with relay. */
 	bool flight;
+	/* The session's directory, dir beneath it: nothing below it is
+	 * reached through a symbolic link (trawl_ctf_writer_opts.root). */
+	const char *root;
 };
 
 /* A kernel recording's figures, once stopped. */

@@ -281,6 +281,17 @@ struct trawl_ctf_writer_opts {
 	struct trawl_ctf_dest *dest;
 	char *err;			/* a message on failure, if not NULL */
 	size_t errlen;
+	/*
+	 * The directory the trace is written beneath (path is inside it),
+	 * or NULL: path itself. What the writer makes or opens below root
+	 * (the directories down to path, the stream, index and metadata
+	 * files) is never reached through a symbolic link: a link there, or
+	 * anything but a directory or a regular file with no other hard
+	 * link, is refused (EPERM or ELOOP, the reason in err or
+	 * trawl_ctf_writer_why()), so that a recorder writing into a
+	 * directory others can write truncates nothing outside it.
+	 */
+	const char *root;
 };
 
 struct trawl_ctf_writer;
@@ -296,11 +307,17 @@ void trawl_ctf_dest_free(struct trawl_ctf_dest *d);
  * Creates the trace directory (and its index/), and a model with env
  * hostname (default: this machine's), domain (default "ust"), tracer_name,
  * tracer_major, tracer_minor, and one clock (absolute = true). Stream files
- * are written packet by packet as events come; `metadata` at close.
- * Returns NULL and sets errno (EINVAL for bad options). Free with
- * trawl_ctf_writer_free(), which also frees the model and the streams.
+ * are written packet by packet as events come; `metadata` at once, again
+ * before a packet whose stream or event classes it does not declare yet
+ * (so that a trace being written is readable up to its last complete
+ * packet; the clock and environment are final at close). Returns NULL and
+ * sets errno (EINVAL for bad options). Free with trawl_ctf_writer_free(),
+ * which also frees the model and the streams.
  */
 struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o);
+/* Why the last file or directory of the trace was refused (opts.root),
+ * "" when none was. */
+const char *trawl_ctf_writer_why(const struct trawl_ctf_writer *w);
 /* Flushes every stream, writes metadata and indexes. Returns 0 or -errno. */
 int trawl_ctf_writer_close(struct trawl_ctf_writer *w);
 void trawl_ctf_writer_free(struct trawl_ctf_writer *w);	/* closes if open */
@@ -426,6 +443,9 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts);
 /* Hands the destination the metadata declared since the last packet, now
  * (the writer does it before each packet anyway). 0, or -errno. */
 int trawl_ctf_writer_sync_metadata(struct trawl_ctf_writer *w);
+/* Writes the local metadata again now, whole (a clock refined while the
+ * trace is written: readers of the growing trace see it). 0, or -errno. */
+int trawl_ctf_writer_metadata_now(struct trawl_ctf_writer *w);
 /* The stream_instance_id the writer gave the stream (in its packet headers). */
 uint64_t trawl_ctf_wstream_instance_id(const struct trawl_ctf_wstream *s);
 

@@ -83,6 +83,11 @@ struct session {
 	int state;
 	bool snapshot;			/* flight recorder, snapshot record only */
 	char *output;			/* session directory (may be NULL in snapshot mode) */
+	char *run_out;			/* this run's: output, or output/run-N when output
+					 * holds a trace already (a restart, a load) */
+	unsigned runs;			/* runs started */
+	char *wwhy;			/* the writer refused a path: why (or NULL) */
+	int64_t next_clock;		/* ms: the TSC's frequency so far declared next */
 	unsigned mode, S, N, header, contexts, clock_opt;	/* N: 0 = default */
 	struct rule *rules;
 	size_t nrules;
@@ -285,6 +290,8 @@ TRAWL_HIDDEN int tr_snapshot_to(struct session *s, const char *dir,
 TRAWL_HIDDEN int tr_ring_stream(struct session *s, struct part *p, struct aring *r);
 /* base/HOST/ust, malloc'd; NULL on ENOMEM. */
 TRAWL_HIDDEN char *tr_trace_dir(const struct session *s, const char *base);
+/* Where the current (or last) run writes: run_out, else output. */
+TRAWL_HIDDEN const char *tr_run_dir(const struct session *s);
 
 /* ---- kernel.c */
 /* Why an overwrite-mode session takes no kernel events when the agent's

@@ -145,9 +145,27 @@ int tr_snapshot(struct session *s, const char *dir, uint64_t *events, uint64_t *
 int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_relay *rel,
 		   uint64_t *events, uint64_t *torn)
 {
-	struct trawl_ctf_writer *w = tr_ust_writer_new(dir, s->a->hostname, s->tsc, 0, rel);
-	if (!w)
-		return -errno;
+	/* dir is BASE/HOST/ust (tr_trace_dir): nothing below BASE through a link */
+	char *root = dir ? strdup(dir) : NULL, *sl;
+	int cut = 0;
+	for (; root && cut < 2 && (sl = strrchr(root, '/')); cut++)
+		*sl = 0;
+	if (root && (cut < 2 || !*root)) {
+		free(root);
+		root = NULL;
+	}
+	char werr[600] = "";
+	free(s->wwhy);		/* a path refused: why (this snapshot's) */
+	s->wwhy = NULL;
+	struct trawl_ctf_writer *w = tr_ust_writer_new_at(dir, root, s->a->hostname, s->tsc, 0,
+							   rel, werr, sizeof(werr));
+	free(root);
+	if (!w) {
+		int e = errno;
+		if (*werr && !rel)
+			s->wwhy = strdup(werr);
+		return -e;
+	}
 	const uint8_t *uuid = trawl_ctf_writer_trace(w)->uuid;
 	uint8_t *copy = malloc((size_t)s->S * tr_nsubbuf(s));
 	int ret = copy ? 0 : -ENOMEM;
@@ -175,6 +193,8 @@ int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_r
 	if (!ret)
 		tr_ust_clock(s, trawl_ctf_writer_trace(w));
 	int r = trawl_ctf_writer_close(w);
+	if ((ret || r) && *trawl_ctf_writer_why(w))
+		s->wwhy = strdup(trawl_ctf_writer_why(w));
 	trawl_ctf_writer_free(w);
 	return ret ? ret : r;
 }
@@ -220,11 +240,13 @@ void tr_drain_final(struct session *s)
 			tr_agent_log(s->a, TRAWL_AGENT_LOG_ERR, "session %s: writing the trace: %s",
 				     s->name, strerror(-s->err));
 		}
+		if (*trawl_ctf_writer_why(s->w) && !s->wwhy)
+			s->wwhy = strdup(trawl_ctf_writer_why(s->w));
 		trawl_ctf_writer_free(s->w);
 		s->w = NULL;
 	} else if (s->output && !s->snapshot && s->nrules) {
 		/* overwrite mode with an output: the flight recorder's content */
-		char *d = tr_trace_dir(s, s->output);
+		char *d = tr_trace_dir(s, tr_run_dir(s));
 		note_err(s, d ? tr_snapshot(s, d, &ev, &torn) : -ENOMEM);
 		free(d);
 	}

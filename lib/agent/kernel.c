@@ -118,7 +118,7 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 	 * stop, with an output) */
 	bool flight = s->mode == TRAWL_UST_OVERWRITE;
 	char *d = NULL;
-	if (s->output && !flight && !(d = kernel_dir(s, s->output)))
+	if (s->output && !flight && !(d = kernel_dir(s, tr_run_dir(s))))
 		return tr_seterr(why, wlen, ENOMEM, "out of memory");
 	pid_t *pids = NULL;
 	if (s->nkpids && !(pids = calloc(s->nkpids, sizeof(*pids)))) {
@@ -132,7 +132,7 @@ int tr_kernel_create(struct session *s, char *why, size_t wlen)
 		.events = (const char *const *)s->kev, .nevents = s->nkev,
 		.filter = s->kfilter, .pids = pids, .npids = s->nkpids, .tsc = s->tsc,
 		.relay = s->relay, .relay_session = s->relay_session ? s->relay_session : s->name,
-		.live_ms = s->live_ms, .flight = flight,
+		.live_ms = s->live_ms, .flight = flight, .root = d ? tr_run_dir(s) : NULL,
 	};
 	char err[400] = "";
 	errno = 0;
@@ -224,7 +224,7 @@ void tr_kernel_stop(struct session *s)
 	bool flight = s->mode == TRAWL_UST_OVERWRITE, write = !flight || (s->output && !s->snapshot);
 	int r = 0;
 	if (flight && write)
-		r = tr_kernel_snapshot(s, s->output, err, sizeof(err));
+		r = tr_kernel_snapshot(s, tr_run_dir(s), err, sizeof(err));
 	struct trawl_agent_kernel_stats st;
 	if (k->stop(s->krec, &st, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0 && !r)
 		r = -EIO;

@@ -8,6 +8,13 @@
  * buffers are then the agent's alone, and everything committed in them is
  * written. One session records at a time (an application has one set of
  * buffers); any number may exist.
+ *
+ * A stopped session starts again (a new run): every run is a complete
+ * trace of its own, never written over another. The first goes to
+ * OUTPUT/HOST/{ust,kernel}; a run whose OUTPUT holds a trace already (a
+ * restart, or a session loaded with the output of one that recorded) goes
+ * to OUTPUT/run-N/HOST/... (N = 2, 3, ..., the first free), so that a
+ * reader given OUTPUT reads every run.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "trawl/ctf.h"
 #include "agent-internal.h"
@@ -212,7 +220,79 @@ void tr_session_free(struct session *s)
 	free(s->rules);
 	free(s->name);
 	free(s->output);
+	free(s->run_out);
+	free(s->wwhy);
 	free(s);
+}
+
+const char *tr_run_dir(const struct session *s)
+{
+	return s->run_out ? s->run_out : s->output;
+}
+
+static bool exists(const char *base, const char *host, const char *domain)
+{
+	char *p = NULL;
+	struct stat st;
+	bool yes = true;	/* out of memory: taken, the next is tried */
+	if (domain ? asprintf(&p, "%s/%s/%s", base, host, domain) >= 0 :
+		     (p = strdup(base)) != NULL)
+		yes = lstat(p, &st) == 0 || errno != ENOENT;
+	free(p);
+	return yes;
+}
+
+/* The run's directory (run_out): output when it holds no trace of this
+ * host in the run's domains yet, else output/run-N, the first N >= 2 not
+ * there. 0 or -errno
+ * with a message. */
+static int pick_run_dir(struct session *s, char *why, size_t wlen)
+{
+	free(s->run_out);
+	s->run_out = NULL;
+	if (!s->output)
+		return 0;
+	/* the domains this run writes (trawl record writes the kernel's
+	 * itself beside its one-shot session's user space) */
+	const char *h = s->a->hostname;
+	bool ust = s->nrules || !s->nkev, kernel = s->nkev;
+	if (!(ust && exists(s->output, h, "ust")) && !(kernel && exists(s->output, h, "kernel")))
+		return (s->run_out = strdup(s->output)) ? 0 : tr_seterr(why, wlen, ENOMEM,
+									 "out of memory");
+	for (unsigned n = 2; n < 100000; n++) {
+		char *d = NULL;
+		if (asprintf(&d, "%s/run-%u", s->output, n) < 0)
+			return tr_seterr(why, wlen, ENOMEM, "out of memory");
+		if (!exists(d, h, NULL)) {
+			s->run_out = d;
+			return 0;
+		}
+		free(d);
+	}
+	return tr_seterr(why, wlen, EEXIST, "%s: no free run-N directory for another run",
+			 s->output);
+}
+
+/* A stopped session starting again: the last run's parts and figures go
+ * (its traces are complete on the disk). */
+static void forget_run(struct session *s)
+{
+	for (struct part *p = s->parts, *n; p; p = n) {
+		n = p->next;
+		part_free(p);
+	}
+	s->parts = NULL;
+	s->nparts = 0;
+	s->err = 0;
+	free(s->kerr);
+	s->kerr = NULL;
+	s->kdone = s->kclock_ok = false;
+	memset(&s->kst, 0, sizeof(s->kst));
+	s->packets = 0;
+	s->cut_due = false;
+	s->next_clock = 0;
+	free(s->wwhy);
+	s->wwhy = NULL;
 }
 
 /* The user-space trace (discard mode: written while recording; overwrite
@@ -224,14 +304,16 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 		tr_uuid_random(s->uuid);
 		return 0;
 	}
-	char *d = s->output ? tr_trace_dir(s, s->output) : NULL;
-	char rerr[300] = "";
+	char *d = s->output ? tr_trace_dir(s, tr_run_dir(s)) : NULL;
+	char rerr[600] = "";
 	struct ust_writer_relay rel = {
 		.addr = s->relay, .session = s->relay_session ? s->relay_session : s->name,
 		.live_us = (uint64_t)s->live_ms * 1000, .err = rerr, .errlen = sizeof(rerr),
 	};
-	s->w = d || s->relay ? tr_ust_writer_new(d, a->hostname, s->tsc, a->o.io_queue,
-					      s->relay ? &rel : NULL) : NULL;
+	errno = 0;
+	s->w = d || s->relay ? tr_ust_writer_new_at(d, d ? tr_run_dir(s) : NULL, a->hostname,
+						 s->tsc, a->o.io_queue, s->relay ? &rel : NULL,
+						 rerr, sizeof(rerr)) : NULL;
 	if (!s->w) {
 		int e = errno ? errno : ENOMEM;
 		if (*rerr)
@@ -244,8 +326,10 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	}
 	free(d);
 	memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
-	/* streamed: the clock is final before the first packet */
-	if (s->relay)
+	/* streamed: the clock is final before the first packet; written
+	 * locally with the monotonic clock, it is final already too, and the
+	 * metadata written while the session records declares it */
+	if (s->relay || !s->tsc)
 		tr_clock_fill(false, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 	return 0;
 }
@@ -291,8 +375,14 @@ int tr_session_prepare(struct session *s, char *why, size_t wlen)
 		return 0;
 	if ((r = check_busy(s, why, wlen)) < 0)
 		return r;
-	if (s->state != S_NEW) {
-		snprintf(why, wlen, "session %s was already started (create a new one)", s->name);
+	if (s->state != S_NEW && s->state != S_STOPPED) {
+		snprintf(why, wlen, "session %s is %s", s->name, tr_agent_state_names[s->state]);
+		return -EINVAL;
+	}
+	if (s->state == S_STOPPED && s->relay) {
+		/* the relay has the run complete under the session's name */
+		snprintf(why, wlen, "session %s streamed its run to relay %s: a session streamed to a "
+			 "relay records once (create a new one for another run)", s->name, s->relay);
 		return -EINVAL;
 	}
 	if (!s->nrules && !s->nkev) {
@@ -300,6 +390,10 @@ int tr_session_prepare(struct session *s, char *why, size_t wlen)
 			 s->name, s->name);
 		return -EINVAL;
 	}
+	if (s->state == S_STOPPED)
+		forget_run(s);
+	if ((r = pick_run_dir(s, why, wlen)) < 0)
+		return r;
 	s->tsc = s->clock_opt == TRAWL_UST_CLOCK_TSC ||
 		 (s->clock_opt == TRAWL_UST_CLOCK_AUTO && tr_clocksource_is_tsc());
 	if (s->relay) {
@@ -343,6 +437,8 @@ int tr_session_start(struct session *s, char *why, size_t wlen)
 	tr_kernel_clock_early(s);
 	s->next_live = s->live_ms ? (tr_mono_ms() / s->live_ms + 1) * s->live_ms : 0;
 	s->state = S_ACTIVE;
+	s->prepared = false;	/* a later start prepares its own run */
+	s->runs++;
 	s->deadline = tr_mono_ms() + (int64_t)a->o.start_timeout_ms;
 	/* recording begins now: the applications' first events follow */
 	s->t_begin = tr_mono_ns();
@@ -428,7 +524,9 @@ static void finish_stop(struct session *s)
 		tr_cprint(c, AM_OUT, "kernel: %" PRIu64 " events, %" PRIu64 " lost, %" PRIu64
 			  " state dump events, clock %s\n", s->kst.events, s->kst.lost,
 			  s->kst.statedump, s->kclock);
-	if (s->err)
+	if (s->err && s->wwhy)
+		tr_cfail(c, 1, "session %s: writing the trace: %s", s->name, s->wwhy);
+	else if (s->err)
 		tr_cfail(c, 1, "session %s: writing the trace: %s", s->name, strerror(-s->err));
 	else if (s->kerr)
 		tr_cfail(c, 1, "session %s: kernel events: %s", s->name, s->kerr);
@@ -436,6 +534,9 @@ static void finish_stop(struct session *s)
 		if (s->relay)
 			tr_cprint(c, AM_OUT, "session %s stopped; complete at relay %s\n", s->name,
 				  s->relay);
+		else if (s->output && !s->snapshot && strcmp(tr_run_dir(s), s->output))
+			tr_cprint(c, AM_OUT, "session %s stopped; trace in %s (beside the earlier "
+				  "runs' in %s)\n", s->name, tr_run_dir(s), s->output);
 		else if (s->output && !s->snapshot)
 			tr_cprint(c, AM_OUT, "session %s stopped; trace in %s\n", s->name, s->output);
 		else
@@ -444,9 +545,26 @@ static void finish_stop(struct session *s)
 	}
 }
 
+/* A TSC session recording: the frequency measured so far declared in the
+ * user-space trace's metadata every second, so that the growing trace
+ * reads at its real times (at stop: over the whole run, or the kernel
+ * trace's calibration). */
+static void clock_so_far(struct session *s, int64_t now)
+{
+	if (s->state != S_ACTIVE || !s->w || !s->tsc || s->relay || now < s->next_clock)
+		return;
+	if (s->next_clock) {
+		tr_clock_fill(true, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
+		trawl_ctf_writer_metadata_now(s->w);
+	}
+	s->next_clock = now + 1000;
+}
+
 void tr_check_waiters(struct trawl_agent *a)
 {
 	int64_t now = tr_mono_ms();
+	for (struct session *s = a->sessions; s; s = s->next)
+		clock_so_far(s, now);
 	for (struct session *s = a->sessions; s; s = s->next) {
 		bool all = true;
 		if (s->state == S_ACTIVE && s->waiter) {

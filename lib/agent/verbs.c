@@ -426,7 +426,8 @@ static void v_snapshot(struct conn *c, struct session *s, int argc, char **argv)
 	int r = d ? take_snapshot(s, out, d, NULL, &ev, why, sizeof(why)) : -ENOMEM;
 	free(d);
 	if (r < 0) {
-		tr_cfail(c, 1, "snapshot of %s into %s: %s", s->name, out, why[0] ? why : strerror(-r));
+		tr_cfail(c, 1, "snapshot of %s into %s: %s", s->name, out,
+			 why[0] ? why : s->wwhy ? s->wwhy : strerror(-r));
 	} else {
 		/* what a reader of out then reads, the kernel's state dump included */
 		uint64_t kev = s->krec ? s->kst.events + s->kst.statedump : 0;

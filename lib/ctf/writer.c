@@ -13,6 +13,15 @@
  * then zeros up to packet_size. Event header: compact = u32 (id:5 | ts:27 << 5)
  * or, extended, u8 31 + u32 id + u64 ts (13 bytes); large = u16 id + u32 ts
  * or u16 65535 + u32 id + u64 ts (14 bytes); fixed = u16 id + u64 ts (10).
+ *
+ * Files: everything below the trace root (opts.root, else the trace
+ * directory) is made and opened relative to directory descriptors, each
+ * component with O_NOFOLLOW: a symbolic link planted where a directory,
+ * stream, index or metadata file goes is refused, never followed, and so
+ * is a FIFO, a device or a file with another hard link. The metadata is
+ * written when the trace starts and again before a packet of a class it
+ * does not declare yet, each time whole (a temporary renamed over it), so
+ * that a trace being written can be read up to its last complete packet.
  */
 #include <endian.h>
 #include <errno.h>
@@ -21,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +95,9 @@ struct trawl_ctf_writer {
 	int dest_err;			/* the destination was lost (a local copy goes on) */
 	char dest_why[512];		/* its reason (ops->why), "" */
 	struct metadata_mark sent;	/* metadata the destination has */
+	int dirfd, idxdirfd;		/* the trace directory, its index/ (-1: none) */
+	size_t meta_sig;		/* the model the local metadata declares */
+	char why[512];			/* a path refused, "" */
 	bool closed;
 	int err;
 };
@@ -119,6 +132,120 @@ static int64_t measure_offset_ns(void)
 	struct tr_clock_sample s;
 	tr_clock_sample(false, &s);
 	return s.real - s.mono;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* A refusal's reason in w->why (the first one kept); returns -e. */
+static int refuse(struct trawl_ctf_writer *w, int e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int refuse(struct trawl_ctf_writer *w, int e, const char *fmt, ...)
+{
+	if (!w->why[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(w->why, sizeof(w->why), fmt, ap);
+		va_end(ap);
+	}
+	return -e;
+}
+
+/* The directory name in dfd (made if missing), never through a link:
+ * its descriptor, or -errno (why set for a refusal). shown: for messages. */
+static int dir_beneath(struct trawl_ctf_writer *w, int dfd, const char *name, const char *shown)
+{
+	if (mkdirat(dfd, name, 0777) < 0 && errno != EEXIST)
+		return -errno;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return refuse(w, ELOOP, "%s: a symbolic link where the trace writer makes a "
+			      "directory: refused (links are not followed)", shown);
+	if (e == ENOTDIR)
+		return refuse(w, ENOTDIR, "%s: not a directory", shown);
+	return -e;
+}
+
+/* Opens (creates, truncates) file name in dfd for writing: a regular file
+ * of its own only, never through a link. The fd, or -errno (why set). */
+static int file_beneath(struct trawl_ctf_writer *w, int dfd, const char *name, const char *shown)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		struct stat st;
+		if (e == ELOOP || (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				   S_ISLNK(st.st_mode)))
+			return refuse(w, ELOOP, "%s: a symbolic link where the trace writer writes "
+				      "a file: refused (links are not followed)", shown);
+		if (e == ENXIO)		/* a FIFO without a reader */
+			return refuse(w, EPERM, "%s: not a regular file: refused", shown);
+		return -e;
+	}
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!r && !S_ISREG(st.st_mode))
+		r = refuse(w, EPERM, "%s: not a regular file: refused", shown);
+	else if (!r && st.st_nlink > 1)
+		r = refuse(w, EPERM, "%s: has another hard link: refused (it would be "
+			   "truncated there too)", shown);
+	if (!r && (fcntl(fd, F_SETFL, 0) < 0 || ftruncate(fd, 0) < 0))
+		r = -errno;
+	if (r) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* root, then each component of path below it, without links: the trace
+ * directory's descriptor, or -errno (why set). */
+static int open_trace_dir(struct trawl_ctf_writer *w, const char *root)
+{
+	const char *path = w->path, *rel = NULL;
+	size_t rl = root ? strlen(root) : 0;
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	if (root && rl && strncmp(path, root, rl) == 0 && (path[rl] == '/' || !path[rl]))
+		rel = path + rl;
+	int ret;
+	char *top = rel ? strndup(path, rl) : strdup(path);
+	if (!top)
+		return -ENOMEM;
+	if ((ret = tr_mkdir_p(top)) < 0) {
+		free(top);
+		return ret;
+	}
+	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(top);
+	if (fd < 0)
+		return -errno;
+	char *p = rel ? strdup(rel) : NULL;
+	if (rel && !p) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (char *c = p, *save = NULL, *tok; p && (tok = strtok_r(c, "/", &save)); c = NULL) {
+		if (strcmp(tok, ".") == 0)
+			continue;
+		char shown[PATH_MAX];
+		snprintf(shown, sizeof(shown), "%.*s%.*s", (int)rl, path,
+			 (int)(tok + strlen(tok) - p), rel);
+		if (strcmp(tok, "..") == 0) {
+			fd = (close(fd), refuse(w, EPERM, "%s: '..' below the trace root", shown));
+			break;
+		}
+		int nfd = dir_beneath(w, fd, tok, shown);
+		close(fd);
+		fd = nfd;
+		if (fd < 0)
+			break;
+	}
+	free(p);
+	return fd;
 }
 
 /* ---------------------------------------------------------------- types */
@@ -493,6 +620,13 @@ static int version_part(int which)
 	return (int)p[which];
 }
 
+static int write_metadata(struct trawl_ctf_writer *w);
+
+const char *trawl_ctf_writer_why(const struct trawl_ctf_writer *w)
+{
+	return w ? w->why : "";
+}
+
 struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts *o)
 {
 	/* callers built before io_queue have none, nor a destination */
@@ -518,6 +652,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	if (!w->t || (o->path && !w->path))
 		goto err;
 	w->t->arena = NULL;	/* owned by the writer, freed with it */
+	w->dirfd = w->idxdirfd = -1;
 	w->packet_size = o->packet_size ? o->packet_size : DEFAULT_PACKET_SIZE;
 	ret = build_model(w, o);
 	if (ret < 0)
@@ -549,17 +684,18 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 		w->dest = dest;
 	}
 	if (w->path) {
-		ret = tr_mkdir_p(w->path);
-		if (ret < 0)
+		const char *root = o->sz >= offsetof(struct trawl_ctf_writer_opts, root) +
+				   sizeof(o->root) ? o->root : NULL;
+		if ((ret = open_trace_dir(w, root)) < 0)
 			goto err;
-		char *idx;
-		if (asprintf(&idx, "%s/index", w->path) < 0) {
-			ret = -ENOMEM;
+		w->dirfd = ret;
+		char shown[PATH_MAX];
+		snprintf(shown, sizeof(shown), "%s/index", w->path);
+		if ((ret = dir_beneath(w, w->dirfd, "index", shown)) < 0)
 			goto err;
-		}
-		ret = mkdir(idx, 0777) < 0 && errno != EEXIST ? -errno : 0;
-		free(idx);
-		if (ret < 0)
+		w->idxdirfd = ret;
+		/* readable from the start (a trace without streams yet) */
+		if ((ret = write_metadata(w)) < 0)
 			goto err;
 	}
 	if (o->sz >= offsetof(struct trawl_ctf_writer_opts, io_queue) + sizeof(size_t) &&
@@ -569,8 +705,15 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 	}
 	return w;
 err:
+	if (w && w->why[0] && o && o->sz >= offsetof(struct trawl_ctf_writer_opts, errlen) +
+	    sizeof(size_t) && o->err && o->errlen)
+		snprintf(o->err, o->errlen, "%s", w->why);
 	trawl_ctf_dest_free(dest);	/* the writer's, even now */
 	if (w) {
+		if (w->dirfd >= 0)
+			close(w->dirfd);
+		if (w->idxdirfd >= 0)
+			close(w->idxdirfd);
 		tr_arena_free(w->arena);
 		free(w->path);
 		free(w);
@@ -691,18 +834,26 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 		path = NULL;
 		goto err;
 	}
-	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	s->fd = file_beneath(w, w->dirfd, s->name, path);
 	free(path);
-	if (s->fd < 0 || asprintf(&path, "%s/index/%s.idx", w->path, s->name) < 0) {
-		ret = s->fd < 0 ? -errno : -ENOMEM;
+	path = NULL;
+	if (s->fd < 0) {
+		ret = s->fd;
+		goto err;
+	}
+	char *iname = NULL;
+	if (asprintf(&iname, "%s.idx", s->name) < 0 ||
+	    asprintf(&path, "%s/index/%s", w->path, iname) < 0) {
+		free(iname);
 		path = NULL;
 		goto err;
 	}
-	s->idxfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	s->idxfd = file_beneath(w, w->idxdirfd, iname, path);
+	free(iname);
 	free(path);
 	path = NULL;
 	if (s->idxfd < 0) {
-		ret = -errno;
+		ret = s->idxfd;
 		goto err;
 	}
 	uint8_t ih[CTF_IDX_HEADER_LEN];
@@ -833,6 +984,16 @@ int trawl_ctf_wstream_tick(struct trawl_ctf_wstream *s, uint64_t ts)
 
 /* ------------------------------------------------------------- packets */
 
+/* What the model declares, as a number that grows with it (stream and
+ * event classes, env entries only ever get added). */
+static size_t model_sig(const struct trawl_ctf_trace *t)
+{
+	size_t n = t->nstreams + t->nenv;
+	for (size_t i = 0; i < t->nstreams; i++)
+		n += t->streams[i]->nevents;
+	return n;
+}
+
 /*
  * Writes a packet and its index entry (locally, or queues them for the I/O
  * thread), and hands them to the destination. The entry's offset is the
@@ -843,6 +1004,9 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 {
 	struct trawl_ctf_writer *w = s->w;
 	int ret = 0;
+	/* the metadata declares the packet's classes before it is written */
+	if (s->fd >= 0 && w->meta_sig != model_sig(w->t) && (ret = write_metadata(w)) < 0)
+		return ret;
 	if (s->fd >= 0) {
 		uint8_t e[CTF_IDX_ENTRY_LEN];
 		ctf_index_put_entry(e, s->offset, ix);
@@ -1028,30 +1192,50 @@ int trawl_ctf_wstream_flush(struct trawl_ctf_wstream *s, uint64_t ts)
 
 static int write_metadata(struct trawl_ctf_writer *w)
 {
-	char *path, *tmp;
-	if (asprintf(&path, "%s/metadata", w->path) < 0)
-		return -ENOMEM;
-	if (asprintf(&tmp, "%s/.metadata.tmp", w->path) < 0) {
-		free(path);
-		return -ENOMEM;
-	}
+	static const char tmp[] = ".metadata.tmp";
+	char shown[PATH_MAX];
+	struct stat st;
+	snprintf(shown, sizeof(shown), "%s/metadata", w->path);
+	/* renamed over a link, the link would go and its target stay; but
+	 * what was planted there is not the writer's to remove */
+	if (fstatat(w->dirfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode)
+		       ? refuse(w, ELOOP, "%s: a symbolic link where the trace writer writes "
+				"a file: refused (links are not followed)", shown)
+		       : refuse(w, EPERM, "%s: not a regular file: refused", shown);
+	if (unlinkat(w->dirfd, tmp, 0) < 0 && errno != ENOENT)
+		return -errno;
+	int fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t sig = model_sig(w->t);
 	int ret = 0;
-	FILE *f = fopen(tmp, "we");
+	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		ret = -errno;
+		close(fd);
 		goto out;
 	}
 	ret = trawl_ctf_metadata_print(w->t, f);
 	if (fclose(f) != 0 && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
+	if (!ret && renameat(w->dirfd, tmp, w->dirfd, "metadata") < 0)
 		ret = -errno;
-	if (ret)
-		unlink(tmp);
 out:
-	free(path);
-	free(tmp);
+	if (ret)
+		unlinkat(w->dirfd, tmp, 0);
+	else
+		w->meta_sig = sig;
 	return ret;
+}
+
+int trawl_ctf_writer_metadata_now(struct trawl_ctf_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->closed || w->dirfd < 0)
+		return 0;
+	return write_metadata(w);
 }
 
 int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
@@ -1106,9 +1290,14 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 		if (r && !ret)
 			ret = r;
 	}
-	int r = w->path ? write_metadata(w) : 0;
+	int r = w->dirfd >= 0 ? write_metadata(w) : 0;
 	if (r && !ret)
 		ret = r;
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	if (w->idxdirfd >= 0)
+		close(w->idxdirfd);
+	w->dirfd = w->idxdirfd = -1;
 	w->err = ret;
 	return ret;
 }

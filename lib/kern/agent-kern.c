@@ -137,6 +137,8 @@ static void *ak_create(const struct trawl_agent_kernel_opts *o, char *err, size_
 		.clock = o->tsc ? KREC_CLOCK_TSC : KREC_CLOCK_MONO,
 		.flight = o->sz >= offsetof(struct trawl_agent_kernel_opts, flight) + sizeof(o->flight) &&
 			  o->flight,
+		.root = o->sz >= offsetof(struct trawl_agent_kernel_opts, root) + sizeof(o->root) ?
+			o->root : NULL,
 	};
 	char e[400] = "";
 	struct krec *k = tr_krec_new(&ko, e, sizeof(e));

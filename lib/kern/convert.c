@@ -34,7 +34,16 @@
 #include "kern/krec.h"
 #include "kern/pathnames.h"	/* the path arguments: strings */
 
-enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ, OP_TGID, OP_RWBS };
+enum op_kind { OP_COPY, OP_PRIO, OP_COMM, OP_DSTR, OP_DSEQ, OP_TGID, OP_RWBS, OP_ARG };
+
+/*
+ * A syscall argument, 8 bytes as ftrace stores the register, made the
+ * value of its declared C type (as lttng-modules declares it): an int is
+ * the low 32 bits sign-extended (dfd = -100, not 4294967196), an unsigned
+ * int the low 32 bits (fd = 4294967295 for -1, as LTTng's), 64-bit types
+ * as they are.
+ */
+enum arg_fix { FIX_NONE, FIX_S32, FIX_U32, FIX_S16, FIX_U16 };
 
 struct op {
 	uint8_t kind;
@@ -58,6 +67,7 @@ struct sysent {
 	const struct trawl_ctf_event_class *entry, *exit;
 	unsigned nargs;
 	int path_arg;			/* the argument written as a path string, or -1 */
+	uint8_t fix[6];			/* enum arg_fix of each argument */
 	bool built;
 };
 
@@ -66,6 +76,7 @@ struct named {
 	const struct trawl_ctf_event_class *ec;
 	unsigned nargs;			/* syscall entries */
 	int path_arg;
+	uint8_t fix[6];
 };
 
 #define MAX_SYSCALLS 1024
@@ -255,18 +266,94 @@ static const struct trawl_ctf_event_class *new_class(struct krec_conv *c, const 
 	return ec;
 }
 
+static bool type_in(const char *t, const char *const *set)
+{
+	for (; *set; set++)
+		if (!strcmp(t, *set))
+			return true;
+	return false;
+}
+
+/*
+ * A syscall argument's signedness, base and fix from its C type in the
+ * syscalls:sys_enter_<name> format (ftrace's own signed: flag says 0 for
+ * every argument): pointers unsigned hexadecimal, int-like types signed,
+ * unsigned ones unsigned, a type not known here as the format says.
+ * lttng-modules declares mmap's fd an int (the format: unsigned long), so
+ * that -1 is -1: so does trawl.
+ */
+static void arg_type(const char *sname, const struct tep_format_field *f, bool *sign, bool *hex,
+		     uint8_t *fix)
+{
+	static const char *const s32[] = { "int", "signed int", "signed", "pid_t", "key_t",
+		"mqd_t", "clockid_t", "timer_t", "rwf_t", "key_serial_t", "__s32", "s32", NULL };
+	static const char *const s64[] = { "long", "signed long", "long int", "long long",
+		"loff_t", "off_t", "ssize_t", "__s64", "s64", "time_t", NULL };
+	static const char *const u32[] = { "unsigned int", "unsigned", "u32", "__u32", "uid_t",
+		"gid_t", "qid_t", NULL };
+	static const char *const u64[] = { "unsigned long", "unsigned long int", "size_t",
+		"aio_context_t", "u64", "__u64", "unsigned long long", NULL };
+	static const char *const ptr[] = { "cap_user_header_t", "cap_user_data_t", NULL };
+	const char *t = f->type;
+	while (!strncmp(t, "const ", 6) || !strncmp(t, "volatile ", 9))
+		t += t[0] == 'c' ? 6 : 9;
+	*hex = false;
+	*fix = FIX_NONE;
+	*sign = f->flags & TEP_FIELD_IS_SIGNED;
+	if ((f->flags & TEP_FIELD_IS_POINTER) || strchr(t, '*') || type_in(t, ptr)) {
+		*hex = true;
+		*sign = false;
+	} else if ((!strcmp(sname, "mmap") && !strcmp(f->name, "fd")) || type_in(t, s32) ||
+		   !strncmp(t, "enum ", 5)) {
+		*sign = true;
+		*fix = FIX_S32;
+	} else if (type_in(t, s64)) {
+		*sign = true;
+	} else if (type_in(t, u32)) {
+		*sign = false;
+		*fix = FIX_U32;
+	} else if (type_in(t, u64)) {
+		*sign = false;
+	} else if (!strcmp(t, "short") || !strcmp(t, "__s16") || !strcmp(t, "s16")) {
+		*sign = true;
+		*fix = FIX_S16;
+	} else if (!strcmp(t, "unsigned short") || !strcmp(t, "umode_t") || !strcmp(t, "u16") ||
+		   !strcmp(t, "__u16")) {
+		*sign = false;
+		*fix = FIX_U16;
+	}
+}
+
+/* An argument's 8 bytes at p made its type's value (enum arg_fix). */
+static void fix_arg(uint8_t *p, uint8_t fix)
+{
+	uint64_t v;
+	if (fix == FIX_NONE)
+		return;
+	memcpy(&v, p, 8);
+	switch (fix) {
+	case FIX_S32: v = (uint64_t)(int64_t)(int32_t)(uint32_t)v; break;
+	case FIX_U32: v = (uint32_t)v; break;
+	case FIX_S16: v = (uint64_t)(int64_t)(int16_t)(uint16_t)v; break;
+	case FIX_U16: v = (uint16_t)v; break;
+	}
+	memcpy(p, &v, 8);
+}
+
 /*
  * The syscall_entry_<name> / syscall_exit_<name> classes of a syscall,
  * made once and shared by raw_syscalls and syscalls:sys_enter_<name>.
  * Entry fields: those of syscalls:sys_enter_<name>, each a 64-bit integer
- * (as ftrace stores them), hexadecimal for pointers. Exit: { ret }.
+ * (as ftrace stores them) with the signedness of its C type (arg_type),
+ * hexadecimal for pointers; *fix: how each is made its type's value. Exit:
+ * { ret }.
  * *fmt receives the sys_enter_<name> format (NULL if the kernel has none:
  * then nothing is made and -ENOENT returned).
  */
 static int sys_classes(struct krec_conv *c, const char *sname,
 		       const struct trawl_ctf_event_class **entry,
 		       const struct trawl_ctf_event_class **exit_, unsigned *nargs,
-		       int *path_arg)
+		       int *path_arg, uint8_t fix[6])
 {
 	char en[160], xn[160];
 	snprintf(en, sizeof(en), "syscall_entry_%s", sname);
@@ -277,6 +364,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 		*exit_ = nx->ec;
 		*nargs = ne->nargs;
 		*path_arg = ne->path_arg;
+		memcpy(fix, ne->fix, 6);
 		return 0;
 	}
 	char evn[160];
@@ -290,10 +378,13 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 		return -ENOMEM;
 	unsigned n = 0;
 	int parg = -1;
+	uint8_t fx[6] = { 0 };
 	for (struct tep_format_field *f = fmt->format.fields; f; f = f->next) {
 		if (!strcmp(f->name, "__syscall_nr"))
 			continue;
-		bool hex = (f->flags & TEP_FIELD_IS_POINTER) || strchr(f->type, '*');
+		bool hex, sign;
+		uint8_t one;
+		arg_type(sname, f, &sign, &hex, &one);
 		struct trawl_ctf_type *t;
 		/* a path LTTng writes as a string: so do we, when the eBPF
 		 * program copies it (lib/kern/pathnames.c) */
@@ -301,7 +392,9 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 			t = trawl_ctf_type_string(c->w);
 			parg = (int)n;
 		} else {
-			t = int_type(c, 8, f->flags & TEP_FIELD_IS_SIGNED, hex);
+			t = int_type(c, 8, sign, hex);
+			if (n < 6)
+				fx[n] = one;
 		}
 		int r = trawl_ctf_struct_add(c->w, st, f->name, t);
 		if (r)
@@ -319,6 +412,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 			return -errno;
 		named_find(c, en)->nargs = n;
 		named_find(c, en)->path_arg = parg;
+		memcpy(named_find(c, en)->fix, fx, 6);
 	}
 	if (!nx && !new_class(c, xn, xt))
 		return -errno;
@@ -328,6 +422,7 @@ static int sys_classes(struct krec_conv *c, const char *sname,
 	*exit_ = nx->ec;
 	*nargs = ne->nargs;
 	*path_arg = ne->path_arg;
+	memcpy(fix, ne->fix, 6);
 	return 0;
 }
 
@@ -366,7 +461,8 @@ static struct sysent *sysent_get(struct krec_conv *c, long nr)
 		return s;
 	s->built = true;
 	const char *name = tr_krec_syscall_name(nr);
-	if (!name || sys_classes(c, name, &s->entry, &s->exit, &s->nargs, &s->path_arg) < 0) {
+	if (!name ||
+	    sys_classes(c, name, &s->entry, &s->exit, &s->nargs, &s->path_arg, s->fix) < 0) {
 		s->entry = c->sys_entry_unknown;
 		s->exit = c->sys_exit_unknown;
 		s->nargs = 0;
@@ -404,7 +500,8 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 		const struct trawl_ctf_event_class *en, *ex;
 		unsigned nargs;
 		int parg;
-		if (sys_classes(c, sname, &en, &ex, &nargs, &parg) == 0) {
+		uint8_t fx[6];
+		if (sys_classes(c, sname, &en, &ex, &nargs, &parg, fx) == 0) {
 			cv->ec = enter ? en : ex;
 			if (enter && parg >= 0) {
 				/* its path as a string: the raw_syscalls way, from the
@@ -425,10 +522,15 @@ static struct conv *conv_build(struct krec_conv *c, int type)
 				cv->minsize = 16 + 8 * i;
 				return cv;
 			}
+			unsigned i = 0;
 			for (struct tep_format_field *f = ev->format.fields; f; f = f->next) {
 				if (!strcmp(f->name, "__syscall_nr"))
 					continue;
-				if (f->size != 8 || add_op(cv, OP_COPY, (unsigned)f->offset, 8, 0, false))
+				/* entries: each argument its type's value */
+				uint8_t one = enter && i < 6 ? fx[i] : FIX_NONE;
+				i++;
+				if (f->size != 8 ||
+				    add_op(cv, one ? OP_ARG : OP_COPY, (unsigned)f->offset, 8, one, false))
 					goto generic;
 			}
 			cv->kind = CV_NORMAL;
@@ -509,11 +611,15 @@ static int path_entry(struct krec_conv *c, const struct sysent *s, int32_t nr,
 	if (p + 8 * s->nargs + n + 1 > end)
 		return 0;
 	memcpy(p, d + 16, 8 * a);
+	for (unsigned i = 0; i < a; i++)
+		fix_arg(p + 8 * i, s->fix[i]);
 	p += 8 * a;
 	memcpy(p, str, n);
 	p[n] = 0;
 	p += n + 1;
 	memcpy(p, d + 16 + 8 * (a + 1), 8 * (s->nargs - a - 1));
+	for (unsigned i = a + 1; i < s->nargs && i < 6; i++)
+		fix_arg(p + 8 * (i - a - 1), s->fix[i]);
 	p += 8 * (s->nargs - a - 1);
 	*pp = p;
 	return 1;
@@ -624,6 +730,8 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 				return r;
 		} else {
 			memcpy(p, d + 16, 8 * s->nargs);
+			for (unsigned i = 0; i < s->nargs && i < 6; i++)
+				fix_arg(p + 8 * i, s->fix[i]);
 			p += 8 * s->nargs;
 		}
 	} else if (cv->kind == CV_SYS_EXIT) {
@@ -644,6 +752,11 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 			case OP_COPY:
 				memcpy(p, d + o->off, o->len);
 				p += o->len;
+				break;
+			case OP_ARG:
+				memcpy(p, d + o->off, 8);
+				fix_arg(p, (uint8_t)o->elem);
+				p += 8;
 				break;
 			case OP_PRIO: {
 				int32_t v;

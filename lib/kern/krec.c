@@ -107,6 +107,7 @@ struct krec {
 	int sd_pipe[2];			/* the reader says the state dump is written */
 	bool snapped;			/* a snapshot was written (flight) */
 	char *hostname;			/* for the snapshots' traces (flight) */
+	const char *dir, *root;		/* the trace's (krec_opts), during tr_krec_new */
 	size_t buf_pages;		/* pages of one CPU's buffer */
 	size_t hold_pages;		/* a held CPU's pages at most: HOLD_PAGES, or its buffer's */
 	bool exclude_self;
@@ -151,6 +152,79 @@ static int inst_write(struct krec *k, const char *rel, const char *s, bool appen
 	int r = w == (ssize_t)n ? 0 : (w < 0 ? -errno : -EIO);
 	close(fd);
 	return r;
+}
+
+/* ------------------------------------------------- --exclude-self peers */
+
+/*
+ * Is process pid a trawl relay or a live viewer (print, agg, analyze,
+ * view with --live or -l)? They are the recorder's partners on a node that
+ * streams its trace: recorded, their reads and writes of the trace itself
+ * would flood it. self_exe: this program's path, "" if unknown.
+ */
+static bool trawl_peer(const char *pid, const char *self_exe)
+{
+	char path[300], exe[PATH_MAX], cmd[4096];
+	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	bool same = n > 0 && *self_exe && (exe[n] = 0, strcmp(exe, self_exe) == 0);
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	cmd[n] = 0;
+	const char *a0 = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+	if (!same && strcmp(a0, "trawl") != 0)
+		return false;
+	const char *verb = NULL;
+	for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n; a += strlen(a) + 1) {
+		if (!verb && *a != '-') {
+			verb = a;
+			if (!strcmp(verb, "relay"))
+				return true;
+			continue;
+		}
+		if (!strcmp(a, "--live") || !strncmp(a, "--live=", 7) ||
+		    (verb && !strcmp(a, "-l") && (!strcmp(verb, "print") || !strcmp(verb, "agg") ||
+						  !strcmp(verb, "analyze") || !strcmp(verb, "view"))))
+			return true;
+	}
+	return false;
+}
+
+static int inst_write(struct krec *k, const char *rel, const char *s, bool append);
+
+/* Every thread of every relay and live viewer of this node into the
+ * instance's set_event_notrace_pid (at start, then every second: a viewer
+ * started later is left out within a second, a new thread of one too). */
+static void exclude_peers(struct krec *k)
+{
+	char self_exe[PATH_MAX] = "", me[32];
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	self_exe[n > 0 ? n : 0] = 0;
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, me) ||
+		    !trawl_peer(e->d_name, self_exe))
+			continue;
+		char tdir[300];
+		snprintf(tdir, sizeof(tdir), "/proc/%s/task", e->d_name);
+		DIR *t = opendir(tdir);
+		struct dirent *te;
+		while (t && (te = readdir(t)))
+			if (te->d_name[0] >= '1' && te->d_name[0] <= '9')
+				inst_write(k, "set_event_notrace_pid", te->d_name, true);
+		if (t)
+			closedir(t);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int read_text(const char *path, char *buf, size_t cap)
@@ -511,6 +585,17 @@ int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
 	int r = add_pid_threads(k, "set_event_pid", pid);
 	if (r)
 		return tr_seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
+	/* --exclude-self with a COMMAND (--only-command): forked by us with
+	 * event-fork on, the command inherited our place in the notrace
+	 * list, and nothing of it would be recorded: the list again, without
+	 * it (before the start: the reader thread adds itself then) */
+	if (k->exclude_self && !k->started) {
+		char self[32];
+		snprintf(self, sizeof(self), "%d", (int)getpid());
+		if ((r = inst_write(k, "set_event_notrace_pid", self, false)))
+			return tr_seterr(err, errlen, -r, "set_event_notrace_pid: %s", strerror(-r));
+		exclude_peers(k);
+	}
 	return 0;
 }
 
@@ -637,6 +722,7 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 		char self[32];
 		snprintf(self, sizeof(self), "%d", (int)getpid());
 		inst_write(k, "set_event_notrace_pid", self, true);
+		exclude_peers(k);	/* and the node's relays and live viewers */
 	}
 	for (size_t i = 0; i < o->npids; i++)
 		if ((r = tr_krec_add_pid(k, o->pids[i], err, errlen)))
@@ -686,17 +772,27 @@ static bool kpage_layout_ok(struct krec *k)
  * its writer, the converter, one stream per CPU and the state dump's. 0,
  * or -errno with a message (what was made is freed with the recorder).
  */
+/* A stream the writer could not make: why (a path refused), or errno. */
+static int stream_err(struct krec *k, const char *dir, char *err, size_t errlen)
+{
+	int e = errno ? errno : ENOMEM;
+	if (*trawl_ctf_writer_why(k->w))
+		return tr_seterr(err, errlen, e, "%s", trawl_ctf_writer_why(k->w));
+	return tr_seterr(err, errlen, e, "%s: %s", dir ? dir : "the trace", strerror(e));
+}
+
 static int open_trace(struct krec *k, const char *dir, const char *hostname,
 		      struct trawl_ctf_dest *dest, size_t io_queue, char *err, size_t errlen)
 {
 	struct utsname u;
 	uname(&u);
-	char werr[300] = "";
+	char werr[600] = "";
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo), .path = dir, .hostname = hostname, .domain = "kernel",
 		.tracer_name = "trawl", .clock_name = k->tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
 		.io_queue = io_queue, .dest = dest, .err = werr, .errlen = sizeof(werr),
+		.root = dir == k->dir ? k->root : NULL,
 	};
 	if (!(k->w = trawl_ctf_writer_new(&wo))) {
 		if (*werr)
@@ -725,14 +821,14 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 		k->cpus[c].ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 							"channel0", c);
 		if (!k->cpus[c].ws)
-			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+			return stream_err(k, dir, err, errlen);
 	}
 	if (k->statedump) {
 		int cpu = sched_getcpu();
 		k->sd_ws = trawl_ctf_writer_stream(k->w, tr_krec_conv_stream_class(k->conv),
 						   "statedump", cpu < 0 ? 0 : (uint32_t)cpu);
 		if (!k->sd_ws)
-			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+			return stream_err(k, dir, err, errlen);
 	}
 	return 0;
 }
@@ -835,7 +931,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			goto nomem;
 	}
-	if (!k->flight && (r = open_trace(k, o->dir, o->hostname, dest, o->io_queue, err, errlen)))
+	k->dir = o->dir;
+	k->root = o->root;
+	r = k->flight ? 0 : open_trace(k, o->dir, o->hostname, dest, o->io_queue, err, errlen);
+	k->dir = k->root = NULL;	/* the caller's */
+	if (r)
 		goto fail;
 	return k;
 nomem:
@@ -1170,9 +1270,24 @@ static void *reader(void *arg)
 	/* ticks on multiples of the period, as the agent's: a viewer waits
 	 * for every stream's news, so they all come at once */
 	uint64_t next_tick = k->live_ms ? ((uint64_t)tr_mono_ms() / k->live_ms + 1) * k->live_ms : 0;
+	uint64_t next_peers = (uint64_t)tr_mono_ms() + 1000;
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
+		if ((k->exclude_self || (k->tsc && !k->relay)) &&
+		    (uint64_t)tr_mono_ms() >= next_peers) {
+			if (k->exclude_self)
+				exclude_peers(k);
+			/* the TSC's frequency so far: a reader of the growing
+			 * trace sees its times (final at stop, from s0 to s1) */
+			if (k->tsc && !k->relay) {
+				struct tr_clock_sample now;
+				tr_clock_sample(true, &now);
+				tr_clock_fill(true, &k->s0, &now, &trawl_ctf_writer_trace(k->w)->clocks[0]);
+				trawl_ctf_writer_metadata_now(k->w);
+			}
+			next_peers = (uint64_t)tr_mono_ms() + 1000;
+		}
 		paths_poll(k, false);
 		for (unsigned c = 0; c < k->ncpus; c++) {
 			bool cu;
@@ -1272,7 +1387,17 @@ int tr_krec_snapshot_to(struct krec *k, const char *dir, const char *relay,
 	}
 	k->sd_events = 0;
 	k->err = 0;
+	/* a snapshot's DIR/HOST/kernel: nothing below DIR through a link */
+	char *root = NULL;
+	size_t dl = dir ? strlen(dir) : 0, hl = k->hostname ? strlen(k->hostname) : 0;
+	if (dl > hl + 8 && hl && !strcmp(dir + dl - 7, "/kernel") &&
+	    !strncmp(dir + dl - 7 - hl, k->hostname, hl) && dir[dl - 8 - hl] == '/')
+		root = strndup(dir, dl - 8 - hl);
+	k->dir = dir;
+	k->root = root;
 	int r = open_trace(k, dir, k->hostname, dest, 0, err, errlen);
+	k->dir = k->root = NULL;
+	free(root);
 	if (r == 0)
 		state_dump(k);
 	/*
@@ -1322,6 +1447,11 @@ int tr_krec_start(struct krec *k, char *err, size_t errlen)
 		return tr_seterr(err, errlen, EBUSY, "already started");
 	if (!k->relay)	/* streamed: sampled by tr_krec_new */
 		tr_clock_sample(k->tsc, &k->s0);
+	/* the mono clock is final from this sample: the metadata written
+	 * while it records declares it already (a growing trace is read
+	 * with its real times; the TSC's frequency is known at stop) */
+	if (!k->relay && !k->tsc && k->w)
+		tr_clock_fill(false, &k->s0, &k->s0, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int r = inst_write(k, "tracing_on", "1", false);
 	if (r)
 		return tr_seterr(err, errlen, -r, "tracing_on: %s", strerror(-r));

@@ -61,6 +61,9 @@ struct krec_opts {
 	/* syscall entries keep ftrace's pointers for their paths (openat's
 	 * filename ...): no eBPF program (docs/kernel.md, "File names") */
 	bool no_paths;
+	/* the directory dir is beneath (trawl_ctf_writer_opts.root): nothing
+	 * below it is reached through a symbolic link; NULL: dir */
+	const char *root;
 };
 
 enum { KREC_CLOCK_AUTO, KREC_CLOCK_TSC, KREC_CLOCK_MONO };

@@ -13,6 +13,13 @@
  *
  * A closed pipe (`| head`) stops the run with -EPIPE and nothing printed
  * about it; other write errors with their -errno.
+ *
+ * Live (flush_batches), the lines reach a terminal batch by batch; to a
+ * pipe or a file they wait in the buffer until the reader has caught up
+ * with the sources (idle: it waits for more), the buffer is full, or the
+ * oldest waited LIVE_FLUSH_NS: a few write(2) a second, never one per
+ * event (a viewer on a node that traces its own syscalls would flood the
+ * trace it reads).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,7 +28,9 @@
 #include <unistd.h>
 
 #include "pipe/pipe-internal.h"
+#include "util/clock.h"
 
+#define LIVE_FLUSH_NS 50000000ull	/* 50 ms */
 #define BATCH 4096
 #define NBATCH 8
 #define OUTCAP (1u << 20)
@@ -44,6 +53,8 @@ struct trawl_print {
 	int fd;
 	bool threaded;
 	bool flush_batches;
+	bool hold;			/* live to a pipe or file: see the top */
+	uint64_t pending_since;		/* mono ns of the oldest unwritten line; 0: none */
 	uint64_t printed;
 	int err;			/* the first write error (EPIPE: closed) */
 	/* one thread */
@@ -89,6 +100,7 @@ static int flush_serial(struct trawl_print *p)
 	int e = p->len ? write_out(p->fd, p->buf, p->len) : 0;
 
 	p->len = 0;
+	p->pending_since = 0;
 	if (e && !p->err)
 		p->err = e;
 	return e ? -e : 0;
@@ -290,7 +302,25 @@ static int print_events(void *self, const struct trawl_event *ev, size_t n)
 	if (p->threaded)
 		return threaded_events(p, ev, n);
 	int rc = serial_events(p, ev, n);
-	return rc || !p->flush_batches ? rc : flush_serial(p);
+	if (rc || !p->flush_batches)
+		return rc;
+	if (!p->hold)
+		return flush_serial(p);
+	uint64_t now = tr_mono_ns();
+	if (!p->len)
+		return 0;
+	if (!p->pending_since)
+		p->pending_since = now;
+	return now - p->pending_since >= LIVE_FLUSH_NS ? flush_serial(p) : 0;
+}
+
+/* The reader caught up (live: it waits for more): what waits goes out. */
+static int print_idle(void *self, struct trawl_reader *r)
+{
+	struct trawl_print *p = self;
+
+	(void)r;
+	return p->threaded || !p->len ? 0 : flush_serial(p);
 }
 
 static int print_finish(void *self, struct trawl_reader *r)
@@ -323,6 +353,7 @@ static const struct trawl_sink_ops print_ops = {
 	.name = "print",
 	.events = print_events,
 	.finish = print_finish,
+	.idle = print_idle,
 };
 
 struct trawl_sink trawl_print_sink(struct trawl_print *p)
@@ -352,6 +383,7 @@ struct trawl_print *trawl_print_new(const struct trawl_print_opts *o, char *err,
 	if (o && o->sz >= offsetof(struct trawl_print_opts, flush_batches) + sizeof(o->flush_batches) &&
 	    o->flush_batches) {
 		p->flush_batches = true;
+		p->hold = !isatty(p->fd);
 		threads = 1;
 	}
 	p->fmt = tr_format_find(fmt);

@@ -685,6 +685,7 @@ static int write_trace(struct trawl_sim *S, struct host *h, bool kernel, uint64_
 		.clock_offset_s = h->offset_s,
 		.clock_offset = h->offset,	/* offset_s is never 0 */
 		.packet_size = S->o.packet_size,
+		.root = S->o.output,	/* nothing below -o through a link */
 	};
 	int ret;
 	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
@@ -724,9 +725,11 @@ static int write_trace(struct trawl_sim *S, struct host *h, bool kernel, uint64_
 			 "is complete", path ? path : S->o.relay, strerror(-r));
 		S->o.log(S->o.log_arg, TRAWL_SIM_LOG_WARNING, msg);
 	}
-	trawl_ctf_writer_free(w);
-	if (ret)
+	if (ret && *trawl_ctf_writer_why(w))
+		snprintf(err, errlen, "%s", trawl_ctf_writer_why(w));
+	else if (ret)
 		snprintf(err, errlen, "%s: %s", path ? path : S->o.relay, strerror(-ret));
+	trawl_ctf_writer_free(w);
 	free(path);
 	return ret;
 }

@@ -106,6 +106,8 @@ int tr_ust_session_forked(struct trawl_ust_session *s)
 		if (r < 0)
 			return r;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
+		if (!s->tsc)	/* declared from the start, as the parent's */
+			tr_clock_fill(false, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 		__atomic_store_n(&s->stopping, 0, __ATOMIC_RELAXED);
 		if (tr_ust_consumer_start(s) != 0)
 			return -EAGAIN;
@@ -276,6 +278,11 @@ int trawl_ust_session_start(struct trawl_ust_session *s)
 		if (ret < 0)
 			goto out;
 		memcpy(s->uuid, trawl_ctf_writer_trace(s->w)->uuid, 16);
+		/* the monotonic clock is final from the start sample: the
+		 * metadata written while recording declares it (the TSC's
+		 * frequency is measured over the session, known at stop) */
+		if (!s->tsc)
+			tr_clock_fill(false, &s->clk0, NULL, &trawl_ctf_writer_trace(s->w)->clocks[0]);
 	} else {
 		tr_uuid_random(s->uuid);
 	}

@@ -38,6 +38,13 @@ struct ust_writer_relay {
 TRAWL_HIDDEN struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname,
 						     bool tsc, size_t io_queue,
 						     const struct ust_writer_relay *rel);
+/* The same, dir beneath root (trawl_ctf_writer_opts.root: nothing below
+ * root through a link; NULL: dir); a message in rel->err, or else in err. */
+TRAWL_HIDDEN struct trawl_ctf_writer *tr_ust_writer_new_at(const char *dir, const char *root,
+							const char *hostname, bool tsc,
+							size_t io_queue,
+							const struct ust_writer_relay *rel,
+							char *err, size_t errlen);
 /* A stream class with the event header form and the context fields
  * (TRAWL_UST_CTX_*). NULL + errno. */
 TRAWL_HIDDEN struct trawl_ctf_stream_class *tr_ust_stream_class_new(struct trawl_ctf_writer *w,

@@ -79,6 +79,14 @@ int tr_ust_writer_add_event(struct trawl_ctf_writer *w, struct trawl_ctf_stream_
 struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname, bool tsc,
 				       size_t io_queue, const struct ust_writer_relay *rel)
 {
+	return tr_ust_writer_new_at(dir, NULL, hostname, tsc, io_queue, rel, NULL, 0);
+}
+
+struct trawl_ctf_writer *tr_ust_writer_new_at(const char *dir, const char *root,
+					  const char *hostname, bool tsc, size_t io_queue,
+					  const struct ust_writer_relay *rel, char *err,
+					  size_t errlen)
+{
 	struct trawl_ctf_dest *dest = NULL;
 	if (rel) {
 		const struct trawl_relay_dest_opts ro = {
@@ -93,7 +101,8 @@ struct trawl_ctf_writer *tr_ust_writer_new(const char *dir, const char *hostname
 		.tracer_name = "trawl", .clock_name = tsc ? "tsc" : "monotonic",
 		.clock_freq = 1000000000, .clock_offset_s = 0, .clock_offset = 1,
 		.packet_size = 4096, .io_queue = io_queue, .dest = dest,
-		.err = rel ? rel->err : NULL, .errlen = rel ? rel->errlen : 0,
+		.err = rel ? rel->err : err, .errlen = rel ? rel->errlen : errlen,
+		.root = root,
 	};
 	return trawl_ctf_writer_new(&wo);
 }
