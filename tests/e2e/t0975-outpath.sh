@@ -112,9 +112,9 @@ ino=$(stat -c %i out.pftrace)
 is "$? $(stat -c %a out.pftrace)" "0 640" "export over a regular file: exit 0, its mode kept"
 cmp -s out.pftrace ref.pftrace && [ "$(stat -c %i out.pftrace)" != "$ino" ]
 ok $? "... replaced by a rename with the new bytes"
-"$TRAWL" export -f chrome-json --max-events 10 s -o out.pftrace 2> /dev/null
+"$TRAWL" export --max-events 10 s -o out.pftrace 2> /dev/null
 is "$? $(cmp -s out.pftrace ref.pftrace && echo same)" "1 same" \
-	"a failed export (its limit): the old file stays as it was"
+	"a failed export (perfetto past its --max-events: refused): the old file stays as it was"
 sha=$(sha256sum < s/sync.txt)
 "$TRAWL" sync s > /dev/null 2>&1
 ok $? "sync over its own sync.txt (a regular file)"
