@@ -129,9 +129,10 @@ uint64_t trawl_agg_unpaired(const struct trawl_agg *a);
  * Writes the results as text to fd: for each aggregation its statement,
  * then a table (count, sum, ..., stats), ASCII histograms (hist, lhist,
  * llhist, bpftrace's look) or a heat map (a line per column of time,
- * latency across in shades, a legend). Inside on_interval(), a heat map
- * writes only the interval's line (its header first when it is the
- * first). 0 or -errno of write(2).
+ * latency across in shades, a legend); rows of more than one host's end
+ * with a "total (N hosts)" row (see trawl_agg_write_json()). Inside
+ * on_interval(), a heat map writes only the interval's line (its header
+ * first when it is the first). 0 or -errno of write(2).
  */
 int trawl_agg_write_text(struct trawl_agg *a, int fd);
 /*
@@ -143,9 +144,13 @@ int trawl_agg_write_text(struct trawl_agg *a, int fd);
  * "count" and the function's figures ("sum", "min", "max", "avg",
  * "stddev"; stats: all of them; histograms: "avg", "min", "max" and
  * "buckets", the non-empty ones as {"low", "high", "count"}, the value v
- * in low <= v < high, null for no bound). A heat map has "width" (ns) and
- * "columns" instead of rows: {"begin", "buckets"}. 0 or -errno of
- * write(2), -ENOMEM.
+ * in low <= v < high, null for no bound). Rows of more than one host's
+ * (a host key) are followed by "totals": one object, "hosts" (how many)
+ * and the same figures of every row merged (top N's left out too: counts,
+ * sums and buckets added, min of the mins, max of the maxes, avg weighted,
+ * stddev of all the values; the text's "total (N hosts)" row). A heat
+ * map has "width" (ns) and "columns" instead of rows: {"begin",
+ * "buckets"}. 0 or -errno of write(2), -ENOMEM.
  */
 int trawl_agg_write_json(struct trawl_agg *a, int fd);
 /* Heat map i as an SVG picture (axes, labels, a legend). 0, -EINVAL (not a

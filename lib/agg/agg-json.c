@@ -7,6 +7,8 @@
  * lib/util/json.h.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agg/agg-priv.h"
@@ -87,6 +89,44 @@ static void heat(struct json *j, struct trawl_agg *a, size_t i)
 	tr_json_arr_end(j);
 }
 
+/* A row's (or the total's) figures: "count" and the function's. */
+static void figures(struct json *j, const struct trawl_agg *a, size_t i, const struct cell *c)
+{
+	const struct one *o = &a->aggs[i];
+	const struct tr_agg_stmt *s = o->s;
+
+	tr_json_kv_u64(j, "count", c->count);
+	switch (s->func) {
+	case TR_AGG_COUNT:
+		break;
+	case TR_AGG_SUM:
+	case TR_AGG_MIN:
+	case TR_AGG_MAX:
+	case TR_AGG_AVG:
+	case TR_AGG_STDDEV:	/* the figure, named as the function */
+		tr_json_kv_f64(j, tr_agg_func_name(s->func), tr_agg_value_of(o, c));
+		break;
+	case TR_AGG_STATS:
+		tr_json_kv_f64(j, "sum", c->sum);
+		tr_json_kv_f64(j, "min", c->min);
+		tr_json_kv_f64(j, "avg", c->mean);
+		tr_json_kv_f64(j, "max", c->max);
+		tr_json_kv_f64(j, "stddev", c->count ? sqrt(c->m2 / (double)c->count) : 0);
+		break;
+	default:	/* the histograms */
+		tr_json_kv_f64(j, "avg", c->mean);
+		tr_json_kv_f64(j, "min", c->min);
+		tr_json_kv_f64(j, "max", c->max);
+		tr_json_key(j, "buckets");
+		tr_json_arr(j);
+		for (size_t b = 0; b < o->nbuckets; b++)
+			if (c->buckets[b])
+				bucket(j, a, i, b, c->buckets[b]);
+		tr_json_arr_end(j);
+		break;
+	}
+}
+
 static int rows(struct json *j, struct trawl_agg *a, size_t i)
 {
 	struct one *o = &a->aggs[i];
@@ -98,9 +138,6 @@ static int rows(struct json *j, struct trawl_agg *a, size_t i)
 	tr_json_key(j, "rows");
 	tr_json_arr(j);
 	for (size_t r = 0; r < o->nrows; r++) {
-		struct trawl_agg_row row = { .sz = sizeof(row) };
-		if ((rc = trawl_agg_row(a, i, r, &row)) < 0)
-			return rc;
 		tr_json_obj(j);
 		tr_json_key(j, "key");
 		tr_json_obj(j);
@@ -109,39 +146,25 @@ static int rows(struct json *j, struct trawl_agg *a, size_t i)
 			key_value(j, a, (const uint64_t *)o->rows[r].key + 2 * k);
 		}
 		tr_json_obj_end(j);
-		tr_json_kv_u64(j, "count", row.count);
-		switch (s->func) {
-		case TR_AGG_COUNT:
-			break;
-		case TR_AGG_SUM:
-		case TR_AGG_MIN:
-		case TR_AGG_MAX:
-		case TR_AGG_AVG:
-		case TR_AGG_STDDEV:	/* the figure, named as the function */
-			tr_json_kv_f64(j, tr_agg_func_name(s->func), tr_agg_value_of(o, o->rows[r].cell));
-			break;
-		case TR_AGG_STATS:
-			tr_json_kv_f64(j, "sum", row.sum);
-			tr_json_kv_f64(j, "min", row.min);
-			tr_json_kv_f64(j, "avg", row.avg);
-			tr_json_kv_f64(j, "max", row.max);
-			tr_json_kv_f64(j, "stddev", row.stddev);
-			break;
-		default:	/* the histograms */
-			tr_json_kv_f64(j, "avg", row.avg);
-			tr_json_kv_f64(j, "min", row.min);
-			tr_json_kv_f64(j, "max", row.max);
-			tr_json_key(j, "buckets");
-			tr_json_arr(j);
-			for (size_t b = 0; b < row.nbuckets; b++)
-				if (row.buckets[b])
-					bucket(j, a, i, b, row.buckets[b]);
-			tr_json_arr_end(j);
-			break;
-		}
+		figures(j, a, i, o->rows[r].cell);
 		tr_json_obj_end(j);
 	}
 	tr_json_arr_end(j);
+	/* rows of several hosts: the cluster's figure, as analyze's "totals" */
+	struct cell *tot = NULL;
+	int nh = tr_agg_total(o, &tot);
+	if (nh < 0)
+		return nh;
+	if (tot) {
+		tr_json_key(j, "totals");
+		tr_json_arr(j);
+		tr_json_obj(j);
+		tr_json_kv_u64(j, "hosts", (uint64_t)nh);
+		figures(j, a, i, tot);
+		tr_json_obj_end(j);
+		tr_json_arr_end(j);
+		free(tot);
+	}
 	return 0;
 }
 

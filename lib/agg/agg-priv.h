@@ -105,6 +105,15 @@ TRAWL_HIDDEN double tr_agg_value_of(const struct one *o, const struct cell *c);
  * from the first one kept (the text's line and the JSON's column); false
  * when it has none (no value yet, or not kept). */
 TRAWL_HIDDEN bool tr_agg_heat_closing(const struct trawl_agg *a, size_t i, size_t *c);
+/*
+ * The cluster's figure of o: when o has a host key and its rows (all of
+ * them, also those its `top` leaves out) have more than one host's value
+ * there, *out is every row merged (a cell of o's size, the caller frees
+ * it: counts, sums and buckets added, min of the mins, max of the maxes,
+ * the mean weighted, the M2 of all the values) and the return is the
+ * number of hosts; else 0 and *out NULL. -ENOMEM.
+ */
+TRAWL_HIDDEN int tr_agg_total(const struct one *o, struct cell **out);
 /* o's sorted rows (o->rows, o->nrows), built again when stale: 0 or -ENOMEM. */
 TRAWL_HIDDEN int tr_agg_view_build(struct trawl_agg *a, struct one *o);
 

@@ -124,6 +124,77 @@ int tr_agg_view_build(struct trawl_agg *a, struct one *o)
 	return 0;
 }
 
+/* ------------------------------------------------------------- totals */
+
+/* Adds cell b into t (nb buckets): counts and sums added, extremes, the
+ * mean weighted by the counts, M2 merged (Chan, Golub and LeVeque). */
+static void cell_merge(struct cell *t, const struct cell *b, size_t nb)
+{
+	if (!b->count)
+		return;
+	if (!t->count) {
+		t->min = b->min;
+		t->max = b->max;
+	} else {
+		t->min = b->min < t->min ? b->min : t->min;
+		t->max = b->max > t->max ? b->max : t->max;
+	}
+	double n = (double)(t->count + b->count), d = b->mean - t->mean;
+	t->m2 += b->m2 + d * d * (double)t->count * (double)b->count / n;
+	t->mean += d * (double)b->count / n;
+	t->count += b->count;
+	t->sum += b->sum;
+	for (size_t k = 0; k < nb; k++)
+		t->buckets[k] += b->buckets[k];
+}
+
+int tr_agg_total(const struct one *o, struct cell **out)
+{
+	const struct tr_agg_stmt *s = o->s;
+	size_t hk = 0, i = 0, nh = 0, caph = 0;
+	uint64_t *hosts = NULL;
+	const void *key;
+	void *val;
+
+	*out = NULL;
+	while (hk < s->nkeys && s->key[hk].kind != TR_AGG_K_HOST)
+		hk++;
+	if (s->func == TR_AGG_HEATMAP || hk == s->nkeys || !o->cells.n)
+		return 0;
+	/* the hosts of the rows: a host key's value, (kind, id) */
+	while (tr_table_next(&o->cells, &i, &key, &val)) {
+		const uint64_t *k = (const uint64_t *)key + 2 * hk;
+		size_t h = 0;
+		while (h < nh && (hosts[2 * h] != k[0] || hosts[2 * h + 1] != k[1]))
+			h++;
+		if (h < nh)
+			continue;
+		if (nh == caph) {
+			size_t cap = caph ? 2 * caph : 8;
+			uint64_t *m = realloc(hosts, cap * 2 * sizeof(*m));
+			if (!m) {
+				free(hosts);
+				return -ENOMEM;
+			}
+			hosts = m;
+			caph = cap;
+		}
+		hosts[2 * nh] = k[0];
+		hosts[2 * nh + 1] = k[1];
+		nh++;
+	}
+	free(hosts);
+	if (nh < 2)
+		return 0;
+	struct cell *t = calloc(1, sizeof(*t) + o->nbuckets * sizeof(uint64_t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; tr_table_next(&o->cells, &i, &key, &val);)
+		cell_merge(t, val, o->nbuckets);
+	*out = t;
+	return (int)(nh > INT32_MAX ? INT32_MAX : nh);
+}
+
 size_t trawl_agg_n(const struct trawl_agg *a)
 {
 	return a->n;
@@ -306,26 +377,44 @@ static void time_label(char *buf, size_t cap, double ns)
 		snprintf(buf, cap, "%.3g s", ns / 1e9);
 }
 
-/* The width of key column k: its longest string, at least 8. */
-static int key_width(const struct one *o, size_t k)
+/* The widths of the key columns: each its longest string, at least 8 (at
+ * most 64); a total's label (when not NULL) spans them all, the last
+ * widened for it. */
+static void key_widths(const struct one *o, const char *total, int *w)
 {
-	size_t wd = strlen(o->s->key[k].name);
-	for (size_t r = 0; r < o->nrows; r++)
-		if (strlen(o->rows[r].keys[k]) > wd)
-			wd = strlen(o->rows[r].keys[k]);
-	return wd < 8 ? 8 : wd > 64 ? 64 : (int)wd;
+	size_t nk = o->s->nkeys;
+	int span = 0;
+	for (size_t k = 0; k < nk; k++) {
+		size_t wd = strlen(o->s->key[k].name);
+		for (size_t r = 0; r < o->nrows; r++)
+			if (strlen(o->rows[r].keys[k]) > wd)
+				wd = strlen(o->rows[r].keys[k]);
+		w[k] = wd < 8 ? 8 : wd > 64 ? 64 : (int)wd;
+		span += w[k] + (k ? 2 : 0);
+	}
+	if (total && nk && (int)strlen(total) > span)
+		w[nk - 1] += (int)strlen(total) - span;
 }
 
-static void key_header(struct out *w, const struct one *o)
+static void key_header(struct out *w, const struct one *o, const int *wd)
 {
 	for (size_t k = 0; k < o->s->nkeys; k++)
-		put(w, "  %-*s", key_width(o, k), o->s->key[k].name);
+		put(w, "  %-*s", wd[k], o->s->key[k].name);
 }
 
-static void key_cols(struct out *w, const struct one *o, const struct view_row *r)
+static void key_cols(struct out *w, const struct one *o, const struct view_row *r, const int *wd)
 {
 	for (size_t k = 0; k < o->s->nkeys; k++)
-		put(w, "  %-*s", key_width(o, k), r->keys[k]);
+		put(w, "  %-*s", wd[k], r->keys[k]);
+}
+
+/* The total's label in the key columns (all of them spanned). */
+static void total_cols(struct out *w, const struct one *o, const char *label, const int *wd)
+{
+	int span = 0;
+	for (size_t k = 0; k < o->s->nkeys; k++)
+		span += wd[k] + (k ? 2 : 0);
+	put(w, "  %-*s", span, label);
 }
 
 static void hist_text(struct out *w, struct trawl_agg *a, size_t i, const struct cell *c)
@@ -516,6 +605,35 @@ static void heat_text(struct out *w, struct trawl_agg *a, size_t i)
 		heat_line(w, o, c, lo, hi, h->max);
 }
 
+/* A table row's figures (the function's, or stats' all). */
+static void figures_text(struct out *w, const struct one *o, const struct cell *c)
+{
+	const struct tr_agg_stmt *s = o->s;
+	if (s->func == TR_AGG_STATS)
+		put(w, "  %10llu %14.0f %12.0f %14.1f %12.0f %14.1f\n", (unsigned long long)c->count,
+		    c->sum, c->min, c->mean, c->max, sqrt(c->m2 / (double)c->count));
+	else if (s->func == TR_AGG_COUNT)
+		put(w, "  %14llu\n", (unsigned long long)c->count);
+	else if (s->func == TR_AGG_AVG || s->func == TR_AGG_STDDEV)
+		put(w, "  %14.1f\n", tr_agg_value_of(o, c));
+	else
+		put(w, "  %14.0f\n", tr_agg_value_of(o, c));
+}
+
+/* A histogram's line above its buckets: its key (or label), its figures. */
+static void hist_head(struct out *w, const struct one *o, const char *const *keys,
+		      const char *label, const struct cell *c)
+{
+	const struct tr_agg_stmt *s = o->s;
+	if (label)
+		put(w, "%s", label);
+	else
+		for (size_t k = 0; k < s->nkeys; k++)
+			put(w, "%s%s = %s", k ? ", " : "", s->key[k].name, keys[k]);
+	put(w, "%scount %llu, avg %.1f, min %.0f, max %.0f\n", label || s->nkeys ? ": " : "",
+	    (unsigned long long)c->count, c->mean, c->min, c->max);
+}
+
 int trawl_agg_write_text(struct trawl_agg *a, int fd)
 {
 	struct out w = { 0 };
@@ -533,40 +651,45 @@ int trawl_agg_write_text(struct trawl_agg *a, int fd)
 		}
 		if ((rc = tr_agg_view_build(a, o)) < 0)
 			w.err = rc;
+		/* rows of several hosts: the cluster's figure, an explicit sum */
+		struct cell *tot = NULL;
+		char label[48] = "";
+		int nh = tr_agg_total(o, &tot);
+		if (nh < 0)
+			w.err = nh;
+		else if (tot)
+			snprintf(label, sizeof(label), "total (%d hosts)", nh);
 		if (o->nbuckets) {
 			for (size_t r = 0; r < o->nrows; r++) {
 				const struct view_row *vr = &o->rows[r];
-				for (size_t k = 0; k < s->nkeys; k++)
-					put(&w, "%s%s = %s", k ? ", " : "", s->key[k].name, vr->keys[k]);
-				put(&w, "%scount %llu, avg %.1f, min %.0f, max %.0f\n", s->nkeys ? ": " : "",
-				    (unsigned long long)vr->cell->count, vr->cell->mean, vr->cell->min,
-				    vr->cell->max);
+				hist_head(&w, o, vr->keys, NULL, vr->cell);
 				hist_text(&w, a, i, vr->cell);
 			}
+			if (tot) {
+				hist_head(&w, o, NULL, label, tot);
+				hist_text(&w, a, i, tot);
+			}
 			put(&w, "\n");
+			free(tot);
 			continue;
 		}
-		key_header(&w, o);
+		int wd[TR_AGG_MAX_KEYS];
+		key_widths(o, tot ? label : NULL, wd);
+		key_header(&w, o, wd);
 		if (s->func == TR_AGG_STATS)
 			put(&w, "  %10s %14s %12s %14s %12s %14s\n", "count", "sum", "min", "avg", "max",
 			    "stddev");
 		else
 			put(&w, "  %14s\n", tr_agg_func_name(s->func));
 		for (size_t r = 0; r < o->nrows; r++) {
-			const struct view_row *vr = &o->rows[r];
-			const struct cell *c = vr->cell;
-			key_cols(&w, o, vr);
-			if (s->func == TR_AGG_STATS)
-				put(&w, "  %10llu %14.0f %12.0f %14.1f %12.0f %14.1f\n",
-				    (unsigned long long)c->count, c->sum, c->min, c->mean, c->max,
-				    sqrt(c->m2 / (double)c->count));
-			else if (s->func == TR_AGG_COUNT)
-				put(&w, "  %14llu\n", (unsigned long long)c->count);
-			else if (s->func == TR_AGG_AVG || s->func == TR_AGG_STDDEV)
-				put(&w, "  %14.1f\n", tr_agg_value_of(o, c));
-			else
-				put(&w, "  %14.0f\n", tr_agg_value_of(o, c));
+			key_cols(&w, o, &o->rows[r], wd);
+			figures_text(&w, o, o->rows[r].cell);
 		}
+		if (tot) {
+			total_cols(&w, o, label, wd);
+			figures_text(&w, o, tot);
+		}
+		free(tot);
 		put(&w, "\n");
 	}
 	return flush(&w, fd);

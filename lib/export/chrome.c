@@ -232,6 +232,43 @@ static int ch_wakeup(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int6
 	return 0;	/* chrome://tracing has no thread states */
 }
 
+/*
+ * A thread renamed (exec): what it runs on its CPU is a slice of the old
+ * name up to the exec and of the new one from there; its thread and
+ * process, when already named, are named again (the format's names are
+ * not in time: viewers take the last, the name from the exec on).
+ */
+static int ch_rename(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int64_t ts,
+		     struct tr_xthread *t, struct tr_xproc *p)
+{
+	struct ch *c = x->priv;
+	uint32_t hi = (uint32_t)(h - x->hosts);
+	struct run *r = run_of(x, h, cpu);
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	if (c->full)
+		return -EFBIG;
+	if (r->tid == t->tid && r->since != INT64_MIN && strcmp(r->comm, t->name)) {
+		if ((ret = run_end(x, h, cpu, r, ts)))
+			return ret;
+		r->since = ts;
+		memcpy(r->comm, t->name, TR_X_COMM);
+	}
+	if ((t->flags & F_NAMED) && t->pid >= 0 &&
+	    (ret = meta(x, "thread_name", pid_of(hi, t->pid), t->tid, t->name)))
+		return ret;
+	if (p && (p->flags & F_NAMED)) {
+		char name[300];
+
+		snprintf(name, sizeof(name), "%s: %s", h->name, p->name);
+		if ((ret = meta(x, "process_name", pid_of(hi, p->pid), 0, name)))
+			return ret;
+	}
+	return 0;
+}
+
 /* The pid and tid a mark goes on, named the first time. */
 static int place(struct tr_export *x, const struct tr_xhost *h, const struct tr_xmark *m,
 		 int64_t *pid, int64_t *tid)
@@ -380,6 +417,7 @@ const struct tr_xformat tr_xformat_chrome = {
 	.slice_begin = ch_begin,
 	.slice_end = ch_end,
 	.instant = ch_instant,
+	.rename = ch_rename,
 	.finish = ch_finish,
 	.release = ch_release,
 };

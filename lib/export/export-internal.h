@@ -102,6 +102,11 @@ struct tr_xformat {
 			 const struct tr_xmark *m);
 	int (*instant)(struct tr_export *x, struct tr_xhost *h, int64_t ts,
 		       const struct tr_xmark *m);
+	/* Thread t was renamed at ts on cpu (sched_process_exec: the file's
+	 * base name, in t->name), and p (NULL: none), its process, with it:
+	 * a track already named is named again, from ts on. */
+	int (*rename)(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int64_t ts,
+		      struct tr_xthread *t, struct tr_xproc *p);
 	/* Before the file is closed: what is still buffered. */
 	int (*finish)(struct tr_export *x);
 	void (*release)(struct tr_export *x);

@@ -127,6 +127,7 @@ enum ckind {
 	K_SWITCH,
 	K_WAKE,
 	K_STATEDUMP,		/* lttng_statedump_process_state */
+	K_EXEC,			/* sched_process_exec: a thread's new name */
 	K_BEGIN,
 	K_END,
 	K_INSTANT,
@@ -164,7 +165,7 @@ struct open_slice {
 struct tr_xcore {
 	struct cinfo *ci;
 	size_t nci;
-	const struct trawl_field *sw[7], *wk[4], *sd[3];
+	const struct trawl_field *sw[7], *wk[4], *sd[3], *ex[2];
 	const struct trawl_field *vtid, *vpid, *procname, *id;
 	struct xmap threads, procs;
 	struct flow_end *flows;
@@ -417,6 +418,8 @@ static int classify(struct tr_export *x, const struct trawl_event *ev, struct ci
 			   name[12] ? TR_XWAKE_WAKEUP_NEW : TR_XWAKE_WAKEUP;
 	} else if (!strcmp(name, "lttng_statedump_process_state")) {
 		ci->kind = K_STATEDUMP;
+	} else if (kernel && !strcmp(name, "sched_process_exec")) {
+		ci->kind = K_EXEC;
 	} else if (ci->msg_send || ci->msg_recv) {
 		ci->kind = K_INSTANT;
 	} else if (kernel) {
@@ -517,6 +520,8 @@ static int x_start(void *self, struct trawl_reader *r)
 		c->wk[i] = bind(r, wk[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(sd); i++)
 		c->sd[i] = bind(r, sd[i]);
+	c->ex[0] = bind(r, "sched_process_exec.filename");
+	c->ex[1] = bind(r, "sched_process_exec.tid");
 	c->vtid = bind(r, "*.vtid");
 	c->vpid = bind(r, "*.vpid");
 	c->procname = bind(r, "*.procname");
@@ -673,6 +678,46 @@ static int on_statedump(struct tr_export *x, const struct cinfo *ci, const struc
 	return 0;
 }
 
+/*
+ * sched_process_exec: the thread is its new name from here on, as the
+ * kernel names it (the file's base name, 15 bytes), and the leader of its
+ * process (exec makes it so: its tid is the pid); the process, named
+ * after its main thread, is renamed too. The thread is the event's tid
+ * field, else the CPU's current task. The format names again what it had
+ * named (its rename()).
+ */
+static int on_exec(struct tr_export *x, const struct cinfo *ci, const struct trawl_event *ev)
+{
+	struct tr_xcore *c = x->core;
+	struct tr_xhost *h = &x->hosts[ci->host];
+	const char *fn, *slash;
+	size_t n;
+	int64_t tid;
+	int ret;
+
+	if (!get_str(c->ex[0], ev, &fn, &n) || !n)
+		return 0;
+	if ((ret = cpu_room(h, ev->cpu)))
+		return ret;
+	if (!get_int(c->ex[1], ev, &tid) && (tid = h->cur_tid[ev->cpu]) < 0)
+		return 0;
+	while ((slash = memchr(fn, '/', n))) {
+		n -= (size_t)(slash + 1 - fn);
+		fn = slash + 1;
+	}
+	if (!n)
+		return 0;
+	struct tr_xproc *p = tr_export_proc(x, ci->host, (int32_t)tid);
+	struct tr_xthread *t = p ? tr_export_thread(x, ci->host, (int32_t)tid) : NULL;
+
+	if (!t)
+		return -ENOMEM;
+	set_name(t->name, fn, n < 15 ? n : 15);
+	t->pid = (int32_t)tid;
+	memcpy(p->name, t->name, TR_X_COMM);
+	return x->fmt->rename(x, h, ev->cpu, ev->ts, t, p);
+}
+
 static uint64_t slice_key(uint32_t host, int32_t pid, uint32_t stem, uint64_t id)
 {
 	return tr_xmix(tr_xmix(host, (uint32_t)pid), tr_xmix(stem, id));
@@ -822,6 +867,9 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 			break;
 		case K_STATEDUMP:
 			ret = on_statedump(x, ci, e);
+			break;
+		case K_EXEC:
+			ret = e->cpu < TR_X_MAX_CPUS ? on_exec(x, ci, e) : 0;
 			break;
 		case K_SKIP:
 			x->st.skipped++;

@@ -238,6 +238,70 @@ static int pf_wakeup(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int6
 	return ret;
 }
 
+/* A process's track (uuid pr->id): its pid and name, at ts. */
+static int proc_desc(struct tr_export *x, const struct tr_xhost *h, const struct tr_xproc *pr,
+		     int64_t ts)
+{
+	struct pf *p = x->priv;
+	int ret;
+
+	tr_pb_begin(&p->out, TRACE_PACKET);
+	tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
+	tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
+	tr_pb_uint(&p->out, TD_UUID, pr->id);
+	tr_pb_begin(&p->out, TD_PROCESS);
+	tr_pb_int(&p->out, PD_PID, pr->pid);
+	if (pr->name[0])
+		tr_pb_str(&p->out, PD_NAME, pr->name);
+	tr_pb_end(&p->out);
+	tr_pb_end(&p->out);
+	if ((ret = packet_end(x, h)))
+		return ret;
+	return tr_export_count(x, 1);
+}
+
+/* A thread's track (uuid t->id): its pid, tid and name, at ts. */
+static int thread_desc(struct tr_export *x, const struct tr_xhost *h, const struct tr_xthread *t,
+		       int64_t ts)
+{
+	struct pf *p = x->priv;
+	int ret;
+
+	tr_pb_begin(&p->out, TRACE_PACKET);
+	tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
+	tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
+	tr_pb_uint(&p->out, TD_UUID, t->id);
+	tr_pb_begin(&p->out, TD_THREAD);
+	tr_pb_int(&p->out, THD_PID, t->pid >= 0 ? t->pid : t->tid);
+	tr_pb_int(&p->out, THD_TID, t->tid);
+	if (t->name[0])
+		tr_pb_str(&p->out, THD_NAME, t->name);
+	tr_pb_end(&p->out);
+	tr_pb_end(&p->out);
+	if ((ret = packet_end(x, h)))
+		return ret;
+	return tr_export_count(x, 1);
+}
+
+/*
+ * A thread renamed (exec): the tracks already described are described
+ * again, the same uuids with the new name, at the exec's time (Perfetto
+ * takes a track's latest descriptor); one described later has the new
+ * name at once. The ProcessTree at the end has the last names.
+ */
+static int pf_rename(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int64_t ts,
+		     struct tr_xthread *t, struct tr_xproc *pr)
+{
+	int ret;
+
+	(void)cpu;
+	if ((t->flags & F_DESCRIBED) && (ret = thread_desc(x, h, t, ts)))
+		return ret;
+	if (pr && (pr->flags & F_DESCRIBED) && (ret = proc_desc(x, h, pr, ts)))
+		return ret;
+	return 0;
+}
+
 /* The track a record goes on, described the first time: its uuid. */
 static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct tr_xmark *m,
 		    bool lane, int64_t ts, uint64_t *uuid)
@@ -251,17 +315,7 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 
 		if (!(pr->flags & F_DESCRIBED)) {
 			pr->id = uuid_block(p, 1 + TR_X_LANES);
-			tr_pb_begin(&p->out, TRACE_PACKET);
-			tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
-			tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
-			tr_pb_uint(&p->out, TD_UUID, pr->id);
-			tr_pb_begin(&p->out, TD_PROCESS);
-			tr_pb_int(&p->out, PD_PID, pr->pid);
-			if (pr->name[0])
-				tr_pb_str(&p->out, PD_NAME, pr->name);
-			tr_pb_end(&p->out);
-			tr_pb_end(&p->out);
-			if ((ret = packet_end(x, h)) || (ret = tr_export_count(x, 1)))
+			if ((ret = proc_desc(x, h, pr, ts)))
 				return ret;
 			pr->flags |= F_DESCRIBED;
 		}
@@ -294,21 +348,8 @@ static int track_of(struct tr_export *x, const struct tr_xhost *h, const struct 
 			return 0;
 		}
 		*uuid = t->id = uuid_block(p, 1);
-		tr_pb_begin(&p->out, TRACE_PACKET);
-		tr_pb_uint(&p->out, TP_TIMESTAMP, (uint64_t)ts);
-		tr_pb_begin(&p->out, TP_TRACK_DESCRIPTOR);
-		tr_pb_uint(&p->out, TD_UUID, *uuid);
-		tr_pb_begin(&p->out, TD_THREAD);
-		tr_pb_int(&p->out, THD_PID, t->pid >= 0 ? t->pid : t->tid);
-		tr_pb_int(&p->out, THD_TID, t->tid);
-		if (t->name[0])
-			tr_pb_str(&p->out, THD_NAME, t->name);
-		tr_pb_end(&p->out);
-		tr_pb_end(&p->out);
 		t->flags |= F_DESCRIBED;
-		if ((ret = packet_end(x, h)))
-			return ret;
-		return tr_export_count(x, 1);
+		return thread_desc(x, h, t, ts);
 	}
 	struct pf_host *ph = &p->hosts[hi];
 
@@ -481,6 +522,7 @@ const struct tr_xformat tr_xformat_perfetto = {
 	.slice_begin = pf_begin,
 	.slice_end = pf_end,
 	.instant = pf_instant,
+	.rename = pf_rename,
 	.finish = pf_finish,
 	.release = pf_release,
 };

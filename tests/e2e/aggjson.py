@@ -5,7 +5,9 @@ must hold no spaces (the text's columns are split on them).
   aggjson.py report TEXT JSON [ORACLE]
       one object; its aggregations, rows (keys, count, the function's
       figures to the text's rounding), histogram buckets (bounds and
-      counts) and heat map cells are the text's. ORACLE: t0890's file of
+      counts) and heat map cells are the text's, and so is the total of
+      rows of several hosts ("totals": the text's last row or histogram,
+      "total (N hosts)"), or there is none in either. ORACLE: t0890's file of
       the script's own pairs ("hist LOW:N ...", "heat CELLS ROWS"), which
       the first hist() and heatmap() must also equal.
   aggjson.py intervals TEXT JSON TOTAL
@@ -45,13 +47,28 @@ def text_buckets(block):
     return out
 
 
+def totals(a):
+    """The JSON's total (rows of several hosts) as a row of the text: its
+    label "total (N hosts)" in place of the keys; [] when none."""
+    t = a.get("totals")
+    if t is None:
+        return []
+    assert len(t) == 1 and t[0]["hosts"] > 1, (a["statement"], t)
+    return [dict(t[0], label="total (%d hosts)" % t[0]["hosts"])]
+
+
 def table(a, block):
     nk = len(a["keys"])
     rows = [line.split() for line in block[2:]]
-    assert len(rows) == len(a["rows"]), (a["statement"], len(rows), len(a["rows"]))
+    want_rows = a["rows"] + totals(a)
+    assert len(rows) == len(want_rows), (a["statement"], len(rows), len(want_rows))
     f = a["function"]
-    for t, r in zip(rows, a["rows"]):
-        assert t[:nk] == ["-" if v is None else str(v) for v in r["key"].values()], (t, r)
+    for t, r in zip(rows, want_rows):
+        if "label" in r:	# the total: its label's 3 words for the keys
+            assert nk and t[:3] == r["label"].split(), (t, r)
+            t = [None] * nk + t[3:]
+        else:
+            assert t[:nk] == ["-" if v is None else str(v) for v in r["key"].values()], (t, r)
         if f == "stats":
             want = [str(r["count"]), "%.0f" % r["sum"], "%.0f" % r["min"], "%.1f" % r["avg"],
                     "%.0f" % r["max"], "%.1f" % r["stddev"]]
@@ -73,9 +90,13 @@ def hist(a, block, oracle):
             rows.append(cur)
         elif cur is not None:
             cur.append(line)
-    assert len(rows) == len(a["rows"]) and rows, (a["statement"], len(rows), len(a["rows"]))
-    for t, r in zip(rows, a["rows"]):
-        keys = ", ".join("%s = %s" % (k, "-" if v is None else v) for k, v in r["key"].items())
+    want_rows = a["rows"] + totals(a)
+    assert len(rows) == len(want_rows) and rows, (a["statement"], len(rows), len(want_rows))
+    for t, r in zip(rows, want_rows):
+        if "label" in r:
+            keys = r["label"]
+        else:
+            keys = ", ".join("%s = %s" % (k, "-" if v is None else v) for k, v in r["key"].items())
         head = "%scount %d, avg %.1f, min %.0f, max %.0f" % (
             keys + ": " if keys else "", r["count"], r["avg"], r["min"], r["max"])
         assert t[0] == head, (t[0], head)
