@@ -19,10 +19,12 @@
 
 #include "tap.h"
 
+/* this thread's CPU time: other work on a shared machine takes wall time
+ * from the parse, not CPU time */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -40,7 +42,7 @@ static char *sections(int n, size_t *len)
 	return t;
 }
 
-/* The best of three parses of n sections, in seconds; checks the last
+/* The best of five parses of n sections, in CPU seconds; checks the last
  * section's value (everything was parsed). */
 static double parse_time(int n, int *good)
 {
@@ -48,7 +50,7 @@ static double parse_time(int n, int *good)
 	char *t = sections(n, &len);
 	double best = 1e9;
 	*good = 1;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 5; k++) {
 		struct trawl_conf *c = tr_conf_new();
 		char err[256] = "";
 		double t0 = now_s();
@@ -84,11 +86,13 @@ int main(void)
 	int g1, g2;
 	/* the machine's speed cancels out: the same work, 8 times larger,
 	 * takes about 8 times as long when linear and 64 times when
-	 * quadratic; 24 leaves room both ways for a noisy machine */
+	 * quadratic (56 times, 7.9 s, before the index); the linear parse
+	 * measured 12 to 24 times on a shared 2-CPU machine (caches: the
+	 * large text is past them), so 40 splits the two */
 	double small = parse_time(5000, &g1), big = parse_time(40000, &g2);
 	ok(g1 && g2, "5,000 and 40,000 sections parsed, every value there");
 	double ratio = big / (small > 1e-6 ? small : 1e-6);
-	ok(ratio < 24, "8 times the sections take %.1f times as long (%.1f ms, %.1f ms; < 24: "
+	ok(ratio < 40, "8 times the sections take %.1f times as long (%.1f ms, %.1f ms; < 40: "
 	   "linear, not quadratic)", ratio, small * 1e3, big * 1e3);
 	ok(big < 2.0, "40,000 sections in %.0f ms (< 2 s; they took 6 s)", big * 1e3);
 
