@@ -240,6 +240,9 @@ timeout 60 "$TRAWL" print -e sched_switch -e nosuch orig > noev2.out 2> noev2.er
 rc=$?
 [ "$rc" -ne 0 ] && grep -q "nosuch" noev2.err
 ok $? "an event glob that matches nothing beside one that does: exit $rc (not 0)"
-skip "agg's statements with no matching event: issue 27 item 5 (agg's own messages)"
+timeout 60 "$TRAWL" agg 'count(nosuch)' orig > noev3.out 2> noev3.err
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "no event matches 'nosuch'" noev3.err && [ "$(lines noev3.out)" -eq 0 ]
+ok $? "agg's statement of an event matching nothing: count(nosuch): exit $rc (2, a statement that can never match), a message naming it, nothing printed"
 skip "info, analyze, state, view, export and sync have no event filter"
 finish
