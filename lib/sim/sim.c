@@ -724,9 +724,8 @@ static int write_trace(struct trawl_sim *S, struct host *h, bool kernel, uint64_
 	const char *rwhy = trawl_ctf_writer_relay_why(w);
 	if ((r = trawl_ctf_writer_relay_error(w)) && S->o.log) {
 		char msg[768];
-		snprintf(msg, sizeof(msg), "%s: the relay %s was lost (%s): only the local copy "
-			 "is complete", path ? path : S->o.relay, S->o.relay,
-			 *rwhy ? rwhy : strerror(-r));
+		snprintf(msg, sizeof(msg), "%s: the relay was lost (%s): only the local copy "
+			 "is complete", path ? path : S->o.relay, *rwhy ? rwhy : strerror(-r));
 		S->o.log(S->o.log_arg, TRAWL_SIM_LOG_WARNING, msg);
 	}
 	if (ret && *trawl_ctf_writer_why(w))

@@ -33,7 +33,7 @@ is "$rc|$?|$(lines sim.err)" "1|0|1" \
 rc=$?
 n=0
 for d in kernel ust; do
-	grep -Eqx "trawl simulate: warning: LOC/host0/$d: the relay $DATA was lost \(t/host0/$d/channel0_[0-9]+: File too large \(the stream ends at its last whole packet\)\): only the local copy is complete" loc.err ||
+	grep -Eqx "trawl simulate: warning: LOC/host0/$d: the relay was lost \(t/host0/$d/channel0_[0-9]+: File too large \(the stream ends at its last whole packet\)\): only the local copy is complete" loc.err ||
 		n=$((n + 1))
 done
 is "$rc|$n" "0|0" "with a local copy: exit 0, each trace's warning says the relay's reason ($(tr '\n' '|' < loc.err))"
