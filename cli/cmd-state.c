@@ -24,7 +24,8 @@
 static const char usage[] =
 	"usage: trawl state PATH... --at TIME [--at TIME]... [--host HOST]\n"
 	"                   [--tid N | --cpu N | --fd N [--pid P]] [--json]\n"
-	"       trawl state --live URL [--duration S] [--at TIME]... [options]\n"
+	"       trawl state --live URL [--duration S] [--wait S] [--from-now]\n"
+	"                   [--at TIME]... [options]\n"
 	"\n"
 	"The state of a host at TIME, from its kernel events (sched, syscalls, irq,\n"
 	"block and the state dump, as `trawl record -k sched,syscalls,irq,block`\n"
@@ -50,6 +51,7 @@ static const char usage[] =
 	"  -l, --live URL        a relay's live session: net://RELAY[:PORT]/host/HOST/\n"
 	"                        SESSION or net://RELAY[:PORT]/session/SESSION\n"
 	"  -d, --duration S      with --live: stop after S seconds (decimals allowed)\n"
+	CLI_LIVE_HELP
 	"  -w, --window S        seconds of detailed history kept (default 10)\n"
 	"      --stats           events, changes and entities held, memory (stderr)\n"
 	"  -n, --changes N       at most the N newest changes (default 50; 0: all)\n"
@@ -502,6 +504,7 @@ int cmd_state(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "live", required_argument, NULL, 'l' },
 		{ "duration", required_argument, NULL, 'd' },
+		CLI_LIVE_OPTIONS,
 		{ "stats", no_argument, NULL, 'S' },
 		{ "changes", required_argument, NULL, 'n' },
 		CLI_GMT_OPTIONS('G'),
@@ -515,7 +518,8 @@ int cmd_state(int argc, char **argv)
 	size_t nat = 0;
 	double window = 10, duration = 0;
 	const char *live = NULL;
-	bool stats = false;
+	long wait_ms = CLI_WAIT_FOREVER;
+	bool stats = false, from_now = false, wait_given = false;
 	int c, status = 1;
 	char *end;
 
@@ -558,7 +562,17 @@ int cmd_state(int argc, char **argv)
 				return cli_usage("--window: '%s' is not a number of seconds", optarg);
 			break;
 		case 'l':
+			if ((status = cli_live_check(optarg)))
+				return status;
 			live = optarg;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &wait_ms)))
+				return status;
+			wait_given = true;
+			break;
+		case CLI_OPT_FROM_NOW:
+			from_now = true;
 			break;
 		case 'd':
 			duration = strtod(optarg, &end);
@@ -591,6 +605,8 @@ int cmd_state(int argc, char **argv)
 		return cli_usage("no --at TIME given");
 	if (duration > 0 && !live)
 		return cli_usage("--duration goes with --live");
+	if ((wait_given || from_now) && !live)
+		return cli_usage("%s goes with --live", wait_given ? "--wait" : "--from-now");
 	if ((o.tid >= 0) + (o.cpu >= 0) + (o.fd >= 0) > 1 && !(o.fd >= 0 && o.tid >= 0))
 		return cli_usage("one of --tid, --cpu and --fd");
 	if (o.fd >= 0 && o.pid < 0 && o.tid < 0)
@@ -698,9 +714,10 @@ int cmd_state(int argc, char **argv)
 		ro.hosts = &o.host, ro.nhosts = 1;
 	if (live) {
 		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts,
-					      .live = &live, .nlive = 1 };
+					      .live = &live, .nlive = 1, .wait_ms = wait_ms,
+					      .from_now = from_now };
 		if (!(r = cli_open_reader(NULL, 0, &co, &ro, err, sizeof(err)))) {
-			status = cli_err("%s: %s", live, err);
+			status = cli_err("%s", err);
 			goto out;
 		}
 		cli_note("following %s", live);	/* attached: a test waits for this */

@@ -108,6 +108,33 @@ static void get_str(char *out, const uint8_t *in, size_t n)
 
 /* ---------------------------------------------------------------- connect */
 
+/*
+ * The first reply of cmd, n bytes of it in b: trawl's refusal of a viewer
+ * as it connects (live-proto.h, LIVE_REFUSED)? Then its reason is read
+ * (what comes of it) and the message says it: -errno. 0 when b is no
+ * refusal.
+ */
+static int refused(struct live_client *c, uint32_t cmd, const uint8_t *b, size_t n)
+{
+	if (n < 12 || get_be32(b) != LIVE_REFUSED || (cmd == LIVE_CONNECT && get_be32(b + 8)))
+		return 0;
+	uint8_t r[LIVE_REFUSED_LEN];
+	memcpy(r, b, n);
+	memset(r + n, 0, sizeof(r) - n);
+	if (tr_net_read_full(c->fd, r + n, sizeof(r) - n, c->deadline) != 0)
+		memset(r + n, 0, sizeof(r) - n);	/* the reason, if it came */
+	char reason[257];
+	get_str(reason, r + 20, 256);
+	tr_escape_ctl(reason, sizeof(reason));
+	uint32_t e = get_be32(r + 4);
+	if (!e || e > 4095)
+		e = EAGAIN;
+	c->broken = (int)e;
+	return fail(c, (int)e, "live relay refused the viewer: %s",
+		    *reason ? reason : "(no reason given)");
+}
+
+
 /* With a credential (TRAWL_SECRET_FILE: the viewer key or the cluster
  * secret, docs/auth.md), proves it to the relay before CONNECT: 0, or
  * -errno with the message set (EACCES: refused, and why). A relay that
@@ -131,7 +158,8 @@ static int prove(struct live_client *c)
 	}
 	uint8_t b[LIVE_AUTH_REPLY_LEN], p[68], rnonce[AUTH_NONCE_LEN];
 	if ((ret = request(c, LIVE_TRAWL_CHALLENGE, NULL, 0)) ||
-	    (ret = recv_exact(c, LIVE_TRAWL_CHALLENGE, b, LIVE_CHALLENGE_REPLY_LEN)))
+	    (ret = recv_exact(c, LIVE_TRAWL_CHALLENGE, b, LIVE_CHALLENGE_REPLY_LEN)) ||
+	    (ret = refused(c, LIVE_TRAWL_CHALLENGE, b, LIVE_CHALLENGE_REPLY_LEN)))
 		goto out;
 	uint32_t st = get_be32(b);
 	/* the relay proves the same secret in return (docs/auth.md): one
@@ -204,7 +232,8 @@ struct live_client *tr_live_client_from_fd(int fd, int timeout_ms, char *err, si
 	put_be32(b + 12, LIVE_MINOR);
 	put_be32(b + 16, LIVE_CONNECT_COMMAND);
 	if ((ret = request(c, LIVE_CONNECT, b, sizeof(b))) ||
-	    (ret = recv_exact(c, LIVE_CONNECT, b, sizeof(b))))
+	    (ret = recv_exact(c, LIVE_CONNECT, b, sizeof(b))) ||
+	    (ret = refused(c, LIVE_CONNECT, b, sizeof(b))))
 		goto err;
 	uint32_t major = get_be32(b + 8), minor = get_be32(b + 12);
 	if (major != LIVE_MAJOR || minor < LIVE_MINOR) {
@@ -243,7 +272,8 @@ err:
  * it did not (closed again, or no such reply: not a live port), -1: it
  * could not be asked (no connection within the deadline).
  */
-static int closed_why(const char *host, unsigned port, int64_t deadline)
+static int closed_why(const char *host, unsigned port, int64_t deadline, char *why,
+		      size_t whylen)
 {
 	char gai[128];
 	int fd = tr_net_connect(host, port, deadline, gai, sizeof(gai));
@@ -258,12 +288,17 @@ static int closed_why(const char *host, unsigned port, int64_t deadline)
 	c->fd = fd;
 	c->timeout_ms = left > 0 ? (int)left : 1;
 	int fl = fcntl(fd, F_GETFL), k = 0;
+	bool got = false;
 	uint8_t b[LIVE_CHALLENGE_REPLY_LEN];
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		k = -1;
 	else if (!request(c, LIVE_TRAWL_CHALLENGE, NULL, 0) &&
 		 !recv_exact(c, LIVE_TRAWL_CHALLENGE, b, sizeof(b)))
-		k = get_be32(b) == LIVE_AUTH_OK && get_be32(b + 4) == RELAY_AUTH_VERSION;
+		got = true, k = get_be32(b) == LIVE_AUTH_OK && get_be32(b + 4) == RELAY_AUTH_VERSION;
+	if (got && k == 0 && refused(c, LIVE_TRAWL_CHALLENGE, b, sizeof(b)) < 0) {
+		k = 2;	/* refused at once again, and told why this time */
+		snprintf(why, whylen, "%s", c->err);
+	}
 	tr_live_client_free(c);
 	return k;
 }
@@ -296,8 +331,11 @@ struct live_client *tr_live_client_connect(const char *host, uint16_t port, int 
 	if (e == ECONNRESET && strstr(err, "connection closed (")) {
 		/* closed without a word: a relay's live port that wants a
 		 * credential, or no live port at all (the data port) */
-		int k = closed_why(host, p, deadline);
-		if (k == 1)
+		char why[320] = "";
+		int k = closed_why(host, p, deadline, why, sizeof(why));
+		if (k == 2)
+			tr_seterr(err, errlen, EAGAIN, "%s", why);
+		else if (k == 1)
 			tr_seterr(err, errlen, EACCES, "live relay %s port %u requires a credential: it "
 				  "closed the connection of a viewer without one (give the viewer "
 				  "key or the cluster secret: --secret-file, docs/auth.md)", host, p);
@@ -305,7 +343,7 @@ struct live_client *tr_live_client_connect(const char *host, uint16_t port, int 
 			tr_seterr(err, errlen, EPROTO, "%s port %u is not a live port: it closed the "
 				  "connection at the viewer's first request (a relay's data port? its "
 				  "live port is 5344 unless --live says otherwise)", host, p);
-		e = k == 1 ? EACCES : k == 0 ? EPROTO : e;
+		e = k == 2 ? EAGAIN : k == 1 ? EACCES : k == 0 ? EPROTO : e;
 	}
 	errno = e;
 	return NULL;

@@ -87,6 +87,27 @@ enum { LIVE_AUTH_OK = 1, LIVE_AUTH_NONE, LIVE_AUTH_REFUSED };
 #define LIVE_CHALLENGE_REPLY_LEN (4 + 4 + 32)
 #define LIVE_AUTH_REPLY_LEN (4 + 256 + 32)
 
+/*
+ * trawl's word to a viewer refused as it connects (the relay at its
+ * --max-viewers or --max-conns, its descriptor pool full), sent in place
+ * of the first reply, whichever the viewer's first request was, then the
+ * relay closes: {u32 LIVE_REFUSED, u32 errno, u32 0, u32 0, u32 0, char
+ * reason[256]}. As a CONNECT reply its major is 0 (an LTTng viewer says
+ * the protocol is not its own); as a TRAWL_CHALLENGE reply its status is
+ * LIVE_REFUSED. trawl's viewers print the reason.
+ */
+#define LIVE_REFUSED 0x74725246u	/* "trRF" */
+#define LIVE_REFUSED_LEN (20 + 256)
+static inline size_t tr_live_refusal(uint8_t b[LIVE_REFUSED_LEN], int e, const char *why)
+{
+	memset(b, 0, LIVE_REFUSED_LEN);
+	put_be32(b, LIVE_REFUSED);
+	put_be32(b + 4, (uint32_t)e);
+	size_t l = strnlen(why, 255);
+	memcpy(b + 20, why, l);
+	return LIVE_REFUSED_LEN;
+}
+
 /* A parsed request. */
 struct live_req {
 	enum live_cmd cmd;

@@ -154,6 +154,7 @@ static int relay_reason(struct relay_dest *rd, int err)
 	    m.u.welcome.status >= 0)
 		return err;
 	snprintf(rd->why, sizeof(rd->why), "%s", m.u.welcome.msg);
+	tr_escape_ctl(rd->why, sizeof(rd->why));	/* the relay's words */
 	return m.u.welcome.status;
 }
 

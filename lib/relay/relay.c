@@ -28,6 +28,7 @@
 
 #include "relay/relay-internal.h"
 #include "net/auth.h"
+#include "net/live-proto.h"
 #include "net/relay-proto.h"
 #include "util/clock.h"
 #include "util/escape.h"
@@ -1524,6 +1525,18 @@ static void refuse_fd(int fd, enum rconn_kind kind, int e, const char *why)
 		uint8_t rep[REFUSAL_MAX];
 		if (send(fd, rep, refusal(rep, e, why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			/* nothing more to do for it */
+		}
+	} else {
+		/* a viewer: trawl's refusal in place of its first reply
+		 * (live-proto.h); its first request, read if it came, so
+		 * that the close does not reset the connection */
+		uint8_t rep[LIVE_REFUSED_LEN], in[LIVE_REQ_HDR + LIVE_REQ_MAX];
+		if (send(fd, rep, tr_live_refusal(rep, e, why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* nothing more to do for it */
+		}
+		shutdown(fd, SHUT_WR);
+		if (recv(fd, in, sizeof(in), MSG_DONTWAIT) < 0) {
+			/* nothing came yet */
 		}
 	}
 	close(fd);

@@ -719,14 +719,22 @@ static int write_trace(struct trawl_sim *S, struct host *h, bool kernel, uint64_
 	int r = trawl_ctf_writer_close(w);
 	if (!ret)
 		ret = r;
+	/* the relay's own sentence when it cut the trace off (the disk
+	 * full, a quota, its buffers), not the errno's words alone */
+	const char *rwhy = trawl_ctf_writer_relay_why(w);
 	if ((r = trawl_ctf_writer_relay_error(w)) && S->o.log) {
-		char msg[512];
+		char msg[768];
 		snprintf(msg, sizeof(msg), "%s: the relay was lost (%s): only the local copy "
-			 "is complete", path ? path : S->o.relay, strerror(-r));
+			 "is complete", path ? path : S->o.relay, *rwhy ? rwhy : strerror(-r));
 		S->o.log(S->o.log_arg, TRAWL_SIM_LOG_WARNING, msg);
 	}
 	if (ret && *trawl_ctf_writer_why(w))
 		snprintf(err, errlen, "%s", trawl_ctf_writer_why(w));
+	else if (ret && *rwhy && !path && strstr(rwhy, strerror(-ret)))
+		snprintf(err, errlen, "relay %s cut the trace off: %s", S->o.relay, rwhy);
+	else if (ret && *rwhy && !path)
+		snprintf(err, errlen, "relay %s cut the trace off (%s): %s", S->o.relay,
+			 strerror(-ret), rwhy);
 	else if (ret)
 		snprintf(err, errlen, "%s: %s", path ? path : S->o.relay, strerror(-ret));
 	trawl_ctf_writer_free(w);

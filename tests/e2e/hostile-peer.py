@@ -141,6 +141,10 @@ def viewer_connect(a):
         r = s.recv(20)
     except OSError:
         r = b''
+    # trawl's refusal of a viewer as it connects (lib/net/live-proto.h):
+    # "trRF", then major 0 where a CONNECT reply has its protocol's
+    if len(r) >= 12 and r[:4] == b'trRF' and r[8:12] == bytes(4):
+        return s, False
     return s, len(r) > 0
 
 
