@@ -7,6 +7,9 @@
 #   make bench           benchmarks against the anchors (babeltrace2, ...)
 #   make demo            a small cluster on this machine (namespaces), recorded, synchronized, shown
 #   make fuzz            builds the fuzz targets (clang libFuzzer)
+#   make fuzz-run        builds them and runs each for FUZZ_SECONDS (default
+#                        60) on a copy of its corpus, one at a time; fails on
+#                        a crash (FUZZ_TARGETS="stream config" for some)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 # Options: O=DIR (out-of-tree build), V=1 (verbose), SAN=address,undefined
 # or SAN=thread, WERROR=1 (warnings are errors; the default when CI=true).
@@ -86,7 +89,7 @@ VSTATIC := $(O)/libtrawl-view.a
 SHARED := $(O)/libtrawl.so.$(SOVER)
 TRAWL := $(O)/trawl
 
-.PHONY: all bin check adverse test unit e2e bench bench-run demo demo-run fuzz install clean deps examples
+.PHONY: all bin check adverse test unit e2e bench bench-run demo demo-run fuzz fuzz-run install clean deps examples
 all: $(STATIC) $(SHARED) $(TRAWL) $(O)/trawl.pc $(UNIT_BINS) $(REPLAY_BINS) $(EXAMPLE_BINS)
 
 $(O)/obj/%.o: $(SRC)/%.c
@@ -164,6 +167,12 @@ $(O)/fuzz/%: $(SRC)/tests/fuzz/%.c $(LIB_SRCS)
 	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -I$(SRC)/include -I$(SRC)/lib \
 		-D_GNU_SOURCE -DTRAWL_VERSION='"$(VERSION)"' -o $@ $< $(FUZZ_KERN_$(*:fuzz-%=%)) $(LIB_SRCS) -lpthread -lm
 fuzz: $(FUZZ_BINS)
+# (the corpus copies, logs and any crash input: $(O)/fuzz-run/NAME/)
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz-run: fuzz
+	$(Q)sh $(SRC)/scripts/fuzz-run.sh $(O)/fuzz $(SRC)/tests/fuzz/corpus $(O)/fuzz-run \
+		'$(FUZZ_SECONDS)' $(FUZZ_TARGETS)
 
 $(O)/trawl.pc: $(SRC)/lib/trawl.pc.in
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,11 @@ int cmd_analyze(int argc, char **argv)
 	status = rc > 0 ? CLI_EXIT_FAILURE : 0;
 	if ((ctx.ro.modes & TRAWL_ANALYSIS_JSON) && cli_reader_json_line(r) < 0)
 		status = cli_err("writing the report: %s", strerror(errno));
+	uint64_t nimp = trawl_analysis_impossible(a);
+	if (nimp)
+		cli_warn("%" PRIu64 " interval%s not counted: %s ends 2^63 ns or more apart "
+			 "(impossible: a corrupt timestamp or clock offset)", nimp,
+			 nimp == 1 ? "" : "s", nimp == 1 ? "its" : "their");
 	if (cli_reader_report(r, nbad))	/* losses, skips: trawl(1) */
 		status = CLI_EXIT_FAILURE;
 out:

@@ -70,14 +70,20 @@ static const char *fmt_ts(int64_t ts, bool gmt, char *b, size_t n)
 {
 	if (ts == INT64_MIN)
 		return "(before the trace)";
-	time_t sec = (time_t)(ts / 1000000000);
+	/* a time before 1970 (impossible: a corrupt timestamp or clock
+	 * offset) with its date, its nanoseconds never negative */
+	int64_t frac = ts % 1000000000;
+	time_t sec = (time_t)(ts / 1000000000 - (frac < 0));
 	struct tm tm;
-	if (gmt)
-		gmtime_r(&sec, &tm);
+	if (frac < 0)
+		frac += 1000000000;
+	if (!(gmt ? gmtime_r(&sec, &tm) : localtime_r(&sec, &tm)))
+		snprintf(b, n, "%" PRId64 " ns", ts);
+	else if (ts < 0)
+		snprintf(b, n, "%04d-%02d-%02d %02d:%02d:%02d.%09" PRId64, tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 	else
-		localtime_r(&sec, &tm);
-	snprintf(b, n, "%02d:%02d:%02d.%09" PRId64, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 ts % 1000000000);
+		snprintf(b, n, "%02d:%02d:%02d.%09" PRId64, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 	return b;
 }
 
@@ -211,7 +217,7 @@ static int print_changes(const struct trawl_state_view *v, changes_fn fn, int64_
 
 static void cpu_out(const struct trawl_state_cpu *c, const struct opts *o, struct json *j)
 {
-	char t[32];
+	char t[64];
 
 	if (j) {
 		tr_json_kv_u64(j, "cpu", c->cpu);
@@ -232,7 +238,7 @@ static void cpu_out(const struct trawl_state_cpu *c, const struct opts *o, struc
 static void thr_out(const struct trawl_state_thread *th, int64_t now, const struct opts *o,
 		    struct json *j)
 {
-	char t[32];
+	char t[64];
 
 	if (j) {
 		tr_json_kv_i64(j, "tid", th->tid);
@@ -257,7 +263,7 @@ static void thr_out(const struct trawl_state_thread *th, int64_t now, const stru
 	       trawl_state_thread_status_name(th->status));
 	if (th->since != INT64_MIN)
 		printf(" since %s (%.6f s)", fmt_ts(th->since, o->gmt, t, sizeof(t)),
-		       (double)(now - th->since) / 1e9);
+		       ((double)now - (double)th->since) / 1e9);	/* (no overflow) */
 	if (th->syscall)
 		printf(", in %s since %s", th->syscall, fmt_ts(th->syscall_since, o->gmt, t, sizeof(t)));
 	if (th->blocked_io)
@@ -269,7 +275,7 @@ static void thr_out(const struct trawl_state_thread *th, int64_t now, const stru
 
 static void fd_out(const struct trawl_state_fd *f, const struct opts *o, struct json *j)
 {
-	char t[32];
+	char t[64];
 
 	if (j) {
 		tr_json_kv_i64(j, "pid", f->pid);
@@ -293,7 +299,7 @@ static void fd_out(const struct trawl_state_fd *f, const struct opts *o, struct 
 static int show(const struct trawl_state_view *v, const struct opts *o, struct json *j)
 {
 	int64_t now = trawl_state_view_time(v);
-	char t[32];
+	char t[64];
 	const void *e;
 
 	if (j) {
@@ -684,7 +690,7 @@ int cmd_state(int argc, char **argv)
 			continue;
 		/* before the trace's start: say so, with the range */
 		int64_t f = 0, l = 0;
-		char b1[32], b2[32];
+		char b1[64], b2[64];
 		int rc = trace_range(paths, npaths, &fo, &f, &l);
 		if (!rc)
 			rc = cli_err("--at %s: before the trace's start: host %s's events run from %s "
@@ -783,7 +789,7 @@ int cmd_state(int argc, char **argv)
 			break;
 		}
 		if (!live && at[i] > trawl_state_newest(s) && !after) {
-			char b1[32];
+			char b1[64];
 			cli_warn("--at %s: after the trace's end (host %s's last event at %s): "
 				 "the state as of that event", at_s[i], *o.host ? o.host : "(no name)",
 				 fmt_ts(trawl_state_newest(s), o.gmt, b1, sizeof(b1)));

@@ -294,6 +294,10 @@ int cmd_view(int argc, char **argv)
 	uint64_t size = trawl_view_html_size(v);
 
 	trawl_view_stats(v, &st);
+	if (st.impossible)
+		cli_warn("%" PRIu64 " event%s or arrow%s left out of the timeline: 2^63 ns or more "
+			 "after its first event (impossible: a corrupt timestamp or clock offset)",
+			 st.impossible, CLI_S(st.impossible), CLI_S(st.impossible));
 	if (serve) {
 		struct sigaction sa = { .sa_handler = on_signal };
 

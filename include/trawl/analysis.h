@@ -120,6 +120,9 @@ const struct trawl_analysis_sample *trawl_analysis_sample_at(const struct trawl_
 /* The slice's time range (ns since the epoch): from its first event (or
  * the slice's start) to its last event (or its end). */
 void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_t *end);
+/* The intervals not counted so far (every slice): their ends 2^63 ns or more
+ * apart, no duration of int64 (a corrupt timestamp or clock offset). */
+uint64_t trawl_analysis_impossible(const struct trawl_analysis *a);
 const char *trawl_analysis_kind(const struct trawl_analysis *a);	/* its name */
 
 /* Reports, as text tables and histograms, or JSON (one object a slice). */

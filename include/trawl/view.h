@@ -62,6 +62,8 @@ struct trawl_view_stats {
 	uint64_t tiles;
 	uint64_t tile_bytes;	/* deflated */
 	size_t rows, hosts;
+	uint64_t impossible;	/* events and arrows left out: 2^63 ns or more after
+				 * the first event (a corrupt timestamp or clock offset) */
 };
 
 struct trawl_view;

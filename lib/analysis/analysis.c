@@ -281,6 +281,7 @@ struct trawl_analysis {
 	int64_t begin, end, slice_end;
 	uint32_t gen;			/* the slice's generation, from 1 (struct thr's prow_gen) */
 	bool any;
+	uint64_t impossible;		/* intervals not counted: ends 2^63 ns or more apart */
 };
 
 struct analysis_def {
@@ -352,7 +353,8 @@ static unsigned bucket(int64_t ns)
 static void row_add(struct trawl_analysis_row *r, int64_t dur)
 {
 	r->count++;
-	r->sum += dur;
+	if (__builtin_add_overflow(r->sum, dur, &r->sum))	/* saturates */
+		r->sum = dur > 0 ? INT64_MAX : INT64_MIN;
 	r->sumsq += (double)dur * (double)dur;
 	if (dur < r->min)
 		r->min = dur;
@@ -366,15 +368,23 @@ static bool comm_ok(const struct trawl_analysis *a, const char *comm)
 	return !a->comm || fnmatch(a->comm, comm, 0) == 0;
 }
 
-/* A sample (a duration of a thread on a CPU): filtered, into its row and
- * the samples. Returns the row, NULL when filtered out (or no memory:
+/* A sample (a duration of a thread on a CPU, from ts to end): filtered,
+ * into its row and the samples. Returns the row, NULL when filtered out (or no memory:
  * -ENOMEM in *err). */
 static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *h,
 					 enum trawl_analysis_row_kind kind, int64_t id, uint32_t names,
-					 int64_t ts, int64_t dur, int64_t tid, uint32_t cpu,
+					 int64_t ts, int64_t end, int64_t tid, uint32_t cpu,
 					 const char *comm, int *err)
 {
+	int64_t dur;
+
 	a->last_sample = NULL;
+	/* ends 2^63 ns or more apart (a corrupt timestamp or clock offset):
+	 * no duration; counted, said by trawl_analysis_impossible() */
+	if (__builtin_sub_overflow(end, ts, &dur)) {
+		a->impossible++;
+		return NULL;
+	}
 	if ((a->o.min_ns && dur < a->o.min_ns) || (a->o.max_ns && dur > a->o.max_ns) ||
 	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
 	    !comm_ok(a, comm))
@@ -664,10 +674,10 @@ static int cputop_ran(struct trawl_analysis *a, struct host *h, const struct thr
 {
 	int err = 0;
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->names, since,
-					      end - since, t->tid, cpu, t->comm, &err);
+					      end, t->tid, cpu, t->comm, &err);
 	if (r)
 		label_comm(r, comm_of(t), t->tid);
-	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end - since, t->tid, cpu, t->comm, &err);
+	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end, t->tid, cpu, t->comm, &err);
 	if (r && !r->label[0])
 		snprintf(r->label, sizeof(r->label), "CPU %u", cpu);
 	return err;
@@ -767,7 +777,7 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		p->preempted = ev->ts;
 	if (n->preempted != NONE) {
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next, n->names,
-						      n->preempted, ev->ts - n->preempted, next,
+						      n->preempted, ev->ts, next,
 						      ev->cpu, n->comm, &err);
 		if (r) {
 			label_comm(r, comm_of(n), next);
@@ -779,7 +789,7 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	}
 	if (n->woken != NONE) {
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->names,
-						      n->woken, ev->ts - n->woken, next, ev->cpu,
+						      n->woken, ev->ts, next, ev->cpu,
 						      n->comm, &err);
 		if (r) {
 			label_comm(r, comm_of(n), next);
@@ -844,7 +854,7 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 		return -ENOMEM;
 	const char *name = a->sysnames[id];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
-					      t->sys_ts, ev->ts - t->sys_ts, tid, ev->cpu,
+					      t->sys_ts, ev->ts, tid, ev->cpu,
 					      t->comm, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
@@ -897,7 +907,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
-						      ev->ts - c->irq_ts, c->tid, ev->cpu,
+						      ev->ts, c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld", (long long)n);
@@ -917,7 +927,7 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 			return 0;
 		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
-						      ev->ts - c->soft_ts[v], c->tid, ev->cpu,
+						      ev->ts, c->tid, ev->cpu,
 						      t ? t->comm : "", &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
@@ -1012,9 +1022,8 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 		     const struct trawl_event *ev, int64_t ret)
 {
 	int err = 0;
-	int64_t dur = ev->ts - t->sys_ts;
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
-					      dur, t->tid, ev->cpu, t->comm, &err);
+					      ev->ts, t->tid, ev->cpu, t->comm, &err);
 	if (!r)
 		return err;
 	if (!r->label[0])
@@ -1028,7 +1037,7 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 	}
 	if (!(r = io_process(a, h, t)))
 		return -ENOMEM;
-	row_add(r, dur);
+	row_add(r, ev->ts - t->sys_ts);	/* sample() computed it: no overflow */
 	r->errors += ret < 0;
 	r->bytes += bytes;
 	r->read_bytes += type == IO_READ ? bytes : 0;
@@ -1169,9 +1178,8 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	h->rq_free[h->nfree++] = *v;
 	imap_del(&h->rq, key);	/* memory: the requests in flight, not the trace's */
 	int err = 0;
-	int64_t dur = ev->ts - q.ts;
 	bool failed = ival(a, F_ERROR, ev, 0) != 0;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, 0, q.ts, dur, q.tid,
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_DISK, dev, 0, q.ts, ev->ts, q.tid,
 					      q.cpu, q.comm, &err);
 	if (r) {
 		/* the state dump's name of the disk ("vda"), else (major,minor) */
@@ -1188,7 +1196,9 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		if (a->last_sample)
 			a->last_sample->bytes = q.bytes;
 	}
-	if (err)
+	int64_t dur;
+
+	if (err || __builtin_sub_overflow(ev->ts, q.ts, &dur))	/* (sample() counted it) */
 		return err;
 	/* the issuing thread's row: not a second sample */
 	if (q.tid >= 0 && (a->o.tid < 0 || q.tid == a->o.tid) && comm_ok(a, q.comm) &&
@@ -1500,6 +1510,11 @@ const struct trawl_analysis_sample *trawl_analysis_sample_at(const struct trawl_
 							     size_t i)
 {
 	return i < a->nsamples ? &a->samples[i] : NULL;
+}
+
+uint64_t trawl_analysis_impossible(const struct trawl_analysis *a)
+{
+	return a->impossible;
 }
 
 void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_t *end)

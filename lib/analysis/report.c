@@ -33,16 +33,29 @@ static double stddev(const struct trawl_analysis_row *r)
 	return v > 0 ? sqrt(v) : 0;
 }
 
+/* "HH:MM:SS.nnnnnnnnn"; a time before 1970 (impossible: a corrupt timestamp
+ * or clock offset) with its date, so that it shows ("1677-09-21 ..."), and
+ * its nanoseconds counted forward from its second, never negative. */
 static void clock_str(char *buf, size_t cap, int64_t ns, bool gmt)
 {
-	time_t s = (time_t)(ns / 1000000000);
+	int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	time_t s = (time_t)sec;
 	struct tm tm;
-	if (gmt)
-		gmtime_r(&s, &tm);
+	if (!(gmt ? gmtime_r(&s, &tm) : localtime_r(&s, &tm))) {
+		snprintf(buf, cap, "%lld ns", (long long)ns);
+		return;
+	}
+	if (ns < 0)
+		snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%09lld", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (long long)frac);
 	else
-		localtime_r(&s, &tm);
-	snprintf(buf, cap, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long long)(ns % 1000000000));
+		snprintf(buf, cap, "%02d:%02d:%02d.%09lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (long long)frac);
 }
 
 static int by_sum(const void *x, const void *y)
@@ -493,7 +506,12 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 	bool io = !strcmp(trawl_analysis_kind(a), "iolatency");
 	int64_t b, e;
 	trawl_analysis_range(a, &b, &e);
-	int64_t dur = e - b;
+	/* e - b, saturated: times 2^63 ns or more apart (a corrupt timestamp or
+	 * clock offset) give shares of the whole int64 range; said below */
+	int64_t dur;
+	bool huge = __builtin_sub_overflow(e, b, &dur);
+	if (huge)
+		dur = INT64_MAX;
 	for (size_t i = 0; i < nr; i++)
 		rows[i] = hrows[i] = trawl_analysis_row_at(a, i);
 	for (size_t i = 0; i < ns; i++)
@@ -550,11 +568,15 @@ int trawl_analysis_report(const struct trawl_analysis *a, int fd,
 		if (ret)
 			goto out;
 	} else {
-		char tb[32], te[32];
+		char tb[48], te[48];
 		clock_str(tb, sizeof(tb), b, gmt);
 		clock_str(te, sizeof(te), e, gmt);
-		fprintf(f, "%s: [%s, %s] (%.6f s)\n", trawl_analysis_kind(a), tb, te,
-			(double)dur / 1e9);
+		uint64_t d = (uint64_t)e - (uint64_t)b;	/* exact when e >= b */
+		fprintf(f, "%s: [%s, %s] (%.6f s%s%s)\n", trawl_analysis_kind(a), tb, te,
+			e >= b ? (double)d / 1e9 : -((double)((uint64_t)b - (uint64_t)e) / 1e9),
+			b < 0 || e < 0 ? ", impossible: events dated before 1970: a corrupt "
+					 "timestamp or clock offset" : "",
+			huge && cputop ? "; the shares are of 2^63 ns" : "");
 		bool pivot = nr && by_host && (modes & TRAWL_ANALYSIS_STATS) &&
 			     stats_by_host(f, rows, nr, cputop, dur) == 0;
 		if (!pivot && (modes & (TRAWL_ANALYSIS_STATS | (cputop ? TRAWL_ANALYSIS_TOP : 0)))) {

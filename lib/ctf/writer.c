@@ -1126,7 +1126,8 @@ again:
 			put_le64(p + 6, ts);
 		}
 	}
-	memcpy(p + hlen, payload, len);
+	if (len)	/* an event without a payload may come with payload NULL */
+		memcpy(p + hlen, payload, len);
 	s->pos += hlen + len;
 	if (!s->nev++)
 		s->ts_begin = ts;

@@ -83,8 +83,10 @@ TRAWL_HIDDEN const struct trawl_sim_clock *tr_sim_sync_clocks(const struct tr_si
 TRAWL_HIDDEN int tr_sim_sync_write(struct tr_sim_sync *s, unsigned h, struct trawl_ctf_writer *w,
 				   uint64_t mono0);
 
-/* Writes the truth file at path. Returns 0 or -errno. */
-TRAWL_HIDDEN int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path);
+/* Writes the truth file at path (util/outfile.h). Returns 0 or -errno, the
+ * message in err. */
+TRAWL_HIDDEN int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path, char *err,
+				   size_t errlen);
 
 /* The traffic's totals (probes ... dups of r), once every host was written. */
 TRAWL_HIDDEN void tr_sim_sync_stats(const struct tr_sim_sync *s, struct trawl_sim_result *r);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sim-internal.h"
+#include "util/outfile.h"
 #include "trawl/sync-schema.h"
 
 #define NS 1000000000ll
@@ -505,12 +506,25 @@ static const char *ppm(char *buf, size_t len, int64_t ppb)
 	return buf;
 }
 
-int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path)
+/*
+ * Written through the output-file helper (util/outfile.h), as every output
+ * file: a symbolic link at path is refused, not followed; a file there is
+ * replaced whole once the new one is complete. 0 or -errno, the message
+ * (naming path) in err.
+ */
+int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path, char *err, size_t errlen)
 {
 	static const char *const topo[] = { "mesh", "star", "chain", "split" };
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	struct tr_outfile of;
+	int ret = tr_outfile_open(&of, path, 0, 0666, err, errlen);
+	if (ret)
+		return ret;
+	FILE *f = tr_outfile_stdio(&of);
+	if (!f) {
+		tr_outfile_release(&of);
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	char a[48], b[48];
 	fprintf(f, "# trawl simulate truth 1\n");
 	fprintf(f, "start_ns %" PRIu64 "\n", s->t0);
@@ -546,9 +560,8 @@ int tr_sim_sync_truth(const struct tr_sim_sync *s, const char *path)
 				x, y, l->mind, l->jitter, l->k[K_PROBE].n, l->k[K_PROBE].dups,
 				l->k[K_PROBE].lost, l->k[K_RPC].n, l->k[K_RPC].dups, l->k[K_RPC].lost);
 		}
-	int ret = ferror(f) ? -EIO : 0;
-	if (fclose(f) && !ret)
-		ret = -errno;
+	ret = tr_outfile_commit(&of, err, errlen);	/* flushes f: a write error is its own */
+	tr_outfile_release(&of);
 	return ret;
 }
 

@@ -921,8 +921,8 @@ int trawl_sim_run(struct trawl_sim *S, char *err, size_t errlen)
 			ret = write_trace(S, &h, false, n - nk, err, errlen);
 		host_free(&h, S->o.cpus);
 	}
-	if (!ret && S->sync && (ret = tr_sim_sync_truth(S->sync, S->truth)) < 0)
-		snprintf(err, errlen, "%s: %s", S->truth, strerror(-ret));
+	if (!ret && S->sync)
+		ret = tr_sim_sync_truth(S->sync, S->truth, err, errlen);	/* err names the file */
 	if (ret) {
 		if (!err[0])
 			snprintf(err, errlen, "%s", strerror(-ret));

@@ -521,14 +521,25 @@ static int state_events(void *self, const struct trawl_event *ev, size_t n)
 		if (ci->kind == K_NONE || ev[i].ts < s->replay_from)
 			continue;
 		if (s->interval) {
+			/*
+			 * The next checkpoint on the grid from the first event;
+			 * times 2^63 ns or more apart (a corrupt timestamp or
+			 * clock offset) have no grid: the next checkpoint is
+			 * then interval after this event, or none near INT64_MAX.
+			 */
+			int64_t since, next;
 			if (s->first_ts == INT64_MIN) {
 				s->first_ts = ev[i].ts;
-				s->next_ck = ev[i].ts + s->interval;
+				s->next_ck = __builtin_add_overflow(ev[i].ts, s->interval, &next) ?
+					     INT64_MAX : next;
 			} else if (ev[i].ts >= s->next_ck) {
 				if ((rc = tr_state_checkpoint(s, ev[i].ts)))
 					return rc;
-				s->next_ck = ev[i].ts + s->interval -
-					     (ev[i].ts - s->first_ts) % s->interval;
+				if (__builtin_sub_overflow(ev[i].ts, s->first_ts, &since))
+					since = 0;
+				s->next_ck = __builtin_add_overflow(ev[i].ts, s->interval -
+								    since % s->interval, &next) ?
+					     INT64_MAX : next;
 			}
 		}
 		s->events++;
@@ -596,7 +607,9 @@ struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
 		return NULL;
 	}
 	/* the latest checkpoint a window's length before t */
-	int64_t want = s->window > 0 ? t - s->window : t;
+	int64_t want;
+	if (s->window <= 0 || __builtin_sub_overflow(t, s->window, &want))
+		want = s->window > 0 ? INT64_MIN : t;	/* (t near INT64_MIN: every checkpoint is after) */
 	for (size_t i = 0; i < s->nck && s->ck[i].ts <= want; i++)
 		k = &s->ck[i];
 	if (!(tmp = trawl_state_new(&so)) || tr_state_strtab_copy(&tmp->str, &s->str))

@@ -494,6 +494,14 @@ static int one(struct trawl_view *v, const struct trawl_event *ev)
 	}
 	if (ev->ts < v->base)
 		return 0;	/* before the first event: cannot be (merged order) */
+	int64_t rel;
+
+	if (__builtin_sub_overflow(ev->ts, v->base, &rel)) {
+		/* 2^63 ns or more after the first (a corrupt timestamp or
+		 * clock offset): no place on the timeline; counted, said */
+		v->st.impossible++;
+		return 0;
+	}
 	struct host *h = &v->hosts[hi];
 
 	if (ev->ts < h->first)
@@ -765,8 +773,22 @@ static int add_arrows(struct trawl_view *v, uint32_t a, uint32_t b,
 		free(ms);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		ms[i] = (struct msg){ m[i].send - v->base, m[i].recv - v->base };
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct msg x;
+		int64_t d;
+
+		/* ends 2^63 ns or more from the base or apart: impossible */
+		if (__builtin_sub_overflow(m[i].send, v->base, &x.s) ||
+		    __builtin_sub_overflow(m[i].recv, v->base, &x.e) ||
+		    __builtin_sub_overflow(x.e, x.s, &d)) {
+			v->st.impossible++;
+			continue;
+		}
+		ms[k++] = x;
+	}
+	n = k;
 	qsort(ms, n, sizeof(*ms), cmp_msg);
 	for (size_t i = 0; i < n && !rc; i++) {
 		int64_t d = ms[i].e - ms[i].s;
@@ -1163,6 +1185,16 @@ int tr_view_tile(const struct trawl_view *v, uint64_t id, const uint8_t **p, siz
 
 /* ---------------------------------------------------------------- index */
 
+/* a - b, or INT64_MIN / INT64_MAX beyond int64 */
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
 static const char *kind_name[] = { "host", "cpu", "thread", "marks", "slices", "arrows" };
 static const char *quality_name(enum trawl_sync_quality q);
 
@@ -1196,15 +1228,17 @@ int tr_view_index(const struct trawl_view *v, bool served, char **out, size_t *l
 
 			tr_json_key(&j, "sync");
 			tr_json_obj(&j);
-			tr_json_kv_i64(&j, "t0", e->xform.t0 - v->base);
-			tr_json_kv_i64(&j, "y0", e->xform.y0 - v->base);
+			/* saturated: a correction 2^63 ns or more from the
+			 * base (a corrupt clock offset) is off the page anyway */
+			tr_json_kv_i64(&j, "t0", sat_sub(e->xform.t0, v->base));
+			tr_json_kv_i64(&j, "y0", sat_sub(e->xform.y0, v->base));
 			tr_json_key(&j, "slope");
 			tr_json_f64(&j, rate);
 			/* trawl sync's convention: the host's clock minus the
 			 * reference's, at the host's first event; the host clock's
 			 * rate against the reference's, in ppm */
 			int64_t at = h->first != INT64_MAX ? h->first : e->xform.t0;
-			tr_json_kv_i64(&j, "offset", at - trawl_sync_xform_apply(&e->xform, at));
+			tr_json_kv_i64(&j, "offset", sat_sub(at, trawl_sync_xform_apply(&e->xform, at)));
 			tr_json_key(&j, "drift_ppm");
 			tr_json_fixed(&j, rate > 0 ? (1.0 / rate - 1.0) * 1e6 : 0.0, 3);
 			tr_json_kv_i64(&j, "bound", e->bound_max);

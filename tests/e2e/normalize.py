@@ -26,7 +26,7 @@ STR = re.compile(rb'"(?:[^"\\]|\\.)*"')
 NAME = re.compile(rb'([A-Za-z_][A-Za-z0-9_]*) = $')
 
 
-DELTA = re.compile(rb'^(\[[^]]*\] )(\(\+[^)]*\) )')
+DELTA = re.compile(rb'^(\[[^]]*\] )(\([-+][^)]*\) )')
 
 
 def nodelta(line):

@@ -620,9 +620,12 @@ static void test_date_cache(void)
 			}
 			/* the delta follows the previous event */
 			if (prev != INT64_MIN) {
-				uint64_t d = (uint64_t)ts - (uint64_t)prev;
+				/* negative when time went back (every 997th step) */
+				bool back = ts < prev;
+				uint64_t d = back ? (uint64_t)prev - (uint64_t)ts
+						  : (uint64_t)ts - (uint64_t)prev;
 
-				snprintf(want, sizeof(want), "(+%llu.%09llu) ",
+				snprintf(want, sizeof(want), "(%c%llu.%09llu) ", back ? '-' : '+',
 					 (unsigned long long)(d / 1000000000),
 					 (unsigned long long)(d % 1000000000));
 				if (!strstr(line, want) && !bad++)
@@ -681,8 +684,31 @@ static void test_object(void)
 		ok(na == nb && na < sizeof(a) && memcmp(a, b, na) == 0,
 		   "trawl_text_event == trawl_text_format");
 		a[na < sizeof(a) ? na : 0] = 0;
-		is_str(a, "[22:13:21.000001000] (+18446744073.709551613) node1 two: { cpu_id = 1 }, { vpid = 11, vtid = 22 }, { s = \"a long string that will not fit in the small buffer\" }\n",
-		       "a negative delta prints as babeltrace2's unsigned difference");
+		/*
+		 * Time going back (e2 3 ns before e1) prints a negative delta.
+		 * babeltrace2 2.0 prints the unsigned 64-bit difference there,
+		 * "(+18446744073.709551613)": an oracle defect, not followed
+		 * (the oracle tests' normalize.sh maps its form to this one).
+		 */
+		is_str(a, "[22:13:21.000001000] (-0.000000003) node1 two: { cpu_id = 1 }, { vpid = 11, vtid = 22 }, { s = \"a long string that will not fit in the small buffer\" }\n",
+		       "time going back: a negative delta (not babeltrace2's unsigned difference)");
+	}
+	/* deltas between the ends of the int64 range: no overflow, either way */
+	{
+		struct trawl_event lo = e2, hi = e2;
+		char a[512];
+		size_t na;
+
+		lo.ts = INT64_MIN + 1;
+		hi.ts = INT64_MAX;
+		na = trawl_text_event(a, sizeof(a), &hi, lo.ts, TRAWL_TEXT_CLOCK_SECONDS);
+		a[na < sizeof(a) ? na : 0] = 0;
+		ok(strncmp(a, "[9223372036.854775807] (+18446744073.709551614) ", 48) == 0,
+		   "from INT64_MIN + 1 to INT64_MAX: +(2^64 - 2) ns (%.48s)", a);
+		na = trawl_text_event(a, sizeof(a), &lo, hi.ts, TRAWL_TEXT_CLOCK_SECONDS);
+		a[na < sizeof(a) ? na : 0] = 0;
+		ok(strncmp(a, "[-9223372036.854775807] (-18446744073.709551614) ", 49) == 0,
+		   "back from INT64_MAX to INT64_MIN + 1: -(2^64 - 2) ns (%.49s)", a);
 	}
 	trawl_text_free(t);
 	trawl_text_free(NULL);
