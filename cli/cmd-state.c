@@ -660,13 +660,17 @@ int cmd_state(int argc, char **argv)
 	bool need_t0 = npaths > 0;	/* files: the trace's start, for --at before it */
 	for (size_t i = 0; i < nat; i++) {
 		bool rel;
-		if (cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0)
+		if (cli_parse_time(at_s[i], o.gmt, INT64_MIN, &at[i], &rel) == 0) {
 			need_t0 |= rel;
-		else
+		} else {
+			hosts_free(hl, nhl);
 			return cli_usage("--at: '%s' is not a time", at_s[i]);
+		}
 	}
-	if (need_t0 && live)
+	if (need_t0 && live) {
+		hosts_free(hl, nhl);
 		return cli_usage("--live takes dates or times since the epoch");
+	}
 	struct trawl_reader_opts fo = { .sz = sizeof(fo), .hosts = o.host && *o.host ? &o.host : NULL,
 					.nhosts = o.host && *o.host ? 1 : 0 };
 	if (need_t0) {
