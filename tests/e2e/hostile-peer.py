@@ -15,7 +15,8 @@
                            "open after SECS s"
   viewer ADDR              a live viewer's CONNECT: prints "served" when the
                            relay answers, else "closed"
-  quiet-viewer ADDR SECS   CONNECT, then silence: "closed after S s" or
+  quiet-viewer ADDR SECS   CONNECT, then silence: "connected" once answered,
+                           then "closed after S s" or
                            "open after SECS s"
   produce ADDR S H T N [END]  HELLO for S/H/T, N streams, then (once END
                            exists, if given) CLOSE; prints "welcome STATUS
@@ -159,6 +160,7 @@ def quiet_viewer(a, secs):
     if not ok:
         print('refused', flush=True)
         return
+    print('connected', flush=True)	# its slot held: the signal a test waits for
     r = closed_within(s, secs)
     print('closed after %.1f s' % r if r is not None else 'open after %d s' % secs, flush=True)
 
