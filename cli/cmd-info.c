@@ -377,10 +377,6 @@ int cmd_info(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = trawl_reader_new((const char *const *)argv + optind, (size_t)(argc - optind), &ro,
 			     err, sizeof(err));
-	if (r && cli_reader_matches(r, hosts, nhosts, NULL, 0, err, sizeof(err))) {
-		trawl_reader_free(r);
-		r = NULL;
-	}
 	if (!r) {
 		status = cli_err("%s", err);
 		goto out;
