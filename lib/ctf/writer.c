@@ -211,6 +211,8 @@ static int open_trace_dir(struct trawl_ctf_writer *w, const char *root)
 		rl--;
 	if (root && rl && strncmp(path, root, rl) == 0 && (path[rl] == '/' || !path[rl]))
 		rel = path + rl;
+	if (root && !rel)	/* not beneath it: links below would be followed */
+		return refuse(w, EPERM, "%s: not beneath the trace root %s", path, root);
 	int ret;
 	char *top = rel ? strndup(path, rl) : strdup(path);
 	if (!top)
