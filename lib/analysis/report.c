@@ -208,7 +208,8 @@ static void total_add(struct trawl_analysis_row *t, const struct trawl_analysis_
 {
 	t->count += r->count;
 	t->errors += r->errors;
-	t->sum += r->sum;
+	if (__builtin_add_overflow(t->sum, r->sum, &t->sum))	/* saturates, as row_add() */
+		t->sum = r->sum > 0 ? INT64_MAX : INT64_MIN;
 	t->sumsq += r->sumsq;
 	t->min = r->min < t->min ? r->min : t->min;
 	t->max = r->max > t->max ? r->max : t->max;
