@@ -331,8 +331,9 @@ int cmd_analyze(int argc, char **argv)
 		goto out;
 	}
 	status = rc > 0 ? CLI_EXIT_FAILURE : 0;
-	if ((ctx.ro.modes & TRAWL_ANALYSIS_JSON) && cli_reader_json_line(r) < 0)
-		status = cli_err("writing the report: %s", strerror(errno));
+	int jr = (ctx.ro.modes & TRAWL_ANALYSIS_JSON) ? cli_reader_json_line(r) : 0;
+	if (jr < 0)
+		status = cli_err("writing the report: %s", strerror(-jr));
 	uint64_t nimp = trawl_analysis_impossible(a);
 	if (nimp)
 		cli_warn("%" PRIu64 " interval%s not counted: %s ends 2^63 ns or more apart "

@@ -444,7 +444,9 @@ int cli_reader_json_line(const struct trawl_reader *r)
 	tr_json_char(&j, '\n');
 	int rc = tr_json_flush(&j, stdout) ? -ENOMEM : 0;
 	tr_json_release(&j);
-	if (!rc && fflush(stdout))
+	/* through the one flush that keeps a failure's errno for the exit
+	 * check (cli_stdout_done()): a reader gone (EPIPE) is no error */
+	if (!rc && cli_flush_stdout() && errno != EPIPE)
 		rc = -errno;
 	return rc;
 }
