@@ -188,11 +188,12 @@ for i in 1 2 3 4 5; do
 	while :; do
 		python3 "$PEER" quiet-viewer "$LIVE" 120 > "qv4-$i.out" 2>&1 &
 		qp=$!
-		until_ok 20 grep -qE '^(connected|refused)' "qv4-$i.out"
+		until_ok 20 grep -qE '^(connected|refused)' "qv4-$i.out" ||
+			{ kill "$qp"; bail "viewer $i: no answer from the relay in 20 s"; }
 		grep -q '^connected' "qv4-$i.out" && break
 		wait "$qp"
 		n=$((n + 1))
-		[ "$n" -lt 50 ] || break
+		[ "$n" -lt 50 ] || bail "viewer $i: refused 50 times (the relay releases no slot)"
 	done
 	v4="$v4 $qp"
 done

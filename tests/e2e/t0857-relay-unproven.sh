@@ -128,8 +128,10 @@ touch end
 for p in $pids; do until_ok 30 gone "$p"; done
 pids=""
 l1=$(awk '/^connections/ { print $4 }' dl1.out) l2=$(awk '/^connections/ { print $4 }' dl2.out)
-awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(a >= 2.5 && a <= 4.5 && b >= 2.5 && b <= 4.5) }'
-ok $? "--proof-timeout 3: re-sent challenges and a slow HELLO buy no time (longest $l1 s, $l2 s; 3 s and a sweep)"
+# (at most 10 s: without the deadline they are held until the test ends
+# them; a loaded machine takes seconds from the sweep and the peer)
+awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(a >= 2.5 && a <= 10 && b >= 2.5 && b <= 10) }'
+ok $? "--proof-timeout 3: re-sent challenges and a slow HELLO buy no time (longest $l1 s, $l2 s; 3 s and a sweep, at most 10)"
 stop
 
 # ---- without a secret: packets declared, streams announced

@@ -211,7 +211,8 @@ is $? 0 "past --max-events: the first 1000 records written (exit 0)"
 grep -q "warning: big.json: 1000 records, the limit: .* left out" big.err &&
 	grep -q "hint: .*--format perfetto" big.err
 ok $? "says what was left out and what to do"
-ok $([ -s big.json ] && [ ! -e big.json.tmp ]; echo $?) "the file, and no temporary file left"
+n=$(python3 -c 'import json; d = json.load(open("big.json")); print(len(d["traceEvents"]))' 2> /dev/null)
+ok $([ "$n" = 1000 ] && [ ! -e big.json.tmp ]; echo $?) "the file: valid JSON of exactly 1000 records ($n), and no temporary file left"
 
 "$TRAWL" export s > /dev/null 2>&1
 is $? 2 "no -o: a usage error"

@@ -209,8 +209,12 @@ ok $? "iolatency: every disk's count min avg max as lttng-iolatencystats ($(cat 
 # recorder's state dump of block devices), not (major,minor)
 names=$(cat /sys/dev/block/*/uevent 2> /dev/null | sed -n 's/^DEVNAME=//p' | sort -u)
 bad=$(awk '{ print $1 }' t-io.rows | while read -r d; do echo "$names" | grep -qx "$d" || echo "$d"; done)
-[ -s t-io.rows ] && [ -z "$bad" ]
-ok $? "iolatency: every disk named as /sys/dev/block names it ($(awk '{ print $1 }' t-io.rows | tr '\n' ' ')${bad:+; not: $bad})"
+if [ -s t-io.rows ]; then
+	[ -z "$bad" ]
+	ok $? "iolatency: every disk named as /sys/dev/block names it ($(awk '{ print $1 }' t-io.rows | tr '\n' ' ')${bad:+; not: $bad})"
+else
+	skip "no block device under the test directory (no disk rows to name)"
+fi
 if [ -s l-io.rows ]; then
 	"$TRAWL" analyze iolatency --comm dd s > t-dd.txt
 	set -- $(awk '$3 ~ /^\(/ && $2 == "dd" { print $4, $9 }' t-dd.txt)
