@@ -22,7 +22,10 @@
 #     under its output / wall time from the first producer's start to the
 #     last one's end), the relay's CPU time per MB (/proc/PID/stat), against
 #     `dd` of the same number of bytes to the same disk in the same run
-#     (without and with fdatasync: the relay does not fsync).
+#     (without and with fdatasync: the relay does not fsync). AUTH=1 (the
+#     default) runs the relay with --secret-file and each producer with its
+#     node key (trawl secret node), as a production cluster does; AUTH=0
+#     without authentication.
 #
 # (c) lttng-relayd ingest, the same figures: SIMS lttng sessions (`lttng
 #     create --set-url=net://127.0.0.1:C:D`, each enabling the same event),
@@ -37,7 +40,7 @@
 #     private LTTNG_HOME under WORK, so no other lttng-sessiond is touched.
 #
 #   TRAWL_BUILD=build sh bench/cluster.sh     (root: namespaces)
-#   env: NODES=16 SIMS=64 EVENTS=200000 WORK=/tmp/... KEEP=0 MARGIN=250
+#   env: NODES=16 SIMS=64 EVENTS=200000 WORK=/tmp/... KEEP=0 MARGIN=250 AUTH=1
 #        PARTS=abc (a: the start, b: trawl's ingest, c: lttng-relayd's)
 #
 # Starts its relays and agents and stops exactly those (by pid) at exit;
@@ -183,8 +186,16 @@ fi
 # ------------------------------------------------------------ (b) ingest
 case $PARTS in *b*) ;; *) PARTS_B=0 ;; esac
 if [ "${PARTS_B:-1}" = 1 ]; then
+AUTH=${AUTH:-1}
+b_rsec="" authw="without authentication"
+if [ "$AUTH" = 1 ]; then
+	rm -f b-cluster.key
+	"$TRAWL" secret new b-cluster.key > /dev/null || die "(b): trawl secret new failed"
+	b_rsec="--secret-file b-cluster.key" authw="with --secret-file (node keys)"
+fi
+# shellcheck disable=SC2086
 "$TRAWL" relay -o "$WORK/b-out" --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --quiet \
-	--ready-fd 3 3> b.ready 2> b-relay.log &
+	$b_rsec --ready-fd 3 3> b.ready 2> b-relay.log &
 relay=$!
 wait_for 10 ready b.ready || die "the relay did not start: $(cat b-relay.log)"
 BP=$(sed -n 's/^ready 127.0.0.1:\([0-9]*\) .*/\1/p' b.ready)
@@ -193,8 +204,17 @@ s0=$(python3 -c 'import time; print(time.monotonic())')
 i=0
 bp=""
 while [ $i -lt "$SIMS" ]; do
+	b_psec=""
+	if [ "$AUTH" = 1 ]; then
+		# the simulated host is host0 (--hosts 1): its node key
+		rm -f "b-node$i.key"
+		"$TRAWL" secret node host0 "b-node$i.key" --secret-file b-cluster.key > /dev/null ||
+			die "(b): trawl secret node failed"
+		b_psec="--secret-file b-node$i.key"
+	fi
+	# shellcheck disable=SC2086
 	"$TRAWL" simulate --relay "127.0.0.1:$BP" --session "s$i" --hosts 1 -e "$EVENTS" -s "$i" -q \
-		> "sim$i.out" 2>&1 &
+		$b_psec > "sim$i.out" 2>&1 &
 	bp="$bp $!"
 	i=$((i + 1))
 done
@@ -208,21 +228,28 @@ kill "$relay"; wait "$relay" 2> /dev/null
 relay=""
 mb=$((bytes / 1048576 + 1))
 d0=$(python3 -c 'import time; print(time.monotonic())')
-dd if=/dev/zero of="$WORK/dd.bin" bs=1M count="$mb" 2> /dev/null
+# dd's own CPU (user + system), the kernel's copy into the page cache that
+# the relay pays too: the floor of any writer's CPU per MB
+/usr/bin/time -f '%U %S' -o dd.cpu dd if=/dev/zero of="$WORK/dd.bin" bs=1M count="$mb" 2> /dev/null
 d1=$(python3 -c 'import time; print(time.monotonic())')
+ddcpu=$(awk '{ print $1 + $2 }' dd.cpu 2> /dev/null)
 rm -f "$WORK/dd.bin"
 dd if=/dev/zero of="$WORK/dd.bin" bs=1M count="$mb" conv=fdatasync 2> /dev/null
 d2=$(python3 -c 'import time; print(time.monotonic())')
 rm -f "$WORK/dd.bin"
-python3 - "$s0" "$s1" "$c0" "$c1" "$HZ" "$bytes" "${events:-0}" "$mb" "$d0" "$d1" "$d2" "$SIMS" "$fail" <<'EOF'
+python3 - "$s0" "$s1" "$c0" "$c1" "$HZ" "$bytes" "${events:-0}" "$mb" "$d0" "$d1" "$d2" "$SIMS" "$fail" "$authw" "${ddcpu:-0}" <<'EOF'
 import sys
-s0, s1, c0, c1, hz, b, ev, mb, d0, d1, d2, sims, fail = sys.argv[1:]
+s0, s1, c0, c1, hz, b, ev, mb, d0, d1, d2, sims, fail, authw, ddcpu = sys.argv[1:]
 wall = float(s1) - float(s0); cpu = (int(c1) - int(c0)) / int(hz); b = int(b); MB = b / 1e6
-print("(b) relay ingest from %s producers at once (trawl simulate --relay, 127.0.0.1), %s failed:" % (sims, fail))
+print("(b) relay ingest from %s producers at once (trawl simulate --relay, 127.0.0.1, %s), %s failed:" % (sims, authw, fail))
 print("    %.1f MB, %s events in %.2f s: %.1f MB/s, %.2f M events/s" % (MB, ev, wall, MB / wall, int(ev) / wall / 1e6))
 print("    relay CPU: %.2f s, %.2f ms per MB (the producers shared the same CPUs)" % (cpu, cpu * 1e3 / MB))
+ddsync = int(mb) * 1.048576 / (float(d2) - float(d1))
 print("    dd of %s MiB to the same disk: %.1f MB/s (page cache), %.1f MB/s (fdatasync)"
-      % (mb, int(mb) * 1.048576 / (float(d1) - float(d0)), int(mb) * 1.048576 / (float(d2) - float(d1))))
+      % (mb, int(mb) * 1.048576 / (float(d1) - float(d0)), ddsync))
+print("    ingest / dd with fdatasync: %.2f (goal >= 0.80); relay CPU per MB: %.2f ms (goal <= 1),"
+      " dd's own CPU per MB (page cache): %.2f ms" % (MB / wall / ddsync, cpu * 1e3 / MB,
+                                                   float(ddcpu) * 1e3 / (int(mb) * 1.048576)))
 open('b.fig', 'w').write("%f %f %f %f\n" % (MB / wall, int(ev) / wall, cpu * 1e3 / MB, b / max(int(ev), 1)))
 EOF
 

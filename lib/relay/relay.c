@@ -2041,8 +2041,26 @@ int trawl_relay_run(struct trawl_relay *r)
 			tr_relay_log(r, LOG_ERR, "epoll: %s", strerror(errno));
 			break;
 		}
+		/* Two passes: first the listeners, the viewers and the peers
+		 * still proving themselves (small messages, each a round trip
+		 * someone waits on), then the proven producers' data (up to
+		 * 1 MiB each a turn): a handshake waits for no more than one
+		 * turn of bulk data, even when 64 producers stream at once on
+		 * CPUs they share with the relay. A connection read in the
+		 * first pass (it was pending) is not read again in the second. */
+		bool bulk_later[64];
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
+			bool lst = p == &r->dfd || p == &r->lfd || p == &r->cfd || p == &r->ofd ||
+				   p == &r->stopfd;
+			const struct rconn *c = p;
+			bulk_later[i] = !lst && c->kind == RC_PRODUCER && c->proven;
+		}
+		for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (bulk_later[i] != (pass == 1))
+				continue;
 			if (p == &r->dfd) {
 				conn_accept(r, r->dfd, RC_PRODUCER);
 			} else if (p == &r->lfd) {
