@@ -505,9 +505,10 @@ int cmd_probe(int argc, char **argv)
 	trawl_probe_stats(probe, &st);
 	printf("trawl probe: %s: %" PRIu64 " probes sent to %zu peer%s (%" PRIu64 " failed), %" PRIu64
 	       " received (%" PRIu64 " from unlisted nodes; %" PRIu64 " invalid, %" PRIu64
-	       " misaddressed, %" PRIu64 " from itself, not recorded), %.2f s%s, in %s/%s/sync\n",
+	       " misaddressed, %" PRIu64 " from itself, not recorded), %" PRIu64 " ticks late (not"
+	       " sent), %.2f s%s, in %s/%s/sync\n",
 	       P.host, st.sent, P.npeers, P.npeers == 1 ? "" : "s", st.send_failed, st.received,
-	       st.from_unlisted, st.invalid, st.misaddressed, st.from_self, secs,
+	       st.from_unlisted, st.invalid, st.misaddressed, st.from_self, st.ticks_late, secs,
 	       stop_signal ? " (stopped by a signal)" : "", P.out, P.host);
 	for (size_t i = 0; i < P.npeers; i++) {
 		struct trawl_probe_peer_stats ps;

@@ -72,6 +72,8 @@ struct trawl_probe_stats {
 	uint64_t invalid;		/* datagrams that are no probe (not recorded) */
 	uint64_t misaddressed;		/* probes meant for another node (not recorded) */
 	uint64_t from_self;		/* probes of this node's name (not recorded) */
+	uint64_t ticks_late;		/* send ticks let go because the probe ran late (a
+					 * loaded machine): each would have sent to every peer */
 };
 
 struct trawl_probe_peer_stats {

@@ -613,8 +613,10 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 			send_all(p);
 			next += interval;
 			now = tr_clock_ns(CLOCK_MONOTONIC);
-			if (next < now - interval)	/* fell behind: skip, do not burst */
+			if (next < now - interval) {	/* fell behind: skip, do not burst */
+				p->st.ticks_late += (uint64_t)((now - next) / interval);
 				next = now;
+			}
 		}
 		int64_t until = interval && p->npeers && next < end ? next : end;
 		int64_t wait = until - now;

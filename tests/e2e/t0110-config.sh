@@ -138,12 +138,17 @@ r1=$?
 is "$r1 $r2" "0 0" "two probes configured by files run and exit 0"
 grep -q "^trawl probe: one listening on 127.0.0.1:$p1, probing 1 peer at 40/s" one.err
 ok $? "the listen address, peer and rate come from the file"
+# A loaded machine runs the probe late: the ticks it let go are counted
+# (its summary's "ticks late"), and sent + late is the rate times the time.
 n=$("$TRAWL" print -H one -e trawl_sync:probe_send S 2> /dev/null | grep -c 'peer = "two"')
-[ "$n" -ge 36 ] && [ "$n" -le 41 ]
-ok $? "40 probes/s for 1 s from 'one' to 'two' ($n)"
-n=$("$TRAWL" print -H two -e trawl_sync:probe_recv S 2> /dev/null | grep -c 'peer = "one"')
-[ "$n" -ge 30 ]
-ok $? "'two' recorded their receipt ($n)"
+s1=$(sed -n 's/^trawl probe: one: \([0-9]*\) probes sent.*/\1/p' one.out)
+l1=$(sed -n 's/^trawl probe: one: .* \([0-9]*\) ticks late.*/\1/p' one.out)
+[ "$n" = "$s1" ] && [ $((n + l1)) -ge 36 ] && [ $((n + l1)) -le 41 ]
+ok $? "40 probes/s for 1 s from 'one' to 'two', each recorded ($n sent + ${l1:-?} ticks late)"
+n2=$("$TRAWL" print -H two -e trawl_sync:probe_recv S 2> /dev/null | grep -c 'peer = "one"')
+# (two starts after one: what one sent before two listened is lost)
+[ "$n2" -le "$n" ] && [ $((4 * n2)) -ge $((3 * n)) ]
+ok $? "'two' recorded their receipt ($n2 of $n)"
 
 # ---- stopping by a signal: 'three' runs until 'four' (1 s) is done, then
 # gets SIGTERM; 'four' also names a peer wrongly (its address is three's);
@@ -179,8 +184,10 @@ s=$(sed -n 's/^trawl probe: three: \([0-9]*\) probes sent.*/\1/p' three.out)
 rv=$(sed -n 's/.* sent to [0-9]* peers\{0,1\} ([0-9]* failed), \([0-9]*\) received.*/\1/p' three.out)
 is "$(grep -c probe_send three.txt) $(grep -c probe_recv three.txt)" "$s $rv" \
 	"... with every send and receive it reported ($s, $rv)"
-[ "$rv" -ge 40 ] && [ "$rv" -le 50 ]
-ok $? "... 50/s for 1 s from 'four' received, none of those meant for 'five' ($rv)"
+s4=$(sed -n 's/^  peer three [^ ]*: sent \([0-9]*\) .*/\1/p' four.out)
+l4=$(sed -n 's/^trawl probe: four: .* \([0-9]*\) ticks late.*/\1/p' four.out)
+[ "$rv" = "$s4" ] && [ $((rv + l4)) -ge 45 ] && [ $((rv + l4)) -le 51 ]
+ok $? "... 50/s for 1 s from 'four' received, none of those meant for 'five' ($rv of $s4 sent, ${l4:-?} ticks late)"
 # (four sends to both peers at each tick: as many meant for five as for
 # three; on a loaded machine fewer ticks than 50 fit in the second)
 grep -q "sent a probe meant for 'five' to this node (three)" three.err &&
