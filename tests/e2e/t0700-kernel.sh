@@ -294,8 +294,8 @@ for clk in mono tsc; do
 	case " $clocks " in
 	*" $clk "*) ;;
 	*) skip "user-space event between two system calls, clock tsc: the clocksource is $(cs), not the TSC"
-	   skip "the same: trawl print merges the kernel and user-space traces"
-	   skip "the same: each kwork:mark between its getppid exit and getuid entry"
+	   skip "trawl print merges the kernel and user-space traces, clock tsc: the clocksource is $(cs), not the TSC"
+	   skip "each kwork:mark between its getppid exit and getuid entry, clock tsc: the clocksource is $(cs), not the TSC"
 	   continue ;;
 	esac
 	cs0=$(cs)

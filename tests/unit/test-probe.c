@@ -151,8 +151,12 @@ int main(void)
 	trawl_probe_stats(a, &sa);
 	trawl_probe_stats(b, &sb);
 	trawl_probe_stats(c, &sc);
-	ok(sb.sent >= 10 && sb.sent <= 61 && !sb.send_failed,
-	   "b sent up to 61 probes in 0.3 s at 200/s (%llu)", (unsigned long long)sb.sent);
+	/* a loaded machine runs b late: the ticks it let go are counted, and
+	 * sent + late is the rate times the time (60, one more at its start) */
+	ok(sb.sent >= 1 && sb.sent + sb.ticks_late >= 55 && sb.sent + sb.ticks_late <= 61 &&
+	   !sb.send_failed, "b sent 60 probes in 0.3 s at 200/s, or let the ticks go as late "
+	   "(%llu sent, %llu late)", (unsigned long long)sb.sent,
+	   (unsigned long long)sb.ticks_late);
 	ok(!trawl_probe_peer_stats(b, 0, &ps) && ps.sent == sb.sent, "b's peer a: the same count");
 	is_int(trawl_probe_peer_stats(b, 1, &ps), -ERANGE, "b has one peer");
 	is_int(sa.received, sb.sent, "a received every probe of b (loopback)");
