@@ -67,8 +67,7 @@ static const char *list_text(const struct strv *s, char *buf, size_t cap)
 
 static void near_hint(const char *name, const struct strv *s)
 {
-	size_t len = strlen(name), max = len / 3 > 2 ? len / 3 : 2;
-	const char *best = tr_closest(name, s->v, s->n, max);
+	const char *best = tr_closest(name, s->v, s->n, TR_NEAR);
 
 	if (best)
 		cli_hint("did you mean '%s'?", best);

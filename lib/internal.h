@@ -75,7 +75,10 @@ TRAWL_HIDDEN int tr_glob_match(const char *pat, const char *name);
  * 63 characters or longer). */
 TRAWL_HIDDEN size_t tr_edit_distance(const char *a, const char *b);
 /* The candidate closest to name, for "did you mean": a candidate name is
- * a prefix of counts as distance 1; none within distance max: NULL. */
+ * a prefix of counts as distance 1; none within distance max: NULL.
+ * max TR_NEAR: the rule for names a user typed (hosts, events, fields,
+ * keys): a third of the name's length, at least 2. */
+#define TR_NEAR ((size_t)-1)
 TRAWL_HIDDEN const char *tr_closest(const char *name, const char *const *cand, size_t n,
 				    size_t max);
 /* (the clocks: util/clock.h) */

@@ -451,8 +451,7 @@ static void add_field_names(void *arg, const struct trawl_ctf_event_class *ec,
 /* " (did you mean 'X'?)" when a name is near, else "". */
 static const char *near_text(char *buf, size_t cap, const char *name, const struct names *nm)
 {
-	size_t len = strlen(name), max = len / 3 > 2 ? len / 3 : 2;
-	const char *best = tr_closest(name, nm->v, nm->n, max);
+	const char *best = tr_closest(name, nm->v, nm->n, TR_NEAR);
 
 	if (!best)
 		return "";

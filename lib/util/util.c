@@ -194,7 +194,10 @@ size_t tr_edit_distance(const char *a, const char *b)
 const char *tr_closest(const char *name, const char *const *cand, size_t n, size_t max)
 {
 	const char *best = NULL;
-	size_t bestd = max + 1, len = strlen(name);
+	size_t len = strlen(name);
+	if (max == TR_NEAR)
+		max = len / 3 > 2 ? len / 3 : 2;
+	size_t bestd = max + 1;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t d = tr_edit_distance(name, cand[i]);

@@ -230,6 +230,13 @@ static void closest(void)
 	is_str(tr_closest("pwoer", p, n, 2), "power", "pwoer: power (two substitutions)");
 	is_str(tr_closest("sys", p, n, 2), "syscalls", "sys: a prefix of syscalls");
 	ok(tr_closest("zzzzzz", p, n, 2) == NULL, "zzzzzz: nothing close");
+	/* TR_NEAR: a third of the name's length, at least 2 */
+	const char *const q[] = { "sched_switch", "sched_wakeup" };
+	is_str(tr_closest("shed_swtch", q, 2, TR_NEAR), "sched_switch", "shed_swtch: 2 edits, near");
+	ok(tr_closest("xxhxd_swtch", q, 2, TR_NEAR) == NULL, "xxhxd_swtch: 4 edits > 11/3: none");
+	const char *const r[] = { "sched_switch_prev_comm_long" };
+	is_str(tr_closest("sxhed_swxtch_prev_comm_lng", r, 1, TR_NEAR), "sched_switch_prev_comm_long",
+	       "a 26-character name: 4 edits are within a third");
 }
 
 /* LTTng's block rwbs bits from ftrace's text; fork's tgid fields */
