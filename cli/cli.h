@@ -195,6 +195,11 @@ int cli_reader_matches(const struct trawl_reader *r, const char *const *hosts, s
  */
 int cli_filters_check(const char *const *paths, size_t npaths, const char *const *hosts,
 		      size_t nhosts, const char *const *events, size_t nevents, long cpu);
+/* "a, b, c" (the first 8, then ", ... (N in all)"; "" as "(no name)")
+ * into buf: the names a message lists. */
+const char *cli_name_list(const char *const *v, size_t n, char *buf, size_t cap);
+/* The hint "did you mean 'X'?" when one of v is near name (TR_NEAR). */
+void cli_near_hint(const char *name, const char *const *v, size_t n);
 /* A --live URL that cannot name a session (malformed, or a relay alone):
  * the usage error (CLI_EXIT_USAGE), else 0. */
 int cli_live_check(const char *url);

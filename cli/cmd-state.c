@@ -5,7 +5,6 @@
  * built it (the state system, trawl/state.h; docs/state.md).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -431,19 +430,9 @@ static int trace_hosts(const char *const *paths, size_t npaths, char ***out, siz
 	return 0;
 }
 
-/* "a, b, c" (at most 12 names, then "... (N in all)") */
 static const char *host_list(char *const *h, size_t n, char *b, size_t cap)
 {
-	size_t o = 0;
-	b[0] = 0;
-	for (size_t i = 0; i < n && o < cap; i++) {
-		if (i == 12) {
-			snprintf(b + o, cap - o, ", ... (%zu in all)", n);
-			break;
-		}
-		o += (size_t)snprintf(b + o, cap - o, "%s%s", i ? ", " : "", *h[i] ? h[i] : "(no name)");
-	}
-	return b;
+	return cli_name_list((const char *const *)h, n, b, cap);
 }
 
 /* The first and last events' times of the reader (hosts as ro), 0 0: none. */
@@ -634,15 +623,20 @@ int cmd_state(int argc, char **argv)
 		if (o.host) {
 			m = 0;
 			for (size_t i = 0; i < nhl; i++)
-				if (!strcmp(hl[i], o.host) || !fnmatch(o.host, hl[i], 0))
+				if (tr_glob_match(o.host, hl[i]))
 					pick = m++ ? pick : i;
 		}
 		int rc = 0;
 		if (!nhl)
 			rc = cli_err("no traces in %s", paths[0]);
-		else if (o.host && !m)
-			rc = cli_usage("--host %s: no host matches; the traces' hosts: %s", o.host,
-				       host_list(hl, nhl, hosts_b, sizeof(hosts_b)));
+		else if (o.host && !m) {
+			/* as cli_filters_check says it: the message, the near
+			 * name, exit 2 (a statement that can never match) */
+			cli_err("--host %s: no host matches; the traces' hosts: %s", o.host,
+				host_list(hl, nhl, hosts_b, sizeof(hosts_b)));
+			cli_near_hint(o.host, (const char *const *)hl, nhl);
+			rc = CLI_EXIT_USAGE;
+		}
 		else if (m > 1 && o.host)
 			rc = cli_usage("--host %s: matches %zu hosts; give one of: %s", o.host, m,
 				       host_list(hl, nhl, hosts_b, sizeof(hosts_b)));

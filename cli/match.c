@@ -49,28 +49,38 @@ static bool host_wanted(const char *h, const char *const *hosts, size_t nhosts)
 	return false;
 }
 
-/* "a, b, c" (the first few, then ", ...") into buf. */
-static const char *list_text(const struct strv *s, char *buf, size_t cap)
+const char *cli_name_list(const char *const *v, size_t n, char *buf, size_t cap)
 {
 	size_t o = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < s->n && o < cap; i++) {
+	for (size_t i = 0; i < n && o < cap; i++) {
 		if (i == 8) {
-			snprintf(buf + o, cap - o, ", ... (%zu in all)", s->n);
+			snprintf(buf + o, cap - o, ", ... (%zu in all)", n);
 			break;
 		}
-		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", s->v[i]);
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "",
+				      *v[i] ? v[i] : "(no name)");
 	}
 	return buf;
 }
 
-static void near_hint(const char *name, const struct strv *s)
+static const char *list_text(const struct strv *s, char *buf, size_t cap)
 {
-	const char *best = tr_closest(name, s->v, s->n, TR_NEAR);
+	return cli_name_list(s->v, s->n, buf, cap);
+}
+
+void cli_near_hint(const char *name, const char *const *v, size_t n)
+{
+	const char *best = tr_closest(name, v, n, TR_NEAR);
 
 	if (best)
 		cli_hint("did you mean '%s'?", best);
+}
+
+static void near_hint(const char *name, const struct strv *s)
+{
+	cli_near_hint(name, s->v, s->n);
 }
 
 int cli_filters_check(const char *const *paths, size_t npaths, const char *const *hosts,

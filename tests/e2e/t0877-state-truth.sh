@@ -12,7 +12,7 @@
 #    warning naming that event's time, exit 0; inside the trace: no warning.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3"
-plan 10
+plan 11
 
 TZ=UTC
 export TZ
@@ -28,6 +28,9 @@ is "$?:$(head -1 many.err):$(wc -c < many.out)" \
 is "$?:$(head -1 none.err)" \
 	"2:trawl state: --host nosuch: no host matches; the traces' hosts: host0, host1, host2, host3" \
 	"--host nosuch: no host matches, the hosts listed (exit 2)"
+"$TRAWL" state sim --host hots2 --at +0.5 > near.out 2> near.err
+is "$?:$(sed -n 2p near.err)" "2:hint: did you mean 'host2'?" \
+	"--host hots2: the near host named, as print, info and agg name it"
 
 "$TRAWL" state sim --host 'host*' --at +0.5 > glob.out 2> glob.err
 is "$?:$(head -1 glob.err)" \
