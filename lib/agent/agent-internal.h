@@ -124,6 +124,13 @@ struct session {
 	unsigned live_ms;		/* live timer; 0: packets go when full */
 	int64_t next_live;		/* ms, the next live tick */
 	bool cut_due;			/* LIVE sent: cut the rings next turn */
+	/* live demand (drain.c, docs/relay.md "Live latency"): while the
+	 * relay says a viewer waits, new events go out at the next turn */
+	int64_t demand_until;		/* the relay's last DEMAND's end (ms) */
+	int64_t last_ask;		/* ms of the last LIVE sent */
+	uint64_t demands;		/* DEMANDs seen */
+	uint64_t fast_cuts;		/* parts sent at once for a viewer */
+	uint64_t ticks;			/* live ticks (LIVE sent, then a cut) */
 	struct session *next;
 };
 
