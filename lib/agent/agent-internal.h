@@ -51,6 +51,7 @@ struct aring {
 	struct ust_cons c;
 	int32_t tid;
 	bool done;			/* final flush done */
+	int64_t fast_at;		/* ms of its last part sent at once (drain.c) */
 	struct aring *next;
 };
 

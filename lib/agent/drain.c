@@ -98,10 +98,15 @@ static void live_ask(struct session *s)
  * an event once every stream told it nothing earlier is to come): the
  * applications are asked to mark their idle threads quiet (LIVE) and every
  * ring is cut at the next turn, as at a tick, at most every
- * DEMAND_ASK_MS. An idle session, viewer or not, costs nothing more: a
- * load of the demand's end per turn, and nothing while no events come.
+ * DEMAND_ASK_MS. A ring that keeps getting events (one was sent at once
+ * less than DEMAND_PART_MS ago) waits until then: the first events after
+ * a pause go at once, a steady flow in parts of DEMAND_PART_MS (fewer
+ * packets for the relay and the viewer to handle). An idle session, viewer
+ * or not, costs nothing more: a load of the demand's end per turn, and
+ * nothing while no events come.
  */
 #define DEMAND_ASK_MS 10
+#define DEMAND_PART_MS 8
 static void demand_cut(struct session *s, int64_t now_ms)
 {
 	int64_t until = tr_ctf_writer_demand(s->w);
@@ -122,6 +127,9 @@ static void demand_cut(struct session *s, int64_t now_ms)
 				idle = true;
 				continue;
 			}
+			if (r->fast_at && now_ms - r->fast_at < DEMAND_PART_MS)
+				continue;	/* a steady flow: its next part soon */
+			r->fast_at = now_ms;
 			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
 			note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid));
 			s->fast_cuts++;
