@@ -23,9 +23,19 @@
 # over the pooled runs: median, p90, p99, max (ms), events received/emitted,
 # and the ratios trawl/LTTng of the medians and p99.
 #
+# Then trawl's cost per node with the defaults (CPU=1; 0 skips it): one
+# session, a program that emits one event, then nothing for IDLE_S s, then
+# RATE events/s (in bursts every ms) for BUSY_S s, and `trawl print --live`
+# attached throughout (its lines counted by a reader, not stored). The CPU
+# time of the agent, the relay and the viewer (every thread's, from
+# /proc/PID/task/*/schedstat) over the idle window, and over the busy one
+# (from the first busy event until the viewer has shown them all), in % of
+# one CPU; the program's own CPU apart.
+#
 #   TRAWL_BUILD=build sh bench/live.sh
 #   env: LIVE_TIMERS_MS="1000 100" RUNS=3 K=100 INTERVAL_MS=50 WAIT_MS=2000
 #        WARMUP=3 DEFAULTS=1 (0: skip the defaults row) WORK=... KEEP=0
+#        CPU=1 IDLE_S=10 BUSY_S=5 RATE=1000000
 #
 # Starts its own lttng-relayd (free ports), lttng-sessiond if none runs,
 # trawl relay and trawl agent (private socket), all on 127.0.0.1, and stops
@@ -44,6 +54,10 @@ INTERVAL_MS=${INTERVAL_MS:-50}
 WAIT_MS=${WAIT_MS:-2000}
 WARMUP=${WARMUP:-3}
 DEFAULTS=${DEFAULTS:-1}
+CPU=${CPU:-1}
+IDLE_S=${IDLE_S:-10}
+BUSY_S=${BUSY_S:-5}
+RATE=${RATE:-1000000}
 WORK=${WORK:-$TRAWL_BUILD/bench/live-work}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$TRAWL_BUILD/bench/live-results-$STAMP.md
@@ -168,6 +182,67 @@ EOF
 (cd "$S" && gcc -O2 -I"$SRC/include" -o emit-trawl emit-trawl.c "$TRAWL_BUILD/libtrawl.a" -lpthread -lm) ||
 	die "cannot build the trawl emitter"
 (cd "$S" && gcc -O2 -o reader reader.c) || die "cannot build the reader"
+# the cost phase's program: one event, then waits for $3 (the idle window
+# is the script's), then $1 events/s for $2 s, bursts every ms; writes how
+# many it emitted to $4, then waits for $5
+cat > "$S/emit-rate.c" <<'EOF'
+#define TRAWL_TRACEPOINT_DEFINE
+#include <trawl/tracepoint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+TRAWL_TRACEPOINT_EVENT(anchor, ping, TRAWL_LOGLEVEL_INFO,
+	TRAWL_ARGS(uint64_t seq, uint64_t t_ns),
+	TRAWL_FIELDS(
+		TRAWL_FIELD_INT(uint64_t, seq, seq)
+		TRAWL_FIELD_INT(uint64_t, t_ns, t_ns)))
+static uint64_t mono_ns(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return (uint64_t)t.tv_sec*1000000000ull+t.tv_nsec;}
+int main(int argc,char**argv){
+  long rate = atol(argv[1]); int busy_s = atoi(argv[2]);
+  const char *busy = argv[3], *emitted = argv[4], *end = argv[5];
+  (void)argc;
+  for (int i = 0; i < 3000 && !trawl_tracepoint_enabled(anchor, ping); i++) usleep(10000);
+  uint64_t seq = 0;
+  trawl_tracepoint(anchor, ping, seq++, mono_ns());
+  for (int i = 0; i < 60000 && access(busy, F_OK) != 0; i++) usleep(10000);
+  uint64_t t0 = mono_ns(), per_ms = (uint64_t)(rate / 1000);
+  for (uint64_t ms = 0; ms < (uint64_t)busy_s * 1000; ms++) {
+    for (uint64_t k = 0; k < per_ms; k++) trawl_tracepoint(anchor, ping, seq++, 0);
+    uint64_t next = t0 + (ms + 1) * 1000000ull, now = mono_ns();
+    if (next > now) { struct timespec d = { 0, (long)(next - now) }; nanosleep(&d, NULL); }
+  }
+  FILE *f = fopen(emitted, "w"); if (f) { fprintf(f, "%llu\n", (unsigned long long)seq); fclose(f); }
+  for (int i = 0; i < 60000 && access(end, F_OK) != 0; i++) usleep(10000);
+  return 0;
+}
+EOF
+# the cost phase's reader: counts lines, the count in $1 after every read
+# (the file rewritten in place)
+cat > "$S/count.c" <<'EOF'
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc,char**argv){
+  static char b[1 << 16]; unsigned long long n = 0; ssize_t k;
+  int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  (void)argc;
+  if (fd < 0) return 1;
+  while ((k = read(0, b, sizeof b)) > 0) {
+    for (char *p = b; (p = memchr(p, '\n', (size_t)(b + k - p))); p++) n++;
+    char t[32]; int l = snprintf(t, sizeof t, "%20llu\n", n);
+    if (pwrite(fd, t, (size_t)l, 0) != l) return 1;
+  }
+  return 0;
+}
+EOF
+if [ "$CPU" = 1 ]; then
+	(cd "$S" && gcc -O2 -I"$SRC/include" -o emit-rate emit-rate.c "$TRAWL_BUILD/libtrawl.a" -lpthread -lm) ||
+		die "cannot build the cost phase's program"
+	(cd "$S" && gcc -O2 -o count count.c) || die "cannot build the line counter"
+fi
 
 # ------------------------------------------------------------------ daemons
 RELAYD="" OWN_SESSIOND="" TRELAY="" TAGENT="" BTPID="" RDPID=""
@@ -179,7 +254,7 @@ stop_pid() {
 	kill -KILL "$1" 2>/dev/null
 }
 cleanup() {
-	stop_pid "$BTPID"; stop_pid "$RDPID"
+	stop_pid "$BTPID"; stop_pid "$RDPID"; stop_pid "${CVIEW:-}"; stop_pid "${CCOUNT:-}"; stop_pid "${CEMIT:-}"
 	if [ -n "$TAGENT" ]; then
 		for s in $(TRAWL_AGENT_SOCKET=$SOCK timeout 5 "$TRAWL" list 2>/dev/null |
 			grep -o "trawllive_${TAG}_[A-Za-z0-9_]*" | sort -u); do
@@ -378,6 +453,61 @@ for r in $(seq "$RUNS"); do
 done
 ELAPSED=$(( $(date +%s) - T0 ))
 
+# ------------------------------------------------------------------ cost
+# cpu_ns PID: CPU time of every thread of PID so far (ns), 0 if gone
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s + 0 }'; }
+now_ns() { date +%s%N; }
+# pct NS0 NS1 T0 T1: % of one CPU
+pct() { awk -v a="$1" -v b="$2" -v t="$3" -v u="$4" 'BEGIN { if (u > t) printf "%.2f", (b - a) * 100 / (u - t); else print "-" }'; }
+COST=""
+if [ "$CPU" = 1 ]; then
+	C=$WORK/cost; mkdir -p "$C"
+	csess=trawllive_${TAG}_cost
+	log "cost: idle ${IDLE_S} s, then $RATE events/s for ${BUSY_S} s, trawl print --live attached ..."
+	timeout 10 "$TRAWL" create "$csess" --relay "127.0.0.1:$TD" > "$C/ctl" 2>&1 &&
+	timeout 10 "$TRAWL" enable "$csess" 'anchor:ping' >> "$C/ctl" 2>&1 &&
+	timeout 10 "$TRAWL" start "$csess" >> "$C/ctl" 2>&1 || log "cost: session setup failed: $(tail -2 "$C/ctl")"
+	"$S/emit-rate" "$RATE" "$BUSY_S" "$C/busy" "$C/emitted" "$C/end" 2> "$C/emit.err" &
+	CEMIT=$!
+	rm -f "$C/fifo"; mkfifo "$C/fifo"
+	"$S/count" "$C/count" < "$C/fifo" &
+	CCOUNT=$!
+	"$TRAWL" print --live "net://127.0.0.1:$TL/host/$HOST/$csess" --wait 30 > "$C/fifo" 2> "$C/view.err" &
+	CVIEW=$!
+	shown() { v=$(tr -d ' ' < "$C/count" 2>/dev/null); [ "${v:-0}" -ge "$1" ]; }
+	for _ in $(seq 300); do shown 1 && break; sleep 0.1; done
+	shown 1 || log "cost: the viewer did not show the first event in 30 s"
+	sleep 1	# the viewer's first round trips done: the idle window begins
+	set -- "$(cpu_ns "$TAGENT")" "$(cpu_ns "$TRELAY")" "$(cpu_ns "$CVIEW")" "$(cpu_ns "$CEMIT")" "$(now_ns)"
+	a0=$1 r0=$2 v0=$3 e0=$4 t0=$5
+	sleep "$IDLE_S"
+	set -- "$(cpu_ns "$TAGENT")" "$(cpu_ns "$TRELAY")" "$(cpu_ns "$CVIEW")" "$(cpu_ns "$CEMIT")" "$(now_ns)"
+	a1=$1 r1=$2 v1=$3 e1=$4 t1=$5
+	touch "$C/busy"
+	for _ in $(seq $((BUSY_S * 10 + 300))); do [ -s "$C/emitted" ] && break; sleep 0.1; done
+	nem=$(cat "$C/emitted" 2>/dev/null || echo 0)
+	# until the viewer has shown them all (at most 60 s more)
+	for _ in $(seq 600); do shown "$nem" && break; sleep 0.1; done
+	set -- "$(cpu_ns "$TAGENT")" "$(cpu_ns "$TRELAY")" "$(cpu_ns "$CVIEW")" "$(cpu_ns "$CEMIT")" "$(now_ns)"
+	a2=$1 r2=$2 v2=$3 e2=$4 t2=$5
+	nshown=$(tr -d ' ' < "$C/count" 2>/dev/null); nshown=${nshown:-0}
+	touch "$C/end"
+	timeout 20 "$TRAWL" stop "$csess" >> "$C/ctl" 2>&1
+	timeout 20 "$TRAWL" destroy "$csess" >> "$C/ctl" 2>&1
+	for _ in $(seq 100); do kill -0 "$CVIEW" 2>/dev/null || break; sleep 0.1; done
+	stop_pid "$CVIEW"; stop_pid "$CCOUNT"; stop_pid "$CEMIT"; CVIEW="" CCOUNT="" CEMIT=""
+	sum() { awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { printf "%.0f", a + b + c }'; }
+	ia=$(pct "$a0" "$a1" "$t0" "$t1") ir=$(pct "$r0" "$r1" "$t0" "$t1") iv=$(pct "$v0" "$v1" "$t0" "$t1")
+	it=$(pct "$(sum "$a0" "$r0" "$v0")" "$(sum "$a1" "$r1" "$v1")" "$t0" "$t1") ie=$(pct "$e0" "$e1" "$t0" "$t1")
+	ba=$(pct "$a1" "$a2" "$t1" "$t2") br=$(pct "$r1" "$r2" "$t1" "$t2") bv=$(pct "$v1" "$v2" "$t1" "$t2")
+	bt=$(pct "$(sum "$a1" "$r1" "$v1")" "$(sum "$a2" "$r2" "$v2")" "$t1" "$t2") be=$(pct "$e1" "$e2" "$t1" "$t2")
+	is=$(awk -v t="$t0" -v u="$t1" 'BEGIN { printf "%.1f", (u - t) / 1e9 }')
+	bs=$(awk -v t="$t1" -v u="$t2" 'BEGIN { printf "%.1f", (u - t) / 1e9 }')
+	COST="| idle, viewer attached ($is s) | $ia | $ir | $iv | **$it** | $ie |
+| $RATE events/s for ${BUSY_S} s, until shown ($bs s; $nshown of $nem shown) | $ba | $br | $bv | **$bt** | $be |"
+	log "cost: CPU idle $it % (agent $ia, relay $ir, viewer $iv); busy $bt % (agent $ba, relay $br, viewer $bv; $nshown of $nem shown)"
+fi
+
 # ------------------------------------------------------------------ summary
 # stats TOOL SETTING: "n median p90 p99 max firstmax min" over the pooled
 # runs, seq >= WARMUP (the anchor's percentile: nearest rank)
@@ -466,6 +596,14 @@ label() {
 			"the viewer ended by itself without a word on stderr."
 	fi
 	echo
+	if [ -n "$COST" ]; then
+		echo "trawl's CPU per node, defaults (agent + relay + viewer \`trawl print --live\`), % of one CPU:"
+		echo
+		echo "| window | agent | relay | viewer | **CPU: agent + relay + viewer** | the program |"
+		echo "|---|---|---|---|---|---|"
+		printf '%s\n' "$COST"
+		echo
+	fi
 	echo "commands (S = a fresh session per run):"
 	echo
 	echo "    lttng-relayd -o DIR -C tcp://127.0.0.1:$LC -D tcp://127.0.0.1:$LD -L tcp://127.0.0.1:$LL &"

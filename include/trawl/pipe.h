@@ -381,6 +381,10 @@ struct trawl_sink_ops {
 	 * live readers, nor with a limit.
 	 */
 	bool (*wants)(void *self, const struct trawl_ctf_event_class *cls);
+	/* Optional (live): the reader gave every event it has and is about
+	 * to wait for more (each time, however short the wait): e.g. write
+	 * out held output. 0 or -errno (the run stops). */
+	int (*caught_up)(void *self);
 };
 
 struct trawl_sink {

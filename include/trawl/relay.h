@@ -202,6 +202,10 @@ struct trawl_relay_dest_opts {
 	 * MiB; the writer waits once it is full); 0: no resume, the relay is
 	 * lost at the first error (docs/relay.md, "Cut off"). */
 	unsigned resume_ms;
+	/* With resume_ms: the HELLO asks the relay to say when a live viewer
+	 * waits on the trace (DEMAND, docs/relay.md "Live latency"; the agent
+	 * then sends new events at once). 0: never told. */
+	int live_demand;
 };
 
 /*

@@ -51,6 +51,7 @@ struct aring {
 	struct ust_cons c;
 	int32_t tid;
 	bool done;			/* final flush done */
+	int64_t fast_at;		/* ms of its last part sent at once (drain.c) */
 	struct aring *next;
 };
 
@@ -124,6 +125,13 @@ struct session {
 	unsigned live_ms;		/* live timer; 0: packets go when full */
 	int64_t next_live;		/* ms, the next live tick */
 	bool cut_due;			/* LIVE sent: cut the rings next turn */
+	/* live demand (drain.c, docs/relay.md "Live latency"): while the
+	 * relay says a viewer waits, new events go out at the next turn */
+	int64_t demand_until;		/* the relay's last DEMAND's end (ms) */
+	int64_t last_ask;		/* ms of the last LIVE sent */
+	uint64_t demands;		/* DEMANDs seen */
+	uint64_t fast_cuts;		/* parts sent at once for a viewer */
+	uint64_t ticks;			/* live ticks (LIVE sent, then a cut) */
 	struct session *next;
 };
 

@@ -15,6 +15,7 @@
 
 #include "trawl/ctf.h"
 #include "agent-internal.h"
+#include "ctf/ctf-internal.h"
 #include "ust/proto.h"
 
 char *tr_trace_dir(const struct session *s, const char *base)
@@ -47,6 +48,7 @@ static void note_err(struct session *s, int r)
 static void live_tick(struct session *s)
 {
 	uint64_t now = tr_mono_ns();
+	s->ticks++;
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
 			continue;
@@ -78,11 +80,66 @@ static void live_ask(struct session *s)
 	am_wr_init(&w, m, sizeof(m), AM_LIVE);
 	am_put(&w, &l, sizeof(l));
 	size_t n = am_wr_done(&w);
+	s->last_ask = tr_mono_ms();
 	/* never waiting: an application that does not read (stopped, in a
 	 * debugger) just gets no beacon for its idle threads this time */
 	for (struct part *p = s->parts; p; p = p->next)
 		if (p->app && !p->dead && !p->stopped)
 			(void)!send(p->app->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/*
+ * Live demand (docs/relay.md, "Live latency"): while the relay says a
+ * viewer waits on the session (its DEMAND, read by the relay sender's
+ * thread), every ring whose open packet has events not sent yet is cut at
+ * this turn (at most flush_ms after they were committed) instead of at
+ * the live timer; rings with nothing new send nothing. Then, if another
+ * ring of the session was idle, its news must come too (the viewer shows
+ * an event once every stream told it nothing earlier is to come): the
+ * applications are asked to mark their idle threads quiet (LIVE) and every
+ * ring is cut at the next turn, as at a tick, at most every
+ * DEMAND_ASK_MS. A ring that keeps getting events (one was sent at once
+ * less than DEMAND_PART_MS ago) waits until then: the first events after
+ * a pause go at once, a steady flow in parts of DEMAND_PART_MS (fewer
+ * packets for the relay and the viewer to handle). An idle session, viewer
+ * or not, costs nothing more: a load of the demand's end per turn, and
+ * nothing while no events come.
+ */
+#define DEMAND_ASK_MS 10
+#define DEMAND_PART_MS 8
+static void demand_cut(struct session *s, int64_t now_ms)
+{
+	int64_t until = tr_ctf_writer_demand(s->w);
+	if (until != s->demand_until) {
+		s->demand_until = until;
+		s->demands++;
+	}
+	if (now_ms >= s->demand_until)
+		return;
+	bool cut = false, idle = false;
+	for (struct part *p = s->parts; p; p = p->next) {
+		if (p->bad)
+			continue;
+		for (struct aring *r = p->rings; r; r = r->next) {
+			if (r->done || r->c.bad)
+				continue;
+			if (!tr_ust_cons_live_pending(&r->c)) {
+				idle = true;
+				continue;
+			}
+			if (r->fast_at && now_ms - r->fast_at < DEMAND_PART_MS)
+				continue;	/* a steady flow: its next part soon */
+			r->fast_at = now_ms;
+			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
+			note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid));
+			s->fast_cuts++;
+			cut = true;
+		}
+	}
+	if (cut && idle && !s->cut_due && now_ms - s->last_ask >= DEMAND_ASK_MS) {
+		live_ask(s);
+		s->cut_due = true;
+	}
 }
 
 void tr_drain(struct session *s)
@@ -122,6 +179,10 @@ void tr_drain(struct session *s)
 			}
 		}
 	}
+	/* after the drain: a packet finished this turn is out, the open
+	 * one's events follow it */
+	if (s->live_ms && s->w && s->mode == TRAWL_UST_DISCARD)
+		demand_cut(s, tr_mono_ms());
 }
 
 struct mkws_arg {

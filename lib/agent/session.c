@@ -290,6 +290,8 @@ static void forget_run(struct session *s)
 	memset(&s->kst, 0, sizeof(s->kst));
 	s->packets = 0;
 	s->cut_due = false;
+	s->demand_until = s->last_ask = 0;
+	s->demands = s->fast_cuts = s->ticks = 0;
 	s->next_clock = 0;
 	free(s->wwhy);
 	s->wwhy = NULL;
@@ -308,7 +310,8 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	char rerr[600] = "";
 	struct ust_writer_relay rel = {
 		.addr = s->relay, .session = s->relay_session ? s->relay_session : s->name,
-		.live_us = (uint64_t)s->live_ms * 1000, .err = rerr, .errlen = sizeof(rerr),
+		.live_us = (uint64_t)s->live_ms * 1000, .live_demand = s->live_ms != 0,
+		.err = rerr, .errlen = sizeof(rerr),
 	};
 	errno = 0;
 	s->w = d || s->relay ? tr_ust_writer_new_at(d, d ? tr_run_dir(s) : NULL, a->hostname,

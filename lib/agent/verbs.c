@@ -74,6 +74,13 @@ static void list_session(struct conn *c, const struct session *s)
 			  " state dump events, clock %s%s%s\n", s->kst.events, s->kst.lost,
 			  s->kst.statedump, s->kclock, s->kerr ? "; error: " : "",
 			  s->kerr ? s->kerr : "");
+	if (s->relay && s->live_ms)
+		tr_cprint(c, AM_OUT, "    live: timer %u ms, %" PRIu64 " tick%s, %" PRIu64 " demand%s "
+			  "from the relay (a viewer waits), %" PRIu64 " part%s sent at once%s\n",
+			  s->live_ms, s->ticks, s->ticks == 1 ? "" : "s", s->demands,
+			  s->demands == 1 ? "" : "s", s->fast_cuts, s->fast_cuts == 1 ? "" : "s",
+			  s->state == S_ACTIVE && tr_mono_ms() < s->demand_until ? " (a viewer waits now)"
+										   : "");
 	for (struct part *p = s->parts; p; p = p->next) {
 		unsigned nr = 0;
 		for (struct aring *r = p->rings; r; r = r->next)

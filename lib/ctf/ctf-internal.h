@@ -38,6 +38,10 @@ struct metadata_mark {
 TRAWL_HIDDEN int tr_metadata_print_new(const struct trawl_ctf_trace *t, FILE *out,
 				    struct metadata_mark *m);
 /* Nothing new to print? */
+/* Until when (CLOCK_MONOTONIC ms) w's destination was told a live viewer
+ * waits on the trace (a relay's DEMAND, docs/relay.md "Live latency");
+ * 0: never, or no destination. */
+TRAWL_HIDDEN int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w);
 TRAWL_HIDDEN bool tr_metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
 TRAWL_HIDDEN void tr_metadata_mark_release(struct metadata_mark *m);

@@ -66,6 +66,10 @@ struct ctf_dest_ops {
 	/* Optional: why the last op failed, in words ("" or NULL: no reason
 	 * known); owned by d. */
 	const char *(*why)(struct trawl_ctf_dest *d);
+	/* Optional: until when (CLOCK_MONOTONIC ms) a live viewer waits on
+	 * the trace, as the destination was told (a relay's DEMAND); 0: none
+	 * known. Called from the writer's thread. */
+	int64_t (*demand)(struct trawl_ctf_dest *d);
 };
 
 /* A destination: implementations embed it first in their own struct. */

@@ -910,6 +910,13 @@ static int dest_lost(struct trawl_ctf_writer *w, int err)
 	return 0;
 }
 
+int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w)
+{
+	if (!w || !w->dest || !w->dest->ops->demand)
+		return 0;
+	return w->dest->ops->demand(w->dest);
+}
+
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w)
 {
 	return w ? w->dest_err : -EINVAL;

@@ -73,6 +73,7 @@ struct rsend {
 	uint64_t relay_meta;		/* the relay's metadata bytes (RESUMED) */
 	int64_t cut_since;		/* ms of the first cut since the relay last
 					 * confirmed something; 0: none */
+	int64_t demand_until;		/* the last DEMAND's end (ms; atomic) */
 	int64_t close_sent;		/* ms CLOSE went out; 0: not yet */
 	bool stop, acked;
 	int err;			/* lost for good: -errno */
@@ -125,7 +126,7 @@ static void cut_off(struct rsend *q)
 	q->cseq = 0;
 }
 
-/* Reads what the relay sent (PROGRESS, ACK). 0, or -1 when the connection
+/* Reads what the relay sent (PROGRESS, ACK, DEMAND). 0, or -1 when the connection
  * broke (the caller cuts it off). Called without the lock. */
 static int read_replies(struct rsend *q, int fd)
 {
@@ -147,6 +148,13 @@ static int read_replies(struct rsend *q, int fd)
 			if (k == 0)
 				break;
 			off += (size_t)k;
+			if (m.type == RELAY_DEMAND) {
+				/* a live viewer waits: read by the writer's
+				 * thread (tr_rsend_demand), no lock */
+				int64_t until = tr_mono_ms() + (int64_t)m.u.demand.ms;
+				__atomic_store_n(&q->demand_until, until, __ATOMIC_RELAXED);
+				continue;
+			}
 			pthread_mutex_lock(&q->mu);
 			if (m.type == RELAY_PROGRESS) {
 				confirmed(q, m.u.progress.written);
@@ -511,6 +519,11 @@ int tr_rsend_close(struct rsend *q, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s", q->why);
 	pthread_mutex_unlock(&q->mu);
 	return ret;
+}
+
+int64_t tr_rsend_demand(struct rsend *q)
+{
+	return q ? __atomic_load_n(&q->demand_until, __ATOMIC_RELAXED) : 0;
 }
 
 const char *tr_rsend_why(struct rsend *q)

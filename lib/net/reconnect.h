@@ -57,6 +57,10 @@ TRAWL_HIDDEN int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, con
  */
 TRAWL_HIDDEN int tr_rsend_close(struct rsend *q, char *msg, size_t msglen);
 
+/* Until when (CLOCK_MONOTONIC ms) the relay said a live viewer waits on
+ * the trace (its last DEMAND, read by q's thread); 0: never said. */
+TRAWL_HIDDEN int64_t tr_rsend_demand(struct rsend *q);
+
 /* Why the relay was lost ("" while it is not), owned by q. */
 TRAWL_HIDDEN const char *tr_rsend_why(struct rsend *q);
 

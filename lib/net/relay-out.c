@@ -43,6 +43,7 @@ struct relay_dest {
 	/* resumable (resume_ms > 0): the sender that reconnects, and what
 	 * its HELLO says again */
 	unsigned resume_ms;
+	bool demand;			/* HELLO asks for DEMAND (live.c, relay side) */
 	struct rsend *rs;
 	char *hello;			/* the HELLO message, whole */
 	size_t hello_len;
@@ -352,8 +353,10 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	relay_put_hdr(b, RELAY_HELLO, (uint32_t)plen);
 	uint8_t *q = b + RELAY_HDR_LEN;
 	put_le32(q, RELAY_VERSION);
+	/* DEMAND is read by the resumable sender's thread only */
 	put_le32(q + 4, (rd->secret_file ? RELAY_HELLO_AUTH : 0) |
-			(rd->resume_ms ? RELAY_HELLO_RESUME : 0));
+			(rd->resume_ms ? RELAY_HELLO_RESUME : 0) |
+			(rd->resume_ms && rd->demand ? RELAY_HELLO_DEMAND : 0));
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -483,6 +486,11 @@ static const char *rd_why(struct trawl_ctf_dest *d)
 	return rd->rs ? tr_rsend_why(rd->rs) : rd->why;
 }
 
+static int64_t rd_demand(struct trawl_ctf_dest *d)
+{
+	return tr_rsend_demand(rd_of(d)->rs);
+}
+
 static const struct ctf_dest_ops relay_dest_ops = {
 	.open = rd_open,
 	.metadata = rd_metadata,
@@ -492,6 +500,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.close = rd_close,
 	.free = rd_free,
 	.why = rd_why,
+	.demand = rd_demand,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
@@ -511,6 +520,7 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 	rd->live_timer_us = opt.live_timer_us;
 	rd->timeout_ms = opt.timeout_ms;
 	rd->resume_ms = opt.resume_ms;
+	rd->demand = opt.live_demand;
 	/* the credential: the option's, else the environment's */
 	const char *secret = opt.secret_file;
 	if (!secret && (secret = getenv("TRAWL_SECRET_FILE")) && !*secret)

@@ -275,6 +275,9 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 	case RELAY_PROGRESS:
 		m->u.progress.written = rd64(&r);
 		break;
+	case RELAY_DEMAND:
+		m->u.demand.ms = rd32(&r);
+		break;
 	}
 	if (r.bad)
 		return tr_seterr(err, errlen, EPROTO, "%s of %u bytes: too short for its fields", name,

@@ -54,6 +54,14 @@
  * producer then announces its streams again (a STREAM the relay has is
  * taken again) and sends again what it was not told was written (a
  * PACKET the relay has, by packet_seq_num, is skipped).
+ * Live demand (docs/relay.md, "Live latency"): HELLO's flag
+ * RELAY_HELLO_DEMAND says the producer reads
+ *   R->P DEMAND     a live viewer waits on the trace's session: for the
+ *                   next ms milliseconds, send new events as they come
+ *                   (the producer's fast cut) instead of at the live timer
+ * at any time after the WELCOME; the relay sends it when it holds a
+ * viewer's request, at most once per half of ms while the viewer keeps
+ * asking. A producer without the flag is never sent one.
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H
@@ -84,6 +92,8 @@
 #define RELAY_AUTH_LEN (4 + 32 + 32)	/* kind, nonce, MAC */
 #define RELAY_PROOF_LEN 32		/* the relay's MAC */
 #define RELAY_HELLO_RESUME 2u		/* HELLO flag: a resumable producer */
+#define RELAY_HELLO_DEMAND 4u		/* HELLO flag: the producer reads DEMAND */
+#define RELAY_DEMAND_LEN 4		/* DEMAND's payload: u32 ms */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -99,6 +109,7 @@
 	X(RESUMED, 11)		\
 	X(PROGRESS, 12)		\
 	X(PROOF, 13)		\
+	X(DEMAND, 14)		\
 	RELAY_CLUSTER_TYPES(X)
 
 /*
@@ -229,6 +240,9 @@ struct relay_msg {
 		struct {
 			uint64_t written;	/* messages after HELLO */
 		} progress;
+		struct {
+			uint32_t ms;		/* how long the demand lasts */
+		} demand;
 	} u;
 };
 

@@ -742,6 +742,12 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 	int64_t deadline = (int64_t)tr_mono_ns() + LIVE_WAIT_NS;
 	int got = 0, rc;
 
+	/* every event given is out of the reader: a sink that holds its
+	 * output (print to a pipe) lets it go before the wait, not after
+	 * (its error is the run's: trawl_pipe_run) */
+	if (r->on_wait)
+		r->on_wait(r->on_wait_arg);
+
 	for (size_t i = 0; i < r->nsrcs; i++) {
 		struct trawl_source *src = r->srcs[i];
 		if (!src->ops->poll || src->ended)

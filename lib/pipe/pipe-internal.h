@@ -142,6 +142,10 @@ struct trawl_reader {
 	struct trawl_source **srcs;	/* the reader's, freed with it */
 	struct field_priv *fields;	/* bound fields (bind.c) */
 	bool live;			/* a source is live (live_wait()) */
+	/* live: called as the reader is about to wait for its sources, every
+	 * event it had given (trawl_pipe_run: the sinks' caught_up) */
+	void (*on_wait)(void *arg);
+	void *on_wait_arg;
 	int64_t low;			/* live: no event before it is to come (holds) */
 	int failed;			/* -errno: a live source failed for good */
 	size_t nsrcs;

@@ -76,6 +76,27 @@ static int idle(const struct trawl_sink *sinks, size_t nsinks, struct trawl_read
 	return 0;
 }
 
+/* The reader is about to wait (live): the sinks' caught_up(), for those
+ * whose ops have it; the first error stops the run after the read. */
+struct waiting {
+	const struct trawl_sink *sinks;
+	size_t nsinks;
+	int err;
+};
+
+static void caught_up(void *arg)
+{
+	struct waiting *w = arg;
+	for (size_t i = 0; i < w->nsinks && !w->err; i++) {
+		const struct trawl_sink_ops *k = w->sinks[i].ops;
+		if (k->sz > offsetof(struct trawl_sink_ops, caught_up) && k->caught_up) {
+			int rc = k->caught_up(w->sinks[i].self);
+			if (rc < 0)
+				w->err = rc;
+		}
+	}
+}
+
 static int acc_flush(struct acc *a, const struct trawl_sink *sinks, size_t nsinks)
 {
 	if (!a->n)
@@ -95,6 +116,7 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	struct trawl_event *ev = malloc(RUN_BATCH * sizeof(*ev));
 	struct acc a = { .ev = malloc(RUN_BATCH * sizeof(*a.ev)) };
 	bool live = tr_reader_is_live(r);
+	struct waiting wt = { sinks, nsinks, 0 };
 	uint64_t done = 0;
 	size_t started = 0;
 	int ret = 0, corrupt = 0;
@@ -115,6 +137,10 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	 * it counts every event) */
 	if (!ro.limit && (ret = tr_reader_want(r, sinks, nsinks)) < 0)
 		goto finish;
+	if (live) {
+		r->on_wait = caught_up;
+		r->on_wait_arg = &wt;
+	}
 	while (!(ro.stop && *ro.stop)) {
 		unsigned max = RUN_BATCH;
 		if (ro.limit) {
@@ -124,6 +150,10 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 				max = (unsigned)(ro.limit - done);
 		}
 		int n = trawl_reader_read(r, ev, max);
+		if (wt.err) {
+			ret = wt.err;	/* a sink's caught_up() failed */
+			break;
+		}
 		if (n == 0)
 			break;
 		if (n == -EAGAIN) {
@@ -169,6 +199,7 @@ int trawl_pipe_run(struct trawl_reader *r, const struct trawl_sink *sinks, size_
 	if (ret >= 0)
 		ret = acc_flush(&a, sinks, nsinks);
 finish:
+	r->on_wait = NULL;
 	for (size_t i = 0; i < started; i++) {
 		const struct trawl_sink *k = &sinks[i];
 		int rc = k->ops->finish ? k->ops->finish(k->self, r) : 0;

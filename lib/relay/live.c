@@ -46,6 +46,7 @@
 
 #include "relay/relay-internal.h"
 #include "net/live-proto.h"
+#include "net/relay-proto.h"
 #include "ctf/packet.h"
 #include "util/clock.h"
 
@@ -562,6 +563,44 @@ static void new_streams(struct viewer *v, uint64_t id)
 		v->c->dead = true;
 }
 
+/*
+ * A viewer's request is held: it waits on session s. Each producer of s
+ * that reads DEMAND (HELLO flag RELAY_HELLO_DEMAND) is told so, at most
+ * once per half of LIVE_DEMAND_MS; for LIVE_DEMAND_MS it then sends new
+ * events at its next look at them (the agent's turn, about 2 ms) instead
+ * of at its live timer (docs/relay.md, "Live latency"). A viewer that
+ * keeps asking keeps the demand up; one gone lets it lapse. The relay's
+ * messages to a producer cost it one read per DEMAND: an idle session
+ * with a viewer costs its producers about one message a second.
+ */
+#define LIVE_DEMAND_MS 2000
+static void demand(struct trawl_relay *r, const struct rsession *s)
+{
+	int64_t now = -1;
+	for (struct rconn *c = r->conns; c; c = c->next) {
+		if (c->kind != RC_PRODUCER || !c->demand || !c->trace || c->trace->session != s ||
+		    c->trace->closed || c->closing || c->dead)
+			continue;
+		if (now < 0)
+			now = tr_mono_ms();
+		if (c->demand_sent && now - c->demand_sent < LIVE_DEMAND_MS / 2)
+			continue;
+		uint8_t m[RELAY_HDR_LEN + RELAY_DEMAND_LEN];
+		relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN);
+		put_le32(m + RELAY_HDR_LEN, LIVE_DEMAND_MS);
+		if (tr_rconn_queue(c, m, sizeof(m)) == 0)
+			c->demand_sent = now;
+	}
+}
+
+static void hold(struct viewer *v, uint64_t id)
+{
+	v->held = true;
+	v->held_id = id;
+	v->held_until = tr_mono_ms() + (int64_t)v->c->r->live_hold_ms;
+	demand(v->c->r, v->s);
+}
+
 /* One request; false when the viewer must be closed. */
 static bool request(struct viewer *v, const struct live_req *r)
 {
@@ -602,11 +641,8 @@ static bool request(struct viewer *v, const struct live_req *r)
 		get_metadata(v, r->u.id);
 		return true;
 	case LIVE_GET_NEXT_INDEX:
-		if (!next_index(v, r->u.id, true)) {
-			v->held = true;
-			v->held_id = r->u.id;
-			v->held_until = tr_mono_ms() + (int64_t)v->c->r->live_hold_ms;
-		}
+		if (!next_index(v, r->u.id, true))
+			hold(v, r->u.id);
 		return true;
 	case LIVE_GET_PACKET:
 		get_packet(v, r);

@@ -116,6 +116,10 @@ struct rconn {
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */
+	/* live demand (HELLO flag RELAY_HELLO_DEMAND, live.c): the
+	 * producer reads DEMAND; the last one was queued then (ms) */
+	bool demand;
+	int64_t demand_sent;
 	/* unproven peers (relay.c, docs/relay.md "Peers that prove nothing"):
 	 * a connection is pending until it proved what it is (a producer:
 	 * its HELLO or JOIN taken, authenticated when the relay has a

@@ -906,6 +906,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		}
 		int ret = on_hello(c, m, err, errlen);
 		queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
+		c->demand = !ret && (m->u.hello.flags & RELAY_HELLO_DEMAND);	/* live.c */
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
 			c->closing = true;

@@ -154,6 +154,18 @@ int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream
 	return tr_ust_cons_live_end(c, x);
 }
 
+bool tr_ust_cons_live_pending(const struct ust_cons *c)
+{
+	const struct ust_shm *h = c->ring.shm;
+	if (c->bad || !c->part || !c->ws || !h || h->mode != TRAWL_UST_DISCARD)
+		return false;
+	/* a packet open, the one partly out (drained up to it), with more
+	 * committed than is out (a hint: tr_ust_cons_live reads it all
+	 * consistently) */
+	uint64_t p = acq(&h->produced);
+	return p == c->consumed && acq(&h->opened) == p + 1 && acq(&h->pos) > c->live_off;
+}
+
 int tr_ust_cons_live_end(struct ust_cons *c, uint64_t ts)
 {
 	if (!c->ws || ts <= c->live_end)

@@ -208,6 +208,10 @@ struct ust_cons {
 TRAWL_HIDDEN int tr_ust_cons_live_init(struct ust_cons *c);
 /* 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
 TRAWL_HIDDEN int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+/* Whether the open packet holds committed events not sent yet (a live
+ * ring that tr_ust_cons_live would cut now, not give a beacon): three
+ * loads of the producer's counters, nothing written. */
+TRAWL_HIDDEN bool tr_ust_cons_live_pending(const struct ust_cons *c);
 /* A ring whose producer is gone for good: nothing more will come before
  * ts (a beacon, if the stream is live and ts is later than its last).
  * 0 or the writer's -errno. */

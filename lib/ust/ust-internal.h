@@ -32,6 +32,7 @@ TRAWL_HIDDEN bool tr_ust_lock_mine(void);
 struct ust_writer_relay {
 	const char *addr, *session;
 	uint64_t live_us;
+	bool live_demand;		/* the relay tells of waiting viewers */
 	char *err;
 	size_t errlen;
 };

@@ -566,7 +566,7 @@ static void test_stream_of_messages(void)
 static void test_reject_header(void)
 {
 	uint8_t h[RELAY_HDR_LEN + 16] = { 0 };
-	static const uint32_t bad_types[] = { 0, 14, 31, 39, 0x100, 0xffffffffu };
+	static const uint32_t bad_types[] = { 0, 15, 31, 39, 0x100, 0xffffffffu };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		put_le32(h, bad_types[i]);
 		put_le32(h + 4, 0);
@@ -992,12 +992,12 @@ static void test_names(void)
 
 	static const char *const names[] = { "?", "HELLO", "WELCOME", "METADATA", "STREAM",
 					     "PACKET", "BEACON", "CLOSE", "ACK", "CHALLENGE",
-					     "AUTH", "RESUMED", "PROGRESS", "PROOF", "?" };
+					     "AUTH", "RESUMED", "PROGRESS", "PROOF", "DEMAND", "?" };
 	bool good = true;
 	for (uint32_t t = 0; t < ARRAY_SIZE(names); t++)
 		good &= strcmp(tr_relay_type_name(t), names[t]) == 0;
 	ok(good && strcmp(tr_relay_type_name(0xffffffffu), "?") == 0,
-	   "tr_relay_type_name: 1..13 and \"?\" for 0, 14, 2^32-1");
+	   "tr_relay_type_name: 1..14 and \"?\" for 0, 15, 2^32-1");
 }
 
 /* ------------------------------------------------------- tr_net_split_addr */

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-relay-demand - the relay tells producers that a live viewer waits
+ * (DEMAND, docs/relay.md "Live latency"), driven without sockets as
+ * test-relay-live is; and a resumable sender reads it.
+ *
+ * Checks: a viewer's request held makes the relay queue one DEMAND {2000}
+ * to the session's producer whose HELLO had RELAY_HELLO_DEMAND, none to
+ * the session's producer without the flag nor to another session's; held
+ * again within the second, none more; a second later, one more; a request
+ * answered at once (a packet there) sends none. The message parses (its
+ * ms), and one short of its field is refused. A resumable sender (over a
+ * socket pair) takes a DEMAND the relay sent as the time until which a
+ * viewer waits (tr_rsend_demand), read by its thread without a send.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "relay/relay-internal.h"
+#include "net/live-proto.h"
+#include "net/reconnect.h"
+#include "net/relay-proto.h"
+#include "ctf/packet.h"
+#include "util/clock.h"
+
+#include "tap.h"
+
+/* ------------------------------------------------------------ producers */
+
+static void feed(struct rconn *c, const uint8_t *m, size_t n)
+{
+	tr_relay_conn_feed(c, m, n);
+	c->outoff = c->outlen = 0;	/* WELCOME: not read here */
+}
+
+static void p_hello_flags(struct rconn *c, const char *session, const char *trace, uint32_t flags)
+{
+	uint8_t m[RELAY_HDR_LEN + 32 + 64] = { 0 };
+	uint8_t *q = m + RELAY_HDR_LEN;
+	put_le32(q, RELAY_VERSION);
+	put_le32(q + 4, flags);
+	put_le64(q + 8, 100000);
+	size_t n = 32;
+	n += (size_t)sprintf((char *)q + n, "%s", session) + 1;
+	n += (size_t)sprintf((char *)q + n, "n1") + 1;
+	n += (size_t)sprintf((char *)q + n, "%s", trace) + 1;
+	relay_put_hdr(m, RELAY_HELLO, (uint32_t)n);
+	feed(c, m, RELAY_HDR_LEN + n);
+}
+
+static void p_metadata(struct rconn *c)
+{
+	static const char text[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+	uint8_t m[RELAY_HDR_LEN + sizeof(text)];
+	relay_put_hdr(m, RELAY_METADATA, sizeof(text) - 1);
+	memcpy(m + RELAY_HDR_LEN, text, sizeof(text) - 1);
+	feed(c, m, RELAY_HDR_LEN + sizeof(text) - 1);
+}
+
+static void p_stream(struct rconn *c, uint32_t handle, const char *name)
+{
+	uint8_t m[RELAY_HDR_LEN + 16 + 64] = { 0 };
+	size_t nl = strlen(name) + 1;
+	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
+	put_le32(m + RELAY_HDR_LEN, handle);
+	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
+	feed(c, m, RELAY_HDR_LEN + 16 + nl);
+}
+
+/* A packet of 64 bytes (the relay does not read its contents). */
+static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
+{
+	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN + 64] = { 0 };
+	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
+				.ts_end = te };
+	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
+	tr_relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
+	feed(c, m, sizeof(m));
+}
+
+
+
+/* --------------------------------------------------------------- viewer */
+
+/* Sends a request; the reply waits in v->out (see reply()). */
+static void ask(struct rconn *v, uint32_t cmd, const uint8_t *p, size_t n)
+{
+	uint8_t m[16 + 32];
+	put_be64(m, n);
+	put_be32(m + 8, cmd);
+	put_be32(m + 12, 0);
+	if (n)	/* p may be NULL then: memcpy's arguments must not */
+		memcpy(m + 16, p, n);
+	tr_relay_conn_feed(v, m, 16 + n);
+}
+
+static void ask_id(struct rconn *v, uint32_t cmd, uint64_t id)
+{
+	uint8_t p[8];
+	put_be64(p, id);
+	ask(v, cmd, p, 8);
+}
+
+/* Takes the n bytes of the reply waiting: false when fewer wait. */
+static bool reply(struct rconn *v, uint8_t *b, size_t n)
+{
+	if (v->outlen - v->outoff < n)
+		return false;
+	if (b)
+		memcpy(b, v->out + v->outoff, n);
+	v->outoff += n;
+	if (v->outoff == v->outlen)
+		v->outoff = v->outlen = 0;
+	return true;
+}
+
+static size_t waiting(const struct rconn *v)
+{
+	return v->outlen - v->outoff;
+}
+
+/* An index reply: status, flags, and the fields a viewer uses. */
+struct ix {
+	uint64_t offset, packet_size, content_size, ts_end, class_id;
+	uint32_t status, flags;
+};
+
+static bool next_index(struct rconn *v, uint64_t stream, struct ix *x)
+{
+	uint8_t b[LIVE_INDEX_LEN];
+	ask_id(v, LIVE_GET_NEXT_INDEX, stream);
+	memset(x, 0, sizeof(*x));
+	if (!reply(v, b, sizeof(b)))
+		return false;	/* held */
+	x->offset = get_be64(b);
+	x->packet_size = get_be64(b + 8);
+	x->content_size = get_be64(b + 16);
+	x->ts_end = get_be64(b + 32);
+	x->class_id = get_be64(b + 48);
+	x->status = get_be32(b + 56);
+	x->flags = get_be32(b + 60);
+	return true;
+}
+
+/* The streams of an ATTACH or GET_NEW_STREAMS reply: their count, ids in
+ * ids[] and whether each is a metadata stream. */
+static int streams(struct rconn *v, uint64_t *ids, bool *meta, int max)
+{
+	uint8_t h[8], s[LIVE_STREAM_LEN];
+	if (!reply(v, h, 8) || get_be32(h) != 1)
+		return -1;
+	int n = (int)get_be32(h + 4);
+	for (int i = 0; i < n; i++) {
+		if (!reply(v, s, sizeof(s)) || i >= max)
+			return -1;
+		ids[i] = get_be64(s);
+		meta[i] = get_be32(s + 16) != 0;
+	}
+	return n;
+}
+
+/* What the viewer reads of a packet (GET_PACKET), as babeltrace2 does. */
+static void read_packet(struct rconn *v, uint64_t stream, const struct ix *x)
+{
+	uint8_t p[20];
+	put_be64(p, stream);
+	put_be64(p + 8, x->offset);
+	put_be32(p + 16, (uint32_t)(x->packet_size / 8));
+	ask(v, LIVE_GET_PACKET, p, 20);
+	reply(v, NULL, waiting(v));
+}
+
+static void read_metadata(struct rconn *v, uint64_t stream)
+{
+	ask_id(v, LIVE_GET_METADATA, stream);
+	reply(v, NULL, waiting(v));
+}
+
+/* A viewer connected and attached to session name (its only one). The
+ * ids of the streams announced, metadata first, in ids[]: their count. */
+static int attach_to(struct trawl_relay *r, struct rconn *v, const char *name, uint64_t *ids,
+		     bool *meta, int max)
+{
+	uint8_t cp[20] = { 0 };
+	put_be32(cp + 8, LIVE_MAJOR);
+	put_be32(cp + 12, LIVE_MINOR);
+	put_be32(cp + 16, LIVE_CONNECT_COMMAND);
+	ask(v, LIVE_CONNECT, cp, 20);
+	reply(v, NULL, 20);
+	uint64_t sid = 0;
+	for (struct rsession *s = r->sessions; s; s = s->next)
+		if (!strcmp(s->name, name))
+			sid = s->id;
+	uint8_t ap[20] = { 0 };
+	put_be64(ap, sid);
+	put_be32(ap + 16, LIVE_SEEK_BEGINNING);
+	ask(v, LIVE_ATTACH_SESSION, ap, 20);
+	return streams(v, ids, meta, max);
+}
+
+/* The DEMANDs c's replies hold (then taken), -1 at anything else; *ms
+ * the last one's. */
+static int demands(struct rconn *c, uint32_t *ms)
+{
+	int n = 0;
+	size_t off = c->outoff;
+	while (off < c->outlen) {
+		struct relay_msg m;
+		char err[128];
+		ssize_t k = tr_relay_msg_parse(c->out + off, c->outlen - off, &m, err, sizeof(err));
+		if (k <= 0 || m.type != RELAY_DEMAND)
+			return -1;
+		*ms = m.u.demand.ms;
+		n++;
+		off += (size_t)k;
+	}
+	c->outoff = c->outlen = 0;
+	return n;
+}
+
+/* Reads the viewer's stream until its request is held: the packets read. */
+static int until_held(struct rconn *v, uint64_t stream)
+{
+	struct ix x;
+	int packets = 0;
+	for (int i = 0; i < 10; i++) {
+		if (!next_index(v, stream, &x))
+			return packets;
+		if (x.status == LIVE_INDEX_OK && x.packet_size) {
+			read_packet(v, stream, &x);
+			packets++;
+		}
+	}
+	return -1;
+}
+
+static int no_hello(void *arg, uint64_t *meta_len, int *refused, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)meta_len;
+	*refused = 1;
+	snprintf(err, errlen, "no resume in this test");
+	return -ECONNREFUSED;
+}
+
+static void sender(void)
+{
+	int sv[2];
+	if (!ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "a socket pair for a sender"))
+		return;
+	const struct rsend_opts so = { .budget = 1 << 20, .fd = sv[0], .hello = no_hello,
+				       .resume_ms = 1000, .addr = "test" };
+	struct rsend *q = tr_rsend_new(&so);
+	ok(q && tr_rsend_demand(q) == 0, "a resumable sender, told of no viewer yet");
+	uint8_t m[RELAY_HDR_LEN + RELAY_DEMAND_LEN];
+	relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN);
+	put_le32(m + RELAY_HDR_LEN, 2000);
+	int64_t t0 = tr_mono_ms();
+	bool sent = write(sv[1], m, sizeof(m)) == (ssize_t)sizeof(m);
+	int64_t until = 0;
+	/* its thread reads it: at most 5 s */
+	for (int i = 0; q && sent && i < 5000 && !(until = tr_rsend_demand(q)); i++)
+		poll(NULL, 0, 1);
+	int64_t t1 = tr_mono_ms();
+	ok(sent && until >= t0 + 2000 && until <= t1 + 2000,
+	   "its thread takes the relay's DEMAND {2000}: a viewer waits until %lld ms from then "
+	   "(read within %lld ms)", (long long)(until - t0), (long long)(t1 - t0));
+	tr_rsend_free(q);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	char dir[96];
+	snprintf(dir, sizeof(dir), "/tmp/trawl-test-relay-demand-%d", (int)getpid());
+	mkdir(dir, 0700);
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = dir };
+	struct trawl_relay *r = tr_relay_state_new(&o);
+	if (!ok(r != NULL, "a relay's state without sockets"))
+		return done_testing();
+
+	/* session s1: a user-space trace that asks for DEMAND, a kernel trace
+	 * that does not; session s2: one that asks */
+	struct rconn *pa = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello_flags(pa, "s1", "ust", RELAY_HELLO_DEMAND);
+	p_metadata(pa);
+	p_stream(pa, 0, "ust_0");
+	p_packet(pa, 0, 1000, 2000);
+	struct rconn *pb = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello_flags(pb, "s1", "kernel", 0);
+	p_metadata(pb);
+	p_stream(pb, 0, "channel0_0");
+	p_packet(pb, 0, 1000, 2000);
+	struct rconn *pc = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello_flags(pc, "s2", "ust", RELAY_HELLO_DEMAND);
+	p_metadata(pc);
+	p_stream(pc, 0, "ust_0");
+	ok(!pa->dead && !pb->dead && !pc->dead && pa->demand && !pb->demand && pc->demand,
+	   "three producers: s1 ust (DEMAND asked), s1 kernel (not), s2 ust (asked)");
+
+	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER);
+	uint64_t ids[8];
+	bool meta[8];
+	int n = attach_to(r, v, "s1", ids, meta, 8);
+	ok(n == 4, "a viewer attached to s1: 2 traces, a metadata and a data stream each (%d)", n);
+	if (n != 4)
+		goto out;
+	uint64_t ust = 0;
+	for (int i = 0; i < n; i++)
+		if (meta[i])
+			read_metadata(v, ids[i]);
+		else if (!ust)
+			ust = ids[i];
+	uint32_t ms = 0;
+	is_int(demands(pa, &ms), 0, "no DEMAND while the viewer is answered at once");
+	int got = until_held(v, ust);
+	int da = demands(pa, &ms);
+	ok(got == 1 && da == 1 && ms == 2000,
+	   "the viewer read its packet, then its request is held: one DEMAND {2000} to s1's ust "
+	   "producer (%d, %u)", da, ms);
+	is_int(demands(pb, &ms) + 10 * demands(pc, &ms), 0,
+	       "none to s1's kernel producer (no flag), none to s2's");
+
+	/* a packet answers the held request; held again within the second */
+	p_packet(pa, 0, 2000, 3000);
+	struct ix x;
+	ok(reply(v, NULL, LIVE_INDEX_LEN), "a packet answers the held request");
+	got = until_held(v, ust);
+	is_int(demands(pa, &ms), 0, "held again at once: no second DEMAND within a second");
+	/* a second later (the relay's clock of the last one, moved back) */
+	pa->demand_sent -= 1000;
+	p_packet(pa, 0, 3000, 4000);
+	reply(v, NULL, LIVE_INDEX_LEN);
+	got = until_held(v, ust);
+	is_int(demands(pa, &ms), 1, "held again a second after the last DEMAND: one more");
+	(void)x;
+
+	/* the message itself */
+	uint8_t m[RELAY_HDR_LEN + RELAY_DEMAND_LEN];
+	relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN);
+	put_le32(m + RELAY_HDR_LEN, 1234);
+	struct relay_msg rm;
+	char err[128] = "";
+	ssize_t k = tr_relay_msg_parse(m, sizeof(m), &rm, err, sizeof(err));
+	ok(k == (ssize_t)sizeof(m) && rm.type == RELAY_DEMAND && rm.u.demand.ms == 1234,
+	   "DEMAND {1234} parses (%zd bytes)", k);
+	relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN - 1);
+	k = tr_relay_msg_parse(m, sizeof(m) - 1, &rm, err, sizeof(err));
+	ok(k == -EPROTO && strstr(err, "DEMAND of 3 bytes"), "a DEMAND of 3 bytes is refused (%s)",
+	   err);
+out:
+	tr_relay_conn_close(v);
+	tr_relay_conn_close(pc);
+	tr_relay_conn_close(pb);
+	tr_relay_conn_close(pa);
+	trawl_relay_free(r);
+	tap_rm_tree(dir);
+	sender();
+	return done_testing();
+}
