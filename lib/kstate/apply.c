@@ -102,6 +102,17 @@ static int fds_copy(struct tables *t, int32_t from, int32_t to, const struct chg
 	return rc;
 }
 
+/* th is named id from now on: a change of a name it had counts in its
+ * names, every change in the host's. */
+static inline void name(struct tables *t, struct ithread *th, uint32_t id)
+{
+	if (th->comm == id)
+		return;
+	th->names += th->comm != 0;
+	th->comm = id;
+	t->names++;
+}
+
 /* The current mode of a CPU running thread tid (after a switch or an IRQ). */
 static uint8_t run_mode(struct tables *t, int32_t tid)
 {
@@ -170,18 +181,25 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 				th->since = ts;
 				th->cpu = c->cpu;
 				if (c->str2)
-					th->comm = c->str2;
+					name(t, th, c->str2);
 			}
 		}
-		if (c->tid2 > 0 && (th = thr_get(t, c->tid2, c))) {
+		o = NULL;		/* the next thread, when one */
+		if (c->tid2 > 0 && (o = th = thr_get(t, c->tid2, c))) {
 			th->status = TRAWL_STATE_THREAD_RUNNING;
 			th->since = ts;
 			th->cpu = c->cpu;
 			if (c->str)
-				th->comm = c->str;
+				name(t, th, c->str);
+		} else if (c->tid2 == 0 && cpu && c->str) {
+			cpu->idle = c->str;	/* its idle thread (swapper/N) */
 		}
+		if (c->tid == 0 && cpu && c->str2)
+			cpu->idle = c->str2;
 		if (cpu) {
-			cpu->mode = run_mode(t, c->tid2);
+			/* run_mode(t, c->tid2), without looking it up again */
+			cpu->mode = c->tid2 == 0 ? TRAWL_STATE_CPU_IDLE
+				  : o && o->syscall ? TRAWL_STATE_CPU_SYSCALL : TRAWL_STATE_CPU_USER;
 			cpu->since = ts;
 		}
 		break;
@@ -193,7 +211,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			}
 			th->cpu = (int32_t)c->a;
 			if (c->str)
-				th->comm = c->str;
+				name(t, th, c->str);
 		}
 		break;
 	case TRAWL_STATE_FORK:
@@ -201,7 +219,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			return -ENOMEM;
 		th->pid = (int32_t)c->a;
 		th->ppid = (int32_t)c->b;
-		th->comm = c->str;
+		name(t, th, c->str);
 		th->created = ts;
 		th->status = TRAWL_STATE_THREAD_WOKEN;
 		th->since = ts;
@@ -213,7 +231,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		if (!(th = thr_get(t, c->tid, c)))
 			return -ENOMEM;
 		if (c->str2)
-			th->comm = c->str2;	/* the file's base name, as the kernel's comm */
+			name(t, th, c->str2);	/* the file's base name, as the kernel's comm */
 		if (th->pid != c->a && th->pid >= 0) {
 			/* taken for a thread (clone3), it is a process */
 			int32_t old = th->pid;
@@ -322,8 +340,11 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			return -ENOMEM;
 		th->pid = (int32_t)c->a;
 		th->ppid = (int32_t)c->b;
-		if (c->str)
-			th->comm = c->str;
+		/* a name the scheduler's events gave stays: the kernel's own
+		 * comm, where the state dump's may be /proc's longer one
+		 * ("kworker/u8:1-ex" of "kworker/u8:1") */
+		if (c->str && !th->comm)
+			name(t, th, c->str);
 		if (th->status == TRAWL_STATE_THREAD_UNKNOWN) {
 			/* LTTng's enum: 2 WAIT_CPU, 5 WAIT, 6 RUN */
 			th->status = c->c == 6 ? TRAWL_STATE_THREAD_RUNNING

@@ -50,6 +50,7 @@ struct kctx {
 	struct tr_kin_fields *f;
 	struct strtab *str;
 	const struct tables *cur;
+	struct tr_kin_name *names;	/* struct tr_kin's */
 };
 
 static const struct {
@@ -208,6 +209,36 @@ static uint32_t sget(struct kctx *s, const struct trawl_field *f,
 	return tr_state_intern(s->str, x->s.p, x->s.len);
 }
 
+/*
+ * A thread's name (a comm field) for thread tid: the id it had last time
+ * when the text is the same (a switch names two threads, each time the
+ * same names: no hashing), else interned. The cache holds the text
+ * (shorter than 16 bytes, zero-padded: two words to compare) beside its
+ * id; it serves one string table.
+ */
+static uint32_t sget_comm(struct kctx *s, const struct trawl_field *f,
+			  const struct trawl_event *ev, int64_t tid)
+{
+	const union trawl_ctf_value *x;
+
+	if (!f || !(x = trawl_field_value(f, ev)) || !x->s.p)
+		return 0;
+	size_t len = x->s.len;		/* s.len: the text's, to its NUL */
+	if (len >= sizeof(s->names[0].w))
+		return tr_state_intern(s->str, x->s.p, len);
+	struct tr_kin_name *c = &s->names[(uint64_t)tid % TR_KIN_NAMES];
+	uint64_t w[2] = { 0, 0 };
+	memcpy(w, x->s.p, len);
+	if (c->tid == tid && c->id && c->id < s->str->n && c->w[0] == w[0] && c->w[1] == w[1])
+		return c->id;
+	uint32_t id = tr_state_intern(s->str, x->s.p, len);
+	c->tid = (int32_t)tid;
+	c->id = id;
+	c->w[0] = w[0];
+	c->w[1] = w[1];
+	return id;
+}
+
 
 /*
  * What a descriptor made by a system call other than open is, as the
@@ -339,7 +370,7 @@ static int sc_exit(struct kctx *s, const struct tr_kin_class *ci, const struct c
 int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur,
 		   const struct trawl_event *ev, const struct tr_kin_class *ci, struct chg out[2])
 {
-	struct kctx ctx = { .f = k->f, .str = st, .cur = cur }, *s = &ctx;
+	struct kctx ctx = { .f = k->f, .str = st, .cur = cur, .names = k->names }, *s = &ctx;
 	struct tr_kin_fields *f = k->f;
 	struct chg c = { .ts = ev->ts, .cpu = (int16_t)ev->cpu, .tid2 = -1 };
 	const struct ithread *th;
@@ -353,31 +384,31 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 		c.tid = (int32_t)iget(f->sw_prev, ev, -1);
 		c.tid2 = (int32_t)iget(f->sw_next, ev, -1);
 		c.a = iget(f->sw_state, ev, 0);
-		c.str = sget(s, f->sw_ncomm, ev);
-		c.str2 = sget(s, f->sw_pcomm, ev);
+		c.str = sget_comm(s, f->sw_ncomm, ev, c.tid2);
+		c.str2 = sget_comm(s, f->sw_pcomm, ev, c.tid);
 		break;
 	case K_WAKEUP:
 		c.kind = TRAWL_STATE_WAKEUP;
 		c.tid2 = (int32_t)iget(f->wk_tid, ev, -1);
 		c.a = iget(f->wk_cpu, ev, -1);
-		c.str = sget(s, f->wk_comm, ev);
+		c.str = sget_comm(s, f->wk_comm, ev, c.tid2);
 		break;
 	case K_FORK: {
 		c.kind = TRAWL_STATE_FORK;
 		c.tid = (int32_t)iget(f->fk_parent, ev, c.tid);
 		c.tid2 = (int32_t)iget(f->fk_child, ev, -1);
-		c.str = sget(s, f->fk_comm, ev);
+		c.str = sget_comm(s, f->fk_comm, ev, c.tid2);
 		th = tr_tab_find(&s->cur->thr, (uint64_t)c.tid);
 		int64_t ppid = th ? th->pid >= 0 ? th->pid : th->tid : c.tid;
-		bool thread = false;
-		if (ival(f->fk_pid, ev, &v)) {		/* LTTng's: the child's pid */
+		bool thread = false, given = ival(f->fk_pid, ev, &v);
+		if (given) {		/* LTTng's: the child's pid (its tgid) */
 			thread = v != c.tid2;
 		} else if (th && th->syscall) {
 			const char *sc = tr_state_str(s->str, th->syscall);
 			thread = !strcmp(sc, "clone3") ||
 				 (!strcmp(sc, "clone") && (th->sc_arg & CLONE_THREAD));
 		}
-		c.a = thread ? ppid : c.tid2;
+		c.a = given ? v : thread ? ppid : c.tid2;
 		c.b = thread ? (th ? th->ppid : -1) : ppid;
 		break;
 	}

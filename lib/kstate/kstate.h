@@ -62,6 +62,7 @@ struct icpu {
 	int64_t irq;
 	int64_t since;
 	uint32_t depth;			/* nested IRQ / softirq */
+	uint32_t idle;			/* its idle thread's name (tid 0, swapper/N) */
 };
 
 struct ithread {
@@ -171,12 +172,22 @@ enum { TR_KIN_UNSEEN, TR_KIN_NONE };
 
 struct tr_kin_fields;
 
+/* A thread's last name, by tid % TR_KIN_NAMES (change.c). */
+#define TR_KIN_NAMES 256
+struct tr_kin_name {
+	int32_t tid;
+	uint32_t id;			/* 0: none */
+	uint64_t w[2];			/* its text (< 16 bytes), zero-padded */
+};
+
 /* The events of one reader turned into changes: its fields, bound by name
- * (LTTng's, as trawl records them), every one optional. */
+ * (LTTng's, as trawl records them), every one optional. Used with one
+ * string table. */
 struct tr_kin {
 	struct tr_kin_class *ci;	/* by class index */
 	size_t nci;
 	struct tr_kin_fields *f;
+	struct tr_kin_name names[TR_KIN_NAMES];
 };
 
 /* Binds r's fields (a reader's start). 0 or -ENOMEM. */
