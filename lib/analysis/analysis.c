@@ -163,9 +163,10 @@ struct thr {
 	int prio;
 	/* iolatency: its process's row (of process prow_id) in the slice of
 	 * generation prow_gen (a->gen; 0: none), so that a sample needs no
-	 * second lookup, and the model's names (struct tables') when that
-	 * row's label was last made from its main thread's name */
-	uint32_t prow, prow_gen, plabel;
+	 * second lookup, the model's names (struct tables') when that row's
+	 * label was last made from its main thread's name, and its pids
+	 * when prow_id was its process */
+	uint32_t prow, prow_gen, plabel, ppids;
 	int64_t prow_id;
 };
 
@@ -629,6 +630,13 @@ static const char *tcomm(const struct trawl_analysis *a, const struct host *h, i
 	return comm15(a, id, buf);
 }
 
+/* sample() reads a sample's comm only for --comm and kept samples: else
+ * a row keyed by something else (a syscall, an IRQ) needs no lookup. */
+static inline bool comm_needed(const struct trawl_analysis *a)
+{
+	return a->comm || a->o.keep_samples;
+}
+
 /* tcomm(), "?" when unknown: a row's label */
 static const char *comm_of(const struct trawl_analysis *a, const struct host *h, int64_t tid,
 			   uint32_t cpu, char *buf)
@@ -840,7 +848,7 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
 					      t->sys_ts, ev->ts, tid, ev->cpu,
-					      tcomm(a, h, tid, ev->cpu, buf), &err);
+					      comm_needed(a) ? tcomm(a, h, tid, ev->cpu, buf) : "", &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
 		if (!r->label[0])
@@ -894,7 +902,8 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
 						      ev->ts, tid, ev->cpu,
-						      tid >= 0 ? tcomm(a, h, tid, ev->cpu, buf) : "",
+						      tid >= 0 && comm_needed(a) ?
+						      tcomm(a, h, tid, ev->cpu, buf) : "",
 						      &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld", (long long)n);
@@ -916,7 +925,8 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
 						      ev->ts, tid, ev->cpu,
-						      tid >= 0 ? tcomm(a, h, tid, ev->cpu, buf) : "",
+						      tid >= 0 && comm_needed(a) ?
+						      tcomm(a, h, tid, ev->cpu, buf) : "",
 						      &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
@@ -985,8 +995,14 @@ static uint8_t io_type(const char *name)
 static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct host *h,
 					     struct thr *t, uint32_t cpu)
 {
-	const struct ithread *k = kthr(h, t->tid);
-	int64_t id = k && k->pid >= 0 ? k->pid : t->tid;	/* its tgid */
+	int64_t id;
+	if (t->prow_gen == a->gen && t->ppids == h->ks.pids) {
+		id = t->prow_id;	/* no thread's process changed since */
+	} else {
+		const struct ithread *k = kthr(h, t->tid);
+		id = k && k->pid >= 0 ? k->pid : t->tid;	/* its tgid */
+		t->ppids = h->ks.pids;
+	}
 	struct trawl_analysis_row *r;
 	if (t->prow_gen == a->gen && t->prow_id == id) {
 		r = &a->rows[t->prow];
@@ -1018,7 +1034,8 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
 					      ev->ts, t->tid, ev->cpu,
-					      tcomm(a, h, t->tid, ev->cpu, buf), &err);
+					      comm_needed(a) ? tcomm(a, h, t->tid, ev->cpu, buf) : "",
+					      &err);
 	if (!r)
 		return err;
 	if (!r->label[0])

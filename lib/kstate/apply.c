@@ -113,6 +113,13 @@ static inline void name(struct tables *t, struct ithread *th, uint32_t id)
 	t->names++;
 }
 
+/* th is of process pid from now on: a change counts in the host's pids. */
+static inline void pid_set(struct tables *t, struct ithread *th, int32_t pid)
+{
+	t->pids += th->pid != pid;
+	th->pid = pid;
+}
+
 /* The current mode of a CPU running thread tid (after a switch or an IRQ). */
 static uint8_t run_mode(struct tables *t, int32_t tid)
 {
@@ -217,7 +224,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	case TRAWL_STATE_FORK:
 		if (!(th = thr_get(t, c->tid2, c)))
 			return -ENOMEM;
-		th->pid = (int32_t)c->a;
+		pid_set(t, th, (int32_t)c->a);
 		th->ppid = (int32_t)c->b;
 		name(t, th, c->str);
 		th->created = ts;
@@ -236,11 +243,11 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			/* taken for a thread (clone3), it is a process */
 			int32_t old = th->pid;
 			th->ppid = old;
-			th->pid = (int32_t)c->a;
+			pid_set(t, th, (int32_t)c->a);
 			if (fds_copy(t, old, th->pid, c))
 				return -ENOMEM;
 		}
-		th->pid = (int32_t)c->a;
+		pid_set(t, th, (int32_t)c->a);
 		break;
 	case TRAWL_STATE_EXIT:
 		if ((th = tr_tab_find(&t->thr, (uint64_t)c->tid))) {
@@ -338,7 +345,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	case TRAWL_STATE_DUMP_PROCESS:
 		if (!(th = thr_get(t, c->tid2, c)))
 			return -ENOMEM;
-		th->pid = (int32_t)c->a;
+		pid_set(t, th, (int32_t)c->a);
 		th->ppid = (int32_t)c->b;
 		/* a name the scheduler's events gave stays: the kernel's own
 		 * comm, where the state dump's may be /proc's longer one

@@ -209,12 +209,31 @@ static uint32_t sget(struct kctx *s, const struct trawl_field *f,
 	return tr_state_intern(s->str, x->s.p, x->s.len);
 }
 
+/* A text of up to 16 bytes as two words: its first and last 8 (4, or its
+ * bytes, when shorter), loaded at once, that with its length tell it. */
+static inline void words16(const char *p, size_t len, uint64_t *a, uint64_t *b)
+{
+	if (len >= 8) {
+		memcpy(a, p, 8);
+		memcpy(b, p + len - 8, 8);
+	} else if (len >= 4) {
+		uint32_t x, y;
+		memcpy(&x, p, 4);
+		memcpy(&y, p + len - 4, 4);
+		*a = x;
+		*b = y;
+	} else {
+		*a = *b = 0;
+		for (size_t i = 0; i < len; i++)
+			*a |= (uint64_t)(uint8_t)p[i] << (8 * i);
+	}
+}
+
 /*
  * A thread's name (a comm field) for thread tid: the id it had last time
  * when the text is the same (a switch names two threads, each time the
- * same names: no hashing), else interned. The cache holds the text
- * (shorter than 16 bytes, zero-padded: two words to compare) beside its
- * id; it serves one string table.
+ * same names: no hashing), else interned. The cache holds the text's
+ * length and words16() beside its id; it serves one string table.
  */
 static uint32_t sget_comm(struct kctx *s, const struct trawl_field *f,
 			  const struct trawl_event *ev, int64_t tid)
@@ -224,18 +243,20 @@ static uint32_t sget_comm(struct kctx *s, const struct trawl_field *f,
 	if (!f || !(x = trawl_field_value(f, ev)) || !x->s.p)
 		return 0;
 	size_t len = x->s.len;		/* s.len: the text's, to its NUL */
-	if (len >= sizeof(s->names[0].w))
+	if (len > 16)
 		return tr_state_intern(s->str, x->s.p, len);
 	struct tr_kin_name *c = &s->names[(uint64_t)tid % TR_KIN_NAMES];
-	uint64_t w[2] = { 0, 0 };
-	memcpy(w, x->s.p, len);
-	if (c->tid == tid && c->id && c->id < s->str->n && c->w[0] == w[0] && c->w[1] == w[1])
+	uint64_t w0, w1;
+	words16(x->s.p, len, &w0, &w1);
+	if (c->tid == tid && c->len == len && c->w[0] == w0 && c->w[1] == w1 && c->id &&
+	    c->id < s->str->n)
 		return c->id;
 	uint32_t id = tr_state_intern(s->str, x->s.p, len);
 	c->tid = (int32_t)tid;
 	c->id = id;
-	c->w[0] = w[0];
-	c->w[1] = w[1];
+	c->len = (uint32_t)len;
+	c->w[0] = w0;
+	c->w[1] = w1;
 	return id;
 }
 

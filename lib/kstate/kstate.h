@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 #include "trawl/state.h"
@@ -108,6 +109,7 @@ struct tables {
 	int64_t next_sweep;
 	uint64_t gc_requests, gc_syscalls;
 	uint32_t names;			/* one more at each change of any thread's name */
+	uint32_t pids;			/* one more at each change of any thread's process */
 };
 
 TRAWL_HIDDEN uint32_t tr_state_intern(struct strtab *st, const char *s, size_t len);
@@ -115,7 +117,28 @@ TRAWL_HIDDEN const char *tr_state_str(const struct strtab *st, uint32_t id);
 TRAWL_HIDDEN int tr_state_strtab_copy(struct strtab *dst, const struct strtab *src);
 TRAWL_HIDDEN void tr_state_strtab_release(struct strtab *st);
 
-TRAWL_HIDDEN void *tr_tab_find(const struct tab *t, uint64_t key);
+static inline uint64_t tr_ks_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* The record of key, NULL when absent (inline: every event looks up). */
+static inline void *tr_tab_find(const struct tab *t, uint64_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = tr_ks_mix(key) & (t->cap - 1); t->used[i]; i = (i + 1) & (t->cap - 1)) {
+		uint64_t k;
+		memcpy(&k, t->rec + i * t->rsz, sizeof(k));
+		if (k == key)
+			return t->rec + i * t->rsz;
+	}
+	return NULL;
+}
 /* The record of key, created zeroed (key set) when absent; NULL: ENOMEM. */
 TRAWL_HIDDEN void *tr_tab_get(struct tab *t, uint64_t key, bool *created);
 TRAWL_HIDDEN void tr_tab_del(struct tab *t, uint64_t key);
@@ -177,7 +200,8 @@ struct tr_kin_fields;
 struct tr_kin_name {
 	int32_t tid;
 	uint32_t id;			/* 0: none */
-	uint64_t w[2];			/* its text (< 16 bytes), zero-padded */
+	uint32_t len;			/* its text's length (<= 16) */
+	uint64_t w[2];			/* and its first and last 8 bytes */
 };
 
 /* The events of one reader turned into changes: its fields, bound by name

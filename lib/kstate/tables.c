@@ -14,15 +14,6 @@ _Static_assert(sizeof(struct chg) == 48, "a change is 48 bytes");
 
 /* ----------------------------------------------------------- strings */
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 static uint64_t hash_str(const char *s, size_t len)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -123,16 +114,6 @@ static inline uint64_t rkey(const struct tab *t, size_t i)
 	return k;
 }
 
-void *tr_tab_find(const struct tab *t, uint64_t key)
-{
-	if (!t->cap)
-		return NULL;
-	for (size_t i = mix(key) & (t->cap - 1); t->used[i]; i = (i + 1) & (t->cap - 1))
-		if (rkey(t, i) == key)
-			return t->rec + i * t->rsz;
-	return NULL;
-}
-
 static int tab_grow(struct tab *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 16;
@@ -146,7 +127,7 @@ static int tab_grow(struct tab *t)
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->used[i])
 			continue;
-		size_t j = mix(rkey(t, i)) & (cap - 1);
+		size_t j = tr_ks_mix(rkey(t, i)) & (cap - 1);
 		while (used[j])
 			j = (j + 1) & (cap - 1);
 		used[j] = 1;
@@ -170,7 +151,7 @@ void *tr_tab_get(struct tab *t, uint64_t key, bool *created)
 		return r;
 	if ((t->n + 1) * 4 > t->cap * 3 && tab_grow(t))
 		return NULL;
-	size_t i = mix(key) & (t->cap - 1);
+	size_t i = tr_ks_mix(key) & (t->cap - 1);
 	while (t->used[i])
 		i = (i + 1) & (t->cap - 1);
 	t->used[i] = 1;
@@ -192,7 +173,7 @@ void tr_tab_del(struct tab *t, uint64_t key)
 	t->n--;
 	/* backward shift: move up every record of the cluster that probed past i */
 	for (size_t j = (i + 1) & m; t->used[j]; j = (j + 1) & m) {
-		size_t home = mix(rkey(t, j)) & m;
+		size_t home = tr_ks_mix(rkey(t, j)) & m;
 		if (((j - home) & m) >= ((j - i) & m)) {
 			memcpy(t->rec + i * t->rsz, t->rec + j * t->rsz, t->rsz);
 			t->used[i] = 1;

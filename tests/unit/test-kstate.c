@@ -200,6 +200,7 @@ int main(void)
 	ok(tr_ks_thread(&m.t, 0) == NULL, "the idle thread is the CPUs', no thread record");
 	is_int(m.t.names, 5, "five names given in all (a, w, kid, the exec's, b)");
 	is_int(m.t.thr.n, 4, "four threads (100, 150, 501, 200)");
+	is_int(m.t.pids, 3, "three processes given (100's, 150's, 501's; the exec keeps 100's)");
 
 	tr_tables_release(&m.t);
 	tr_kin_free(&m.kin);
