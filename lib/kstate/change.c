@@ -393,141 +393,143 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 {
 	struct kctx ctx = { .f = k->f, .str = st, .cur = cur, .names = k->names }, *s = &ctx;
 	struct tr_kin_fields *f = k->f;
-	struct chg c = { .ts = ev->ts, .cpu = (int16_t)ev->cpu, .tid2 = -1 };
+	/* built where it is returned: no copy of a struct just written
+	 * field by field (a store-forwarding stall per event) */
+	struct chg *c = &out[1];
 	const struct ithread *th;
 	int64_t v;
 	int n = 0;
 
-	c.tid = tr_ks_cpu_tid(cur, ev->cpu);
+	*c = (struct chg){ .ts = ev->ts, .cpu = (int16_t)ev->cpu, .tid2 = -1 };
+	c->tid = tr_ks_cpu_tid(cur, ev->cpu);
 	switch (ci->kind) {
 	case K_SWITCH:
-		c.kind = TRAWL_STATE_SWITCH;
-		c.tid = (int32_t)iget(f->sw_prev, ev, -1);
-		c.tid2 = (int32_t)iget(f->sw_next, ev, -1);
-		c.a = iget(f->sw_state, ev, 0);
-		c.str = sget_comm(s, f->sw_ncomm, ev, c.tid2);
-		c.str2 = sget_comm(s, f->sw_pcomm, ev, c.tid);
+		c->kind = TRAWL_STATE_SWITCH;
+		c->tid = (int32_t)iget(f->sw_prev, ev, -1);
+		c->tid2 = (int32_t)iget(f->sw_next, ev, -1);
+		c->a = iget(f->sw_state, ev, 0);
+		c->str = sget_comm(s, f->sw_ncomm, ev, c->tid2);
+		c->str2 = sget_comm(s, f->sw_pcomm, ev, c->tid);
 		break;
 	case K_WAKEUP:
-		c.kind = TRAWL_STATE_WAKEUP;
-		c.tid2 = (int32_t)iget(f->wk_tid, ev, -1);
-		c.a = iget(f->wk_cpu, ev, -1);
-		c.str = sget_comm(s, f->wk_comm, ev, c.tid2);
+		c->kind = TRAWL_STATE_WAKEUP;
+		c->tid2 = (int32_t)iget(f->wk_tid, ev, -1);
+		c->a = iget(f->wk_cpu, ev, -1);
+		c->str = sget_comm(s, f->wk_comm, ev, c->tid2);
 		break;
 	case K_FORK: {
-		c.kind = TRAWL_STATE_FORK;
-		c.tid = (int32_t)iget(f->fk_parent, ev, c.tid);
-		c.tid2 = (int32_t)iget(f->fk_child, ev, -1);
-		c.str = sget_comm(s, f->fk_comm, ev, c.tid2);
-		th = tr_tab_find(&s->cur->thr, (uint64_t)c.tid);
-		int64_t ppid = th ? th->pid >= 0 ? th->pid : th->tid : c.tid;
+		c->kind = TRAWL_STATE_FORK;
+		c->tid = (int32_t)iget(f->fk_parent, ev, c->tid);
+		c->tid2 = (int32_t)iget(f->fk_child, ev, -1);
+		c->str = sget_comm(s, f->fk_comm, ev, c->tid2);
+		th = tr_tab_find(&s->cur->thr, (uint64_t)c->tid);
+		int64_t ppid = th ? th->pid >= 0 ? th->pid : th->tid : c->tid;
 		bool thread = false, given = ival(f->fk_pid, ev, &v);
 		if (given) {		/* LTTng's: the child's pid (its tgid) */
-			thread = v != c.tid2;
+			thread = v != c->tid2;
 		} else if (th && th->syscall) {
 			const char *sc = tr_state_str(s->str, th->syscall);
 			thread = !strcmp(sc, "clone3") ||
 				 (!strcmp(sc, "clone") && (th->sc_arg & CLONE_THREAD));
 		}
-		c.a = given ? v : thread ? ppid : c.tid2;
-		c.b = thread ? (th ? th->ppid : -1) : ppid;
+		c->a = given ? v : thread ? ppid : c->tid2;
+		c->b = thread ? (th ? th->ppid : -1) : ppid;
 		break;
 	}
 	case K_EXEC: {
-		c.kind = TRAWL_STATE_EXEC;
-		c.tid = (int32_t)iget(f->ex_tid, ev, c.tid);
-		c.a = c.tid;
-		c.str = sget(s, f->ex_file, ev);
-		const char *p = tr_state_str(s->str, c.str), *b = strrchr(p, '/');
+		c->kind = TRAWL_STATE_EXEC;
+		c->tid = (int32_t)iget(f->ex_tid, ev, c->tid);
+		c->a = c->tid;
+		c->str = sget(s, f->ex_file, ev);
+		const char *p = tr_state_str(s->str, c->str), *b = strrchr(p, '/');
 		b = b ? b + 1 : p;
-		c.str2 = tr_state_intern(s->str, b, 15);	/* TASK_COMM_LEN - 1 */
+		c->str2 = tr_state_intern(s->str, b, 15);	/* TASK_COMM_LEN - 1 */
 		break;
 	}
 	case K_EXIT:
-		c.kind = TRAWL_STATE_EXIT;
-		c.tid = (int32_t)iget(f->exit_tid, ev, c.tid);
-		th = tr_tab_find(&s->cur->thr, (uint64_t)c.tid);
-		c.a = iget(f->exit_dead, ev, th && th->pid == c.tid);
+		c->kind = TRAWL_STATE_EXIT;
+		c->tid = (int32_t)iget(f->exit_tid, ev, c->tid);
+		th = tr_tab_find(&s->cur->thr, (uint64_t)c->tid);
+		c->a = iget(f->exit_dead, ev, th && th->pid == c->tid);
 		break;
 	case K_SC_ENTRY:
-		c.kind = TRAWL_STATE_SYSCALL_ENTRY;
-		c.tid = (int32_t)iget(f->sc_tid, ev, c.tid);
-		c.str = ci->name;
-		c.a = -1;
+		c->kind = TRAWL_STATE_SYSCALL_ENTRY;
+		c->tid = (int32_t)iget(f->sc_tid, ev, c->tid);
+		c->str = ci->name;
+		c->a = -1;
 		if (ci->sem == S_DUP)
-			c.a = iget(f->sc_oldfd, ev, iget(f->sc_fildes, ev, -1));
+			c->a = iget(f->sc_oldfd, ev, iget(f->sc_fildes, ev, -1));
 		else if (ci->sem == S_WRITE && ival(f->sc_outfd, ev, &v))
-			c.a = v;
+			c->a = v;
 		else
-			c.a = iget(f->sc_fd, ev, -1);
-		c.b = ci->sem == S_CLONE ? iget(f->sc_flags, ev, 0)
+			c->a = iget(f->sc_fd, ev, -1);
+		c->b = ci->sem == S_CLONE ? iget(f->sc_flags, ev, 0)
 		    : ci->sem == S_FCNTL ? iget(f->sc_cmd, ev, -1) : iget(f->sc_count, ev, 0);
 		if (ci->path)
-			c.str2 = sget(s, ci->path, ev);
+			c->str2 = sget(s, ci->path, ev);
 		else if (ci->sem == S_FDNEW && !strcmp(tr_state_str(s->str, ci->name), "socket"))
-			c.str2 = socket_name(s, ev);
+			c->str2 = socket_name(s, ev);
 		break;
 	case K_SC_EXIT:
-		c.kind = TRAWL_STATE_SYSCALL_EXIT;
-		c.tid = (int32_t)iget(f->sc_tid, ev, c.tid);
-		c.str = ci->name;
-		c.b = iget(f->sx_ret, ev, 0);
+		c->kind = TRAWL_STATE_SYSCALL_EXIT;
+		c->tid = (int32_t)iget(f->sc_tid, ev, c->tid);
+		c->str = ci->name;
+		c->b = iget(f->sx_ret, ev, 0);
 		if (ci->sem != S_OTHER)
-			n = sc_exit(s, ci, &c, &out[0]);
+			n = sc_exit(s, ci, c, &out[0]);
 		break;
 	case K_IRQ_ENTRY:
 	case K_IRQ_EXIT:
-		c.kind = ci->kind == K_IRQ_ENTRY ? TRAWL_STATE_IRQ_ENTRY : TRAWL_STATE_IRQ_EXIT;
-		c.tid = (int32_t)iget(f->irq_tid, ev, c.tid);
-		c.a = iget(f->irq, ev, -1);
+		c->kind = ci->kind == K_IRQ_ENTRY ? TRAWL_STATE_IRQ_ENTRY : TRAWL_STATE_IRQ_EXIT;
+		c->tid = (int32_t)iget(f->irq_tid, ev, c->tid);
+		c->a = iget(f->irq, ev, -1);
 		break;
 	case K_SOFTIRQ_ENTRY:
 	case K_SOFTIRQ_EXIT:
-		c.kind = ci->kind == K_SOFTIRQ_ENTRY ? TRAWL_STATE_SOFTIRQ_ENTRY
+		c->kind = ci->kind == K_SOFTIRQ_ENTRY ? TRAWL_STATE_SOFTIRQ_ENTRY
 						     : TRAWL_STATE_SOFTIRQ_EXIT;
-		c.tid = (int32_t)iget(f->irq_tid, ev, c.tid);
-		c.a = iget(f->vec, ev, -1);
+		c->tid = (int32_t)iget(f->irq_tid, ev, c->tid);
+		c->a = iget(f->vec, ev, -1);
 		break;
 	case K_BLK_INSERT:
 	case K_BLK_ISSUE:
 	case K_BLK_COMPLETE: {
-		c.kind = ci->kind == K_BLK_INSERT ? TRAWL_STATE_BLOCK_INSERT
+		c->kind = ci->kind == K_BLK_INSERT ? TRAWL_STATE_BLOCK_INSERT
 		       : ci->kind == K_BLK_ISSUE ? TRAWL_STATE_BLOCK_ISSUE : TRAWL_STATE_BLOCK_COMPLETE;
-		c.tid = (int32_t)iget(f->blk_tid, ev, c.tid);
-		c.a = iget(f->blk_dev, ev, 0);
-		c.b = iget(f->blk_sector, ev, 0);
-		c.c = (uint32_t)iget(f->blk_nr, ev, 0);
+		c->tid = (int32_t)iget(f->blk_tid, ev, c->tid);
+		c->a = iget(f->blk_dev, ev, 0);
+		c->b = iget(f->blk_sector, ev, 0);
+		c->c = (uint32_t)iget(f->blk_nr, ev, 0);
 		const union trawl_ctf_value *x = f->blk_rwbs ? trawl_field_value(f->blk_rwbs, ev) : NULL;
 		if (x && trawl_field_type(f->blk_rwbs, ev->cls) == TRAWL_FIELD_STRING) {
-			c.str = x->s.p ? tr_state_intern(s->str, x->s.p, x->s.len) : 0;
-			c.str2 = x->s.p && memchr(x->s.p, 'W', strnlen(x->s.p, x->s.len));	/* a write */
+			c->str = x->s.p ? tr_state_intern(s->str, x->s.p, x->s.len) : 0;
+			c->str2 = x->s.p && memchr(x->s.p, 'W', strnlen(x->s.p, x->s.len));	/* a write */
 		} else if (x) {
-			c.str2 = x->i & 1;			/* LTTng: RWBS_FLAG_WRITE */
+			c->str2 = x->i & 1;			/* LTTng: RWBS_FLAG_WRITE */
 		}
 		break;
 	}
 	case K_DUMP_PROCESS:
-		c.kind = TRAWL_STATE_DUMP_PROCESS;
-		c.tid2 = (int32_t)iget(f->dp_tid, ev, -1);
-		c.a = iget(f->dp_pid, ev, -1);
-		c.b = iget(f->dp_ppid, ev, -1);
-		c.c = (uint32_t)iget(f->dp_status, ev, 0);
-		c.str = sget(s, f->dp_name, ev);
-		if (c.tid2 < 0)
+		c->kind = TRAWL_STATE_DUMP_PROCESS;
+		c->tid2 = (int32_t)iget(f->dp_tid, ev, -1);
+		c->a = iget(f->dp_pid, ev, -1);
+		c->b = iget(f->dp_ppid, ev, -1);
+		c->c = (uint32_t)iget(f->dp_status, ev, 0);
+		c->str = sget(s, f->dp_name, ev);
+		if (c->tid2 < 0)
 			return 0;
 		break;
 	case K_DUMP_FD:
-		c.kind = TRAWL_STATE_DUMP_FD;
-		c.a = iget(f->df_pid, ev, -1);
-		c.b = iget(f->df_fd, ev, -1);
-		c.str = sget(s, f->df_file, ev);
-		if (c.a < 0 || c.b < 0)
+		c->kind = TRAWL_STATE_DUMP_FD;
+		c->a = iget(f->df_pid, ev, -1);
+		c->b = iget(f->df_fd, ev, -1);
+		c->str = sget(s, f->df_file, ev);
+		if (c->a < 0 || c->b < 0)
 			return 0;
 		break;
 	default:
 		return 0;
 	}
-	out[n] = c;
 	return n + 1;
 }
 
@@ -583,7 +585,7 @@ int tr_kin_take(struct tr_kin *k, struct strtab *st, struct tables *t, const str
 		return 0;
 	if ((n = tr_kin_changes(k, st, t, ev, ci, c)) < 0)
 		return n;
-	for (int i = 0; i < n && !rc; i++)
+	for (int i = 2 - n; i < 2 && !rc; i++)
 		rc = tr_state_apply(t, &c[i], 0);
 	return rc;
 }

@@ -222,9 +222,9 @@ TRAWL_HIDDEN void tr_kin_free(struct tr_kin *k);
 /* The class of cls, classified on first sight (names into st); NULL: ENOMEM. */
 TRAWL_HIDDEN const struct tr_kin_class *tr_kin_class(struct tr_kin *k, struct strtab *st,
 						     const struct trawl_ctf_event_class *cls);
-/* The changes ev makes to cur (read, not changed), in order, into out:
- * 0, 1 or 2 (a system call's exit: the file descriptor it made or
- * closed, then the exit); -ENOMEM. */
+/* The changes ev makes to cur (read, not changed), in order, as the last
+ * n of out: out[2 - n] .. out[1]. n: 0, 1 or 2 (a system call's exit:
+ * the file descriptor it made or closed, then the exit); -ENOMEM. */
 TRAWL_HIDDEN int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur,
 				const struct trawl_event *ev, const struct tr_kin_class *ci,
 				struct chg out[2]);

@@ -46,7 +46,7 @@ static int take(struct trawl_state *s, const struct trawl_event *ev,
 		return -ENOMEM;
 	if ((n = tr_kin_changes(&s->kin, &s->str, &h->cur, ev, ci, c)) < 0)
 		return n;
-	for (int i = 0; i < n && !rc; i++)
+	for (int i = 2 - n; i < 2 && !rc; i++)
 		rc = tr_state_push(s, h, &c[i]);
 	return rc;
 }
