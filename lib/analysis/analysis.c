@@ -1389,7 +1389,8 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
 		/* the model first (names, tgids, the CPU's thread), the
 		 * handler then sees the CPU's thread before a switch in was */
-		a->was = cur_tid(h, e->cpu);
+		if (k == K_SWITCH)
+			a->was = cur_tid(h, e->cpu);
 		if (!r && KB(k) & K_COMMON)
 			r = tr_kin_take(&a->kin, &a->str, &h->ks, e);
 		if (!r)
