@@ -6,9 +6,10 @@
  * after exec and tgids, fed the events that make them, no history) and
  * what the analyses keep beside it: per thread and CPU their pending
  * intervals, rows (a thread, a CPU, a syscall, an IRQ, a disk) with their
- * statistics and histograms, and the samples when asked. Events are bound by name (LTTng's, as trawl
- * records them), every one TRAWL_FIELD_OPTIONAL: a live source brings them
- * later, and an analysis whose events a trace lacks reports nothing.
+ * statistics and histograms, and the samples when asked. Events are bound
+ * by name (LTTng's, as trawl records them), every one TRAWL_FIELD_OPTIONAL:
+ * a live source brings them later, and an analysis whose events a trace
+ * lacks reports nothing.
  *
  * The semantics follow lttng-analyses (the oracle of the tests):
  *  - cputop: a thread runs from the sched_switch that puts it on a CPU to
@@ -848,7 +849,8 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
 					      t->sys_ts, ev->ts, tid, ev->cpu,
-					      comm_needed(a) ? tcomm(a, h, tid, ev->cpu, buf) : "", &err);
+					      comm_needed(a) ? tcomm(a, h, tid, ev->cpu, buf) : "",
+					      &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
 		if (!r->label[0])
@@ -1034,8 +1036,8 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
 					      ev->ts, t->tid, ev->cpu,
-					      comm_needed(a) ? tcomm(a, h, t->tid, ev->cpu, buf) : "",
-					      &err);
+					      comm_needed(a) ? tcomm(a, h, t->tid, ev->cpu, buf)
+							     : "", &err);
 	if (!r)
 		return err;
 	if (!r->label[0])
