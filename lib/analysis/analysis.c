@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib/analysis/analysis.c - the standard analyses (trawl/analysis.h): one
- * table of analyses, each a handler of the kernel events it needs, over a
- * common bookkeeping: per host its CPUs and threads, rows (a thread, a
- * CPU, a syscall, an IRQ, a disk) with their statistics and histograms,
- * and the samples when asked. Events are bound by name (LTTng's, as trawl
- * records them), every one TRAWL_FIELD_OPTIONAL: a live source brings them
- * later, and an analysis whose events a trace lacks reports nothing.
+ * table of analyses, each a handler of the kernel events it needs, over
+ * the kernel model (lib/kstate: per host its CPUs, threads, their names
+ * after exec and tgids, fed the events that make them, no history) and
+ * what the analyses keep beside it: per thread and CPU their pending
+ * intervals, rows (a thread, a CPU, a syscall, an IRQ, a disk) with their
+ * statistics and histograms, and the samples when asked. Events are bound
+ * by name (LTTng's, as trawl records them), every one TRAWL_FIELD_OPTIONAL:
+ * a live source brings them later, and an analysis whose events a trace
+ * lacks reports nothing.
  *
  * The semantics follow lttng-analyses (the oracle of the tests):
  *  - cputop: a thread runs from the sched_switch that puts it on a CPU to
@@ -36,6 +39,7 @@
 
 #include "internal.h"
 #include "analysis/analysis-internal.h"
+#include "kstate/kstate.h"
 
 /* ------------------------------------------------------- integer map */
 
@@ -148,27 +152,27 @@ static void imap_release(struct imap *m)
 
 #define NONE INT64_MIN
 
-struct thr {				/* a thread of a host */
+/* What the analyses keep of a thread besides the kernel model's (its
+ * name, names, process: lib/kstate, struct ithread). */
+struct thr {
 	int64_t tid;
-	int64_t pid;			/* its process (tgid), -1: unknown */
-	char comm[16];
-	uint32_t names;			/* one more at each change of its known name (an
-					 * exec, a rename): a row per name it had */
 	int64_t run_since;		/* cputop: on a CPU since (NONE: not) */
 	int64_t woken;			/* schedlat: first wake-up not yet run */
 	int64_t preempted;		/* schedlat: switched out runnable at */
 	int64_t sys_ts;			/* syscalls: in a syscall since */
 	uint32_t sys_cls;		/* ... its entry's class */
 	int prio;
-	/* iolatency: its process's row in the slice of generation prow_gen
-	 * (a->gen; 0: none), so that a sample needs no second lookup, and
-	 * the host's names (struct host's) when that row's label was last
-	 * made from its main thread's name */
-	uint32_t prow, prow_gen, plabel;
+	/* iolatency: its process's row (of process prow_id) in the slice of
+	 * generation prow_gen (a->gen; 0: none), so that a sample needs no
+	 * second lookup, the model's names (struct tables') when that row's
+	 * label was last made from its main thread's name, and its pids
+	 * when prow_id was its process */
+	uint32_t prow, prow_gen, plabel, ppids;
+	int64_t prow_id;
 };
 
+/* What irq keeps of a CPU (its current thread is the model's). */
 struct cpu {
-	int64_t tid;			/* current, -1: unknown */
 	int64_t irq_ts, irq;		/* in a hard IRQ since (NONE: not) */
 	int64_t soft_ts[16];		/* in a softirq (by vector) since */
 };
@@ -185,6 +189,7 @@ struct req {				/* a block request in flight */
 struct host {
 	const char *name;
 	int64_t first, last;		/* its first and last events' times so far */
+	struct tables ks;		/* the kernel model: CPUs, threads, names, tgids */
 	struct thr *thr;
 	size_t nthr, capthr;
 	struct imap tids;		/* tid -> thr index */
@@ -196,7 +201,6 @@ struct host {
 	struct imap rq;			/* dev ^ sector -> req index */
 	uint32_t *rq_free;		/* freed req slots */
 	size_t nfree;
-	uint32_t names;			/* one more at each change of a thread's name */
 	struct disk { int64_t dev; char name[32]; } *disks;	/* the state dump's */
 	size_t ndisks;
 };
@@ -270,6 +274,10 @@ struct trawl_analysis {
 	size_t nkinds;
 	struct host *hosts;
 	size_t nhosts;
+	/* the kernel model's events to changes, and its strings (all hosts') */
+	struct tr_kin kin;
+	struct strtab str;
+	int64_t was;			/* a switch's CPU ran this thread before it */
 	/* the slice */
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
@@ -287,7 +295,7 @@ struct trawl_analysis {
 struct analysis_def {
 	const char *name, *help;
 	handler_fn fn;
-	unsigned kinds;			/* the kinds fn needs (1u << K_...), besides common()'s */
+	unsigned kinds;			/* the kinds fn needs (1u << K_...), besides the model's */
 };
 
 /* ------------------------------------------------------- rows */
@@ -462,6 +470,7 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 	/* a copy: rows and samples name their host after the reader is gone */
 	if (!(h->name = strdup(name)))
 		return NULL;
+	tr_tables_init(&h->ks);
 	h->first = h->last = ev->ts;
 	a->nhosts++;
 	return h;
@@ -504,7 +513,6 @@ static __attribute__((noinline)) struct thr *thr_add(struct host *h, int64_t tid
 	t->tid = tid;
 	t->run_since = t->woken = t->sys_ts = t->preempted = NONE;
 	t->prio = INT32_MIN;
-	t->pid = -1;
 	return t;
 }
 
@@ -545,7 +553,6 @@ static __attribute__((noinline)) struct cpu *cpu_add(struct host *h, uint32_t n)
 		if (!c)
 			return NULL;
 		for (size_t i = h->ncpus; i <= n; i++) {
-			c[i].tid = -1;
 			c[i].irq_ts = NONE;
 			for (int j = 0; j < 16; j++)
 				c[i].soft_ts[j] = NONE;
@@ -577,91 +584,66 @@ static const char *sval(const struct trawl_analysis *a, enum field_id f,
 	return buf;
 }
 
-static void set_comm(struct host *h, struct thr *t, const struct trawl_analysis *a,
-		     enum field_id f, const struct trawl_event *ev)
+/* The model's thread tid of h, NULL when it knows none. */
+static inline const struct ithread *kthr(const struct host *h, int64_t tid)
 {
-	/* sval() straight into comm, compared on the way: two per switch */
-	const union trawl_ctf_value *v = a->f[f] ? trawl_field_value(a->f[f], ev) : NULL;
-	if (!v || !v->s.p)
-		return;
-	/* s.len: the text's length, to its NUL (ctf_text_len()) */
-	size_t n = strnlen(v->s.p, v->s.len < sizeof(t->comm) - 1 ? v->s.len : sizeof(t->comm) - 1);
-	if (!t->comm[n] && !memcmp(t->comm, v->s.p, n))
-		return;
-	t->names += t->comm[0] != 0;	/* a name it had changes; the first is learnt */
-	memcpy(t->comm, v->s.p, n);
-	t->comm[n] = 0;
-	h->names++;
+	return tr_ks_thread(&h->ks, tid);
 }
 
-/* The thread bookkeeping every analysis shares: names, current threads. */
-static int common(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev,
-		  enum ev_kind k)
+/* The thread CPU n of h runs (the model's), -1: unknown. */
+static inline int64_t cur_tid(const struct host *h, uint32_t n)
 {
-	struct thr *t;
-	switch (k) {
-	case K_SWITCH: {
-		struct thr *n;
-		if (thr_get2(h, ival(a, F_PREV_TID, ev, -1), ival(a, F_NEXT_TID, ev, -1), &t, &n))
-			return -ENOMEM;
-		set_comm(h, t, a, F_PREV_COMM, ev);
-		set_comm(h, n, a, F_NEXT_COMM, ev);
-		break;
-	}
-	case K_FORK:
-		if (!(t = thr_get(h, ival(a, F_CHILD_TID, ev, -1))))
-			return -ENOMEM;
-		set_comm(h, t, a, F_CHILD_COMM, ev);
-		t->pid = ival(a, F_CHILD_PID, ev, t->pid);
-		t->prow_gen = 0;
-		break;
-	case K_EXEC: {
-		/* the new program's name, as the kernel makes comm of it */
-		char file[256];
-		if (!(t = thr_get(h, ival(a, F_EXEC_TID, ev, -1))))
-			return -ENOMEM;
-		if (sval(a, F_EXEC_FILE, ev, file, sizeof(file))) {
-			const char *base = strrchr(file, '/');
-			char comm[16];
-			snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : file);
-			if (strcmp(comm, t->comm)) {
-				t->names += t->comm[0] != 0;
-				memcpy(t->comm, comm, sizeof(comm));
-				h->names++;
-			}
-		}
-		break;
-	}
-	case K_SDPROC:
-		if (!(t = thr_get(h, ival(a, F_SD_TID, ev, -1))))
-			return -ENOMEM;
-		if (!t->comm[0])
-			set_comm(h, t, a, F_SD_NAME, ev);
-		if (t->pid < 0) {
-			t->pid = ival(a, F_SD_PID, ev, -1);
-			t->prow_gen = 0;
-		}
-		break;
-	default:
-		break;
-	}
-	return 0;
+	return tr_ks_cpu_tid(&h->ks, n);
 }
 
-/* After the analysis's handler (cputop looks at the thread replaced): a
- * switch's CPU now runs its next thread. */
-static int switched(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
+/* Thread tid's name generation (struct ithread's names): a row per name. */
+static inline uint32_t tnames(const struct host *h, int64_t tid)
 {
-	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!c)
-		return -ENOMEM;
-	c->tid = ival(a, F_NEXT_TID, ev, -1);
-	return 0;
+	const struct ithread *k = tid > 0 ? kthr(h, tid) : NULL;
+	return k ? k->names : 0;
 }
 
-static const char *comm_of(const struct thr *t)
+/* Name id as the kernel's comm (15 bytes at most): buf (16 bytes) holds
+ * a longer one's first 15. */
+static const char *comm15(const struct trawl_analysis *a, uint32_t id, char *buf)
 {
-	return t && t->comm[0] ? t->comm : "?";
+	const char *n = tr_state_str(&a->str, id);
+	if (likely(strnlen(n, 16) < 16))
+		return n;
+	memcpy(buf, n, 15);
+	buf[15] = 0;
+	return buf;
+}
+
+/* Thread tid's name as the kernel's comm, "" when the model knows none;
+ * the idle thread (tid 0) is CPU cpu's (swapper/N). buf: 16 bytes. */
+static const char *tcomm(const struct trawl_analysis *a, const struct host *h, int64_t tid,
+			 uint32_t cpu, char *buf)
+{
+	uint32_t id = 0;
+	if (tid == 0) {
+		const struct icpu *c = tr_ks_cpu(&h->ks, cpu);
+		id = c ? c->idle : 0;
+	} else {
+		const struct ithread *k = kthr(h, tid);
+		id = k ? k->comm : 0;
+	}
+	return comm15(a, id, buf);
+}
+
+/* sample() reads a sample's comm only for --comm and kept samples: else
+ * a row keyed by something else (a syscall, an IRQ) needs no lookup. */
+static inline bool comm_needed(const struct trawl_analysis *a)
+{
+	return a->comm || a->o.keep_samples;
+}
+
+/* tcomm(), "?" when unknown: a row's label */
+static const char *comm_of(const struct trawl_analysis *a, const struct host *h, int64_t tid,
+			   uint32_t cpu, char *buf)
+{
+	const char *n = tcomm(a, h, tid, cpu, buf);
+	return n[0] ? n : "?";
 }
 
 /* ------------------------------------------------------- cputop */
@@ -673,11 +655,15 @@ static int cputop_ran(struct trawl_analysis *a, struct host *h, const struct thr
 		      int64_t since, int64_t end)
 {
 	int err = 0;
-	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid, t->names, since,
-					      end, t->tid, cpu, t->comm, &err);
+	char buf[16];
+	const struct ithread *k = kthr(h, t->tid);	/* (never the idle thread) */
+	const char *comm = comm15(a, k ? k->comm : 0, buf);
+	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, t->tid,
+					      k ? k->names : 0, since, end, t->tid, cpu, comm,
+					      &err);
 	if (r)
-		label_comm(r, comm_of(t), t->tid);
-	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end, t->tid, cpu, t->comm, &err);
+		label_comm(r, comm[0] ? comm : "?", t->tid);
+	r = sample(a, h, TRAWL_ANALYSIS_CPU, cpu, 0, since, end, t->tid, cpu, comm, &err);
 	if (r && !r->label[0])
 		snprintf(r->label, sizeof(r->label), "CPU %u", cpu);
 	return err;
@@ -691,13 +677,13 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	int err = 0;
 	int64_t prev = ival(a, F_PREV_TID, ev, -1), next = ival(a, F_NEXT_TID, ev, -1);
 	struct thr *p, *n;
-	struct cpu *c = cpu_get(h, ev->cpu);
-	if (!c || thr_get2(h, prev, next, &p, &n))
+	if (thr_get2(h, prev, next, &p, &n))
 		return -ENOMEM;
 	/* a thread seen first leaving a CPU ran since the slice's start (or
-	 * its host's first event, when the host's trace starts later) */
+	 * its host's first event, when the host's trace starts later): the
+	 * CPU's thread before the switch was unknown */
 	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
-	int64_t since = p->run_since != NONE ? p->run_since : (c->tid < 0 ? start : NONE);
+	int64_t since = p->run_since != NONE ? p->run_since : (a->was < 0 ? start : NONE);
 	if (prev != 0 && since != NONE)
 		err = cputop_ran(a, h, p, ev->cpu, since, ev->ts);
 	p->run_since = NONE;
@@ -708,7 +694,7 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 /*
  * A sched_process_exec: the thread, on its CPU, is its new program from
  * now on; its time so far is its old name's (a row of that name), and it
- * goes on from the exec (common() then gives it the new name).
+ * goes on from the exec (the model then gives it the new name).
  */
 static int cputop_exec(struct trawl_analysis *a, struct host *h, const struct trawl_event *ev)
 {
@@ -729,8 +715,9 @@ static int cputop_close(struct trawl_analysis *a, int64_t all, bool last)
 		struct host *h = &a->hosts[hi];
 		/* at the end, a host whose trace ended before: up to its last event */
 		int64_t end = last && h->last < all ? h->last : all;
-		for (size_t i = 0; i < h->ncpus; i++) {
-			struct thr *t = h->cpus[i].tid > 0 ? thr_get(h, h->cpus[i].tid) : NULL;
+		for (size_t i = 0; i < h->ks.ncpus; i++) {
+			int64_t tid = h->ks.cpus[i].tid;
+			struct thr *t = tid > 0 ? thr_get(h, tid) : NULL;
 			if (!t || t->run_since == NONE || end < t->run_since)
 				continue;
 			int e = cputop_ran(a, h, t, (uint32_t)i, t->run_since, end);
@@ -750,8 +737,8 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (k == K_WAKEUP) {
 		int64_t tid = ival(a, F_WAKE_TID, ev, -1);
 		/* a thread running on some CPU is not woken */
-		for (size_t i = 0; i < h->ncpus; i++)
-			if (h->cpus[i].tid == tid)
+		for (size_t i = 0; i < h->ks.ncpus; i++)
+			if (h->ks.cpus[i].tid == tid)
 				return 0;
 		struct thr *t = thr_get(h, tid);
 		if (!t)
@@ -775,12 +762,19 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	 */
 	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
 		p->preempted = ev->ts;
+	if (n->preempted == NONE && n->woken == NONE)
+		return 0;
+	char buf[16];
+	const struct ithread *kn = next > 0 ? kthr(h, next) : NULL;
+	const char *comm = next > 0 ? comm15(a, kn ? kn->comm : 0, buf)
+				    : tcomm(a, h, next, ev->cpu, buf);
+	uint32_t names = kn ? kn->names : 0;
 	if (n->preempted != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next, n->names,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_PREEMPT, next, names,
 						      n->preempted, ev->ts, next,
-						      ev->cpu, n->comm, &err);
+						      ev->cpu, comm, &err);
 		if (r) {
-			label_comm(r, comm_of(n), next);
+			label_comm(r, comm[0] ? comm : "?", next);
 			r->prio = n->prio;
 		}
 		n->preempted = NONE;
@@ -788,11 +782,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 		return err;
 	}
 	if (n->woken != NONE) {
-		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, n->names,
+		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_THREAD, next, names,
 						      n->woken, ev->ts, next, ev->cpu,
-						      n->comm, &err);
+						      comm, &err);
 		if (r) {
-			label_comm(r, comm_of(n), next);
+			label_comm(r, comm[0] ? comm : "?", next);
 			r->prio = n->prio;
 		}
 		n->woken = NONE;
@@ -833,10 +827,9 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 		return 0;
 	int64_t tid = ival(a, F_TID, ev, -1);
 	if (tid < 0) {			/* no tid context: the CPU's current thread */
-		struct cpu *c = cpu_get(h, ev->cpu);
-		if (!c || c->tid < 0)
+		tid = cur_tid(h, ev->cpu);
+		if (tid < 0)
 			return 0;
-		tid = c->tid;
 	}
 	struct thr *t = thr_get(h, tid);
 	if (!t)
@@ -853,9 +846,11 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	const char *name = a->sysnames[id];
+	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
 					      t->sys_ts, ev->ts, tid, ev->cpu,
-					      t->comm, &err);
+					      comm_needed(a) ? tcomm(a, h, tid, ev->cpu, buf) : "",
+					      &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
 		if (!r->label[0])
@@ -905,10 +900,13 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		int64_t n = ival(a, F_IRQ, ev, -1);
 		if (c->irq_ts == NONE || n != c->irq)
 			return 0;
-		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
+		int64_t tid = cur_tid(h, ev->cpu);
+		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
-						      ev->ts, c->tid, ev->cpu,
-						      t ? t->comm : "", &err);
+						      ev->ts, tid, ev->cpu,
+						      tid >= 0 && comm_needed(a) ?
+						      tcomm(a, h, tid, ev->cpu, buf) : "",
+						      &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld", (long long)n);
 		c->irq_ts = NONE;
@@ -925,10 +923,13 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		}
 		if (c->soft_ts[v] == NONE)
 			return 0;
-		struct thr *t = c->tid >= 0 ? thr_get(h, c->tid) : NULL;
+		int64_t tid = cur_tid(h, ev->cpu);
+		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
-						      ev->ts, c->tid, ev->cpu,
-						      t ? t->comm : "", &err);
+						      ev->ts, tid, ev->cpu,
+						      tid >= 0 && comm_needed(a) ?
+						      tcomm(a, h, tid, ev->cpu, buf) : "",
+						      &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
 				 v < 10 ? softirq_names[v] : "?");
@@ -994,26 +995,36 @@ static uint8_t io_type(const char *name)
  * program), else after t.
  */
 static struct trawl_analysis_row *io_process(struct trawl_analysis *a, struct host *h,
-					     struct thr *t)
+					     struct thr *t, uint32_t cpu)
 {
-	int64_t id = t->pid >= 0 ? t->pid : t->tid;
+	int64_t id;
+	if (t->prow_gen == a->gen && t->ppids == h->ks.pids) {
+		id = t->prow_id;	/* no thread's process changed since */
+	} else {
+		const struct ithread *k = kthr(h, t->tid);
+		id = k && k->pid >= 0 ? k->pid : t->tid;	/* its tgid */
+		t->ppids = h->ks.pids;
+	}
 	struct trawl_analysis_row *r;
-	if (t->prow_gen == a->gen) {
+	if (t->prow_gen == a->gen && t->prow_id == id) {
 		r = &a->rows[t->prow];
 		/* named after its main thread, and no name changed since */
-		if (t->plabel == h->names)
+		if (t->plabel == h->ks.names)
 			return r;
 	} else {
 		if (!(r = row_get(a, h, TRAWL_ANALYSIS_PROCESS, id, 0)))
 			return NULL;
 		t->prow = (uint32_t)(r - a->rows);
 		t->prow_gen = a->gen;
+		t->prow_id = id;
 	}
-	const struct thr *m = id == t->tid ? t : thr_find(h, id);
-	bool main_named = m && m->comm[0];
-	label_comm(r, main_named ? m->comm : t->comm[0] ? t->comm : "?", id);
+	char mb[16], tb[16];
+	const char *m = id > 0 ? tcomm(a, h, id, cpu, mb) : "";
+	bool main_named = m[0];
+	const char *own = main_named ? m : tcomm(a, h, t->tid, cpu, tb);
+	label_comm(r, own[0] ? own : "?", id);
 	/* else the last thread's name wins: checked at each sample */
-	t->plabel = main_named ? h->names : h->names - 1;
+	t->plabel = main_named ? h->ks.names : h->ks.names - 1;
 	return r;
 }
 
@@ -1022,8 +1033,11 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 		     const struct trawl_event *ev, int64_t ret)
 {
 	int err = 0;
+	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
-					      ev->ts, t->tid, ev->cpu, t->comm, &err);
+					      ev->ts, t->tid, ev->cpu,
+					      comm_needed(a) ? tcomm(a, h, t->tid, ev->cpu, buf)
+							     : "", &err);
 	if (!r)
 		return err;
 	if (!r->label[0])
@@ -1035,7 +1049,7 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 		a->last_sample->ret = ret;
 		a->last_sample->bytes = bytes;
 	}
-	if (!(r = io_process(a, h, t)))
+	if (!(r = io_process(a, h, t, ev->cpu)))
 		return -ENOMEM;
 	row_add(r, ev->ts - t->sys_ts);	/* sample() computed it: no overflow */
 	r->errors += ret < 0;
@@ -1052,12 +1066,8 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 {
 	uint32_t ci = ev->cls->index;
 	int64_t tid = ival(a, F_TID, ev, NONE);
-	if (tid == NONE) {	/* no tid context: the CPU's current thread */
-		struct cpu *c = cpu_get(h, ev->cpu);
-		if (!c)
-			return -ENOMEM;
-		tid = c->tid;
-	}
+	if (tid == NONE)	/* no tid context: the CPU's current thread */
+		tid = cur_tid(h, ev->cpu);
 	if (tid < 0)
 		return 0;
 	struct thr *t = thr_get(h, tid);
@@ -1138,7 +1148,6 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 	uint32_t *v = imap_find(&h->rq, key);
 	if (k == K_RQ_ISSUE) {
 		int64_t tid = ival(a, F_RQ_TID, ev, -1);
-		struct thr *t = tid >= 0 ? thr_get(h, tid) : NULL;
 		uint32_t slot;
 		if (v)
 			slot = *v;	/* issued again: the latest counts */
@@ -1168,8 +1177,10 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 		q->tid = tid;
 		q->bytes = (uint64_t)nr * 512;
 		q->cpu = ev->cpu;
-		snprintf(q->comm, sizeof(q->comm), "%s", t ? comm_of(t) : "?");
-		q->names = t ? t->names : 0;
+		char buf[16];
+		snprintf(q->comm, sizeof(q->comm), "%s",
+			 tid >= 0 ? comm_of(a, h, tid, ev->cpu, buf) : "?");
+		q->names = tnames(h, tid);
 		return 0;
 	}
 	if (!v)
@@ -1219,7 +1230,9 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 
 #define KB(k) (1u << (k))
 #define K_SYS (KB(K_SYS_ENTRY) | KB(K_SYS_EXIT))
-/* The kinds common() and switched() need: names, each CPU's thread. */
+/* The kinds the kernel model is fed (lib/kstate): names, tgids, each
+ * CPU's thread. The others' changes (a system call's, an IRQ's, a block
+ * request's) no analysis reads from the model: it is not given them. */
 #define K_COMMON (KB(K_SWITCH) | KB(K_FORK) | KB(K_EXEC) | KB(K_SDPROC))
 
 static const struct analysis_def defs[] = {
@@ -1296,6 +1309,10 @@ static int start(void *self, struct trawl_reader *r)
 	char err[256];
 	a->r = r;
 	a->nkinds = 0;			/* this reader's classes */
+	tr_kin_finish(&a->kin);
+	int rc = tr_kin_start(&a->kin, r);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < NFIELDS; i++) {
 		a->f[i] = trawl_field_bind(r, field_specs[i].spec, field_specs[i].type,
 					   TRAWL_FIELD_OPTIONAL, err, sizeof(err));
@@ -1307,7 +1324,7 @@ static int start(void *self, struct trawl_reader *r)
 }
 
 /* Class name's kind for this analysis: K_OTHER (only its time counts)
- * unless common() or the analysis' handler needs it; the classes wants()
+ * unless the model or the analysis' handler needs it; the classes wants()
  * keeps, so that the decoder's batch ends are taken as nothing more. */
 static enum ev_kind kind_of(const struct trawl_analysis *a, const char *name)
 {
@@ -1370,13 +1387,16 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		enum ev_kind k = a->kinds[ci];
 		if (k == K_OTHER)
 			continue;
+		/* cputop's exec: the time so far is the old name's */
 		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
+		/* the model first (names, tgids, the CPU's thread), the
+		 * handler then sees the CPU's thread before a switch in was */
+		if (k == K_SWITCH)
+			a->was = cur_tid(h, e->cpu);
 		if (!r && KB(k) & K_COMMON)
-			r = common(a, h, e, k);
+			r = tr_kin_take(&a->kin, &a->str, &h->ks, e);
 		if (!r)
 			r = a->def->fn(a, h, e, k);
-		if (!r && k == K_SWITCH)
-			r = switched(a, h, e);
 		if (r < 0)
 			return r;
 	}
@@ -1468,6 +1488,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	for (size_t i = 0; i < a->nhosts; i++) {
 		struct host *h = &a->hosts[i];
 		free((char *)h->name);
+		tr_tables_release(&h->ks);
 		free(h->thr);
 		imap_release(&h->tids);
 		free(h->cpus);
@@ -1477,6 +1498,8 @@ void trawl_analysis_free(struct trawl_analysis *a)
 		imap_release(&h->rq);
 	}
 	free(a->hosts);
+	tr_kin_free(&a->kin);
+	tr_state_strtab_release(&a->str);
 	free(a->rows);
 	imap_release(&a->rowmap);
 	free(a->samples);

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/kstate/kstate.h - the one model of a host's kernel state
+ * (docs/state.md, "The model"): its CPUs, threads (their states, names
+ * after exec, tgid, pending system call), file descriptors and block
+ * requests, and the one function that moves it forward.
+ *
+ * Everything is plain records in flat arrays (strings are ids into a
+ * string table the caller keeps, one for all of its hosts), so that a
+ * copy (the state system's window base, a checkpoint, a view) is a few
+ * memcpy calls. A consumer drives it per event:
+ *
+ *     event --tr_kin_changes()--> changes (struct chg) --tr_state_apply()--> tables
+ *
+ * (tr_kin_take() does both) and reads it by key: tr_ks_thread(),
+ * tr_ks_cpu(), tr_ks_fd(). What history it keeps is the consumer's: none
+ * for an analysis, the changes of a window for the state system
+ * (lib/state).
+ */
+#ifndef TRAWL_KSTATE_H
+#define TRAWL_KSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+#include "trawl/state.h"
+
+/* A change (struct trawl_state_change, packed). */
+struct chg {
+	int64_t ts;
+	int64_t a, b;
+	uint32_t c;			/* a byte count (<= 2 GiB a call), sectors, a status */
+	int32_t tid, tid2;
+	uint32_t str, str2;
+	int16_t cpu;
+	uint8_t kind;
+};				/* 48 bytes */
+
+/* Strings: id 0 is "". */
+struct strtab {
+	char **s;
+	size_t n, cap;
+	uint32_t *slot;			/* hash -> id + 1; 0 empty */
+	size_t nslot;
+	size_t bytes;
+};
+
+/* An open-addressing table of fixed-size records, each starting with its
+ * uint64_t key; linear probing, deletion by backward shift. */
+struct tab {
+	uint8_t *rec;
+	uint8_t *used;
+	size_t rsz, cap, n;		/* cap: a power of two, or 0 */
+};
+
+struct icpu {
+	int32_t tid;			/* -1 unknown */
+	uint8_t mode, saved_mode;	/* the mode an IRQ interrupted */
+	bool seen;
+	int64_t irq;
+	int64_t since;
+	uint32_t depth;			/* nested IRQ / softirq */
+	uint32_t idle;			/* its idle thread's name (tid 0, swapper/N) */
+};
+
+struct ithread {
+	uint64_t key;			/* tid */
+	int32_t tid, pid, ppid, cpu;	/* pid: its process (tgid), -1 unknown */
+	uint32_t comm;			/* its name (after exec: the program's) */
+	uint8_t status;
+	bool exited;
+	uint32_t syscall;		/* pending system call name, 0 none */
+	uint32_t names;			/* one more at each change of a name it had
+					 * (an exec, a rename) */
+	int64_t since, syscall_since, created;
+	int64_t sc_fd, sc_arg;		/* the pending call's fd and count/flags */
+	uint32_t sc_path;		/* its path argument, when a string */
+	uint32_t io_inflight;
+	struct chg origin;
+};
+
+struct ifd {
+	uint64_t key;			/* pid << 32 | fd */
+	int32_t pid, fd;
+	uint32_t path;
+	int64_t opened;
+	uint64_t br, bw, nr, nw;
+	struct chg origin;
+};
+
+struct irqst {
+	uint64_t key;			/* dev << 40 ^ sector */
+	uint64_t dev, sector;
+	uint32_t nr;
+	bool write;
+	int32_t tid;
+	int64_t inserted, issued;
+};
+
+/* One host's state at one time. */
+struct tables {
+	struct icpu *cpus;
+	size_t ncpus;
+	struct tab thr, fd, rq;
+	int64_t ts;			/* of the last change applied */
+	int64_t next_sweep;
+	uint64_t gc_requests, gc_syscalls;
+	uint32_t names;			/* one more at each change of any thread's name */
+	uint32_t pids;			/* one more at each change of any thread's process */
+};
+
+TRAWL_HIDDEN uint32_t tr_state_intern(struct strtab *st, const char *s, size_t len);
+TRAWL_HIDDEN const char *tr_state_str(const struct strtab *st, uint32_t id);
+TRAWL_HIDDEN int tr_state_strtab_copy(struct strtab *dst, const struct strtab *src);
+TRAWL_HIDDEN void tr_state_strtab_release(struct strtab *st);
+
+static inline uint64_t tr_ks_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* The record of key, NULL when absent (inline: every event looks up). */
+static inline void *tr_tab_find(const struct tab *t, uint64_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (size_t i = tr_ks_mix(key) & (t->cap - 1); t->used[i]; i = (i + 1) & (t->cap - 1)) {
+		uint64_t k;
+		memcpy(&k, t->rec + i * t->rsz, sizeof(k));
+		if (k == key)
+			return t->rec + i * t->rsz;
+	}
+	return NULL;
+}
+/* The record of key, created zeroed (key set) when absent; NULL: ENOMEM. */
+TRAWL_HIDDEN void *tr_tab_get(struct tab *t, uint64_t key, bool *created);
+TRAWL_HIDDEN void tr_tab_del(struct tab *t, uint64_t key);
+
+TRAWL_HIDDEN int tr_tables_init(struct tables *t);
+TRAWL_HIDDEN int tr_tables_copy(struct tables *dst, const struct tables *src);
+TRAWL_HIDDEN void tr_tables_release(struct tables *t);
+TRAWL_HIDDEN size_t tr_tables_bytes(const struct tables *t);
+/* Moves t forward by one change: 0 or -ENOMEM. window > 0: what can no
+ * longer be answered a window after it is dropped (a state system's);
+ * 0: nothing is (an analysis's). */
+TRAWL_HIDDEN int tr_state_apply(struct tables *t, const struct chg *c, int64_t window);
+
+static inline uint64_t tr_fd_key(int64_t pid, int64_t fd)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)fd;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static inline const struct ithread *tr_ks_thread(const struct tables *t, int64_t tid)
+{
+	return tr_tab_find(&t->thr, (uint64_t)tid);
+}
+
+/* CPU n, NULL when no change concerned it yet. */
+static inline const struct icpu *tr_ks_cpu(const struct tables *t, uint32_t n)
+{
+	return n < t->ncpus && t->cpus[n].seen ? &t->cpus[n] : NULL;
+}
+
+/* The thread CPU n runs, -1 when unknown. */
+static inline int32_t tr_ks_cpu_tid(const struct tables *t, uint32_t n)
+{
+	return n < t->ncpus ? t->cpus[n].tid : -1;
+}
+
+static inline const struct ifd *tr_ks_fd(const struct tables *t, int64_t pid, int64_t fd)
+{
+	return tr_tab_find(&t->fd, tr_fd_key(pid, fd));
+}
+
+/* ------------------------------------------------- events to changes */
+
+/* What the model makes of an event class (once per class of a reader). */
+struct tr_kin_class {
+	uint8_t kind, sem;		/* kind: TR_KIN_UNSEEN, TR_KIN_NONE, or one of change.c's */
+	const struct trawl_field *path;	/* its path as a string (openat's filename,
+					 * creat's pathname), or NULL */
+	uint32_t name;			/* system call name */
+};
+
+enum { TR_KIN_UNSEEN, TR_KIN_NONE };
+
+struct tr_kin_fields;
+
+/* A thread's last name, by tid % TR_KIN_NAMES (change.c). */
+#define TR_KIN_NAMES 256
+struct tr_kin_name {
+	int32_t tid;
+	uint32_t id;			/* 0: none */
+	uint32_t len;			/* its text's length (<= 16) */
+	uint64_t w[2];			/* and its first and last 8 bytes */
+};
+
+/* The events of one reader turned into changes: its fields, bound by name
+ * (LTTng's, as trawl records them), every one optional. Used with one
+ * string table. */
+struct tr_kin {
+	struct tr_kin_class *ci;	/* by class index */
+	size_t nci;
+	struct tr_kin_fields *f;
+	struct tr_kin_name names[TR_KIN_NAMES];
+};
+
+/* Binds r's fields (a reader's start). 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_kin_start(struct tr_kin *k, struct trawl_reader *r);
+/* Forgets the reader's classes (its end: the next binds anew). */
+TRAWL_HIDDEN void tr_kin_finish(struct tr_kin *k);
+TRAWL_HIDDEN void tr_kin_free(struct tr_kin *k);
+/* The class of cls, classified on first sight (names into st); NULL: ENOMEM. */
+TRAWL_HIDDEN const struct tr_kin_class *tr_kin_class(struct tr_kin *k, struct strtab *st,
+						     const struct trawl_ctf_event_class *cls);
+/* The changes ev makes to cur (read, not changed), in order, as the last
+ * n of out: out[2 - n] .. out[1]. n: 0, 1 or 2 (a system call's exit:
+ * the file descriptor it made or closed, then the exit); -ENOMEM. */
+TRAWL_HIDDEN int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur,
+				const struct trawl_event *ev, const struct tr_kin_class *ci,
+				struct chg out[2]);
+/* tr_kin_class(), tr_kin_changes() and tr_state_apply() (no window) of one
+ * event: a consumer keeping no history. 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_kin_take(struct tr_kin *k, struct strtab *st, struct tables *t,
+			     const struct trawl_event *ev);
+
+#endif
