@@ -207,6 +207,34 @@ static uint32_t sget(struct trawl_state *s, const struct trawl_field *f,
 	return tr_state_intern(&s->str, x->s.p, x->s.len);
 }
 
+/* A thread's name (16 bytes at most, sched_switch has two of them): its
+ * id through a cache of the names seen lately, not hashed and compared
+ * again each time. */
+static uint32_t sget_comm(struct trawl_state *s, const struct trawl_field *f,
+			  const struct trawl_event *ev)
+{
+	const union trawl_ctf_value *x;
+	uint64_t w[2] = { 0, 0 };
+
+	if (!f || !(x = trawl_field_value(f, ev)) || !x->s.p)
+		return 0;
+	size_t len = strnlen(x->s.p, x->s.len);
+	if (!len || len > sizeof(w))
+		return tr_state_intern(&s->str, x->s.p, len);
+	memcpy(w, x->s.p, len);
+	size_t i = ((w[0] ^ w[1] * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL) >> 56;
+	if (s->comm[i].len == len + 1 && s->comm[i].w[0] == w[0] && s->comm[i].w[1] == w[1])
+		return s->comm[i].id;
+	uint32_t id = tr_state_intern(&s->str, x->s.p, len);
+	if (id) {
+		s->comm[i].w[0] = w[0];
+		s->comm[i].w[1] = w[1];
+		s->comm[i].len = (uint32_t)len + 1;
+		s->comm[i].id = id;
+	}
+	return id;
+}
+
 static struct host *host_of(struct trawl_state *s, const struct trawl_event *ev)
 {
 	size_t i = ((uintptr_t)ev->stream >> 4) & 63;
@@ -370,20 +398,20 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 		c.tid = (int32_t)iget(f->sw_prev, ev, -1);
 		c.tid2 = (int32_t)iget(f->sw_next, ev, -1);
 		c.a = iget(f->sw_state, ev, 0);
-		c.str = sget(s, f->sw_ncomm, ev);
-		c.str2 = sget(s, f->sw_pcomm, ev);
+		c.str = sget_comm(s, f->sw_ncomm, ev);
+		c.str2 = sget_comm(s, f->sw_pcomm, ev);
 		break;
 	case K_WAKEUP:
 		c.kind = TRAWL_STATE_WAKEUP;
 		c.tid2 = (int32_t)iget(f->wk_tid, ev, -1);
 		c.a = iget(f->wk_cpu, ev, -1);
-		c.str = sget(s, f->wk_comm, ev);
+		c.str = sget_comm(s, f->wk_comm, ev);
 		break;
 	case K_FORK: {
 		c.kind = TRAWL_STATE_FORK;
 		c.tid = (int32_t)iget(f->fk_parent, ev, c.tid);
 		c.tid2 = (int32_t)iget(f->fk_child, ev, -1);
-		c.str = sget(s, f->fk_comm, ev);
+		c.str = sget_comm(s, f->fk_comm, ev);
 		th = tr_tab_find(&h->cur.thr, (uint64_t)c.tid);
 		int64_t ppid = th ? th->pid >= 0 ? th->pid : th->tid : c.tid;
 		bool thread = false;
@@ -477,7 +505,7 @@ static int take(struct trawl_state *s, const struct trawl_event *ev, const struc
 		c.a = iget(f->dp_pid, ev, -1);
 		c.b = iget(f->dp_ppid, ev, -1);
 		c.c = (uint32_t)iget(f->dp_status, ev, 0);
-		c.str = sget(s, f->dp_name, ev);
+		c.str = sget_comm(s, f->dp_name, ev);
 		if (c.tid2 < 0)
 			return 0;
 		break;

@@ -109,6 +109,7 @@ struct tables {
 struct seg {
 	struct tables snap;		/* every change before the first */
 	int64_t first, max;		/* its first change's time, its latest */
+	int64_t until;			/* the end of the eighth of a window it is in */
 	uint8_t *buf;
 	size_t len, cap, n;		/* bytes used, mapped; changes */
 	unsigned refs;
@@ -117,9 +118,10 @@ struct seg {
 #define TR_WCTX_CPUS 256
 /* What an encoder or decoder remembers of the previous changes. */
 struct wctx {
-	int64_t ts;
+	int64_t ts, b;
 	int32_t cpu;
 	int32_t tid[TR_WCTX_CPUS];	/* by CPU: the thread it ran, -1 */
+	uint32_t sc[TR_WCTX_CPUS];	/* by CPU: the system call it entered */
 };
 
 struct ckpt {
@@ -136,6 +138,12 @@ struct host {
 	struct wctx enc;		/* the open segment's, at its end */
 	int64_t cut;			/* the newest change's time less the window */
 	int64_t grid0;			/* a segment spans a window / 8 from here */
+	struct {			/* where the window begins in segment 0, */
+		const struct seg *g;	/* found by the last query and kept */
+		size_t i, off;		/* changes, bytes passed */
+		int64_t start;
+		struct wctx x;
+	} wb;
 };
 
 struct cinfo;
@@ -154,6 +162,10 @@ struct trawl_state {
 	struct state_fields *f;
 	const void *smap_key[64];
 	uint32_t smap_host[64];
+	struct {			/* names of threads seen lately -> their ids */
+		uint64_t w[2];
+		uint32_t len, id;	/* len + 1; 0: empty */
+	} comm[256];
 	/* offline */
 	struct ckpt *ck;
 	size_t nck, capck;

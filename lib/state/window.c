@@ -30,7 +30,9 @@
  * each as a varint: the time since the previous change's (zigzag), the
  * CPU when not the previous change's, the thread when not the one the
  * CPU last ran, tid2 when not -1, a (relative to tid for the kinds that
- * name a process), b, c, str, str2 when not 0.
+ * name a process), b, c (a read's or write's relative to the previous
+ * change's b: the call's return), str (a system call exit's as the call
+ * the CPU last entered), str2, when not 0.
  */
 enum { SAME_TS = 0x80 };
 enum { M_CPU = 1, M_TID = 2, M_TID2 = 4, M_A = 8, M_B = 16, M_C = 32, M_STR = 64, M_STR2 = 128 };
@@ -82,15 +84,37 @@ static void wctx_init(struct wctx *x)
 {
 	x->ts = 0;
 	x->cpu = 0;
+	x->b = 0;
 	memset(x->tid, 0xff, sizeof(x->tid));
+	memset(x->sc, 0, sizeof(x->sc));
 }
 
 static inline void wctx_step(struct wctx *x, const struct chg *c)
 {
 	x->ts = c->ts;
 	x->cpu = c->cpu;
-	if ((uint32_t)c->cpu < TR_WCTX_CPUS)
+	x->b = c->b;
+	if ((uint32_t)c->cpu < TR_WCTX_CPUS) {
 		x->tid[c->cpu] = c->kind == TRAWL_STATE_SWITCH ? c->tid2 : c->tid;
+		if (c->kind == TRAWL_STATE_SYSCALL_ENTRY)
+			x->sc[c->cpu] = c->str;
+	}
+}
+
+/* str as held: a system call's exit names the call its CPU last entered
+ * (0 when it is that one, the id + 1 otherwise; an entry's is the id) */
+static inline uint32_t str_rel(const struct wctx *x, const struct chg *c, bool cpu_ctx)
+{
+	if (c->kind != TRAWL_STATE_SYSCALL_EXIT || !cpu_ctx)
+		return c->str;
+	return c->str == x->sc[c->cpu] ? 0 : c->str + 1;
+}
+
+/* c as held: a read's or write's count as its distance to the previous
+ * change's b (the system call's return, mostly the same) */
+static inline bool c_rel(uint8_t kind)
+{
+	return kind == TRAWL_STATE_READ || kind == TRAWL_STATE_WRITE;
 }
 
 static size_t encode(struct wctx *x, const struct chg *c, uint8_t *out)
@@ -122,13 +146,15 @@ static size_t encode(struct wctx *x, const struct chg *c, uint8_t *out)
 		m |= M_B;
 		p = put(p, zz(c->b));
 	}
-	if (c->c) {
+	int64_t cv = c_rel(c->kind) ? (int64_t)c->c - x->b : (int64_t)c->c;
+	if (cv) {
 		m |= M_C;
-		p = put(p, c->c);
+		p = put(p, zz(cv));
 	}
-	if (c->str) {
+	uint32_t sv = str_rel(x, c, cpu_ctx);
+	if (sv) {
 		m |= M_STR;
-		p = put(p, c->str);
+		p = put(p, sv);
 	}
 	if (c->str2) {
 		m |= M_STR2;
@@ -155,11 +181,25 @@ static const uint8_t *decode(struct wctx *x, const uint8_t *p, struct chg *c)
 	if (a_rel(c->kind))
 		c->a = (int64_t)((uint64_t)c->a + (uint64_t)(int64_t)c->tid);
 	c->b = m & M_B ? unzz(get(&p)) : 0;
-	c->c = m & M_C ? (uint32_t)get(&p) : 0;
-	c->str = m & M_STR ? (uint32_t)get(&p) : 0;
+	int64_t cv = m & M_C ? unzz(get(&p)) : 0;
+	c->c = (uint32_t)(c_rel(c->kind) ? cv + x->b : cv);
+	uint32_t sv = m & M_STR ? (uint32_t)get(&p) : 0;
+	if (c->kind == TRAWL_STATE_SYSCALL_EXIT && (uint32_t)c->cpu < TR_WCTX_CPUS)
+		c->str = sv ? sv - 1 : x->sc[c->cpu];
+	else
+		c->str = sv;
 	c->str2 = m & M_STR2 ? (uint32_t)get(&p) : 0;
 	wctx_step(x, c);
 	return p;
+}
+
+/* The time of the change at p, not decoding the rest. */
+static inline int64_t peek_ts(const struct wctx *x, const uint8_t *p)
+{
+	if (p[0] & SAME_TS)
+		return x->ts;
+	p += 2;
+	return (int64_t)((uint64_t)x->ts + (uint64_t)unzz(get(&p)));
 }
 
 /* ---------------------------------------------------------- segments */
@@ -203,16 +243,21 @@ void tr_state_window_release(struct host *h)
 	free(h->seg);
 	h->seg = NULL;
 	h->nseg = h->capseg = 0;
+	h->wb.g = NULL;
 }
 
-/* The eighth of a window ts is in, from the host's first change. */
-static inline int64_t cell(const struct trawl_state *s, const struct host *h, int64_t ts)
+/* Where the eighth of a window ts is in ends (a grid from the host's
+ * first change); INT64_MAX past the last. */
+static int64_t cell_end(const struct trawl_state *s, const struct host *h, int64_t ts)
 {
-	int64_t span = s->window / 8 > 0 ? s->window / 8 : 1, d;
+	int64_t span = s->window / 8 > 0 ? s->window / 8 : 1, d, e;
 
-	if (__builtin_sub_overflow(ts, h->grid0, &d))
-		return ts < h->grid0 ? INT64_MIN : INT64_MAX;
-	return d / span;
+	if (ts < h->grid0)
+		return h->grid0;
+	if (__builtin_sub_overflow(ts, h->grid0, &d) ||
+	    __builtin_add_overflow(h->grid0, (d / span + 1) * span, &e))
+		return INT64_MAX;
+	return e;
 }
 
 static int seg_open(struct trawl_state *s, struct host *h)
@@ -245,7 +290,7 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
 	if (!g)
 		h->grid0 = c->ts;
 	if (!g || g->len + CHG_MAX > g->cap ||
-	    (g->n && cell(s, h, c->ts) != cell(s, h, g->first))) {
+	    (g->n && c->ts >= g->until)) {
 		/* the snapshot: the state before c */
 		if ((rc = seg_open(s, h)))
 			return rc;
@@ -254,8 +299,10 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
 	if ((rc = tr_state_apply(&h->cur, c, s->window)))
 		return rc;
 	g->len += encode(&h->enc, c, g->buf + g->len);
-	if (!g->n++)
+	if (!g->n++) {
 		g->first = c->ts;
+		g->until = cell_end(s, h, c->ts);
+	}
 	if (c->ts > g->max)
 		g->max = c->ts;
 	/* slide: a segment all older than the window goes */
@@ -266,6 +313,7 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
 		h->cut = cut;
 	while (h->nseg > 1 && h->seg[0]->max < h->cut) {
 		seg_unref(h->seg[0]);
+		h->wb.g = NULL;		/* (another may come at its address) */
 		memmove(h->seg, h->seg + 1, --h->nseg * sizeof(*h->seg));
 	}
 	return 0;
@@ -278,25 +326,27 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
  * of segment 0's changes they are; returns the time of the latest of
  * them, or of segment 0's snapshot: the window's start.
  */
-static int64_t window_begin(const struct host *h, size_t *from)
+static int64_t window_begin(const struct host *hc, size_t *from)
 {
+	/* (a cache: moving it on changes no answer) */
+	struct host *h = (struct host *)hc;
 	const struct seg *g = h->seg[0];
-	int64_t start = g->snap.ts;
-	const uint8_t *p = g->buf;
-	struct wctx x;
 	struct chg c;
-	size_t i = 0;
 
-	wctx_init(&x);
-	for (; i < g->n; i++) {
-		const uint8_t *q = decode(&x, p, &c);
-		if (c.ts >= h->cut)
-			break;
-		start = c.ts;
-		p = q;
+	if (h->wb.g != g) {
+		h->wb.g = g;
+		h->wb.i = h->wb.off = 0;
+		h->wb.start = g->snap.ts;
+		wctx_init(&h->wb.x);
 	}
-	*from = i;
-	return start;
+	while (h->wb.i < g->n && peek_ts(&h->wb.x, g->buf + h->wb.off) < h->cut) {
+		const uint8_t *q = decode(&h->wb.x, g->buf + h->wb.off, &c);
+		h->wb.start = c.ts;
+		h->wb.off = (size_t)(q - g->buf);
+		h->wb.i++;
+	}
+	*from = h->wb.i;
+	return h->wb.start;
 }
 
 /* ------------------------------------------------------------ public */
