@@ -107,7 +107,10 @@ struct tables {
  * (the host's reference and each view's) and go with the last.
  */
 struct seg {
-	struct tables snap;		/* every change before the first */
+	struct tables snap;		/* every change before the first; or (delta) */
+	bool delta;			/* the records that differ from the previous */
+	uint64_t *del;			/* segment's snapshot, and these keys gone: */
+	size_t ndel[3];			/* threads', fds', requests' */
 	int64_t first, max;		/* its first change's time, its latest */
 	int64_t until;			/* the end of the eighth of a window it is in */
 	uint8_t *buf;
@@ -138,6 +141,9 @@ struct host {
 	struct wctx enc;		/* the open segment's, at its end */
 	int64_t cut;			/* the newest change's time less the window */
 	int64_t grid0;			/* a segment spans a window / 8 from here */
+	struct tables shadow;		/* the open segment's snapshot, whole */
+	bool shadow_ok;
+	unsigned since_full;		/* segments since a whole snapshot */
 	struct {			/* where the window begins in segment 0, */
 		const struct seg *g;	/* found by the last query and kept */
 		size_t i, off;		/* changes, bytes passed */

@@ -6,15 +6,16 @@
  * the changes that built an entity, decoded from the runs.
  *
  * A change is pushed: applied to the host's current state and appended to
- * the open segment. A new segment starts, with a copy of the current
- * state, when the open one is full (its mapping: at least 1 MiB, four times
- * the state's tables, so that snapshots cost at most a quarter of the
+ * the open segment. A new segment starts, with a snapshot of the current
+ * state (whole every eighth segment, else what differs from the previous
+ * one), when the open one is full (its mapping: at least 1 MiB, four times
+ * what the snapshot costs, so that snapshots cost at most a quarter of the
  * changes they stand before) or when the change is in the next eighth of
  * a window of trace time (a grid from the host's first change, so that
  * the window slides by eighths). The oldest segment goes once all its
  * changes are older than the window. The state at t is the snapshot of
- * the segment holding the first change after t, moved forward by that
- * segment's changes before it: a copy and at most one segment's changes.
+ * the segment holding the first change after t (a whole one patched by at
+ * most seven), moved forward by that segment's changes before it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -209,31 +210,226 @@ static void seg_unref(struct seg *g)
 	if (!g || --g->refs)
 		return;
 	tr_tables_release(&g->snap);
+	free(g->del);
 	if (g->buf)
 		munmap(g->buf, g->cap);
 	free(g);
 }
 
-static struct seg *seg_new(const struct tables *cur)
+static inline uint64_t slot_key(const struct tab *t, size_t i)
+{
+	uint64_t k;
+
+	memcpy(&k, t->rec + i * t->rsz, sizeof(k));
+	return k;
+}
+
+/* out: the records of cur that old has not or has otherwise; *del: the
+ * keys of old that cur has not (appended, *n of them). */
+static int tab_diff(struct tab *out, uint64_t **del, size_t *n, size_t *cap,
+		    const struct tab *cur, const struct tab *old)
+{
+	for (size_t i = 0; i < cur->cap; i++) {
+		if (!cur->used[i])
+			continue;
+		const uint8_t *r = cur->rec + i * cur->rsz, *o = tr_tab_find(old, slot_key(cur, i));
+		if (o && !memcmp(o, r, cur->rsz))
+			continue;
+		uint8_t *d = tr_tab_get(out, slot_key(cur, i), NULL);
+		if (!d)
+			return -ENOMEM;
+		memcpy(d, r, cur->rsz);
+	}
+	for (size_t i = 0; i < old->cap; i++) {
+		if (!old->used[i] || tr_tab_find(cur, slot_key(old, i)))
+			continue;
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			uint64_t *k = realloc(*del, c * sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			*del = k;
+			*cap = c;
+		}
+		(*del)[(*n)++] = slot_key(old, i);
+	}
+	return 0;
+}
+
+static int tab_patch(struct tab *t, const struct tab *d, const uint64_t *del, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tr_tab_del(t, del[i]);
+	for (size_t i = 0; i < d->cap; i++) {
+		if (!d->used[i])
+			continue;
+		uint8_t *r = tr_tab_get(t, slot_key(d, i), NULL);
+		if (!r)
+			return -ENOMEM;
+		memcpy(r, d->rec + i * d->rsz, d->rsz);
+	}
+	return 0;
+}
+
+/* t (the previous segment's state) made the state of g's snapshot */
+static int snap_patch(struct tables *t, const struct seg *g)
+{
+	const struct tables *d = &g->snap;
+	int rc;
+
+	if ((rc = tab_patch(&t->thr, &d->thr, g->del, g->ndel[0])) ||
+	    (rc = tab_patch(&t->fd, &d->fd, g->del + g->ndel[0], g->ndel[1])) ||
+	    (rc = tab_patch(&t->rq, &d->rq, g->del + g->ndel[0] + g->ndel[1], g->ndel[2])))
+		return rc;
+	if (d->ncpus != t->ncpus) {
+		struct icpu *c = realloc(t->cpus, (d->ncpus ? d->ncpus : 1) * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		t->cpus = c;
+		t->ncpus = d->ncpus;
+	}
+	if (d->ncpus)
+		memcpy(t->cpus, d->cpus, d->ncpus * sizeof(*t->cpus));
+	t->ts = d->ts;
+	t->next_sweep = d->next_sweep;
+	t->gc_requests = d->gc_requests;
+	t->gc_syscalls = d->gc_syscalls;
+	return 0;
+}
+
+/* g's snapshot as what differs from old (the previous snapshot's state) */
+static int snap_diff(struct seg *g, const struct tables *cur, const struct tables *old)
+{
+	const struct tab *c[3] = { &cur->thr, &cur->fd, &cur->rq };
+	const struct tab *o[3] = { &old->thr, &old->fd, &old->rq };
+	struct tab *d[3];
+	size_t n = 0, cap = 0;
+	int rc;
+
+	tr_tables_init(&g->snap);
+	d[0] = &g->snap.thr;
+	d[1] = &g->snap.fd;
+	d[2] = &g->snap.rq;
+	g->delta = true;
+	for (int i = 0; i < 3; i++) {
+		size_t at = n;
+		if ((rc = tab_diff(d[i], &g->del, &n, &cap, c[i], o[i])))
+			return rc;
+		g->ndel[i] = n - at;
+	}
+	if (cur->ncpus) {
+		if (!(g->snap.cpus = malloc(cur->ncpus * sizeof(*g->snap.cpus))))
+			return -ENOMEM;
+		memcpy(g->snap.cpus, cur->cpus, cur->ncpus * sizeof(*g->snap.cpus));
+	}
+	g->snap.ncpus = cur->ncpus;
+	g->snap.ts = cur->ts;
+	g->snap.next_sweep = cur->next_sweep;
+	g->snap.gc_requests = cur->gc_requests;
+	g->snap.gc_syscalls = cur->gc_syscalls;
+	return 0;
+}
+
+/*
+ * A new segment for host h: its snapshot whole when it is the first, or
+ * every eighth, or when the differences would not be much smaller; else
+ * what differs from the previous snapshot (h->shadow: that state, kept
+ * whole and patched along). Its mapping: four times what the snapshot
+ * costs (a whole one over eight segments), at least 1 MiB.
+ */
+static struct seg *seg_new(struct host *h)
 {
 	struct seg *g = calloc(1, sizeof(*g));
-	size_t cap = tr_tables_bytes(cur) * 4;
+	const struct tables *cur = &h->cur;
+	size_t whole = tr_tables_bytes(cur), cost;
 
 	if (!g)
 		return NULL;
-	cap = cap < SEG_MIN ? SEG_MIN : (cap + 4095) & ~(size_t)4095;
 	g->refs = 1;
 	g->first = g->max = INT64_MIN;
-	void *b = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (b == MAP_FAILED || tr_tables_copy(&g->snap, cur)) {
-		if (b != MAP_FAILED)
-			munmap(b, cap);
+	bool full = !h->nseg || h->since_full >= 7 || !h->shadow_ok;
+	if (!full && snap_diff(g, cur, &h->shadow)) {
+		tr_tables_release(&g->snap);
+		free(g->del);
 		free(g);
+		return NULL;
+	}
+	if (!full && tr_tables_bytes(&g->snap) * 2 > whole) {
+		/* most of it changed: whole */
+		tr_tables_release(&g->snap);
+		free(g->del);
+		g->del = NULL;
+		memset(g->ndel, 0, sizeof(g->ndel));
+		g->delta = false;
+		full = true;
+	}
+	if (full) {
+		if (tr_tables_copy(&g->snap, cur)) {
+			free(g);
+			return NULL;
+		}
+		cost = whole / 8;
+	} else {
+		cost = tr_tables_bytes(&g->snap) + whole / 8;
+	}
+	/* the shadow: the state of this snapshot */
+	if (full || snap_patch(&h->shadow, g)) {
+		tr_tables_release(&h->shadow);
+		h->shadow_ok = !tr_tables_copy(&h->shadow, cur);
+	}
+	h->since_full = full ? 0 : h->since_full + 1;
+	size_t cap = cost * 4;
+	cap = cap < SEG_MIN ? SEG_MIN : (cap + 4095) & ~(size_t)4095;
+	void *b = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED) {
+		g->refs = 1;
+		seg_unref(g);
 		return NULL;
 	}
 	g->buf = b;
 	g->cap = cap;
 	return g;
+}
+
+/* t: the state of h->seg[k]'s snapshot (a whole one patched by the
+ * differences after it) */
+static int snap_state(const struct host *h, size_t k, struct tables *t)
+{
+	size_t j = k;
+	int rc;
+
+	while (j && h->seg[j]->delta)
+		j--;
+	if (h->seg[j]->delta || tr_tables_copy(t, &h->seg[j]->snap))
+		return -ENOMEM;
+	for (size_t i = j + 1; i <= k; i++)
+		if ((rc = snap_patch(t, h->seg[i])))
+			return rc;
+	return 0;
+}
+
+/* The oldest segment goes: the next one's snapshot is made whole first. */
+static int seg_drop(struct host *h)
+{
+	struct seg *n = h->seg[1];
+
+	if (n->delta) {
+		struct tables t;
+		if (tr_tables_copy(&t, &h->seg[0]->snap) || snap_patch(&t, n)) {
+			tr_tables_release(&t);
+			return -ENOMEM;
+		}
+		tr_tables_release(&n->snap);
+		n->snap = t;
+		free(n->del);
+		n->del = NULL;
+		memset(n->ndel, 0, sizeof(n->ndel));
+		n->delta = false;
+	}
+	seg_unref(h->seg[0]);
+	h->wb.g = NULL;		/* (another may come at its address) */
+	memmove(h->seg, h->seg + 1, --h->nseg * sizeof(*h->seg));
+	return 0;
 }
 
 void tr_state_window_release(struct host *h)
@@ -244,6 +440,8 @@ void tr_state_window_release(struct host *h)
 	h->seg = NULL;
 	h->nseg = h->capseg = 0;
 	h->wb.g = NULL;
+	tr_tables_release(&h->shadow);
+	h->shadow_ok = false;
 }
 
 /* Where the eighth of a window ts is in ends (a grid from the host's
@@ -272,7 +470,7 @@ static int seg_open(struct trawl_state *s, struct host *h)
 		h->seg = n;
 		h->capseg = cap;
 	}
-	if (!(g = seg_new(&h->cur)))
+	if (!(g = seg_new(h)))
 		return -ENOMEM;
 	(void)s;
 	h->seg[h->nseg++] = g;
@@ -311,11 +509,9 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
 		cut = INT64_MIN;
 	if (cut > h->cut)
 		h->cut = cut;
-	while (h->nseg > 1 && h->seg[0]->max < h->cut) {
-		seg_unref(h->seg[0]);
-		h->wb.g = NULL;		/* (another may come at its address) */
-		memmove(h->seg, h->seg + 1, --h->nseg * sizeof(*h->seg));
-	}
+	while (h->nseg > 1 && h->seg[0]->max < h->cut)
+		if ((rc = seg_drop(h)))
+			return rc;
 	return 0;
 }
 
@@ -387,7 +583,8 @@ void trawl_state_stats(const struct trawl_state *s, struct trawl_state_stats *st
 			st->changes += g->n;
 			/* the pages the changes touched, and the snapshot */
 			st->bytes += sizeof(*g) + ((g->len + 4095) & ~(size_t)4095) +
-				     tr_tables_bytes(&g->snap);
+				     tr_tables_bytes(&g->snap) +
+				     (g->ndel[0] + g->ndel[1] + g->ndel[2]) * sizeof(*g->del);
 		}
 		st->changes -= from;
 		st->threads += h->cur.thr.n;
@@ -395,7 +592,8 @@ void trawl_state_stats(const struct trawl_state *s, struct trawl_state_stats *st
 		st->requests += h->cur.rq.n;
 		st->gc_requests += h->cur.gc_requests;
 		st->gc_syscalls += h->cur.gc_syscalls;
-		st->bytes += sizeof(*h) + h->capseg * sizeof(*h->seg) + tr_tables_bytes(&h->cur);
+		st->bytes += sizeof(*h) + h->capseg * sizeof(*h->seg) + tr_tables_bytes(&h->cur) +
+			     tr_tables_bytes(&h->shadow);
 	}
 	for (size_t i = 0; i < s->nck; i++)
 		for (size_t j = 0; j < s->ck[i].nhosts; j++)
@@ -534,8 +732,8 @@ static int view_bring(struct trawl_state_view *v, const struct trawl_state *s,
 	struct chg c;
 	int rc;
 
-	if (tr_tables_copy(&v->tb, &g->snap))
-		return -ENOMEM;
+	if ((rc = snap_state(h, k, &v->tb)))
+		return rc;
 	wctx_init(&x);
 	for (size_t i = 0; i < g->n; i++) {
 		p = decode(&x, p, &c);

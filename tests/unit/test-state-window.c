@@ -19,7 +19,8 @@
  *    tail of the whole list.
  * And the memory: a state holding the whole trace takes less than 16 bytes
  * a change held, snapshots included (a change was 48 bytes in a ring that
- * doubled).
+ * doubled); the snapshots of the window's eight or nine segments take less
+ * than five copies of the tables (one whole, the others what changed).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -257,6 +258,14 @@ int main(void)
 		tap_rm_tree(root);
 		return done_testing();
 	}
+	/* the snapshots of a window: a whole one, then what changed */
+	const struct host *h = &win->hosts[0];
+	size_t snaps = 0, whole = tr_tables_bytes(&h->cur);
+	for (size_t i = 0; i < h->nseg; i++)
+		snaps += tr_tables_bytes(&h->seg[i]->snap);
+	ok(h->nseg >= 8 && snaps < 5 * whole,
+	   "%zu segments in the window, their snapshots %zu bytes (the tables: %zu)", h->nseg,
+	   snaps, whole);
 	int states = 0, lists = 0, nl = 0, entities = 0, n = 13;
 	for (int k = 0; k < n; k++) {
 		int64_t t = start + (rg.hi - start) / (n - 1) * k;
