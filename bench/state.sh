@@ -8,11 +8,16 @@
 # 10 s window, a checkpoint every 10 s) as CPU seconds (user + system) and
 # peak RSS; the state system's events/s; and its CPU per second of trace:
 # (state CPU - info CPU) / trace seconds, what feeding it live would cost
-# beyond reading (a live reader's polling is not counted).
+# beyond reading (a live reader's polling is not counted). Then, when built
+# (make bench, or make build/bench/bench-state), bench-state on the busy
+# recording: the latency of queries inside the window and before it.
 # Then live: a relay on loopback, `trawl record --relay` for LIVE_SECONDS
 # of the machine, idle and under hackbench, followed by `trawl state --live`
 # (attached from the session's start; it ends with the session): its CPU
-# (user + system, /usr/bin/time) per second recorded, and its peak RSS.
+# (user + system, /usr/bin/time) per second recorded, and its peak RSS. It
+# then shows CPU 0 at the newest event with its first and newest change
+# (-n 1; until 2026-12-02 -n 0: every change of CPU 0 in the window was
+# printed, 7 M lines at these rates, and the printing was counted).
 #
 #   TRAWL_BUILD=build sh bench/state.sh        (env: SECONDS_IDLE=10 LOOPS=2000
 #                                               LIVE_SECONDS=10)
@@ -68,6 +73,9 @@ echo "bench/state.sh"
 bench_machine
 one idle "$D/idle"
 one busy "$D/busy"
+# queries on the busy recording: the state at t inside the window, and
+# before it (the nearest checkpoint and a replay)
+[ -x "$B/bench/bench-state" ] && "$B/bench/bench-state" "$D/busy" 2> /dev/null
 
 live() {	# live NAME [WORKLOAD...]: the state system fed live for LIVE_S seconds
 	name=$1; shift
@@ -82,7 +90,7 @@ live() {	# live NAME [WORKLOAD...]: the state system fed live for LIVE_S seconds
 	tries=0
 	while :; do
 		/usr/bin/time -f '%U %S %M' -o "$D/$name.live" "$T" state --stats \
-			--live "net://$LIVE/session/$name" --cpu 0 -n 0 > /dev/null 2> "$D/$name.err" && break
+			--live "net://$LIVE/session/$name" --cpu 0 -n 1 > /dev/null 2> "$D/$name.err" && break
 		tries=$((tries + 1))
 		[ $tries -lt 100 ] && kill -0 $rec 2>/dev/null || { echo "$name: the live state failed"; cat "$D/$name.err"; return 1; }
 		sleep 0.05

@@ -150,41 +150,22 @@ static void change_text(const struct trawl_state_change *c, char *b, size_t n)
 	}
 }
 
-typedef size_t (*changes_fn)(const struct trawl_state_view *v, int64_t x, int64_t y,
-			     struct trawl_state_change *out, size_t max);
-
-static size_t ch_cpu(const struct trawl_state_view *v, int64_t x, int64_t y,
-		     struct trawl_state_change *out, size_t max)
-{
-	(void)y;
-	return trawl_state_view_cpu_changes(v, (uint32_t)x, out, max);
-}
-
-static size_t ch_thr(const struct trawl_state_view *v, int64_t x, int64_t y,
-		     struct trawl_state_change *out, size_t max)
-{
-	(void)y;
-	return trawl_state_view_thread_changes(v, x, out, max);
-}
-
-static size_t ch_fd(const struct trawl_state_view *v, int64_t x, int64_t y,
-		    struct trawl_state_change *out, size_t max)
-{
-	return trawl_state_view_fd_changes(v, x, y, out, max);
-}
-
 /* The changes, the first (what created it) and the newest nchanges. */
-static int print_changes(const struct trawl_state_view *v, changes_fn fn, int64_t x, int64_t y,
-			 const struct opts *o, struct json *j)
+static int print_changes(const struct trawl_state_view *v, enum trawl_state_entity e,
+			 int64_t x, int64_t y, const struct opts *o, struct json *j)
 {
-	size_t n = fn(v, x, y, NULL, 0);
-	struct trawl_state_change *c = calloc(n + 1, sizeof(*c));
+	size_t n = trawl_state_view_changes(v, e, x, y, 0, NULL, 0);
 	char b[512], t[32];
 
+	size_t from = o->nchanges && n > o->nchanges + 1 ? n - o->nchanges : 1;
+	/* the first and the newest: the array for what is shown, not all */
+	struct trawl_state_change *c = calloc(n > from ? n - from + 2 : 2, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	fn(v, x, y, c, n);
-	size_t from = o->nchanges && n > o->nchanges + 1 ? n - o->nchanges : 1;
+	if (n)
+		trawl_state_view_changes(v, e, x, y, 0, c, 1);
+	if (n > from)
+		trawl_state_view_changes(v, e, x, y, from, c + 1, n - from);
 	if (j) {
 		tr_json_key(j, "changes");
 		tr_json_arr(j);
@@ -197,15 +178,16 @@ static int print_changes(const struct trawl_state_view *v, changes_fn fn, int64_
 				printf("    ... %zu more\n", from - 1);
 			continue;
 		}
-		change_text(&c[i], b, sizeof(b));
+		const struct trawl_state_change *ci = i ? &c[1 + i - from] : &c[0];
+		change_text(ci, b, sizeof(b));
 		if (j) {
 			tr_json_obj(j);
-			tr_json_kv_i64(j, "ts", c[i].ts);
-			tr_json_kv_str(j, "kind", trawl_state_change_name(c[i].kind));
+			tr_json_kv_i64(j, "ts", ci->ts);
+			tr_json_kv_str(j, "kind", trawl_state_change_name(ci->kind));
 			tr_json_kv_str(j, "what", b);
 			tr_json_obj_end(j);
 		} else {
-			printf("    [%s] %s\n", fmt_ts(c[i].ts, o->gmt, t, sizeof(t)), b);
+			printf("    [%s] %s\n", fmt_ts(ci->ts, o->gmt, t, sizeof(t)), b);
 		}
 	}
 	if (j)
@@ -316,7 +298,7 @@ static int show(const struct trawl_state_view *v, const struct opts *o, struct j
 		if (!c)
 			return cli_err("cpu %" PRId64 ": no event of it by then", o->cpu);
 		cpu_out(c, o, j);
-		return print_changes(v, ch_cpu, o->cpu, 0, o, j) ? cli_err("out of memory") : 0;
+		return print_changes(v, TRAWL_STATE_ENTITY_CPU, o->cpu, 0, o, j) ? cli_err("out of memory") : 0;
 	}
 	if (o->fd >= 0) {
 		int64_t pid = o->pid;
@@ -329,14 +311,14 @@ static int show(const struct trawl_state_view *v, const struct opts *o, struct j
 			return cli_err("fd %" PRId64 " of pid %" PRId64 ": not open then (as far as the trace says)",
 				       o->fd, pid);
 		fd_out(f, o, j);
-		return print_changes(v, ch_fd, pid, o->fd, o, j) ? cli_err("out of memory") : 0;
+		return print_changes(v, TRAWL_STATE_ENTITY_FD, pid, o->fd, o, j) ? cli_err("out of memory") : 0;
 	}
 	if (o->tid >= 0) {
 		const struct trawl_state_thread *th = trawl_state_view_thread_find(v, o->tid);
 		if (!th)
 			return cli_err("tid %" PRId64 ": no such thread then", o->tid);
 		thr_out(th, now, o, j);
-		return print_changes(v, ch_thr, o->tid, 0, o, j) ? cli_err("out of memory") : 0;
+		return print_changes(v, TRAWL_STATE_ENTITY_THREAD, o->tid, 0, o, j) ? cli_err("out of memory") : 0;
 	}
 	/* everything */
 	if (j)

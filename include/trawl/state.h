@@ -230,6 +230,20 @@ size_t trawl_state_view_thread_changes(const struct trawl_state_view *v, int64_t
 				       struct trawl_state_change *out, size_t max);
 size_t trawl_state_view_fd_changes(const struct trawl_state_view *v, int64_t pid, int64_t fd,
 				   struct trawl_state_change *out, size_t max);
+/*
+ * The same for any entity, from its skip-th change on: out[0 .. max) gets
+ * changes skip .. skip + max - 1 (the newest few of a long history without
+ * an array for all of it); returns how many there are in all. x is the
+ * CPU, the tid or the pid (with y the fd).
+ */
+enum trawl_state_entity {
+	TRAWL_STATE_ENTITY_CPU,
+	TRAWL_STATE_ENTITY_THREAD,
+	TRAWL_STATE_ENTITY_FD,
+};
+size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_state_entity e,
+				int64_t x, int64_t y, size_t skip,
+				struct trawl_state_change *out, size_t max);
 
 const char *trawl_state_cpu_mode_name(enum trawl_state_cpu_mode m);	/* "idle", ... */
 const char *trawl_state_thread_status_name(enum trawl_state_thread_status st);

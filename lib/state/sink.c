@@ -157,9 +157,9 @@ struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
 	if (!h)
 		goto err;
 	if (k && hi < k->nhosts) {
+		/* (the window's first snapshot is taken from it at the first change) */
 		tr_tables_release(&h->cur);
-		tr_tables_release(&h->base);
-		if (tr_tables_copy(&h->cur, &k->t[hi]) || tr_tables_copy(&h->base, &k->t[hi]))
+		if (tr_tables_copy(&h->cur, &k->t[hi]))
 			goto err;
 	}
 	if (ro)
