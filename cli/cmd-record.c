@@ -841,6 +841,15 @@ int cmd_record(int argc, char **argv)
 			 "%" PRIu64 " state dump events, %.3f s, clock %s, in %s",
 			 ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
 			 kwhere ? kwhere : kdir);
+		/* what the relay did not store (docs/relay.md, "Cut off by the
+		 * relay"): discarded there, though the local copy has it */
+		uint64_t rev, rdisc;
+		int rc = tr_krec_relay_discarded(k, &rev, &rdisc);
+		if (rc != -ENOENT && (rdisc || rc < 0))
+			cli_note("relay: %" PRIu64 " kernel event%s streamed, %" PRIu64 " stored at the "
+				 "relay, %s%" PRIu64 " discarded (not stored)%s", rev, CLI_S(rev),
+				 rev - rdisc, rc < 0 ? "at most " : "", rdisc,
+				 rc < 0 ? "; the relay did not say where it cut" : "");
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +

@@ -144,6 +144,22 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 }
 
 
+/*
+ * What the relay did not store of what the run emitted, counted as
+ * discarded (docs/relay.md, "Cut off by the relay"): said when there is
+ * any, after a failure too (not with -q).
+ */
+static void relay_summary(const struct trawl_sim_result *res, const char *relay)
+{
+	if (!relay || cli_verbosity < 0 || (!res->relay_discarded && !res->relay_inexact))
+		return;
+	printf("trawl simulate: relay %s: %" PRIu64 " event%s emitted, %" PRIu64 " stored at "
+	       "the relay, %s%" PRIu64 " discarded (not stored)%s\n", relay, res->emitted,
+	       CLI_S(res->emitted), res->relay_events - res->relay_discarded,
+	       res->relay_inexact ? "at most " : "", res->relay_discarded,
+	       res->relay_inexact ? "; the relay did not say where it cut" : "");
+}
+
 /* events written of all (called every 64 Ki events) */
 static int on_progress(void *arg, uint64_t done, uint64_t total)
 {
@@ -371,8 +387,10 @@ int cmd_simulate(int argc, char **argv)
 	double t0 = tr_mono_s();
 	if (trawl_sim_run(sim, err, sizeof(err)) < 0) {
 		cli_progress_end(&prog, false);
+		int rc = cli_err("%s", err);
+		relay_summary(trawl_sim_result(sim), so.relay);
 		trawl_sim_free(sim);
-		return cli_err("%s", err);
+		return rc;
 	}
 	cli_progress_end(&prog, true);
 	double secs = tr_mono_s() - t0;
@@ -391,6 +409,7 @@ int cmd_simulate(int argc, char **argv)
 		       " sends (%" PRIu64 " duplicated), %" PRIu64 " receives (%" PRIu64
 		       " lost); truth in %s\n", res->probes, res->rpcs, res->sends, res->dups,
 		       res->recvs, res->lost, res->truth);
+	relay_summary(res, so.relay);
 done:
 	trawl_sim_free(sim);
 	return 0;

@@ -66,6 +66,12 @@ struct ctf_dest_ops {
 	/* Optional: why the last op failed, in words ("" or NULL: no reason
 	 * known); owned by d. */
 	const char *(*why)(struct trawl_ctf_dest *d);
+	/* Optional: the events (ix->events of the packets given) the
+	 * destination confirmed it stored, in *events: 0 when exact,
+	 * -ENODATA when it cannot tell (it was cut off and not told where:
+	 * then *events is what it knows stored, at least). Called before
+	 * free, whatever came before. */
+	int (*stored)(struct trawl_ctf_dest *d, uint64_t *events);
 };
 
 /* A destination: implementations embed it first in their own struct. */

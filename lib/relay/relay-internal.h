@@ -113,6 +113,8 @@ struct rconn {
 	struct rauth *auth;
 	/* a resumable producer (HELLO flag RELAY_HELLO_RESUME, resume.c) */
 	bool resumable;
+	bool counts;			/* HELLO flag RELAY_HELLO_COUNT: PROGRESS, and
+					 * written in a cut's ACK */
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */

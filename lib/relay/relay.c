@@ -220,16 +220,21 @@ int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
 }
 
 /* Queues a WELCOME or an ACK: status (0 or -errno) and msg, cut to 255
- * bytes. */
+ * bytes. An ACK that cuts the trace off (an error) to a producer that
+ * counts (RELAY_HELLO_COUNT) says after the reason how many of its
+ * messages were written: every one before the one it failed at, the
+ * rest (that one, and whatever is still in the sockets) dropped. */
 static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg)
 {
-	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
-	size_t ml = strnlen(msg, 255) + 1;
-	relay_put_hdr(rep, type, (uint32_t)(4 + ml));
+	uint8_t rep[RELAY_HDR_LEN + 4 + 256 + 8];
+	size_t ml = strnlen(msg, 255) + 1, cl = type == RELAY_ACK && status < 0 && c->counts ? 8 : 0;
+	relay_put_hdr(rep, type, (uint32_t)(4 + ml + cl));
 	put_le32(rep + RELAY_HDR_LEN, (uint32_t)status);
 	memcpy(rep + RELAY_HDR_LEN + 4, msg, ml - 1);
 	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+	if (cl)
+		put_le64(rep + RELAY_HDR_LEN + 4 + ml, c->written);
+	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml + cl);
 }
 
 /* ------------------------------------------------------------- traces */
@@ -917,6 +922,8 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			tr_rconn_queue(c, rep, sizeof(rep));
 			c->resumable = true;
 		}
+		if (!ret && (m->u.hello.flags & RELAY_HELLO_COUNT))
+			c->counts = true;
 		return 0;
 	}
 	case RELAY_METADATA: {
@@ -1011,7 +1018,7 @@ static long producer_input(struct rconn *c)
 		off += (size_t)n;
 	}
 	/* a resumable producer forgets what the relay has written */
-	if (off && c->resumable && c->trace && !c->closing)
+	if (off && (c->resumable || c->counts) && c->trace && !c->closing)
 		tr_relay_progress(c);
 	return (long)off;
 }
