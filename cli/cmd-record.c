@@ -31,6 +31,7 @@
 #include "kern/krec.h"
 #include "kern/pathnames.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 /* The private agent of a recording (user space). */
 struct ust_agent {
@@ -676,6 +677,8 @@ int cmd_record(int argc, char **argv)
 	char err[512] = "";
 	struct krec *k = NULL;
 	if (!no_kernel && !(k = tr_krec_new(&ko, err, sizeof(err)))) {
+		if (relay)	/* the relay's refusal among it: escaped here */
+			tr_escape_ctl(err, sizeof(err));
 		status = cli_err("%s", err);
 		goto out_dirs;
 	}
@@ -822,8 +825,11 @@ int cmd_record(int argc, char **argv)
 	double secs = tr_mono_s() - t0;
 	cli_progress_end(&pg, duration > 0 && secs >= duration);
 	int r = 0;
-	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0)
+	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0) {
+		if (relay)	/* the relay's reason among it: escaped here */
+			tr_escape_ctl(err, sizeof(err));
 		cli_err("%s", err);
+	}
 	if (ua.pid > 0) {
 		/* the command has exited (or the duration is over): the agent
 		 * drains what it committed and writes the trace */

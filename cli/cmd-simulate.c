@@ -18,6 +18,7 @@
 #include "trawl/sim.h"
 #include "cli.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -170,10 +171,14 @@ static int on_progress(void *arg, uint64_t done, uint64_t total)
 	return 0;
 }
 
+/* The simulator's words carry the relay's (why it was lost): escaped
+ * here, where they are printed. */
 static void on_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	cli_log(level, msg);
+	char *e = tr_escape_dup(msg, false);
+	cli_log(level, e ? e : msg);
+	free(e);
 }
 
 enum {
@@ -387,7 +392,10 @@ int cmd_simulate(int argc, char **argv)
 	double t0 = tr_mono_s();
 	if (trawl_sim_run(sim, err, sizeof(err)) < 0) {
 		cli_progress_end(&prog, false);
-		int rc = cli_err("%s", err);
+		/* the relay's reason among it: escaped here */
+		char *e = so.relay ? tr_escape_dup(err, false) : NULL;
+		int rc = cli_err("%s", e ? e : err);
+		free(e);
 		relay_summary(trawl_sim_result(sim), so.relay);
 		trawl_sim_free(sim);
 		return rc;

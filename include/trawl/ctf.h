@@ -444,7 +444,8 @@ int trawl_ctf_writer_relay_discarded(const struct trawl_ctf_writer *w, uint64_t 
 /*
  * Why the destination failed, in words ("relay HOST:PORT refused: session
  * S is at its disk quota ..."), with or without a local copy; "" while it
- * did not (or it gave no reason). Owned by w.
+ * did not (or it gave no reason). Owned by w. The relay's words as they
+ * came: escape them before printing (a peer's control characters).
  */
 const char *trawl_ctf_writer_relay_why(const struct trawl_ctf_writer *w);
 /*

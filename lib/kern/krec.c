@@ -43,6 +43,7 @@
 #include "kern/krec.h"
 #include "kern/pathnames.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
@@ -1524,10 +1525,14 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 		r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s",
 			      *why ? why : strerror(-rc));
 	int rl = trawl_ctf_writer_relay_error(k->w);
-	if (rl)
+	if (rl) {
+		/* printed here: the relay's words escaped */
+		char *e = tr_escape_dup(*why ? why : strerror(-rl), false);
 		fprintf(stderr, "trawl: warning: the relay was lost during the recording (%s): "
 			"the kernel trace is complete only in the local copy\n",
-			*why ? why : strerror(-rl));
+			e ? e : *why ? why : strerror(-rl));
+		free(e);
+	}
 	return r;
 }
 

@@ -30,7 +30,6 @@
 #include "net/reconnect.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
-#include "util/escape.h"
 #include "util/clock.h"
 
 struct relay_dest {
@@ -413,7 +412,7 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 	}
 	if (ret) {
 		if (*msg) {
-			tr_escape_ctl(msg, sizeof(msg));	/* the relay's words */
+			/* the relay's words as they are: escaped where printed */
 			*refused = 1;
 			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr,
 				  session, host, host + strlen(host) + 1, msg);
