@@ -898,6 +898,14 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			return tr_relay_auth_hello(c, m);
 		if (m->type == RELAY_AUTH) {
 			int ret = tr_relay_auth_answer(c, m, &proven, err, errlen);
+			if (ret == -ENOMEM) {
+				/* the relay failed (its memory, its own proof
+				 * not queued), not the peer's login: logged as
+				 * what it is, not as a refusal */
+				tr_relay_log(r, LOG_ERR, "%s: %s; closed", c->peer, err);
+				c->dead = true;
+				return 0;
+			}
 			if (ret < 0) {
 				/* refused with the reason; logged once per episode
 				 * (a flood of bad proofs) */
