@@ -1095,16 +1095,21 @@ static void conn_check_proven(struct rconn *c)
 		c->proven = true;
 }
 
-/* The pending connections' cap of a kind: max_pending, at most a quarter
- * of the kind's limit and of the descriptor pool (at least 1). */
-static int pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
+/* The pending connections' cap of a kind: max_pending, and at most a
+ * quarter of the kind's limit (but that no lower than PENDING_MIN: a
+ * burst of real peers has its places), and never more than a quarter of
+ * the descriptor pool (both kinds together: half of it), however small;
+ * at least 1. */
+int tr_relay_pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
 {
 	int cap = r->max_pending, q = (kind == RC_PRODUCER ? r->max_producers : r->max_viewers) / 4;
+	if (q < PENDING_MIN)
+		q = PENDING_MIN;
 	if (q < cap)
 		cap = q;
 	if (r->fd_pool / 4 < cap)
-		cap = r->fd_pool / 4;
-	return cap > PENDING_MIN ? cap : PENDING_MIN;
+		cap = r->fd_pool / 4;	/* before: the floor of 8 won over a small pool */
+	return cap > 1 ? cap : 1;
 }
 
 /* Closes c at once (its descriptor back to the pool now; freed with the
@@ -1213,7 +1218,7 @@ static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint
 			 "already (at most %d)", from, r->max_pending_addr);
 		return -1;
 	}
-	if (of_kind >= pending_cap(r, kind)) {
+	if (of_kind >= tr_relay_pending_cap(r, kind)) {
 		const char *what = kind == RC_PRODUCER ? "producer" : "viewer";
 		/* one that had its time first: a burst of real peers keeps its
 		 * chance; else the oldest (an attacker that reconnects as fast
@@ -1225,7 +1230,7 @@ static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint
 			return 0;
 		tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved "
 				 "anything: %d %ss were pending (at most %d), a newcomer came",
-				 old->peer, of_kind, what, pending_cap(r, kind));
+				 old->peer, of_kind, what, tr_relay_pending_cap(r, kind));
 		conn_evict(old, "the relay is busy; try again later");
 	}
 	return 0;
