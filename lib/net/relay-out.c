@@ -238,24 +238,26 @@ static int read_replies(struct relay_dest *rd, int64_t deadline)
 		}
 		memmove(rd->in, rd->in + off, rd->inlen - off);
 		rd->inlen -= off;
-		int64_t left = deadline ? deadline - tr_mono_ms() : 0;
-		if (deadline && left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = { .fd = rd->fd, .events = POLLIN };
-		int n = poll(&p, 1, deadline ? (int)left : 0);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n <= 0) {
-			if (!deadline)
-				return 1;
-			continue;
+		if (deadline) {
+			int64_t left = deadline - tr_mono_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			struct pollfd p = { .fd = rd->fd, .events = POLLIN };
+			int n = poll(&p, 1, (int)left);
+			if (n < 0 && errno != EINTR)
+				return -errno;
+			if (n <= 0)
+				continue;
 		}
+		/* without a deadline: one system call, nothing waited for */
 		ssize_t got = recv(rd->fd, rd->in + rd->inlen, sizeof(rd->in) - rd->inlen,
 				   MSG_DONTWAIT);
 		if (got == 0)
 			return -ECONNRESET;
 		if (got < 0 && errno != EAGAIN && errno != EINTR)
 			return -errno;
+		if (got < 0 && !deadline)
+			return 1;
 		if (got > 0)
 			rd->inlen += (size_t)got;
 	}
@@ -295,9 +297,9 @@ static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *
 	if (!ret) {
 		rd->cseq++;
 		pend_add(rd, events);
-		/* the relay's PROGRESS, and its word if it cut the trace off */
-		int r = read_replies(rd, 0);
-		if (r < 0 && rd->cut)
+		/* the relay's PROGRESS, and its word if it cut the trace off:
+		 * every 16 messages (a send that fails reads them at once) */
+		if (!(rd->cseq % 16) && read_replies(rd, 0) < 0 && rd->cut)
 			ret = rd->cut;
 	} else {
 		ret = relay_reason(rd, ret);
