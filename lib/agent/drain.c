@@ -202,8 +202,8 @@ int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_r
 /*
  * The relay was lost or cut the trace off: what it did not store, counted
  * as discarded (docs/relay.md, "Cut off by the relay"), in the log and to
- * the client that stops the session. The applications' packets go to the
- * writer whole, their events uncounted: said so.
+ * the client that stops the session. Live parts of the applications'
+ * packets (a live timer) carry no event count: said so.
  */
 static void relay_count(struct session *s)
 {
@@ -211,7 +211,7 @@ static void relay_count(struct session *s)
 	int rc = trawl_ctf_writer_relay_discarded(s->w, &ev, &disc);
 	if (rc == -ENODATA) {
 		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the events the relay did "
-			     "not store are not counted (the applications' packets go to it whole)",
+			     "not store are not counted (live parts of the applications' packets)",
 			     s->name);
 	} else if (rc == 0 && disc) {
 		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "

@@ -1182,6 +1182,12 @@ again:
 
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size)
 {
+	return tr_ctf_wstream_packet_n(s, pkt, size, UINT64_MAX);
+}
+
+int tr_ctf_wstream_packet_n(struct trawl_ctf_wstream *s, const void *pkt, size_t size,
+			    uint64_t nev)
+{
 	const uint8_t *b = pkt;
 	if (!s || !b || size < PK_HDR_END || size > ((uint64_t)1 << 40) || s->nev)
 		return -EINVAL;
@@ -1198,15 +1204,17 @@ int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_
 	const struct ctf_index ix = {
 		.packet_size = psize, .content_size = content, .ts_begin = tb, .ts_end = te,
 		.events_discarded = disc, .stream_id = s->sc_id, .instance_id = s->instance_id,
-		.seq = seq,
+		.seq = seq, .events = nev == UINT64_MAX ? 0 : nev,
 	};
-	if (s->w->dest)	/* events the writer does not count (streams of several threads) */
+	if (nev == UINT64_MAX && s->w->dest)	/* uncounted (streams of several threads) */
 		__atomic_store_n(&s->w->raw_packets, true, __ATOMIC_RELAXED);
 	int ret = put_out(s, b, size, &ix);
 	if (ret) {
 		s->err = ret;
 		return ret;
 	}
+	if (nev != UINT64_MAX)
+		__atomic_fetch_add(&s->w->built, nev, __ATOMIC_RELAXED);
 	s->offset += size;
 	s->seq = seq + 1;
 	s->discarded = disc;

@@ -9,16 +9,18 @@
 # how many events it emitted, how many the relay stored and how many it
 # discarded, exactly (no "at most"); what the relay stored is what trawl
 # info reads back from the relay's output; emitted = stored + discarded,
-# and some were discarded; the local copy holds every emitted event.
+# and some were discarded; the local copy holds every emitted event. The
+# same for an agent's session streamed (no live timer: its packets go
+# whole, their events counted), its application's events emitted.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v prlimit > /dev/null 2>&1 || skip_all "no prlimit (util-linux)"
-plan 17
+plan 22
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
 unset TRAWL_SECRET_FILE
-PID=""
-cleanup() { [ -n "$PID" ] && kill "$PID" 2> /dev/null; }
+PID="" AP=""
+cleanup() { for p in $PID $AP; do kill "$p" 2> /dev/null; done; }
 trap cleanup EXIT
 bail() { echo "Bail out! $*"; exit 1; }
 start() {	# start NAME [prlimit args] -- relay args: sets PID, DATA
@@ -94,6 +96,42 @@ ok $? "with a local copy: emitted $e = stored $stored + discarded $d, some store
 local=$("$TRAWL" info LOCAL/host0/kernel 2> /dev/null | sed -n 's/^total: .* \([0-9]*\) events, .*/\1/p')
 is "$local" "$e" "the local copy holds every event emitted"
 stop
+
+# ---- an agent's session, over its quota
+if [ -x "$TRAWL_BUILD/examples/ust-counter" ]; then
+	start ag -- --max-session-size 300K || bail "the relay did not start"
+	export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
+	mkfifo agent.fifo
+	"$TRAWL" agent -f --host host0 --ready-fd 3 3> agent.fifo 2> agent.log &
+	AP=$!
+	wait_ready agent.fifo > /dev/null || bail "the agent did not start"
+	"$TRAWL" create a --relay "$DATA" --live-timer 0 > /dev/null 2> a.err && "$TRAWL" enable a 'counter:*' > /dev/null &&
+		"$TRAWL" start a > /dev/null 2>> a.err
+	ok $? "an agent's session streamed to the relay starts ($(cat a.err))"
+	# slow enough for the rings to discard nothing: every event reaches the writer
+	"$TRAWL_BUILD/examples/ust-counter" -n 5000 -t 2 -s 100 -w > counter.out 2> counter.err
+	emitted=$(sed -n 's/^emitted \([0-9]*\)$/\1/p' counter.out)
+	"$TRAWL" stop a > stop.out 2> stop.err
+	line=$(sed -n 's/.*session a: the relay did not store \([0-9]*\) of \([0-9]*\) events: counted as discarded$/\1 \2/p' agent.log)
+	set -- $line x x
+	d=$1 e=$2
+	[ "$d" != x ]
+	ok $? "the agent counts what the relay did not store ($(grep 'session a' agent.log | tr '\n' '|'))"
+	grep -q "session a: the relay did not store $d of $e events" stop.err
+	ok $? "and tells the client that stops the session ($(cat stop.err))"
+	# each of its ticks is two events (counter:tick, counter:debug)
+	is "$e" "$((2 * ${emitted:-0}))" "the writer took every event the application emitted ($emitted ticks)"
+	stored=$(events OUT-ag/a)
+	[ "$e" != x ] && [ "$e" -eq $((stored + d)) ] && [ "$d" -gt 0 ] && [ "$stored" -gt 0 ]
+	ok $? "emitted $e = stored $stored + discarded $d, some stored, some discarded"
+	"$TRAWL" agent --stop > /dev/null 2>&1
+	until_ok 10 gone "$AP" || kill -9 "$AP"
+	wait "$AP" 2> /dev/null
+	AP=""
+	stop
+else
+	for i in 1 2 3 4 5; do skip "examples/ust-counter is not built"; done
+fi
 
 # ---- the kernel recorder, over its quota
 if [ "$(id -u)" != 0 ] || ! "$TRAWL" record -q -k sched_switch -o kcheck --host k --no-ust \
