@@ -31,6 +31,7 @@
 #include "kern/krec.h"
 #include "kern/pathnames.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 /* The private agent of a recording (user space). */
 struct ust_agent {
@@ -676,6 +677,8 @@ int cmd_record(int argc, char **argv)
 	char err[512] = "";
 	struct krec *k = NULL;
 	if (!no_kernel && !(k = tr_krec_new(&ko, err, sizeof(err)))) {
+		if (relay)	/* the relay's refusal among it: escaped here */
+			tr_escape_ctl(err, sizeof(err));
 		status = cli_err("%s", err);
 		goto out_dirs;
 	}
@@ -822,8 +825,11 @@ int cmd_record(int argc, char **argv)
 	double secs = tr_mono_s() - t0;
 	cli_progress_end(&pg, duration > 0 && secs >= duration);
 	int r = 0;
-	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0)
+	if (k && (r = tr_krec_stop(k, err, sizeof(err))) < 0) {
+		if (relay)	/* the relay's reason among it: escaped here */
+			tr_escape_ctl(err, sizeof(err));
 		cli_err("%s", err);
+	}
 	if (ua.pid > 0) {
 		/* the command has exited (or the duration is over): the agent
 		 * drains what it committed and writes the trace */
@@ -841,6 +847,15 @@ int cmd_record(int argc, char **argv)
 			 "%" PRIu64 " state dump events, %.3f s, clock %s, in %s",
 			 ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
 			 kwhere ? kwhere : kdir);
+		/* what the relay did not store (docs/relay.md, "Cut off by the
+		 * relay"): discarded there, though the local copy has it */
+		uint64_t rev, rdisc;
+		int rc = tr_krec_relay_discarded(k, &rev, &rdisc);
+		if (rc != -ENOENT && (rdisc || rc < 0))
+			cli_note("relay: %" PRIu64 " kernel event%s streamed, %" PRIu64 " stored at the "
+				 "relay, %s%" PRIu64 " discarded (not stored)%s", rev, CLI_S(rev),
+				 rev - rdisc, rc < 0 ? "at most " : "", rdisc,
+				 rc < 0 ? "; the relay did not say where it cut" : "");
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +

@@ -18,6 +18,7 @@
 #include "trawl/sim.h"
 #include "cli.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -144,6 +145,22 @@ static int parse_u64(const char *s, uint64_t *v, uint64_t unit_k)
 }
 
 
+/*
+ * What the relay did not store of what the run emitted, counted as
+ * discarded (docs/relay.md, "Cut off by the relay"): said when there is
+ * any, after a failure too (not with -q).
+ */
+static void relay_summary(const struct trawl_sim_result *res, const char *relay)
+{
+	if (!relay || cli_verbosity < 0 || (!res->relay_discarded && !res->relay_inexact))
+		return;
+	printf("trawl simulate: relay %s: %" PRIu64 " event%s emitted, %" PRIu64 " stored at "
+	       "the relay, %s%" PRIu64 " discarded (not stored)%s\n", relay, res->emitted,
+	       CLI_S(res->emitted), res->relay_events - res->relay_discarded,
+	       res->relay_inexact ? "at most " : "", res->relay_discarded,
+	       res->relay_inexact ? "; the relay did not say where it cut" : "");
+}
+
 /* events written of all (called every 64 Ki events) */
 static int on_progress(void *arg, uint64_t done, uint64_t total)
 {
@@ -154,10 +171,14 @@ static int on_progress(void *arg, uint64_t done, uint64_t total)
 	return 0;
 }
 
+/* The simulator's words carry the relay's (why it was lost): escaped
+ * here, where they are printed. */
 static void on_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
-	cli_log(level, msg);
+	char *e = tr_escape_dup(msg, false);
+	cli_log(level, e ? e : msg);
+	free(e);
 }
 
 enum {
@@ -371,8 +392,13 @@ int cmd_simulate(int argc, char **argv)
 	double t0 = tr_mono_s();
 	if (trawl_sim_run(sim, err, sizeof(err)) < 0) {
 		cli_progress_end(&prog, false);
+		/* the relay's reason among it: escaped here */
+		char *e = so.relay ? tr_escape_dup(err, false) : NULL;
+		int rc = cli_err("%s", e ? e : err);
+		free(e);
+		relay_summary(trawl_sim_result(sim), so.relay);
 		trawl_sim_free(sim);
-		return cli_err("%s", err);
+		return rc;
 	}
 	cli_progress_end(&prog, true);
 	double secs = tr_mono_s() - t0;
@@ -391,6 +417,7 @@ int cmd_simulate(int argc, char **argv)
 		       " sends (%" PRIu64 " duplicated), %" PRIu64 " receives (%" PRIu64
 		       " lost); truth in %s\n", res->probes, res->rpcs, res->sends, res->dups,
 		       res->recvs, res->lost, res->truth);
+	relay_summary(res, so.relay);
 done:
 	trawl_sim_free(sim);
 	return 0;

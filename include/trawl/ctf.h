@@ -427,9 +427,25 @@ int trawl_ctf_wstream_beacon(struct trawl_ctf_wstream *s, uint64_t ts);
  */
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w);
 /*
+ * What the destination (a relay) did not store, once the writer is
+ * closed: *events, the events the writer took (written with
+ * trawl_ctf_wstream_event(), whether or not their packet went out), and
+ * *discarded, those of them the relay did not store (cut off at its last
+ * whole packet: the disk full, a quota, its buffers; or lost; or left in a
+ * packet that was never sent). Returns 0 when exact; -ENODATA when not
+ * known (*discarded at most that): the relay did not say where it cut
+ * (an older relay, a connection lost without its word), or the writer was
+ * given packets whole (trawl_ctf_wstream_packet(), whose events it does
+ * not count); -ENOENT without a destination; -EBUSY before
+ * trawl_ctf_writer_close(); -EINVAL.
+ */
+int trawl_ctf_writer_relay_discarded(const struct trawl_ctf_writer *w, uint64_t *events,
+				     uint64_t *discarded);
+/*
  * Why the destination failed, in words ("relay HOST:PORT refused: session
  * S is at its disk quota ..."), with or without a local copy; "" while it
- * did not (or it gave no reason). Owned by w.
+ * did not (or it gave no reason). Owned by w. The relay's words as they
+ * came: escape them before printing (a peer's control characters).
  */
 const char *trawl_ctf_writer_relay_why(const struct trawl_ctf_writer *w);
 /*

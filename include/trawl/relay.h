@@ -118,9 +118,9 @@ struct trawl_relay_opts {
 	 * nothing"): a connection is pending until its HELLO or JOIN is taken
 	 * (authenticated, with a secret) or, a viewer's, until it is
 	 * authenticated and its CONNECT answered. At most max_pending pending
-	 * connections of each kind (0: 256; never more than a quarter of that
-	 * kind's limit and of the descriptor pool: the oldest is closed for a
-	 * newcomer), max_pending_per_addr from one source address (0: 64;
+	 * connections of each kind (0: 256; at most a quarter of that kind's
+	 * limit, that no lower than 8, and never more than a quarter of the
+	 * descriptor pool, at least 1: the oldest is closed for a newcomer), max_pending_per_addr from one source address (0: 64;
 	 * over it the newcomer is refused), each for at most
 	 * proof_timeout_ms from its connection (0: 10000).
 	 */

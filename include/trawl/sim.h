@@ -158,6 +158,15 @@ struct trawl_sim_result {
 	uint64_t probes, rpcs;		/* messages (first copies) */
 	uint64_t sends, recvs;		/* events, both kinds */
 	uint64_t lost, dups;		/* copies lost, messages sent twice */
+	/* What the run wrote, also when trawl_sim_run() failed: the events
+	 * emitted (taken by the traces' writers; events above, when all went
+	 * well); with a relay, the events streamed to it and those of them
+	 * it did not store (cut off: the disk full, a quota, its buffers; or
+	 * lost), counted as discarded: exact unless relay_inexact (the relay
+	 * did not say where it cut: then at most that). */
+	uint64_t emitted;
+	uint64_t relay_events, relay_discarded;
+	bool relay_inexact;
 };
 
 struct trawl_sim;

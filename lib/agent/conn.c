@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent-internal.h"
+#include "util/escape.h"
 #include "ust/proto.h"
 
 /* ------------------------------------------------------------- sending */
@@ -76,11 +77,16 @@ void tr_ctext(struct conn *c, uint32_t type, const char *text)
 	} while (len);
 }
 
+/* Formatted text for the client: peers' strings among it (a relay's
+ * reason, an application's name) reach its terminal escaped, lines kept,
+ * as in the agent's log (tr_agent_log). */
 static void vcprint(struct conn *c, uint32_t type, const char *fmt, va_list ap)
 {
 	char *s = NULL;
 	if (vasprintf(&s, fmt, ap) >= 0) {
-		tr_ctext(c, type, s);
+		char *e = tr_escape_dup(s, true);
+		tr_ctext(c, type, e ? e : s);
+		free(e);
 		free(s);
 	}
 }

@@ -260,6 +260,31 @@ int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_r
 	return ret ? ret : r;
 }
 
+/*
+ * The relay was lost or cut the trace off: what it did not store, counted
+ * as discarded (docs/relay.md, "Cut off by the relay"), in the log and to
+ * the client that stops the session. Live parts of the applications'
+ * packets (a live timer) carry no event count: said so.
+ */
+static void relay_count(struct session *s)
+{
+	uint64_t ev, disc;
+	int rc = trawl_ctf_writer_relay_discarded(s->w, &ev, &disc);
+	if (rc == -ENODATA) {
+		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the events the relay did "
+			     "not store are not counted (live parts of the applications' packets)",
+			     s->name);
+	} else if (rc == 0 && disc) {
+		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
+			     "%llu of %llu events: counted as discarded", s->name,
+			     (unsigned long long)disc, (unsigned long long)ev);
+		if (s->waiter)
+			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store %llu of "
+				  "%llu events: counted as discarded", s->name,
+				  (unsigned long long)disc, (unsigned long long)ev);
+	}
+}
+
 void tr_drain_final(struct session *s)
 {
 	for (struct part *p = s->parts; p; p = p->next) {
@@ -301,6 +326,8 @@ void tr_drain_final(struct session *s)
 			tr_agent_log(s->a, TRAWL_AGENT_LOG_ERR, "session %s: writing the trace: %s",
 				     s->name, strerror(-s->err));
 		}
+		if (rl || *why)
+			relay_count(s);
 		if (*trawl_ctf_writer_why(s->w) && !s->wwhy)
 			s->wwhy = strdup(trawl_ctf_writer_why(s->w));
 		trawl_ctf_writer_free(s->w);

@@ -19,6 +19,11 @@
 /* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
  * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used
  * in error messages. NULL + errno on error. */
+/* trawl_ctf_wstream_packet() of a packet of nev events (UINT64_MAX: not
+ * known), for the writer's count of what its relay did not store
+ * (trawl_ctf_writer_relay_discarded). */
+TRAWL_HIDDEN int tr_ctf_wstream_packet_n(struct trawl_ctf_wstream *s, const void *pkt,
+					 size_t size, uint64_t nev);
 TRAWL_HIDDEN char *tr_ctf_metadata_unpack(const uint8_t *buf, size_t size, const char *name,
 				       size_t *len, char *err, size_t errlen);
 

@@ -70,6 +70,12 @@ struct ctf_dest_ops {
 	 * the trace, as the destination was told (a relay's DEMAND); 0: none
 	 * known. Called from the writer's thread. */
 	int64_t (*demand)(struct trawl_ctf_dest *d);
+	/* Optional: the events (ix->events of the packets given) the
+	 * destination confirmed it stored, in *events: 0 when exact,
+	 * -ENODATA when it cannot tell (it was cut off and not told where:
+	 * then *events is what it knows stored, at least). Called before
+	 * free, whatever came before. */
+	int (*stored)(struct trawl_ctf_dest *d, uint64_t *events);
 };
 
 /* A destination: implementations embed it first in their own struct. */

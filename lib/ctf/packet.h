@@ -46,6 +46,10 @@ struct ctf_index {
 	uint64_t ts_begin, ts_end;
 	uint64_t events_discarded;
 	uint64_t stream_id, instance_id, seq;
+	/* not in the index file: the packet's events as its writer counted
+	 * them, for a destination that counts what it could not deliver
+	 * (lib/ctf/dest.h); 0 when not known */
+	uint64_t events;
 };
 
 static inline void ctf_index_put_header(uint8_t out[CTF_IDX_HEADER_LEN])

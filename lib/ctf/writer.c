@@ -95,6 +95,13 @@ struct trawl_ctf_writer {
 	int dest_err;			/* the destination was lost (a local copy goes on) */
 	char dest_why[512];		/* its reason (ops->why), "" */
 	struct metadata_mark sent;	/* metadata the destination has */
+	/* what the destination did not store (trawl_ctf_writer_relay_discarded) */
+	bool had_dest;
+	bool raw_packets;		/* packets of uncounted events went to it */
+	bool dest_complete;		/* it closed with everything (a relay's ACK) */
+	uint64_t built;			/* events of the packets closed (atomic) */
+	uint64_t dest_stored;		/* events the destination stored */
+	int dest_count;			/* 0: dest_stored exact; -errno */
 	int dirfd, idxdirfd;		/* the trace directory, its index/ (-1: none) */
 	size_t meta_sig;		/* the model the local metadata declares */
 	char why[512];			/* a path refused, "" */
@@ -684,6 +691,7 @@ struct trawl_ctf_writer *trawl_ctf_writer_new(const struct trawl_ctf_writer_opts
 		if (ret < 0)
 			goto err;
 		w->dest = dest;
+		w->had_dest = true;
 	}
 	if (w->path) {
 		const char *root = o->sz >= offsetof(struct trawl_ctf_writer_opts, root) +
@@ -892,6 +900,19 @@ err:
 
 /* ---------------------------------------------------------- destination */
 
+/* Frees the destination, what it stored counted first. */
+static void dest_drop(struct trawl_ctf_writer *w)
+{
+	struct trawl_ctf_dest *d = w->dest;
+	if (!d)
+		return;
+	w->dest_count = -ENODATA;
+	if (d->ops->stored)
+		w->dest_count = d->ops->stored(d, &w->dest_stored);
+	trawl_ctf_dest_free(d);
+	w->dest = NULL;
+}
+
 /*
  * The destination failed (a relay closed, or stopped reading for longer
  * than the socket's send timeout). With a local copy, the writer goes on
@@ -905,8 +926,7 @@ static int dest_lost(struct trawl_ctf_writer *w, int err)
 	if (!err || !w->path)
 		return err;
 	w->dest_err = err;
-	trawl_ctf_dest_free(w->dest);
-	w->dest = NULL;
+	dest_drop(w);
 	return 0;
 }
 
@@ -915,6 +935,27 @@ int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w)
 	if (!w || !w->dest || !w->dest->ops->demand)
 		return 0;
 	return w->dest->ops->demand(w->dest);
+}
+
+int trawl_ctf_writer_relay_discarded(const struct trawl_ctf_writer *w, uint64_t *events,
+				     uint64_t *discarded)
+{
+	if (!w || !events || !discarded)
+		return -EINVAL;
+	if (!w->had_dest)
+		return -ENOENT;
+	if (!w->closed || w->dest)
+		return -EBUSY;
+	uint64_t n = w->built;
+	for (size_t i = 0; i < w->nstreams; i++)
+		n += w->streams[i]->nev;	/* never closed: never sent */
+	*events = n;
+	if (w->dest_complete) {
+		*discarded = 0;	/* the relay has every packet */
+		return 0;
+	}
+	*discarded = n > w->dest_stored ? n - w->dest_stored : 0;
+	return w->raw_packets ? -ENODATA : w->dest_count;
 }
 
 int trawl_ctf_writer_relay_error(const struct trawl_ctf_writer *w)
@@ -1056,13 +1097,15 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	const struct ctf_index ix = {
 		.packet_size = size, .content_size = content, .ts_begin = s->ts_begin,
 		.ts_end = ts_end, .events_discarded = s->discarded, .stream_id = s->sc_id,
-		.instance_id = s->instance_id, .seq = s->seq,
+		.instance_id = s->instance_id, .seq = s->seq, .events = s->nev,
 	};
 	int ret = put_out(s, b, bytes, &ix);
 	if (ret) {
 		s->err = ret;
 		return ret;
 	}
+	/* counted once out: a packet that failed stays in s->nev */
+	__atomic_fetch_add(&w->built, s->nev, __ATOMIC_RELAXED);
 	s->offset += bytes;
 	s->seq++;
 	s->pos = PK_HDR_END;
@@ -1146,6 +1189,12 @@ again:
 
 int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_t size)
 {
+	return tr_ctf_wstream_packet_n(s, pkt, size, UINT64_MAX);
+}
+
+int tr_ctf_wstream_packet_n(struct trawl_ctf_wstream *s, const void *pkt, size_t size,
+			    uint64_t nev)
+{
 	const uint8_t *b = pkt;
 	if (!s || !b || size < PK_HDR_END || size > ((uint64_t)1 << 40) || s->nev)
 		return -EINVAL;
@@ -1162,13 +1211,17 @@ int trawl_ctf_wstream_packet(struct trawl_ctf_wstream *s, const void *pkt, size_
 	const struct ctf_index ix = {
 		.packet_size = psize, .content_size = content, .ts_begin = tb, .ts_end = te,
 		.events_discarded = disc, .stream_id = s->sc_id, .instance_id = s->instance_id,
-		.seq = seq,
+		.seq = seq, .events = nev == UINT64_MAX ? 0 : nev,
 	};
+	if (nev == UINT64_MAX && s->w->dest)	/* uncounted (streams of several threads) */
+		__atomic_store_n(&s->w->raw_packets, true, __ATOMIC_RELAXED);
 	int ret = put_out(s, b, size, &ix);
 	if (ret) {
 		s->err = ret;
 		return ret;
 	}
+	if (nev != UINT64_MAX)
+		__atomic_fetch_add(&s->w->built, nev, __ATOMIC_RELAXED);
 	s->offset += size;
 	s->seq = seq + 1;
 	s->discarded = disc;
@@ -1280,11 +1333,11 @@ int trawl_ctf_writer_close(struct trawl_ctf_writer *w)
 	if (w->dest) {
 		/* returns once the destination has it all (a relay's ACK) */
 		int r = ret ? 0 : w->dest->ops->close(w->dest);
+		w->dest_complete = !ret && !r;
 		/* lost: with a local copy, only trawl_ctf_writer_relay_error()
 		 * tells (dest_lost frees it) */
 		r = dest_lost(w, r);
-		trawl_ctf_dest_free(w->dest);
-		w->dest = NULL;
+		dest_drop(w);
 		if (r && !ret)
 			ret = r;
 	}
@@ -1324,7 +1377,7 @@ void trawl_ctf_writer_free(struct trawl_ctf_writer *w)
 		free(w->streams[i]);
 	}
 	free(w->streams);
-	trawl_ctf_dest_free(w->dest);
+	dest_drop(w);
 	tr_metadata_mark_release(&w->sent);
 	tr_arena_free(w->arena);
 	free(w->path);

@@ -43,6 +43,7 @@
 #include "kern/krec.h"
 #include "kern/pathnames.h"
 #include "util/clock.h"
+#include "util/escape.h"
 
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
@@ -117,6 +118,9 @@ struct krec {
 	unsigned live_ms;		/* live timer; 0: none */
 	uint64_t hold_ns;		/* how long a CPU may be held (HOLD_NS, live less) */
 	bool relay;
+	/* what the relay did not store, counted at stop (tr_krec_relay_discarded) */
+	int relay_count;		/* -ENOENT: not known yet */
+	uint64_t relay_events, relay_discarded;
 	struct tr_clock_sample s0, s1;
 	pthread_t th;
 	int stop;			/* atomic: the reader drains and exits */
@@ -851,6 +855,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	k->tsc = o->clock == KREC_CLOCK_TSC ||
 		 (o->clock == KREC_CLOCK_AUTO && tr_clocksource_is_tsc());
 	k->relay = o->relay != NULL;
+	k->relay_count = -ENOENT;
 	k->flight = o->flight && !o->relay;
 	k->live_ms = o->relay ? o->live_ms : 0;
 	k->hold_ns = HOLD_NS;
@@ -1512,15 +1517,22 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen)
 	if (k->started && !k->relay)
 		tr_clock_fill(k->tsc, &k->s0, &k->s1, &trawl_ctf_writer_trace(k->w)->clocks[0]);
 	int rc = trawl_ctf_writer_close(k->w);
+	if (k->relay)
+		k->relay_count = trawl_ctf_writer_relay_discarded(k->w, &k->relay_events,
+								  &k->relay_discarded);
 	const char *why = trawl_ctf_writer_relay_why(k->w);
 	if (rc < 0 && !r)
 		r = tr_seterr(err, errlen, -rc, "closing the kernel trace: %s",
 			      *why ? why : strerror(-rc));
 	int rl = trawl_ctf_writer_relay_error(k->w);
-	if (rl)
+	if (rl) {
+		/* printed here: the relay's words escaped */
+		char *e = tr_escape_dup(*why ? why : strerror(-rl), false);
 		fprintf(stderr, "trawl: warning: the relay was lost during the recording (%s): "
 			"the kernel trace is complete only in the local copy\n",
-			*why ? why : strerror(-rl));
+			e ? e : *why ? why : strerror(-rl));
+		free(e);
+	}
 	return r;
 }
 
@@ -1583,6 +1595,15 @@ uint64_t tr_krec_events(const struct krec *k)
 	for (unsigned i = 0; i < k->ncpus; i++)
 		n += __atomic_load_n(&k->cpus[i].st.events, __ATOMIC_RELAXED);
 	return n;
+}
+
+int tr_krec_relay_discarded(const struct krec *k, uint64_t *events, uint64_t *discarded)
+{
+	if (!k->relay || k->relay_count == -ENOENT)
+		return -ENOENT;
+	*events = k->relay_events;
+	*discarded = k->relay_discarded;
+	return k->relay_count;
 }
 
 uint64_t tr_krec_statedump_events(const struct krec *k)

@@ -115,6 +115,14 @@ const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu);
 /* Events written so far on every CPU: may be called from another thread
  * while recording (a progress display). */
 uint64_t tr_krec_events(const struct krec *k);
+/*
+ * Streamed to a relay, once stopped: the events the trace's writer took
+ * (kernel and state dump) and those of them the relay did not store (cut
+ * off: the disk full, a quota; or lost), counted as discarded. 0 when
+ * exact, -ENODATA when the relay did not say where it cut (then at most
+ * that), -ENOENT when not streamed or not stopped.
+ */
+int tr_krec_relay_discarded(const struct krec *k, uint64_t *events, uint64_t *discarded);
 /* Events written by the state dump. */
 uint64_t tr_krec_statedump_events(const struct krec *k);
 /*

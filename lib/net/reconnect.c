@@ -48,6 +48,8 @@ struct qmsg {
 	uint64_t cseq;			/* sent as the connection's cseq-th message */
 	bool sent;			/* on the current connection */
 	uint64_t meta_off;		/* METADATA: its place in the trace's */
+	uint64_t events;		/* PACKET: its events (as the writer counted) */
+	bool tried;			/* sent, in part or whole, on some connection */
 	uint32_t type;
 	size_t len;			/* b: header and payload */
 	uint8_t b[];
@@ -76,6 +78,8 @@ struct rsend {
 	int64_t demand_until;		/* the last DEMAND's end (ms; atomic) */
 	int64_t close_sent;		/* ms CLOSE went out; 0: not yet */
 	bool stop, acked;
+	bool cut_counted;		/* lost by an ACK that said what was written */
+	uint64_t stored;		/* events of the PACKETs the relay wrote */
 	int err;			/* lost for good: -errno */
 	int ack_status;
 	char why[512];			/* the relay's reason, or the loss's */
@@ -95,6 +99,7 @@ static void confirmed(struct rsend *q, uint64_t written)
 		if (!q->head)
 			q->tail = NULL;
 		q->bytes -= m->len;
+		q->stored += m->events;
 		free(m);
 	}
 	pthread_cond_broadcast(&q->room);
@@ -162,6 +167,12 @@ static int read_replies(struct rsend *q, int fd)
 				/* an ACK with an error: a message refused (a
 				 * quota, a broken protocol): not retried */
 				if (m.u.ack.status < 0) {
+					/* it says where it cut (RELAY_HELLO_COUNT):
+					 * what came before is written */
+					if (m.u.ack.counted && !q->err) {
+						confirmed(q, m.u.ack.written);
+						q->cut_counted = true;
+					}
 					char why[300];
 					snprintf(why, sizeof(why), "relay %s refused: %s", q->addr,
 						 m.u.ack.msg);
@@ -342,6 +353,7 @@ static void *run(void *arg)
 		if (q->unsent) {
 			struct qmsg *m = q->unsent;
 			uint64_t relay_meta = q->relay_meta;
+			m->tried = true;	/* the relay may have it from now on */
 			pthread_mutex_unlock(&q->mu);
 			bool skipped;
 			int ret = send_one(q, fd, m, relay_meta, &skipped);
@@ -451,7 +463,8 @@ static struct qmsg *msg_new(uint32_t type, const void *hdr, size_t hlen, const v
 	return m;
 }
 
-int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body, size_t blen)
+int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body, size_t blen,
+		 uint64_t events)
 {
 	uint32_t type = get_le32(hdr);
 	struct qmsg *m = msg_new(type, hdr, hlen, body, blen);
@@ -461,6 +474,7 @@ int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body
 		free(st);
 		return -ENOMEM;
 	}
+	m->events = events;
 	pthread_mutex_lock(&q->mu);
 	/* back-pressure: a message larger than the budget goes alone */
 	while (!q->err && q->head && q->bytes + m->len > q->budget)
@@ -509,7 +523,7 @@ int tr_rsend_close(struct rsend *q, char *msg, size_t msglen)
 {
 	uint8_t hdr[RELAY_HDR_LEN];
 	relay_put_hdr(hdr, RELAY_CLOSE, 0);
-	int ret = tr_rsend_put(q, hdr, sizeof(hdr), NULL, 0);
+	int ret = tr_rsend_put(q, hdr, sizeof(hdr), NULL, 0, 0);
 	pthread_mutex_lock(&q->mu);
 	while (!ret && !q->err && !q->acked)
 		pthread_cond_wait(&q->room, &q->mu);
@@ -524,6 +538,21 @@ int tr_rsend_close(struct rsend *q, char *msg, size_t msglen)
 int64_t tr_rsend_demand(struct rsend *q)
 {
 	return q ? __atomic_load_n(&q->demand_until, __ATOMIC_RELAXED) : 0;
+}
+
+int tr_rsend_stored(struct rsend *q, uint64_t *events)
+{
+	int ret = 0;
+	pthread_mutex_lock(&q->mu);
+	*events = q->stored;
+	/* a packet sent on a connection lost without the relay's word may
+	 * or may not be written */
+	if (!q->acked && !q->cut_counted)
+		for (const struct qmsg *m = q->head; m && !ret; m = m->next)
+			if (m->tried && m->events)
+				ret = -ENODATA;
+	pthread_mutex_unlock(&q->mu);
+	return ret;
 }
 
 const char *tr_rsend_why(struct rsend *q)

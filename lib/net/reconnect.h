@@ -45,11 +45,11 @@ TRAWL_HIDDEN struct rsend *tr_rsend_new(const struct rsend_opts *o);
 
 /*
  * Queues one message (hlen bytes of header and fixed part, then blen of
- * body), waiting while the budget is full. 0, or the error that lost the
+ * body; a PACKET's events, else 0), waiting while the budget is full. 0, or the error that lost the
  * relay for good (-errno: refused, or unreachable for resume_ms).
  */
 TRAWL_HIDDEN int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body,
-			      size_t blen);
+			      size_t blen, uint64_t events);
 
 /*
  * Sends CLOSE after everything queued and waits for its ACK (again after
@@ -60,6 +60,14 @@ TRAWL_HIDDEN int tr_rsend_close(struct rsend *q, char *msg, size_t msglen);
 /* Until when (CLOCK_MONOTONIC ms) the relay said a live viewer waits on
  * the trace (its last DEMAND, read by q's thread); 0: never said. */
 TRAWL_HIDDEN int64_t tr_rsend_demand(struct rsend *q);
+/*
+ * The events of the PACKETs the relay wrote (each put's events, counted
+ * once the relay confirmed it: PROGRESS, the ACK of CLOSE, or a cut's ACK
+ * that says what was written) in *events: 0 when exact, -ENODATA when a
+ * packet went out on a connection lost without the relay's word (it may
+ * or may not be written). Any time; exact once the sender is done.
+ */
+TRAWL_HIDDEN int tr_rsend_stored(struct rsend *q, uint64_t *events);
 
 /* Why the relay was lost ("" while it is not), owned by q. */
 TRAWL_HIDDEN const char *tr_rsend_why(struct rsend *q);

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,6 @@
 #include "net/reconnect.h"
 #include "net/relay-proto.h"
 #include "net/sock.h"
-#include "util/escape.h"
 #include "util/clock.h"
 
 struct relay_dest {
@@ -50,7 +50,27 @@ struct relay_dest {
 	char host[256];
 	unsigned port;
 	char why[300];			/* the relay's reason for cutting it off */
+	/* what the relay wrote (HELLO flag RELAY_HELLO_COUNT; the resumable
+	 * sender counts its own): the PACKETs sent and not yet confirmed, in
+	 * the order sent, until a PROGRESS, the ACK of CLOSE or a cut's ACK
+	 * says they are written. Under mu (ops may come from several
+	 * threads when the writer has a queue) */
+	pthread_mutex_t mu;
+	uint64_t cseq;			/* messages sent after HELLO */
+	struct pend { uint64_t cseq, events; } *pend;	/* a ring */
+	size_t phead, plen, pcap;
+	uint64_t given, stored;		/* events of the PACKETs sent, written */
+	bool untracked;			/* no PROGRESS came (an older relay): the
+					 * ring was given up */
+	bool acked, cut_counted;
+	int cut;			/* the status of the relay's cut (-errno) */
+	uint8_t in[RELAY_HDR_LEN + 4 + 256 + 8];	/* replies being read */
+	size_t inlen;
 };
+
+/* Unconfirmed PACKETs kept at most: a relay that sends PROGRESS keeps
+ * them to what the sockets hold; one that sends none is older. */
+#define PEND_MAX 65536
 
 static struct relay_dest *rd_of(struct trawl_ctf_dest *d)
 {
@@ -129,48 +149,164 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
 }
 
+/* Under rd->mu: the PACKETs of the connection's first n messages are
+ * written. */
+static void confirm(struct relay_dest *rd, uint64_t n)
+{
+	while (rd->plen && rd->pend[rd->phead].cseq <= n) {
+		rd->stored += rd->pend[rd->phead].events;
+		rd->phead = (rd->phead + 1) % rd->pcap;
+		rd->plen--;
+	}
+}
+
+/* Under rd->mu: a PACKET of events sent as the connection's cseq-th
+ * message, kept until the relay says it is written. */
+static void pend_add(struct relay_dest *rd, uint64_t events)
+{
+	rd->given += events;
+	if (!events || rd->untracked)
+		return;
+	if (rd->plen == rd->pcap) {
+		size_t n = rd->pcap ? rd->pcap * 2 : 64;
+		struct pend *p = n <= PEND_MAX ? malloc(n * sizeof(*p)) : NULL;
+		if (!p) {
+			/* a relay that never says: not counted any more */
+			rd->untracked = true;
+			free(rd->pend);
+			rd->pend = NULL;
+			rd->phead = rd->plen = rd->pcap = 0;
+			return;
+		}
+		for (size_t i = 0; i < rd->plen; i++)
+			p[i] = rd->pend[(rd->phead + i) % rd->pcap];
+		free(rd->pend);
+		rd->pend = p;
+		rd->phead = 0;
+		rd->pcap = n;
+	}
+	rd->pend[(rd->phead + rd->plen++) % rd->pcap] = (struct pend){ rd->cseq, events };
+}
+
+/*
+ * Under rd->mu: reads what the relay said, waiting until deadline (0: not
+ * at all) for an ACK: PROGRESS (the PACKETs it wrote are forgotten), an
+ * ACK of CLOSE (all written), or an ACK with an error (the relay cut the
+ * trace off: the disk full, a quota, its buffers, its descriptors), whose
+ * status is kept with its reason for rd_why and the messages it wrote
+ * (before, the producer saw only "Connection reset by peer" or "Broken
+ * pipe"). Returns the ACK's status (0 or -errno), 1 when none came, or
+ * -errno of the connection with none.
+ */
+static int read_replies(struct relay_dest *rd, int64_t deadline)
+{
+	for (;;) {
+		size_t off = 0;
+		for (;;) {
+			struct relay_msg m;
+			char perr[128];
+			ssize_t k = tr_relay_msg_parse(rd->in + off, rd->inlen - off, &m, perr,
+						       sizeof(perr));
+			if (k == 0 && rd->inlen - off == sizeof(rd->in))
+				k = -EPROTO;
+			if (k < 0 || (k > 0 && m.type != RELAY_PROGRESS && m.type != RELAY_ACK)) {
+				rd->inlen = 0;
+				return -EPROTO;	/* not what a relay says */
+			}
+			if (k == 0)
+				break;
+			off += (size_t)k;
+			if (m.type == RELAY_PROGRESS) {
+				confirm(rd, m.u.progress.written);
+				continue;
+			}
+			if (m.u.ack.status >= 0) {
+				rd->acked = true;
+				rd->stored = rd->given;	/* everything is written */
+				rd->plen = 0;
+				rd->inlen = 0;
+				return 0;
+			}
+			/* a cut that says where: what came before is written */
+			if (m.u.ack.counted && !rd->untracked) {
+				confirm(rd, m.u.ack.written);
+				rd->cut_counted = true;
+			}
+			snprintf(rd->why, sizeof(rd->why), "%s", m.u.ack.msg);
+			rd->cut = m.u.ack.status;
+			rd->inlen = 0;
+			return rd->cut;
+		}
+		memmove(rd->in, rd->in + off, rd->inlen - off);
+		rd->inlen -= off;
+		if (deadline) {
+			int64_t left = deadline - tr_mono_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+			struct pollfd p = { .fd = rd->fd, .events = POLLIN };
+			int n = poll(&p, 1, (int)left);
+			if (n < 0 && errno != EINTR)
+				return -errno;
+			if (n <= 0)
+				continue;
+		}
+		/* without a deadline: one system call, nothing waited for */
+		ssize_t got = recv(rd->fd, rd->in + rd->inlen, sizeof(rd->in) - rd->inlen,
+				   MSG_DONTWAIT);
+		if (got == 0)
+			return -ECONNRESET;
+		if (got < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (got < 0 && !deadline)
+			return 1;
+		if (got > 0)
+			rd->inlen += (size_t)got;
+	}
+}
+
 /*
  * A send to the relay failed with err: when the relay said why it cut the
- * trace off before it closed (an ACK, or a WELCOME, with a status and its
- * reason: the disk full, a quota, its buffers, its descriptors), that
- * status is the error and the reason is kept for rd_why (before, the
- * producer saw only "Connection reset by peer" or "Broken pipe"). Reads
- * what is there, without waiting.
+ * trace off before it closed (an ACK with a status and its reason), that
+ * status is the error and the reason is kept for rd_why. Reads what is
+ * there, without waiting. Under rd->mu.
  */
 static int relay_reason(struct relay_dest *rd, int err)
 {
-	uint8_t b[RELAY_HDR_LEN + 4 + 256];
-	if (rd->fd < 0 || rd->why[0])
+	if (rd->fd < 0)
 		return err;
-	ssize_t n = recv(rd->fd, b, sizeof(b), MSG_DONTWAIT | MSG_PEEK);
-	if (n < (ssize_t)RELAY_HDR_LEN + 5)
-		return err;
-	uint32_t type = get_le32(b), len = get_le32(b + 4);
-	if ((type != RELAY_ACK && type != RELAY_WELCOME) || len < 5 ||
-	    (size_t)n < RELAY_HDR_LEN + len)
-		return err;
-	struct relay_msg m;
-	char perr[128];
-	if (tr_relay_msg_parse(b, RELAY_HDR_LEN + len, &m, perr, sizeof(perr)) <= 0 ||
-	    m.u.welcome.status >= 0)
-		return err;
-	snprintf(rd->why, sizeof(rd->why), "%s", m.u.welcome.msg);
-	tr_escape_ctl(rd->why, sizeof(rd->why));	/* the relay's words */
-	return m.u.welcome.status;
+	if (!rd->cut)
+		read_replies(rd, 0);
+	return rd->cut ? rd->cut : err;
 }
 
-/* Sends one message: through the queue when there is one (a stalled
- * relay then does not hold up the writer's local files). 0 or -errno. */
+/* Sends one message (a PACKET's events, else 0): through the queue when
+ * there is one (a stalled relay then does not hold up the writer's local
+ * files). 0 or -errno. */
 static int put(struct relay_dest *rd, const void *hdr, size_t hlen, const void *body,
-	       size_t blen)
+	       size_t blen, uint64_t events)
 {
 	/* the queue's thread blocks every signal: a relay gone gives it
 	 * EPIPE, not SIGPIPE */
 	if (rd->rs)
-		return tr_rsend_put(rd->rs, hdr, hlen, body, blen);
-	int ret = rd->q ? tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen) :
-		  tr_net_send2(rd->fd, hdr, hlen, body, blen);
-	return ret ? relay_reason(rd, ret) : 0;
+		return tr_rsend_put(rd->rs, hdr, hlen, body, blen, events);
+	pthread_mutex_lock(&rd->mu);
+	/* cut off already (its ACK read with a PROGRESS): nothing more */
+	int ret = rd->cut;
+	if (!ret)
+		ret = rd->q ? tr_ioq_write(rd->q, rd->fd, hdr, hlen, rd->fd, body, blen) :
+		      tr_net_send2(rd->fd, hdr, hlen, body, blen);
+	if (!ret) {
+		rd->cseq++;
+		pend_add(rd, events);
+		/* the relay's PROGRESS, and its word if it cut the trace off:
+		 * every 16 messages (a send that fails reads them at once) */
+		if (!(rd->cseq % 16) && read_replies(rd, 0) < 0 && rd->cut)
+			ret = rd->cut;
+	} else {
+		ret = relay_reason(rd, ret);
+	}
+	pthread_mutex_unlock(&rd->mu);
+	return ret;
 }
 
 /*
@@ -279,7 +415,7 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 	}
 	if (ret) {
 		if (*msg) {
-			tr_escape_ctl(msg, sizeof(msg));	/* the relay's words */
+			/* the relay's words as they are: escaped where printed */
 			*refused = 1;
 			tr_seterr(err, errlen, -ret, "relay %s refused %s/%s/%s: %s", rd->addr,
 				  session, host, host + strlen(host) + 1, msg);
@@ -356,7 +492,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	/* DEMAND is read by the resumable sender's thread only */
 	put_le32(q + 4, (rd->secret_file ? RELAY_HELLO_AUTH : 0) |
 			(rd->resume_ms ? RELAY_HELLO_RESUME : 0) |
-			(rd->resume_ms && rd->demand ? RELAY_HELLO_DEMAND : 0));
+			(rd->resume_ms && rd->demand ? RELAY_HELLO_DEMAND : 0) | RELAY_HELLO_COUNT);
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -404,7 +540,7 @@ static int rd_metadata(struct trawl_ctf_dest *d, const char *text, size_t len)
 		return -EMSGSIZE;
 	uint8_t hdr[RELAY_HDR_LEN];
 	relay_put_hdr(hdr, RELAY_METADATA, (uint32_t)len);
-	return put(rd_of(d), hdr, sizeof(hdr), text, len);
+	return put(rd_of(d), hdr, sizeof(hdr), text, len, 0);
 }
 
 static int rd_stream(struct trawl_ctf_dest *d, uint32_t handle, uint32_t cpu, uint64_t class_id,
@@ -419,7 +555,7 @@ static int rd_stream(struct trawl_ctf_dest *d, uint32_t handle, uint32_t cpu, ui
 	put_le32(m + RELAY_HDR_LEN + 4, cpu);
 	put_le64(m + RELAY_HDR_LEN + 8, class_id);
 	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
-	return put(rd_of(d), m, RELAY_HDR_LEN + 16 + nl, NULL, 0);
+	return put(rd_of(d), m, RELAY_HDR_LEN + 16 + nl, NULL, 0, 0);
 }
 
 static int rd_packet(struct trawl_ctf_dest *d, uint32_t handle, const struct ctf_index *ix,
@@ -430,7 +566,7 @@ static int rd_packet(struct trawl_ctf_dest *d, uint32_t handle, const struct ctf
 		return -EMSGSIZE;
 	relay_put_hdr(m, RELAY_PACKET, (uint32_t)(RELAY_INDEX_LEN + size));
 	tr_relay_put_index(m + RELAY_HDR_LEN, handle, ix);
-	return put(rd_of(d), m, sizeof(m), pkt, size);
+	return put(rd_of(d), m, sizeof(m), pkt, size, ix->events);
 }
 
 static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
@@ -440,7 +576,7 @@ static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
 	put_le32(m + RELAY_HDR_LEN, handle);
 	put_le32(m + RELAY_HDR_LEN + 4, 0);
 	put_le64(m + RELAY_HDR_LEN + 8, ts);
-	return put(rd_of(d), m, sizeof(m), NULL, 0);
+	return put(rd_of(d), m, sizeof(m), NULL, 0, 0);
 }
 
 /* Everything queued goes out, then CLOSE; waits for the ACK. */
@@ -454,14 +590,20 @@ static int rd_close(struct trawl_ctf_dest *d)
 		return -EBADF;
 	int ret = tr_ioq_free(rd->q);
 	rd->q = NULL;
+	pthread_mutex_lock(&rd->mu);
 	if (ret)
-		return ret;
+		ret = relay_reason(rd, ret);
 	uint8_t hdr[RELAY_HDR_LEN];
 	relay_put_hdr(hdr, RELAY_CLOSE, 0);
-	ret = tr_net_send2(rd->fd, hdr, sizeof(hdr), NULL, 0);
-	if (ret)
-		return ret;
-	return read_reply(rd->fd, RELAY_ACK, tr_mono_ms() + 10000, msg, sizeof(msg), NULL, NULL);
+	if (!ret && !(ret = rd->cut) && !(ret = tr_net_send2(rd->fd, hdr, sizeof(hdr), NULL, 0)))
+		ret = read_replies(rd, tr_mono_ms() + 10000);
+	else if (ret && ret != rd->cut)
+		ret = relay_reason(rd, ret);
+	if (ret == 1)
+		ret = -EPROTO;
+	pthread_mutex_unlock(&rd->mu);
+	(void)msg;
+	return ret;
 }
 
 static void rd_free(struct trawl_ctf_dest *d)
@@ -477,6 +619,8 @@ static void rd_free(struct trawl_ctf_dest *d)
 	free(rd->session);
 	free(rd->trace);
 	free(rd->secret_file);
+	free(rd->pend);
+	pthread_mutex_destroy(&rd->mu);
 	free(rd);
 }
 
@@ -491,6 +635,20 @@ static int64_t rd_demand(struct trawl_ctf_dest *d)
 	return tr_rsend_demand(rd_of(d)->rs);
 }
 
+static int rd_stored(struct trawl_ctf_dest *d, uint64_t *events)
+{
+	struct relay_dest *rd = rd_of(d);
+	if (rd->rs)
+		return tr_rsend_stored(rd->rs, events);
+	pthread_mutex_lock(&rd->mu);
+	*events = rd->stored;
+	/* exact: all written (the ACK of CLOSE), or the relay said where it
+	 * cut, or nothing sent is left unconfirmed */
+	int ret = rd->acked || (!rd->untracked && (rd->cut_counted || !rd->plen)) ? 0 : -ENODATA;
+	pthread_mutex_unlock(&rd->mu);
+	return ret;
+}
+
 static const struct ctf_dest_ops relay_dest_ops = {
 	.open = rd_open,
 	.metadata = rd_metadata,
@@ -501,6 +659,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.free = rd_free,
 	.why = rd_why,
 	.demand = rd_demand,
+	.stored = rd_stored,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
@@ -517,6 +676,7 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 		return NULL;
 	rd->d.ops = &relay_dest_ops;
 	rd->fd = -1;
+	pthread_mutex_init(&rd->mu, NULL);
 	rd->live_timer_us = opt.live_timer_us;
 	rd->timeout_ms = opt.timeout_ms;
 	rd->resume_ms = opt.resume_ms;

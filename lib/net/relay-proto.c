@@ -142,6 +142,11 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 	case RELAY_ACK:
 		m->u.welcome.status = (int32_t)rd32(&r);
 		m->u.welcome.msg = rdstr(&r);
+		/* a cut's ACK to a producer that counts (RELAY_HELLO_COUNT) */
+		if (m->type == RELAY_ACK && !r.bad && plen - r.off == 8) {
+			m->u.ack.written = rd64(&r);
+			m->u.ack.counted = true;
+		}
 		break;
 	case RELAY_METADATA:
 		m->u.meta.data = r.p;

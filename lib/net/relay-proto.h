@@ -62,6 +62,22 @@
  * at any time after the WELCOME; the relay sends it when it holds a
  * viewer's request, at most once per half of ms while the viewer keeps
  * asking. A producer without the flag is never sent one.
+ *
+ * Producers that count what a cut costs (docs/relay.md, "Cut off by the
+ * relay"): HELLO's flag RELAY_HELLO_COUNT asks the relay for
+ *   R->P PROGRESS   as for a resumable producer (above), and
+ *   R->P ACK        with an error (the relay cut the trace off: the disk
+ *                   full, a quota, its buffers, its descriptors): after the
+ *                   reason's NUL, a u64, the messages after HELLO it wrote
+ *                   on this connection (every one before the one it
+ *                   failed at); so the producer knows which packets are
+ *                   stored and counts the events of the others as
+ *                   discarded.
+ * Compatibility: the protocol's version stays 1; a new message, a longer
+ * message or a new behaviour is only for a peer that asked by a HELLO
+ * flag (a relay ignores flags it does not know). So an older producer
+ * gets the ACK it parses (no count), and a producer whose relay is older
+ * gets no count and says its discarded events are not known.
  */
 #ifndef TRAWL_NET_RELAY_PROTO_H
 #define TRAWL_NET_RELAY_PROTO_H
@@ -94,6 +110,8 @@
 #define RELAY_HELLO_RESUME 2u		/* HELLO flag: a resumable producer */
 #define RELAY_HELLO_DEMAND 4u		/* HELLO flag: the producer reads DEMAND */
 #define RELAY_DEMAND_LEN 4		/* DEMAND's payload: u32 ms */
+#define RELAY_HELLO_COUNT 8u		/* HELLO flag: PROGRESS, and a cut's ACK says
+					 * the messages written (above) */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -175,6 +193,8 @@ struct relay_msg {
 		struct {
 			int32_t status;
 			const char *msg;
+			bool counted;		/* ACK: written is there */
+			uint64_t written;	/* messages after HELLO written */
 		} welcome, ack;
 		struct {
 			const uint8_t *data;

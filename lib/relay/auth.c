@@ -182,9 +182,13 @@ int tr_relay_auth_answer(struct rconn *c, const struct relay_msg *m, struct rela
 		relay_put_hdr(b, RELAY_PROOF, RELAY_PROOF_LEN);
 		tr_auth_relay_mac(key, role_of(a->type), kind, a->nonce, m->u.auth.nonce, a->hello,
 				  a->hello_len + RELAY_HDR_LEN, b + RELAY_HDR_LEN);
-		if (tr_rconn_queue(c, b, sizeof(b)) < 0)
-			ok = false;
+		int q = tr_rconn_queue(c, b, sizeof(b));
 		explicit_bzero(b, sizeof(b));
+		explicit_bzero(key, sizeof(key));
+		/* the peer proved itself: the relay failed, not its login */
+		if (q < 0)
+			return tr_seterr(err, errlen, -q, "its proof was good, but the relay's "
+					 "own could not be queued: %s", strerror(-q));
 	}
 	explicit_bzero(key, sizeof(key));
 	if (!ok && kind == AUTH_NODE)

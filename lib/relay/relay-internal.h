@@ -113,6 +113,8 @@ struct rconn {
 	struct rauth *auth;
 	/* a resumable producer (HELLO flag RELAY_HELLO_RESUME, resume.c) */
 	bool resumable;
+	bool counts;			/* HELLO flag RELAY_HELLO_COUNT: PROGRESS, and
+					 * written in a cut's ACK */
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */
@@ -370,5 +372,8 @@ TRAWL_HIDDEN struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opt
 TRAWL_HIDDEN struct rconn *tr_relay_conn_new(struct trawl_relay *r, enum rconn_kind kind);
 TRAWL_HIDDEN int tr_relay_conn_feed(struct rconn *c, const void *p, size_t n);
 TRAWL_HIDDEN void tr_relay_conn_close(struct rconn *c);
+/* The cap of pending connections of a kind (relay.c, "Peers that prove
+ * nothing"). */
+TRAWL_HIDDEN int tr_relay_pending_cap(const struct trawl_relay *r, enum rconn_kind kind);
 
 #endif

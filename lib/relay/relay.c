@@ -220,16 +220,21 @@ int tr_rconn_queue(struct rconn *c, const void *p, size_t n)
 }
 
 /* Queues a WELCOME or an ACK: status (0 or -errno) and msg, cut to 255
- * bytes. */
+ * bytes. An ACK that cuts the trace off (an error) to a producer that
+ * counts (RELAY_HELLO_COUNT) says after the reason how many of its
+ * messages were written: every one before the one it failed at, the
+ * rest (that one, and whatever is still in the sockets) dropped. */
 static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg)
 {
-	uint8_t rep[RELAY_HDR_LEN + 4 + 256];
-	size_t ml = strnlen(msg, 255) + 1;
-	relay_put_hdr(rep, type, (uint32_t)(4 + ml));
+	uint8_t rep[RELAY_HDR_LEN + 4 + 256 + 8];
+	size_t ml = strnlen(msg, 255) + 1, cl = type == RELAY_ACK && status < 0 && c->counts ? 8 : 0;
+	relay_put_hdr(rep, type, (uint32_t)(4 + ml + cl));
 	put_le32(rep + RELAY_HDR_LEN, (uint32_t)status);
 	memcpy(rep + RELAY_HDR_LEN + 4, msg, ml - 1);
 	rep[RELAY_HDR_LEN + 4 + ml - 1] = 0;
-	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml);
+	if (cl)
+		put_le64(rep + RELAY_HDR_LEN + 4 + ml, c->written);
+	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml + cl);
 }
 
 /* ------------------------------------------------------------- traces */
@@ -893,6 +898,14 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			return tr_relay_auth_hello(c, m);
 		if (m->type == RELAY_AUTH) {
 			int ret = tr_relay_auth_answer(c, m, &proven, err, errlen);
+			if (ret == -ENOMEM) {
+				/* the relay failed (its memory, its own proof
+				 * not queued), not the peer's login: logged as
+				 * what it is, not as a refusal */
+				tr_relay_log(r, LOG_ERR, "%s: %s; closed", c->peer, err);
+				c->dead = true;
+				return 0;
+			}
 			if (ret < 0) {
 				/* refused with the reason; logged once per episode
 				 * (a flood of bad proofs) */
@@ -918,6 +931,8 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			tr_rconn_queue(c, rep, sizeof(rep));
 			c->resumable = true;
 		}
+		if (!ret && (m->u.hello.flags & RELAY_HELLO_COUNT))
+			c->counts = true;
 		return 0;
 	}
 	case RELAY_METADATA: {
@@ -1012,7 +1027,7 @@ static long producer_input(struct rconn *c)
 		off += (size_t)n;
 	}
 	/* a resumable producer forgets what the relay has written */
-	if (off && c->resumable && c->trace && !c->closing)
+	if (off && (c->resumable || c->counts) && c->trace && !c->closing)
 		tr_relay_progress(c);
 	return (long)off;
 }
@@ -1081,16 +1096,21 @@ static void conn_check_proven(struct rconn *c)
 		c->proven = true;
 }
 
-/* The pending connections' cap of a kind: max_pending, at most a quarter
- * of the kind's limit and of the descriptor pool (at least 1). */
-static int pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
+/* The pending connections' cap of a kind: max_pending, and at most a
+ * quarter of the kind's limit (but that no lower than PENDING_MIN: a
+ * burst of real peers has its places), and never more than a quarter of
+ * the descriptor pool (both kinds together: half of it), however small;
+ * at least 1. */
+int tr_relay_pending_cap(const struct trawl_relay *r, enum rconn_kind kind)
 {
 	int cap = r->max_pending, q = (kind == RC_PRODUCER ? r->max_producers : r->max_viewers) / 4;
+	if (q < PENDING_MIN)
+		q = PENDING_MIN;
 	if (q < cap)
 		cap = q;
 	if (r->fd_pool / 4 < cap)
-		cap = r->fd_pool / 4;
-	return cap > PENDING_MIN ? cap : PENDING_MIN;
+		cap = r->fd_pool / 4;	/* before: the floor of 8 won over a small pool */
+	return cap > 1 ? cap : 1;
 }
 
 /* Closes c at once (its descriptor back to the pool now; freed with the
@@ -1199,7 +1219,7 @@ static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint
 			 "already (at most %d)", from, r->max_pending_addr);
 		return -1;
 	}
-	if (of_kind >= pending_cap(r, kind)) {
+	if (of_kind >= tr_relay_pending_cap(r, kind)) {
 		const char *what = kind == RC_PRODUCER ? "producer" : "viewer";
 		/* one that had its time first: a burst of real peers keeps its
 		 * chance; else the oldest (an attacker that reconnects as fast
@@ -1211,7 +1231,7 @@ static int pending_admit(struct trawl_relay *r, enum rconn_kind kind, const uint
 			return 0;
 		tr_relay_ratelog(r, &r->rl_evict, LOG_WARNING, "%s: closed before it proved "
 				 "anything: %d %ss were pending (at most %d), a newcomer came",
-				 old->peer, of_kind, what, pending_cap(r, kind));
+				 old->peer, of_kind, what, tr_relay_pending_cap(r, kind));
 		conn_evict(old, "the relay is busy; try again later");
 	}
 	return 0;

@@ -22,15 +22,23 @@
 #include "ust/ust-internal.h"
 
 /* Rewrites the packet's ids for the agent's trace (the producer does not
- * know them), then writes it. The packet is not the producer's any more. */
-static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
-		      const uint8_t uuid[16], uint32_t stream_id)
+ * know them), then writes it: a packet of nev events (UINT64_MAX: not
+ * known; a count no packet of size could hold is not known either). The
+ * packet is not the producer's any more. */
+static int put_packet_n(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
+			const uint8_t uuid[16], uint32_t stream_id, uint64_t nev)
 {
 	uint64_t inst = trawl_ctf_wstream_instance_id(ws);
 	memcpy(pk + PK_UUID, uuid, 16);
 	put_le32(pk + PK_STREAM_ID, stream_id);
 	put_le64(pk + PK_INSTANCE_ID, inst);
-	return trawl_ctf_wstream_packet(ws, pk, size);
+	return tr_ctf_wstream_packet_n(ws, pk, size, nev <= size ? nev : UINT64_MAX);
+}
+
+static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
+		      const uint8_t uuid[16], uint32_t stream_id)
+{
+	return put_packet_n(ws, pk, size, uuid, stream_id, UINT64_MAX);
 }
 
 /* ------------------------------------------------------------ live parts */
@@ -192,8 +200,11 @@ int tr_ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t strea
 	while (c->consumed < P) {
 		uint8_t *pk = ust_ring_subbuf(&c->ring, c->consumed);
 		if (c->ws) {
+			/* whole, its events counted (finalize stored them
+			 * before its release of produced) */
 			int r = c->part ? put_rest(c, pk, uuid, stream_id) :
-					  put_packet(c->ws, pk, c->ring.S, uuid, stream_id);
+				put_packet_n(c->ws, pk, c->ring.S, uuid, stream_id,
+					     h->sb[c->consumed & (c->ring.N - 1)].nev);
 			if (r < 0 && !ret)
 				ret = r;
 			if (c->bad)

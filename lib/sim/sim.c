@@ -484,6 +484,7 @@ static int kernel_stream(struct trawl_sim *S, struct host *h, const struct kclas
 		ret = trawl_ctf_wstream_event(ws, kc->ev[ev], ts, buf, (size_t)(p - buf));
 		if (ret < 0)
 			return ret;
+		S->res.emitted++;
 		if (((k + 1) % PROGRESS_CHUNK) == 0 && (ret = progress(S, PROGRESS_CHUNK)) < 0)
 			return ret;
 	}
@@ -633,6 +634,7 @@ static int ust_stream(struct trawl_sim *S, struct host *h, const struct uclasses
 		ret = trawl_ctf_wstream_event(ws, ec, ts, buf, (size_t)(p - buf));
 		if (ret < 0)
 			return ret;
+		S->res.emitted++;
 		if (((k + 1) % PROGRESS_CHUNK) == 0 && (ret = progress(S, PROGRESS_CHUNK)) < 0)
 			return ret;
 	}
@@ -719,6 +721,16 @@ static int write_trace(struct trawl_sim *S, struct host *h, bool kernel, uint64_
 	int r = trawl_ctf_writer_close(w);
 	if (!ret)
 		ret = r;
+	/* what the relay did not store, counted as discarded (docs/relay.md,
+	 * "Cut off by the relay") */
+	uint64_t rev, rdisc;
+	int rc = trawl_ctf_writer_relay_discarded(w, &rev, &rdisc);
+	if (rc != -ENOENT) {
+		S->res.relay_events += rev;
+		S->res.relay_discarded += rdisc;
+		if (rc < 0)
+			S->res.relay_inexact = true;
+	}
 	/* the relay's own sentence when it cut the trace off (the disk
 	 * full, a quota, its buffers), not the errno's words alone */
 	const char *rwhy = trawl_ctf_writer_relay_why(w);
