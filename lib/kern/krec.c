@@ -57,14 +57,14 @@
  * A syscall entry whose path has not come yet (its call has not returned,
  * or its record is still on its way: docs/kernel.md, "File names") holds
  * its CPU's stream: its page and the pages read after it wait, at most
- * HOLD_NS or hold_pages pages (HOLD_PAGES, or the CPU buffer's if more),
- * then the entry gets the pointer.
+ * HOLD_NS or hold_pages pages (HOLD_BYTES of them, or the CPU buffer's if
+ * more), then the entry gets the pointer.
  */
 #define HOLD_NS (1000 * 1000000ull)
 /* streamed live: a held CPU sends no beacon, and a viewer waits for it:
  * at most two live periods, and this at least */
 #define HOLD_LIVE_MIN_NS (100 * 1000000ull)
-#define HOLD_PAGES 2048
+#define HOLD_BYTES (2048 * 4096)
 /* at the stop, the calls in progress get this long to return */
 #define HOLD_END_NS (200 * 1000000ull)
 
@@ -121,7 +121,7 @@ struct krec {
 	char *hostname;			/* for the snapshots' traces (flight) */
 	const char *dir, *root;		/* the trace's (krec_opts), during tr_krec_new */
 	size_t buf_pages;		/* pages of one CPU's buffer */
-	size_t hold_pages;		/* a held CPU's pages at most: HOLD_PAGES, or its buffer's */
+	size_t hold_pages;		/* a held CPU's pages at most: HOLD_BYTES, or its buffer's */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
@@ -929,7 +929,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	long nc = sysconf(_SC_NPROCESSORS_CONF);
 	k->ncpus = nc > 0 ? (unsigned)nc : 1;
 	k->buf_pages = (o->buffer_kb ? o->buffer_kb : 4096) * 1024 / k->psize + 1;
-	k->hold_pages = k->buf_pages > HOLD_PAGES ? k->buf_pages : HOLD_PAGES;
+	k->hold_pages = k->buf_pages > HOLD_BYTES / k->psize ? k->buf_pages : HOLD_BYTES / k->psize;
 	if (!(k->cpus = calloc(k->ncpus, sizeof(*k->cpus))))
 		goto nomem;
 	for (unsigned c = 0; c < k->ncpus; c++)
