@@ -56,10 +56,13 @@ N=200000
 EV=syscalls:sys_enter_splice,syscalls:sys_exit_splice,syscalls:sys_enter_getppid,syscalls:sys_exit_getppid
 
 # grec NAME [ENV=VALUE]: records gwork N system-wide into NAME (NAME.err:
-# the summary); REC_PID: the recorder's pid; NAME.txt: trawl print
+# the summary); REC_PID: the recorder's pid; NAME.txt: trawl print. The
+# buffer, 64 MiB per CPU, holds the whole workload (13 MB at most): gwork
+# makes its events in a tenth of a second, faster than a reader that slept
+# its idle period (50 ms) on a loaded machine drains a 4 MiB buffer
 grec() {
 	_name=$1; shift
-	env "$@" "$TRAWL" record -o "$_name" --host h -v -k "$EV" -- ./gwork $N 2> "$_name.err" &
+	env "$@" "$TRAWL" record -o "$_name" --host h -v -b 65536 -k "$EV" -- ./gwork $N 2> "$_name.err" &
 	REC=$!
 	wait "$REC"; _rc=$?
 	REC_PID=$REC REC=""
