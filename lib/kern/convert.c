@@ -30,6 +30,7 @@
 #include <traceevent/event-parse.h>
 
 #include "kern/family.h"	/* names, field renames, converter kinds */
+#include "kern/kcopy.h"	/* kcopy_small, kcopy_comm: a field's bytes */
 #include "kern/kpage.h"	/* kpage_ld32/64: unaligned little-endian loads */
 #include "kern/krec.h"
 #include "kern/pathnames.h"	/* the path arguments: strings */
@@ -729,7 +730,7 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 			if (r != 1)
 				return r;
 		} else {
-			memcpy(p, d + 16, 8 * s->nargs);
+			kcopy_small(p, d + 16, 8 * s->nargs);
 			for (unsigned i = 0; i < s->nargs && i < 6; i++)
 				fix_arg(p + 8 * i, s->fix[i]);
 			p += 8 * s->nargs;
@@ -750,7 +751,7 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 			const struct op *o = &cv->ops[i];
 			switch (o->kind) {
 			case OP_COPY:
-				memcpy(p, d + o->off, o->len);
+				kcopy_small(p, d + o->off, o->len);
 				p += o->len;
 				break;
 			case OP_ARG:
@@ -780,14 +781,10 @@ int tr_krec_conv_record(struct krec_conv *c, struct trawl_ctf_wstream *ws, uint6
 				p += 4;
 				break;
 			}
-			case OP_COMM: {
-				const uint8_t *z = memchr(d + o->off, 0, o->len);
-				size_t n = z ? (size_t)(z - (d + o->off)) : o->len;
-				memcpy(p, d + o->off, n);
-				memset(p + n, 0, o->len - n);
+			case OP_COMM:
+				kcopy_comm(p, d + o->off, o->len);
 				p += o->len;
 				break;
-			}
 			case OP_DSTR:
 			case OP_DSEQ: {
 				uint32_t loc = kpage_ld32(d + o->off);

@@ -48,19 +48,24 @@
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
 #define BUSY_SLEEP_MS 2
+/* full pages spliced at most per call: the pipe's size, a MiB (the
+ * default /proc/sys/fs/pipe-max-size), at least one page */
+#define SPLICE_BYTES (1u << 20)
+/* the ring buffer's sub-buffers ("pages"), KiB */
+#define SUBBUF_KB 64
 
 /*
  * A syscall entry whose path has not come yet (its call has not returned,
  * or its record is still on its way: docs/kernel.md, "File names") holds
  * its CPU's stream: its page and the pages read after it wait, at most
- * HOLD_NS or hold_pages pages (HOLD_PAGES, or the CPU buffer's if more),
- * then the entry gets the pointer.
+ * HOLD_NS or hold_pages pages (HOLD_BYTES of them, or the CPU buffer's if
+ * more), then the entry gets the pointer.
  */
 #define HOLD_NS (1000 * 1000000ull)
 /* streamed live: a held CPU sends no beacon, and a viewer waits for it:
  * at most two live periods, and this at least */
 #define HOLD_LIVE_MIN_NS (100 * 1000000ull)
-#define HOLD_PAGES 2048
+#define HOLD_BYTES (2048 * 4096)
 /* at the stop, the calls in progress get this long to return */
 #define HOLD_END_NS (200 * 1000000ull)
 
@@ -83,6 +88,7 @@ struct kcpu {
 	size_t hq, nq, capq;
 	unsigned skip;
 	uint64_t hold_since;		/* CLOCK_MONOTONIC when q[hq] was held */
+	uint64_t pages_mark;		/* st.pages when the reader last slept */
 };
 
 struct evname {
@@ -101,6 +107,12 @@ struct krec {
 	unsigned ncpus;
 	size_t psize;
 	uint8_t *page;
+	/* full pages come spliced through this pipe (pipe_bytes, read into
+	 * sbuf); -1: read(2) only. spliced: splice worked once */
+	int pipe[2];
+	size_t pipe_bytes;
+	uint8_t *sbuf;
+	bool spliced;
 	struct evname *evs;
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
@@ -110,7 +122,7 @@ struct krec {
 	char *hostname;			/* for the snapshots' traces (flight) */
 	const char *dir, *root;		/* the trace's (krec_opts), during tr_krec_new */
 	size_t buf_pages;		/* pages of one CPU's buffer */
-	size_t hold_pages;		/* a held CPU's pages at most: HOLD_PAGES, or its buffer's */
+	size_t hold_pages;		/* a held CPU's pages at most: HOLD_BYTES, or its buffer's */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	int rt_prio;
@@ -847,6 +859,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	k->sd_pipe[0] = k->sd_pipe[1] = -1;
+	k->pipe[0] = k->pipe[1] = -1;
 	k->statedump = o->statedump;
 	k->tid = o->tid_context;
 	k->rt_prio = o->rt_prio;
@@ -889,8 +902,25 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		r = tr_seterr(err, errlen, ENOMEM, "cannot make a kbuffer for this kernel's pages");
 		goto fail;
 	}
-	k->psize = subbuf_size(k);
 	k->fast = kpage_layout_ok(k) && !getenv("TRAWL_KBUFFER");
+	/* larger sub-buffers where kpage.h reads them (not a flight
+	 * recorder's: its snapshots keep the kernel's granularity): SUBBUF_KB,
+	 * but a sixteenth of the buffer at most (the kernel rounds a buffer
+	 * up to two sub-buffers), the page size at least; TRAWL_KSUBBUF_KB
+	 * sets it, for comparison */
+	if (k->fast && !k->flight) {
+		const char *e = getenv("TRAWL_KSUBBUF_KB");
+		size_t bkb = o->buffer_kb ? o->buffer_kb : 4096, sub = SUBBUF_KB;
+		while (sub > 4 && sub * 16 > bkb)
+			sub /= 2;
+		if (e && atoi(e) > 0)
+			sub = (size_t)atoi(e);
+		char kb[32];
+		snprintf(kb, sizeof(kb), "%zu", sub);
+		if (sub > 4)	/* kernels before 6.8 have no such file: 4 KiB pages */
+			inst_write(k, "buffer_subbuf_size_kb", kb, false);
+	}
+	k->psize = subbuf_size(k);
 	if (records_paths(k) && !k->flight) {
 		/* attached now, tracing off: every traced call is seen */
 		if (o->no_paths)
@@ -904,7 +934,7 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	long nc = sysconf(_SC_NPROCESSORS_CONF);
 	k->ncpus = nc > 0 ? (unsigned)nc : 1;
 	k->buf_pages = (o->buffer_kb ? o->buffer_kb : 4096) * 1024 / k->psize + 1;
-	k->hold_pages = k->buf_pages > HOLD_PAGES ? k->buf_pages : HOLD_PAGES;
+	k->hold_pages = k->buf_pages > HOLD_BYTES / k->psize ? k->buf_pages : HOLD_BYTES / k->psize;
 	if (!(k->cpus = calloc(k->ncpus, sizeof(*k->cpus))))
 		goto nomem;
 	for (unsigned c = 0; c < k->ncpus; c++)
@@ -922,6 +952,21 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			goto fail;
 		}
 		free(p);
+	}
+	/* full pages spliced (not a flight recorder's: its snapshots read(2)
+	 * what is there, the page being written included; TRAWL_KREAD_COPY
+	 * set: read(2) only, for comparison) */
+	if (!k->flight && !getenv("TRAWL_KREAD_COPY") && pipe2(k->pipe, O_CLOEXEC) == 0) {
+		size_t want = k->psize > SPLICE_BYTES ? k->psize : SPLICE_BYTES;
+		int sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)want);
+		if (sz < (int)k->psize)
+			sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
+		k->pipe_bytes = sz > 0 ? (size_t)sz / k->psize * k->psize : 0;
+		if (!k->pipe_bytes || !(k->sbuf = malloc(k->pipe_bytes))) {
+			close(k->pipe[0]);
+			close(k->pipe[1]);
+			k->pipe[0] = k->pipe[1] = -1;
+		}
 	}
 	/* a flight recorder's traces are made at its snapshots */
 	if (k->flight && !(k->hostname = strdup(o->hostname ? o->hostname : "")))
@@ -1067,8 +1112,8 @@ static size_t process_page(struct krec *k, unsigned cpu, uint8_t *page, size_t l
 	return data > 0 ? (size_t)data : 0;
 }
 
-/* Appends the page just read (k->page) to cpu's held pages. */
-static int hold_page(struct krec *k, struct kcpu *c, size_t len, bool loaded)
+/* Appends len bytes of page src to cpu's held pages. */
+static int hold_copy(struct krec *k, struct kcpu *c, const uint8_t *src, size_t len, bool loaded)
 {
 	uint8_t *copy = malloc(k->psize);
 	/* the pages resumed leave by c->hq; once they are as many as those
@@ -1084,7 +1129,7 @@ static int hold_page(struct krec *k, struct kcpu *c, size_t len, bool loaded)
 		set_err(k, -ENOMEM, "holding a page of the kernel trace");
 		return -ENOMEM;
 	}
-	memcpy(copy, k->page, len);
+	memcpy(copy, src, len);
 	c->q[c->nq++] = (struct held){ copy, len, loaded };
 	return 0;
 }
@@ -1124,45 +1169,117 @@ static bool resume_held(struct krec *k, unsigned cpu, bool final)
 }
 
 /*
- * Reads CPU cpu's full pages, up to max, and stops after the first page
- * that is not full (the reader caught up with the writer: reading on would
- * copy a few events at a time out of the page being written). Returns the
- * pages read; *caught_up tells whether it stopped for that reason. Behind
- * a held page, pages are read (the kernel would overwrite them) and held.
+ * One page of CPU cpu (n bytes at page): converted, or held behind a held
+ * page, or held itself (an entry waits for its path). Returns its data
+ * bytes, or -1 on an error (k->err).
  */
-static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caught_up)
+static ssize_t take_page(struct krec *k, unsigned cpu, const uint8_t *page, size_t n)
+{
+	struct kcpu *c = &k->cpus[cpu];
+	bool held = false;
+	if (c->nq) {
+		struct kpage pg;
+		if (hold_copy(k, c, page, n, false) < 0)
+			return -1;
+		return n >= 16 && kpage_load(&pg, page, n) == 0 ? pg.size : 0;
+	}
+	/* the records of the calls this page's entries made, as far as they
+	 * returned: fewer holds */
+	if (k->paths && tr_kpath_poll(k->paths) < 0)
+		set_err(k, -EIO, "reading the path names' ring buffer");
+	size_t data = process_page(k, cpu, (uint8_t *)page, n, false, &held);
+	if (held) {
+		if (hold_copy(k, c, page, n, true) < 0)
+			return -1;
+		c->hold_since = tr_mono_ns();
+	}
+	return (ssize_t)data;
+}
+
+/*
+ * CPU cpu's full pages, spliced into the pipe, then read from it in one
+ * read(2): up to max. The kernel hands splice only full pages, swapped out
+ * of the ring buffer (no copy there, and none event by event), up to a
+ * pipe's worth per call. Returns the pages taken; 0 when no page is full
+ * (or splice is not possible: then k->pipe is closed and read(2) reads).
+ */
+static unsigned splice_cpu(struct krec *k, unsigned cpu, unsigned max)
 {
 	struct kcpu *c = &k->cpus[cpu];
 	unsigned pages = 0;
+	while (pages < max && !k->err) {
+		size_t want = (size_t)(max - pages) * k->psize;
+		if (want > k->pipe_bytes)
+			want = k->pipe_bytes;
+		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, want, SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0 && errno != EAGAIN && !pages && !k->spliced) {
+				/* not on this kernel: read(2) from now on */
+				close(k->pipe[0]);
+				close(k->pipe[1]);
+				k->pipe[0] = k->pipe[1] = -1;
+			}
+			break;
+		}
+		k->spliced = true;
+		for (size_t got = 0; got < (size_t)n;) {
+			ssize_t r = read(k->pipe[0], k->sbuf + got, (size_t)n - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				set_err(k, r < 0 ? -errno : -EIO, "reading the kernel's pages from the pipe");
+				return pages;
+			}
+			got += (size_t)r;
+		}
+		for (size_t off = 0; off + k->psize <= (size_t)n; off += k->psize) {
+			if (take_page(k, cpu, k->sbuf + off, k->psize) < 0)
+				return pages;
+			pages++;
+		}
+	}
+	return pages;
+}
+
+/*
+ * Takes CPU cpu's pages, up to max: the full ones spliced (splice_cpu),
+ * then, with partial or when no page was full, read(2) up to the first
+ * page that is not full (the reader caught up with the writer: reading on
+ * would copy a few events at a time out of the page being written, which
+ * the kernel does event by event). Under load every pass finds full pages
+ * and the page being written waits for the next pass; the live timer and
+ * the stop take it too (partial). Returns the pages taken; *caught_up
+ * tells whether it stopped for lack of pages. Behind a held page, pages
+ * are read (the kernel would overwrite them) and held.
+ */
+static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool partial,
+			  bool *caught_up)
+{
+	unsigned pages = 0;
 	*caught_up = true;
-	for (unsigned i = 0; i < max && !k->err; i++) {
-		ssize_t n = read(c->fd, k->page, k->psize);
+	if (k->pipe[0] >= 0) {
+		pages = splice_cpu(k, cpu, max);
+		if (pages >= max) {
+			*caught_up = false;
+			return pages;
+		}
+		if (pages && !partial)
+			return pages;
+	}
+	for (unsigned i = pages; i < max && !k->err; i++) {
+		ssize_t n = read(k->cpus[cpu].fd, k->page, k->psize);
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
 			return pages;
 		}
-		size_t data;
-		bool held = false;
-		if (c->nq) {
-			struct kpage pg;
-			if (hold_page(k, c, (size_t)n, false) < 0)
-				return pages;
-			data = (size_t)n >= 16 && kpage_load(&pg, k->page, (size_t)n) == 0 ? pg.size : 0;
-		} else {
-			/* the records of the calls this page's entries made, as
-			 * far as they returned: fewer holds */
-			if (k->paths && tr_kpath_poll(k->paths) < 0)
-				set_err(k, -EIO, "reading the path names' ring buffer");
-			data = process_page(k, cpu, k->page, (size_t)n, false, &held);
-			if (held) {
-				if (hold_page(k, c, (size_t)n, true) < 0)
-					return pages;
-				c->hold_since = tr_mono_ns();
-			}
-		}
+		ssize_t data = take_page(k, cpu, k->page, (size_t)n);
+		if (data < 0)
+			return pages;
 		pages++;
-		if (data < k->psize / 2)
+		if ((size_t)data < k->psize / 2)
 			return pages;
 	}
 	*caught_up = false;
@@ -1205,7 +1322,7 @@ static void live_tick(struct krec *k)
 	uint64_t t0 = now > LIVE_MARGIN_NS ? now - LIVE_MARGIN_NS : 0;
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		bool cu;
-		while (drain_cpu(k, c, 256, &cu) && !cu && !k->err)
+		while (drain_cpu(k, c, 256, true, &cu) && !cu && !k->err)
 			;
 	}
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
@@ -1268,10 +1385,13 @@ static void *reader(void *arg)
 	}
 	/*
 	 * Each pass reads every CPU's full pages. Once all CPUs are caught up,
-	 * sleep: briefly (BUSY_SLEEP_MS) when the pass found data, so that a
-	 * busy buffer is read in batches of full pages without filling up,
-	 * else the idle period.
+	 * sleep: when the pass found data, as long as the busiest CPU takes
+	 * at the rate of this pass to fill a quarter of its buffer (at least
+	 * BUSY_SLEEP_MS, at most the idle period), so that a busy buffer is
+	 * read in large batches of full pages without filling up; else the
+	 * idle period.
 	 */
+	uint64_t pass_ns = tr_mono_ns();
 	/* ticks on multiples of the period, as the agent's: a viewer waits
 	 * for every stream's news, so they all come at once */
 	uint64_t next_tick = k->live_ms ? ((uint64_t)tr_mono_ms() / k->live_ms + 1) * k->live_ms : 0;
@@ -1296,7 +1416,7 @@ static void *reader(void *arg)
 		paths_poll(k, false);
 		for (unsigned c = 0; c < k->ncpus; c++) {
 			bool cu;
-			pages += drain_cpu(k, c, 256, &cu);
+			pages += drain_cpu(k, c, 256, false, &cu);
 			all_caught_up &= cu;
 		}
 		uint64_t now = k->live_ms ? (uint64_t)tr_mono_ms() : 0;
@@ -1306,7 +1426,21 @@ static void *reader(void *arg)
 		}
 		if (!all_caught_up)
 			continue;
-		unsigned ms = pages > k->ncpus ? BUSY_SLEEP_MS : k->period_ms;
+		unsigned ms = k->period_ms;
+		uint64_t t = tr_mono_ns(), dt = t - pass_ns, pmax = 0;
+		for (unsigned c = 0; c < k->ncpus; c++) {
+			struct kcpu *kc = &k->cpus[c];
+			if (kc->st.pages - kc->pages_mark > pmax)
+				pmax = kc->st.pages - kc->pages_mark;
+			kc->pages_mark = kc->st.pages;
+		}
+		pass_ns = t;
+		if (pages > k->ncpus && pmax) {
+			/* the busiest CPU filled pmax pages in dt: a quarter of
+			 * its buffer in fill ms */
+			uint64_t fill = dt * (k->buf_pages / 4) / pmax / 1000000;
+			ms = fill < BUSY_SLEEP_MS ? BUSY_SLEEP_MS : fill < ms ? (unsigned)fill : ms;
+		}
 		if (k->live_ms && next_tick - now < ms)
 			ms = (unsigned)(next_tick - now);
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
@@ -1315,7 +1449,7 @@ static void *reader(void *arg)
 	/* tracing is off now: take everything left */
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		bool cu;
-		while (drain_cpu(k, c, 1024, &cu) > 0)
+		while (drain_cpu(k, c, 1024, true, &cu) > 0)
 			;
 	}
 	/* the held entries' calls get HOLD_END_NS to return, then the pointer */
@@ -1542,9 +1676,13 @@ void tr_krec_free(struct krec *k)
 		return;
 	if (k->w && !k->stopped)
 		tr_krec_stop(k, NULL, 0);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (k->sd_pipe[i] >= 0)
 			close(k->sd_pipe[i]);
+		if (k->pipe[i] >= 0)
+			close(k->pipe[i]);
+	}
+	free(k->sbuf);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
 		if (k->cpus[c].fd >= 0)
 			close(k->cpus[c].fd);

@@ -1,0 +1,151 @@
+#!/bin/sh
+# Kernel recording: how the recorder takes the ring buffer's pages
+# (docs/kernel.md, "Buffers and the reader"), seen in its own trace.
+#  - a program built here (gwork) makes exactly N getppid calls; recorded
+#    system-wide with the splice and getppid syscall tracepoints, the trace
+#    holds its N entries and N exits, nothing lost;
+#  - the recorder's reader takes the full pages with splice(2): the trace
+#    shows splice calls of a thread of the recorder (its threads are in the
+#    state dump) from the recorder's own trace_pipe_raw files (its fds in
+#    the state dump) that returned data, each a whole number of the
+#    instance's sub-buffers, which are 64 KiB on kernels that can size them
+#    (buffer_subbuf_size_kb, 6.8 and later; 4 KiB pages before);
+#  - with TRAWL_KREAD_COPY=1 (read(2) only, as before) the same workload
+#    gives the same N + N events and no splice of the recorder;
+#  - babeltrace2 reads the spliced trace as trawl print does.
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (tracefs instances)"
+[ "$(stat -L -c %i /proc/self/ns/pid 2>/dev/null)" = 4026531836 ] ||
+	skip_all "runs in a pid namespace other than the initial one: kernel events name tasks by pids it does not see"
+if ! "$TRAWL" record -o probe --no-statedump -k sched:sched_switch -- true > probe.log 2>&1; then
+	if grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' probe.log; then
+		skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' probe.log)"
+	fi
+fi
+TF=$(tracefs_dir)
+[ -e "$TF/events/syscalls/sys_enter_splice/format" ] || skip_all "no syscalls:sys_enter_splice tracepoint"
+command -v cc >/dev/null 2>&1 || skip_all "needs a C compiler for the workload program"
+REC=""
+trap '[ -n "$REC" ] && kill "$REC" 2>/dev/null' EXIT INT TERM
+
+cat > gwork.c <<'EOF'
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* gwork N: exactly N getppid calls, then exit_group */
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 0;
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	syscall(SYS_exit_group, 0);
+	return 0;
+}
+EOF
+cc -O1 -o gwork gwork.c > cc.log 2>&1 ||
+	{ echo "Bail out! cannot build the workload program"; cat cc.log; exit 1; }
+
+plan 13
+
+# The sub-buffer size the recorder asks for: 64 KiB where the kernel can
+# size them, else the kernel's page.
+if [ -e "$TF/buffer_subbuf_size_kb" ]; then SUB=65536; else SUB=$(getconf PAGESIZE); fi
+# 200000 calls: 400000 events, about 10 MB of ring buffer, some 150 full
+# sub-buffers of 64 KiB on the CPU gwork runs on
+N=200000
+EV=syscalls:sys_enter_splice,syscalls:sys_exit_splice,syscalls:sys_enter_getppid,syscalls:sys_exit_getppid
+
+# grec NAME [ENV=VALUE]: records gwork N system-wide into NAME (NAME.err:
+# the summary); REC_PID: the recorder's pid; NAME.txt: trawl print. The
+# buffer, 64 MiB per CPU, holds the whole workload (13 MB at most): gwork
+# makes its events in a tenth of a second, faster than a reader that slept
+# its idle period (50 ms) on a loaded machine drains a 4 MiB buffer
+grec() {
+	_name=$1; shift
+	env "$@" "$TRAWL" record -o "$_name" --host h -v -b 65536 -k "$EV" -- ./gwork $N 2> "$_name.err" &
+	REC=$!
+	wait "$REC"; _rc=$?
+	REC_PID=$REC REC=""
+	"$TRAWL" print "$_name" > "$_name.txt" 2> "$_name.print.err"
+	return $_rc
+}
+
+# gwork's pid: the command's, the only process named gwork in the dump
+# or the exec event; taken from its getppid entries' thread (one thread)
+gwork_tid() {	# FILE
+	awk '/ syscall_entry_getppid: /' "$1" | sed -n 's/.*{ tid = \([0-9]*\) }.*/\1/p' |
+		sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }'
+}
+count() {	# FILE EVENT TID
+	grep -c " $2: .*{ tid = $3 }" "$1"
+}
+# the recorder's threads (state dump: pid = the recorder), one per line
+rec_tids() {	# FILE PID
+	sed -n "s/.* lttng_statedump_process_state: .*{ tid = [0-9]* }, { tid = \([0-9]*\), pid = $2, .*/\1/p" "$1" |
+		sort -u
+}
+# the recorder's fds on its instance's trace_pipe_raw files
+rec_fds() {	# FILE PID
+	sed -n "s/.* lttng_statedump_file_descriptor: .*{ pid = $2, fd = \([0-9]*\), .*filename = \".*\/instances\/trawl-$2\/per_cpu\/cpu[0-9]*\/trace_pipe_raw\" }.*/\1/p" "$1" |
+		sort -u
+}
+
+# ---- spliced (the default)
+grec sp
+ok $? "record -- ./gwork $N (spliced): exit 0"
+lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' sp.err)
+is "${lost:-none}" 0 "spliced: nothing lost"
+G=$(gwork_tid sp.txt)
+is "$(count sp.txt syscall_entry_getppid "${G:-x}") $(count sp.txt syscall_exit_getppid "${G:-x}")" \
+	"$N $N" "spliced: gwork's $N getppid entries and $N exits, all in the trace"
+rec_tids sp.txt "$REC_PID" > sp.tids
+rec_fds sp.txt "$REC_PID" > sp.fds
+[ -s sp.tids ] && [ -s sp.fds ]
+ok $? "the state dump shows the recorder $REC_PID: $(wc -l < sp.tids) threads, $(wc -l < sp.fds) trace_pipe_raw fds"
+# each splice entry of the recorder and the exit that follows it on its thread
+awk -v tids="$(tr '\n' ' ' < sp.tids)" '
+	BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) rec[t[i]] = 1 }
+	/ syscall_entry_splice: / || / syscall_exit_splice: / {
+		tid = $0; sub(/.*\{ tid = /, "", tid); sub(/ }.*/, "", tid)
+		if (!(tid in rec)) next
+		if ($0 ~ / syscall_entry_splice: /) {
+			fd = $0; sub(/.*fd_in = /, "", fd); sub(/,.*/, "", fd); pend[tid] = fd
+		} else if (tid in pend) {
+			r = $0; sub(/.*ret = /, "", r); sub(/ }.*/, "", r)
+			print pend[tid], r; delete pend[tid]
+		}
+	}' sp.txt > sp.calls
+nd=$(awk '$2 > 0' sp.calls | wc -l)
+[ "$nd" -gt 0 ]
+ok $? "the recorder took pages with splice: $nd of its $(wc -l < sp.calls) splice calls returned data"
+bad=$(awk -v s="$SUB" '$2 > 0 && $2 % s' sp.calls | wc -l)
+is "$bad" 0 "every splice that returned data returned whole sub-buffers of $SUB bytes"
+big=$(awk -v s="$SUB" '$2 >= s' sp.calls | wc -l)
+is "$big" "$nd" "... at least one each ($SUB bytes)"
+badfd=$(awk '$2 > 0 { print $1 }' sp.calls | sort -u | grep -vxF -f sp.fds | wc -l)
+is "$badfd" 0 "every splice that returned data read one of the recorder's trace_pipe_raw fds ($(tr '\n' ' ' < sp.fds))"
+pages=$(sed -n 's/^trawl record:   cpu [0-9]*: [0-9]* events, [0-9]* lost, \([0-9]*\) pages$/\1/p' sp.err |
+	awk '{ s += $1 } END { print s + 0 }')
+[ "$pages" -gt 0 ] && [ "$pages" -le $((N * 2 * 64 / SUB + 64)) ]
+ok $? "the summary's pages ($pages) are of the sub-buffer's size, not 4 KiB ones (at most $((N * 2 * 64 / SUB + 64)))"
+
+# ---- read(2) only
+grec rd TRAWL_KREAD_COPY=1
+ok $? "record -- ./gwork $N with TRAWL_KREAD_COPY=1 (read(2) only): exit 0"
+G2=$(gwork_tid rd.txt)
+lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rd.err)
+is "$(count rd.txt syscall_entry_getppid "${G2:-x}") $(count rd.txt syscall_exit_getppid "${G2:-x}") ${lost:-none}" \
+	"$N $N 0" "read(2): the same $N entries and $N exits, nothing lost"
+rec_tids rd.txt "$REC_PID" > rd.tids
+n=$(grep -c " syscall_entry_splice: .*{ tid = \($(tr '\n' '|' < rd.tids | sed 's/|$//; s/|/\\|/g')\) }" rd.txt)
+is "$n" 0 "read(2): the recorder made no splice call"
+
+# ---- babeltrace2 reads the spliced trace (the getppid and splice events)
+if command -v babeltrace2 >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+	babeltrace2 sp/h/kernel 2> sp.bt.err | grep -c ' syscall_e[a-z]*_getppid: ' > sp.bt.n
+	is "$(cat sp.bt.n)" "$(grep -c ' syscall_e[a-z]*_getppid: ' sp.txt)" \
+		"babeltrace2 reads as many getppid events in the spliced trace as trawl print"
+else
+	skip "babeltrace2 or python3 missing"
+fi
+finish
