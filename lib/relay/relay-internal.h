@@ -118,6 +118,8 @@ struct rconn {
 	uint64_t written;		/* its messages after HELLO handled */
 	size_t progress_at;		/* 1 + offset in out of the PROGRESS
 					 * not sent yet (0: none) */
+	uint64_t progress_told;		/* written, as the last PROGRESS said it */
+	bool progress_due;		/* a counting producer's PROGRESS, for the sweep */
 	/* live demand (HELLO flag RELAY_HELLO_DEMAND, live.c): the
 	 * producer reads DEMAND; the last one was queued then (ms) */
 	bool demand;
@@ -359,6 +361,10 @@ TRAWL_HIDDEN bool tr_live_holding(const struct trawl_relay *r);
 TRAWL_HIDDEN bool tr_live_wants_input(const struct rconn *c);
 /* Whether the viewer c's CONNECT was answered. */
 TRAWL_HIDDEN bool tr_live_connected(const struct rconn *c);
+/* A producer that only counts a cut's cost (HELLO flag RELAY_HELLO_COUNT,
+ * not resumable) is told PROGRESS every this many messages, and at the
+ * sweep when some are untold (resumable ones at every read). */
+#define RELAY_PROGRESS_EVERY 32
 
 /*
  * The relay's state without its loop or sockets, for the fuzz target:

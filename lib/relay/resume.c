@@ -286,6 +286,8 @@ void tr_relay_progress(struct rconn *c)
 	uint8_t m[RELAY_HDR_LEN + 8];
 	relay_put_hdr(m, RELAY_PROGRESS, 8);
 	put_le64(m + RELAY_HDR_LEN, c->written);
+	c->progress_told = c->written;
+	c->progress_due = false;
 	/* one PROGRESS waiting to be sent is updated, not followed by another:
 	 * a producer that reads none costs the relay 16 bytes */
 	size_t at = c->progress_at - 1;

@@ -182,6 +182,37 @@ static void quota_producer(struct trawl_relay *r, uint32_t flags, const char *se
 	*stored = c->trace && c->trace->nstreams ? c->trace->streams[0]->npackets : 0;
 }
 
+/* A counting producer (not resumable) under no quota: a PROGRESS every
+ * RELAY_PROGRESS_EVERY messages, one waiting updated in place; the rest
+ * left for the sweep. */
+static void test_progress_every(void)
+{
+	struct trawl_relay_opts o = { .sz = sizeof(o), .output = path("out-every") };
+	struct trawl_relay *r = tr_relay_state_new(&o);
+	if (!ok(r != NULL, "a relay's state without a quota"))
+		return;
+	uint8_t b[1024];
+	struct rconn *c = tr_relay_conn_new(r, RC_PRODUCER);
+	tr_relay_conn_feed(c, b, m_hello(b, RELAY_HELLO_COUNT, "e1"));
+	c->outoff = c->outlen = 0;	/* the WELCOME */
+	c->progress_at = 0;
+	tr_relay_conn_feed(c, b, m_metadata(b));
+	tr_relay_conn_feed(c, b, m_stream(b));
+	struct replies rp;
+	replies(c, &rp);
+	ok(rp.progress_n == 0 && c->progress_due, "2 messages: no PROGRESS yet, one due for the "
+	   "sweep (%d waiting, due %d)", rp.progress_n, c->progress_due);
+	for (uint64_t seq = 0; seq < 100; seq++)
+		tr_relay_conn_feed(c, b, m_packet(b, seq));
+	replies(c, &rp);
+	uint64_t want = (2 + 100) / RELAY_PROGRESS_EVERY * RELAY_PROGRESS_EVERY;
+	ok(rp.progress_n == 1 && rp.progress == want && c->progress_due,
+	   "102 messages: one PROGRESS waiting, of the %llu written at its last multiple of %d "
+	   "(%d waiting, %llu), the rest due for the sweep", (unsigned long long)want,
+	   RELAY_PROGRESS_EVERY, rp.progress_n, (unsigned long long)rp.progress);
+	trawl_relay_free(r);
+}
+
 static void test_relay(void)
 {
 	struct trawl_relay_opts o = {
@@ -200,10 +231,11 @@ static void test_relay(void)
 	   "what was written (status %d, counted %d)", rp.status, rp.counted);
 	is_int((int)rp.written, (int)(2 + stored),
 	       "... the METADATA, the STREAM and the packets the stream holds");
-	/* one waiting to be sent is updated in place, not followed by another */
-	ok(rp.progress_n == 1 && rp.progress == 2 + stored,
-	   "... after the PROGRESS of the reads before (%d waiting, %llu written)", rp.progress_n,
-	   (unsigned long long)rp.progress);
+	/* fewer messages than RELAY_PROGRESS_EVERY: no PROGRESS, the cut's ACK
+	 * says it all */
+	ok(stored + 2 < RELAY_PROGRESS_EVERY && rp.progress_n == 0,
+	   "... and no PROGRESS before it, %zu messages being fewer than %d (%d waiting)",
+	   stored + 2, RELAY_PROGRESS_EVERY, rp.progress_n);
 
 	quota_producer(r, 0, "c2", &rp, &stored, &fed);
 	ok(rp.ack && rp.status == -EDQUOT && !rp.counted && rp.progress_n == 0,
@@ -402,8 +434,10 @@ int main(void)
 		return 1;
 	}
 	mkdir(path("out"), 0700);
+	mkdir(path("out-every"), 0700);
 	test_parse();
 	test_relay();
+	test_progress_every();
 	test_writer(true, 0);
 	test_writer(false, 0);
 	test_writer(true, 2000);
