@@ -52,12 +52,15 @@ static void live_tick(struct session *s)
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
 			continue;
+		/* what its events are: the parts' events are counted */
+		const struct ust_evtab et = { p->evs, p->nevs, s->header,
+					      tr_ust_ctx_len(s->contexts) };
 		for (struct aring *r = p->rings; r; r = r->next) {
 			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
 			/* a ring abandoned (it broke the protocol) or done
 			 * sends nothing more: beacons at the present */
 			if (!r->done && !r->c.bad)
-				note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid));
+				note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid, &et));
 			else
 				note_err(s, tr_ust_cons_live_end(&r->c, now));
 		}
@@ -120,6 +123,8 @@ static void demand_cut(struct session *s, int64_t now_ms)
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
 			continue;
+		const struct ust_evtab et = { p->evs, p->nevs, s->header,
+					      tr_ust_ctx_len(s->contexts) };
 		for (struct aring *r = p->rings; r; r = r->next) {
 			if (r->done || r->c.bad)
 				continue;
@@ -131,7 +136,7 @@ static void demand_cut(struct session *s, int64_t now_ms)
 				continue;	/* a steady flow: its next part soon */
 			r->fast_at = now_ms;
 			uint32_t sid = p->sc ? (uint32_t)p->sc->id : 0;
-			note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid));
+			note_err(s, tr_ust_cons_live(&r->c, s->uuid, sid, &et));
 			s->fast_cuts++;
 			cut = true;
 		}
@@ -263,17 +268,32 @@ int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_r
 /*
  * The relay was lost or cut the trace off: what it did not store, counted
  * as discarded (docs/relay.md, "Cut off by the relay"), in the log and to
- * the client that stops the session. Live parts of the applications'
- * packets (a live timer) carry no event count: said so.
+ * the client that stops the session. Every packet and live part goes to
+ * the writer with its events counted (lib/ring/consumer.c): exact, unless
+ * the relay did not say where it cut (an older relay, a connection lost
+ * without its word): then at most that, said so.
  */
 static void relay_count(struct session *s)
 {
-	uint64_t ev, disc;
+	uint64_t ev = 0, disc = 0;
 	int rc = trawl_ctf_writer_relay_discarded(s->w, &ev, &disc);
-	if (rc == -ENODATA) {
-		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the events the relay did "
-			     "not store are not counted (live parts of the applications' packets)",
-			     s->name);
+	/* and the events of the packets the writer refused once it failed:
+	 * emitted, not stored */
+	for (struct part *p = s->parts; p; p = p->next)
+		for (struct aring *r = p->rings; r; r = r->next) {
+			ev += r->c.refused;
+			disc += r->c.refused;
+		}
+	if (rc == -ENODATA && disc) {
+		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
+			     "at most %llu of %llu events (it did not say where it cut): counted "
+			     "as discarded", s->name, (unsigned long long)disc,
+			     (unsigned long long)ev);
+		if (s->waiter)
+			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store at most "
+				  "%llu of %llu events (it did not say where it cut): counted as "
+				  "discarded", s->name, (unsigned long long)disc,
+				  (unsigned long long)ev);
 	} else if (rc == 0 && disc) {
 		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
 			     "%llu of %llu events: counted as discarded", s->name,

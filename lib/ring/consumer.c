@@ -25,8 +25,8 @@
  * know them), then writes it: a packet of nev events (UINT64_MAX: not
  * known; a count no packet of size could hold is not known either). The
  * packet is not the producer's any more. */
-static int put_packet_n(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
-			const uint8_t uuid[16], uint32_t stream_id, uint64_t nev)
+static int put_ids(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
+		   const uint8_t uuid[16], uint32_t stream_id, uint64_t nev)
 {
 	uint64_t inst = trawl_ctf_wstream_instance_id(ws);
 	memcpy(pk + PK_UUID, uuid, 16);
@@ -35,10 +35,21 @@ static int put_packet_n(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
 	return tr_ctf_wstream_packet_n(ws, pk, size, nev <= size ? nev : UINT64_MAX);
 }
 
+/* The same for a ring's packet: the events of a packet the writer refused
+ * (it failed before: the relay cut it off) counted in c->refused. */
+static int put_packet_n(struct ust_cons *c, uint8_t *pk, size_t size, const uint8_t uuid[16],
+			uint32_t stream_id, uint64_t nev)
+{
+	int r = put_ids(c->ws, pk, size, uuid, stream_id, nev);
+	if (r < 0 && nev <= size)
+		c->refused += nev;
+	return r;
+}
+
 static int put_packet(struct trawl_ctf_wstream *ws, uint8_t *pk, size_t size,
 		      const uint8_t uuid[16], uint32_t stream_id)
 {
-	return put_packet_n(ws, pk, size, uuid, stream_id, UINT64_MAX);
+	return put_ids(ws, pk, size, uuid, stream_id, UINT64_MAX);
 }
 
 /* ------------------------------------------------------------ live parts */
@@ -60,16 +71,36 @@ void tr_ust_cons_live_release(struct ust_cons *c)
 	c->part = NULL;
 }
 
+/* The events of bytes [from, to) of packet pk (a copy: the walk checks
+ * every length), or UINT64_MAX when they are not whole events of et (one
+ * of an id the consumer does not know yet, or a broken producer). */
+static uint64_t count_events(const struct ust_evtab *et, const uint8_t *pk, size_t from,
+			     size_t to)
+{
+	uint64_t n = 0;
+	size_t len;
+	while (from < to && (len = tr_ust_event_len(et, pk + from, to - from))) {
+		from += len;
+		n++;
+	}
+	return from == to ? n : UINT64_MAX;
+}
+
 /* Writes bytes [from, to) of packet pk as a packet of its own, from tb to
- * te, with events_discarded disc. */
-static int put_part(struct ust_cons *c, const uint8_t *pk, size_t from, size_t to, uint64_t tb,
-		    uint64_t te, uint64_t disc, const uint8_t uuid[16], uint32_t stream_id)
+ * te, with events_discarded disc: nev events, or with et those the walk
+ * of the copy finds (then, when they are not whole events of et, nothing
+ * is written: returns 1). */
+static int put_part(struct ust_cons *c, const uint8_t *pk, size_t from, size_t to,
+		    const struct ust_evtab *et, uint64_t nev, uint64_t tb, uint64_t te,
+		    uint64_t disc, const uint8_t uuid[16], uint32_t stream_id)
 {
 	uint8_t *b = c->part;
 	size_t content = PK_HDR_END + (to - from);
 	size_t size = (content + 7) & ~(size_t)7;
 	memcpy(b, pk, PK_HDR_END);
 	memcpy(b + PK_HDR_END, pk + from, to - from);
+	if (et && (nev = count_events(et, b, PK_HDR_END, content)) == UINT64_MAX)
+		return 1;
 	memset(b + content, 0, size - content);
 	put_le64(b + PK_TS_BEGIN, tb);
 	put_le64(b + PK_TS_END, te);
@@ -78,11 +109,15 @@ static int put_part(struct ust_cons *c, const uint8_t *pk, size_t from, size_t t
 	put_le64(b + PK_SEQ_NUM, c->out_seq++);
 	put_le64(b + PK_DISCARDED, disc);
 	c->live_end = te;
-	return put_packet(c->ws, b, size, uuid, stream_id);
+	if (nev != UINT64_MAX)
+		c->live_nev += nev;
+	return put_packet_n(c, b, size, uuid, stream_id, nev);
 }
 
-/* A finished packet, live: what of it is not out yet. */
-static int put_rest(struct ust_cons *c, const uint8_t *pk, const uint8_t uuid[16],
+/* A finished packet, live: what of it is not out yet, its events those
+ * the ring counted in the packet (finalize) less those of its parts out
+ * already. */
+static int put_rest(struct ust_cons *c, const uint8_t *pk, uint64_t nev, const uint8_t uuid[16],
 		    uint32_t stream_id)
 {
 	uint64_t content = get_le64(pk + PK_CONTENT_SIZE) / 8;
@@ -95,9 +130,11 @@ static int put_rest(struct ust_cons *c, const uint8_t *pk, const uint8_t uuid[16
 		tb = c->live_end;
 	if (te < tb)
 		te = tb;
-	int r = put_part(c, pk, c->live_off, content, tb, te, get_le64(pk + PK_DISCARDED), uuid,
-			 stream_id);
+	int r = put_part(c, pk, c->live_off, content, NULL,
+			 nev >= c->live_nev ? nev - c->live_nev : UINT64_MAX, tb, te,
+			 get_le64(pk + PK_DISCARDED), uuid, stream_id);
 	c->live_off = PK_HDR_END;
+	c->live_nev = 0;
 	return r;
 }
 
@@ -106,7 +143,8 @@ static uint64_t acq(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id)
+int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+		     const struct ust_evtab *et)
 {
 	struct ust_shm *h = c->ring.shm;
 	if (c->bad || !c->part || !c->ws || h->mode != TRAWL_UST_DISCARD)
@@ -155,7 +193,14 @@ int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream
 			tb = c->live_end;
 		if (x < tb)
 			x = tb;
-		int r = put_part(c, pk, c->live_off, pos, tb, x, c->disc_written, uuid, stream_id);
+		/* its events counted in the copy (below pos, the bytes stay
+		 * as they are while the packet is open); not whole events of
+		 * et (an id not known yet): they go with the rest of the
+		 * packet, counted by the ring, once it is finished */
+		int r = put_part(c, pk, c->live_off, pos, et, et ? 0 : UINT64_MAX, tb, x,
+				 c->disc_written, uuid, stream_id);
+		if (r == 1)
+			return 0;
 		c->live_off = pos;
 		return r;
 	}
@@ -202,9 +247,9 @@ int tr_ust_cons_drain(struct ust_cons *c, const uint8_t uuid[16], uint32_t strea
 		if (c->ws) {
 			/* whole, its events counted (finalize stored them
 			 * before its release of produced) */
-			int r = c->part ? put_rest(c, pk, uuid, stream_id) :
-				put_packet_n(c->ws, pk, c->ring.S, uuid, stream_id,
-					     h->sb[c->consumed & (c->ring.N - 1)].nev);
+			uint64_t nev = h->sb[c->consumed & (c->ring.N - 1)].nev;
+			int r = c->part ? put_rest(c, pk, nev, uuid, stream_id) :
+				put_packet_n(c, pk, c->ring.S, uuid, stream_id, nev);
 			if (r < 0 && !ret)
 				ret = r;
 			if (c->bad)

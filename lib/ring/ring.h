@@ -193,8 +193,13 @@ struct ust_cons {
 	/* live (tr_ust_cons_live_init): packets go out in parts as they fill */
 	uint8_t *part;			/* S bytes to build a part in */
 	uint64_t live_off;		/* bytes of packet `consumed` already out */
+	uint64_t live_nev;		/* and their events */
 	uint64_t live_end;		/* the last part's end or beacon */
 	uint64_t out_seq;		/* packet_seq_num of the parts */
+	/* events of packets (whole or parts) the writer refused, having
+	 * failed before (a relay that cut it off, no local copy): neither
+	 * among the events it took nor among those it counts discarded */
+	uint64_t refused;
 };
 /*
  * Live mode (discard rings of a live session): a finished packet goes out
@@ -206,8 +211,17 @@ struct ust_cons {
  * counting parts. 0 or -ENOMEM.
  */
 TRAWL_HIDDEN int tr_ust_cons_live_init(struct ust_cons *c);
-/* 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
-TRAWL_HIDDEN int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id);
+/* Every part carries its event count (the writer counts what a relay
+ * did not store, docs/relay.md "Cut off by the relay"): a finished
+ * packet's rest, the ring's count of the packet less its parts' out
+ * already; the open packet's part, the events the consumer walks in the
+ * bytes it sends, with et (what the stream's events are; NULL: not
+ * counted). Bytes that are not whole events of et (an event whose id the
+ * consumer does not know yet) are left for the packet's rest: nothing is
+ * sent then. 0, -EPROTO (the ring is abandoned) or the writer's -errno. */
+struct ust_evtab;
+TRAWL_HIDDEN int tr_ust_cons_live(struct ust_cons *c, const uint8_t uuid[16], uint32_t stream_id,
+				  const struct ust_evtab *et);
 /* Whether the open packet holds committed events not sent yet (a live
  * ring that tr_ust_cons_live would cut now, not give a beacon): three
  * loads of the producer's counters, nothing written. */
@@ -236,7 +250,6 @@ TRAWL_HIDDEN int tr_ust_cons_final(struct ust_cons *c, const uint8_t uuid[16], u
  * finished packets before it. The events before the window are counted
  * in the copies' events_discarded. Adds the copied events to *events:
  * what a reader of the stream then reads. */
-struct ust_evtab;
 TRAWL_HIDDEN int tr_ust_cons_snapshot(struct ust_cons *c, uint8_t *copy,
 				   struct trawl_ctf_wstream *(*mkws)(void *), void *arg,
 				   const uint8_t uuid[16], uint32_t stream_id,

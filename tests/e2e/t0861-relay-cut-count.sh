@@ -10,11 +10,13 @@
 # discarded, exactly (no "at most"); what the relay stored is what trawl
 # info reads back from the relay's output; emitted = stored + discarded,
 # and some were discarded; the local copy holds every emitted event. The
-# same for an agent's session streamed (no live timer: its packets go
-# whole, their events counted), its application's events emitted.
+# same for an agent's session streamed, its application's events emitted:
+# without a live timer (its packets go whole, their events counted by the
+# ring) and with the default one (its packets go in parts cut at each
+# tick, each part's events counted by the agent).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v prlimit > /dev/null 2>&1 || skip_all "no prlimit (util-linux)"
-plan 22
+plan 27
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -97,40 +99,49 @@ local=$("$TRAWL" info LOCAL/host0/kernel 2> /dev/null | sed -n 's/^total: .* \([
 is "$local" "$e" "the local copy holds every event emitted"
 stop
 
-# ---- an agent's session, over its quota
-if [ -x "$TRAWL_BUILD/examples/ust-counter" ]; then
-	start ag -- --max-session-size 300K || bail "the relay did not start"
-	export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
-	mkfifo agent.fifo
-	"$TRAWL" agent -f --host host0 --ready-fd 3 3> agent.fifo 2> agent.log &
+# ---- an agent's session, over its quota: agent_case NAME [create args]
+agent_case() {
+	_s=$1
+	shift
+	start "ag$_s" -- --max-session-size 300K || bail "the relay did not start"
+	export TRAWL_AGENT_SOCKET="$TRASH/agent-$_s.sock"
+	mkfifo "agent-$_s.fifo"
+	"$TRAWL" agent -f --host host0 --ready-fd 3 3> "agent-$_s.fifo" 2> "agent-$_s.log" &
 	AP=$!
-	wait_ready agent.fifo > /dev/null || bail "the agent did not start"
-	"$TRAWL" create a --relay "$DATA" --live-timer 0 > /dev/null 2> a.err && "$TRAWL" enable a 'counter:*' > /dev/null &&
-		"$TRAWL" start a > /dev/null 2>> a.err
-	ok $? "an agent's session streamed to the relay starts ($(cat a.err))"
+	wait_ready "agent-$_s.fifo" > /dev/null || bail "the agent did not start"
+	"$TRAWL" create "$_s" --relay "$DATA" "$@" > /dev/null 2> "$_s.err" &&
+		"$TRAWL" enable "$_s" 'counter:*' > /dev/null &&
+		"$TRAWL" start "$_s" > /dev/null 2>> "$_s.err"
+	ok $? "$_s: an agent's session streamed to the relay starts (create $*: $(cat "$_s.err"))"
 	# slow enough for the rings to discard nothing: every event reaches the writer
-	"$TRAWL_BUILD/examples/ust-counter" -n 5000 -t 2 -s 100 -w > counter.out 2> counter.err
-	emitted=$(sed -n 's/^emitted \([0-9]*\)$/\1/p' counter.out)
-	"$TRAWL" stop a > stop.out 2> stop.err
-	line=$(sed -n 's/.*session a: the relay did not store \([0-9]*\) of \([0-9]*\) events: counted as discarded$/\1 \2/p' agent.log)
-	set -- $line x x
-	d=$1 e=$2
-	[ "$d" != x ]
-	ok $? "the agent counts what the relay did not store ($(grep 'session a' agent.log | tr '\n' '|'))"
-	grep -q "session a: the relay did not store $d of $e events" stop.err
-	ok $? "and tells the client that stops the session ($(cat stop.err))"
+	"$TRAWL_BUILD/examples/ust-counter" -n 5000 -t 2 -s 100 -w > "counter-$_s.out" 2> "counter-$_s.err"
+	_em=$(sed -n 's/^emitted \([0-9]*\)$/\1/p' "counter-$_s.out")
+	"$TRAWL" stop "$_s" > "stop-$_s.out" 2> "stop-$_s.err"
+	_line=$(sed -n "s/.*session $_s: the relay did not store \([0-9]*\) of \([0-9]*\) events: counted as discarded\$/\1 \2/p" "agent-$_s.log")
+	set -- $_line x x
+	_d=$1 _e=$2
+	[ "$_d" != x ]
+	ok $? "$_s: the agent counts what the relay did not store, exactly ($(grep "session $_s" "agent-$_s.log" | tr '\n' '|'))"
+	grep -q "session $_s: the relay did not store $_d of $_e events" "stop-$_s.err"
+	ok $? "$_s: and tells the client that stops the session ($(cat "stop-$_s.err"))"
 	# each of its ticks is two events (counter:tick, counter:debug)
-	is "$e" "$((2 * ${emitted:-0}))" "the writer took every event the application emitted ($emitted ticks)"
-	stored=$(events OUT-ag/a)
-	[ "$e" != x ] && [ "$e" -eq $((stored + d)) ] && [ "$d" -gt 0 ] && [ "$stored" -gt 0 ]
-	ok $? "emitted $e = stored $stored + discarded $d, some stored, some discarded"
+	is "$_e" "$((2 * ${_em:-0}))" "$_s: the writer took every event the application emitted ($_em ticks)"
+	_st=$(events "OUT-ag$_s/$_s")
+	[ "$_e" != x ] && [ "$_e" -eq $((_st + _d)) ] && [ "$_d" -gt 0 ] && [ "$_st" -gt 0 ]
+	ok $? "$_s: emitted $_e = stored $_st + discarded $_d, some stored, some discarded"
 	"$TRAWL" agent --stop > /dev/null 2>&1
 	until_ok 10 gone "$AP" || kill -9 "$AP"
 	wait "$AP" 2> /dev/null
 	AP=""
 	stop
+}
+if [ -x "$TRAWL_BUILD/examples/ust-counter" ]; then
+	# no live timer: whole packets
+	agent_case a --live-timer 0
+	# the default live timer (100 ms): parts of the open packets
+	agent_case b
 else
-	for i in 1 2 3 4 5; do skip "examples/ust-counter is not built"; done
+	for i in 1 2 3 4 5 6 7 8 9 10; do skip "examples/ust-counter is not built"; done
 fi
 
 # ---- the kernel recorder, over its quota

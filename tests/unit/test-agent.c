@@ -335,7 +335,8 @@ static void test_live_new_buffer(void)
 	   "live: its stream, announced at once (%d streams)", rd.streams);
 	int beacons = rd.beacons;
 	uint8_t uuid[16] = { 7 };
-	is_int(tr_ust_cons_live(&c, uuid, 0), 0, "live: the tick on it, before any event or quiet mark");
+	is_int(tr_ust_cons_live(&c, uuid, 0, NULL), 0,
+	       "live: the tick on it, before any event or quiet mark");
 	ok(rd.packets == 0 && rd.beacons == beacons,
 	   "  sends nothing (%d packets, the first at %llu; %d beacons)", rd.packets,
 	   (unsigned long long)rd.first_ts_begin, rd.beacons - beacons);
@@ -343,7 +344,8 @@ static void test_live_new_buffer(void)
 	ok(rd.packets == 0 && rd.last_beacon == 2000, "  a beacon at 2000, no empty packet (%d packets)",
 	   rd.packets);
 	__atomic_store_n(&prod.shm->quiet_ts, 2100, __ATOMIC_RELEASE);
-	is_int(tr_ust_cons_live(&c, uuid, 0), 0, "live: the tick once the buffer is marked quiet at 2100");
+	is_int(tr_ust_cons_live(&c, uuid, 0, NULL), 0,
+	       "live: the tick once the buffer is marked quiet at 2100");
 	ok(rd.packets == 0 && rd.last_beacon == 2100, "  a beacon at 2100 (%d packets)", rd.packets);
 	tr_ust_cons_live_release(&c);
 	tr_ust_ring_destroy(&c.ring);
