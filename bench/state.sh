@@ -8,7 +8,8 @@
 # 10 s window, a checkpoint every 10 s) as CPU seconds (user + system) and
 # peak RSS; the state system's events/s; and its CPU per second of trace:
 # (state CPU - info CPU) / trace seconds, what feeding it live would cost
-# beyond reading (a live reader's polling is not counted). Then, when built
+# beyond reading (a live reader's polling is not counted); and the ratio of
+# their speeds, info CPU / state CPU (issue 29's goal: >= 0.5). Then, when built
 # (make bench, or make build/bench/bench-state), bench-state on the busy
 # recording: the latency of queries inside the window and before it.
 # Then live: a relay on loopback, `trawl record --relay` for LIVE_SECONDS
@@ -63,6 +64,8 @@ print(f"  trawl state:            {sc:.2f} s CPU, {int(sm)/1024:.1f} MB peak, "
       f"{n / sc / 1e6 if sc else float('inf'):.2f} M events/s (decode included)")
 print(f"  the state system beyond decoding: {extra:.3f} s CPU, "
       f"{100 * extra / dur if dur else 0:.3f} % of a CPU per second of trace")
+print(f"  state speed / decode speed (info CPU / state CPU): "
+      f"{ic / sc if sc else 0:.2f} (goal >= 0.5)")
 PY
 }
 

@@ -103,12 +103,28 @@ static int state_finish(void *self, struct trawl_reader *r)
 	return 0;
 }
 
+/*
+ * The classes that make no change (TR_KIN_NONE: neither the model's nor a
+ * system call's) are decoded but not merged (trawl_sink_ops.wants): for
+ * state_events() they are only time, as the batch ends that still come
+ * are. A class not classified for want of memory is wanted (events()
+ * reports the ENOMEM).
+ */
+static bool state_wants(void *self, const struct trawl_ctf_event_class *cls)
+{
+	struct trawl_state *s = self;
+	const struct tr_kin_class *ci = tr_kin_class(&s->kin, &s->str, cls);
+
+	return !ci || ci->kind != TR_KIN_NONE;
+}
+
 static const struct trawl_sink_ops state_ops = {
 	.sz = sizeof(state_ops),
 	.name = "state",
 	.start = state_start,
 	.events = state_events,
 	.finish = state_finish,
+	.wants = state_wants,
 };
 
 struct trawl_sink trawl_state_sink(struct trawl_state *s)
