@@ -63,6 +63,12 @@ struct trawl_agent_kernel_stats {
 	uint64_t events;		/* written */
 	uint64_t lost;			/* counted as discarded */
 	uint64_t statedump;		/* state dump events among them */
+	/* streamed to a relay that cut the trace off (docs/relay.md, "Cut off
+	 * by the relay"): the events taken and those the relay did not store;
+	 * relay_count 0: exact, -ENODATA: at most (the relay did not say where
+	 * it cut), -ENOENT: not streamed */
+	uint64_t relay_events, relay_discarded;
+	int relay_count;
 };
 
 /*

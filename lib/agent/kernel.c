@@ -21,6 +21,7 @@
 
 #include "trawl/ctf.h"
 #include "agent-internal.h"
+#include "ust/proto.h"	/* AM_ERR */
 
 bool tr_kernel_flight(const struct trawl_agent *a)
 {
@@ -226,8 +227,25 @@ void tr_kernel_stop(struct session *s)
 	if (flight && write)
 		r = tr_kernel_snapshot(s, tr_run_dir(s), err, sizeof(err));
 	struct trawl_agent_kernel_stats st;
+	memset(&st, 0, sizeof(st));
+	st.relay_count = -ENOENT;
 	if (k->stop(s->krec, &st, r < 0 ? NULL : err, r < 0 ? 0 : sizeof(err)) < 0 && !r)
 		r = -EIO;
+	/* cut off by the relay: what it did not store, counted as discarded
+	 * (as drain.c says it of the applications' events) */
+	if (st.relay_count != -ENOENT && st.relay_discarded) {
+		const char *most = st.relay_count == -ENODATA ? "at most " : "";
+		const char *why = st.relay_count == -ENODATA ? " (it did not say where it cut)" : "";
+		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
+			     "%s%llu of %llu kernel events%s: counted as discarded", s->name, most,
+			     (unsigned long long)st.relay_discarded,
+			     (unsigned long long)st.relay_events, why);
+		if (s->waiter)
+			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store %s%llu of "
+				  "%llu kernel events%s: counted as discarded", s->name, most,
+				  (unsigned long long)st.relay_discarded,
+				  (unsigned long long)st.relay_events, why);
+	}
 	if (!flight) {
 		s->kst = st;
 		s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;

@@ -179,6 +179,7 @@ static int ak_stop(void *rec, struct trawl_agent_kernel_stats *st, char *err, si
 {
 	int r = tr_krec_stop(rec, err, errlen);
 	stats(rec, st);
+	st->relay_count = tr_krec_relay_discarded(rec, &st->relay_events, &st->relay_discarded);
 	return r;
 }
 

@@ -16,7 +16,7 @@
 # tick, each part's events counted by the agent).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v prlimit > /dev/null 2>&1 || skip_all "no prlimit (util-linux)"
-plan 27
+plan 30
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -147,7 +147,7 @@ fi
 # ---- the kernel recorder, over its quota
 if [ "$(id -u)" != 0 ] || ! "$TRAWL" record -q -k sched_switch -o kcheck --host k --no-ust \
 	--duration 0.1 > /dev/null 2>&1; then
-	for i in 1 2 3 4 5 6; do skip "kernel recording is not available here (root and tracefs)"; done
+	for i in 1 2 3 4 5 6 7 8 9; do skip "kernel recording is not available here (root and tracefs)"; done
 	finish
 fi
 start kq -- --max-session-size 300K || bail "the relay did not start"
@@ -169,5 +169,33 @@ stored=$(events OUT-kq/k)
 is "$stored" "$st" "the relay stored what the recorder says ($stored events)"
 [ "$e" != x ] && [ "$e" -eq $((stored + d)) ] && [ "$d" -gt 0 ] && [ "$stored" -gt 0 ]
 ok $? "emitted $e = stored $stored + discarded $d, some stored, some discarded"
+stop
+
+# ---- an agent's kernel session, over its quota: the agent's log and the
+# client that stops it say what the relay did not store
+start akq -- --max-session-size 300K || bail "the relay did not start"
+export TRAWL_AGENT_SOCKET="$TRASH/agent-k.sock"
+mkfifo agent-k.fifo
+"$TRAWL" agent -f --host host0 --ready-fd 3 3> agent-k.fifo 2> agent-k.log &
+AP=$!
+wait_ready agent-k.fifo > /dev/null || bail "the agent did not start"
+"$TRAWL" create ks --relay "$DATA" > /dev/null 2> ks.err &&
+	"$TRAWL" enable ks -k sched:sched_switch,sched:sched_wakeup > /dev/null 2>> ks.err &&
+	"$TRAWL" start ks > /dev/null 2>> ks.err
+ok $? "an agent's kernel session streamed to the relay starts ($(cat ks.err))"
+sh -c 'i=0; while [ $i -lt 6000 ]; do /bin/true; i=$((i + 1)); done'
+"$TRAWL" stop ks > stop-ks.out 2> stop-ks.err
+line=$(sed -n 's/.*session ks: the relay did not store \([0-9]*\) of \([0-9]*\) kernel events: counted as discarded$/\1 \2/p' agent-k.log)
+set -- $line x x
+d=$1 e=$2
+[ "$d" != x ] && grep -q "session ks: the relay did not store $d of $e kernel events" stop-ks.err
+ok $? "the agent counts what the relay did not store of its kernel events, exactly, and tells the client that stops it ($(grep 'session ks' agent-k.log | tr '\n' '|') $(cat stop-ks.err))"
+stored=$(events OUT-akq/ks)
+[ "$e" != x ] && [ "$e" -eq $((stored + d)) ] && [ "$d" -gt 0 ] && [ "$stored" -gt 0 ]
+ok $? "agent kernel session: emitted $e = stored $stored + discarded $d, some stored, some discarded"
+"$TRAWL" agent --stop > /dev/null 2>&1
+until_ok 10 gone "$AP" || kill -9 "$AP"
+wait "$AP" 2> /dev/null
+AP=""
 stop
 finish
