@@ -212,7 +212,9 @@ static uint64_t moved(const struct ust_shm *h)
 
 int tr_drain_wait(struct session *s, int flush_ms)
 {
-	if (s->state != S_ACTIVE || s->mode != TRAWL_UST_DISCARD || s->cut_due)
+	/* a start still waiting for the applications' answers keeps its
+	 * deadline's turn */
+	if (s->state != S_ACTIVE || s->mode != TRAWL_UST_DISCARD || s->cut_due || s->waiter)
 		return flush_ms;
 	int64_t now = tr_mono_ms();
 	bool live = s->live_ms && s->w, demand = live && now < s->demand_until, quiet = true;
