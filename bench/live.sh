@@ -30,7 +30,9 @@
 # time of the agent, the relay and the viewer (every thread's, from
 # /proc/PID/task/*/schedstat) over the idle window, and over the busy one
 # (from the first busy event until the viewer has shown them all), in % of
-# one CPU; the program's own CPU apart.
+# one CPU; the program's own CPU apart. And, idle, how often the agent's
+# loop thread (its main thread) slept and woke: its voluntary context
+# switches per second (a loop turning every 2 ms: 500).
 #
 #   TRAWL_BUILD=build sh bench/live.sh
 #   env: LIVE_TIMERS_MS="1000 100" RUNS=3 K=100 INTERVAL_MS=50 WAIT_MS=2000
@@ -457,6 +459,8 @@ ELAPSED=$(( $(date +%s) - T0 ))
 # cpu_ns PID: CPU time of every thread of PID so far (ns), 0 if gone
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s + 0 }'; }
 now_ns() { date +%s%N; }
+# vcs PID: voluntary context switches of PID's main thread so far
+vcs() { awk '$1 == "voluntary_ctxt_switches:" { print $2 }' /proc/"$1"/status 2>/dev/null || echo 0; }
 # pct NS0 NS1 T0 T1: % of one CPU
 pct() { awk -v a="$1" -v b="$2" -v t="$3" -v u="$4" 'BEGIN { if (u > t) printf "%.2f", (b - a) * 100 / (u - t); else print "-" }'; }
 COST=""
@@ -479,10 +483,10 @@ if [ "$CPU" = 1 ]; then
 	shown 1 || log "cost: the viewer did not show the first event in 30 s"
 	sleep 1	# the viewer's first round trips done: the idle window begins
 	set -- "$(cpu_ns "$TAGENT")" "$(cpu_ns "$TRELAY")" "$(cpu_ns "$CVIEW")" "$(cpu_ns "$CEMIT")" "$(now_ns)"
-	a0=$1 r0=$2 v0=$3 e0=$4 t0=$5
+	a0=$1 r0=$2 v0=$3 e0=$4 t0=$5 w0=$(vcs "$TAGENT")
 	sleep "$IDLE_S"
 	set -- "$(cpu_ns "$TAGENT")" "$(cpu_ns "$TRELAY")" "$(cpu_ns "$CVIEW")" "$(cpu_ns "$CEMIT")" "$(now_ns)"
-	a1=$1 r1=$2 v1=$3 e1=$4 t1=$5
+	a1=$1 r1=$2 v1=$3 e1=$4 t1=$5 w1=$(vcs "$TAGENT")
 	touch "$C/busy"
 	for _ in $(seq $((BUSY_S * 10 + 300))); do [ -s "$C/emitted" ] && break; sleep 0.1; done
 	nem=$(cat "$C/emitted" 2>/dev/null || echo 0)
@@ -505,7 +509,8 @@ if [ "$CPU" = 1 ]; then
 	bs=$(awk -v t="$t1" -v u="$t2" 'BEGIN { printf "%.1f", (u - t) / 1e9 }')
 	COST="| idle, viewer attached ($is s) | $ia | $ir | $iv | **$it** | $ie |
 | $RATE events/s for ${BUSY_S} s, until shown ($bs s; $nshown of $nem shown) | $ba | $br | $bv | **$bt** | $be |"
-	log "cost: CPU idle $it % (agent $ia, relay $ir, viewer $iv); busy $bt % (agent $ba, relay $br, viewer $bv; $nshown of $nem shown)"
+	IWAKE=$(awk -v a="${w0:-0}" -v b="${w1:-0}" -v t="$t0" -v u="$t1" 'BEGIN { if (u > t) printf "%.0f", (b - a) * 1e9 / (u - t); else print "-" }')
+	log "cost: CPU idle $it % (agent $ia, relay $ir, viewer $iv; the agent's loop woke $IWAKE times a second); busy $bt % (agent $ba, relay $br, viewer $bv; $nshown of $nem shown)"
 fi
 
 # ------------------------------------------------------------------ summary
@@ -602,6 +607,8 @@ label() {
 		echo "| window | agent | relay | viewer | **CPU: agent + relay + viewer** | the program |"
 		echo "|---|---|---|---|---|---|"
 		printf '%s\n' "$COST"
+		echo
+		echo "Idle, the agent's loop thread woke $IWAKE times a second (voluntary context switches)."
 		echo
 	fi
 	echo "commands (S = a fresh session per run):"

@@ -52,6 +52,7 @@ struct aring {
 	int32_t tid;
 	bool done;			/* final flush done */
 	int64_t fast_at;		/* ms of its last part sent at once (drain.c) */
+	uint64_t seen;			/* events committed and lost, at the last turn */
 	struct aring *next;
 };
 
@@ -160,6 +161,7 @@ struct trawl_agent {
 	dev_t sock_dev;			/* the socket file we made (removed only */
 	ino_t sock_ino;			/* if it is still ours) */
 	int wakefd;			/* eventfd: trawl_agent_stop() */
+	int wait_ms;			/* the next turn's poll timeout (tr_drain_wait) */
 	int quit;			/* set by trawl_agent_stop() (atomic) */
 	bool quitting;			/* the loop is stopping the sessions */
 	bool rt_ok;			/* SCHED_FIFO taken, or why not: */
@@ -283,6 +285,10 @@ TRAWL_HIDDEN void tr_send_start(struct session *s, struct conn *c);
 /* Drains the session's buffers; flushes those whose producer is gone;
  * runs the live timer. */
 TRAWL_HIDDEN void tr_drain(struct session *s);
+/* After tr_drain: how long the loop may wait for its next turn (ms), at
+ * least flush_ms: longer while no ring moved, once the applications were
+ * asked to wake it (drain.c, tr_drain_wait). */
+TRAWL_HIDDEN int tr_drain_wait(struct session *s, int flush_ms);
 /* The last packets of every buffer, then the trace closed (its clock
  * declared): at stop. */
 TRAWL_HIDDEN void tr_drain_final(struct session *s);

@@ -6,7 +6,9 @@
  * One thread runs the loop: the listening socket, the applications' and
  * the clients' connections (SOCK_SEQPACKET, lib/ust/proto.h; conn.c), and,
  * while a session records, a tick every flush_ms that drains the
- * applications' ring buffers into the session's trace (drain.c).
+ * applications' ring buffers into the session's trace (drain.c); while
+ * none of them moves, one at the live tick (or every second) and when an
+ * application says it committed again (tr_drain_wait).
  * trawl_agent_stop() wakes the loop through an eventfd, so that a signal
  * handler or another thread can end it; the loop then stops the sessions
  * that record (their traces are completed) and returns. Kernel events go
@@ -170,6 +172,7 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 	a->next_key = 1;
 	if (!a->o.flush_ms)
 		a->o.flush_ms = 2;
+	a->wait_ms = (int)a->o.flush_ms;
 	if (!a->o.start_timeout_ms)
 		a->o.start_timeout_ms = 3000;
 	a->socket = strdup(opts->socket);
@@ -251,7 +254,8 @@ static void accept_all(struct trawl_agent *a)
 	}
 }
 
-/* One turn: wait (flush_ms while recording, else up to a second), accept,
+/* One turn: wait (flush_ms while recording and busy, else up to the next
+ * live tick or a second: tr_drain_wait), accept,
  * read, close, drain, answer. 0 or -errno. */
 static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, size_t *cap)
 {
@@ -283,8 +287,11 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 	}
 	size_t nj = tr_join_fill(a, pf + nconn);	/* join.c: the relay joined */
 	n = nconn + nj;
-	bool busy = tr_recording(a) || a->quitting;
-	int pr = poll(pf, n, busy ? (int)a->o.flush_ms : 1000);
+	/* recording: flush_ms, or longer while every ring is quiet and the
+	 * applications wake the loop at their next event (tr_drain_wait) */
+	struct session *rec = tr_recording(a);
+	int wait = a->quitting ? (int)a->o.flush_ms : rec ? a->wait_ms : 1000;
+	int pr = poll(pf, n, wait);
 	if (pr < 0 && errno != EINTR)
 		return -errno;
 	if (pr > 0 && (pf[1].revents & POLLIN)) {
@@ -307,9 +314,12 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 			pp = &c->next;
 		}
 	}
-	struct session *rec = tr_recording(a);
-	if (rec)
+	rec = tr_recording(a);
+	a->wait_ms = (int)a->o.flush_ms;
+	if (rec) {
 		tr_drain(rec);
+		a->wait_ms = tr_drain_wait(rec, (int)a->o.flush_ms);
+	}
 	tr_check_waiters(a);
 	return 0;
 }

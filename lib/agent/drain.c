@@ -190,6 +190,69 @@ void tr_drain(struct session *s)
 		demand_cut(s, tr_mono_ms());
 }
 
+/*
+ * The loop's wait (docs/relay.md, "Live latency"). While rings move (events
+ * committed or lost since the last turn), a viewer waits for events still
+ * in an open packet, a cut is due or the session is not simply recording:
+ * flush_ms, as always. Once a whole turn saw nothing move, every ring's
+ * wake flag is set (its next commit's producer takes it and sends one
+ * AM_WAKE: the loop's poll returns at once) and the loop sleeps until the
+ * next live tick, or IDLE_WAIT_MS without a live timer. An idle node so
+ * turns at the live timer (a tick: ask, then cut flush_ms later) instead
+ * of every flush_ms.
+ *
+ * The race with a commit: the flag is stored, then (full fence) the
+ * counts are read again; the producer stores its counts and then loads
+ * the flag without a fence (its fast path stays one load). Both may miss
+ * each other, rarely (a commit in the few nanoseconds around the
+ * consumer's store): that event then goes at the next live tick, as it
+ * would without the wake. A flag left set costs at most one message.
+ */
+#define IDLE_WAIT_MS 1000
+static uint64_t moved(const struct ust_shm *h)
+{
+	return __atomic_load_n(&h->recorded, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&h->discarded, __ATOMIC_RELAXED);
+}
+
+int tr_drain_wait(struct session *s, int flush_ms)
+{
+	/* a start still waiting for the applications' answers keeps its
+	 * deadline's turn */
+	if (s->state != S_ACTIVE || s->mode != TRAWL_UST_DISCARD || s->cut_due || s->waiter)
+		return flush_ms;
+	int64_t now = tr_mono_ms();
+	bool live = s->live_ms && s->w, demand = live && now < s->demand_until, quiet = true;
+	for (struct part *p = s->parts; p; p = p->next) {
+		if (p->bad)
+			continue;
+		for (struct aring *r = p->rings; r; r = r->next) {
+			if (r->done || !r->c.ring.shm)
+				continue;
+			uint64_t m = moved(r->c.ring.shm);
+			if (m != r->seen || (demand && tr_ust_cons_live_pending(&r->c)))
+				quiet = false;
+			r->seen = m;
+		}
+	}
+	if (!quiet)
+		return flush_ms;
+	for (struct part *p = s->parts; p; p = p->next)
+		for (struct aring *r = p->rings; !p->bad && r; r = r->next)
+			if (!r->done && r->c.ring.shm)
+				__atomic_store_n(&r->c.ring.shm->wake, 1, __ATOMIC_RELAXED);
+	/* Dekker with the producer's commit: flag stored, then counts read */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct part *p = s->parts; p; p = p->next)
+		for (struct aring *r = p->rings; !p->bad && r; r = r->next)
+			if (!r->done && r->c.ring.shm && moved(r->c.ring.shm) != r->seen)
+				return flush_ms;
+	int64_t until = live ? s->next_live : now + IDLE_WAIT_MS;
+	if (until - now > IDLE_WAIT_MS)
+		until = now + IDLE_WAIT_MS;
+	return until - now > flush_ms ? (int)(until - now) : flush_ms;
+}
+
 struct mkws_arg {
 	struct trawl_ctf_writer *w;
 	struct trawl_ctf_stream_class *sc;

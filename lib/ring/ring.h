@@ -90,6 +90,16 @@ struct ust_shm {
 
 	/* consumer line */
 	alignas(UST_CACHELINE) uint64_t consumed;	/* release; producer acquires */
+	/*
+	 * The consumer is about to sleep past its next turn (the agent's
+	 * drain loop, docs/relay.md "Live latency"): set by the consumer,
+	 * taken (exchanged to 0) by the producer's first commit after it,
+	 * which then wakes the agent (lib/ust/app.c, tr_ust_app_wake). The
+	 * producer reads it once per commit, relaxed; it is written only on
+	 * the consumer's way to sleep and on that first commit. Zero for
+	 * an older agent (never woken: it polls).
+	 */
+	uint32_t wake;
 
 	alignas(UST_CACHELINE) struct ust_sb sb[];
 };

@@ -189,6 +189,28 @@ void tr_ust_app_send_buf(uint64_t key, int32_t tid, int fd)
 	send_msg(&m, sizeof(m), fd);
 }
 
+void tr_ust_app_wake(struct ust_shm *h)
+{
+	/* one commit takes the flag: one message per sleep of the agent */
+	if (__atomic_exchange_n(&h->wake, 0, __ATOMIC_RELAXED))
+		tr_ust_app_wake_msg();
+}
+
+void tr_ust_app_wake_msg(void)
+{
+	/* an event in a signal handler that interrupted the lock's holder
+	 * (or its taking): no message, the agent wakes at its timer */
+	if (tr_ust_lock_mine())
+		return;
+	int saved = errno;
+	struct am_hdr m = { AM_WAKE, sizeof(m) };
+	tr_ust_lock_take();	/* agent_fd stays this connection's meanwhile */
+	if (agent_fd >= 0)
+		(void)!send(agent_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+	tr_ust_lock_give();
+	errno = saved;
+}
+
 static void send_ack(uint64_t key, uint32_t what, int status)
 {
 	struct {

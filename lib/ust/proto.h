@@ -57,7 +57,8 @@
 	X(OUT, 10)		\
 	X(ERR, 11)		\
 	X(END, 12)		\
-	X(LIVE, 13)
+	X(LIVE, 13)		\
+	X(WAKE, 14)
 
 enum am_type {
 #define AM_ENUM(n, v) AM_##n = v,

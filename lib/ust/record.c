@@ -43,6 +43,7 @@ static void count_orphan(void)
 static void thr_exit(void *arg)
 {
 	struct ust_thread *t = arg;
+	bool wake = false;
 	tls_dead = 1;
 	tls_thr = NULL;
 	tr_ust_lock_take();
@@ -54,8 +55,14 @@ static void thr_exit(void *arg)
 		/* partner: the consumer's acquire load of exited; it owns the
 		 * buffer from then on and flushes the last packet */
 		__atomic_store_n(&h->exited, 1, __ATOMIC_RELEASE);
+		/* a sleeping agent flushes the last packet now, not at its
+		 * timer (the flag taken here, under the lock that keeps the
+		 * session's buffers mapped) */
+		wake = __atomic_exchange_n(&h->wake, 0, __ATOMIC_RELAXED);
 	}
 	tr_ust_lock_give();
+	if (wake)
+		tr_ust_app_wake_msg();
 	memset(t, 0, sizeof(*t));
 }
 
@@ -355,4 +362,7 @@ void trawl_ust_commit(const struct trawl_ust_ctx *ctx)
 	__atomic_store_n(&h->pos, ctx->end, __ATOMIC_RELEASE);
 	/* partner: stop()'s acquire load of nest: everything above is done */
 	__atomic_store_n(&t->nest, 0, __ATOMIC_RELEASE);
+	/* the agent sleeps past its next turn: the first commit wakes it */
+	if (unlikely(__atomic_load_n(&h->wake, __ATOMIC_RELAXED)))
+		tr_ust_app_wake(h);
 }

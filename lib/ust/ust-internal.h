@@ -104,6 +104,13 @@ TRAWL_HIDDEN void tr_ust_app_send_evreg(const struct trawl_tp_event *ev);
 TRAWL_HIDDEN void tr_ust_app_send_evdesc(uint64_t key, const struct trawl_tp_event *ev);
 /* Async-signal-safe (a thread's first event may be in a signal handler). */
 TRAWL_HIDDEN void tr_ust_app_send_buf(uint64_t key, int32_t tid, int fd);
+/* The first commit after the agent set h->wake (it sleeps past its next
+ * turn): takes the flag and tells the agent (one AM_WAKE, never waiting;
+ * a full socket means the agent has news to read anyway). Called without
+ * tr_ust_lock, from the recording path; async-signal-safe; errno kept. */
+TRAWL_HIDDEN void tr_ust_app_wake(struct ust_shm *h);
+/* The message alone (the flag taken by the caller: a thread's exit). */
+TRAWL_HIDDEN void tr_ust_app_wake_msg(void);
 /* In a forked child (atfork): closes the parent's connection and, if the
  * parent was registered, registers the child (as recording into session
  * key, when non-zero). Returns true when connected. */
