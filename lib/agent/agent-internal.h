@@ -292,6 +292,11 @@ TRAWL_HIDDEN int tr_drain_wait(struct session *s, int flush_ms);
 /* The last packets of every buffer, then the trace closed (its clock
  * declared): at stop. */
 TRAWL_HIDDEN void tr_drain_final(struct session *s);
+/* "session S: the relay did not store [at most ]D of E WHATevents[ (it did
+ * not say where it cut)]: counted as discarded", in the log and to the
+ * client that stops the session (what: "" or "kernel "). */
+TRAWL_HIDDEN void tr_drain_say_cut(struct session *s, const char *what, uint64_t disc,
+				   uint64_t ev, bool exact);
 /* The newest packets of every buffer into a new trace in dir: 0 or -errno. */
 TRAWL_HIDDEN int tr_snapshot(struct session *s, const char *dir, uint64_t *events,
 			     uint64_t *torn);

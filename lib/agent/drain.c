@@ -328,6 +328,19 @@ int tr_snapshot_to(struct session *s, const char *dir, const struct ust_writer_r
 	return ret ? ret : r;
 }
 
+void tr_drain_say_cut(struct session *s, const char *what, uint64_t disc, uint64_t ev, bool exact)
+{
+	const char *most = exact ? "" : "at most ";
+	const char *why = exact ? "" : " (it did not say where it cut)";
+	tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store %s%llu of "
+		     "%llu %sevents%s: counted as discarded", s->name, most,
+		     (unsigned long long)disc, (unsigned long long)ev, what, why);
+	if (s->waiter)
+		tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store %s%llu of %llu "
+			  "%sevents%s: counted as discarded", s->name, most, (unsigned long long)disc,
+			  (unsigned long long)ev, what, why);
+}
+
 /*
  * The relay was lost or cut the trace off: what it did not store, counted
  * as discarded (docs/relay.md, "Cut off by the relay"), in the log and to
@@ -347,25 +360,8 @@ static void relay_count(struct session *s)
 			ev += r->c.refused;
 			disc += r->c.refused;
 		}
-	if (rc == -ENODATA && disc) {
-		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
-			     "at most %llu of %llu events (it did not say where it cut): counted "
-			     "as discarded", s->name, (unsigned long long)disc,
-			     (unsigned long long)ev);
-		if (s->waiter)
-			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store at most "
-				  "%llu of %llu events (it did not say where it cut): counted as "
-				  "discarded", s->name, (unsigned long long)disc,
-				  (unsigned long long)ev);
-	} else if (rc == 0 && disc) {
-		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
-			     "%llu of %llu events: counted as discarded", s->name,
-			     (unsigned long long)disc, (unsigned long long)ev);
-		if (s->waiter)
-			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store %llu of "
-				  "%llu events: counted as discarded", s->name,
-				  (unsigned long long)disc, (unsigned long long)ev);
-	}
+	if ((rc == -ENODATA || rc == 0) && disc)
+		tr_drain_say_cut(s, "", disc, ev, rc == 0);
 }
 
 void tr_drain_final(struct session *s)

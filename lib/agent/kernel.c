@@ -21,7 +21,6 @@
 
 #include "trawl/ctf.h"
 #include "agent-internal.h"
-#include "ust/proto.h"	/* AM_ERR */
 
 bool tr_kernel_flight(const struct trawl_agent *a)
 {
@@ -233,19 +232,9 @@ void tr_kernel_stop(struct session *s)
 		r = -EIO;
 	/* cut off by the relay: what it did not store, counted as discarded
 	 * (as drain.c says it of the applications' events) */
-	if (st.relay_count != -ENOENT && st.relay_discarded) {
-		const char *most = st.relay_count == -ENODATA ? "at most " : "";
-		const char *why = st.relay_count == -ENODATA ? " (it did not say where it cut)" : "";
-		tr_agent_log(s->a, TRAWL_AGENT_LOG_WARNING, "session %s: the relay did not store "
-			     "%s%llu of %llu kernel events%s: counted as discarded", s->name, most,
-			     (unsigned long long)st.relay_discarded,
-			     (unsigned long long)st.relay_events, why);
-		if (s->waiter)
-			tr_cprint(s->waiter, AM_ERR, "session %s: the relay did not store %s%llu of "
-				  "%llu kernel events%s: counted as discarded", s->name, most,
-				  (unsigned long long)st.relay_discarded,
-				  (unsigned long long)st.relay_events, why);
-	}
+	if (st.relay_count != -ENOENT && st.relay_discarded)
+		tr_drain_say_cut(s, "kernel ", st.relay_discarded, st.relay_events,
+				 st.relay_count == 0);
 	if (!flight) {
 		s->kst = st;
 		s->kclock_ok = k->clock(s->krec, &s->kfreq, &s->koff_s, &s->koff) == 0;
