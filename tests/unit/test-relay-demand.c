@@ -30,65 +30,14 @@
 #include "util/clock.h"
 
 #include "tap.h"
+#include "relay-conn.h"
 
 /* ------------------------------------------------------------ producers */
 
-static void feed(struct rconn *c, const uint8_t *m, size_t n)
-{
-	tr_relay_conn_feed(c, m, n);
-	c->outoff = c->outlen = 0;	/* WELCOME: not read here */
-}
-
 static void p_hello_flags(struct rconn *c, const char *session, const char *trace, uint32_t flags)
 {
-	uint8_t m[RELAY_HDR_LEN + 32 + 64] = { 0 };
-	uint8_t *q = m + RELAY_HDR_LEN;
-	put_le32(q, RELAY_VERSION);
-	put_le32(q + 4, flags);
-	put_le64(q + 8, 100000);
-	size_t n = 32;
-	n += (size_t)sprintf((char *)q + n, "%s", session) + 1;
-	n += (size_t)sprintf((char *)q + n, "n1") + 1;
-	n += (size_t)sprintf((char *)q + n, "%s", trace) + 1;
-	relay_put_hdr(m, RELAY_HELLO, (uint32_t)n);
-	feed(c, m, RELAY_HDR_LEN + n);
+	p_hello_opts(c, session, trace, flags, 100000);
 }
-
-static void p_metadata(struct rconn *c)
-{
-	static const char text[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-	uint8_t m[RELAY_HDR_LEN + sizeof(text)];
-	relay_put_hdr(m, RELAY_METADATA, sizeof(text) - 1);
-	memcpy(m + RELAY_HDR_LEN, text, sizeof(text) - 1);
-	feed(c, m, RELAY_HDR_LEN + sizeof(text) - 1);
-}
-
-static void p_stream(struct rconn *c, uint32_t handle, const char *name)
-{
-	uint8_t m[RELAY_HDR_LEN + 16 + 64] = { 0 };
-	size_t nl = strlen(name) + 1;
-	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
-	put_le32(m + RELAY_HDR_LEN, handle);
-	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
-	feed(c, m, RELAY_HDR_LEN + 16 + nl);
-}
-
-/* A packet of 64 bytes (the relay does not read its contents). */
-static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
-{
-	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN + 64] = { 0 };
-	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
-				.ts_end = te };
-	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
-	tr_relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
-	feed(c, m, sizeof(m));
-}
-
-
-
-/* --------------------------------------------------------------- viewer */
-
-#include "relay-viewer.h"
 
 /* The DEMANDs c's replies hold (then taken), -1 at anything else; *ms
  * the last one's. */

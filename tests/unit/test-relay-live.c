@@ -31,62 +31,18 @@
 #include "ctf/packet.h"
 
 #include "tap.h"
+#include "relay-conn.h"
 
 /* ------------------------------------------------------------ producers */
 
-static void feed(struct rconn *c, const uint8_t *m, size_t n)
-{
-	tr_relay_conn_feed(c, m, n);
-	c->outoff = c->outlen = 0;	/* WELCOME: not read here */
-}
-
 static void p_hello_in(struct rconn *c, const char *session, const char *trace)
 {
-	uint8_t m[RELAY_HDR_LEN + 32 + 64] = { 0 };
-	uint8_t *q = m + RELAY_HDR_LEN;
-	put_le32(q, RELAY_VERSION);
-	put_le64(q + 8, 50000);
-	size_t n = 32;
-	n += (size_t)sprintf((char *)q + n, "%s", session) + 1;
-	n += (size_t)sprintf((char *)q + n, "n1") + 1;
-	n += (size_t)sprintf((char *)q + n, "%s", trace) + 1;
-	relay_put_hdr(m, RELAY_HELLO, (uint32_t)n);
-	feed(c, m, RELAY_HDR_LEN + n);
+	p_hello_opts(c, session, trace, 0, 50000);
 }
 
 static void p_hello(struct rconn *c, const char *trace)
 {
 	p_hello_in(c, "s1", trace);
-}
-
-static void p_metadata(struct rconn *c)
-{
-	static const char text[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-	uint8_t m[RELAY_HDR_LEN + sizeof(text)];
-	relay_put_hdr(m, RELAY_METADATA, sizeof(text) - 1);
-	memcpy(m + RELAY_HDR_LEN, text, sizeof(text) - 1);
-	feed(c, m, RELAY_HDR_LEN + sizeof(text) - 1);
-}
-
-static void p_stream(struct rconn *c, uint32_t handle, const char *name)
-{
-	uint8_t m[RELAY_HDR_LEN + 16 + 64] = { 0 };
-	size_t nl = strlen(name) + 1;
-	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
-	put_le32(m + RELAY_HDR_LEN, handle);
-	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
-	feed(c, m, RELAY_HDR_LEN + 16 + nl);
-}
-
-/* A packet of 64 bytes (the relay does not read its contents). */
-static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
-{
-	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN + 64] = { 0 };
-	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
-				.ts_end = te };
-	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
-	tr_relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
-	feed(c, m, sizeof(m));
 }
 
 /* A packet of len bytes (zeros). */
@@ -111,10 +67,6 @@ static void p_beacon(struct rconn *c, uint32_t handle, uint64_t ts)
 	put_le64(m + RELAY_HDR_LEN + 8, ts);
 	feed(c, m, sizeof(m));
 }
-
-/* --------------------------------------------------------------- viewer */
-
-#include "relay-viewer.h"
 
 /*
  * Three streams whose packets end at one time, then beacons of one time

@@ -1,13 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/relay-viewer.h - a live viewer driven through a relay's
- * connection state (tr_relay_conn_feed, the replies read from its out
- * buffer), for the unit tests of lib/relay/live.c: test-relay-live,
+ * tests/unit/relay-conn.h - a producer and a live viewer driven through a
+ * relay's connection state (tr_relay_conn_feed, the replies read from its
+ * out buffer), for the unit tests of lib/relay/live.c: test-relay-live,
  * test-relay-demand. Include after relay/relay-internal.h,
- * net/live-proto.h and tap.h.
+ * net/live-proto.h, net/relay-proto.h, ctf/packet.h and tap.h.
  */
-#ifndef TRAWL_TEST_RELAY_VIEWER_H
-#define TRAWL_TEST_RELAY_VIEWER_H
+#ifndef TRAWL_TEST_RELAY_CONN_H
+#define TRAWL_TEST_RELAY_CONN_H
+
+/* ------------------------------------------------------------- producer */
+
+/* Feeds a producer's message (what the relay answers is dropped: a
+ * WELCOME is not read here). */
+static void feed(struct rconn *c, const uint8_t *m, size_t n)
+{
+	tr_relay_conn_feed(c, m, n);
+	c->outoff = c->outlen = 0;
+}
+
+/* HELLO of host n1's trace in session, with flags and a live timer. */
+static void p_hello_opts(struct rconn *c, const char *session, const char *trace, uint32_t flags,
+			 uint64_t live_us)
+{
+	uint8_t m[RELAY_HDR_LEN + 32 + 64] = { 0 };
+	uint8_t *q = m + RELAY_HDR_LEN;
+	put_le32(q, RELAY_VERSION);
+	put_le32(q + 4, flags);
+	put_le64(q + 8, live_us);
+	size_t n = 32;
+	n += (size_t)sprintf((char *)q + n, "%s", session) + 1;
+	n += (size_t)sprintf((char *)q + n, "n1") + 1;
+	n += (size_t)sprintf((char *)q + n, "%s", trace) + 1;
+	relay_put_hdr(m, RELAY_HELLO, (uint32_t)n);
+	feed(c, m, RELAY_HDR_LEN + n);
+}
+
+static void p_metadata(struct rconn *c)
+{
+	static const char text[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+	uint8_t m[RELAY_HDR_LEN + sizeof(text)];
+	relay_put_hdr(m, RELAY_METADATA, sizeof(text) - 1);
+	memcpy(m + RELAY_HDR_LEN, text, sizeof(text) - 1);
+	feed(c, m, RELAY_HDR_LEN + sizeof(text) - 1);
+}
+
+static void p_stream(struct rconn *c, uint32_t handle, const char *name)
+{
+	uint8_t m[RELAY_HDR_LEN + 16 + 64] = { 0 };
+	size_t nl = strlen(name) + 1;
+	relay_put_hdr(m, RELAY_STREAM, (uint32_t)(16 + nl));
+	put_le32(m + RELAY_HDR_LEN, handle);
+	memcpy(m + RELAY_HDR_LEN + 16, name, nl);
+	feed(c, m, RELAY_HDR_LEN + 16 + nl);
+}
+
+/* A packet of 64 bytes (the relay does not read its contents). */
+static void p_packet(struct rconn *c, uint32_t handle, uint64_t tb, uint64_t te)
+{
+	uint8_t m[RELAY_HDR_LEN + RELAY_INDEX_LEN + 64] = { 0 };
+	struct ctf_index ix = { .packet_size = 64 * 8, .content_size = 64 * 8, .ts_begin = tb,
+				.ts_end = te };
+	relay_put_hdr(m, RELAY_PACKET, RELAY_INDEX_LEN + 64);
+	tr_relay_put_index(m + RELAY_HDR_LEN, handle, &ix);
+	feed(c, m, sizeof(m));
+}
+
+/* --------------------------------------------------------------- viewer */
 
 /* Sends a request; the reply waits in v->out (see reply()). */
 static void ask(struct rconn *v, uint32_t cmd, const uint8_t *p, size_t n)
