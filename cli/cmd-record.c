@@ -282,7 +282,7 @@ static void unmake(const struct made *m, const char *out, const char *hostdir, c
  */
 static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 		     const char *const *globs, size_t nglobs, const char *relay,
-		     const char *rsession, const char *live)
+		     const char *rsession, const char *live, const char *clock)
 {
 	snprintf(ua->dir, sizeof(ua->dir), "/tmp/trawl-record-XXXXXX");
 	if (!mkdtemp(ua->dir))
@@ -317,6 +317,10 @@ static int ust_start(struct ust_agent *ua, const char *out, const char *host,
 	}
 	av[n++] = "--host";
 	av[n++] = host;
+	if (clock) {
+		av[n++] = "--clock";
+		av[n++] = clock;
+	}
 	av[n++] = "--ready-fd";
 	av[n++] = fdnum;
 	/* its log (listening on, the drain loop, the session stopped): -v's */
@@ -693,7 +697,13 @@ int cmd_record(int argc, char **argv)
 			rm_tree(udir);
 		char lt[16];
 		snprintf(lt, sizeof(lt), "%lu", live_ms);
-		if (ust_start(&ua, out, host, ust_globs, nust, relay, rsession, lt) < 0) {
+		/* the kernel's clock, not the agent's own choice at its start
+		 * (the clocksource can change in between, and --clock mono
+		 * on a TSC machine is the kernel's only): one clock, so the
+		 * two traces merge exactly */
+		const char *uclock = k ? (strcmp(tr_krec_clock_name(k), "x86-tsc") ? "monotonic" : "tsc")
+				       : NULL;
+		if (ust_start(&ua, out, host, ust_globs, nust, relay, rsession, lt, uclock) < 0) {
 			tr_krec_free(k);
 			goto out_dirs;
 		}
@@ -756,10 +766,11 @@ int cmd_record(int argc, char **argv)
 		tr_krec_wait_statedump(k);
 
 	/*
-	 * User space stamps with the TSC when the clocksource is the TSC, as
-	 * the kernel's x86-tsc clock here; each side measures its frequency
-	 * over its own run, so the two traces merge to within the difference
-	 * of two calibrations (tens of ns; docs/kernel.md).
+	 * User space stamps with the kernel recorder's clock (given to the
+	 * private agent above): the TSC when the recorder chose x86-tsc, each
+	 * side measuring its frequency over its own run, so the two traces
+	 * merge to within the difference of two calibrations (tens of ns;
+	 * docs/kernel.md); else CLOCK_MONOTONIC, the kernel's mono clock.
 	 */
 
 	double t0 = tr_mono_s();
@@ -847,6 +858,14 @@ int cmd_record(int argc, char **argv)
 			 "%" PRIu64 " state dump events, %.3f s, clock %s, in %s",
 			 ev, lost, tr_krec_statedump_events(k), secs, tr_krec_clock_name(k),
 			 kwhere ? kwhere : kdir);
+		/* the kernel marked the TSC unstable meanwhile (its watchdog
+		 * does so on loaded VMs): this recording is on the TSC still,
+		 * but programs that chose their own clock since are not */
+		if (!strcmp(tr_krec_clock_name(k), "x86-tsc") && !tr_clocksource_is_tsc())
+			cli_warn("the kernel's clocksource is no longer the TSC (it changed during the "
+				 "recording): this trace is on the TSC, as its user space is; traces "
+				 "of programs that chose their own clock since are on CLOCK_MONOTONIC, "
+				 "and may not merge with it to the microsecond");
 		/* what the relay did not store (docs/relay.md, "Cut off by the
 		 * relay"): discarded there, though the local copy has it */
 		uint64_t rev, rdisc;

@@ -9,11 +9,15 @@
 #  - -u GLOB selects events;
 #  - with the kernel (root): the command's user-space events lie between
 #    its sched_process_exec and its sched_process_exit in the merged trace
-#    (the two traces' TSC clocks agree), and babeltrace2 reads both.
+#    (the two traces' TSC clocks agree), and babeltrace2 reads both;
+#  - the user-space trace is on the kernel recorder's clock, whatever the
+#    private agent would choose by itself: --clock mono on a TSC machine
+#    (and a clocksource changed between the two starts) gave a kernel
+#    trace on mono and a user-space one on the TSC.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 APP="$TRAWL_BUILD/examples/ust-counter"
 [ -x "$APP" ] || skip_all "examples/ust-counter is not built"
-plan 22
+plan 26
 
 # sockdir ERRFILE: the private socket directory the record's agent logged (-v)
 sockdir() { sed -n 's/.*listening on \(\/tmp\/trawl-record-[A-Za-z0-9]*\)\/agent.sock.*/\1/p' "$1" | head -1; }
@@ -104,6 +108,23 @@ pid=$(grep -m1 'sched_process_exec: .*ust-counter' s4.txt | sed -n 's/.*, tid = 
 order=$(grep -E "sched_process_exec: .*tid = $pid,|counter:tick|sched_process_exit: .*tid = $pid," s4.txt |
 	sed -e 's/.*sched_process_exec.*/E/' -e 's/.*counter:tick.*/t/' -e 's/.*sched_process_exit.*/X/' | uniq | tr -d '\n')
 is "$order" "EtX" "merged: exec, then every user-space event, then exit (one clock for both traces)"
+# clockof DIR: its metadata's clock name and, for the TSC, "tsc" alone
+clockof() { sed -n '/^clock {/,/^};/s/^[[:space:]]*name = \([a-z_]*\);.*/\1/p' "$1/metadata" | head -1; }
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+[ -n "${TRAWL_CLOCKSOURCE:-}" ] && cs=$TRAWL_CLOCKSOURCE
+for clk in mono tsc; do
+	if [ "$clk" = tsc ] && { [ "$cs" != tsc ] || ! case "$(uname -m)" in x86_64|i?86) true ;; *) false ;; esac; }; then
+		skip "--clock tsc: the clocksource is ${cs:-unknown}, not the TSC"
+		skip "--clock tsc: the clocksource is ${cs:-unknown}, not the TSC"
+		continue
+	fi
+	"$TRAWL" record -q -k sched --only-command --clock $clk --host hc -o c-$clk -- "$APP" -n 50 -t 1 > /dev/null 2> recc-$clk.err
+	is "$?" 0 "record --clock $clk -- ust-counter exits 0"
+	want=monotonic
+	[ "$clk" = tsc ] && want=tsc
+	is "$(clockof c-$clk/hc/kernel) $(clockof c-$clk/hc/ust)" "$want $want" \
+		"--clock $clk: the kernel's and the user space's trace are both on the $want clock"
+done
 if command -v babeltrace2 > /dev/null 2>&1; then
 	babeltrace2 s4 > bt4.txt 2> bt4.err
 	is "$?" 0 "babeltrace2 reads the kernel and user-space traces"
