@@ -233,8 +233,16 @@ until_ok 30 emitted app4.out 1100
 until_ok 40 eval '[ -z "$(ip netns exec "$NSA" ss -Htn state established dst 10.199.77.1)" ]'
 ok $? "link down: the producer's connection times out"
 ip -n "$NSA" link set "rsa$$" up
+up_at=$(date +%s)
 until_ok 30 grep -q "ln/.*/ust: resumed from its old connection" lrelay.log
-ok $? "link up: the producer resumes; the relay hands it the trace its old connection held"
+rc=$?
+ok $rc "link up: the producer resumes; the relay hands it the trace its old connection held"
+echo "# resumed within $(( $(date +%s) - up_at )) s of the link's coming up"
+if [ $rc -ne 0 ]; then
+	echo "# the relay's log:"; tail -15 lrelay.log | sed 's/^/#   /'
+	echo "# the agent's:"; tail -15 agentl.err | sed 's/^/#   /'
+	ip netns exec "$NSA" ss -tn | sed 's/^/#   /'
+fi
 echo 500 >&3
 until_ok 30 emitted app4.out 1600
 exec 3>&-
