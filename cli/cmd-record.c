@@ -856,6 +856,11 @@ int cmd_record(int argc, char **argv)
 				 "relay, %s%" PRIu64 " discarded (not stored)%s", rev, CLI_S(rev),
 				 rev - rdisc, rc < 0 ? "at most " : "", rdisc,
 				 rc < 0 ? "; the relay did not say where it cut" : "");
+		const struct krec_live_stats *ls = tr_krec_live_stats(k);
+		if (ls)
+			cli_info("live: %" PRIu64 " tick%s, %" PRIu64 " demand%s of a viewer, %" PRIu64
+				 " cut%s at once for it", ls->ticks, CLI_S(ls->ticks), ls->demands,
+				 CLI_S(ls->demands), ls->fast_cuts, CLI_S(ls->fast_cuts));
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
