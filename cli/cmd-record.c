@@ -70,6 +70,7 @@ static void usage(FILE *f)
 	      "                         same (default: DIR's base name, else record-DATE)\n"
 	      "      --live-timer MS    every MS ms (default 100; 0: none) the events so far go\n"
 	      "                         to the relay: live viewers see them within about MS ms\n"
+	      "                         (within a few ms while a viewer waits)\n"
 	      "      --secret-file FILE the relay's credential (docs/auth.md; default:\n"
 	      "                         TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
