@@ -20,12 +20,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -130,8 +130,9 @@ struct krec {
 	int rt_prio;
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
-	/* live demand (reader(), docs/kernel.md "Live"): a relay's viewer
-	 * waits; the buffers are polled (buffer_percent 0) and cut at once */
+	/* live demand (reader(); docs/kernel.md, "Buffers and the reader"):
+	 * a relay's viewer waits; the buffers are polled (buffer_percent 0)
+	 * and cut at once */
 	struct pollfd *pfd;		/* every CPU's trace_pipe_raw */
 	bool demand_poll;		/* buffer_percent 0 was taken */
 	int64_t demand_until;		/* the last DEMAND's end seen (ms) */

@@ -80,7 +80,8 @@ struct krec;
 
 /* Streamed live (live_ms): the live timer's ticks, the relay's DEMANDs
  * seen (a viewer waits), and the cuts made at once for them (docs/kernel.md,
- * "Live"). Counted by the reader thread; read them once it stopped. */
+ * "Buffers and the reader"). Counted by the reader thread; read them once
+ * it stopped. */
 struct krec_live_stats {
 	uint64_t ticks, demands, fast_cuts;
 };
