@@ -23,6 +23,15 @@
 # over the pooled runs: median, p90, p99, max (ms), events received/emitted,
 # and the ratios trawl/LTTng of the medians and p99.
 #
+# Then a kernel event's latency (KERNEL=1; 0 skips it; root and tracefs
+# with syscalls:sys_enter_lseek needed), RUNS runs: `trawl record -k
+# syscalls:sys_enter_lseek --relay --only-command -- kemit K INTERVAL_MS
+# WAIT_MS+1000`, whose K lseek(2) calls on /dev/null have as offset the
+# CLOCK_REALTIME ns taken just before, with the same random gaps;
+# `trawl print --live` attached (the recorder's default live timer,
+# 100 ms), its lines stamped by a reader as they arrive. No LTTng row:
+# lttng-modules are not on these machines.
+#
 # Then trawl's cost per node with the defaults (CPU=1; 0 skips it): one
 # session, a program that emits one event, then nothing for IDLE_S s, then
 # RATE events/s (in bursts every ms) for BUSY_S s, and `trawl print --live`
@@ -37,7 +46,7 @@
 #   TRAWL_BUILD=build sh bench/live.sh
 #   env: LIVE_TIMERS_MS="1000 100" RUNS=3 K=100 INTERVAL_MS=50 WAIT_MS=2000
 #        WARMUP=3 DEFAULTS=1 (0: skip the defaults row) WORK=... KEEP=0
-#        CPU=1 IDLE_S=10 BUSY_S=5 RATE=1000000
+#        CPU=1 IDLE_S=10 BUSY_S=5 RATE=1000000 KERNEL=1
 #
 # Starts its own lttng-relayd (free ports), lttng-sessiond if none runs,
 # trawl relay and trawl agent (private socket), all on 127.0.0.1, and stops
@@ -60,6 +69,7 @@ CPU=${CPU:-1}
 IDLE_S=${IDLE_S:-10}
 BUSY_S=${BUSY_S:-5}
 RATE=${RATE:-1000000}
+KERNEL=${KERNEL:-1}
 WORK=${WORK:-$TRAWL_BUILD/bench/live-work}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$TRAWL_BUILD/bench/live-results-$STAMP.md
@@ -240,6 +250,57 @@ int main(int argc,char**argv){
   return 0;
 }
 EOF
+# the kernel row's program: K lseek(2) calls, each with the CLOCK_REALTIME
+# ns as its offset, and its reader ("syscall_entry_lseek: ... offset = T")
+cat > "$S/kemit.c" <<'EOF'
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+static uint64_t rt_ns(void){struct timespec t;clock_gettime(CLOCK_REALTIME,&t);return (uint64_t)t.tv_sec*1000000000ull+t.tv_nsec;}
+int main(int argc,char**argv){
+  int k = argc>1? atoi(argv[1]) : 100; int ms = argc>2? atoi(argv[2]) : 50; int wait_ms = argc>3? atoi(argv[3]) : 2000;
+  int fd = open("/dev/null", O_RDONLY);
+  if (fd < 0) return 1;
+  srand((unsigned)rt_ns());
+  usleep((useconds_t)wait_ms*1000);           /* let the viewer attach */
+  for (int i=0;i<k;i++){
+    lseek(fd, (off_t)rt_ns(), SEEK_SET);
+    usleep((useconds_t)ms*1000 + (useconds_t)(rand() % (ms*1000)));
+  }
+  return 0;
+}
+EOF
+cat > "$S/kreader.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+int main(void){
+  char line[8192]; unsigned long long n = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    struct timespec now; clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t t1 = (uint64_t)now.tv_sec*1000000000ull + now.tv_nsec;
+    char *p = strstr(line, "syscall_entry_lseek"), *o = p ? strstr(p, "offset = ") : NULL;
+    if (!o) continue;
+    unsigned long long t = strtoull(o+9, 0, 10);
+    printf("%llu %.3f\n", n++, (double)(int64_t)(t1 - t)/1e6);
+    fflush(stdout);
+  }
+  return 0;
+}
+EOF
+if [ "$KERNEL" = 1 ]; then
+	if [ "$(id -u)" != 0 ] || [ ! -d /sys/kernel/tracing/events/syscalls/sys_enter_lseek ]; then
+		log "no kernel row: needs root and tracefs with syscalls:sys_enter_lseek"
+		KERNEL=0
+	else
+		(cd "$S" && gcc -O2 -o kemit kemit.c && gcc -O2 -o kreader kreader.c) ||
+			die "cannot build the kernel row's program"
+	fi
+fi
 if [ "$CPU" = 1 ]; then
 	(cd "$S" && gcc -O2 -I"$SRC/include" -o emit-rate emit-rate.c "$TRAWL_BUILD/libtrawl.a" -lpthread -lm) ||
 		die "cannot build the cost phase's program"
@@ -256,7 +317,7 @@ stop_pid() {
 	kill -KILL "$1" 2>/dev/null
 }
 cleanup() {
-	stop_pid "$BTPID"; stop_pid "$RDPID"; stop_pid "${CVIEW:-}"; stop_pid "${CCOUNT:-}"; stop_pid "${CEMIT:-}"
+	stop_pid "$BTPID"; stop_pid "$RDPID"; stop_pid "${KREC:-}"; stop_pid "${CVIEW:-}"; stop_pid "${CCOUNT:-}"; stop_pid "${CEMIT:-}"
 	if [ -n "$TAGENT" ]; then
 		for s in $(TRAWL_AGENT_SOCKET=$SOCK timeout 5 "$TRAWL" list 2>/dev/null |
 			grep -o "trawllive_${TAG}_[A-Za-z0-9_]*" | sort -u); do
@@ -453,6 +514,51 @@ for r in $(seq "$RUNS"); do
 		done
 	done
 done
+
+# kernel_run RUN: the kernel row's run (tool "kernel", setting "default")
+kernel_run() {
+	run=$1 id=kernel_default_r$1
+	raw=$WORK/raw/$id.txt err=$WORK/err/$id sess=trawllive_${TAG}_$id
+	: > "$raw"
+	timeout 300 "$TRAWL" record --relay "127.0.0.1:$TD" --session "$sess" -k syscalls:sys_enter_lseek \
+		--only-command --no-ust -v -- "$S/kemit" "$K" "$INTERVAL_MS" $((WAIT_MS + 1000)) \
+		> "$err.rec" 2>&1 &
+	KREC=$!
+	t_list0=$(date +%s%N)
+	lst=1; listed "$TL" "$sess" || { lst=0; log "$id: session not listed by the relay after 15 s"; }
+	t_list=$(( ($(date +%s%N) - t_list0) / 1000000 ))
+	rm -f "$WORK/fifo"; mkfifo "$WORK/fifo"
+	"$S/kreader" < "$WORK/fifo" > "$raw" &
+	RDPID=$!
+	"$TRAWL" print --live "net://127.0.0.1:$TL/host/$HOST/$sess" --wait 30 > "$WORK/fifo" 2> "$err.view" &
+	BTPID=$!
+	wait "$KREC"
+	KREC=""
+	bt_end=killed bt_rc=-
+	for _ in $(seq 100); do
+		kill -0 "$BTPID" 2>/dev/null || { bt_end=exited; break; }
+		sleep 0.1
+	done
+	if [ "$bt_end" = exited ]; then wait "$BTPID"; bt_rc=$?; else stop_pid "$BTPID"; fi
+	BTPID=""
+	for _ in $(seq 50); do kill -0 "$RDPID" 2>/dev/null || break; sleep 0.1; done
+	stop_pid "$RDPID"; RDPID=""
+	got=$(wc -l < "$raw")
+	uniq=$(awk '{ print $1 }' "$raw" | sort -u | wc -l)
+	disk=$(timeout 30 "$TRAWL" print "$WORK/trawl-out/$sess" 2>/dev/null | grep -c syscall_entry_lseek)
+	vlines=$(grep -vc 'waiting for it' "$err.view")
+	echo "kernel default $run 100 $got $K $uniq ${disk:-0} $lst $t_list $bt_end $bt_rc $vlines 0" >> "$RAWLOG"
+	log "$id: received $got of $K (distinct $uniq; at the relay on disk ${disk:-0}), listed after ${t_list} ms," \
+		"viewer $bt_end ($bt_rc); $(grep -o 'live: .*' "$err.rec" | head -1)"
+	[ "$vlines" -gt 0 ] && sed 's/^/live:   view: /' "$err.view" | head -5 >&2
+	return 0
+}
+if [ "$KERNEL" = 1 ]; then
+	for r in $(seq "$RUNS"); do
+		log "run $r/$RUNS, kernel event, trawl record -k ..."
+		kernel_run "$r"
+	done
+fi
 ELAPSED=$(( $(date +%s) - T0 ))
 
 # ------------------------------------------------------------------ cost
@@ -575,6 +681,11 @@ label() {
 			echo "| $(label "$st" "$tool") | $name | $1/$2 | $7 | $med | $p90 | $p99 | $mx | $mn | $(permed "$tool" "$st") | $fm |"
 		done
 	done
+	if [ "$KERNEL" = 1 ]; then
+		set -- $(stats kernel default); n=$1 med=$2 p90=$3 p99=$4 mx=$5 fm=$6 mn=$7
+		set -- $(counts kernel default)
+		echo "| default (100 ms), a kernel event: lseek(2) to \`trawl print --live\` | trawl record -k | $1/$2 | $7 | $med | $p90 | $p99 | $mx | $mn | $(permed kernel default) | $fm |"
+	fi
 	echo
 	echo "| live timer | trawl/LTTng median | trawl/LTTng p99 |"
 	echo "|---|---|---|"

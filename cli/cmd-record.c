@@ -70,6 +70,7 @@ static void usage(FILE *f)
 	      "                         same (default: DIR's base name, else record-DATE)\n"
 	      "      --live-timer MS    every MS ms (default 100; 0: none) the events so far go\n"
 	      "                         to the relay: live viewers see them within about MS ms\n"
+	      "                         (within a few ms while a viewer waits)\n"
 	      "      --secret-file FILE the relay's credential (docs/auth.md; default:\n"
 	      "                         TRAWL_SECRET_FILE, else [relay] secret-file)\n"
 	      "  -k, --kernel EVENTS    comma list of tracepoints (sched:sched_switch,\n"
@@ -875,6 +876,11 @@ int cmd_record(int argc, char **argv)
 				 "relay, %s%" PRIu64 " discarded (not stored)%s", rev, CLI_S(rev),
 				 rev - rdisc, rc < 0 ? "at most " : "", rdisc,
 				 rc < 0 ? "; the relay did not say where it cut" : "");
+		const struct krec_live_stats *ls = tr_krec_live_stats(k);
+		if (ls)
+			cli_info("live: %" PRIu64 " tick%s, %" PRIu64 " demand%s of a viewer, %" PRIu64
+				 " cut%s at once for it", ls->ticks, CLI_S(ls->ticks), ls->demands,
+				 CLI_S(ls->demands), ls->fast_cuts, CLI_S(ls->fast_cuts));
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +

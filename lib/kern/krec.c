@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +39,7 @@
 
 #include "trawl/relay.h"
 #include "internal.h"	/* tr_glob_match */
+#include "ctf/ctf-internal.h"	/* tr_ctf_writer_demand */
 #include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"
@@ -128,6 +130,14 @@ struct krec {
 	int rt_prio;
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
+	/* live demand (reader(); docs/kernel.md, "Buffers and the reader"):
+	 * a relay's viewer waits; the buffers are polled (buffer_percent 0)
+	 * and cut at once */
+	struct pollfd *pfd;		/* every CPU's trace_pipe_raw */
+	bool demand_poll;		/* buffer_percent 0 was taken */
+	int64_t demand_until;		/* the last DEMAND's end seen (ms) */
+	int64_t fast_at;		/* the last cut made at once (ms) */
+	struct krec_live_stats lst;
 	uint64_t hold_ns;		/* how long a CPU may be held (HOLD_NS, live less) */
 	bool relay;
 	/* what the relay did not store, counted at stop (tr_krec_relay_discarded) */
@@ -953,6 +963,18 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		}
 		free(p);
 	}
+	/* streamed live: while a viewer waits (the relay's DEMAND), the
+	 * reader polls the buffers, which wake it at an event only with
+	 * buffer_percent 0 (the default, 50, at half a buffer) */
+	if (k->live_ms) {
+		if (!(k->pfd = calloc(k->ncpus, sizeof(*k->pfd))))
+			goto nomem;
+		for (unsigned c = 0; c < k->ncpus; c++) {
+			k->pfd[c].fd = k->cpus[c].fd;
+			k->pfd[c].events = POLLIN;
+		}
+		k->demand_poll = inst_write(k, "buffer_percent", "0", false) == 0;
+	}
 	/* full pages spliced (not a flight recorder's: its snapshots read(2)
 	 * what is there, the page being written included; TRAWL_KREAD_COPY
 	 * set: read(2) only, for comparison) */
@@ -977,6 +999,8 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			.sz = sizeof(ro), .addr = o->relay, .session = o->relay_session,
 			.live_timer_us = (uint64_t)k->live_ms * 1000,
 			.resume_ms = TRAWL_RELAY_RESUME_MS,
+			/* DEMAND, when the buffers can be polled */
+			.live_demand = k->demand_poll,
 		};
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			goto nomem;
@@ -1316,7 +1340,17 @@ static bool any_held(struct krec *k)
  */
 #define LIVE_MARGIN_NS 100000
 
-static void live_tick(struct krec *k)
+/*
+ * fast: a cut for a waiting viewer (live_demand), made microseconds after
+ * the event that woke the reader, which is then later than now less the
+ * margin: every stream is cut just after the latest event read instead
+ * (a few ns after it: the relay gives two streams' beacons of one time a
+ * few ns apart, and no beacon may fall before that event, or the viewer
+ * would wait for the next tick to show it). An event written meanwhile
+ * on another CPU with an earlier stamp is moved up to that time, as at a
+ * tick.
+ */
+static void live_tick(struct krec *k, bool fast)
 {
 	uint64_t now = tr_mono_ns();
 	uint64_t t0 = now > LIVE_MARGIN_NS ? now - LIVE_MARGIN_NS : 0;
@@ -1324,6 +1358,13 @@ static void live_tick(struct krec *k)
 		bool cu;
 		while (drain_cpu(k, c, 256, true, &cu) && !cu && !k->err)
 			;
+	}
+	for (unsigned c = 0; fast && c < k->ncpus; c++) {
+		uint64_t after = k->cpus[c].last_ts + k->ncpus + 2;
+		if (after > now)
+			after = now;
+		if (!k->cpus[c].nq && after > t0)
+			t0 = after;
 	}
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		struct kcpu *kc = &k->cpus[c];
@@ -1340,6 +1381,25 @@ static void live_tick(struct krec *k)
 		if (r < 0 && r != -EINVAL)
 			set_err(k, r, "streaming the state dump");
 	}
+}
+
+/*
+ * Whether a relay's viewer waits on the trace now (its last DEMAND holds,
+ * docs/relay.md "Live latency"): the reader then sleeps in a poll of the
+ * buffers, and cuts every stream as at a tick once events came (at most
+ * every KDEMAND_PART_MS), instead of waiting for the next tick. Counts
+ * the DEMANDs seen.
+ */
+#define KDEMAND_PART_MS 8
+
+static bool live_demand(struct krec *k, int64_t now_ms)
+{
+	int64_t until = tr_ctf_writer_demand(k->w);
+	if (until != k->demand_until) {
+		k->demand_until = until;
+		k->lst.demands++;
+	}
+	return now_ms < until;
 }
 
 /* The processes, threads and files now, into the state dump's stream. */
@@ -1396,6 +1456,7 @@ static void *reader(void *arg)
 	 * for every stream's news, so they all come at once */
 	uint64_t next_tick = k->live_ms ? ((uint64_t)tr_mono_ms() / k->live_ms + 1) * k->live_ms : 0;
 	uint64_t next_peers = (uint64_t)tr_mono_ms() + 1000;
+	bool woke = false;		/* the poll saw events while a viewer waited */
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
 		unsigned pages = 0;
 		bool all_caught_up = true;
@@ -1420,9 +1481,18 @@ static void *reader(void *arg)
 			all_caught_up &= cu;
 		}
 		uint64_t now = k->live_ms ? (uint64_t)tr_mono_ms() : 0;
+		bool demand = k->demand_poll && live_demand(k, (int64_t)now);
 		if (k->live_ms && now >= next_tick) {
-			live_tick(k);
+			live_tick(k, false);
+			k->lst.ticks++;
 			next_tick = (now / k->live_ms + 1) * k->live_ms;
+			woke = false;
+		} else if (woke && demand) {
+			/* a viewer waits and events came: cut now, as at a tick */
+			live_tick(k, true);
+			k->lst.fast_cuts++;
+			k->fast_at = (int64_t)now;
+			woke = false;
 		}
 		if (!all_caught_up)
 			continue;
@@ -1443,6 +1513,19 @@ static void *reader(void *arg)
 		}
 		if (k->live_ms && next_tick - now < ms)
 			ms = (unsigned)(next_tick - now);
+		/* a viewer waits: sleep until an event (the poll), but a steady
+		 * flow (trawl's own wakeups are events of a sched session too)
+		 * goes in cuts KDEMAND_PART_MS apart */
+		int64_t rest = demand ? k->fast_at + KDEMAND_PART_MS - (int64_t)now : 0;
+		if (demand && rest < (int64_t)ms) {
+			if (rest > 0) {
+				struct timespec ts = { 0, (long)rest * 1000000 };
+				nanosleep(&ts, NULL);
+				ms -= (unsigned)rest;
+			}
+			woke = poll(k->pfd, k->ncpus, (int)ms) > 0;
+			continue;
+		}
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -1683,6 +1766,7 @@ void tr_krec_free(struct krec *k)
 			close(k->pipe[i]);
 	}
 	free(k->sbuf);
+	free(k->pfd);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
 		if (k->cpus[c].fd >= 0)
 			close(k->cpus[c].fd);
@@ -1714,6 +1798,11 @@ void tr_krec_free(struct krec *k)
 	free(k->cpus);
 	free(k->page);
 	free(k);
+}
+
+const struct krec_live_stats *tr_krec_live_stats(const struct krec *k)
+{
+	return k->live_ms ? &k->lst : NULL;
 }
 
 unsigned tr_krec_ncpus(const struct krec *k)

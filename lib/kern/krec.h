@@ -78,6 +78,14 @@ struct krec_cpu_stats {
 
 struct krec;
 
+/* Streamed live (live_ms): the live timer's ticks, the relay's DEMANDs
+ * seen (a viewer waits), and the cuts made at once for them (docs/kernel.md,
+ * "Buffers and the reader"). Counted by the reader thread; read them once
+ * it stopped. */
+struct krec_live_stats {
+	uint64_t ticks, demands, fast_cuts;
+};
+
 /* Prepares everything; NULL + errno on error, message in err. */
 struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen);
 /*
@@ -110,6 +118,8 @@ int tr_krec_stop(struct krec *k, char *err, size_t errlen);
 /* Destroys the instance; accepts NULL. */
 void tr_krec_free(struct krec *k);
 
+/* The live figures; NULL when not streamed live. */
+const struct krec_live_stats *tr_krec_live_stats(const struct krec *k);
 unsigned tr_krec_ncpus(const struct krec *k);
 const struct krec_cpu_stats *tr_krec_stats(const struct krec *k, unsigned cpu);
 /* Events written so far on every CPU: may be called from another thread

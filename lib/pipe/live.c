@@ -94,6 +94,7 @@ struct live_priv {
 	struct lstream **streams;
 	size_t nstreams;
 	bool new_streams_hup;		/* every session said HUP */
+	bool streams_due;		/* ask GET_NEW_STREAMS at the next poll */
 	char err[256];
 	int errcode;
 };
@@ -462,19 +463,35 @@ static int live_poll(struct trawl_source *src, int64_t deadline)
 	return rc;
 }
 
+/*
+ * A poll: each data stream with nothing queued is asked for its next
+ * index (a trawl relay holds the request until it has news, up to a
+ * second); new streams and metadata only when an index says so (both
+ * relays set the flags, babeltrace2 reads nothing else), or while the
+ * poll has nothing else to ask: no stream yet, or none with its trace's
+ * model, or every one ended (then GET_NEW_STREAMS tells the session's
+ * end). A trace without a model yet has its metadata asked at every
+ * loop. (Before, every loop asked both for every trace: at idle, three
+ * requests where one does.)
+ */
 static int poll_once(struct trawl_source *src, int64_t deadline)
 {
 	struct live_priv *lp = src->priv;
 	int got = 0, rc;
 
 	for (;;) {
-		bool want_meta = false, want_streams = false;
-		size_t open = 0;
+		bool want_meta = false;
+		size_t open = 0, asked = 0;
 
-		if ((rc = new_streams(src)) < 0)
-			return rc;
-		got |= rc;
+		if (lp->streams_due) {
+			lp->streams_due = false;
+			if ((rc = new_streams(src)) < 0)
+				return rc;
+			got |= rc;
+		}
 		for (size_t i = 0; i < lp->ntraces; i++) {
+			if (lp->traces[i]->t)
+				continue;	/* a model: asked when an index says so */
 			if ((rc = metadata(src, lp->traces[i])) < 0)
 				return rc;
 			got |= rc;
@@ -487,11 +504,13 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 			open++;
 			if (ls->head || !ls->tr->t)
 				continue;	/* something queued, or no model yet */
+			asked++;
 			if ((rc = next(src, ls, &flags)) < 0)
 				return rc;
 			got |= rc;
 			want_meta |= flags & LIVE_FLAG_NEW_METADATA;
-			want_streams |= flags & LIVE_FLAG_NEW_STREAM;
+			if (flags & LIVE_FLAG_NEW_STREAM)
+				lp->streams_due = true;
 		}
 		if (want_meta)
 			for (size_t i = 0; i < lp->ntraces; i++) {
@@ -499,8 +518,14 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 					return rc;
 				got |= rc;
 			}
-		if (want_streams && (rc = new_streams(src)) < 0)
-			return rc;
+		if (!asked)
+			lp->streams_due = true;	/* nothing else to wait on */
+		if (lp->streams_due) {
+			lp->streams_due = false;
+			if ((rc = new_streams(src)) < 0)
+				return rc;
+			got |= rc;
+		}
 		if (!open && lp->new_streams_hup) {
 			src->ended = true;
 			return 1;

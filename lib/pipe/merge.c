@@ -772,6 +772,15 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 	struct merge *m = r->m;
 	if (w != NOLEAF && w < m->k && m->leaf[w].hold)
 		leaf_take(r, m, &m->leaf[w]);
+	/* news: every waiting leaf takes what came for it (its stream's next
+	 * packet, or a newer bound), not only w: a leaf left at its old
+	 * bound would hold back what the merge can show now until the next
+	 * news (a kernel session's cut for a waiting viewer: an event on one
+	 * CPU, the beacons of the others in the same poll, shown only at the
+	 * next tick) */
+	for (uint32_t i = 0; got && i < m->k; i++)
+		if (i != w && m->leaf[i].hold)
+			leaf_take(r, m, &m->leaf[i]);
 	rekey(m);
 	return got ? 0 : -EAGAIN;
 }

@@ -71,6 +71,11 @@ bool tr_relay_auth_late(const struct rconn *c, int64_t now, unsigned ms)
 	return !c->authed && c->auth && !c->auth->used && now - c->auth->since > (int64_t)ms;
 }
 
+int64_t tr_relay_auth_due(const struct rconn *c, unsigned ms)
+{
+	return !c->authed && c->auth && !c->auth->used ? c->auth->since + (int64_t)ms + 1 : INT64_MAX;
+}
+
 /* A challenge for c: its nonce drawn. NULL when out of memory or entropy. */
 static struct rauth *challenge(struct rconn *c)
 {

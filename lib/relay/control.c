@@ -503,6 +503,18 @@ void tr_control_tick(struct trawl_relay *r, int64_t now)
 	}
 }
 
+int64_t tr_control_due(const struct trawl_relay *r)
+{
+	int64_t due = INT64_MAX;
+	for (const struct rnode *n = r->nodes; n; n = n->next)
+		if (n->c && !n->c->dead && !n->c->closing && n->next_ping < due)
+			due = n->next_ping;
+	for (const struct rreq *q = r->reqs; q; q = q->next)
+		if (q->deadline < due)
+			due = q->deadline;
+	return due;
+}
+
 /* --------------------------------------------------------- the socket */
 
 int tr_control_listen(struct trawl_relay *r, const char *path, char *err, size_t errlen)

@@ -57,6 +57,7 @@ struct vstream {
 	uint64_t next;			/* next packet to give */
 	uint64_t beacon;		/* the last bound given: the end of the
 					 * last packet given, or a later beacon */
+	uint64_t pkt_end;		/* the end of the last packet given */
 	bool inactive;			/* the last answer was a beacon (the
 					 * viewer may hold it as its next message) */
 	bool hup;			/* HUP given */
@@ -314,9 +315,43 @@ static uint64_t distinct_beacon(struct viewer *v, const struct vstream *vs, uint
 	return vs->beacon;
 }
 
+/* Whether a and b come from one address (viewers fed by a test: none). */
+static bool same_addr(const struct rconn *a, const struct rconn *b)
+{
+	return a->has_addr == b->has_addr && (!a->has_addr || !memcmp(a->addr, b->addr, sizeof(a->addr)));
+}
+
+/*
+ * Whether a newer beacon of vs lets the viewer show something: an event
+ * it holds (given in another stream's packet that ends after vs's bound)
+ * or will be given (another stream's packets not given yet) may wait for
+ * vs's bound. Else the beacon only moves the viewer's clock, and a held
+ * request keeps it until the hold ends (live_hold_ms): an idle session's
+ * viewer is woken once per hold, not at every live tick (docs/relay.md,
+ * "What an idle relay costs"). Unless the viewer may merge this session
+ * with others, which the relay cannot see: another viewer attached from
+ * its address (`trawl print --live net://R/session/S` attaches to each
+ * host's session on a connection of its own, babeltrace2 to each of its
+ * inputs) gets every beacon, as before. (The times are compared in
+ * cycles: a session's streamed traces share CLOCK_MONOTONIC in ns.)
+ */
+static bool beacon_needed(const struct viewer *v, const struct vstream *vs)
+{
+	for (size_t i = 0; i < v->nstreams; i++) {
+		const struct vstream *o = &v->streams[i];
+		if (o != vs && (o->next < o->st->npackets || o->pkt_end > vs->beacon))
+			return true;
+	}
+	for (const struct viewer *w = v->c->r->viewers; w; w = w->next)
+		if (w != v && w->s && same_addr(w->c, v->c))
+			return true;
+	return false;
+}
+
 /*
  * Answers GET_NEXT_INDEX for stream id, unless it should wait (may_hold
- * and nothing new): then returns false and sends nothing.
+ * and nothing new, or only a beacon the viewer does not need): then
+ * returns false and sends nothing.
  */
 static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 {
@@ -341,6 +376,8 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		 * babeltrace2 warn that it "cannot deterministically pick") */
 		if (get_be64(e + 32) > vs->beacon)
 			vs->beacon = get_be64(e + 32);
+		if (get_be64(e + 32) > vs->pkt_end)
+			vs->pkt_end = get_be64(e + 32);
 		vs->inactive = false;
 		uint32_t flags = 0;
 		struct vtrace *vt = vtrace_of(v, st->trace);
@@ -373,7 +410,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		return true;
 	}
 	uint64_t b = st->beacon > vs->beacon ? distinct_beacon(v, vs, st->beacon) : 0;
-	if (b > vs->beacon) {
+	if (b > vs->beacon && (!may_hold || beacon_needed(v, vs))) {
 		vs->beacon = b;
 		vs->inactive = true;
 		index_reply(v, NULL, b, st->class_id, LIVE_INDEX_INACTIVE, 0);
@@ -800,6 +837,26 @@ bool tr_live_holding(const struct trawl_relay *r)
 		if (v->held)
 			return true;
 	return false;
+}
+
+int64_t tr_live_due(const struct trawl_relay *r, int64_t now)
+{
+	int64_t due = INT64_MAX;
+	for (const struct viewer *v = r->viewers; v; v = v->next) {
+		const struct rconn *c = v->c;
+		/* (requests that came while one was held, or while the
+		 * replies were at the cap, are parsed at the tick of the turn
+		 * that ended the hold or sent the replies) */
+		if (v->held && v->held_until < due)
+			due = v->held_until;
+		/* over the cap: check_stall() counts its time */
+		if (waiting(c) >= LIVE_OUT_MAX) {
+			int64_t t = v->stuck_since ? v->stuck_since + LIVE_STALL_MS : now;
+			if (t < due)
+				due = t;
+		}
+	}
+	return due;
 }
 
 bool tr_live_wants_input(const struct rconn *c)

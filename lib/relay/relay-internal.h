@@ -253,6 +253,9 @@ TRAWL_HIDDEN int tr_control_msg(struct rconn *c, const struct relay_msg *m, char
 TRAWL_HIDDEN void tr_control_conn_gone(struct rconn *c);
 /* Pings, and answers whose time ran out: every loop turn. */
 TRAWL_HIDDEN void tr_control_tick(struct trawl_relay *r, int64_t now_ms);
+/* When tr_control_tick() next has something to do (ms): the next ping
+ * or answer's deadline; INT64_MAX: nothing. */
+TRAWL_HIDDEN int64_t tr_control_due(const struct trawl_relay *r);
 /* Closes the control socket, forgets the nodes. */
 TRAWL_HIDDEN void tr_control_free(struct trawl_relay *r);
 
@@ -286,6 +289,9 @@ TRAWL_HIDDEN int tr_relay_auth_live(struct rconn *c, const struct live_req *req)
 TRAWL_HIDDEN void tr_relay_auth_log(struct rconn *c, const char *why);
 /* Whether c has waited for its proof longer than ms (the sweep closes it). */
 TRAWL_HIDDEN bool tr_relay_auth_late(const struct rconn *c, int64_t now, unsigned ms);
+/* When tr_relay_auth_late() turns true for c (ms): INT64_MAX if it never
+ * will (no challenge out, or answered). */
+TRAWL_HIDDEN int64_t tr_relay_auth_due(const struct rconn *c, unsigned ms);
 TRAWL_HIDDEN void tr_relay_auth_free(struct rconn *c);
 /* For tests and fuzzing: the bytes a holder of the relay's cluster secret
  * sends to answer c's pending challenge (a producer's AUTH message, a
@@ -354,8 +360,13 @@ TRAWL_HIDDEN void tr_live_wake(struct trawl_relay *r, struct rsession *s);
 /* Called every loop turn: answers held requests whose wait is over, and
  * requests received while one was held. */
 TRAWL_HIDDEN void tr_live_tick(struct trawl_relay *r);
-/* Whether a request is held (the loop then wakes often enough). */
+/* Whether a request is held. */
 TRAWL_HIDDEN bool tr_live_holding(const struct trawl_relay *r);
+/* When tr_live_tick() next has something to do without any input (ms):
+ * a held request's wait ends, a viewer over its cap is closed; INT64_MAX:
+ * nothing. The loop sleeps until then (docs/relay.md, "What an idle relay
+ * costs"). */
+TRAWL_HIDDEN int64_t tr_live_due(const struct trawl_relay *r, int64_t now_ms);
 /* Whether the loop should read more from c (not while a request of c is
  * held, nor while much of its replies waits to be sent). */
 TRAWL_HIDDEN bool tr_live_wants_input(const struct rconn *c);

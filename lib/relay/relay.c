@@ -42,7 +42,7 @@
 #define RATELOG_MS 10000
 /* Out of descriptors, the listeners rest this long (or until one is freed). */
 #define EMFILE_PAUSE_MS 1000
-/* Timeouts are checked this often. */
+/* A PROGRESS untold is told this long after the last sweep (sweep_due). */
 #define SWEEP_MS 250
 /* What the relay makes beneath its output ("files beneath the output"). */
 #define DIR_MODE 0750
@@ -1534,6 +1534,44 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 	}
 }
 
+/*
+ * When conn_sweep() next has something to do (ms; INT64_MAX: nothing):
+ * the earliest of the connections' deadlines (a message's, a pending
+ * peer's proof, a challenge's answer, a viewer's silence, a linger's
+ * end), and while a PROGRESS is untold the next periodic sweep (SWEEP_MS
+ * after the last). The loop sleeps until then, not every SWEEP_MS: an
+ * idle relay wakes for nothing (docs/relay.md, "What an idle relay
+ * costs"). Each connection's deadline is set as it changes (now plus a
+ * timeout), and this is asked again before every wait.
+ */
+static int64_t sweep_due(struct trawl_relay *r, int64_t now)
+{
+	int64_t due = INT64_MAX;
+#define AT(t) do { int64_t t_ = (t); if (t_ < due) due = t_; } while (0)
+	for (const struct rconn *c = r->conns; c; c = c->next) {
+		if (c->dead || c->fd < 0)
+			continue;
+		if (c->linger_until) {
+			AT(c->linger_until);
+			continue;
+		}
+		if (c->progress_due && c->trace && !c->closing) {
+			if (r->next_sweep < now)	/* none for a while */
+				r->next_sweep = now + SWEEP_MS;
+			AT(r->next_sweep);
+		}
+		if (c->msg_since)
+			AT(c->msg_since + (int64_t)r->msg_timeout_ms + 1);
+		if (conn_pending(c))
+			AT(c->born + (int64_t)r->proof_ms + 1);
+		AT(tr_relay_auth_due(c, r->msg_timeout_ms));
+		if (c->kind == RC_VIEWER)
+			AT(c->last_rx + (int64_t)r->idle_timeout_ms + 1);
+	}
+#undef AT
+	return due;
+}
+
 /* Turns the listeners on or off (out of descriptors). */
 static void listeners_set(struct trawl_relay *r, bool on)
 {
@@ -2057,16 +2095,24 @@ int trawl_relay_run(struct trawl_relay *r)
 	r->next_sweep = tr_mono_ms() + SWEEP_MS;
 	while (!quit) {
 		struct epoll_event evs[64];
-		/* often while a viewer's request is held (its time runs out);
-		 * the timeouts are checked every SWEEP_MS */
+		/* until the first thing that has a time: a connection's
+		 * timeout (sweep_due), a held request's end (tr_live_due), a
+		 * node's ping or an answer's deadline (tr_control_due), the
+		 * listeners' rest; with none, until input comes */
 		int64_t now = tr_mono_ms();
 		if (r->paused_until && now >= r->paused_until) {
 			r->paused_until = 0;
 			listeners_set(r, true);
 		}
-		int wait = tr_live_holding(r) ? 10 : SWEEP_MS;
-		if (r->paused_until && r->paused_until - now < wait)
-			wait = (int)(r->paused_until - now);
+		int64_t sweep_at = sweep_due(r, now), due = sweep_at, t;
+		if ((t = tr_live_due(r, now)) < due)
+			due = t;
+		if ((t = tr_control_due(r)) < due)
+			due = t;
+		if (r->paused_until && r->paused_until < due)
+			due = r->paused_until;
+		int wait = due == INT64_MAX ? -1 : due <= now ? 0 :
+			   due - now > INT32_MAX ? INT32_MAX : (int)(due - now);
 		int n = epoll_wait(r->epfd, evs, 64, wait);
 		if (n < 0 && errno != EINTR) {
 			status = -errno;
@@ -2117,7 +2163,7 @@ int trawl_relay_run(struct trawl_relay *r)
 		tr_live_tick(r);
 		now = tr_mono_ms();
 		tr_control_tick(r, now);
-		if (now >= r->next_sweep) {
+		if (now >= sweep_at) {
 			conn_sweep(r, now);
 			r->next_sweep = now + SWEEP_MS;
 		}

@@ -17,6 +17,12 @@
  * recording ends) nor a beacon. Checks that, a held request answered at
  * once when the new stream comes, GET_NEW_STREAMS announcing it, and then
  * the beacon the viewer was kept from.
+ *
+ * Those cases, and tied_beacons(), have another viewer attached from the
+ * same address (beside()): a viewer the relay cannot tell does not merge
+ * the session with another, so it gets every beacon. idle_beacons() checks
+ * a viewer alone: a held request keeps a beacon that lets it show nothing
+ * until the hold ends, and gets it at once when another stream has news.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -29,6 +35,7 @@
 #include "net/live-proto.h"
 #include "net/relay-proto.h"
 #include "ctf/packet.h"
+#include "util/clock.h"
 
 #include "tap.h"
 #include "relay-conn.h"
@@ -68,6 +75,103 @@ static void p_beacon(struct rconn *c, uint32_t handle, uint64_t ts)
 	feed(c, m, sizeof(m));
 }
 
+/* Another viewer from the same address (fed connections have none: one
+ * address), attached to a session of its own (one stream), and its
+ * producer in *p: the first viewer may be merged with it, and gets every
+ * beacon (live.c, beacon_needed). */
+static struct rconn *beside(struct trawl_relay *r, struct rconn **p)
+{
+	static int n;
+	char name[16];
+	snprintf(name, sizeof(name), "beside%d", n++);
+	*p = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello_in(*p, name, "ust");
+	p_metadata(*p);
+	p_stream(*p, 0, "x");
+	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER);
+	uint64_t ids[2];
+	bool meta[2];
+	ok(attach_to(r, v, name, ids, meta, 2) == 2, "another viewer from the address, on %s", name);
+	return v;
+}
+
+/*
+ * A viewer alone on an idle session: beacons that let it show nothing
+ * (no other stream has events given past the stream's bound, nor packets
+ * to give) wait for the hold's end, so an idle session wakes its viewer
+ * once per hold, not at every tick; a packet of another stream makes the
+ * beacon needed (its events wait for this stream's bound), and so does a
+ * second viewer from its address.
+ */
+static void idle_beacons(struct trawl_relay *r)
+{
+	struct rconn *p = tr_relay_conn_new(r, RC_PRODUCER);
+	p_hello_in(p, "s4", "ust");
+	p_metadata(p);
+	p_stream(p, 0, "a");
+	p_stream(p, 1, "b");
+	p_packet(p, 0, 1000, 2000);
+	p_packet(p, 1, 1000, 2000);
+	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER), *po = NULL, *vo = NULL;
+	uint64_t ids[3];
+	bool meta[3];
+	struct ix x;
+	uint8_t b[LIVE_INDEX_LEN];
+	unsigned hold = r->live_hold_ms;
+	if (!ok(attach_to(r, v, "s4", ids, meta, 3) == 3, "session s4: streams a and b"))
+		goto out;
+	bool good = true;
+	for (int i = 1; i < 3; i++) {
+		good = good && next_index(v, ids[i], &x) && x.status == LIVE_INDEX_OK;
+		read_packet(v, ids[i], &x);
+	}
+	good = good && next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY &&
+	       next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY && !next_index(v, ids[1], &x);
+	ok(good && tr_live_holding(r), "both packets read (ending at 2000); a's next request held");
+	p_beacon(p, 0, 3000);
+	ok(tr_live_holding(r) && waiting(v) == 0,
+	   "a beacon at 3000 on a: the request stays held (the viewer has nothing to show "
+	   "past 2000; %zu bytes of replies)", waiting(v));
+	p_packet(p, 1, 2500, 2600);
+	ok(!tr_live_holding(r) && reply(v, b, sizeof(b)) && get_be32(b + 56) == LIVE_INDEX_INACTIVE &&
+		   get_be64(b + 32) == 3000,
+	   "a packet of b (2500-2600, its events wait for a's bound): a's beacon, 3000, at once");
+	good = next_index(v, ids[2], &x) && x.status == LIVE_INDEX_OK;
+	read_packet(v, ids[2], &x);
+	/* a's bound 3000 is past every event given: RETRYs owed, then held */
+	good = good && next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY &&
+	       next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY;
+	r->live_hold_ms = 1;
+	good = good && !next_index(v, ids[1], &x);
+	p_beacon(p, 0, 4000);
+	ok(good && tr_live_holding(r) && waiting(v) == 0,
+	   "b's packet read; a held again, a beacon at 4000: kept");
+	int64_t t0 = tr_mono_ms();
+	for (int i = 0; i < 1000 && tr_mono_ms() < t0 + 2; i++)
+		usleep(1000);
+	int64_t due = tr_live_due(r, tr_mono_ms());
+	tr_live_tick(r);
+	ok(due <= tr_mono_ms() && !tr_live_holding(r) && reply(v, b, sizeof(b)) &&
+		   get_be32(b + 56) == LIVE_INDEX_INACTIVE && get_be64(b + 32) == 4000,
+	   "the hold's end (live_hold_ms, due then): INACTIVE at 4000");
+	r->live_hold_ms = hold;
+	good = next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY &&
+	       next_index(v, ids[1], &x) && x.status == LIVE_INDEX_RETRY && !next_index(v, ids[1], &x);
+	vo = beside(r, &po);
+	p_beacon(p, 0, 5000);
+	ok(good && !tr_live_holding(r) && reply(v, b, sizeof(b)) &&
+		   get_be32(b + 56) == LIVE_INDEX_INACTIVE && get_be64(b + 32) == 5000,
+	   "held again; with another viewer from its address, a beacon at 5000 answers it at once");
+out:
+	r->live_hold_ms = hold;
+	if (vo)
+		tr_relay_conn_close(vo);
+	if (po)
+		tr_relay_conn_close(po);
+	tr_relay_conn_close(v);
+	tr_relay_conn_close(p);
+}
+
 /*
  * Three streams whose packets end at one time, then beacons of one time
  * (the agents' and the kernel recorder's ticks): no beacon at a packet's
@@ -89,6 +193,7 @@ static void tied_beacons(struct trawl_relay *r)
 	bool meta[4];
 	struct ix x;
 	int n = attach_to(r, v, "s2", ids, meta, 4);
+	struct rconn *po = NULL, *vo = beside(r, &po);
 	if (!ok(n == 4 && meta[0], "session s2: 3 streams whose packets end at 2000 (%d)", n))
 		goto out;
 	bool good = true;
@@ -130,6 +235,8 @@ static void tied_beacons(struct trawl_relay *r)
 	   "the second asked again (its beacon 4000 the first's, 3999 its own last): no "
 	   "beacon, RETRY (status %u)", x.status);
 out:
+	tr_relay_conn_close(vo);
+	tr_relay_conn_close(po);
 	tr_relay_conn_close(v);
 	tr_relay_conn_close(p);
 }
@@ -219,7 +326,7 @@ int main(void)
 	   "two producers of session s1 on host n1: kernel (2 streams), ust (none yet)");
 
 	/* a viewer attaches from the beginning */
-	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER);
+	struct rconn *v = tr_relay_conn_new(r, RC_VIEWER), *po = NULL, *vo = NULL;
 	uint8_t cp[20] = { 0 };
 	put_be32(cp + 8, LIVE_MAJOR);
 	put_be32(cp + 12, LIVE_MINOR);
@@ -241,6 +348,7 @@ int main(void)
 		goto out;
 	uint64_t cpu = ids[1], sd = ids[2];
 	read_metadata(v, ids[0]);
+	vo = beside(r, &po);
 
 	/* both packets read; then no beacon at the statedump's packet end
 	 * (the viewer knows it: babeltrace2 warns at two streams' beacons of
@@ -328,10 +436,15 @@ int main(void)
 	ok(reply(v, b, 8) && get_be32(b) == LIVE_NEW_STREAMS_NO_NEW,
 	   "GET_NEW_STREAMS again: nothing new");
 out:
+	if (vo)
+		tr_relay_conn_close(vo);
+	if (po)
+		tr_relay_conn_close(po);
 	tr_relay_conn_close(v);
 	tr_relay_conn_close(pu);
 	tr_relay_conn_close(pk);
 	tied_beacons(r);
+	idle_beacons(r);
 	requests_ahead(r);
 	trawl_relay_free(r);
 	tap_rm_tree(dir);
