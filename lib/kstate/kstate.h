@@ -198,7 +198,9 @@ enum {
 	TR_KIN_F_SYSCALL = 8,		/* syscall_entry_*, syscall_exit_* */
 	TR_KIN_F_IRQ = 16,		/* irq_handler_*, irq_softirq_* */
 	TR_KIN_F_BLOCK = 32,		/* block_rq_* */
-	TR_KIN_F_FD = 64,		/* the state dump's file descriptors */
+	TR_KIN_F_FD = 64,		/* file descriptors: the state dump's, and those
+					 * system calls make, use and close (with
+					 * TR_KIN_F_SYSCALL) */
 	TR_KIN_F_ALL = 127,
 };
 

@@ -63,6 +63,9 @@ int tr_kmodel_take(struct tr_kmodel *m, uint32_t n, const struct trawl_event *ev
 		return -ENOMEM;
 	if ((k = tr_kin_changes(&m->kin, &m->str, t, ev, ci, out)) <= 0)
 		return k;
+	if (k == 2 && !(m->feed & TR_KIN_F_FD)) {
+		k = 1;
+	}
 	for (int i = 2 - k; i < 2 && !rc; i++)
 		rc = tr_state_apply(t, &out[i], 0);
 	return rc ? rc : k;
