@@ -51,9 +51,10 @@ struct tr_xproc {
 };
 
 /* A context switch, as the kernel's sched_switch (prio: the kernel's,
- * 100 + LTTng's). */
+ * 100 + LTTng's); next_name: the thread switched in as the kernel model
+ * names it from now on ("" when unknown). */
 struct tr_xswitch {
-	const char *prev_comm, *next_comm;
+	const char *prev_comm, *next_comm, *next_name;
 	size_t prev_len, next_len;
 	int32_t prev_tid, prev_prio, next_tid, next_prio;
 	int64_t prev_state;

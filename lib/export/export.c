@@ -620,10 +620,9 @@ static int on_switch(struct tr_export *x, const struct cinfo *ci, const struct t
 	struct tr_xthread *t;
 
 	/* the thread switched in, named as the model has it from now on */
-	if (s.next_len && (t = tr_export_thread(x, ci->host, s.next_tid))) {
-		const char *n = model_name(x, ci->host, s.next_tid, ev->cpu);
-		set_name(t->name, n, strlen(n));
-	}
+	s.next_name = model_name(x, ci->host, s.next_tid, ev->cpu);
+	if (s.next_len && (t = tr_export_thread(x, ci->host, s.next_tid)))
+		set_name(t->name, s.next_name, strlen(s.next_name));
 	x->st.sched_switch++;
 	return x->fmt->sched_switch(x, h, ev->cpu, ev->ts, &s);
 }
