@@ -135,7 +135,7 @@ struct trawl_state_request {
 /* One event as the state system took it in: what built a state. */
 enum trawl_state_change_kind {
 	TRAWL_STATE_SWITCH,		/* sched_switch: tid -> tid2, a: prev_state, str: next comm, str2: prev comm */
-	TRAWL_STATE_WAKEUP,		/* sched_wakeup(_new): tid2 woken by tid, a: target cpu */
+	TRAWL_STATE_WAKEUP,		/* sched_waking, sched_wakeup(_new): tid2 woken by tid, a: target cpu */
 	TRAWL_STATE_FORK,		/* sched_process_fork: tid -> tid2 (child), a: its pid, b: its ppid */
 	TRAWL_STATE_EXEC,		/* sched_process_exec: str filename, a: pid after it */
 	TRAWL_STATE_EXIT,		/* sched_process_exit: a: group_dead */
@@ -148,7 +148,7 @@ enum trawl_state_change_kind {
 	TRAWL_STATE_BLOCK_INSERT,	/* a: dev, b: sector, c: nr_sector, str: rwbs */
 	TRAWL_STATE_BLOCK_ISSUE,
 	TRAWL_STATE_BLOCK_COMPLETE,
-	TRAWL_STATE_DUMP_PROCESS,	/* state dump: tid2, a: pid, b: ppid, c: status, str: name */
+	TRAWL_STATE_DUMP_PROCESS,	/* state dump: tid2, a: pid, b: ppid, c: status, str: name, str2: cgroup */
 	TRAWL_STATE_DUMP_FD,		/* state dump: a: pid, b: fd, str: filename */
 	TRAWL_STATE_OPEN,		/* fd b of process a came from open, dup, socket...: str: path */
 	TRAWL_STATE_CLOSE,		/* fd b of process a closed */

@@ -43,7 +43,7 @@ static void key_value(struct json *j, const struct trawl_agg *a, const uint64_t 
 		tr_json_i64(j, (int64_t)k[1]);
 		break;
 	case KEY_STR:
-		tr_json_str(j, k[1] < a->nstr ? a->strv[k[1]] : "?");
+		tr_json_str(j, tr_state_str(&a->km.str, (uint32_t)k[1]));
 		break;
 	case KEY_FLOAT:
 		memcpy(&d, &k[1], sizeof(d));

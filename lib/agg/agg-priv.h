@@ -4,6 +4,7 @@
 #define TRAWL_AGG_PRIV_H
 
 #include "agg/agg-internal.h"
+#include "kstate/kstate.h"
 #include "trawl/pipe.h"
 
 enum { ROLE_VALUE = 1, ROLE_INT, ROLE_FLOAT, ROLE_BEGIN, ROLE_END };
@@ -67,10 +68,7 @@ struct one {
 
 struct track {
 	const struct trawl_field *tid, *vtid;
-	const struct trawl_field *prev_tid, *prev_comm, *next_tid, *next_comm;
-	const struct trawl_field *sd_tid, *sd_name, *sd_cgroup;
-	const struct trawl_field *fork_child, *fork_parent, *fork_comm, *exec_file, *procname;
-	const struct trawl_field *sd_pid, *fork_pid, *vpid;	/* the key pid */
+	const struct trawl_field *procname, *vpid;
 };
 
 struct trawl_agg {
@@ -80,14 +78,16 @@ struct trawl_agg {
 	size_t n;
 	struct cls *cls;
 	size_t ncls;
-	struct tr_table strings;	/* hash -> id */
-	char **strv;			/* id -> string */
-	size_t nstr, strcap;
-	struct tr_table threads;
+	/* the kernel's model of each host (lib/kstate): names, tgids and
+	 * cgroups of the comm, pid and cgroup keys; its string table is
+	 * every string of the aggregation's (km.str, id 0: "") */
+	struct tr_kmodel km;
+	struct tr_table hosts;		/* host name id -> the model's host number */
 	struct track trk;
 	bool tracking;
 	const struct trawl_reader_stream *last_stream;
-	uint32_t last_host;
+	uint32_t last_host;		/* its name's id */
+	uint32_t last_hn;		/* its model's host number */
 	int64_t interval, cur;		/* cur: the open interval's begin */
 	int64_t low, low_wall;		/* the reader's low, and when it last rose */
 	bool closing;			/* inside on_interval() */

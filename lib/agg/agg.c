@@ -9,9 +9,10 @@
  * interned to numbers), then one cell of a hash table updated: count,
  * sum, min, max, mean and M2 (Welford, for the stddev), buckets.
  *
- * comm and cgroup are not in kernel events: a small table of threads per
- * host follows them from sched_switch, sched_process_fork and _exec, the
- * state dump's process states, and any event's procname context.
+ * comm, pid and cgroup are not in kernel events: they are the kernel
+ * model's (lib/kstate, one per host, fed the scheduler's switches, forks,
+ * execs and the state dump's processes), and any event's procname
+ * context names its thread.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,38 +26,15 @@
 
 /* ------------------------------------------------------------- strings */
 
+/* The id of s[0 .. len) in the model's string table (0: "", or ENOMEM). */
 static uint32_t intern(struct trawl_agg *a, const char *s, size_t len)
 {
-	uint64_t h = tr_hash_bytes(s, len);
-
-	for (;; h++) {
-		bool isnew;
-		uint32_t *id = tr_table_get(&a->strings, &h, &isnew);
-		if (!id)
-			return UINT32_MAX;
-		if (!isnew) {
-			const char *o = a->strv[*id];
-			if (strlen(o) == len && !memcmp(o, s, len))
-				return *id;
-			continue;	/* another string with this hash */
-		}
-		if (tr_grow(&a->strv, &a->strcap, a->nstr, sizeof(*a->strv)) < 0 ||
-		    !(a->strv[a->nstr] = malloc(len + 1))) {
-			*id = UINT32_MAX;	/* left as a dead entry */
-			return UINT32_MAX;
-		}
-		memcpy(a->strv[a->nstr], s, len);
-		a->strv[a->nstr][len] = 0;
-		*id = (uint32_t)a->nstr;
-		return (uint32_t)a->nstr++;
-	}
+	return tr_state_intern(&a->km.str, s, len);
 }
 
 static uint32_t intern_value(struct trawl_agg *a, const union trawl_ctf_value *v)
 {
-	size_t n = v->s.len;
-	const char *nul = memchr(v->s.p, 0, n);
-	return intern(a, v->s.p, nul ? (size_t)(nul - v->s.p) : n);
+	return intern(a, v->s.p, v->s.len);
 }
 
 /* ------------------------------------------------------------- classes */
@@ -113,23 +91,12 @@ static struct cls *cls_of(struct trawl_agg *a, const struct trawl_ctf_event_clas
 
 /* ------------------------------------------------------------- threads */
 
+/* A pending begin's key: the thread of a host (a lat() pair's). */
 struct thread_key {
 	uint32_t host;
 	uint32_t pad;
 	int64_t tid;
 };
-
-struct thread {
-	uint32_t comm, cgroup;	/* interned, 0: unknown */
-	int64_t pid1;		/* the process id + 1 (thread group id); 0: unknown */
-};
-
-static struct thread *thread_get(struct trawl_agg *a, uint32_t host, int64_t tid)
-{
-	struct thread_key k = { .host = host, .tid = tid };
-	bool isnew;
-	return tr_table_get(&a->threads, &k, &isnew);
-}
 
 static int64_t int_of(const struct trawl_field *f, const struct trawl_event *ev, bool *ok)
 {
@@ -138,98 +105,55 @@ static int64_t int_of(const struct trawl_field *f, const struct trawl_event *ev,
 	return *ok ? v->i : 0;
 }
 
-static uint32_t str_of(struct trawl_agg *a, const struct trawl_field *f, const struct trawl_event *ev)
+/*
+ * The event into its host's model (lib/kstate: the scheduler's names,
+ * exec, forks and the state dump's processes give each thread its name,
+ * tgid and cgroup), and an event's procname context names its thread.
+ */
+static int track(struct trawl_agg *a, const struct trawl_event *ev)
 {
-	const union trawl_ctf_value *v = f ? trawl_field_value(f, ev) : NULL;
-	if (!v || trawl_field_type(f, ev->cls) != TRAWL_FIELD_STRING)
-		return 0;
-	return intern_value(a, v);
-}
-
-static void set_comm(struct trawl_agg *a, uint32_t host, int64_t tid, uint32_t comm, uint32_t cgroup)
-{
-	struct thread *t = thread_get(a, host, tid);
-	if (!t)
-		return;
-	if (comm && comm != UINT32_MAX)
-		t->comm = comm;
-	if (cgroup && cgroup != UINT32_MAX)
-		t->cgroup = cgroup;
-}
-
-/* A thread's process id (tgid), as the state dump or a fork says it. */
-static void set_pid(struct trawl_agg *a, uint32_t host, int64_t tid, const struct trawl_field *f,
-		    const struct trawl_event *ev)
-{
+	struct chg c[2];
+	int n = tr_kmodel_take(&a->km, a->last_hn, ev, c);
 	bool ok;
-	int64_t pid = int_of(f, ev, &ok);
-	struct thread *t;
+	int64_t tid;
 
-	if (ok && pid >= 0 && pid < INT64_MAX && (t = thread_get(a, host, tid)))
-		t->pid1 = pid + 1;
+	if (n)
+		return n < 0 ? n : 0;
+	if (a->trk.procname && (tid = int_of(a->trk.tid, ev, &ok), ok)) {
+		struct tables *t = tr_kmodel_host(&a->km, a->last_hn);
+		return t ? tr_kin_context_name(&a->km.kin, &a->km.str, t, a->trk.procname, ev, tid)
+			 : -ENOMEM;
+	}
+	return 0;
 }
 
-/* The event's effect on the table of threads. */
-static void track(struct trawl_agg *a, const struct trawl_event *ev, uint32_t host)
+/* The model's thread tid of the event's host, NULL when it knows none. */
+static const struct ithread *thread_of(struct trawl_agg *a, int64_t tid)
 {
-	struct track *t = &a->trk;
-	bool ok, ok2;
-	int64_t tid, tid2;
-
-	if ((tid = int_of(t->next_tid, ev, &ok), ok)) {
-		set_comm(a, host, tid, str_of(a, t->next_comm, ev), 0);
-		if ((tid2 = int_of(t->prev_tid, ev, &ok2), ok2))
-			set_comm(a, host, tid2, str_of(a, t->prev_comm, ev), 0);
-		return;
-	}
-	if ((tid = int_of(t->sd_tid, ev, &ok), ok)) {
-		set_comm(a, host, tid, str_of(a, t->sd_name, ev), str_of(a, t->sd_cgroup, ev));
-		set_pid(a, host, tid, t->sd_pid, ev);
-		return;
-	}
-	if ((tid = int_of(t->fork_child, ev, &ok), ok)) {
-		struct thread *p = NULL;
-		uint32_t cg = 0;
-		if ((tid2 = int_of(t->fork_parent, ev, &ok2), ok2) &&
-		    (p = tr_table_find(&a->threads, &(struct thread_key){ .host = host, .tid = tid2 })))
-			cg = p->cgroup;
-		set_comm(a, host, tid, str_of(a, t->fork_comm, ev), cg);
-		set_pid(a, host, tid, t->fork_pid, ev);
-		return;
-	}
-	const union trawl_ctf_value *fn = t->exec_file ? trawl_field_value(t->exec_file, ev) : NULL;
-	if (fn && trawl_field_type(t->exec_file, ev->cls) == TRAWL_FIELD_STRING &&
-	    (tid = int_of(t->tid, ev, &ok), ok)) {
-		/* the kernel's comm after exec: the file's base name, 15 bytes */
-		size_t n = fn->s.len;
-		const char *p = fn->s.p, *nul = memchr(p, 0, n), *slash;
-		if (nul)
-			n = (size_t)(nul - p);
-		while ((slash = memchr(p, '/', n))) {
-			n -= (size_t)(slash + 1 - p);
-			p = slash + 1;
-		}
-		set_comm(a, host, tid, intern(a, p, n < 15 ? n : 15), 0);
-		return;
-	}
-	if (t->procname && (tid = int_of(t->tid, ev, &ok), ok)) {
-		uint32_t c = str_of(a, t->procname, ev);
-		if (c)
-			set_comm(a, host, tid, c, 0);
-	}
+	return a->last_hn < a->km.nhost ? tr_ks_thread(&a->km.host[a->last_hn], tid) : NULL;
 }
 
 /* ------------------------------------------------------------- keys */
 
-static uint32_t host_of(struct trawl_agg *a, const struct trawl_event *ev)
+/* The event's host: its name's id, and its model's number in last_hn. */
+static int host_of(struct trawl_agg *a, const struct trawl_event *ev, uint32_t *host)
 {
 	if (ev->stream != a->last_stream) {
 		const struct trawl_reader_trace *t = ev->stream ? trawl_reader_stream_trace(ev->stream) : NULL;
 		const char *h = t ? trawl_reader_trace_hostname(t) : "";
+		uint32_t id = h ? intern(a, h, strlen(h)) : 0;
+		bool isnew;
+		uint32_t *hn = tr_table_get(&a->hosts, &id, &isnew);
+		if (!hn)
+			return -ENOMEM;
+		if (isnew)
+			*hn = (uint32_t)(a->hosts.n - 1);
 		a->last_stream = ev->stream;
-		a->last_host = intern(a, h, strlen(h));
+		a->last_host = id;
+		a->last_hn = *hn;
 	}
-	return a->last_host;
+	*host = a->last_host;
+	return 0;
 }
 
 static int64_t tid_of(struct trawl_agg *a, const struct trawl_event *ev, bool *ok)
@@ -269,10 +193,15 @@ static void key_of(struct trawl_agg *a, struct one *o, const struct trawl_event 
 		case TR_AGG_K_COMM:
 		case TR_AGG_K_CGROUP: {
 			int64_t tid = tid_of(a, ev, &ok);
-			struct thread *th = ok ? tr_table_find(&a->threads,
-				&(struct thread_key){ .host = host, .tid = tid }) : NULL;
-			uint32_t id = th ? (s->key[i].kind == TR_AGG_K_COMM ? th->comm : th->cgroup) : 0;
-			if (id && id != UINT32_MAX) {
+			uint32_t id = 0;
+			if (ok && s->key[i].kind == TR_AGG_K_COMM) {
+				id = a->last_hn < a->km.nhost
+					? tr_ks_comm(&a->km.host[a->last_hn], tid, ev->cpu) : 0;
+			} else if (ok) {
+				const struct ithread *th = thread_of(a, tid);
+				id = th ? th->cgroup : 0;
+			}
+			if (id) {
 				t = KEY_STR;
 				v = id;
 			}
@@ -291,11 +220,10 @@ static void key_of(struct trawl_agg *a, struct one *o, const struct trawl_event 
 				break;
 			}
 			tid = tid_of(a, ev, &ok);
-			struct thread *th = ok ? tr_table_find(&a->threads,
-				&(struct thread_key){ .host = host, .tid = tid }) : NULL;
-			if (th && th->pid1) {
+			const struct ithread *th = ok ? thread_of(a, tid) : NULL;
+			if (th && th->pid >= 0) {
 				t = KEY_INT;
-				v = (uint64_t)(th->pid1 - 1);
+				v = (uint64_t)th->pid;
 			}
 			break;
 		}
@@ -596,23 +524,12 @@ static int agg_start(void *self, struct trawl_reader *r)
 	a->trk.tid = bind_opt(r, "*", "tid", TRAWL_FIELD_OPTIONAL);
 	a->trk.vtid = bind_opt(r, "*", "vtid", TRAWL_FIELD_OPTIONAL);
 	if (threads) {
-		struct track *t = &a->trk;
-		t->prev_tid = bind_opt(r, "sched_switch", "prev_tid", TRAWL_FIELD_OPTIONAL);
-		t->prev_comm = bind_opt(r, "sched_switch", "prev_comm", TRAWL_FIELD_OPTIONAL);
-		t->next_tid = bind_opt(r, "sched_switch", "next_tid", TRAWL_FIELD_OPTIONAL);
-		t->next_comm = bind_opt(r, "sched_switch", "next_comm", TRAWL_FIELD_OPTIONAL);
-		t->sd_tid = bind_opt(r, "lttng_statedump_process_state", "tid", TRAWL_FIELD_OPTIONAL);
-		t->sd_name = bind_opt(r, "lttng_statedump_process_state", "name", TRAWL_FIELD_OPTIONAL);
-		t->sd_cgroup = bind_opt(r, "lttng_statedump_process_state", "cgroup",
-					TRAWL_FIELD_OPTIONAL);
-		t->fork_child = bind_opt(r, "sched_process_fork", "child_tid", TRAWL_FIELD_OPTIONAL);
-		t->fork_parent = bind_opt(r, "sched_process_fork", "parent_tid", TRAWL_FIELD_OPTIONAL);
-		t->fork_comm = bind_opt(r, "sched_process_fork", "child_comm", TRAWL_FIELD_OPTIONAL);
-		t->exec_file = bind_opt(r, "sched_process_exec", "filename", TRAWL_FIELD_OPTIONAL);
-		t->procname = bind_opt(r, "*", "procname", TRAWL_FIELD_OPTIONAL);
-		t->sd_pid = bind_opt(r, "lttng_statedump_process_state", "pid", TRAWL_FIELD_OPTIONAL);
-		t->fork_pid = bind_opt(r, "sched_process_fork", "child_pid", TRAWL_FIELD_OPTIONAL);
-		t->vpid = bind_opt(r, "*", "vpid", TRAWL_FIELD_OPTIONAL);
+		/* the model's fields (names, tgids, cgroups), and the
+		 * procname and vpid contexts */
+		if ((rc = tr_kmodel_start(&a->km, r)) < 0)
+			return rc;
+		a->trk.procname = bind_opt(r, "*", "procname", TRAWL_FIELD_OPTIONAL);
+		a->trk.vpid = bind_opt(r, "*", "vpid", TRAWL_FIELD_OPTIONAL);
 		a->tracking = true;
 	}
 	return 0;
@@ -690,13 +607,16 @@ static int agg_events(void *self, const struct trawl_event *ev, size_t n)
 			}
 			close_until(a, e->ts);
 		}
-		uint32_t host = host_of(a, e);
-		if (a->tracking)
-			track(a, e, host);
+		uint32_t host;
+		int rc = host_of(a, e, &host);
+		if (!rc && a->tracking)
+			rc = track(a, e);
+		if (rc < 0)
+			return rc;
 		for (size_t k = 0; k < a->n; k++) {
 			if (!c->role[k])
 				continue;
-			int rc = one_event(a, &a->aggs[k], k, c, e, host);
+			rc = one_event(a, &a->aggs[k], k, c, e, host);
 			if (rc < 0)
 				return rc;
 		}
@@ -765,15 +685,14 @@ struct trawl_agg *trawl_agg_new(const struct trawl_agg_opts *o, char *err, size_
 	a->interval = a->o.interval > 0 ? a->o.interval : 0;
 	a->cur = INT64_MIN;
 	a->low = INT64_MIN;
-	tr_table_init(&a->strings, sizeof(uint64_t), sizeof(uint32_t));
-	tr_table_init(&a->threads, sizeof(struct thread_key), sizeof(struct thread));
+	tr_kmodel_init(&a->km, TR_KIN_F_NAMES);
+	tr_table_init(&a->hosts, sizeof(uint32_t), sizeof(uint32_t));
 	if (!a->o.spec) {
 		rc = tr_seterr(err, errlen, EINVAL, "no statement");
 		goto fail;
 	}
 	if ((rc = tr_agg_parse(&a->spec, a->o.spec, strlen(a->o.spec), err, errlen)) < 0)
 		goto fail;
-	intern(a, "", 0);	/* id 0: none */
 	a->n = a->spec.n;
 	for (size_t i = 0; i < a->n; i++) {
 		struct one *g = &a->aggs[i];
@@ -806,11 +725,8 @@ void trawl_agg_free(struct trawl_agg *a)
 		free(g->heat.cells);
 		tr_agg_view_release(g);
 	}
-	for (size_t i = 0; i < a->nstr; i++)
-		free(a->strv[i]);
-	free(a->strv);
-	tr_table_release(&a->strings);
-	tr_table_release(&a->threads);
+	tr_kmodel_release(&a->km);
+	tr_table_release(&a->hosts);
 	tr_agg_spec_release(&a->spec);
 	free(a->cls);
 	free(a);

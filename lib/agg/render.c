@@ -76,7 +76,7 @@ static size_t key_text(const struct trawl_agg *a, const uint64_t *k, char *buf, 
 	case KEY_INT:
 		return (size_t)snprintf(buf, cap, "%lld", (long long)k[1]);
 	case KEY_STR:
-		return (size_t)snprintf(buf, cap, "%s", k[1] < a->nstr ? a->strv[k[1]] : "?");
+		return (size_t)snprintf(buf, cap, "%s", tr_state_str(&a->km.str, (uint32_t)k[1]));
 	case KEY_FLOAT:
 		memcpy(&d, &k[1], sizeof(d));
 		return (size_t)snprintf(buf, cap, "%g", d);

@@ -219,9 +219,11 @@ static int ch_switch(struct tr_export *x, struct tr_xhost *h, uint32_t cpu, int6
 		return ret;
 	r->since = ts;
 	r->tid = s->next_tid;
-	size_t n = s->next_len < TR_X_COMM ? s->next_len : TR_X_COMM - 1;
+	/* the slice's name: the thread's, as the model names it */
+	size_t n = strlen(s->next_name);
 
-	memcpy(r->comm, s->next_comm, n);
+	n = n < TR_X_COMM ? n : TR_X_COMM - 1;
+	memcpy(r->comm, s->next_name, n);
 	r->comm[n] = 0;
 	return 0;
 }

@@ -3,7 +3,9 @@
  * lib/export/export-internal.h - what the export formats share: the core
  * sink (export.c) turns each merged event into one of a few records
  * (a context switch, a wake-up, a slice's begin or end, an instant), keeps
- * the hosts, threads and processes seen, pairs slices and finds the flows;
+ * the hosts, threads and processes seen (their names and processes, and
+ * each CPU's thread, are the kernel model's: lib/kstate), pairs slices
+ * and finds the flows;
  * a format (perfetto.c, chrome.c) is a row of writer functions.
  */
 #ifndef TRAWL_EXPORT_INTERNAL_H
@@ -27,8 +29,6 @@ struct tr_xhost {
 	/* its kernel trace's env (sysname, kernel_release, kernel_version),
 	 * NULL when none; the reader's strings, valid during the run */
 	const char *sysname, *release, *version;
-	uint32_t ncpus;
-	int32_t *cur_tid;		/* per CPU: the task running (sched_switch) */
 	void *priv;			/* the format's per-host state */
 };
 
@@ -51,9 +51,10 @@ struct tr_xproc {
 };
 
 /* A context switch, as the kernel's sched_switch (prio: the kernel's,
- * 100 + LTTng's). */
+ * 100 + LTTng's); next_name: the thread switched in as the kernel model
+ * names it from now on ("" when unknown). */
 struct tr_xswitch {
-	const char *prev_comm, *next_comm;
+	const char *prev_comm, *next_comm, *next_name;
 	size_t prev_len, next_len;
 	int32_t prev_tid, prev_prio, next_tid, next_prio;
 	int64_t prev_state;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "export/export-internal.h"
+#include "kstate/kstate.h"
 #include "util/outfile.h"
 #include "trawl/sync-schema.h"
 
@@ -165,8 +166,11 @@ struct open_slice {
 struct tr_xcore {
 	struct cinfo *ci;
 	size_t nci;
-	const struct trawl_field *sw[7], *wk[4], *sd[3], *ex[2];
+	const struct trawl_field *sw[7], *wk[4];
 	const struct trawl_field *vtid, *vpid, *procname, *id;
+	/* the kernel's model of each host (by struct cinfo's host): the
+	 * names and processes of threads, each CPU's thread */
+	struct tr_kmodel km;
 	struct xmap threads, procs;
 	struct flow_end *flows;
 	size_t nflows;
@@ -509,19 +513,13 @@ static int x_start(void *self, struct trawl_reader *r)
 	static const char *const wk[] = {
 		"sched_wak*.comm", "sched_wak*.tid", "sched_wak*.prio", "sched_wak*.target_cpu",
 	};
-	static const char *const sd[] = {
-		"lttng_statedump_process_state.tid", "lttng_statedump_process_state.pid",
-		"lttng_statedump_process_state.name",
-	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(sw); i++)
 		c->sw[i] = bind(r, sw[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(wk); i++)
 		c->wk[i] = bind(r, wk[i]);
-	for (size_t i = 0; i < ARRAY_SIZE(sd); i++)
-		c->sd[i] = bind(r, sd[i]);
-	c->ex[0] = bind(r, "sched_process_exec.filename");
-	c->ex[1] = bind(r, "sched_process_exec.tid");
+	if (tr_kmodel_start(&c->km, r) < 0)
+		return fail(x, -ENOMEM, "fields");
 	c->vtid = bind(r, "*.vtid");
 	c->vpid = bind(r, "*.vpid");
 	c->procname = bind(r, "*.procname");
@@ -590,20 +588,17 @@ static int x_start(void *self, struct trawl_reader *r)
 	return ret ? fail(x, ret, "start") : 0;
 }
 
-static int cpu_room(struct tr_xhost *h, uint32_t cpu)
+/* Host h's model (x_events() made it before the event's handler). */
+static const struct tables *model_of(struct tr_export *x, uint32_t host)
 {
-	if (cpu < h->ncpus)
-		return 0;
-	uint32_t n = cpu + 1;
-	int32_t *t = realloc(h->cur_tid, n * sizeof(*t));
+	return &x->core->km.host[host];
+}
 
-	if (!t)
-		return -ENOMEM;
-	for (uint32_t i = h->ncpus; i < n; i++)
-		t[i] = -1;
-	h->cur_tid = t;
-	h->ncpus = n;
-	return 0;
+/* Thread tid's name in the model of host ("" when unknown; tid 0: CPU
+ * cpu's idle thread). */
+static const char *model_name(struct tr_export *x, uint32_t host, int64_t tid, uint32_t cpu)
+{
+	return tr_state_str(&x->core->km.str, tr_ks_comm(model_of(x, host), tid, cpu));
 }
 
 static int on_switch(struct tr_export *x, const struct cinfo *ci, const struct trawl_event *ev)
@@ -612,7 +607,6 @@ static int on_switch(struct tr_export *x, const struct cinfo *ci, const struct t
 	struct tr_xhost *h = &x->hosts[ci->host];
 	struct tr_xswitch s;
 	int64_t st = 0;
-	int ret;
 
 	get_str(c->sw[0], ev, &s.prev_comm, &s.prev_len);
 	get_str(c->sw[4], ev, &s.next_comm, &s.next_len);
@@ -623,13 +617,12 @@ static int on_switch(struct tr_export *x, const struct cinfo *ci, const struct t
 	s.next_prio = int_or(c->sw[6], ev, 20) + 100;
 	get_int(c->sw[3], ev, &st);
 	s.prev_state = st;
-	if ((ret = cpu_room(h, ev->cpu)))
-		return ret;
-	h->cur_tid[ev->cpu] = s.next_tid;
 	struct tr_xthread *t;
 
+	/* the thread switched in, named as the model has it from now on */
+	s.next_name = model_name(x, ci->host, s.next_tid, ev->cpu);
 	if (s.next_len && (t = tr_export_thread(x, ci->host, s.next_tid)))
-		set_name(t->name, s.next_comm, s.next_len);
+		set_name(t->name, s.next_name, strlen(s.next_name));
 	x->st.sched_switch++;
 	return x->fmt->sched_switch(x, h, ev->cpu, ev->ts, &s);
 }
@@ -639,33 +632,36 @@ static int on_wake(struct tr_export *x, const struct cinfo *ci, const struct tra
 	struct tr_xcore *c = x->core;
 	struct tr_xhost *h = &x->hosts[ci->host];
 	struct tr_xwakeup w = { .kind = ci->wake };
-	int ret;
 
 	get_str(c->wk[0], ev, &w.comm, &w.comm_len);
 	w.tid = int_or(c->wk[1], ev, 0);
 	w.prio = int_or(c->wk[2], ev, 20) + 100;
 	w.target_cpu = int_or(c->wk[3], ev, (int32_t)ev->cpu);
-	if ((ret = cpu_room(h, ev->cpu)))
-		return ret;
 	x->st.wakeups++;
-	return x->fmt->wakeup(x, h, ev->cpu, ev->ts, h->cur_tid[ev->cpu], &w);
+	/* the waker: the thread the model has on the CPU */
+	return x->fmt->wakeup(x, h, ev->cpu, ev->ts, tr_ks_cpu_tid(model_of(x, ci->host), ev->cpu),
+			      &w);
 }
 
-static int on_statedump(struct tr_export *x, const struct cinfo *ci, const struct trawl_event *ev)
+/* The state dump's process state (the model's change d, applied): the
+ * thread's process, and its name as the model has it (the process's too,
+ * for its main thread). */
+static int on_statedump(struct tr_export *x, const struct cinfo *ci, const struct chg *d)
 {
-	struct tr_xcore *c = x->core;
-	int64_t tid, pid;
-	const char *s;
-	size_t n;
+	int64_t tid = d->tid2, pid = d->a;
 
-	if (!get_int(c->sd[0], ev, &tid) || !get_int(c->sd[1], ev, &pid))
+	if (pid < 0)
 		return 0;
 	struct tr_xthread *t = tr_export_thread(x, ci->host, (int32_t)tid);
 
 	if (!t)
 		return -ENOMEM;
 	t->pid = (int32_t)pid;
-	if (get_str(c->sd[2], ev, &s, &n)) {
+	const struct ithread *k = tr_ks_thread(model_of(x, ci->host), tid);
+	const char *s = k ? tr_state_str(&x->core->km.str, k->comm) : "";
+	size_t n = strlen(s);
+
+	if (n) {
 		set_name(t->name, s, n);
 		if (tid == pid) {
 			struct tr_xproc *p = tr_export_proc(x, ci->host, (int32_t)pid);
@@ -679,41 +675,31 @@ static int on_statedump(struct tr_export *x, const struct cinfo *ci, const struc
 }
 
 /*
- * sched_process_exec: the thread is its new name from here on, as the
- * kernel names it (the file's base name, 15 bytes), and the leader of its
- * process (exec makes it so: its tid is the pid); the process, named
- * after its main thread, is renamed too. The thread is the event's tid
- * field, else the CPU's current task. The format names again what it had
- * named (its rename()).
+ * sched_process_exec (the model's change d, applied): the thread is its
+ * new name from here on, as the model names it (the kernel's comm: the
+ * file's base name, 15 bytes), and the leader of its process (exec makes
+ * it so: its tid is the pid); the process, named after its main thread,
+ * is renamed too. The format names again what it had named (its
+ * rename()).
  */
-static int on_exec(struct tr_export *x, const struct cinfo *ci, const struct trawl_event *ev)
+static int on_exec(struct tr_export *x, const struct cinfo *ci, const struct trawl_event *ev,
+		   const struct chg *d)
 {
-	struct tr_xcore *c = x->core;
 	struct tr_xhost *h = &x->hosts[ci->host];
-	const char *fn, *slash;
-	size_t n;
-	int64_t tid;
-	int ret;
+	int64_t tid = d->tid;
 
-	if (!get_str(c->ex[0], ev, &fn, &n) || !n)
-		return 0;
-	if ((ret = cpu_room(h, ev->cpu)))
-		return ret;
-	if (!get_int(c->ex[1], ev, &tid) && (tid = h->cur_tid[ev->cpu]) < 0)
-		return 0;
-	while ((slash = memchr(fn, '/', n))) {
-		n -= (size_t)(slash + 1 - fn);
-		fn = slash + 1;
-	}
-	if (!n)
-		return 0;
+	if (!d->str2 || tid < 0)
+		return 0;	/* no file name, or whose exec is unknown */
 	struct tr_xproc *p = tr_export_proc(x, ci->host, (int32_t)tid);
 	struct tr_xthread *t = p ? tr_export_thread(x, ci->host, (int32_t)tid) : NULL;
+	const struct ithread *k = tr_ks_thread(model_of(x, ci->host), tid);
 
-	if (!t)
+	if (!t || !k)
 		return -ENOMEM;
-	set_name(t->name, fn, n < 15 ? n : 15);
-	t->pid = (int32_t)tid;
+	const char *s = tr_state_str(&x->core->km.str, k->comm);
+
+	set_name(t->name, s, strlen(s));
+	t->pid = k->pid;
 	memcpy(p->name, t->name, TR_X_COMM);
 	return x->fmt->rename(x, h, ev->cpu, ev->ts, t, p);
 }
@@ -858,6 +844,22 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 			x->st.skipped++;	/* a CPU number no machine has */
 			continue;
 		}
+		struct chg d[2];
+		int nd = 0;
+
+		/* the model first: the handlers read it after the event */
+		if (ci->kind == K_SWITCH || ci->kind == K_WAKE || ci->kind == K_STATEDUMP ||
+		    ci->kind == K_EXEC) {
+			if (!tr_kmodel_host(&c->km, ci->host)) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (ci->kind != K_WAKE && (ci->kind != K_EXEC || e->cpu < TR_X_MAX_CPUS) &&
+			    (nd = tr_kmodel_take(&c->km, ci->host, e, d)) < 0) {
+				ret = nd;
+				break;
+			}
+		}
 		switch (ci->kind) {
 		case K_SWITCH:
 			ret = on_switch(x, ci, e);
@@ -866,10 +868,10 @@ static int x_events(void *self, const struct trawl_event *ev, size_t n)
 			ret = on_wake(x, ci, e);
 			break;
 		case K_STATEDUMP:
-			ret = on_statedump(x, ci, e);
+			ret = nd ? on_statedump(x, ci, &d[1]) : 0;
 			break;
 		case K_EXEC:
-			ret = e->cpu < TR_X_MAX_CPUS ? on_exec(x, ci, e) : 0;
+			ret = nd ? on_exec(x, ci, e, &d[1]) : 0;
 			break;
 		case K_SKIP:
 			x->st.skipped++;
@@ -947,6 +949,7 @@ struct trawl_export *trawl_export_new(const struct trawl_export_opts *o, char *e
 	if (!e)
 		goto err;
 	x->core = &e->core;
+	tr_kmodel_init(&e->core.km, TR_KIN_F_NAMES);
 	x->fmt = fmt;
 	x->first_ts = INT64_MIN;
 	x->fields = o->sz >= offsetof(struct trawl_export_opts, fields) + sizeof(o->fields) &&
@@ -1015,10 +1018,9 @@ void trawl_export_free(struct trawl_export *e)
 	if (x->fmt && x->fmt->release)
 		x->fmt->release(x);
 	free(x->priv);
-	for (size_t i = 0; i < x->nhosts; i++) {
+	for (size_t i = 0; i < x->nhosts; i++)
 		free(x->hosts[i].name);
-		free(x->hosts[i].cur_tid);
-	}
+	tr_kmodel_release(&c->km);
 	free(x->hosts);
 	free(x->threads);
 	free(x->procs);

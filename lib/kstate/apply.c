@@ -212,7 +212,10 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		break;
 	case TRAWL_STATE_WAKEUP:
 		if (c->tid2 > 0 && (th = thr_get(t, c->tid2, c))) {
-			if (th->status != TRAWL_STATE_THREAD_RUNNING) {
+			/* woken since the first of sched_waking and
+			 * sched_wakeup: a second one is the same wake-up */
+			if (th->status != TRAWL_STATE_THREAD_RUNNING &&
+			    th->status != TRAWL_STATE_THREAD_WOKEN) {
 				th->status = TRAWL_STATE_THREAD_WOKEN;
 				th->since = ts;
 			}
@@ -231,8 +234,13 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		th->status = TRAWL_STATE_THREAD_WOKEN;
 		th->since = ts;
 		th->origin = *c;
-		if (c->a == c->tid2 && (o = tr_tab_find(&t->thr, (uint64_t)c->tid)))
-			return fds_copy(t, o->pid >= 0 ? o->pid : o->tid, th->pid, c);
+		/* (th may have moved: the parent's lookup after its creation) */
+		if ((o = tr_tab_find(&t->thr, (uint64_t)c->tid)) && o != th) {
+			if (o->cgroup)
+				th->cgroup = o->cgroup;	/* the parent's cgroup */
+			if (c->a == c->tid2)
+				return fds_copy(t, o->pid >= 0 ? o->pid : o->tid, th->pid, c);
+		}
 		break;
 	case TRAWL_STATE_EXEC:
 		if (!(th = thr_get(t, c->tid, c)))
@@ -352,6 +360,8 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		 * ("kworker/u8:1-ex" of "kworker/u8:1") */
 		if (c->str && !th->comm)
 			name(t, th, c->str);
+		if (c->str2)
+			th->cgroup = c->str2;
 		if (th->status == TRAWL_STATE_THREAD_UNKNOWN) {
 			/* LTTng's enum: 2 WAIT_CPU, 5 WAIT, 6 RUN */
 			th->status = c->c == 6 ? TRAWL_STATE_THREAD_RUNNING
@@ -391,3 +401,16 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	return 0;
 }
 
+
+int tr_state_name(struct tables *t, int64_t tid, uint32_t id)
+{
+	struct chg c = { .ts = t->ts, .tid = (int32_t)tid, .tid2 = -1 };
+	struct ithread *th;
+
+	if (tid <= 0 || !id)
+		return 0;
+	if (!(th = thr_get(t, tid, &c)))
+		return -ENOMEM;
+	name(t, th, id);
+	return 0;
+}

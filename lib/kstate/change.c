@@ -41,7 +41,7 @@ struct tr_kin_fields {
 		*so_proto;
 	const struct trawl_field *irq, *vec, *irq_tid;
 	const struct trawl_field *blk_tid, *blk_dev, *blk_sector, *blk_nr, *blk_rwbs;
-	const struct trawl_field *dp_tid, *dp_pid, *dp_ppid, *dp_name, *dp_status;
+	const struct trawl_field *dp_tid, *dp_pid, *dp_ppid, *dp_name, *dp_status, *dp_cgroup;
 	const struct trawl_field *df_pid, *df_fd, *df_file;
 };
 
@@ -72,6 +72,16 @@ static const struct {
 	{ "clone", S_CLONE }, { "clone3", S_CLONE }, { "fork", S_CLONE }, { "vfork", S_CLONE },
 };
 
+static const uint8_t fams[] = {
+	[K_SWITCH] = TR_KIN_F_NAMES, [K_FORK] = TR_KIN_F_NAMES, [K_EXEC] = TR_KIN_F_NAMES,
+	[K_DUMP_PROCESS] = TR_KIN_F_NAMES, [K_WAKEUP] = TR_KIN_F_WAKEUP, [K_EXIT] = TR_KIN_F_EXIT,
+	[K_SC_ENTRY] = TR_KIN_F_SYSCALL, [K_SC_EXIT] = TR_KIN_F_SYSCALL,
+	[K_IRQ_ENTRY] = TR_KIN_F_IRQ, [K_IRQ_EXIT] = TR_KIN_F_IRQ, [K_SOFTIRQ_ENTRY] = TR_KIN_F_IRQ,
+	[K_SOFTIRQ_EXIT] = TR_KIN_F_IRQ, [K_BLK_INSERT] = TR_KIN_F_BLOCK,
+	[K_BLK_ISSUE] = TR_KIN_F_BLOCK, [K_BLK_COMPLETE] = TR_KIN_F_BLOCK,
+	[K_DUMP_FD] = TR_KIN_F_FD,
+};
+
 static bool prefix(const char *s, const char *p, const char **rest)
 {
 	size_t n = strlen(p);
@@ -87,7 +97,8 @@ static void classify(struct kctx *s, const struct trawl_ctf_event_class *ec,
 {
 	const char *n = ec->name, *rest = n;
 	static const struct { const char *name; uint8_t kind; } fixed[] = {
-		{ "sched_switch", K_SWITCH }, { "sched_wakeup", K_WAKEUP },
+		{ "sched_switch", K_SWITCH }, { "sched_waking", K_WAKEUP },
+		{ "sched_wakeup", K_WAKEUP },
 		{ "sched_wakeup_new", K_WAKEUP }, { "sched_process_fork", K_FORK },
 		{ "sched_process_exec", K_EXEC }, { "sched_process_exit", K_EXIT },
 		{ "irq_handler_entry", K_IRQ_ENTRY }, { "irq_handler_exit", K_IRQ_EXIT },
@@ -109,6 +120,7 @@ static void classify(struct kctx *s, const struct trawl_ctf_event_class *ec,
 		ci->kind = K_SC_ENTRY;
 	else if (prefix(n, "syscall_exit_", &rest))
 		ci->kind = K_SC_EXIT;
+	ci->fam = fams[ci->kind];
 	if (ci->kind != K_SC_ENTRY && ci->kind != K_SC_EXIT)
 		return;
 	ci->name = tr_state_intern(s->str, rest, strlen(rest));
@@ -139,9 +151,9 @@ int tr_kin_start(struct tr_kin *k, struct trawl_reader *r)
 	f->sw_state = bind(r, "sched_switch.prev_state", TRAWL_FIELD_INT);
 	f->sw_pcomm = bind(r, "sched_switch.prev_comm", TRAWL_FIELD_STRING);
 	f->sw_ncomm = bind(r, "sched_switch.next_comm", TRAWL_FIELD_STRING);
-	f->wk_tid = bind(r, "sched_wakeup*.tid", TRAWL_FIELD_INT);
-	f->wk_cpu = bind(r, "sched_wakeup*.target_cpu", TRAWL_FIELD_INT);
-	f->wk_comm = bind(r, "sched_wakeup*.comm", TRAWL_FIELD_STRING);
+	f->wk_tid = bind(r, "sched_wak*.tid", TRAWL_FIELD_INT);
+	f->wk_cpu = bind(r, "sched_wak*.target_cpu", TRAWL_FIELD_INT);
+	f->wk_comm = bind(r, "sched_wak*.comm", TRAWL_FIELD_STRING);
 	f->fk_parent = bind(r, "sched_process_fork.parent_tid", TRAWL_FIELD_INT);
 	f->fk_child = bind(r, "sched_process_fork.child_tid", TRAWL_FIELD_INT);
 	f->fk_comm = bind(r, "sched_process_fork.child_comm", TRAWL_FIELD_STRING);
@@ -177,6 +189,7 @@ int tr_kin_start(struct tr_kin *k, struct trawl_reader *r)
 	f->dp_ppid = bind(r, "lttng_statedump_process_state.ppid", TRAWL_FIELD_INT);
 	f->dp_name = bind(r, "lttng_statedump_process_state.name", TRAWL_FIELD_STRING);
 	f->dp_status = bind(r, "lttng_statedump_process_state.status", TRAWL_FIELD_INT);
+	f->dp_cgroup = bind(r, "lttng_statedump_process_state.cgroup", TRAWL_FIELD_STRING);
 	f->df_pid = bind(r, "lttng_statedump_file_descriptor.pid", TRAWL_FIELD_INT);
 	f->df_fd = bind(r, "lttng_statedump_file_descriptor.fd", TRAWL_FIELD_INT);
 	f->df_file = bind(r, "lttng_statedump_file_descriptor.filename", TRAWL_FIELD_STRING);
@@ -516,6 +529,7 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 		c->b = iget(f->dp_ppid, ev, -1);
 		c->c = (uint32_t)iget(f->dp_status, ev, 0);
 		c->str = sget(s, f->dp_name, ev);
+		c->str2 = sget(s, f->dp_cgroup, ev);
 		if (c->tid2 < 0)
 			return 0;
 		break;
@@ -588,4 +602,13 @@ int tr_kin_take(struct tr_kin *k, struct strtab *st, struct tables *t, const str
 	for (int i = 2 - n; i < 2 && !rc; i++)
 		rc = tr_state_apply(t, &c[i], 0);
 	return rc;
+}
+
+int tr_kin_context_name(struct tr_kin *k, struct strtab *st, struct tables *t,
+			const struct trawl_field *f, const struct trawl_event *ev, int64_t tid)
+{
+	struct kctx ctx = { .f = k->f, .str = st, .cur = t, .names = k->names };
+	uint32_t id = sget_comm(&ctx, f, ev, tid);
+
+	return id ? tr_state_name(t, tid, id) : 0;
 }

@@ -70,6 +70,7 @@ struct ithread {
 	uint64_t key;			/* tid */
 	int32_t tid, pid, ppid, cpu;	/* pid: its process (tgid), -1 unknown */
 	uint32_t comm;			/* its name (after exec: the program's) */
+	uint32_t cgroup;		/* the state dump's, its parent's at a fork; 0 unknown */
 	uint8_t status;
 	bool exited;
 	uint32_t syscall;		/* pending system call name, 0 none */
@@ -151,6 +152,9 @@ TRAWL_HIDDEN size_t tr_tables_bytes(const struct tables *t);
  * longer be answered a window after it is dropped (a state system's);
  * 0: nothing is (an analysis's). */
 TRAWL_HIDDEN int tr_state_apply(struct tables *t, const struct chg *c, int64_t window);
+/* Thread tid (created when new) is named id from now on, as a switch
+ * names it: 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_state_name(struct tables *t, int64_t tid, uint32_t id);
 
 static inline uint64_t tr_fd_key(int64_t pid, int64_t fd)
 {
@@ -183,9 +187,27 @@ static inline const struct ifd *tr_ks_fd(const struct tables *t, int64_t pid, in
 
 /* ------------------------------------------------- events to changes */
 
+/* Families of events (struct tr_kin_class's fam): which a consumer feeds
+ * the model (struct tr_kmodel's feed). */
+enum {
+	TR_KIN_F_NAMES = 1,		/* sched_switch, sched_process_fork/_exec, the state
+					 * dump's processes: names, tgids, cgroups, each
+					 * CPU's thread, switched-out states */
+	TR_KIN_F_WAKEUP = 2,		/* sched_waking, sched_wakeup, sched_wakeup_new */
+	TR_KIN_F_EXIT = 4,		/* sched_process_exit */
+	TR_KIN_F_SYSCALL = 8,		/* syscall_entry_*, syscall_exit_* */
+	TR_KIN_F_IRQ = 16,		/* irq_handler_*, irq_softirq_* */
+	TR_KIN_F_BLOCK = 32,		/* block_rq_* */
+	TR_KIN_F_FD = 64,		/* file descriptors: the state dump's, and those
+					 * system calls make, use and close (with
+					 * TR_KIN_F_SYSCALL) */
+	TR_KIN_F_ALL = 127,
+};
+
 /* What the model makes of an event class (once per class of a reader). */
 struct tr_kin_class {
 	uint8_t kind, sem;		/* kind: TR_KIN_UNSEEN, TR_KIN_NONE, or one of change.c's */
+	uint8_t fam;			/* its family (TR_KIN_F_*), 0 for TR_KIN_NONE */
 	const struct trawl_field *path;	/* its path as a string (openat's filename,
 					 * creat's pathname), or NULL */
 	uint32_t name;			/* system call name */
@@ -232,5 +254,56 @@ TRAWL_HIDDEN int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struc
  * event: a consumer keeping no history. 0 or -ENOMEM. */
 TRAWL_HIDDEN int tr_kin_take(struct tr_kin *k, struct strtab *st, struct tables *t,
 			     const struct trawl_event *ev);
+/*
+ * The name an event's context gives thread tid (LTTng's procname context:
+ * the kernel's comm of the thread at that event), f the event's field:
+ * the thread is named so from now on, as a switch names it. 0, or -ENOMEM.
+ */
+TRAWL_HIDDEN int tr_kin_context_name(struct tr_kin *k, struct strtab *st, struct tables *t,
+				     const struct trawl_field *f, const struct trawl_event *ev,
+				     int64_t tid);
+
+/* ------------------------------------------ a model per host (model.c) */
+
+/*
+ * The model of each host of a reader's traces, for a consumer that keeps
+ * no history of it (trawl agg, the view, the exports): one string table,
+ * one binding of the fields, the tables of each host by the consumer's
+ * own host number (dense, from 0). Fed per event with the families of
+ * feed (TR_KIN_F_*): what the consumer reads.
+ */
+struct tr_kmodel {
+	struct tr_kin kin;
+	struct strtab str;
+	struct tables *host;
+	size_t nhost;
+	unsigned feed;
+};
+
+TRAWL_HIDDEN void tr_kmodel_init(struct tr_kmodel *m, unsigned feed);
+/* A reader's start: binds its fields. 0 or -ENOMEM. */
+TRAWL_HIDDEN int tr_kmodel_start(struct tr_kmodel *m, struct trawl_reader *r);
+TRAWL_HIDDEN void tr_kmodel_release(struct tr_kmodel *m);
+/* Host n's tables (created empty on first use); NULL: ENOMEM. */
+TRAWL_HIDDEN struct tables *tr_kmodel_host(struct tr_kmodel *m, uint32_t n);
+/*
+ * ev, an event of host n, into its model when its family is fed: its
+ * changes applied, returned as the last of out (out[2 - r] .. out[1]) for
+ * the consumer to see what moved. r: 0 (not the model's), 1 or 2; -ENOMEM.
+ */
+TRAWL_HIDDEN int tr_kmodel_take(struct tr_kmodel *m, uint32_t n, const struct trawl_event *ev,
+				struct chg out[2]);
+
+/* Thread tid's name in t ("" when unknown); tid 0, the idle thread, is
+ * CPU cpu's (swapper/N). */
+static inline uint32_t tr_ks_comm(const struct tables *t, int64_t tid, uint32_t cpu)
+{
+	if (tid == 0) {
+		const struct icpu *c = tr_ks_cpu(t, cpu);
+		return c ? c->idle : 0;
+	}
+	const struct ithread *th = tr_ks_thread(t, tid);
+	return th ? th->comm : 0;
+}
 
 #endif

@@ -1,31 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/view/sched.c - what ran on each CPU and each thread's state, from
- * sched_switch, sched_waking/sched_wakeup, sched_process_exec (a CPU's
- * interval goes on under the thread's new name) and syscall entries and
- * exits.
+ * lib/view/sched.c - the view's CPU rows (what ran on each CPU) and
+ * thread rows (each thread's state), as intervals, from the kernel model
+ * (lib/kstate): after each change the model took (a switch, a wake-up,
+ * an exec, a system call's entry or exit), the intervals it ended are
+ * emitted and the next ones opened.
  *
- * A stand-in for the state system (lib/state/), which is being written:
- * once it gives per-CPU and per-thread intervals, the view reads those and
- * this file goes (docs/view.md). It only knows what the events say: a
- * thread first seen switched in was runnable (or unknown) before; a thread
- * switched out with prev_state 0 (TASK_RUNNING) is runnable, otherwise
- * blocked until woken; between a syscall's entry and exit it runs "in the
- * syscall" (blocked inside one shows as blocked).
+ * The model says what a CPU runs, a thread's name (after exec: its
+ * program's), its state (a thread switched out runnable, prev_state & 0xff
+ * 0, is runnable; otherwise blocked until woken, at the first of
+ * sched_waking and sched_wakeup) and its pending system call; this file
+ * keeps beside it only the open interval of each CPU and thread: since
+ * when, and what it shows (a thread running in a system call shows "in
+ * the syscall"; blocked inside one, blocked).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kstate/kstate.h"
 #include "view-internal.h"
 
 struct thread {
 	uint64_t key;		/* host << 32 | tid + 1 (0: free slot) */
 	int64_t since;		/* start of the open interval; INT64_MIN: none */
-	uint32_t state;		/* TR_VST_*, 0: unknown */
-	uint32_t sys;		/* string id of the syscall it is in (0: none) */
-	bool in_sys;
+	uint32_t state;		/* what it shows: TR_VST_* | syscall name << 3, 0: unknown */
 };
 
 struct cpu {
@@ -128,117 +128,156 @@ static int set_state(struct tr_vsched *s, uint32_t host, struct thread *t, int64
 		     uint32_t state)
 {
 	int rc = 0;
-	uint32_t v = t->state == TR_VST_SYSCALL ? TR_VST_SYSCALL | t->sys << 3 : t->state;
 
 	if (t->state && t->since != INT64_MIN && ts >= t->since)
-		rc = s->ops.emit(s->ops.arg, host, TR_VROW_THREAD, tid_of(t), t->since, ts, v);
+		rc = s->ops.emit(s->ops.arg, host, TR_VROW_THREAD, tid_of(t), t->since, ts, t->state);
 	t->state = state;
 	t->since = ts;
 	return rc;
 }
 
-int tr_vsched_switch(struct tr_vsched *s, uint32_t host, uint32_t c, int64_t ts,
-		     int64_t prev_tid, int64_t prev_state, int64_t next_tid, const char *next_comm)
+/* What thread tid of the model shows (0: unknown). */
+static uint32_t shown(struct tr_vsched *s, const struct tables *m, const struct strtab *st,
+		      int64_t tid)
 {
-	struct cpu *cp = cpu(s, host, c);
+	const struct ithread *th = tr_ks_thread(m, tid);
+
+	switch (th ? th->status : TRAWL_STATE_THREAD_UNKNOWN) {
+	case TRAWL_STATE_THREAD_RUNNING:
+		if (!th->syscall)
+			return TR_VST_RUNNING;
+		return TR_VST_SYSCALL | s->ops.name(s->ops.arg, tr_state_str(st, th->syscall)) << 3;
+	case TRAWL_STATE_THREAD_PREEMPTED:
+	case TRAWL_STATE_THREAD_WOKEN:
+		return TR_VST_RUNNABLE;
+	case TRAWL_STATE_THREAD_BLOCKED:
+		return TR_VST_BLOCKED;
+	default:
+		return 0;
+	}
+}
+
+/* CPU cp's open interval ends at ts (when it ran a thread). */
+static int cpu_end(struct tr_vsched *s, struct cpu *cp, int64_t ts)
+{
+	if (cp->tid > 0 && cp->since != INT64_MIN && ts >= cp->since)
+		return s->ops.emit(s->ops.arg, cp->host, TR_VROW_CPU, cp->cpu, cp->since, ts, cp->label);
+	return 0;
+}
+
+/* "comm tid", the label of a CPU's interval of thread tid. */
+static uint32_t cpu_label(struct tr_vsched *s, const struct tables *m, const struct strtab *st,
+			  int64_t tid, uint32_t cpu)
+{
+	uint32_t id = tr_ks_comm(m, tid, cpu);
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s %lld", id ? tr_state_str(st, id) : "?", (long long)tid);
+	return s->ops.name(s->ops.arg, label);
+}
+
+static int on_switch(struct tr_vsched *s, uint32_t host, const struct tables *m,
+		     const struct strtab *st, const struct chg *c)
+{
+	struct cpu *cp = cpu(s, host, (uint32_t)c->cpu);
 	struct thread *t;
 	int rc;
 
 	if (!cp)
 		return -ENOMEM;
-	if (cp->tid > 0 && cp->since != INT64_MIN && ts >= cp->since &&
-	    (rc = s->ops.emit(s->ops.arg, host, TR_VROW_CPU, c, cp->since, ts, cp->label)))
+	if ((rc = cpu_end(s, cp, c->ts)))
 		return rc;
-	if (prev_tid > 0) {
-		if (!(t = thread(s, host, prev_tid)))
+	if (c->tid > 0) {
+		if (!(t = thread(s, host, c->tid)))
 			return -ENOMEM;
-		if ((rc = set_state(s, host, t, ts, prev_state ? TR_VST_BLOCKED : TR_VST_RUNNABLE)))
+		if ((rc = set_state(s, host, t, c->ts, shown(s, m, st, c->tid))))
 			return rc;
 	}
-	cp->tid = next_tid;
-	cp->since = ts;
-	if (next_tid > 0) {
-		char label[64];
-
-		snprintf(label, sizeof(label), "%s %lld", next_comm ? next_comm : "?",
-			 (long long)next_tid);
-		cp->label = s->ops.name(s->ops.arg, label);
-		if (!(t = thread(s, host, next_tid)))
+	cp->tid = tr_ks_cpu_tid(m, (uint32_t)c->cpu);
+	cp->since = c->ts;
+	if (cp->tid > 0) {
+		cp->label = cpu_label(s, m, st, cp->tid, (uint32_t)c->cpu);
+		if (!(t = thread(s, host, cp->tid)))
 			return -ENOMEM;
-		if ((rc = set_state(s, host, t, ts, t->in_sys ? TR_VST_SYSCALL : TR_VST_RUNNING)))
+		if ((rc = set_state(s, host, t, c->ts, shown(s, m, st, cp->tid))))
 			return rc;
 	}
 	return 0;
 }
 
 /*
- * tid ran exec: from ts it is its new program. When it is on a CPU (c, or
- * any of its host's), that CPU's interval closes at ts under its old name
- * and goes on under the new one, so the exec's time is the new name's.
+ * tid ran exec: from ts it is its new program. When it is on a CPU (the
+ * exec's, else the one the model last had it on), that CPU's interval
+ * closes at ts under its old name and goes on under the new one, so the
+ * exec's time is the new name's.
  */
-int tr_vsched_exec(struct tr_vsched *s, uint32_t host, uint32_t c, int64_t ts, int64_t tid,
-		   const char *comm)
+static int on_exec(struct tr_vsched *s, uint32_t host, const struct tables *m,
+		   const struct strtab *st, const struct chg *c)
 {
-	struct cpu *cp = NULL;
+	const struct ithread *th = tr_ks_thread(m, c->tid);
+	int32_t on = c->cpu;
+	struct cpu *cp;
 	int rc;
 
-	if (tid <= 0 || !comm)
+	if (c->tid <= 0 || !c->str2 || !th)
 		return 0;
-	for (size_t i = 0; i < s->ncpus; i++)
-		if (s->cpus[i].host == host && s->cpus[i].tid == tid &&
-		    (!cp || s->cpus[i].cpu == c))
-			cp = &s->cpus[i];
-	if (!cp)
+	if (tr_ks_cpu_tid(m, (uint32_t)on) != c->tid)
+		on = th->cpu;
+	if (on < 0 || tr_ks_cpu_tid(m, (uint32_t)on) != c->tid)
+		return 0;		/* on no CPU */
+	if (!(cp = cpu(s, host, (uint32_t)on)))
+		return -ENOMEM;
+	if (cp->tid != c->tid)
 		return 0;
-	char label[64];
-
-	snprintf(label, sizeof(label), "%s %lld", comm, (long long)tid);
-	uint32_t l = s->ops.name(s->ops.arg, label);
+	uint32_t l = cpu_label(s, m, st, c->tid, (uint32_t)on);
 
 	if (l == cp->label)
 		return 0;
-	if (cp->since != INT64_MIN && ts >= cp->since &&
-	    (rc = s->ops.emit(s->ops.arg, host, TR_VROW_CPU, cp->cpu, cp->since, ts, cp->label)))
+	if (cp->since != INT64_MIN && c->ts >= cp->since &&
+	    (rc = s->ops.emit(s->ops.arg, host, TR_VROW_CPU, cp->cpu, cp->since, c->ts, cp->label)))
 		return rc;
-	cp->since = ts;
+	cp->since = c->ts;
 	cp->label = l;
 	return 0;
 }
 
-int tr_vsched_wakeup(struct tr_vsched *s, uint32_t host, int64_t ts, int64_t tid)
+int tr_vsched_change(struct tr_vsched *s, uint32_t host, const struct tables *m,
+		     const struct strtab *st, const struct chg *c)
 {
 	struct thread *t;
+	uint32_t now;
 
-	if (tid <= 0)
+	switch (c->kind) {
+	case TRAWL_STATE_SWITCH:
+		return on_switch(s, host, m, st, c);
+	case TRAWL_STATE_EXEC:
+		return on_exec(s, host, m, st, c);
+	case TRAWL_STATE_WAKEUP:
+		if (c->tid2 <= 0)
+			return 0;
+		if (!(t = thread(s, host, c->tid2)))
+			return -ENOMEM;
+		/* a thread blocked (or not seen yet) is runnable from its
+		 * wake-up; a running or runnable one stays so */
+		if ((t->state == TR_VST_BLOCKED || !t->state) &&
+		    (now = shown(s, m, st, c->tid2)) == TR_VST_RUNNABLE)
+			return set_state(s, host, t, c->ts, now);
 		return 0;
-	if (!(t = thread(s, host, tid)))
-		return -ENOMEM;
-	if (t->state == TR_VST_BLOCKED || !t->state)
-		return set_state(s, host, t, ts, TR_VST_RUNNABLE);
-	return 0;
-}
-
-int tr_vsched_syscall(struct tr_vsched *s, uint32_t host, uint32_t c, int64_t ts,
-		      const char *name, bool entry)
-{
-	struct cpu *cp = cpu(s, host, c);
-	struct thread *t;
-
-	if (!cp)
-		return -ENOMEM;
-	if (cp->tid <= 0)
-		return 0;	/* whose syscall is unknown before a switch */
-	if (!(t = thread(s, host, cp->tid)))
-		return -ENOMEM;
-	if (entry) {
-		t->in_sys = true;
-		t->sys = s->ops.name(s->ops.arg, name);
-		return set_state(s, host, t, ts, TR_VST_SYSCALL);
+	case TRAWL_STATE_SYSCALL_ENTRY:
+	case TRAWL_STATE_SYSCALL_EXIT:
+		if (c->tid <= 0)
+			return 0;	/* whose call is unknown */
+		if (!(t = thread(s, host, c->tid)))
+			return -ENOMEM;
+		now = shown(s, m, st, c->tid);
+		/* an entry opens the call's interval; an exit ends it */
+		if (c->kind == TRAWL_STATE_SYSCALL_ENTRY ||
+		    ((t->state & 7) == TR_VST_SYSCALL && now != t->state))
+			return set_state(s, host, t, c->ts, now);
+		return 0;
+	default:
+		return 0;
 	}
-	if (!t->in_sys)
-		return 0;
-	t->in_sys = false;
-	return set_state(s, host, t, ts, TR_VST_RUNNING);
 }
 
 int tr_vsched_close(struct tr_vsched *s, uint32_t host, int64_t ts)
@@ -250,9 +289,7 @@ int tr_vsched_close(struct tr_vsched *s, uint32_t host, int64_t ts)
 
 		if (cp->host != host)
 			continue;
-		if (cp->tid > 0 && cp->since != INT64_MIN && ts >= cp->since &&
-		    (rc = s->ops.emit(s->ops.arg, cp->host, TR_VROW_CPU, cp->cpu, cp->since, ts,
-				      cp->label)))
+		if ((rc = cpu_end(s, cp, ts)))
 			return rc;
 		cp->since = INT64_MIN;
 	}
@@ -261,12 +298,4 @@ int tr_vsched_close(struct tr_vsched *s, uint32_t host, int64_t ts)
 		    (rc = set_state(s, host, &s->t[i], ts, 0)))
 			return rc;
 	return 0;
-}
-
-int64_t tr_vsched_current(const struct tr_vsched *s, uint32_t host, uint32_t c)
-{
-	for (size_t i = 0; i < s->ncpus; i++)
-		if (s->cpus[i].host == host && s->cpus[i].cpu == c)
-			return s->cpus[i].tid;
-	return -1;
 }

@@ -80,14 +80,16 @@ TRAWL_HIDDEN int tr_vbuf_uv(struct tr_vbuf *b, uint64_t v);
 TRAWL_HIDDEN void tr_vbuf_release(struct tr_vbuf *b);
 
 /*
- * ----- the scheduler model (lib/view/sched.c)
+ * ----- the scheduling rows (lib/view/sched.c)
  *
- * CPU rows and thread states derived from sched_switch, sched_waking /
- * sched_wakeup and syscall_entry_* / syscall_exit_*. Self-contained until
- * the state system (lib/state/) can give the same intervals; then this file
- * goes and the view reads the state system's intervals instead.
+ * CPU rows and thread states, as intervals, read from the kernel model
+ * (lib/kstate) after each change it took from sched_switch, sched_waking /
+ * sched_wakeup, sched_process_exec and syscall_entry_* / syscall_exit_*.
  */
 struct tr_vsched;
+struct tables;
+struct strtab;
+struct chg;
 /* emit(arg, host, kind, id, start, end, value): a finished interval of the
  * CPU row (kind TR_VROW_CPU, id = cpu) or thread row (TR_VROW_THREAD, id =
  * tid); value as the rows define it. name(arg, s) interns a string. */
@@ -99,21 +101,12 @@ struct tr_vsched_ops {
 };
 TRAWL_HIDDEN struct tr_vsched *tr_vsched_new(const struct tr_vsched_ops *ops);
 TRAWL_HIDDEN void tr_vsched_free(struct tr_vsched *s);
-TRAWL_HIDDEN int tr_vsched_switch(struct tr_vsched *s, uint32_t host, uint32_t cpu, int64_t ts,
-				  int64_t prev_tid, int64_t prev_state, int64_t next_tid,
-				  const char *next_comm);
-TRAWL_HIDDEN int tr_vsched_wakeup(struct tr_vsched *s, uint32_t host, int64_t ts, int64_t tid);
-/* tid ran exec (comm: its new name, the file's base name): the CPU it is
- * on closes its interval under the old name and goes on under the new. */
-TRAWL_HIDDEN int tr_vsched_exec(struct tr_vsched *s, uint32_t host, uint32_t cpu, int64_t ts,
-				int64_t tid, const char *comm);
-/* name: the syscall's name; entry or exit. */
-TRAWL_HIDDEN int tr_vsched_syscall(struct tr_vsched *s, uint32_t host, uint32_t cpu, int64_t ts,
-				   const char *name, bool entry);
+/* Change c of host's model m (strings st) was applied: the intervals it
+ * ended are emitted. 0 or the first -errno of emit(), -ENOMEM. */
+TRAWL_HIDDEN int tr_vsched_change(struct tr_vsched *s, uint32_t host, const struct tables *m,
+				  const struct strtab *st, const struct chg *c);
 /* Closes every open interval of host at ts (the end of its trace). */
 TRAWL_HIDDEN int tr_vsched_close(struct tr_vsched *s, uint32_t host, int64_t ts);
-/* The thread of cpu on host now (-1: unknown). */
-TRAWL_HIDDEN int64_t tr_vsched_current(const struct tr_vsched *s, uint32_t host, uint32_t cpu);
 
 /* ----- the page (lib/view/page.c) and its assets (generated) */
 struct trawl_view;

@@ -14,6 +14,7 @@
 
 #include <zlib.h>
 
+#include "kstate/kstate.h"
 #include "util/json.h"
 #include "view-internal.h"
 
@@ -135,8 +136,10 @@ struct trawl_view {
 	uint8_t *ck;
 	uint32_t *cname;		/* string id of the class (pair) name */
 	size_t nck;
-	const struct trawl_field *prev_tid, *prev_state, *next_tid, *next_comm, *wake_tid,
-		*vtid, *pair_id, *exec_tid, *exec_file;
+	const struct trawl_field *vtid, *pair_id;
+	/* the kernel's model of each host (lib/kstate), and the scheduling
+	 * rows read from it */
+	struct tr_kmodel km;
 	struct tr_vsched *sched;
 	struct open_slice *open;
 	size_t nopen, opencap;
@@ -481,6 +484,33 @@ static int density(struct trawl_view *v, uint32_t hi, int64_t ts)
 	return rc;
 }
 
+/*
+ * A scheduler's event into its host's model, then the rows: a thread's
+ * row is named as the model names it when a switch names it (its latest
+ * name) or an exec (the program's), and the intervals the change ended
+ * are emitted (sched.c).
+ */
+static int sched(struct trawl_view *v, uint32_t hi, const struct trawl_event *ev)
+{
+	struct chg d[2];
+	int n = tr_kmodel_take(&v->km, hi, ev, d), rc = 0;
+	const struct tables *m = n > 0 ? &v->km.host[hi] : NULL;
+
+	for (int i = 2 - n; i < 2 && n > 0 && !rc; i++) {
+		const struct chg *c = &d[i];
+		int64_t tid = c->kind == TRAWL_STATE_SWITCH ? c->tid2
+			    : c->kind == TRAWL_STATE_EXEC && c->str2 ? c->tid : -1;
+		/* a switch's next_comm, an exec's file name: the row's name */
+		uint32_t named = c->kind == TRAWL_STATE_SWITCH ? c->str : c->str2;
+		struct tr_vrow *tr;
+
+		if (tid > 0 && named && (tr = row(v, TR_VROW_THREAD, hi, tid, 0)))
+			tr->label = intern(v, tr_state_str(&v->km.str, tr_ks_comm(m, tid, 0)));
+		rc = tr_vsched_change(v->sched, hi, m, &v->km.str, c);
+	}
+	return n < 0 ? n : rc;
+}
+
 static int one(struct trawl_view *v, const struct trawl_event *ev)
 {
 	int hi = stream_host(v, ev->stream);
@@ -515,46 +545,12 @@ static int one(struct trawl_view *v, const struct trawl_event *ev)
 	uint32_t name = v->cname[ev->cls->index];
 
 	switch (k) {
-	case CK_SWITCH: {
-		const union trawl_ctf_value *c = v->next_comm ? trawl_field_value(v->next_comm, ev)
-							     : NULL;
-		char comm[32];
-
-		struct tr_vrow *tr;
-		int64_t next = ival(v->next_tid, ev, -1);
-
-		if (c)
-			snprintf(comm, sizeof(comm), "%.*s", (int)c->s.len, c->s.p);
-		if (c && next > 0 && (tr = row(v, TR_VROW_THREAD, (uint32_t)hi, next, 0)))
-			tr->label = intern(v, comm);	/* its latest name */
-		return tr_vsched_switch(v->sched, (uint32_t)hi, ev->cpu, ev->ts,
-					ival(v->prev_tid, ev, -1), ival(v->prev_state, ev, 0),
-					next, c ? comm : NULL);
-	}
+	case CK_SWITCH:
 	case CK_WAKE:
-		return tr_vsched_wakeup(v->sched, (uint32_t)hi, ev->ts, ival(v->wake_tid, ev, -1));
-	case CK_EXEC: {
-		/* after exec the thread is its new name: the file's base name,
-		 * 15 bytes (the kernel's comm), on its CPU row and thread row */
-		const union trawl_ctf_value *f = v->exec_file ? trawl_field_value(v->exec_file, ev)
-							     : NULL;
-		int64_t tid = ival(v->exec_tid, ev, -1);
-		struct tr_vrow *tr;
-		char file[256], comm[16];
-
-		if (!f || !f->s.p || tid <= 0)
-			return 0;
-		snprintf(file, sizeof(file), "%.*s", (int)strnlen(f->s.p, f->s.len), f->s.p);
-		const char *base = strrchr(file, '/');
-		snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : file);
-		if ((tr = row(v, TR_VROW_THREAD, (uint32_t)hi, tid, 0)))
-			tr->label = intern(v, comm);
-		return tr_vsched_exec(v->sched, (uint32_t)hi, ev->cpu, ev->ts, tid, comm);
-	}
+	case CK_EXEC:
 	case CK_SYS_ENTRY:
 	case CK_SYS_EXIT:
-		return tr_vsched_syscall(v->sched, (uint32_t)hi, ev->cpu, ev->ts, v->str[name],
-					 k == CK_SYS_ENTRY);
+		return sched(v, (uint32_t)hi, ev);
 	default:
 		break;
 	}
@@ -624,13 +620,8 @@ static int v_start(void *self, struct trawl_reader *r)
 		return -ENOMEM;
 	/* Every field is optional: a trace without the scheduler's events
 	 * (or a user-space one without vtid) shows what it has. */
-	v->prev_tid = opt_bind(r, "sched_switch.prev_tid", TRAWL_FIELD_INT);
-	v->prev_state = opt_bind(r, "sched_switch.prev_state", TRAWL_FIELD_INT);
-	v->next_tid = opt_bind(r, "sched_switch.next_tid", TRAWL_FIELD_INT);
-	v->next_comm = opt_bind(r, "sched_switch.next_comm", TRAWL_FIELD_STRING);
-	v->wake_tid = opt_bind(r, "sched_wak*.tid", TRAWL_FIELD_INT);
-	v->exec_tid = opt_bind(r, "sched_process_exec.tid", TRAWL_FIELD_INT);
-	v->exec_file = opt_bind(r, "sched_process_exec.filename", TRAWL_FIELD_STRING);
+	if (tr_kmodel_start(&v->km, r) < 0)
+		return -ENOMEM;
 	v->vtid = opt_bind(r, "*.vtid", TRAWL_FIELD_INT);
 	/* begin/end pairs with an id field are matched by it */
 	v->pair_id = opt_bind(r, "*_[be][en]*.id", TRAWL_FIELD_INT);
@@ -695,6 +686,7 @@ struct trawl_view *trawl_view_new(const struct trawl_view_opts *o, char *err, si
 	if (v->o.detail_bytes > sizeof(v->detail) / 2)
 		v->o.detail_bytes = sizeof(v->detail) / 2;
 	ops = (struct tr_vsched_ops){ sched_emit, sched_name, v };
+	tr_kmodel_init(&v->km, TR_KIN_F_NAMES | TR_KIN_F_WAKEUP | TR_KIN_F_SYSCALL);
 	if (!(v->sched = tr_vsched_new(&ops)))
 		goto nomem;
 	intern(v, "");
@@ -740,6 +732,7 @@ void trawl_view_free(struct trawl_view *v)
 		free(v->open[i].det);
 	free(v->open);
 	tr_vsched_free(v->sched);
+	tr_kmodel_release(&v->km);
 	trawl_text_free(v->text);
 	tr_vbuf_release(&v->tiles);
 	free(v->tile_by_id);

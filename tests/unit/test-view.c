@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/view: the scheduler model (sched.c) on hand-made event sequences:
+ * lib/view: the scheduling rows (sched.c) on hand-made sequences of the
+ * kernel model's changes (lib/kstate, applied first, as the view does):
  * the CPU intervals and thread states it emits, in order, exactly; and the
  * HTTP request parser of --serve (lib/util/http.c).
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "kstate/kstate.h"
 #include "util/http.h"
 #include "view/view-internal.h"
 
@@ -57,23 +59,51 @@ static void expect(const char *what, const struct ev *want, int n)
 	ngot = 0;
 }
 
+static struct tables m;
+static struct strtab str;
+
+/* c into the model, then into the rows (host 7) */
+static int feed(struct tr_vsched *s, struct chg c)
+{
+	int rc = tr_state_apply(&m, &c, 0);
+	return rc ? rc : tr_vsched_change(s, 7, &m, &str, &c);
+}
+
+static void sw(struct tr_vsched *s, int64_t ts, int32_t prev, int64_t state, int32_t next,
+	       const char *comm)
+{
+	feed(s, (struct chg){ .ts = ts, .kind = TRAWL_STATE_SWITCH, .cpu = 0, .tid = prev,
+			      .tid2 = next, .a = state, .str = tr_state_intern(&str, comm, 16) });
+}
+
+/* a system call on cpu: the thread the model has on it, as
+ * tr_kin_changes() takes it without a tid context */
+static void sc(struct tr_vsched *s, int16_t cpu, int64_t ts, const char *call, bool entry)
+{
+	feed(s, (struct chg){ .ts = ts, .cpu = cpu, .tid = tr_ks_cpu_tid(&m, (uint32_t)cpu),
+			      .tid2 = -1, .str = tr_state_intern(&str, call, 16),
+			      .kind = entry ? TRAWL_STATE_SYSCALL_ENTRY : TRAWL_STATE_SYSCALL_EXIT });
+}
+
 static void sched(void)
 {
 	struct tr_vsched_ops ops = { emit, name, NULL };
 	struct tr_vsched *s = tr_vsched_new(&ops);
 	const uint32_t H = 7;
 
+	tr_tables_init(&m);
 	ok(s != NULL, "tr_vsched_new");
 	/* (emitted as each interval ends) cpu 0: idle -> 100 (a) at 10; 100 enters read at 20, blocks at 30
 	 * (switch to 200, b); 200 wakes 100 at 40; 200 preempted (state 0) at
 	 * 50 by 100, which leaves read at 60; everything ends at 70 */
-	tr_vsched_switch(s, H, 0, 10, 0, 0, 100, "a");
-	ok(tr_vsched_current(s, H, 0) == 100, "cpu 0 runs 100");
-	tr_vsched_syscall(s, H, 0, 20, "read", true);
-	tr_vsched_switch(s, H, 0, 30, 100, 1, 200, "b");
-	tr_vsched_wakeup(s, H, 40, 100);
-	tr_vsched_switch(s, H, 0, 50, 200, 0, 100, "a");
-	tr_vsched_syscall(s, H, 0, 60, "read", false);
+	sw(s, 10, 0, 0, 100, "a");
+	ok(tr_ks_cpu_tid(&m, 0) == 100, "cpu 0 runs 100");
+	sc(s, 0, 20, "read", true);
+	sw(s, 30, 100, 1, 200, "b");
+	feed(s, (struct chg){ .ts = 40, .kind = TRAWL_STATE_WAKEUP, .cpu = 0, .tid = 200, .tid2 = 100,
+			      .a = 0 });
+	sw(s, 50, 200, 0, 100, "a");
+	sc(s, 0, 60, "read", false);
 	tr_vsched_close(s, H, 70);
 	uint32_t a = name(NULL, "a 100"), b = name(NULL, "b 200"), rd = name(NULL, "read");
 	const struct ev want[] = {
@@ -102,12 +132,13 @@ static void sched(void)
 		r200 |= last[i].id == 200 && last[i].s == 50 && last[i].e == 70 && last[i].v == TR_VST_RUNNABLE;
 	}
 	ok(r100 && r200, "closing: 100 running [60, 70], 200 runnable [50, 70]");
-	/* another host's events do not touch host 7's CPU 0 */
-	ok(tr_vsched_current(s, 8, 0) == -1, "a CPU never seen: unknown");
-	/* a syscall before any switch on a CPU is nobody's */
-	tr_vsched_syscall(s, H, 3, 80, "write", true);
+	/* a syscall before any switch on a CPU (and no tid context) is nobody's */
+	ok(tr_ks_cpu_tid(&m, 3) == -1, "a CPU never seen: unknown");
+	sc(s, 3, 80, "write", true);
 	ok(ngot == 0, "a syscall on a CPU not seen switching: nothing");
 	tr_vsched_free(s);
+	tr_tables_release(&m);
+	tr_state_strtab_release(&str);
 }
 
 static void http(void)
