@@ -6,13 +6,15 @@
  * (one every CALL_US microseconds). Prints, when done:
  *   burner TID CPU_NS WALL_NS   (its thread CPU clock, its run's wall time)
  *   caller TID N
- * Usage: top-work SECONDS N [CALL_US]; with a fourth argument, waits for
- * that file to exist before starting (a live test's "go").
+ * Usage: top-work SECONDS N [CALL_US [GO [END]]]: with GO, waits for that
+ * file to exist before starting (a live test's "go"); with END (a fifo),
+ * once done, blocks opening it until the test opens it (quiet: no event).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -82,5 +84,11 @@ int main(int argc, char **argv)
 	pthread_create(&b, NULL, caller, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	if (argc > 5) {
+		int fd = open(argv[5], O_RDONLY);
+		if (fd < 0)
+			return 1;
+		close(fd);
+	}
 	return 0;
 }
