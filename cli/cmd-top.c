@@ -127,6 +127,8 @@ static void print_json(struct batch *b, struct trawl_top *t, size_t si, const st
 			tr_json_null(j);
 		else
 			tr_json_i64(j, ho->age_ns);
+		tr_json_key(j, "down");
+		tr_json_bool(j, ho->down);
 		tr_json_kv_u64(j, "events", ho->events);
 		tr_json_key(j, "events_per_s");
 		tr_json_fixed(j, ho->events_per_s, 1);
@@ -199,6 +201,8 @@ static void print_text(struct batch *b, struct trawl_top *t, size_t si,
 		char age[32] = "-";
 		if (ho->age_ns >= 0)
 			snprintf(age, sizeof(age), "%.3f", (double)ho->age_ns / 1e9);
+		if (ho->down)
+			snprintf(age + strlen(age), sizeof(age) - strlen(age), " DOWN");
 		printf("%-16s %10s %12.1f %10" PRIu64 " %10.2f %8u\n", ho->name, age, ho->events_per_s,
 		       ho->discarded, ho->cpu_pct, ho->ncpus);
 	}

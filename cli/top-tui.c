@@ -147,15 +147,12 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 	for (size_t h = 0; h < trawl_top_nhosts(t, si) && y < rows_ - 4; h++) {
 		const struct trawl_top_host *ho = trawl_top_host_at(t, si, h);
 		char age[48] = "";
-		if (ho->age_ns >= 0) {
-			/* quiet longer than 5 s and 3 intervals: down */
-			if (ho->age_ns > 5000000000LL && ho->age_ns > 3 * u->interval_ns) {
-				char d[32];
-				fmt_time(d, sizeof(d), ho->newest);
-				snprintf(age, sizeof(age), "  DOWN since %s", d);
-			} else {
-				snprintf(age, sizeof(age), "  age %.2fs", (double)ho->age_ns / 1e9);
-			}
+		if (ho->down) {
+			char d[32];
+			fmt_time(d, sizeof(d), ho->newest);
+			snprintf(age, sizeof(age), "  DOWN since %s", d);
+		} else if (ho->age_ns >= 0) {
+			snprintf(age, sizeof(age), "  age %.2fs", (double)ho->age_ns / 1e9);
 		}
 		mvprintw(y++, 0, "%-16.16s cpu %6.1f%% (%u CPUs)  %9.0f ev/s  discarded %" PRIu64
 			 " (%" PRIu64 " in all)%s", ho->name, ho->cpu_pct, ho->ncpus, ho->events_per_s,
@@ -365,7 +362,7 @@ static void keys_until(struct cli_top_tui *u, struct trawl_top *t, int64_t until
 {
 	for (;;) {
 		int64_t left = until - now_ns(CLOCK_MONOTONIC);
-		if (u->quit || (left <= 0 && !(hold && u->paused)))
+		if (u->quit || (u->stop && *u->stop) || (left <= 0 && !(hold && u->paused)))
 			return;
 		int ms = left > 0 ? (int)(left / 1000000) : 100;
 		timeout(ms > 0 ? ms : 1);

@@ -104,6 +104,11 @@ struct trawl_top_host {
 	const char *name;		/* env.hostname */
 	int64_t newest;			/* its newest event so far (ns), INT64_MIN: none */
 	int64_t age_ns;			/* live: now - newest when queried; -1 unknown */
+	/* Gone quiet: no event for more than 5 s and 3 intervals of trace
+	 * time at the slice's end (live or replayed). Its rows are left out
+	 * of the queries and its cpu_pct is 0: cputop would carry the threads
+	 * running at its last event on for ever. */
+	bool down;
 	uint64_t events;		/* events in the slice */
 	double events_per_s;		/* over the slice's duration */
 	uint64_t discarded;		/* events its tracer discarded in the slice */

@@ -31,6 +31,9 @@
 
 #include "internal.h"
 
+/* A host without an event for this long (and 3 intervals) is down. */
+#define DOWN_NS 5000000000LL
+
 enum { AN_CPUTOP, AN_SCHEDLAT, AN_IOLATENCY, AN_IRQ, AN_SYSCALLS, NAN_ };
 static const char *const an_names[NAN_] = { "cputop", "schedlat", "iolatency", "irq", "syscalls" };
 
@@ -50,6 +53,7 @@ struct shost {
 	uint64_t events, discarded, discarded_total;
 	double cpu_pct;
 	unsigned ncpus;
+	bool down;
 };
 
 struct slice {
@@ -361,7 +365,9 @@ static int finalize_one(struct trawl_top *t, struct slice *src)
 		if (ncpu > ho->ncpus)
 			ho->ncpus = ncpu;
 		sh->ncpus = ho->ncpus;
-		sh->cpu_pct = dur > 0 ? 100.0 * (double)busy / (double)dur : 0;
+		sh->down = ho->newest != INT64_MIN && s->end - ho->newest > DOWN_NS &&
+			   s->end - ho->newest > 3 * t->o.interval_ns;
+		sh->cpu_pct = dur > 0 && !sh->down ? 100.0 * (double)busy / (double)dur : 0;
 	}
 	free(disc);
 	memset(src, 0, sizeof(*src));
@@ -647,6 +653,7 @@ const struct trawl_top_host *trawl_top_host_at(const struct trawl_top *t, size_t
 		if (h->age_ns < 0)
 			h->age_ns = 0;
 	}
+	h->down = sh->down;
 	h->events = sh->events;
 	int64_t dur = s->end - s->begin;
 	h->events_per_s = dur > 0 ? (double)sh->events * 1e9 / (double)dur : 0;
@@ -774,7 +781,8 @@ int trawl_top_query(const struct trawl_top *t, const struct trawl_top_query *q,
 			break;
 		}
 		const char *host = t->hosts[r->host].name;
-		if (q->host && fnmatch(q->host, host, 0))
+		if ((q->host && fnmatch(q->host, host, 0)) ||
+		    (r->host < s->nhosts && s->hosts[r->host].down))
 			continue;
 		struct cand *x = &c[nc];
 		memset(x, 0, sizeof(*x));

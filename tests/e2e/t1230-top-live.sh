@@ -7,14 +7,17 @@
 #    intervals of its last calls are closed all the same (the beacons,
 #    through the sink's idle()), and the intervals' getppid counts add up
 #    to its N calls, exactly, before the session ends;
-#  - top ends by itself (exit 0) once the session has ended.
+#  - top ends by itself (exit 0) once the session has ended;
+#  - a node that vanishes (a second session of two hosts, n2's recording
+#    ends after 1 s while n1's goes on): n2 is marked down (quiet for more
+#    than 5 s and 3 intervals) while n1 is not, and n2 has no rows then.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (kernel recording)"
 [ -n "$(tracefs_dir)" ] || skip_all "no tracefs"
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the workload"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the line stamper)"
 cc -O2 -pthread -o top-work "$TRAWL_SRC/tests/e2e/top-work.c" || skip_all "cannot build the workload"
-plan 5
+plan 7
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -83,4 +86,42 @@ echo > end &
 until_ok 60 gone "$REC"
 until_ok 60 test -f top.rc
 is "$(cat top.rc 2> /dev/null)" "exit 0" "top ends by itself (exit 0) once the session has ended"
+
+# a node that vanishes
+"$TRAWL" record -q --relay "$DATA" --session tq --host n1 -k sched,syscalls --only-command \
+	--live-timer 50 -- ./top-work 12 1200 10000 > work1.out 2> rec1.err &
+R1=$!
+"$TRAWL" record -q --relay "$DATA" --session tq --host n2 -k sched,syscalls --only-command \
+	--live-timer 50 -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.1; done' > work2.out 2> rec2.err &
+R2=$!
+pids="$pids $R1 $R2"
+until_ok 60 test -d OUT/tq/n1/kernel && until_ok 60 test -d OUT/tq/n2/kernel ||
+	{ echo "Bail out! no session tq at the relay"; cat rec1.err rec2.err; exit 1; }
+(timeout 120 "$TRAWL" top -b --json -d 0.5 "net://$LIVE/session/tq" 2> tq.err;
+	echo "exit $?" > tq.rc) > tq.json &
+pids="$pids $!"
+down() {
+	python3 - tq.json << 'EOF2'
+import json, sys
+hosts, rows = {}, {}
+for l in open(sys.argv[1]):
+    try:
+        o = json.loads(l)
+    except ValueError:
+        continue
+    if o["type"] == "host":
+        hosts.setdefault(o["interval"], {})[o["host"]] = o.get("down")
+    else:
+        rows.setdefault(o["interval"], set()).add(o["host"])
+for i in sorted(hosts):
+    h = hosts[i]
+    if h.get("n2") is True and h.get("n1") is False:
+        print(i, "n2" in rows.get(i, set()))
+        sys.exit(0)
+sys.exit(1)
+EOF2
+}
+until_ok 40 down > down.txt
+ok $? "a node gone (n2's recording ended): marked down while n1 is not (interval $(cut -d' ' -f1 down.txt))"
+is "$(cut -d' ' -f2 down.txt)" False "... and it has no rows then"
 finish
