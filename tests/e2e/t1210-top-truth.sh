@@ -1,6 +1,7 @@
 #!/bin/sh
 # trawl top -b against ground truth, on a real kernel recording
-# (trawl record -k sched,syscalls) of top-work.c: a thread "burner" that
+# (trawl record -k sched,syscalls --only-command: other tests' threads of
+# the same names stay out) of top-work.c: a thread "burner" that
 # spins 5 ms of each 10 ms, a thread "caller" that makes exactly N getppid
 # calls:
 #  - the burner's CPU time over its run, as top shows it summed over the
@@ -23,7 +24,7 @@ N=1000
 lost=x
 for try in 1 2 3; do
 	rm -rf s
-	if ! "$TRAWL" record -o s -b 16384 -k sched,syscalls -- ./top-work 3 $N > work.out 2> rec.log; then
+	if ! "$TRAWL" record -o s -b 16384 -k sched,syscalls --only-command -- ./top-work 3 $N > work.out 2> rec.log; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
 	fi
