@@ -7,12 +7,12 @@
 #  - 5: the syscalls view (its columns, syscall rows); g: grouped (host *);
 #    1 then t: the CPU view per thread (tids shown); >: the sort column
 #    moves; /nginx: only nginx rows; left: one interval back, paused;
-#    right: forward; Enter: host, process (its threads only), its samples;
+#    right: forward; p: pause off and on; Enter: host, process (its threads only), its samples;
 #    Backspace: up; a resize: redrawn at the new size; q: exits (status 0).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v tmux > /dev/null 2>&1 || skip_all "needs tmux"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3"
-plan 15
+plan 16
 
 "$TRAWL" simulate -q -o sim -n 3 -c 2 -e 200000 > sim.log 2>&1 || { echo "Bail out! simulate"; exit 1; }
 NINT=$("$TRAWL" top -b -d 0.25 --json sim 2> /dev/null | python3 -c "
@@ -78,6 +78,13 @@ is "$(title | sed -n 's/.*) #\([0-9]*\).*/\1/p')" "$((last - 1))" "left: one int
 tm send-keys -t top Right
 until_ok 5 sh -c 'tmux -L "$0" capture-pane -p -t top | head -1 | grep -q ") #$1 "' "$SOCK" "$last"
 ok $? "right: one interval forward (#$last)"
+tm send-keys -t top p
+until_ok 5 sh -c '! tmux -L "$0" capture-pane -p -t top | head -1 | grep -q PAUSED' "$SOCK"
+p1=$?
+tm send-keys -t top p
+until_ok 5 has PAUSED
+p2=$?
+ok $([ $p1 = 0 ] && [ $p2 = 0 ]; echo $?) "p: follows the newest (PAUSED gone), p again: paused"
 # drill down: the first row's host, then its process's threads, then samples
 tm send-keys -t top / Enter
 until_ok 5 sh -c '! tmux -L "$0" capture-pane -p -t top | grep -q "filter: nginx"' "$SOCK"
