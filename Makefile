@@ -52,6 +52,9 @@ LDLIBS += -lpthread -lm
 CLI_PKGS := libtracefs libtraceevent libbpf
 CLI_PKG_CFLAGS := $(shell pkg-config --cflags $(CLI_PKGS) 2>/dev/null)
 CLI_LDLIBS := $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null)
+# trawl top's full screen (cli/top-tui.c): ncurses, in the binary only
+TUI_CFLAGS := $(shell pkg-config --cflags ncurses 2>/dev/null)
+TUI_LDLIBS := $(or $(shell pkg-config --libs ncurses 2>/dev/null),-lncurses)
 
 ifeq ($(V),1)
 Q :=
@@ -100,6 +103,7 @@ $(O)/obj/%.o: $(SRC)/%.c
 bin: $(TRAWL)
 
 $(CLI_OBJS): CPPFLAGS += -I$(SRC)/cli $(CLI_PKG_CFLAGS)
+$(call obj,$(SRC)/cli/top-tui.c): CPPFLAGS += $(TUI_CFLAGS)
 # trawl help: the pages of the source tree built from, wherever O= put the binary
 $(call obj,$(SRC)/cli/trawl.c): CPPFLAGS += -DTRAWL_SRC_MANDIR='"$(SRC)/docs/man"'
 $(KERN_OBJS): CPPFLAGS += $(CLI_PKG_CFLAGS)
@@ -120,7 +124,7 @@ $(SHARED): $(LIB_OBJS) $(SRC)/lib/libtrawl.map
 
 $(TRAWL): $(CLI_OBJS) $(KSTATIC) $(VSTATIC) $(STATIC)
 	@$(if $(Q),echo "  LD      $(notdir $@)")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(KSTATIC) $(VSTATIC) $(STATIC) $(CLI_LDLIBS) $(VIEW_LDLIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(KSTATIC) $(VSTATIC) $(STATIC) $(CLI_LDLIBS) $(VIEW_LDLIBS) $(TUI_LDLIBS) $(LDLIBS)
 
 $(O)/tests/%: $(SRC)/tests/unit/%.c $(STATIC) $(SRC)/tests/unit/tap.h
 	@mkdir -p $(dir $@)

@@ -142,6 +142,7 @@ int cmd_secret(int argc, char **argv);		/* cmd-secret.c */
 const char *cli_secret_env(const char *opt);
 int cmd_view(int argc, char **argv);		/* cmd-view.c */
 int cmd_agg(int argc, char **argv);		/* cmd-agg.c */
+int cmd_top(int argc, char **argv);		/* cmd-top.c */
 
 /*
  * cli/reader.c: the reader of print and agg over the traces under paths

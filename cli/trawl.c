@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "summarize traces: hosts, streams, event counts, time range" },
 	{ "analyze", cmd_analyze, "standard analyses: cputop, schedlat, iolatency, irq, syscalls" },
 	{ "agg", cmd_agg, "aggregate events: counts, sums, histograms, heat maps (bpftrace-style)" },
+	{ "top", cmd_top, "the hosts' processes per interval: CPU, latency, I/O, IRQs, syscalls (live or replayed)" },
 	{ "simulate", cmd_simulate, "write a synthetic multi-host session (for tests and demos)" },
 	{ "record", cmd_record, "trace a command (kernel and user space) into a session, like perf record" },
 	{ "state", cmd_state, "the state of CPUs, threads, files at a time, and the events that built it" },

@@ -4,7 +4,7 @@
 set -eu
 pkgs="gcc g++ make pkg-config libc6-dev binutils time clang llvm libclang-rt-14-dev
 libtracefs-dev libtraceevent-dev libbpf-dev libelf-dev zlib1g-dev bpftool iproute2
-nettle-dev
+nettle-dev libncurses-dev tmux
 rt-tests trace-cmd linux-perf
 babeltrace2 lttng-tools liblttng-ust-dev python3
 protobuf-compiler python3-lttnganalyses babeltrace

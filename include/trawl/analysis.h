@@ -97,6 +97,10 @@ struct trawl_analysis_row {
 	 * more at each change of its name (an exec, a rename), so that a
 	 * thread is a row per name it had: after exec, its new name's. */
 	uint32_t names;
+	/* A thread's rows (thread, preempted): its process (tgid) as the
+	 * kernel model knows it when the slice closes (period(), and after the
+	 * run), -1 when unknown; a process row: its id; other rows: -1. */
+	int64_t pid;
 };
 
 struct trawl_analysis_sample {

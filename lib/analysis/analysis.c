@@ -348,6 +348,7 @@ static struct trawl_analysis_row *row_get(struct trawl_analysis *a, const struct
 	r->min = INT64_MAX;
 	r->max = INT64_MIN;
 	r->prio = INT32_MIN;
+	r->pid = kind == TRAWL_ANALYSIS_PROCESS ? id : -1;
 	return r;
 }
 
@@ -1286,6 +1287,24 @@ static void slice_reset(struct trawl_analysis *a)
 	imap_clear(&a->rowmap);
 }
 
+/* The thread rows' processes, as the model knows them now (once a
+ * slice: a fork or a state dump line may come after a thread's row). */
+static void rows_pid(struct trawl_analysis *a)
+{
+	const struct host *h = NULL;
+	for (size_t i = 0; i < a->nrows; i++) {
+		struct trawl_analysis_row *r = &a->rows[i];
+		if (r->kind != TRAWL_ANALYSIS_THREAD && r->kind != TRAWL_ANALYSIS_PREEMPT)
+			continue;
+		if (!h || h->name != r->host)
+			for (size_t j = 0; j < a->nhosts; j++)
+				if (a->hosts[j].name == r->host)
+					h = &a->hosts[j];
+		const struct ithread *k = h && h->name == r->host && r->id > 0 ? kthr(h, r->id) : NULL;
+		r->pid = k && k->pid >= 0 ? k->pid : -1;
+	}
+}
+
 /* Closes the slice at end: period() reads it; the last slice's results
  * stay for the caller (the accessors), the others are reset. */
 static int slice_close(struct trawl_analysis *a, int64_t end, bool last)
@@ -1293,6 +1312,7 @@ static int slice_close(struct trawl_analysis *a, int64_t end, bool last)
 	int r = 0;
 	if (a->def->fn == cputop)
 		r = cputop_close(a, end, last);
+	rows_pid(a);
 	a->end = end;
 	if (a->o.period)
 		a->o.period(a->o.arg, a);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-top: lib/top (trawl/top.h) on a simulated session of 3 hosts:
+ *  - options: an interval under 1 ms, a short struct: EINVAL;
+ *  - the history is bounded: with history 0.3 s of 0.1 s slices, 3 kept,
+ *    the others dropped (their count), the newest kept in order, their
+ *    bounds contiguous;
+ *  - every slice went to the callback once, in order;
+ *  - queries: a slice out of range -ERANGE, a bad view -EINVAL; the
+ *    per-host rows of each host add up to the grouped ones (CPU time of
+ *    the cpu view, counts of syscalls), the hosts' events to every event
+ *    the run read; processes are their threads summed; sorted as asked;
+ *    the filters keep what they say.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <trawl/pipe.h>
+#include <trawl/sim.h>
+#include <trawl/top.h>
+
+#include "tap.h"
+
+static char trash[64];
+
+struct seen {
+	size_t calls;
+	int64_t last_end;
+	bool order;
+	uint64_t events;		/* the hosts' events, every slice */
+};
+
+static void on_slice(void *arg, struct trawl_top *t)
+{
+	struct seen *s = arg;
+	size_t i = trawl_top_nslices(t) - 1;
+	int64_t b, e;
+	trawl_top_slice_range(t, i, &b, &e);
+	if (s->calls && b != s->last_end)
+		s->order = false;
+	s->last_end = e;
+	s->calls++;
+	for (size_t h = 0; h < trawl_top_nhosts(t, i); h++)
+		s->events += trawl_top_host_at(t, i, h)->events;
+}
+
+static double sum_col(const struct trawl_top_row *r, size_t n, enum trawl_top_column c,
+		      const char *host)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!host || !strcmp(r[i].host, host))
+			s += r[i].v[c];
+	return s;
+}
+
+int main(void)
+{
+	alarm(120);
+	snprintf(trash, sizeof(trash), "/tmp/trawl-test-top-XXXXXX");
+	if (!mkdtemp(trash)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	char err[512] = "", dir[128];
+	snprintf(dir, sizeof(dir), "%s/s", trash);
+	struct trawl_sim_opts so = { .sz = sizeof(so), .output = dir, .hosts = 3, .cpus = 2,
+				     .events = 60000, .seed = 7 };
+	struct trawl_sim *sim = trawl_sim_new(&so, err, sizeof(err));
+	ok(sim && trawl_sim_run(sim, err, sizeof(err)) == 0, "a simulated session (%s)", err);
+	trawl_sim_free(sim);
+
+	struct trawl_top_opts o = { .sz = sizeof(o), .interval_ns = 999999 };
+	errno = 0;
+	ok(!trawl_top_new(&o, err, sizeof(err)) && errno == EINVAL, "an interval under 1 ms: EINVAL (%s)", err);
+	o.interval_ns = 100000000;
+	o.sz = 8;
+	errno = 0;
+	ok(!trawl_top_new(&o, err, sizeof(err)) && errno == EINVAL, "a short options struct: EINVAL");
+
+	struct seen seen = { .order = true };
+	err[0] = 0;
+	o = (struct trawl_top_opts){ .sz = sizeof(o), .interval_ns = 100000000,
+				     .history_ns = 300000000, .slice = on_slice, .arg = &seen };
+	struct trawl_top *t = trawl_top_new(&o, err, sizeof(err));
+	ok(t != NULL, "a top of 0.1 s slices, 0.3 s of history (%s)", err);
+	const char *paths[] = { dir };
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
+	struct trawl_reader *r = trawl_reader_new(paths, 1, &ro, err, sizeof(err));
+	struct trawl_count *cnt = trawl_count_new();
+	struct trawl_sink sinks[2] = { trawl_top_sink(t), trawl_count_sink(cnt) };
+	struct trawl_run_opts run = { .sz = sizeof(run) };
+	is_int(trawl_pipe_run(r, sinks, 2, &run), 0, "the run");
+	ok(seen.calls >= 9, "slices: %zu (a session of about 1 s)", seen.calls);
+	ok(seen.order, "each slice to the callback once, contiguous, in order");
+	is_int(trawl_top_nslices(t), 3, "the history keeps 3 (0.3 s of 0.1 s slices)");
+	is_int(trawl_top_dropped(t), seen.calls - 3, "... the others dropped");
+	int64_t b, e, pe = 0;
+	bool contig = true;
+	for (size_t i = 0; i < 3; i++) {
+		trawl_top_slice_range(t, i, &b, &e);
+		if (i && b != pe)
+			contig = false;
+		pe = e;
+	}
+	ok(contig && pe == seen.last_end, "... the newest, contiguous, the last the callback's last");
+	is_int(seen.events, trawl_count_total(cnt), "the hosts' events over the slices: every event read");
+	ok(trawl_top_slice_range(t, 3, &b, &e) == -ERANGE, "a slice past the history: -ERANGE");
+
+	struct trawl_top_row *rows = NULL, *grp = NULL, *thr = NULL;
+	size_t n = 0, ng = 0, nt = 0;
+	struct trawl_top_query q = { .sz = sizeof(q), .slice = 3, .sort = TRAWL_TOP_NCOLS };
+	is_int(trawl_top_query(t, &q, &rows, &n), -ERANGE, "query: a slice out of range: -ERANGE");
+	q.slice = 1;
+	q.view = TRAWL_TOP_NVIEWS;
+	is_int(trawl_top_query(t, &q, &rows, &n), -EINVAL, "query: no such view: -EINVAL");
+
+	/* per host, grouped, threads: the same CPU time */
+	q.view = TRAWL_TOP_CPU;
+	int rc = trawl_top_query(t, &q, &rows, &n);
+	ok(!rc && n > 0, "the cpu view per process: %zu rows", n);
+	struct trawl_top_query qg = q;
+	qg.group = true;
+	rc = trawl_top_query(t, &qg, &grp, &ng);
+	ok(!rc && ng > 0 && ng < n, "grouped: %zu rows", ng);
+	struct trawl_top_query qt = q;
+	qt.threads = true;
+	rc = trawl_top_query(t, &qt, &thr, &nt);
+	ok(!rc && nt >= n, "per thread: %zu rows", nt);
+	double ps = sum_col(rows, n, TRAWL_TOP_COL_SUM, NULL);
+	ok(ps > 0 && ps == sum_col(grp, ng, TRAWL_TOP_COL_SUM, NULL) &&
+	   ps == sum_col(thr, nt, TRAWL_TOP_COL_SUM, NULL),
+	   "the CPU time: per process = grouped = per thread (%.0f ns)", ps);
+	bool sorted = true, star = true;
+	for (size_t i = 1; i < n; i++)
+		sorted &= rows[i - 1].v[TRAWL_TOP_COL_CPU_PCT] >= rows[i].v[TRAWL_TOP_COL_CPU_PCT];
+	for (size_t i = 0; i < ng; i++)
+		star &= !strcmp(grp[i].host, "*") && grp[i].nhosts >= 1 && grp[i].nhosts <= 3;
+	ok(sorted, "sorted by CPU%%, descending (the view's first column)");
+	ok(star, "grouped rows: host *, 1 to 3 hosts each");
+	/* a grouped row's CPU time: the per-host rows of its name */
+	bool gsum = true;
+	for (size_t i = 0; i < ng; i++) {
+		double s = 0;
+		for (size_t j = 0; j < n; j++)
+			if (!strcmp(rows[j].name, grp[i].name))
+				s += rows[j].v[TRAWL_TOP_COL_SUM];
+		gsum &= s == grp[i].v[TRAWL_TOP_COL_SUM];
+	}
+	ok(gsum, "each grouped row: the per-host rows of its name summed");
+	free(rows);
+	free(grp);
+	free(thr);
+
+	/* filters and sort */
+	q.host = "host1";
+	q.view = TRAWL_TOP_SYSCALLS;
+	q.sort = TRAWL_TOP_COL_MAX;
+	q.ascending = true;
+	rc = trawl_top_query(t, &q, &rows, &n);
+	ok(!rc && n > 0, "syscalls of host1: %zu rows", n);
+	bool h1 = true;
+	sorted = true;
+	for (size_t i = 0; i < n; i++) {
+		h1 &= !strcmp(rows[i].host, "host1") && !strcmp(rows[i].kind, "syscall");
+		if (i)
+			sorted &= rows[i - 1].v[TRAWL_TOP_COL_MAX] <= rows[i].v[TRAWL_TOP_COL_MAX];
+	}
+	ok(h1 && sorted, "--host: host1's syscall rows only, by max ascending");
+	free(rows);
+	q = (struct trawl_top_query){ .sz = sizeof(q), .slice = 2, .comm = "n*", .threads = true,
+				      .sort = TRAWL_TOP_NCOLS };
+	ok(!trawl_top_query(t, &q, &rows, &n), "a name glob");
+	bool cm = true;
+	for (size_t i = 0; i < n; i++)
+		cm &= !fnmatch("n*", rows[i].name, 0) && rows[i].tid > 0;
+	ok(cm, "... only threads of such names (%zu)", n);
+	free(rows);
+
+	trawl_count_free(cnt);
+	trawl_reader_free(r);
+	trawl_top_free(t);
+	trawl_top_free(NULL);
+	if (!tap_fail) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", trash);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", trash);
+	}
+	return done_testing();
+}
