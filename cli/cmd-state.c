@@ -467,10 +467,10 @@ static int event_after(const char *const *paths, size_t npaths, const struct tra
 	return 0;
 }
 
-/* Offline checkpoints: every second of trace time or 2^18 events, so that
+/* Offline checkpoints: every second of trace time or 2^17 events, so that
  * a query replays at most that much (docs/state.md, "Offline"). */
 #define CK_NS 1000000000LL
-#define CK_EVENTS (1u << 18)
+#define CK_EVENTS (1u << 17)
 
 /* PATH/.trawl-state-HOST.ckpt (PATH's directory when it is a file); a
  * hidden name, as readers of CTF (babeltrace2, trawl) skip those. */

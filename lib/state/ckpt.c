@@ -437,7 +437,9 @@ size_t tr_state_ck_bytes(const struct trawl_state *s)
 
 #define ID_HASH (64 * 1024)
 
-/* file's size and a hash of its first and last ID_HASH bytes, as a line */
+/* file's size, modification time and a hash of its first and last
+ * ID_HASH bytes, as a line (a file rewritten has another time; one
+ * changed with its time put back, another hash of its ends) */
 static int file_line(struct wbuf *w, const char *path, const char *name, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -468,7 +470,8 @@ static int file_line(struct wbuf *w, const char *path, const char *name, char *e
 		}
 		got += (size_t)r;
 	}
-	snprintf(line, sizeof(line), "file %s %jd %016" PRIx64 "\n", name, (intmax_t)st.st_size,
+	snprintf(line, sizeof(line), "file %s size %jd mtime %jd.%09ld hash %016" PRIx64 "\n", name,
+		 (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
 		 tr_state_ck_sum(b, n));
 	size_t l = strlen(line);
 	if (wb_room(w, l)) {
