@@ -745,6 +745,7 @@ int cmd_state(int argc, char **argv)
 	struct trawl_reader *r = NULL;
 	struct json js, *j = o.json ? &js : NULL;
 	char *ckfile = NULL;
+	char ck_how[1200] = "";		/* --stats: where the checkpoints came from */
 	int nbad = 0;
 
 	tr_json_init(&js);
@@ -755,6 +756,7 @@ int cmd_state(int argc, char **argv)
 	}
 	if (ckfile) {
 		if ((s = trawl_state_load(ckfile, &so, paths, npaths, err, sizeof(err)))) {
+			snprintf(ck_how, sizeof(ck_how), ", read from %s", ckfile);
 			free(ckfile);	/* (matches: nothing to write) */
 			ckfile = NULL;
 		} else if (errno == ESTALE) {
@@ -806,9 +808,12 @@ int cmd_state(int argc, char **argv)
 			status = cli_err("reading: %s", strerror(-rc));
 			goto out;
 		}
-		if (ckfile && !nbad && trawl_reader_nerrors(r) == 0 &&
-		    trawl_state_save(s, ckfile, paths, npaths, err, sizeof(err)))
+		if (!ckfile || nbad || trawl_reader_nerrors(r))
+			snprintf(ck_how, sizeof(ck_how), "%s", live ? "" : ", made, kept in memory");
+		else if (trawl_state_save(s, ckfile, paths, npaths, err, sizeof(err)))
 			cli_note("checkpoints not kept: %s", err);
+		else
+			snprintf(ck_how, sizeof(ck_how), ", made, written to %s", ckfile);
 	}
 	if (!o.host) {
 		/* (live: the session's hosts are known once read) */
@@ -832,8 +837,8 @@ int cmd_state(int argc, char **argv)
 		trawl_state_stats(s, &st);
 		fprintf(stderr, "state: %" PRIu64 " events, %" PRIu64 " changes held, %" PRIu64
 			" threads, %" PRIu64 " fds, %" PRIu64 " requests, %" PRIu64
-			" checkpoints, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
-			st.requests, st.checkpoints, (double)st.bytes / 1e6);
+			" checkpoints%s, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
+			st.requests, st.checkpoints, ck_how, (double)st.bytes / 1e6);
 	}
 	if (!nat) {
 		at[nat] = trawl_state_newest(s);

@@ -722,6 +722,8 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 			c->key = (uint32_t)(k - back);
 			h->nck++;
 		}
+		if (h->nck > s->nck)
+			s->nck = h->nck;
 	}
 	n = rb_bytes(&r, &b);
 	if (r.bad || r.p != r.e)
