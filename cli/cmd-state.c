@@ -34,6 +34,11 @@ static const char usage[] =
 	"blocked, and on what), each open file descriptor (path, bytes read and\n"
 	"written, opened when), the block requests in flight. With --tid, --cpu or\n"
 	"--fd: that one, and the events that built its state, oldest first.\n"
+	"Offline, the state at TIME is the latest checkpoint before it and a replay of\n"
+	"at most a second or 131072 events after it; the checkpoints are read from\n"
+	"PATH/.trawl-state-HOST.ckpt when it matches the traces, else made by\n"
+	"reading them whole and written there (--checkpoints). The events that built\n"
+	"an entity (--tid, --cpu, --fd) are the window's before TIME, read again.\n"
 	"With --live: the state system follows a relay's session until --duration\n"
 	"has passed, SIGINT or SIGTERM, then shows the state at the newest event\n"
 	"(or at each --at inside the window).\n"
@@ -502,6 +507,40 @@ static char *default_ckfile(const char *path, const char *host)
 
 static volatile int live_stop;	/* SIGINT, SIGTERM, SIGALRM (--duration) */
 
+/*
+ * The offline pass: the traces read into s (up to ro->end; whole when
+ * ckfile is given, which is then written); *rp the reader (for its losses,
+ * freed first if one is there). 0, or 1 said.
+ */
+static int pass_files(struct trawl_state *s, const char *const *paths, size_t npaths,
+		      const struct opts *o, struct trawl_reader_opts *ro, struct trawl_reader **rp,
+		      int *nbad, const char *ckfile, char *how, size_t howlen,
+		      char *err, size_t errlen)
+{
+	struct cli_reader_opts co = { .hosts = ro->hosts, .nhosts = ro->nhosts, .nbad = nbad };
+	struct trawl_reader *r;
+
+	(void)o;
+	trawl_reader_free(*rp);
+	if (ckfile)
+		ro->end = 0;	/* (the file: the traces whole) */
+	if (!(*rp = r = cli_open_reader(paths, npaths, &co, ro, err, errlen)))
+		return cli_err("%s", err);
+	struct trawl_sink sink = trawl_state_sink(s);
+	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+	int rc = trawl_pipe_run(r, &sink, 1, &run);
+	if (rc < 0)
+		return cli_err("reading: %s", strerror(-rc));
+	if (!ckfile || *nbad || trawl_reader_nerrors(r))
+		snprintf(how, howlen, ", made, kept in memory");
+	else if (trawl_state_save(s, ckfile, paths, npaths, err, errlen))
+		cli_note("checkpoints not kept: %s", err);
+	else
+		snprintf(how, howlen, ", made, written to %s", ckfile);
+	return 0;
+}
+
+
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -744,7 +783,7 @@ int cmd_state(int argc, char **argv)
 	struct trawl_state *s = NULL;
 	struct trawl_reader *r = NULL;
 	struct json js, *j = o.json ? &js : NULL;
-	char *ckfile = NULL;
+	char *ckfile = NULL, *ck_loaded = NULL;
 	char ck_how[1200] = "";		/* --stats: where the checkpoints came from */
 	int nbad = 0;
 
@@ -757,7 +796,7 @@ int cmd_state(int argc, char **argv)
 	if (ckfile) {
 		if ((s = trawl_state_load(ckfile, &so, paths, npaths, err, sizeof(err)))) {
 			snprintf(ck_how, sizeof(ck_how), ", read from %s", ckfile);
-			free(ckfile);	/* (matches: nothing to write) */
+			ck_loaded = ckfile;	/* (matches: nothing to write) */
 			ckfile = NULL;
 		} else if (errno == ESTALE) {
 			cli_note("%s: reading the traces again", err);
@@ -793,14 +832,14 @@ int cmd_state(int argc, char **argv)
 				(suseconds_t)((duration - (double)(time_t)duration) * 1e6) } };
 			setitimer(ITIMER_REAL, &it, NULL);
 		}
-	} else if (trawl_state_checkpoints_end(s) == INT64_MIN || ckfile) {
-		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts, .nbad = &nbad };
-		if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
-			status = cli_err("%s", err);
+	} else if (!ck_loaded) {
+		if (pass_files(s, paths, npaths, &o, &ro, &r, &nbad, ckfile, ck_how, sizeof(ck_how),
+			       err, sizeof(err))) {
+			status = 1;
 			goto out;
 		}
 	}
-	if (r) {
+	if (live) {
 		struct trawl_sink sink = trawl_state_sink(s);
 		struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
 		int rc = trawl_pipe_run(r, &sink, 1, &run);
@@ -808,12 +847,6 @@ int cmd_state(int argc, char **argv)
 			status = cli_err("reading: %s", strerror(-rc));
 			goto out;
 		}
-		if (!ckfile || nbad || trawl_reader_nerrors(r))
-			snprintf(ck_how, sizeof(ck_how), "%s", live ? "" : ", made, kept in memory");
-		else if (trawl_state_save(s, ckfile, paths, npaths, err, sizeof(err)))
-			cli_note("checkpoints not kept: %s", err);
-		else
-			snprintf(ck_how, sizeof(ck_how), ", made, written to %s", ckfile);
 	}
 	if (!o.host) {
 		/* (live: the session's hosts are known once read) */
@@ -866,6 +899,22 @@ int cmd_state(int argc, char **argv)
 			break;
 		} else
 			v = trawl_state_at_files(s, paths, npaths, NULL, o.host, at[i], err, sizeof(err));
+		if (!v && errno == EBADMSG && ck_loaded) {
+			/* a checkpoint of the file that does not decode (each is
+			 * checked when used): the file is not used, made again */
+			cli_warn("%s: corrupt (%s): ignored, reading the traces again", ck_loaded, err);
+			trawl_state_free(s);
+			if (!(s = trawl_state_new(&so)) ||
+			    pass_files(s, paths, npaths, &o, &ro, &r, &nbad, ck_loaded, ck_how,
+				       sizeof(ck_how), err, sizeof(err))) {
+				status = s ? 1 : cli_err("out of memory");
+				break;
+			}
+			free(ck_loaded);
+			ck_loaded = NULL;
+			i--;
+			continue;
+		}
 		if (v && (o.tid >= 0 || o.cpu >= 0 || o.fd >= 0) &&
 		    trawl_state_view_history(v, err, sizeof(err))) {
 			status = cli_err("%s: its history: %s", at_s[i], err);
@@ -897,6 +946,7 @@ out:
 	trawl_reader_free(r);
 	trawl_state_free(s);
 	free(ckfile);
+	free(ck_loaded);
 	hosts_free(hl, nhl);
 	return status;
 }

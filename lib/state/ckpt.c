@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -355,6 +356,10 @@ int tr_state_ck_restore(const struct trawl_state *s, const struct host *h, size_
 		return -EINVAL;
 	for (size_t k = h->ck[i].key; k <= i; k++) {
 		bool whole;
+		if (tr_state_ck_sum(s->ckbuf + h->ck[k].off, h->ck[k].len) != h->ck[k].sum) {
+			rc = -EBADMSG;
+			goto err;
+		}
 		if ((rc = ck_get(s->ckbuf + h->ck[k].off, h->ck[k].len, out, &whole)))
 			goto err;
 		if (whole != (k == h->ck[i].key)) {
@@ -400,6 +405,7 @@ int tr_state_checkpoint(struct trawl_state *s, int64_t ts)
 		k->off = at;
 		k->len = (uint32_t)(w.len - at);
 		k->key = whole ? (uint32_t)h->nck : h->ck[h->nck - 1].key;
+		k->sum = tr_state_ck_sum(s->ckbuf + at, k->len);
 		h->nck++;
 		/* the state it was made of, for the next one's differences */
 		tr_tables_release(&h->ckshadow);
@@ -418,7 +424,11 @@ void tr_state_ck_release(struct trawl_state *s)
 		s->hosts[i].nck = s->hosts[i].capck = 0;
 		tr_tables_release(&s->hosts[i].ckshadow);
 	}
-	free(s->ckbuf);
+	if (s->ckmap)
+		munmap(s->ckmap, s->ckmap_len);
+	else
+		free(s->ckbuf);
+	s->ckmap = NULL;
 	s->ckbuf = NULL;
 	s->cklen = s->ckcap = 0;
 	s->nck = 0;
@@ -546,13 +556,36 @@ int tr_state_identity(const char *const *paths, size_t npaths, char **out,
 static const char magic[8] = "TRAWLSTC";
 #define CK_VERSION 1
 
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/*
+ * The file: magic, the header's length H (8 bytes, little-endian), the
+ * header (H - 8 bytes of varints and byte strings), its checksum (8 bytes:
+ * of all before it), then the checkpoints' bytes to the end: a load reads
+ * the header and maps the rest, whose checkpoints are checked one by one
+ * (their checksums are in the header) when restored, so that a query of
+ * an hour's file reads the header and at most TR_CK_KEY checkpoints.
+ */
 int tr_state_ck_format(const struct trawl_state *s, const char *ident, uint8_t **out, size_t *len)
 {
 	struct wbuf w = { 0 };
 
-	if (wb_room(&w, sizeof(magic))) {
+	if (wb_room(&w, sizeof(magic) + 8)) {
 		memcpy(w.p, magic, sizeof(magic));
-		w.len = sizeof(magic);
+		w.len = sizeof(magic) + 8;
 	}
 	struct tables probe;
 	tr_tables_init(&probe);
@@ -584,13 +617,17 @@ int tr_state_ck_format(const struct trawl_state *s, const char *ident, uint8_t *
 			wb_v(&w, h->ck[k].off);
 			wb_v(&w, h->ck[k].len);
 			wb_v(&w, k - h->ck[k].key);
+			wb_v(&w, h->ck[k].sum);
 		}
 	}
-	wb_bytes(&w, s->ckbuf, s->cklen);
-	if (wb_room(&w, 8)) {
-		uint64_t sum = tr_state_ck_sum(w.p, w.len);
-		for (int i = 0; i < 8; i++)
-			w.p[w.len++] = (uint8_t)(sum >> (8 * i));
+	wb_v(&w, s->cklen);
+	if (wb_room(&w, 8 + s->cklen)) {
+		put_u64(w.p + sizeof(magic), w.len + 8 - sizeof(magic) - 8);
+		put_u64(w.p + w.len, tr_state_ck_sum(w.p, w.len));
+		w.len += 8;
+		if (s->cklen)
+			memcpy(w.p + w.len, s->ckbuf, s->cklen);
+		w.len += s->cklen;
 	}
 	if (w.oom) {
 		free(w.p);
@@ -619,25 +656,23 @@ static void first_diff(const char *a, const char *b, char *out, size_t n)
 }
 
 int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, const char *ident,
-		      bool sum, char *err, size_t errlen)
+		      bool sum, bool borrow, char *err, size_t errlen)
 {
-	struct rbuf r = { buf, buf + len, false };
+	struct rbuf r;
 	const uint8_t *b;
 	size_t n;
 	int rc = -EBADMSG;
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); goto out; } while (0)
-	if (len < sizeof(magic) + 8 || memcmp(buf, magic, sizeof(magic)))
+	if (len < sizeof(magic) + 16 || memcmp(buf, magic, sizeof(magic)))
 		BAD("not a checkpoint file");
-	if (sum) {
-		uint64_t got = 0;
-		for (int i = 0; i < 8; i++)
-			got |= (uint64_t)buf[len - 8 + i] << (8 * i);
-		if (got != tr_state_ck_sum(buf, len - 8))
-			BAD("corrupt: its checksum does not match its contents");
-	}
-	r.p += sizeof(magic);
-	r.e -= 8;
+	uint64_t hl = get_u64(buf + sizeof(magic));
+	if (hl < 8 || hl > len - sizeof(magic) - 8)
+		BAD("corrupt: truncated (its header)");
+	size_t end = sizeof(magic) + 8 + (size_t)hl;	/* the checkpoints' bytes from here */
+	if (sum && get_u64(buf + end - 8) != tr_state_ck_sum(buf, end - 8))
+		BAD("corrupt: its header's checksum does not match it");
+	r = (struct rbuf){ buf + sizeof(magic) + 8, buf + end - 8, false };
 	if (rb_v(&r) != CK_VERSION)
 		BAD("a version of the format this trawl does not read");
 	struct tables probe;
@@ -702,7 +737,7 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 		if (!h)
 			BAD("corrupt: its hosts (one twice, or %s)", strerror(ENOMEM));
 		uint64_t nk = rb_v(&r);
-		if (r.bad || nk > (uint64_t)(r.e - r.p) / 4)
+		if (r.bad || nk > (uint64_t)(r.e - r.p) / 5)
 			BAD("corrupt: host %s's checkpoints", h->name);
 		if (nk && !(h->ck = calloc(nk, sizeof(*h->ck)))) {
 			rc = -ENOMEM;
@@ -714,6 +749,7 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 			struct ckpt *c = &h->ck[k];
 			c->ts = (int64_t)((uint64_t)prev + (uint64_t)unzz(rb_v(&r)));
 			uint64_t off = rb_v(&r), l = rb_v(&r), back = rb_v(&r);
+			c->sum = rb_v(&r);
 			if (r.bad || (k && c->ts < prev) || back > k || l > UINT32_MAX || !l)
 				BAD("corrupt: host %s's checkpoint %" PRIu64, h->name, k);
 			prev = c->ts;
@@ -725,22 +761,29 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 		if (h->nck > s->nck)
 			s->nck = h->nck;
 	}
-	n = rb_bytes(&r, &b);
+	uint64_t cl = rb_v(&r);
 	if (r.bad || r.p != r.e)
-		BAD("corrupt: %s", r.bad ? "truncated" : "bytes after its end");
+		BAD("corrupt: %s", r.bad ? "truncated" : "bytes after its header");
+	if (cl != len - end)
+		BAD("corrupt: %s (%zu bytes of checkpoints, not %" PRIu64 ")",
+		    cl > len - end ? "truncated" : "bytes after its end", len - end, cl);
 	for (size_t i = 0; i < s->nhosts; i++)
 		for (size_t k = 0; k < s->hosts[i].nck; k++) {
 			const struct ckpt *c = &s->hosts[i].ck[k];
-			if (c->off > n || c->len > n - c->off || (c->key == k) != (b[c->off] == 1))
+			if (c->off > cl || c->len > cl - c->off)
 				BAD("corrupt: host %s's checkpoint %zu", s->hosts[i].name, k);
 		}
-	if (n && !(s->ckbuf = malloc(n))) {
-		rc = -ENOMEM;
-		BAD("%s", strerror(ENOMEM));
+	if (borrow) {
+		s->ckbuf = (uint8_t *)buf + end;
+	} else {
+		if (cl && !(s->ckbuf = malloc(cl))) {
+			rc = -ENOMEM;
+			BAD("%s", strerror(ENOMEM));
+		}
+		if (cl)
+			memcpy(s->ckbuf, buf + end, cl);
 	}
-	if (n)
-		memcpy(s->ckbuf, b, n);
-	s->cklen = s->ckcap = n;
+	s->cklen = s->ckcap = cl;
 	s->ck_loaded = true;
 	s->nowin = true;
 	rc = 0;
@@ -816,8 +859,9 @@ struct trawl_state *trawl_state_load(const char *file, const struct trawl_state_
 {
 	struct trawl_state *s = NULL;
 	char *ident = NULL;
-	uint8_t *b = NULL;
+	void *map = MAP_FAILED;
 	struct stat st;
+	size_t len = 0;
 	int fd = open(file, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0 || fstat(fd, &st)) {
@@ -825,48 +869,44 @@ struct trawl_state *trawl_state_load(const char *file, const struct trawl_state_
 		snprintf(err, errlen, "%s: %s", file, strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > ((off_t)1 << 40)) {
+	if (!S_ISREG(st.st_mode) || st.st_size < 32) {
 		rc = -EBADMSG;
 		snprintf(err, errlen, "%s: not a checkpoint file", file);
 		goto out;
 	}
-	size_t len = (size_t)st.st_size;
-	if (!(b = malloc(len ? len : 1))) {
-		rc = -ENOMEM;
-		goto nomem;
-	}
-	for (size_t at = 0; at < len;) {
-		ssize_t r = read(fd, b + at, len - at);
-		if (r <= 0) {
-			rc = r ? -errno : -EBADMSG;
-			snprintf(err, errlen, "%s: %s", file, r ? strerror(errno) : "shorter than it was");
-			goto out;
-		}
-		at += (size_t)r;
+	len = (size_t)st.st_size;
+	/* (mapped, not read: a query touches the header and a few checkpoints) */
+	if ((map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		goto out;
 	}
 	if ((rc = tr_state_identity(paths, npaths, &ident, err, errlen)))
 		goto out;
 	if (!(s = trawl_state_new(o))) {
 		rc = -errno;
-		goto nomem;
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		goto out;
 	}
 	char m[900];
-	if ((rc = tr_state_ck_parse(s, b, len, ident, true, m, sizeof(m)))) {
+	if ((rc = tr_state_ck_parse(s, map, len, ident, true, true, m, sizeof(m)))) {
 		snprintf(err, errlen, "%s: %s", file, m);
 		goto out;
 	}
-	free(b);
+	s->ckmap = map;
+	s->ckmap_len = len;
 	free(ident);
 	close(fd);
 	return s;
-nomem:
-	snprintf(err, errlen, "%s", strerror(ENOMEM));
 out:
 	if (fd >= 0)
 		close(fd);
-	free(b);
 	free(ident);
+	if (s)
+		s->ckbuf = NULL;	/* (borrowed, if it was) */
 	trawl_state_free(s);
+	if (map != MAP_FAILED)
+		munmap(map, len);
 	errno = -rc;
 	return NULL;
 }

@@ -65,6 +65,7 @@ struct ckpt {
 	uint64_t off;			/* its bytes in ckbuf */
 	uint32_t len;
 	uint32_t key;			/* the whole one it is decoded from: index */
+	uint64_t sum;			/* of its bytes (tr_state_ck_sum) */
 };
 
 struct host {
@@ -107,6 +108,8 @@ struct trawl_state {
 	int64_t last_taken;		/* the time of the last event taken */
 	uint8_t *ckbuf;			/* every host's checkpoints, encoded */
 	size_t cklen, ckcap;
+	void *ckmap;			/* loaded: the file, mapped (ckbuf inside) */
+	size_t ckmap_len;
 	uint64_t nck;
 	int64_t next_ck, first_ts;
 	int64_t replay_from;		/* a replay: events before it are skipped */
@@ -127,20 +130,22 @@ TRAWL_HIDDEN int tr_state_ck_restore(const struct trawl_state *s, const struct h
 				     struct tables *out);
 TRAWL_HIDDEN void tr_state_ck_release(struct trawl_state *s);
 TRAWL_HIDDEN size_t tr_state_ck_bytes(const struct trawl_state *s);
-/* The checkpoint file (ckpt.c): its checksum (64-bit FNV-1a); the text
+/* The checkpoint file (ckpt.c): its checksums (64-bit FNV-1a); the text
  * that identifies the traces under paths (*out: the caller frees); s's
  * checkpoints as the file's bytes (*out: the caller frees); and the
- * file's bytes read into s (a new state: its window set; ident NULL: not
- * checked; sum false: the checksum not checked, for the fuzz target):
- * 0, -EBADMSG, -ESTALE (another model, window or trace), -ENOMEM, the
- * message in err. */
+ * file's bytes (buf, len: all of it) taken into s (a new state: its window
+ * set; ident NULL: not checked; sum false: the header's checksum not
+ * checked, for the fuzz target; borrow: s's checkpoints point into buf,
+ * which must outlive s, else they are copied): 0, -EBADMSG, -ESTALE
+ * (another model, window or trace), -ENOMEM, the message in err. Each
+ * checkpoint's own checksum is checked when it is restored. */
 TRAWL_HIDDEN uint64_t tr_state_ck_sum(const uint8_t *b, size_t n);
 TRAWL_HIDDEN int tr_state_identity(const char *const *paths, size_t npaths, char **out,
 				   char *err, size_t errlen);
 TRAWL_HIDDEN int tr_state_ck_format(const struct trawl_state *s, const char *ident,
 				    uint8_t **out, size_t *len);
 TRAWL_HIDDEN int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len,
-				   const char *ident, bool sum, char *err, size_t errlen);
+				   const char *ident, bool sum, bool borrow, char *err, size_t errlen);
 TRAWL_HIDDEN void tr_state_ingest_free(struct trawl_state *s);
 /* The view frees s with itself (a replay's state, whose strings it shows). */
 TRAWL_HIDDEN void tr_state_view_own(struct trawl_state_view *v, struct trawl_state *s);

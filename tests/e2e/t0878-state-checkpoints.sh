@@ -7,14 +7,14 @@
 #    the time, read again);
 #  - --checkpoints none writes no file and prints the same; --checkpoints
 #    FILE writes FILE;
-#  - a corrupt file (a byte flipped): a warning saying it is ignored, the
-#    same output, the file made again (the next run reads it);
+#  - a corrupt file (a byte of its header flipped): a warning saying it is
+#    ignored, the same output, the file made again (the next run reads it);
 #  - the trace changed (a stream truncated): a note that the file is of
 #    other traces, the output that of the changed trace (as without a
 #    file), the file made again for it;
 #  - another --window: made again (a note).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 15
+plan 16
 
 TZ=UTC
 export TZ
@@ -48,16 +48,20 @@ cmp_files cpu-file.out cpu-none.out "the same CPU and newest changes"
 "$TRAWL" state sim --at +0.5 --checkpoints other.ckpt > other.out 2>&1
 is "$?:$(test -s other.ckpt && echo file)" "0:file" "--checkpoints FILE: written there"
 
-# corrupt: a byte in the middle flipped
+# corrupt: a byte of its header flipped (those of its checkpoints:
+# test-state, each checked when it is used)
 python3 - "$CK" <<'PY'
 import sys
-b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0x20
+b = bytearray(open(sys.argv[1], "rb").read()); b[100] ^= 0x20
 open(sys.argv[1], "wb").write(b)
 PY
 "$TRAWL" state sim $AT --stats > corrupt.out 2> corrupt.err
 is "$?:$(grep -c 'corrupt.*ignored, reading the traces again' corrupt.err):$(grep -c 'made, written to' corrupt.err)" \
 	"0:1:1" "a corrupt file: a warning, ignored, made again"
 cmp_files corrupt.out first.out "a corrupt file: the same state"
+"$TRAWL" state sim --at +0.3 --stats > again.out 2> again.err
+is "$?:$(grep -c 'read from' again.err):$(grep -c warning again.err)" "0:1:0" \
+	"the file made again is read by the next run"
 
 # the trace changed: a stream truncated by its last packet
 S=$(ls sim/host0/kernel/channel* | head -1)

@@ -842,9 +842,11 @@ static void test_anywhere(const char *dir)
 	bad = trawl_state_load(file, &lo_, p, 1, err, sizeof(err));
 	ok(bad != NULL, "the trace as it was: the file taken again");
 	trawl_state_free(bad);
-	/* corrupt: a byte flipped anywhere, truncated, not one */
-	int refused = 0, tries = 0;
-	for (size_t at = 3; orig && at < len; at += len / 37 + 1, tries++) {
+	/* corrupt: a byte flipped anywhere: refused at the load (its header),
+	 * or by the queries whose checkpoints it is in (each checked when it
+	 * is restored), never a wrong answer */
+	int refused = 0, tries = 0, wrong = 0, answered = 0;
+	for (size_t at = 3; orig && at < len; at += len / 13 + 1, tries++) {
 		orig[at] ^= 0x10;
 		if ((f = fopen(file, "wb"))) {
 			fwrite(orig, 1, len, f);
@@ -852,10 +854,30 @@ static void test_anywhere(const char *dir)
 		}
 		orig[at] ^= 0x10;
 		bad = trawl_state_load(file, &lo_, p, 1, err, sizeof(err));
-		refused += !bad && errno == EBADMSG && strstr(err, file) && *err;
+		if (!bad) {
+			refused += errno == EBADMSG && strstr(err, file) && *err;
+			continue;
+		}
+		bool seen = false;
+		for (size_t i = 0; i < nt; i += 3) {
+			struct trawl_state_view *v = trawl_state_at_files(bad, p, 1, NULL, "node", times[i],
+									  err, sizeof(err));
+			size_t e = 0;
+			if (v) {
+				answered++;
+				wrong += !truth[i] || !same_all(truth[i], v, &e);
+			} else {
+				seen |= errno == EBADMSG;
+				wrong += errno != EBADMSG;
+			}
+			trawl_state_view_free(v);
+		}
+		refused += seen;
 		trawl_state_free(bad);
 	}
-	is_int(refused, tries, "a byte flipped at %d places: each refused as corrupt (EBADMSG)", tries);
+	ok(refused == tries && !wrong, "a byte flipped at %d places: each refused as corrupt (EBADMSG), "
+	   "at the load or by the queries of its checkpoint (%d refused, %d wrong answers of %d)",
+	   tries, refused, wrong, answered);
 	if (orig && (f = fopen(file, "wb"))) {
 		fwrite(orig, 1, len / 2, f);
 		fclose(f);
