@@ -531,8 +531,21 @@ static int pass_files(struct trawl_state *s, const char *const *paths, size_t np
 	int rc = trawl_pipe_run(r, &sink, 1, &run);
 	if (rc < 0)
 		return cli_err("reading: %s", strerror(-rc));
-	if (!ckfile || *nbad || trawl_reader_nerrors(r))
-		snprintf(how, howlen, ", made, kept in memory");
+	/* a trace that lost events (or had regions skipped) gets no file: its
+	 * losses are reported by the pass that reads it, and a run from a
+	 * file reads none of it (docs/state.md) */
+	uint64_t lost = 0;
+	for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t); k++) {
+			struct trawl_reader_stream_stats st;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(t, k), &st);
+			lost += st.discarded;
+		}
+	}
+	if (!ckfile || *nbad || trawl_reader_nerrors(r) || lost)
+		snprintf(how, howlen, ", made, kept in memory%s",
+			 ckfile && lost ? " (the traces lost events: no file, so that each run reports them)" : "");
 	else if (trawl_state_save(s, ckfile, paths, npaths, err, errlen))
 		cli_note("checkpoints not kept: %s", err);
 	else
