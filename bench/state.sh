@@ -4,14 +4,19 @@
 #   idle  SECONDS of whatever the machine does (a shared VM is never idle)
 #   busy  hackbench -p -g 2 -l LOOPS
 # For each: its events and trace seconds; `trawl info` (pure decode) and
-# `trawl state --at END` (decode + the state system, every change held in a
-# 10 s window, a checkpoint every 10 s) as CPU seconds (user + system) and
+# `trawl state --at END` (decode + the state system without a window, a
+# checkpoint every second or 2^17 events) as CPU seconds (user + system) and
 # peak RSS; the state system's events/s; and its CPU per second of trace:
 # (state CPU - info CPU) / trace seconds, what feeding it live would cost
 # beyond reading (a live reader's polling is not counted); and the ratio of
-# their speeds, info CPU / state CPU (issue 29's goal: >= 0.5). Then, when built
-# (make bench, or make build/bench/bench-state), bench-state on the busy
-# recording: the latency of queries inside the window and before it.
+# their speeds, info CPU / state CPU (issue 29's goal: >= 0.5), against
+# `trawl info` with two threads (as trawl state reads) and with one. Then
+# `trawl state` writing its checkpoint file (its size, per hour of trace),
+# and a query from it. Then, when built (make bench, or make
+# build/bench/bench-state), bench-state on the busy recording: the pass
+# against decoding (one thread each), queries anywhere (200 random times:
+# median, worst) from memory and from the file, with history, and in the
+# window.
 # Then live: a relay on loopback, `trawl record --relay` for LIVE_SECONDS
 # of the machine, idle and under hackbench, followed by `trawl state --live`
 # (attached from the session's start; it ends with the session): its CPU
@@ -49,23 +54,42 @@ for l in sys.stdin:
 print(n, lo, hi)' > "$D/$name.range"
 	read n lo hi < "$D/$name.range"
 	cpu "$D/$name.info" "$T" info --threads 1 "$s"
-	cpu "$D/$name.state" "$T" state "$s" --at "$hi" --cpu 0 -n 1
+	cpu "$D/$name.info2" "$T" info "$s"
+	cpu "$D/$name.state" "$T" state "$s" --at "$hi" --checkpoints none
+	cpu "$D/$name.statef" "$T" state "$s" --at "$hi"
+	ck=$(ls "$s"/.trawl-state-*.ckpt 2>/dev/null | head -1)
+	cksz=$(stat -c %s "$ck" 2>/dev/null || echo 0)
+	trsz=$(( $(du -sb "$s" | cut -f1) - cksz ))
+	cpu "$D/$name.query" "$T" state "$s" --at "$(( (lo + hi) / 2 ))"
 	read iu is im < "$D/$name.info"
+	read ju js jm < "$D/$name.info2"
 	read su ss sm < "$D/$name.state"
-	python3 - "$name" "$n" "$lo" "$hi" "$iu" "$is" "$im" "$su" "$ss" "$sm" <<'PY'
+	read fu fs fm < "$D/$name.statef"
+	read qu qs qm < "$D/$name.query"
+	python3 - "$name" "$n" "$lo" "$hi" "$iu" "$is" "$im" "$su" "$ss" "$sm" "$ju" "$js" \
+		"$fu" "$fs" "$qu" "$qs" "$qm" "$cksz" "$trsz" <<'PY'
 import sys
-name, n, lo, hi, iu, is_, im, su, ss, sm = sys.argv[1:]
+name, n, lo, hi, iu, is_, im, su, ss, sm, ju, js, fu, fs, qu, qs, qm, cksz, trsz = sys.argv[1:]
 n = int(n); dur = (int(hi) - int(lo)) / 1e9
-ic = float(iu) + float(is_); sc = float(su) + float(ss)
+ic = float(iu) + float(is_); sc = float(su) + float(ss); jc = float(ju) + float(js)
+fc = float(fu) + float(fs); qc = float(qu) + float(qs); cksz = int(cksz)
 extra = max(sc - ic, 0.0)
 print(f"{name}: {n} events over {dur:.2f} s of trace")
-print(f"  trawl info --threads 1: {ic:.2f} s CPU, {int(im)/1024:.1f} MB peak")
-print(f"  trawl state:            {sc:.2f} s CPU, {int(sm)/1024:.1f} MB peak, "
+print(f"  trawl info --threads 1: {ic:.2f} s CPU, {int(im)/1024:.1f} MB peak; trawl info (2 threads, "
+      f"as trawl state reads): {jc:.2f} s CPU")
+print(f"  trawl state --at END --checkpoints none (the pass, checkpoints in memory, one query): "
+      f"{sc:.2f} s CPU, {int(sm)/1024:.1f} MB peak, "
       f"{n / sc / 1e6 if sc else float('inf'):.2f} M events/s (decode included)")
 print(f"  the state system beyond decoding: {extra:.3f} s CPU, "
       f"{100 * extra / dur if dur else 0:.3f} % of a CPU per second of trace")
-print(f"  state speed / decode speed (info CPU / state CPU): "
-      f"{ic / sc if sc else 0:.2f} (goal >= 0.5)")
+print(f"  state speed / decode speed (info CPU / state CPU): {jc / sc if sc else 0:.2f} with the same "
+      f"threads, {ic / sc if sc else 0:.2f} against --threads 1 (goal >= 0.5)")
+print(f"  trawl state --at END writing its checkpoint file: {fc:.2f} s CPU; the file "
+      f"{cksz / 1e6:.2f} MB ({cksz / 1e6 / dur * 3600 if dur else 0:.0f} MB per hour of trace at "
+      f"{n / dur / 1e6 if dur else 0:.2f} M events/s; {100 * cksz / max(1, int(trsz)):.2f} % of the "
+      f"trace's {int(trsz) / 1e6:.1f} MB)")
+print(f"  trawl state --at MIDDLE from the file (a whole run: hosts, load, replay): {qc:.2f} s CPU, "
+      f"{int(qm)/1024:.1f} MB peak")
 PY
 }
 
@@ -76,8 +100,10 @@ echo "bench/state.sh"
 bench_machine
 one idle "$D/idle"
 one busy "$D/busy"
-# queries on the busy recording: the state at t inside the window, and
-# before it (the nearest checkpoint and a replay)
+# queries on the busy recording: the offline pass against decoding alone
+# (one thread each), the state at 200 random times anywhere (the latest
+# checkpoint and a replay; from memory and from the file), with history,
+# and inside the window of a pass that keeps one
 [ -x "$B/bench/bench-state" ] && "$B/bench/bench-state" "$D/busy" 2> /dev/null
 
 live() {	# live NAME [WORKLOAD...]: the state system fed live for LIVE_S seconds

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,11 @@ static const char usage[] =
 	"blocked, and on what), each open file descriptor (path, bytes read and\n"
 	"written, opened when), the block requests in flight. With --tid, --cpu or\n"
 	"--fd: that one, and the events that built its state, oldest first.\n"
+	"Offline, the state at TIME is the latest checkpoint before it and a replay of\n"
+	"at most a second or 131072 events after it; the checkpoints are read from\n"
+	"PATH/.trawl-state-HOST.ckpt when it matches the traces, else made by\n"
+	"reading them whole and written there (--checkpoints). The events that built\n"
+	"an entity (--tid, --cpu, --fd) are the window's before TIME, read again.\n"
 	"With --live: the state system follows a relay's session until --duration\n"
 	"has passed, SIGINT or SIGTERM, then shows the state at the newest event\n"
 	"(or at each --at inside the window).\n"
@@ -52,6 +58,11 @@ static const char usage[] =
 	"  -d, --duration S      with --live: stop after S seconds (decimals allowed)\n"
 	CLI_LIVE_HELP
 	"  -w, --window S        seconds of detailed history kept (default 10)\n"
+	"      --checkpoints FILE  offline: the checkpoints of the state, read from FILE\n"
+	"                        when it matches the traces (their UUIDs, files, sizes,\n"
+	"                        window), else made by reading the traces whole and\n"
+	"                        written to it (default: PATH/.trawl-state-HOST.ckpt;\n"
+	"                        none: kept in memory only)\n"
 	"      --stats           events, changes and entities held, memory (stderr)\n"
 	"  -n, --changes N       at most the N newest changes (default 50; 0: all)\n"
 	"      --clock-gmt       times in UTC (default: local time; alias --gmt)\n"
@@ -461,7 +472,87 @@ static int event_after(const char *const *paths, size_t npaths, const struct tra
 	return 0;
 }
 
+/* Offline checkpoints: every second of trace time or 2^17 events, so that
+ * a query replays at most that much (docs/state.md, "Offline"). */
+#define CK_NS 1000000000LL
+#define CK_EVENTS (1u << 17)
+
+/* PATH/.trawl-state-HOST.ckpt (PATH's directory when it is a file); a
+ * hidden name, as readers of CTF (babeltrace2, trawl) skip those. */
+static char *default_ckfile(const char *path, const char *host)
+{
+	struct stat st;
+	char *dir = strdup(path), *f;
+	size_t n;
+
+	if (!dir)
+		return NULL;
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		char *sl = strrchr(dir, '/');
+		if (sl)
+			*sl = 0;
+		else
+			strcpy(dir, ".");
+	}
+	n = strlen(dir) + strlen(host ? host : "") + 32;
+	if ((f = malloc(n))) {
+		snprintf(f, n, "%s/.trawl-state-%s.ckpt", dir, host && *host ? host : "_");
+		for (char *p = f + strlen(dir) + 1; *p; p++)
+			if (*p == '/')
+				*p = '_';
+	}
+	free(dir);
+	return f;
+}
+
 static volatile int live_stop;	/* SIGINT, SIGTERM, SIGALRM (--duration) */
+
+/*
+ * The offline pass: the traces read into s (up to ro->end; whole when
+ * ckfile is given, which is then written); *rp the reader (for its losses,
+ * freed first if one is there). 0, or 1 said.
+ */
+static int pass_files(struct trawl_state *s, const char *const *paths, size_t npaths,
+		      const struct opts *o, struct trawl_reader_opts *ro, struct trawl_reader **rp,
+		      int *nbad, const char *ckfile, char *how, size_t howlen,
+		      char *err, size_t errlen)
+{
+	struct cli_reader_opts co = { .hosts = ro->hosts, .nhosts = ro->nhosts, .nbad = nbad };
+	struct trawl_reader *r;
+
+	(void)o;
+	trawl_reader_free(*rp);
+	if (ckfile)
+		ro->end = 0;	/* (the file: the traces whole) */
+	if (!(*rp = r = cli_open_reader(paths, npaths, &co, ro, err, errlen)))
+		return cli_err("%s", err);
+	struct trawl_sink sink = trawl_state_sink(s);
+	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+	int rc = trawl_pipe_run(r, &sink, 1, &run);
+	if (rc < 0)
+		return cli_err("reading: %s", strerror(-rc));
+	/* a trace that lost events (or had regions skipped) gets no file: its
+	 * losses are reported by the pass that reads it, and a run from a
+	 * file reads none of it (docs/state.md) */
+	uint64_t lost = 0;
+	for (size_t i = 0; i < trawl_reader_ntraces(r); i++) {
+		const struct trawl_reader_trace *t = trawl_reader_trace_at(r, i);
+		for (size_t k = 0; k < trawl_reader_trace_nstreams(t); k++) {
+			struct trawl_reader_stream_stats st;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(t, k), &st);
+			lost += st.discarded;
+		}
+	}
+	if (!ckfile || *nbad || trawl_reader_nerrors(r) || lost)
+		snprintf(how, howlen, ", made, kept in memory%s",
+			 ckfile && lost ? " (the traces lost events: no file, so that each run reports them)" : "");
+	else if (trawl_state_save(s, ckfile, paths, npaths, err, errlen))
+		cli_note("checkpoints not kept: %s", err);
+	else
+		snprintf(how, howlen, ", made, written to %s", ckfile);
+	return 0;
+}
+
 
 static void on_stop(int sig)
 {
@@ -479,6 +570,7 @@ int cmd_state(int argc, char **argv)
 		{ "fd", required_argument, NULL, 'F' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "checkpoints", required_argument, NULL, 'K' },
 		{ "live", required_argument, NULL, 'l' },
 		{ "duration", required_argument, NULL, 'd' },
 		CLI_LIVE_OPTIONS,
@@ -494,7 +586,7 @@ int cmd_state(int argc, char **argv)
 	int64_t at[64];
 	size_t nat = 0;
 	double window = 10, duration = 0;
-	const char *live = NULL;
+	const char *live = NULL, *ckopt = NULL;
 	long wait_ms = CLI_WAIT_FOREVER;
 	bool stats = false, from_now = false, wait_given = false;
 	int c, status = 1;
@@ -537,6 +629,11 @@ int cmd_state(int argc, char **argv)
 			window = strtod(optarg, &end);
 			if (*end || !*optarg || !(window > 0))
 				return cli_usage("--window: '%s' is not a number of seconds", optarg);
+			break;
+		case 'K':
+			if (!*optarg)
+				return cli_usage("--checkpoints: a file, or none");
+			ckopt = optarg;
 			break;
 		case 'l':
 			if ((status = cli_live_check(optarg)))
@@ -582,6 +679,8 @@ int cmd_state(int argc, char **argv)
 		return cli_usage("no --at TIME given");
 	if (duration > 0 && !live)
 		return cli_usage("--duration goes with --live");
+	if (ckopt && live)
+		return cli_usage("--checkpoints goes with trace paths, not --live");
 	if ((wait_given || from_now) && !live)
 		return cli_usage("%s goes with --live", wait_given ? "--wait" : "--from-now");
 	if ((o.tid >= 0) + (o.cpu >= 0) + (o.fd >= 0) > 1 && !(o.fd >= 0 && o.tid >= 0))
@@ -680,19 +779,49 @@ int cmd_state(int argc, char **argv)
 		return rc;
 	}
 
-	/* one pass up to the latest time, with checkpoints for the others */
-	char err[512];
+	/*
+	 * Offline: the checkpoints of the state (every CK_NS of trace time
+	 * or CK_EVENTS events), from the checkpoint file when it matches the
+	 * traces, else from a pass over them (whole, to write the file; else
+	 * up to the latest time); every --at is then a restore and a replay
+	 * of at most one interval (trawl_state_at_files). Live: the window.
+	 */
+	char err[1024];
 	int64_t wns = (int64_t)(window * 1e9);
 	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = wns,
-				       .checkpoint_ns = live ? 0 : wns };
+				       .checkpoint_ns = live ? 0 : CK_NS,
+				       .checkpoint_events = live ? 0 : CK_EVENTS,
+				       .no_window = !live };
 	struct trawl_reader_opts ro = { .sz = sizeof(ro), .end = live ? 0 : last };
-	struct trawl_state *s = trawl_state_new(&so);
+	struct trawl_state *s = NULL;
 	struct trawl_reader *r = NULL;
 	struct json js, *j = o.json ? &js : NULL;
+	char *ckfile = NULL, *ck_loaded = NULL;
+	char ck_how[1200] = "";		/* --stats: where the checkpoints came from */
 	int nbad = 0;
 
 	tr_json_init(&js);
-	if (!s) {
+	if (!live && !(ckopt && !strcmp(ckopt, "none")) &&
+	    !(ckfile = ckopt ? strdup(ckopt) : default_ckfile(paths[0], o.host))) {
+		status = cli_err("out of memory");
+		goto out;
+	}
+	if (ckfile) {
+		if ((s = trawl_state_load(ckfile, &so, paths, npaths, err, sizeof(err)))) {
+			snprintf(ck_how, sizeof(ck_how), ", read from %s", ckfile);
+			ck_loaded = ckfile;	/* (matches: nothing to write) */
+			ckfile = NULL;
+		} else if (errno == ESTALE) {
+			cli_note("%s: reading the traces again", err);
+		} else if (errno == EBADMSG) {
+			cli_warn("%s: ignored, reading the traces again", err);
+		} else if (errno != ENOENT) {
+			cli_warn("%s: reading the traces instead", err);
+		}
+		if (!s)
+			ro.end = 0;	/* (the file: the traces whole) */
+	}
+	if (!s && !(s = trawl_state_new(&so))) {
 		status = cli_err("out of memory");
 		goto out;
 	}
@@ -716,19 +845,21 @@ int cmd_state(int argc, char **argv)
 				(suseconds_t)((duration - (double)(time_t)duration) * 1e6) } };
 			setitimer(ITIMER_REAL, &it, NULL);
 		}
-	} else {
-		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts, .nbad = &nbad };
-		if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
-			status = cli_err("%s", err);
+	} else if (!ck_loaded) {
+		if (pass_files(s, paths, npaths, &o, &ro, &r, &nbad, ckfile, ck_how, sizeof(ck_how),
+			       err, sizeof(err))) {
+			status = 1;
 			goto out;
 		}
 	}
-	struct trawl_sink sink = trawl_state_sink(s);
-	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
-	int rc = trawl_pipe_run(r, &sink, 1, &run);
-	if (rc < 0) {
-		status = cli_err("reading: %s", strerror(-rc));
-		goto out;
+	if (live) {
+		struct trawl_sink sink = trawl_state_sink(s);
+		struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+		int rc = trawl_pipe_run(r, &sink, 1, &run);
+		if (rc < 0) {
+			status = cli_err("reading: %s", strerror(-rc));
+			goto out;
+		}
 	}
 	if (!o.host) {
 		/* (live: the session's hosts are known once read) */
@@ -752,8 +883,8 @@ int cmd_state(int argc, char **argv)
 		trawl_state_stats(s, &st);
 		fprintf(stderr, "state: %" PRIu64 " events, %" PRIu64 " changes held, %" PRIu64
 			" threads, %" PRIu64 " fds, %" PRIu64 " requests, %" PRIu64
-			" checkpoints, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
-			st.requests, st.checkpoints, (double)st.bytes / 1e6);
+			" checkpoints%s, %.1f MB\n", st.events, st.changes, st.threads, st.fds,
+			st.requests, st.checkpoints, ck_how, (double)st.bytes / 1e6);
 	}
 	if (!nat) {
 		at[nat] = trawl_state_newest(s);
@@ -774,13 +905,35 @@ int cmd_state(int argc, char **argv)
 				 "the state as of that event", at_s[i], *o.host ? o.host : "(no name)",
 				 fmt_ts(trawl_state_newest(s), o.gmt, b1, sizeof(b1)));
 		}
-		if (at[i] >= trawl_state_window_start(s, o.host)) {
+		if (live && at[i] >= trawl_state_window_start(s, o.host)) {
 			v = trawl_state_at(s, o.host, at[i]);
 		} else if (live) {
 			status = cli_err("%s: before the window (--window)", at_s[i]);
 			break;
 		} else
 			v = trawl_state_at_files(s, paths, npaths, NULL, o.host, at[i], err, sizeof(err));
+		if (!v && errno == EBADMSG && ck_loaded) {
+			/* a checkpoint of the file that does not decode (each is
+			 * checked when used): the file is not used, made again */
+			cli_warn("%s: corrupt (%s): ignored, reading the traces again", ck_loaded, err);
+			trawl_state_free(s);
+			if (!(s = trawl_state_new(&so)) ||
+			    pass_files(s, paths, npaths, &o, &ro, &r, &nbad, ck_loaded, ck_how,
+				       sizeof(ck_how), err, sizeof(err))) {
+				status = s ? 1 : cli_err("out of memory");
+				break;
+			}
+			free(ck_loaded);
+			ck_loaded = NULL;
+			i--;
+			continue;
+		}
+		if (v && (o.tid >= 0 || o.cpu >= 0 || o.fd >= 0) &&
+		    trawl_state_view_history(v, err, sizeof(err))) {
+			status = cli_err("%s: its history: %s", at_s[i], err);
+			trawl_state_view_free(v);
+			break;
+		}
 		if (!v) {
 			status = errno == ENOENT ? cli_err("no kernel events of host '%s'", o.host)
 			       : cli_err("%s: %s", at_s[i], errno == ERANGE ? "before the trace" : err);
@@ -805,6 +958,8 @@ out:
 	tr_json_release(&js);
 	trawl_reader_free(r);
 	trawl_state_free(s);
+	free(ckfile);
+	free(ck_loaded);
 	hosts_free(hl, nhl);
 	return status;
 }

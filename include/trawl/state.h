@@ -40,9 +40,18 @@ struct trawl_state_opts {
 	/* Detailed history kept behind the newest event, ns (0: 10 s; < 0:
 	 * none, only the current state is queried). */
 	int64_t window_ns;
-	/* Offline: a checkpoint of every host's whole state each interval of
+	/* Offline: a checkpoint of every host's state each interval of
 	 * trace time, ns (0: none). See trawl_state_at_files(). */
 	int64_t checkpoint_ns;
+	/* Offline, with checkpoint_ns: a checkpoint also after this many
+	 * events since the last (0: by time only), so that a replay from one
+	 * reads at most so many. */
+	uint64_t checkpoint_events;
+	/* Offline: keep no window, only the current state and the
+	 * checkpoints (the cheapest pass): the state at any t is then
+	 * trawl_state_at_files()'s; trawl_state_at() answers only at or after
+	 * the newest change. */
+	bool no_window;
 };
 
 struct trawl_state;
@@ -187,12 +196,20 @@ struct trawl_state_view *trawl_state_at(const struct trawl_state *s, const char 
 					int64_t t);
 /*
  * Offline random access: the state of host at t in the traces under
- * paths, which s has read whole with checkpoints (opts.checkpoint_ns):
- * the nearest checkpoint at or before t - window is restored and the
- * events from there to t are read again (a reader from its time: packets
- * before it are skipped through the index), so the view holds the window's
- * history before t too. s is not changed. NULL + errno (ENOENT: no such host,
- * ERANGE: t before the trace, another from the reader), message in err.
+ * paths, which s has read with checkpoints (opts.checkpoint_ns) up to t at
+ * least, or loaded from a checkpoint file (trawl_state_load()): the
+ * latest checkpoint at or before t is restored and the events from there
+ * to t are read again (a reader from its time: packets before it are
+ * skipped through the index): at most one interval of trace time or
+ * opts.checkpoint_events events. The view's history (the changes that
+ * built an entity, trawl_state_view_changes()) is the window before t, as
+ * for a view in the window: replayed from the checkpoint at or before
+ * t - window the first time it is asked for (trawl_state_view_history()),
+ * so a query of the state alone costs the short replay. s is not
+ * changed and must outlive the view; paths and ro are copied. NULL +
+ * errno (ENOENT: no such host, ERANGE: t before the trace, EBADMSG: a
+ * checkpoint that does not decode, another from the reader), message in
+ * err.
  */
 struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
 					      const char *const *paths, size_t npaths,
@@ -200,6 +217,41 @@ struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
 					      const char *host, int64_t t,
 					      char *err, size_t errlen);
 void trawl_state_view_free(struct trawl_state_view *v);
+/*
+ * A view of trawl_state_at_files(): replays the window before its time
+ * for its history, once (trawl_state_view_changes() does it when needed,
+ * and gives no changes if it fails). 0 (also for a view of the window),
+ * or -errno with the message in err.
+ */
+int trawl_state_view_history(struct trawl_state_view *v, char *err, size_t errlen);
+
+/* ------------------------------------------------------ checkpoint file */
+
+/*
+ * The checkpoints of s (a pass with checkpoint_ns over the traces under
+ * paths, read to their end) written to file (replaced whole: written
+ * beside and renamed), with what identifies the traces: each trace's
+ * UUID, and each of its files' name, size and a hash of its first and
+ * last 64 KiB; and the window, the intervals and the hosts. 0 or -errno,
+ * message in err.
+ */
+int trawl_state_save(const struct trawl_state *s, const char *file,
+		     const char *const *paths, size_t npaths, char *err, size_t errlen);
+/*
+ * A state with the checkpoints of file, for trawl_state_at_files() on
+ * the traces under paths, which it checks against what file says of them.
+ * o gives the window (it must be the file's). NULL + errno: ENOENT (no
+ * file), ESTALE (the traces are not those it was made of: a file added,
+ * gone, changed or truncated; or another window), EBADMSG (not a
+ * checkpoint file, or corrupt: its checksum or a structure), ENOMEM;
+ * message in err. The file is never trusted in part.
+ */
+struct trawl_state *trawl_state_load(const char *file, const struct trawl_state_opts *o,
+				     const char *const *paths, size_t npaths,
+				     char *err, size_t errlen);
+/* The time up to which s's checkpoints hold the trace (its last event's
+ * for a pass to the end, the file's): INT64_MIN with none. */
+int64_t trawl_state_checkpoints_end(const struct trawl_state *s);
 
 int64_t trawl_state_view_time(const struct trawl_state_view *v);
 const char *trawl_state_view_host(const struct trawl_state_view *v);

@@ -51,6 +51,42 @@ static int take(struct trawl_state *s, const struct trawl_event *ev,
 	return rc;
 }
 
+/*
+ * A checkpoint before the change at ts when it is due: on the grid of
+ * intervals from the first event, or every ck_events events, but only
+ * between two times (a checkpoint holds every change before its time, and
+ * a replay from it takes every change from its time on). Times 2^63 ns or
+ * more apart (a corrupt timestamp or clock offset) have no grid: the next
+ * checkpoint is then interval after this event, or none near INT64_MAX.
+ */
+static int checkpoint_due(struct trawl_state *s, int64_t ts)
+{
+	int64_t since, next;
+	int rc;
+
+	if (s->first_ts == INT64_MIN) {
+		s->first_ts = s->last_taken = ts;
+		s->next_ck = __builtin_add_overflow(ts, s->interval, &next) ? INT64_MAX : next;
+		s->since_ck = 1;
+		return 0;
+	}
+	if (ts > s->last_taken &&
+	    (ts >= s->next_ck || (s->ck_events && s->since_ck >= s->ck_events))) {
+		if ((rc = tr_state_checkpoint(s, ts)))
+			return rc;
+		s->since_ck = 0;
+		if (ts >= s->next_ck) {
+			if (__builtin_sub_overflow(ts, s->first_ts, &since))
+				since = 0;
+			s->next_ck = __builtin_add_overflow(ts, s->interval - since % s->interval, &next) ?
+				     INT64_MAX : next;
+		}
+	}
+	s->since_ck++;
+	s->last_taken = ts;
+	return 0;
+}
+
 static int state_events(void *self, const struct trawl_event *ev, size_t n)
 {
 	struct trawl_state *s = self;
@@ -64,28 +100,8 @@ static int state_events(void *self, const struct trawl_event *ev, size_t n)
 			s->newest = ev[i].ts;	/* every event: the time the state is at */
 		if (ci->kind == TR_KIN_NONE || ev[i].ts < s->replay_from)
 			continue;
-		if (s->interval) {
-			/*
-			 * The next checkpoint on the grid from the first event;
-			 * times 2^63 ns or more apart (a corrupt timestamp or
-			 * clock offset) have no grid: the next checkpoint is
-			 * then interval after this event, or none near INT64_MAX.
-			 */
-			int64_t since, next;
-			if (s->first_ts == INT64_MIN) {
-				s->first_ts = ev[i].ts;
-				s->next_ck = __builtin_add_overflow(ev[i].ts, s->interval, &next) ?
-					     INT64_MAX : next;
-			} else if (ev[i].ts >= s->next_ck) {
-				if ((rc = tr_state_checkpoint(s, ev[i].ts)))
-					return rc;
-				if (__builtin_sub_overflow(ev[i].ts, s->first_ts, &since))
-					since = 0;
-				s->next_ck = __builtin_add_overflow(ev[i].ts, s->interval -
-								    since % s->interval, &next) ?
-					     INT64_MAX : next;
-			}
-		}
+		if (s->interval && (rc = checkpoint_due(s, ev[i].ts)))
+			return rc;
 		s->events++;
 		if ((rc = take(s, &ev[i], ci)))
 			return rc;
@@ -139,53 +155,67 @@ void tr_state_ingest_free(struct trawl_state *s)
 
 /* ------------------------------------------------------------ replay */
 
-struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
-					      const char *const *paths, size_t npaths,
-					      const struct trawl_reader_opts *ro,
-					      const char *host, int64_t t,
-					      char *err, size_t errlen)
+/* The latest of h's checkpoints at or before t: its index, or -1. */
+static ptrdiff_t ck_find(const struct host *h, int64_t t)
 {
-	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = s->window };
+	size_t lo = 0, hi = h->nck;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (h->ck[m].ts <= t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+struct trawl_state_view *tr_state_replay(const struct trawl_state *s, const char *host,
+					 int64_t from, int64_t t, bool window,
+					 const char *const *paths, size_t npaths,
+					 const struct trawl_reader_opts *ro, char *err, size_t errlen)
+{
+	struct trawl_state_opts so = { .sz = sizeof(so), .window_ns = s->window,
+				       .no_window = !window };
 	struct trawl_reader_opts o = { .sz = sizeof(o) };
-	const struct ckpt *k = NULL;
 	struct trawl_state *tmp = NULL;
 	struct trawl_reader *r = NULL;
 	struct trawl_state_view *v = NULL;
-	size_t hi;
+	const struct host *sh = NULL;
+	ptrdiff_t k = -1;
 	int rc = -ENOMEM;
 
-	for (hi = 0; hi < s->nhosts && strcmp(s->hosts[hi].name, host); hi++)
-		;
-	if (hi == s->nhosts) {
+	for (size_t i = 0; i < s->nhosts; i++)
+		if (!strcmp(s->hosts[i].name, host))
+			sh = &s->hosts[i];
+	if (!sh) {
 		snprintf(err, errlen, "no kernel events of host '%s'", host);
 		errno = ENOENT;
 		return NULL;
 	}
-	/* the latest checkpoint a window's length before t */
-	int64_t want;
-	if (s->window <= 0 || __builtin_sub_overflow(t, s->window, &want))
-		want = s->window > 0 ? INT64_MIN : t;	/* (t near INT64_MIN: every checkpoint is after) */
-	for (size_t i = 0; i < s->nck && s->ck[i].ts <= want; i++)
-		k = &s->ck[i];
+	k = ck_find(sh, from);
 	if (!(tmp = trawl_state_new(&so)) || tr_state_strtab_copy(&tmp->str, &s->str))
 		goto err;
 	struct host *h = tr_state_host_get(tmp, host);
 	if (!h)
 		goto err;
-	if (k && hi < k->nhosts) {
+	if (k >= 0) {
 		/* (the window's first snapshot is taken from it at the first change) */
 		tr_tables_release(&h->cur);
-		if (tr_tables_copy(&h->cur, &k->t[hi]))
-			goto err;
+		if ((rc = tr_state_ck_restore(s, sh, (size_t)k, &h->cur))) {
+			snprintf(err, errlen, "%s", rc == -EBADMSG ? "a checkpoint that does not decode"
+				 : strerror(-rc));
+			goto out;
+		}
 	}
 	if (ro)
 		memcpy(&o, ro, ro->sz < sizeof(o) ? ro->sz : sizeof(o));
 	o.sz = sizeof(o);
 	o.hosts = &host;
 	o.nhosts = 1;
-	o.begin = k ? k->ts : 0;
+	o.begin = k >= 0 ? sh->ck[k].ts : 0;
 	o.end = t;
-	tmp->replay_from = k ? k->ts : INT64_MIN;
+	tmp->replay_from = k >= 0 ? sh->ck[k].ts : INT64_MIN;
 	if (!(r = trawl_reader_new(paths, npaths, &o, err, errlen))) {
 		rc = -errno;
 		goto out;
@@ -211,4 +241,24 @@ out:
 	trawl_state_free(tmp);
 	errno = -rc;
 	return NULL;
+}
+
+struct trawl_state_view *trawl_state_at_files(const struct trawl_state *s,
+					      const char *const *paths, size_t npaths,
+					      const struct trawl_reader_opts *ro,
+					      const char *host, int64_t t,
+					      char *err, size_t errlen)
+{
+	/* the state: from the latest checkpoint at or before t; its history
+	 * (the window before t) when asked (trawl_state_view_history) */
+	struct trawl_state_view *v = tr_state_replay(s, host, t, t, false, paths, npaths, ro,
+						     err, errlen);
+
+	if (v && tr_state_view_lazy(v, s, paths, npaths, ro)) {
+		trawl_state_view_free(v);
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	return v;
 }

@@ -33,33 +33,6 @@ struct host *tr_state_host_get(struct trawl_state *s, const char *name)
 	return h;
 }
 
-int tr_state_checkpoint(struct trawl_state *s, int64_t ts)
-{
-	if (s->nck == s->capck) {
-		size_t cap = s->capck ? s->capck * 2 : 16;
-		struct ckpt *n = realloc(s->ck, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ck = n;
-		s->capck = cap;
-	}
-	struct ckpt *k = &s->ck[s->nck];
-	k->ts = ts;
-	k->nhosts = s->nhosts;
-	k->t = calloc(s->nhosts ? s->nhosts : 1, sizeof(*k->t));
-	if (!k->t)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->nhosts; i++)
-		if (tr_tables_copy(&k->t[i], &s->hosts[i].cur)) {
-			while (i--)
-				tr_tables_release(&k->t[i]);
-			free(k->t);
-			return -ENOMEM;
-		}
-	s->nck++;
-	return 0;
-}
-
 /* ------------------------------------------------------------ public */
 
 struct trawl_state *trawl_state_new(const struct trawl_state_opts *o)
@@ -75,6 +48,10 @@ struct trawl_state *trawl_state_new(const struct trawl_state_opts *o)
 	s->window = o && o->window_ns ? o->window_ns : 10 * 1000000000LL;
 	if (o && o->sz >= offsetof(struct trawl_state_opts, checkpoint_ns) + sizeof(int64_t))
 		s->interval = o->checkpoint_ns > 0 ? o->checkpoint_ns : 0;
+	if (o && o->sz >= offsetof(struct trawl_state_opts, no_window) + sizeof(bool)) {
+		s->ck_events = o->checkpoint_events;
+		s->nowin = o->no_window;
+	}
 	s->newest = INT64_MIN;
 	s->next_ck = INT64_MIN;
 	s->first_ts = INT64_MIN;
@@ -86,18 +63,13 @@ void trawl_state_free(struct trawl_state *s)
 {
 	if (!s)
 		return;
+	tr_state_ck_release(s);
 	for (size_t i = 0; i < s->nhosts; i++) {
 		free(s->hosts[i].name);
 		tr_tables_release(&s->hosts[i].cur);
 		tr_state_window_release(&s->hosts[i]);
 	}
 	free(s->hosts);
-	for (size_t i = 0; i < s->nck; i++) {
-		for (size_t j = 0; j < s->ck[i].nhosts; j++)
-			tr_tables_release(&s->ck[i].t[j]);
-		free(s->ck[i].t);
-	}
-	free(s->ck);
 	tr_state_ingest_free(s);
 	tr_state_strtab_release(&s->str);
 	free(s);
@@ -106,6 +78,11 @@ void trawl_state_free(struct trawl_state *s)
 int64_t trawl_state_newest(const struct trawl_state *s)
 {
 	return s->newest;
+}
+
+int64_t trawl_state_checkpoints_end(const struct trawl_state *s)
+{
+	return s->ck_loaded || s->interval ? s->newest : INT64_MIN;
 }
 
 size_t trawl_state_nhosts(const struct trawl_state *s)

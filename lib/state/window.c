@@ -483,7 +483,7 @@ int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
 	struct seg *g = h->nseg ? h->seg[h->nseg - 1] : NULL;
 	int rc;
 
-	if (s->window < 0)
+	if (s->window < 0 || s->nowin)
 		return tr_state_apply(&h->cur, c, s->window);
 	if (!g)
 		h->grid0 = c->ts;
@@ -595,9 +595,7 @@ void trawl_state_stats(const struct trawl_state *s, struct trawl_state_stats *st
 		st->bytes += sizeof(*h) + h->capseg * sizeof(*h->seg) + tr_tables_bytes(&h->cur) +
 			     tr_tables_bytes(&h->shadow);
 	}
-	for (size_t i = 0; i < s->nck; i++)
-		for (size_t j = 0; j < s->ck[i].nhosts; j++)
-			st->bytes += tr_tables_bytes(&s->ck[i].t[j]);
+	st->bytes += tr_state_ck_bytes(s);
 }
 
 /* ------------------------------------------------------------- views */
@@ -623,6 +621,14 @@ struct trawl_state_view {
 	struct trawl_state_request *rqs;
 	size_t nrqs;
 	struct trawl_state *owned;	/* a replay's state (trawl_state_at_files) */
+	/* trawl_state_at_files(): the history replayed when asked */
+	const struct trawl_state *lazy;
+	char **paths;
+	size_t npaths;
+	struct trawl_reader_opts ro;
+	struct trawl_state_view *hist;
+	int hist_rc;
+	char hist_err[256];
 };
 
 static int cmp_thr(const void *a, const void *b)
@@ -790,6 +796,44 @@ void tr_state_view_own(struct trawl_state_view *v, struct trawl_state *s)
 	v->owned = s;
 }
 
+int tr_state_view_lazy(struct trawl_state_view *v, const struct trawl_state *s,
+		       const char *const *paths, size_t npaths, const struct trawl_reader_opts *ro)
+{
+	v->lazy = s;
+	if (!(v->paths = calloc(npaths + 1, sizeof(*v->paths))))
+		return -ENOMEM;
+	for (size_t i = 0; i < npaths; i++, v->npaths++)
+		if (!(v->paths[i] = strdup(paths[i])))
+			return -ENOMEM;
+	v->ro.sz = sizeof(v->ro);
+	if (ro)
+		memcpy(&v->ro, ro, ro->sz < sizeof(v->ro) ? ro->sz : sizeof(v->ro));
+	v->ro.sz = sizeof(v->ro);
+	v->ro.hosts = NULL;
+	v->ro.nhosts = 0;
+	return 0;
+}
+
+int trawl_state_view_history(struct trawl_state_view *v, char *err, size_t errlen)
+{
+	if (!v->lazy || v->hist || v->hist_rc) {
+		if (v->hist_rc)
+			snprintf(err, errlen, "%s", v->hist_err);
+		return v->hist_rc;
+	}
+	/* the window before t, as a view of the window has it */
+	int64_t from;
+	if (v->lazy->window <= 0 || __builtin_sub_overflow(v->t, v->lazy->window, &from))
+		from = v->lazy->window > 0 ? INT64_MIN : v->t;
+	v->hist = tr_state_replay(v->lazy, v->host, from, v->t, true, (const char *const *)v->paths,
+				  v->npaths, &v->ro, v->hist_err, sizeof(v->hist_err));
+	if (!v->hist) {
+		v->hist_rc = -(errno ? errno : ENOMEM);
+		snprintf(err, errlen, "%s", v->hist_err);
+	}
+	return v->hist_rc;
+}
+
 void trawl_state_view_free(struct trawl_state_view *v)
 {
 	if (!v)
@@ -803,6 +847,10 @@ void trawl_state_view_free(struct trawl_state_view *v)
 	free(v->thr);
 	free(v->fds);
 	free(v->rqs);
+	trawl_state_view_free(v->hist);
+	for (size_t i = 0; i < v->npaths; i++)
+		free(v->paths[i]);
+	free(v->paths);
 	trawl_state_free(v->owned);
 	free(v);
 }
@@ -883,6 +931,14 @@ size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_sta
 	const struct chg *origin = NULL;
 	size_t n = 0;
 
+	if (v->lazy) {
+		/* the window before t, replayed the first time */
+		char e[8];
+		struct trawl_state_view *w = (struct trawl_state_view *)v;
+		if (trawl_state_view_history(w, e, sizeof(e)))
+			return 0;
+		return trawl_state_view_changes(v->hist, by, x, y, skip, out, max);
+	}
 	if (by == TRAWL_STATE_ENTITY_THREAD) {
 		const struct ithread *th = tr_tab_find(&v->tb.thr, (uint64_t)x);
 		origin = th ? &th->origin : NULL;
