@@ -48,9 +48,6 @@
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
 #define BUSY_SLEEP_MS 2
-/* full pages spliced at most per call: the pipe's size, a MiB (the
- * default /proc/sys/fs/pipe-max-size), at least one page */
-#define SPLICE_BYTES (1u << 20)
 /* the ring buffer's sub-buffers ("pages"), KiB */
 #define SUBBUF_KB 64
 
@@ -107,10 +104,9 @@ struct krec {
 	unsigned ncpus;
 	size_t psize;
 	uint8_t *page;
-	/* full pages come spliced through this pipe (pipe_bytes, read into
-	 * sbuf); -1: read(2) only. spliced: splice worked once */
+	/* full pages come spliced through this pipe, one at a time, read
+	 * into sbuf (a page); -1: read(2) only. spliced: splice worked once */
 	int pipe[2];
-	size_t pipe_bytes;
 	uint8_t *sbuf;
 	bool spliced;
 	struct evname *evs;
@@ -957,12 +953,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	 * what is there, the page being written included; TRAWL_KREAD_COPY
 	 * set: read(2) only, for comparison) */
 	if (!k->flight && !getenv("TRAWL_KREAD_COPY") && pipe2(k->pipe, O_CLOEXEC) == 0) {
-		size_t want = k->psize > SPLICE_BYTES ? k->psize : SPLICE_BYTES;
-		int sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)want);
-		if (sz < (int)k->psize)
-			sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
-		k->pipe_bytes = sz > 0 ? (size_t)sz / k->psize * k->psize : 0;
-		if (!k->pipe_bytes || !(k->sbuf = malloc(k->pipe_bytes))) {
+		/* a page at a time (splice_cpu): the pipe holds one */
+		int sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
+		if (sz >= 0 && sz < (int)k->psize)
+			sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)k->psize);
+		if (sz < (int)k->psize || !(k->sbuf = malloc(k->psize))) {
 			close(k->pipe[0]);
 			close(k->pipe[1]);
 			k->pipe[0] = k->pipe[1] = -1;
@@ -1197,21 +1192,23 @@ static ssize_t take_page(struct krec *k, unsigned cpu, const uint8_t *page, size
 }
 
 /*
- * CPU cpu's full pages, spliced into the pipe, then read from it in one
- * read(2): up to max. The kernel hands splice only full pages, swapped out
- * of the ring buffer (no copy there, and none event by event), up to a
- * pipe's worth per call. Returns the pages taken; 0 when no page is full
- * (or splice is not possible: then k->pipe is closed and read(2) reads).
+ * CPU cpu's full pages, each spliced into the pipe, then read from it: up
+ * to max. The kernel hands splice only full pages, swapped out of the ring
+ * buffer (no copy there, and none event by event). One page per call: the
+ * ring buffer swaps in a spare page for each page spliced, and keeps one
+ * spare, the page given back when the pipe's reader is done with it; with
+ * more pages in the pipe at once every other spare is a new zeroed
+ * allocation (16 per MiB spliced: under hackbench 8 % of the recorder's
+ * CPU, in the page allocator and clear_page). Returns the pages taken; 0
+ * when no page is full (or splice is not possible: then k->pipe is closed
+ * and read(2) reads).
  */
 static unsigned splice_cpu(struct krec *k, unsigned cpu, unsigned max)
 {
 	struct kcpu *c = &k->cpus[cpu];
 	unsigned pages = 0;
 	while (pages < max && !k->err) {
-		size_t want = (size_t)(max - pages) * k->psize;
-		if (want > k->pipe_bytes)
-			want = k->pipe_bytes;
-		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, want, SPLICE_F_NONBLOCK);
+		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, k->psize, SPLICE_F_NONBLOCK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
