@@ -1114,25 +1114,29 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	return 0;
 }
 
-int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
-			    const struct trawl_ctf_event_class *ec, uint64_t ts,
-			    const void *payload, size_t len)
+uint8_t *tr_ctf_wstream_reserve(struct trawl_ctf_wstream *s,
+			       const struct trawl_ctf_event_class *ec, uint64_t ts, size_t max,
+			       int *err)
 {
 	uint64_t id = ec->id, delta;
 	size_t hlen;
 	bool ext;
 
-	if (unlikely(ec->stream_id != s->sc_id))
-		return -EINVAL;
-	if (unlikely(ts < s->last_ts))
-		return -EINVAL;
-	if (unlikely(s->err))
-		return s->err;
+	if (unlikely(ec->stream_id != s->sc_id || ts < s->last_ts)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (unlikely(s->err)) {
+		*err = s->err;
+		return NULL;
+	}
 again:
 	delta = s->nev ? ts - s->last_ts : 0;
 	if (s->fixed) {
-		if (id > UINT16_MAX)
-			return -EINVAL;
+		if (id > UINT16_MAX) {
+			*err = -EINVAL;
+			return NULL;
+		}
 		ext = false;
 		hlen = 10;
 	} else if (s->compact) {
@@ -1142,15 +1146,19 @@ again:
 		ext = id >= LARGE_ID_EXT || delta >> LARGE_TS_BITS;
 		hlen = ext ? 14 : 6;
 	}
-	if (unlikely(s->pos + hlen + len > s->cap)) {
+	if (unlikely(s->pos + hlen + max > s->cap)) {
 		/* would it fit in an empty packet (where the delta is 0)? */
 		size_t h0 = s->fixed ? 10 : s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
 					 (id >= LARGE_ID_EXT ? 14 : 6);
-		if (PK_HDR_END + h0 + len > s->cap)
-			return -E2BIG;
+		if (PK_HDR_END + h0 + max > s->cap) {
+			*err = -E2BIG;
+			return NULL;
+		}
 		int ret = close_packet(s, s->last_ts);
-		if (ret < 0)
-			return ret;
+		if (ret < 0) {
+			*err = ret;
+			return NULL;
+		}
 		goto again;
 	}
 	uint8_t *p = s->buf + s->pos;
@@ -1178,12 +1186,28 @@ again:
 			put_le64(p + 6, ts);
 		}
 	}
-	if (len)	/* an event without a payload may come with payload NULL */
-		memcpy(p + hlen, payload, len);
-	s->pos += hlen + len;
+	return p + hlen;
+}
+
+void tr_ctf_wstream_commit(struct trawl_ctf_wstream *s, uint64_t ts, const uint8_t *end)
+{
+	s->pos = (size_t)(end - s->buf);
 	if (!s->nev++)
 		s->ts_begin = ts;
 	s->last_ts = ts;
+}
+
+int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
+			    const struct trawl_ctf_event_class *ec, uint64_t ts,
+			    const void *payload, size_t len)
+{
+	int err;
+	uint8_t *p = tr_ctf_wstream_reserve(s, ec, ts, len, &err);
+	if (unlikely(!p))
+		return err;
+	if (len)	/* an event without a payload may come with payload NULL */
+		memcpy(p, payload, len);
+	tr_ctf_wstream_commit(s, ts, p + len);
 	return 0;
 }
 
