@@ -32,6 +32,19 @@ TRAWL_HIDDEN uint8_t *tr_ctf_wstream_reserve(struct trawl_ctf_wstream *s,
 TRAWL_HIDDEN void tr_ctf_wstream_commit(struct trawl_ctf_wstream *s, uint64_t ts,
 				       const uint8_t *end);
 
+/*
+ * slow_ns > 0: the files of w's streams created from now on written with
+ * O_DIRECT (when the filesystem takes it, the writer has no I/O queue and
+ * no destination, and packets are a multiple of 4 KiB): a full packet goes
+ * from its buffer to the device, not copied into the page cache. A stream
+ * goes back to the page cache for good after a write direct I/O cannot
+ * take, or one that took longer than slow_ns (a slow or busy device, whose
+ * stalls the page cache absorbs); the writer's user may change slow_ns at
+ * any time, from any thread (the kernel recorder: as long as its buffers
+ * take to fill a quarter, docs/kernel.md). 0: the page cache.
+ */
+TRAWL_HIDDEN void tr_ctf_writer_direct(struct trawl_ctf_writer *w, uint64_t slow_ns);
+
 /* ---- CTF metadata (lib/ctf/metadata.c) */
 /* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
  * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used

@@ -37,6 +37,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "trawl/relay.h"
+#include "ctf/ctf-internal.h"	/* tr_ctf_writer_direct */
 #include "internal.h"	/* tr_glob_match */
 #include "kern/family.h"
 #include "kern/kpage.h"
@@ -121,6 +122,7 @@ struct krec {
 	size_t hold_pages;		/* a held CPU's pages at most: HOLD_BYTES, or its buffer's */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
+	bool direct;			/* the trace's files O_DIRECT (tr_ctf_writer_direct) */
 	int rt_prio;
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
@@ -780,6 +782,29 @@ static bool kpage_layout_ok(struct krec *k)
 }
 
 /*
+ * How long a direct write of the trace may take (tr_ctf_writer_direct)
+ * before its stream goes back to the page cache: as long as the busiest
+ * CPU's buffer takes to fill a quarter (fill_ms, at the rate the reader
+ * last saw; 0: not seen yet, then at DIRECT_RATE), DIRECT_MIN_MS to
+ * DIRECT_MAX_MS: a stall that long leaves three quarters of the buffer.
+ * Direct writes at all only where that takes DIRECT_START_MS at
+ * DIRECT_RATE (buffers of 40 MiB per CPU or more): the device's stalls
+ * are the buffer's to absorb, and this loaded VM's reached 220 ms, which a
+ * 4 MiB buffer (the default) does not outlast at hackbench's rate.
+ */
+#define DIRECT_RATE (100ull << 20)	/* bytes/s per CPU: hackbench's is 60 M */
+#define DIRECT_START_MS 100
+#define DIRECT_MIN_MS 20
+#define DIRECT_MAX_MS 1000
+
+static uint64_t direct_slow_ms(const struct krec *k, uint64_t fill_ms)
+{
+	if (!fill_ms)
+		fill_ms = (uint64_t)k->buf_pages * k->psize / 4 * 1000 / DIRECT_RATE;
+	return fill_ms < DIRECT_MIN_MS ? DIRECT_MIN_MS : fill_ms > DIRECT_MAX_MS ? DIRECT_MAX_MS : fill_ms;
+}
+
+/*
  * The trace the events go to (dir, and the relay dest, which it takes):
  * its writer, the converter, one stream per CPU and the state dump's. 0,
  * or -errno with a message (what was made is freed with the recorder).
@@ -811,6 +836,13 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 			return tr_seterr(err, errlen, errno, "%s", werr);
 		return tr_seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
 	}
+	/* the stream files O_DIRECT where they can be (not streamed, no I/O
+	 * queue): the copy of every packet into the page cache was the
+	 * largest part of the recorder's CPU (docs/kernel.md, "Cost");
+	 * TRAWL_KBUFFERED set: through the page cache, for comparison */
+	k->direct = !getenv("TRAWL_KBUFFERED") && direct_slow_ms(k, 0) >= DIRECT_START_MS;
+	if (k->direct)
+		tr_ctf_writer_direct(k->w, direct_slow_ms(k, 0) * 1000000ull);
 	/* streamed, the metadata leaves when the first stream is created
 	 * (below): the clock must be final now (mono: from one sample) */
 	if (k->relay) {
@@ -1437,6 +1469,8 @@ static void *reader(void *arg)
 			 * its buffer in fill ms */
 			uint64_t fill = dt * (k->buf_pages / 4) / pmax / 1000000;
 			ms = fill < BUSY_SLEEP_MS ? BUSY_SLEEP_MS : fill < ms ? (unsigned)fill : ms;
+			if (k->direct)
+				tr_ctf_writer_direct(k->w, direct_slow_ms(k, fill ? fill : 1) * 1000000ull);
 		}
 		if (k->live_ms && next_tick - now < ms)
 			ms = (unsigned)(next_tick - now);
