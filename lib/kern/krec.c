@@ -3,10 +3,11 @@
  * lib/kern/krec.c - the kernel recorder: a private tracefs instance
  * (never the top-level buffer, so another tracer on the machine is not
  * disturbed), its events, filters and pid lists, and one reader thread that
- * reads every CPU's raw ring-buffer pages (trace_pipe_raw, one read(2) per
- * page of events, never one per event), walks their records with kpage.h
- * (libtraceevent's kbuffer where the page layout is another), decodes them
- * and writes one CTF stream per CPU. See docs/kernel.md.
+ * reads every CPU's raw ring-buffer pages (trace_pipe_raw: the full ones
+ * spliced, one per call, never a system call per event), walks their
+ * records with kpage.h (libtraceevent's kbuffer where the page layout is
+ * another), decodes them and writes one CTF stream per CPU (O_DIRECT with
+ * large buffers). See docs/kernel.md.
  *
  * Losses: the instance keeps ftrace's overwrite mode; when the reader falls
  * behind, the kernel overwrites the oldest pages and flags the next page
