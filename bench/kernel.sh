@@ -28,6 +28,7 @@
 # Needs root, tracefs; installs trace-cmd, linux-perf, rt-tests, time if
 # missing (apt-get).
 set -u
+. "$(dirname "$0")/machine.sh"
 : "${TRAWL_BUILD:?set TRAWL_BUILD to a build directory}"
 TRAWL=$TRAWL_BUILD/trawl
 RUNS=${RUNS:-3}
@@ -167,6 +168,7 @@ done
 echo
 echo "kernel recording, hackbench -p -g 4 -l $LOOPS, $BUF_KB KiB/CPU, $(nproc) CPUs, $(uname -r), $(date -u +%FT%TZ)"
 echo "$(trace-cmd --version 2>&1 | grep -m1 version); $(perf --version)"
+bench_machine
 echo
 awk -v runs="$RUNS" '
 function sortv(str, a,   m, i, j, x) { m = split(str, a, " ");

@@ -15,6 +15,36 @@
 #include "internal.h"
 #include "trawl/ctf.h"
 
+/*
+ * An event written in place (what trawl_ctf_wstream_event() does, without
+ * the copy of a payload made elsewhere): its header written into s's
+ * packet, room for up to max bytes of payload after it (the packet closed
+ * first when it has not that room). Returns where the payload goes, or NULL
+ * with *err: -EINVAL, -E2BIG (max bytes do not fit an empty packet), a
+ * stream's error. tr_ctf_wstream_commit() then ends the event at end (the
+ * payload's end, at most max bytes after its start), ts the reserve's;
+ * without it nothing was written. Nothing else may be written to s between
+ * the two.
+ */
+TRAWL_HIDDEN uint8_t *tr_ctf_wstream_reserve(struct trawl_ctf_wstream *s,
+					     const struct trawl_ctf_event_class *ec,
+					     uint64_t ts, size_t max, int *err);
+TRAWL_HIDDEN void tr_ctf_wstream_commit(struct trawl_ctf_wstream *s, uint64_t ts,
+				       const uint8_t *end);
+
+/*
+ * slow_ns > 0: the files of w's streams created from now on written with
+ * O_DIRECT (when the filesystem takes it, the writer has no I/O queue and
+ * no destination, and packets are a multiple of 4 KiB): a full packet goes
+ * from its buffer to the device, not copied into the page cache. A stream
+ * goes back to the page cache for good after a write direct I/O cannot
+ * take, or one that took longer than slow_ns (a slow or busy device, whose
+ * stalls the page cache absorbs); the writer's user may change slow_ns at
+ * any time, from any thread (the kernel recorder: as long as its buffers
+ * take to fill a quarter, docs/kernel.md). 0: the page cache.
+ */
+TRAWL_HIDDEN void tr_ctf_writer_direct(struct trawl_ctf_writer *w, uint64_t slow_ns);
+
 /* ---- CTF metadata (lib/ctf/metadata.c) */
 /* Packetized metadata in memory (size bytes, packets with magic 0x75D11D57
  * in either byte order) -> malloc'd NUL-terminated TSDL text; name is used

@@ -55,6 +55,10 @@
 #define LARGE_TS_BITS		32
 #define MIN_PACKET_SIZE		4096
 #define DEFAULT_PACKET_SIZE	(256 * 1024)
+/* Direct writes (tr_ctf_writer_direct): buffers, sizes and offsets in
+ * multiples of this (a page: what any block device's logical block
+ * divides) */
+#define DIRECT_ALIGN		4096u
 
 struct trawl_ctf_wstream {
 	/* hot: touched for every event */
@@ -74,6 +78,7 @@ struct trawl_ctf_wstream {
 	uint64_t instance_id;
 	uint32_t cpu;
 	int fd, idxfd;			/* -1: no local files (destination only) */
+	bool direct;			/* fd is O_DIRECT (tr_ctf_writer_direct) */
 	char *name;			/* file name */
 	uint32_t handle;		/* index in w->streams: the destination's handle */
 	bool announced;			/* the destination has the stream */
@@ -106,6 +111,8 @@ struct trawl_ctf_writer {
 	size_t meta_sig;		/* the model the local metadata declares */
 	char why[512];			/* a path refused, "" */
 	bool closed;
+	uint64_t direct_slow;		/* streams' files O_DIRECT, a write this long (ns)
+					 * at most; 0: through the page cache */
 	int err;
 };
 
@@ -827,7 +834,7 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 			goto err;
 		}
 	s->cap = w->packet_size;
-	s->buf = aligned_alloc(64, s->cap);
+	s->buf = aligned_alloc(DIRECT_ALIGN, (s->cap + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN);
 	if (!s->buf)
 		goto err;
 	s->w = w;
@@ -850,6 +857,10 @@ struct trawl_ctf_wstream *trawl_ctf_writer_stream(struct trawl_ctf_writer *w,
 	if (s->fd < 0) {
 		ret = s->fd;
 		goto err;
+	}
+	if (w->direct_slow && !w->ioq && !w->dest && s->cap % DIRECT_ALIGN == 0) {
+		int fl = fcntl(s->fd, F_GETFL);
+		s->direct = fl >= 0 && fcntl(s->fd, F_SETFL, fl | O_DIRECT) == 0;
 	}
 	char *iname = NULL;
 	if (asprintf(&iname, "%s.idx", s->name) < 0 ||
@@ -928,6 +939,12 @@ static int dest_lost(struct trawl_ctf_writer *w, int err)
 	w->dest_err = err;
 	dest_drop(w);
 	return 0;
+}
+
+void tr_ctf_writer_direct(struct trawl_ctf_writer *w, uint64_t slow_ns)
+{
+	if (w)
+		__atomic_store_n(&w->direct_slow, slow_ns, __ATOMIC_RELAXED);
 }
 
 int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w)
@@ -1044,6 +1061,52 @@ static size_t model_sig(const struct trawl_ctf_trace *t)
 	return n;
 }
 
+/* s's file through the page cache from now on. */
+static void direct_off(struct trawl_ctf_wstream *s)
+{
+	int fl = fcntl(s->fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(s->fd, F_SETFL, fl & ~O_DIRECT);
+	s->direct = false;
+}
+
+/*
+ * A packet to s's O_DIRECT file: straight from the packet's buffer to the
+ * device, no copy into the page cache (nor the flusher's work later).
+ * What direct I/O cannot take (a buffer, size or offset out of alignment,
+ * EINVAL: a filesystem that refuses it) goes through the page cache, and
+ * so does everything after a write that took longer than w->direct_slow
+ * (the page cache absorbs a slow or busy device's stalls).
+ */
+static int write_direct(struct trawl_ctf_wstream *s, const uint8_t *p, size_t n)
+{
+	uint64_t t0 = tr_mono_ns(), off = s->offset;
+	while (n) {
+		if ((uintptr_t)p % DIRECT_ALIGN || n % DIRECT_ALIGN || off % DIRECT_ALIGN) {
+			direct_off(s);
+			return tr_write_all(s->fd, p, n);
+		}
+		ssize_t k = write(s->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EINVAL) {
+			direct_off(s);
+			return tr_write_all(s->fd, p, n);
+		}
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	uint64_t dt = tr_mono_ns() - t0;
+	if (dt > __atomic_load_n(&s->w->direct_slow, __ATOMIC_RELAXED))
+		direct_off(s);
+	return 0;
+}
+
 /*
  * Writes a packet and its index entry (locally, or queues them for the I/O
  * thread), and hands them to the destination. The entry's offset is the
@@ -1062,7 +1125,7 @@ static int put_out(struct trawl_ctf_wstream *s, const uint8_t *pkt, size_t size,
 		ctf_index_put_entry(e, s->offset, ix);
 		if (w->ioq)
 			ret = tr_ioq_write(w->ioq, s->fd, pkt, size, s->idxfd, e, CTF_IDX_ENTRY_LEN);
-		else if (!(ret = tr_write_all(s->fd, pkt, size)))
+		else if (!(ret = s->direct ? write_direct(s, pkt, size) : tr_write_all(s->fd, pkt, size)))
 			ret = tr_write_all(s->idxfd, e, CTF_IDX_ENTRY_LEN);
 	}
 	if (!ret && w->dest && !(ret = dest_ready(s)) && w->dest)
@@ -1114,25 +1177,29 @@ static int close_packet(struct trawl_ctf_wstream *s, uint64_t ts_end)
 	return 0;
 }
 
-int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
-			    const struct trawl_ctf_event_class *ec, uint64_t ts,
-			    const void *payload, size_t len)
+uint8_t *tr_ctf_wstream_reserve(struct trawl_ctf_wstream *s,
+			       const struct trawl_ctf_event_class *ec, uint64_t ts, size_t max,
+			       int *err)
 {
 	uint64_t id = ec->id, delta;
 	size_t hlen;
 	bool ext;
 
-	if (unlikely(ec->stream_id != s->sc_id))
-		return -EINVAL;
-	if (unlikely(ts < s->last_ts))
-		return -EINVAL;
-	if (unlikely(s->err))
-		return s->err;
+	if (unlikely(ec->stream_id != s->sc_id || ts < s->last_ts)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (unlikely(s->err)) {
+		*err = s->err;
+		return NULL;
+	}
 again:
 	delta = s->nev ? ts - s->last_ts : 0;
 	if (s->fixed) {
-		if (id > UINT16_MAX)
-			return -EINVAL;
+		if (id > UINT16_MAX) {
+			*err = -EINVAL;
+			return NULL;
+		}
 		ext = false;
 		hlen = 10;
 	} else if (s->compact) {
@@ -1142,15 +1209,19 @@ again:
 		ext = id >= LARGE_ID_EXT || delta >> LARGE_TS_BITS;
 		hlen = ext ? 14 : 6;
 	}
-	if (unlikely(s->pos + hlen + len > s->cap)) {
+	if (unlikely(s->pos + hlen + max > s->cap)) {
 		/* would it fit in an empty packet (where the delta is 0)? */
 		size_t h0 = s->fixed ? 10 : s->compact ? (id >= COMPACT_ID_EXT ? 13 : 4) :
 					 (id >= LARGE_ID_EXT ? 14 : 6);
-		if (PK_HDR_END + h0 + len > s->cap)
-			return -E2BIG;
+		if (PK_HDR_END + h0 + max > s->cap) {
+			*err = -E2BIG;
+			return NULL;
+		}
 		int ret = close_packet(s, s->last_ts);
-		if (ret < 0)
-			return ret;
+		if (ret < 0) {
+			*err = ret;
+			return NULL;
+		}
 		goto again;
 	}
 	uint8_t *p = s->buf + s->pos;
@@ -1178,12 +1249,28 @@ again:
 			put_le64(p + 6, ts);
 		}
 	}
-	if (len)	/* an event without a payload may come with payload NULL */
-		memcpy(p + hlen, payload, len);
-	s->pos += hlen + len;
+	return p + hlen;
+}
+
+void tr_ctf_wstream_commit(struct trawl_ctf_wstream *s, uint64_t ts, const uint8_t *end)
+{
+	s->pos = (size_t)(end - s->buf);
 	if (!s->nev++)
 		s->ts_begin = ts;
 	s->last_ts = ts;
+}
+
+int trawl_ctf_wstream_event(struct trawl_ctf_wstream *s,
+			    const struct trawl_ctf_event_class *ec, uint64_t ts,
+			    const void *payload, size_t len)
+{
+	int err;
+	uint8_t *p = tr_ctf_wstream_reserve(s, ec, ts, len, &err);
+	if (unlikely(!p))
+		return err;
+	if (len)	/* an event without a payload may come with payload NULL */
+		memcpy(p, payload, len);
+	tr_ctf_wstream_commit(s, ts, p + len);
 	return 0;
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lib/kern/kcopy.h - the converter's copies of one field (convert.c),
- * inline: an event's fields are a few bytes each, and a call to memcpy per
- * field cost more than the copy (a fifth of the converter's time under
- * hackbench). tests/unit/test-kcopy.c checks them against memcpy and
- * memchr on every length and NUL position.
+ * lib/kern/kcopy.h - the converter's copies of one field or span of an
+ * event (convert.c), inline: an event's fields are a few bytes each, and a
+ * call to memcpy per field cost more than the copy (a fifth of the
+ * converter's time under hackbench). tests/unit/test-kcopy.c checks them
+ * against memcpy and memchr on every length and NUL position.
  */
 #ifndef TRAWL_KERN_KCOPY_H
 #define TRAWL_KERN_KCOPY_H
@@ -36,6 +36,37 @@ static inline void kcopy_small(uint8_t *d, const uint8_t *s, size_t n)
 	} else if (n < 4) {
 		for (size_t i = 0; i < n; i++)
 			d[i] = s[i];
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
+/*
+ * A span of an event's record (n bytes from s to d, as memcpy, s and d
+ * apart): up to 64 bytes by overlapping 16-byte moves (a sched_switch's
+ * payload is one span of 60), memcpy above.
+ */
+static inline void kcopy_16(uint8_t *d, const uint8_t *s)
+{
+	uint64_t a, b;
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+}
+
+static inline void kcopy_span(uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (n <= 16) {
+		kcopy_small(d, s, n);
+	} else if (n <= 32) {
+		kcopy_16(d, s);
+		kcopy_16(d + n - 16, s + n - 16);
+	} else if (n <= 64) {
+		kcopy_16(d, s);
+		kcopy_16(d + 16, s + 16);
+		kcopy_16(d + n - 32, s + n - 32);
+		kcopy_16(d + n - 16, s + n - 16);
 	} else {
 		memcpy(d, s, n);
 	}
@@ -75,6 +106,28 @@ static inline void kcopy_comm(uint8_t *p, const uint8_t *s, size_t n)
 	size_t k = z ? (size_t)(z - s) : n;
 	memcpy(p, s, k);
 	memset(p + k, 0, n - k);
+}
+
+/* kcopy_comm's result in place: the n bytes at p kept up to the first
+ * NUL, those after it zeroed. */
+static inline void kcopy_comm_here(uint8_t *p, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n == 16) {
+		uint64_t a, b;
+		bool nul;
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		a = kcopy_upto_nul(a, &nul);
+		b = nul ? 0 : kcopy_upto_nul(b, &nul);
+		memcpy(p, &a, 8);
+		memcpy(p + 8, &b, 8);
+		return;
+	}
+#endif
+	uint8_t *z = memchr(p, 0, n);
+	if (z)
+		memset(z, 0, n - (size_t)(z - p));
 }
 
 #endif

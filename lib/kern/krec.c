@@ -3,10 +3,11 @@
  * lib/kern/krec.c - the kernel recorder: a private tracefs instance
  * (never the top-level buffer, so another tracer on the machine is not
  * disturbed), its events, filters and pid lists, and one reader thread that
- * reads every CPU's raw ring-buffer pages (trace_pipe_raw, one read(2) per
- * page of events, never one per event), walks their records with kpage.h
- * (libtraceevent's kbuffer where the page layout is another), decodes them
- * and writes one CTF stream per CPU. See docs/kernel.md.
+ * reads every CPU's raw ring-buffer pages (trace_pipe_raw: the full ones
+ * spliced, one per call, never a system call per event), walks their
+ * records with kpage.h (libtraceevent's kbuffer where the page layout is
+ * another), decodes them and writes one CTF stream per CPU (O_DIRECT with
+ * large buffers). See docs/kernel.md.
  *
  * Losses: the instance keeps ftrace's overwrite mode; when the reader falls
  * behind, the kernel overwrites the oldest pages and flags the next page
@@ -38,6 +39,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "trawl/relay.h"
+#include "ctf/ctf-internal.h"	/* tr_ctf_writer_direct */
 #include "internal.h"	/* tr_glob_match */
 #include "ctf/ctf-internal.h"	/* tr_ctf_writer_demand */
 #include "kern/family.h"
@@ -50,9 +52,6 @@
 /* reader sleep after a pass that found data: a 64 KiB/CPU burst at 2 M
  * events/s fills ~20 pages in this time, far below any buffer size */
 #define BUSY_SLEEP_MS 2
-/* full pages spliced at most per call: the pipe's size, a MiB (the
- * default /proc/sys/fs/pipe-max-size), at least one page */
-#define SPLICE_BYTES (1u << 20)
 /* the ring buffer's sub-buffers ("pages"), KiB */
 #define SUBBUF_KB 64
 
@@ -109,10 +108,9 @@ struct krec {
 	unsigned ncpus;
 	size_t psize;
 	uint8_t *page;
-	/* full pages come spliced through this pipe (pipe_bytes, read into
-	 * sbuf); -1: read(2) only. spliced: splice worked once */
+	/* full pages come spliced through this pipe, one at a time, read
+	 * into sbuf (a page); -1: read(2) only. spliced: splice worked once */
 	int pipe[2];
-	size_t pipe_bytes;
 	uint8_t *sbuf;
 	bool spliced;
 	struct evname *evs;
@@ -127,6 +125,7 @@ struct krec {
 	size_t hold_pages;		/* a held CPU's pages at most: HOLD_BYTES, or its buffer's */
 	bool exclude_self;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
+	bool direct;			/* the trace's files O_DIRECT (tr_ctf_writer_direct) */
 	int rt_prio;
 	unsigned period_ms;
 	unsigned live_ms;		/* live timer; 0: none */
@@ -794,6 +793,29 @@ static bool kpage_layout_ok(struct krec *k)
 }
 
 /*
+ * How long a direct write of the trace may take (tr_ctf_writer_direct)
+ * before its stream goes back to the page cache: as long as the busiest
+ * CPU's buffer takes to fill a quarter (fill_ms, at the rate the reader
+ * last saw; 0: not seen yet, then at DIRECT_RATE), DIRECT_MIN_MS to
+ * DIRECT_MAX_MS: a stall that long leaves three quarters of the buffer.
+ * Direct writes at all only where that takes DIRECT_START_MS at
+ * DIRECT_RATE (buffers of 40 MiB per CPU or more): the device's stalls
+ * are the buffer's to absorb, and this loaded VM's reached 220 ms, which a
+ * 4 MiB buffer (the default) does not outlast at hackbench's rate.
+ */
+#define DIRECT_RATE (100ull << 20)	/* bytes/s per CPU: hackbench's is 60 M */
+#define DIRECT_START_MS 100
+#define DIRECT_MIN_MS 20
+#define DIRECT_MAX_MS 1000
+
+static uint64_t direct_slow_ms(const struct krec *k, uint64_t fill_ms)
+{
+	if (!fill_ms)
+		fill_ms = (uint64_t)k->buf_pages * k->psize / 4 * 1000 / DIRECT_RATE;
+	return fill_ms < DIRECT_MIN_MS ? DIRECT_MIN_MS : fill_ms > DIRECT_MAX_MS ? DIRECT_MAX_MS : fill_ms;
+}
+
+/*
  * The trace the events go to (dir, and the relay dest, which it takes):
  * its writer, the converter, one stream per CPU and the state dump's. 0,
  * or -errno with a message (what was made is freed with the recorder).
@@ -825,6 +847,13 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 			return tr_seterr(err, errlen, errno, "%s", werr);
 		return tr_seterr(err, errlen, errno, "%s: %s", dir, strerror(errno));
 	}
+	/* the stream files O_DIRECT where they can be (not streamed, no I/O
+	 * queue): the copy of every packet into the page cache was the
+	 * largest part of the recorder's CPU (docs/kernel.md, "Cost");
+	 * TRAWL_KBUFFERED set: through the page cache, for comparison */
+	k->direct = !getenv("TRAWL_KBUFFERED") && direct_slow_ms(k, 0) >= DIRECT_START_MS;
+	if (k->direct)
+		tr_ctf_writer_direct(k->w, direct_slow_ms(k, 0) * 1000000ull);
 	/* streamed, the metadata leaves when the first stream is created
 	 * (below): the clock must be final now (mono: from one sample) */
 	if (k->relay) {
@@ -979,12 +1008,11 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 	 * what is there, the page being written included; TRAWL_KREAD_COPY
 	 * set: read(2) only, for comparison) */
 	if (!k->flight && !getenv("TRAWL_KREAD_COPY") && pipe2(k->pipe, O_CLOEXEC) == 0) {
-		size_t want = k->psize > SPLICE_BYTES ? k->psize : SPLICE_BYTES;
-		int sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)want);
-		if (sz < (int)k->psize)
-			sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
-		k->pipe_bytes = sz > 0 ? (size_t)sz / k->psize * k->psize : 0;
-		if (!k->pipe_bytes || !(k->sbuf = malloc(k->pipe_bytes))) {
+		/* a page at a time (splice_cpu): the pipe holds one */
+		int sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
+		if (sz >= 0 && sz < (int)k->psize)
+			sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)k->psize);
+		if (sz < (int)k->psize || !(k->sbuf = malloc(k->psize))) {
 			close(k->pipe[0]);
 			close(k->pipe[1]);
 			k->pipe[0] = k->pipe[1] = -1;
@@ -1221,21 +1249,23 @@ static ssize_t take_page(struct krec *k, unsigned cpu, const uint8_t *page, size
 }
 
 /*
- * CPU cpu's full pages, spliced into the pipe, then read from it in one
- * read(2): up to max. The kernel hands splice only full pages, swapped out
- * of the ring buffer (no copy there, and none event by event), up to a
- * pipe's worth per call. Returns the pages taken; 0 when no page is full
- * (or splice is not possible: then k->pipe is closed and read(2) reads).
+ * CPU cpu's full pages, each spliced into the pipe, then read from it: up
+ * to max. The kernel hands splice only full pages, swapped out of the ring
+ * buffer (no copy there, and none event by event). One page per call: the
+ * ring buffer swaps in a spare page for each page spliced, and keeps one
+ * spare, the page given back when the pipe's reader is done with it; with
+ * more pages in the pipe at once every other spare is a new zeroed
+ * allocation (16 per MiB spliced: under hackbench 8 % of the recorder's
+ * CPU, in the page allocator and clear_page). Returns the pages taken; 0
+ * when no page is full (or splice is not possible: then k->pipe is closed
+ * and read(2) reads).
  */
 static unsigned splice_cpu(struct krec *k, unsigned cpu, unsigned max)
 {
 	struct kcpu *c = &k->cpus[cpu];
 	unsigned pages = 0;
 	while (pages < max && !k->err) {
-		size_t want = (size_t)(max - pages) * k->psize;
-		if (want > k->pipe_bytes)
-			want = k->pipe_bytes;
-		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, want, SPLICE_F_NONBLOCK);
+		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, k->psize, SPLICE_F_NONBLOCK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -1510,6 +1540,8 @@ static void *reader(void *arg)
 			 * its buffer in fill ms */
 			uint64_t fill = dt * (k->buf_pages / 4) / pmax / 1000000;
 			ms = fill < BUSY_SLEEP_MS ? BUSY_SLEEP_MS : fill < ms ? (unsigned)fill : ms;
+			if (k->direct)
+				tr_ctf_writer_direct(k->w, direct_slow_ms(k, fill ? fill : 1) * 1000000ull);
 		}
 		if (k->live_ms && next_tick - now < ms)
 			ms = (unsigned)(next_tick - now);

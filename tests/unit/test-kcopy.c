@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-kcopy: lib/kern/kcopy.h, the kernel converter's inline copies of a
- * field, against memcpy and memchr: kcopy_small on every length 0..64 at
- * every source and destination misalignment (the bytes copied, nothing
- * written outside them), kcopy_comm on char arrays of 1..32 bytes with the
+ * field or span, against memcpy and memchr: kcopy_small on every length
+ * 0..64 and kcopy_span on every length 0..100 at every source and
+ * destination misalignment (the bytes copied, nothing written outside
+ * them), kcopy_comm and kcopy_comm_here (in place) on char arrays of 1..32 bytes with the
  * first NUL at every position, several NULs, none, and random bytes
  * (0x01 and 0x80 among them: the zero-byte test's borrow makes false
  * flags above a NUL) — the text kept, every byte after the first NUL
@@ -53,7 +54,7 @@ static bool same_guarded(const uint8_t *buf, size_t cap, size_t off, const uint8
 
 int main(void)
 {
-	uint8_t src[128], dst[128], want[64];
+	uint8_t src[160], dst[160], want[128];
 	int bad = 0, cases = 0;
 
 	/* kcopy_small: every length, every misalignment of either side */
@@ -72,6 +73,25 @@ int main(void)
 				}
 			}
 	is_int(bad, 0, "kcopy_small: %d copies (lengths 0..64, all misalignments) as memcpy",
+	       cases);
+
+	/* kcopy_span: every length up to past its 64-byte moves */
+	bad = cases = 0;
+	for (size_t n = 0; n <= 100; n++)
+		for (size_t so = 0; so < 8; so++)
+			for (size_t dof = 0; dof < 8; dof++) {
+				for (size_t i = 0; i < sizeof(src); i++)
+					src[i] = rnd8();
+				memset(dst, CANARY, sizeof(dst));
+				kcopy_span(dst + 16 + dof, src + so, n);
+				memcpy(want, src + so, n);
+				cases++;
+				if (!same_guarded(dst, sizeof(dst), 16 + dof, want, n)) {
+					if (bad++ < 5)
+						printf("# kcopy_span n=%zu src+%zu dst+%zu differs\n", n, so, dof);
+				}
+			}
+	is_int(bad, 0, "kcopy_span: %d copies (lengths 0..100, all misalignments) as memcpy",
 	       cases);
 
 	/* kcopy_comm: the first NUL at every position (or none), then
@@ -95,8 +115,16 @@ int main(void)
 					if (bad++ < 5)
 						printf("# kcopy_comm n=%zu first NUL at %zu differs\n", n, at);
 				}
+				/* the same in place, over the record's bytes */
+				memset(dst, CANARY, sizeof(dst));
+				memcpy(dst + 8, src, n);
+				kcopy_comm_here(dst + 8, n);
+				if (!same_guarded(dst, sizeof(dst), 8, want, n)) {
+					if (bad++ < 5)
+						printf("# kcopy_comm_here n=%zu first NUL at %zu differs\n", n, at);
+				}
 			}
-	is_int(bad, 0, "kcopy_comm: %d char arrays (1..32 bytes, first NUL anywhere or none) as memchr + memset",
+	is_int(bad, 0, "kcopy_comm, kcopy_comm_here: %d char arrays (1..32 bytes, first NUL anywhere or none) as memchr + memset",
 	       cases);
 
 	/* the kernel's comm: 16 bytes, the edge cases spelled out */

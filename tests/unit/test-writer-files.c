@@ -6,7 +6,10 @@
  * a symbolic link (directories, stream, index and metadata files), nor a
  * FIFO or a hard-linked file truncated: each refusal with its errno and
  * the path and why in trawl_ctf_writer_why() / opts.err, the link's
- * target untouched.
+ * target untouched. Direct writes (tr_ctf_writer_direct): the stream file
+ * O_DIRECT while packets are a multiple of 4 KiB, through the page cache
+ * when they are not or after a write slower than the limit, the events
+ * read back the same in every case.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctf/ctf-internal.h"	/* tr_ctf_writer_direct */
 #include "tap.h"
 #include "trawl/ctf.h"
+#include "trawl/pipe.h"
 
 static char tmpl[] = "/tmp/test-writer-files-XXXXXX";
 static const char *top;
@@ -234,6 +239,118 @@ static void refused(void)
 	is_int(try_trace("dd/../x/h/kernel", "dd", why, sizeof(why)), -EPERM, "'..' below the root: EPERM");
 }
 
+/* The open file's flags (/proc/self/fdinfo) of the descriptor on path; -1
+ * when none is open on it. */
+static long open_flags(const char *path)
+{
+	char fdp[64], link[4096], line[256];
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(fdp, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, path))
+			continue;
+		snprintf(fdp, sizeof(fdp), "/proc/self/fdinfo/%d", fd);
+		FILE *f = fopen(fdp, "r");
+		long fl = -1;
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "flags:", 6))
+				fl = strtol(line + 6, NULL, 8);
+		if (f)
+			fclose(f);
+		return fl;
+	}
+	return -1;
+}
+
+/*
+ * A trace written with direct writes (limit slow_ns), packet_size bytes a
+ * packet, 3000 events of 16 bytes (a dozen packets of 4 KiB): *flags_mid
+ * are the stream file's open flags after the first packets, *flags_end
+ * after all; returns the events read back in order with their values.
+ */
+static int direct_trace(const char *rel, size_t packet_size, uint64_t slow_ns, long *flags_mid,
+			long *flags_end)
+{
+	char *p = at(rel), err[600] = "";
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = p, .hostname = "h", .domain = "kernel",
+		.clock_offset_s = 1700000000, .packet_size = packet_size, .err = err,
+		.errlen = sizeof(err),
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return -1;
+	tr_ctf_writer_direct(w, slow_ns);
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, NULL);
+	struct trawl_ctf_type *st = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, st, "v", trawl_ctf_type_int(w, 64, true, 10));
+	trawl_ctf_struct_add(w, st, "u", trawl_ctf_type_int(w, 64, false, 10));
+	const struct trawl_ctf_event_class *a = trawl_ctf_writer_event_class(w, sc, "a", 0, st);
+	struct trawl_ctf_wstream *s = trawl_ctf_writer_stream(w, sc, "channel0", 0);
+	char *file;
+	if (asprintf(&file, "%s/channel0_0", p) < 0)
+		abort();
+	int r = a && s ? 0 : -1;
+	for (int64_t i = 0; i < 3000 && !r; i++) {
+		int64_t v[2] = { -i, 7 * i };
+		r = trawl_ctf_wstream_event(s, a, 1000 + (uint64_t)i * 10, v, sizeof(v));
+		if (i == 1000)
+			*flags_mid = open_flags(file);
+	}
+	*flags_end = open_flags(file);
+	if (trawl_ctf_writer_close(w) < 0)
+		r = -1;
+	trawl_ctf_writer_free(w);
+	free(file);
+	if (r)
+		return -1;
+	const char *paths[] = { p };
+	struct trawl_reader *rd = trawl_reader_new(paths, 1, NULL, err, sizeof(err));
+	const struct trawl_event *ev;
+	char line[512], want[64];
+	int n = 0;
+	while (rd && trawl_reader_next(rd, &ev) == 1) {
+		trawl_text_event(line, sizeof(line), ev, 0, 0);
+		snprintf(want, sizeof(want), "{ v = %d, u = %d }", -n, 7 * n);
+		if (!strstr(line, want))
+			break;
+		n++;
+	}
+	trawl_reader_free(rd);
+	free(p);
+	return n;
+}
+
+static void direct(void)
+{
+	long mid = -1, end = -1;
+	/* does this filesystem take O_DIRECT at all? */
+	char *probe = at("probe");
+	int fd = open(probe, O_WRONLY | O_CREAT | O_DIRECT, 0644);
+	free(probe);
+	if (fd < 0) {
+		for (int i = 0; i < 6; i++)
+			printf("ok %d # SKIP the test directory's filesystem refuses O_DIRECT (%s)\n",
+			       ++tap_n, strerror(errno));
+		return;
+	}
+	close(fd);
+	is_int(direct_trace("d1/h/kernel", 4096, 1000000000ull, &mid, &end), 3000,
+	       "direct writes of 4 KiB packets: 3000 events read back, in order, their values");
+	ok(mid >= 0 && (mid & O_DIRECT) && (end & O_DIRECT),
+	   "... the stream file was O_DIRECT all along (flags %lo, %lo)", mid, end);
+	is_int(direct_trace("d2/h/kernel", 4096 + 8, 1000000000ull, &mid, &end), 3000,
+	       "packets of 4104 bytes: 3000 events read back");
+	ok(mid >= 0 && !(mid & O_DIRECT), "... written through the page cache (flags %lo)", mid);
+	/* a limit of 1 ns: the first write is too slow */
+	is_int(direct_trace("d3/h/kernel", 4096, 1, &mid, &end), 3000,
+	       "a write slower than the limit: 3000 events read back");
+	ok(end >= 0 && !(end & O_DIRECT), "... and the stream went back to the page cache (flags %lo)", end);
+}
+
 int main(void)
 {
 	top = mkdtemp(tmpl);
@@ -241,6 +358,7 @@ int main(void)
 		return 1;
 	growing();
 	refused();
+	direct();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
