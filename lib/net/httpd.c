@@ -27,7 +27,13 @@ struct hconn {
 	size_t inlen;
 	char *out;			/* the answer, header and body */
 	size_t outlen, outoff;
+	bool draining;			/* answered, our side shut: the peer's
+					 * bytes are read and dropped until its
+					 * EOF (a close with unread input would
+					 * reset the connection, the answer lost) */
 };
+
+#define NREJECT 4	/* slots for 503s beyond max_conns */
 
 struct tr_httpd {
 	struct tr_httpd_opts o;
@@ -54,6 +60,25 @@ static void conn_close(struct hconn *c)
 	free(c->out);
 	c->out = NULL;
 	c->inlen = c->outlen = c->outoff = 0;
+	c->draining = false;
+}
+
+#define DRAIN_MS 1000	/* at most, after the answer */
+
+static void conn_drain(struct hconn *c)
+{
+	char b[4096];
+
+	for (;;) {
+		ssize_t n = recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		conn_close(c);	/* EOF, or an error */
+		return;
+	}
 }
 
 static const char *reason(int code)
@@ -188,10 +213,18 @@ static void conn_output(struct hconn *c)
 			break;
 		c->outoff += (size_t)n;
 	}
-	/* all sent (or the peer gone): our side closes; the peer reads the
-	 * end of the body, then EOF */
+	/* all sent (or the peer gone): our side shuts; the peer reads the
+	 * end of the body, then EOF; what it still sends is dropped until
+	 * its own EOF, for at most DRAIN_MS */
 	shutdown(c->fd, SHUT_WR);
-	conn_close(c);
+	free(c->out);
+	c->out = NULL;
+	c->draining = true;
+	int64_t end = tr_mono_ms() + DRAIN_MS;
+
+	if (end < c->deadline)
+		c->deadline = end;
+	conn_drain(c);
 }
 
 static void accept_some(struct tr_httpd *h)
@@ -207,14 +240,19 @@ static void accept_some(struct tr_httpd *h)
 			if (h->conns[k].fd < 0)
 				c = &h->conns[k];
 		if (!c) {
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
-				"Content-Length: 0\r\nConnection: close\r\n\r\n";
-
+			/* over the limit: a 503 from one of the few slots kept
+			 * for refusals (answered, then drained), else closed */
 			bump(&h->st.too_many);
-			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-				/* nothing more to do for it */
+			for (int k = h->o.max_conns; k < h->o.max_conns + NREJECT && !c; k++)
+				if (h->conns[k].fd < 0)
+					c = &h->conns[k];
+			if (!c) {
+				close(fd);
+				continue;
 			}
-			close(fd);
+			c->fd = fd;
+			c->deadline = tr_mono_ms() + DRAIN_MS;
+			answer_text(c, 503, "too many connections\n");
 			continue;
 		}
 		c->fd = fd;
@@ -226,7 +264,7 @@ static void accept_some(struct tr_httpd *h)
 static void *run(void *arg)
 {
 	struct tr_httpd *h = arg;
-	int nc = h->o.max_conns;
+	int nc = h->o.max_conns + NREJECT;
 	struct pollfd *p = calloc((size_t)nc + 2, sizeof(*p));
 
 	if (!p)
@@ -240,6 +278,8 @@ static void *run(void *arg)
 			struct hconn *c = &h->conns[i];
 
 			p[i + 2] = (struct pollfd){ .fd = c->fd, .events = c->out ? POLLOUT : POLLIN };
+			if (c->fd >= 0 && c->out && !c->outoff)
+				p[i + 2].events = POLLOUT;
 			if (c->fd >= 0 && c->deadline - now < wait)
 				wait = c->deadline - now < 0 ? 0 : c->deadline - now;
 		}
@@ -255,6 +295,13 @@ static void *run(void *arg)
 
 			if (c->fd < 0 || p[i + 2].fd != c->fd)
 				continue;
+			if (c->draining) {
+				if (p[i + 2].revents)
+					conn_drain(c);
+				if (c->fd >= 0 && now >= c->deadline)
+					conn_close(c);
+				continue;
+			}
 			if (p[i + 2].revents & (POLLIN | POLLHUP | POLLERR) && !c->out)
 				conn_input(h, c);
 			if (c->fd >= 0 && c->out && p[i + 2].revents & (POLLOUT | POLLHUP | POLLERR))
@@ -312,12 +359,12 @@ struct tr_httpd *tr_httpd_new(const struct tr_httpd_opts *o, char *err, size_t e
 	if (!h->o.timeout_ms)
 		h->o.timeout_ms = 5000;
 	h->o.addr = NULL;
-	h->conns = calloc((size_t)h->o.max_conns, sizeof(*h->conns));
+	h->conns = calloc((size_t)h->o.max_conns + NREJECT, sizeof(*h->conns));
 	if (o->token && !(h->token = strdup(o->token)))
 		goto nomem;
 	if (!h->conns)
 		goto nomem;
-	for (int i = 0; i < h->o.max_conns; i++) {
+	for (int i = 0; i < h->o.max_conns + NREJECT; i++) {
 		h->conns[i].fd = -1;
 		if (!(h->conns[i].in = malloc(h->o.max_req + 1)))
 			goto nomem;
@@ -380,7 +427,7 @@ void tr_httpd_free(struct tr_httpd *h)
 		}
 		pthread_join(h->thread, NULL);
 	}
-	for (int i = 0; h->conns && i < h->o.max_conns; i++) {
+	for (int i = 0; h->conns && i < h->o.max_conns + NREJECT; i++) {
 		conn_close(&h->conns[i]);
 		free(h->conns[i].in);
 	}

@@ -21,13 +21,13 @@
 command -v promtool > /dev/null 2>&1 || skip_all "promtool is not installed (Debian's prometheus package, scripts/install-deps.sh)"
 command -v curl > /dev/null 2>&1 || skip_all "no curl"
 command -v python3 > /dev/null 2>&1 || skip_all "no python3"
-plan 22
+plan 25
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
-RELAY="" RELAY2="" PROM="" REC=""
+RELAY="" RELAY2="" PROM="" REC="" AGENT=""
 cleanup() {
-	for p in $REC $PROM $RELAY2 $RELAY; do kill "$p" 2> /dev/null; done
+	for p in $REC $PROM $AGENT $RELAY2 $RELAY; do kill "$p" 2> /dev/null; done
 }
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
@@ -160,7 +160,28 @@ c=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer 0123456789a
 is "$a $b $c" "401 401 200" "with a token: none 401, a wrong one 401, the right one 200"
 kill "$RELAY2"; RELAY2=""
 
-# ---- 5. prometheus scrapes the relay while a known rate is recorded
+# ---- 5. the agent's metrics
+export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
+"$TRAWL" agent --metrics 127.0.0.1:0 --pidfile agent.pid > agent.out 2> agent.err
+AGENT=$(cat agent.pid 2> /dev/null)
+AM=$(sed -n 's|^trawl agent: metrics on http://\([^/]*\)/metrics.*|\1|p' agent.out)
+[ -n "$AGENT" ] && [ -n "$AM" ] || { cat agent.out agent.err; bail "the agent did not start"; }
+"$TRAWL" create am1 -o "$TRASH/am1" > create.out 2>&1
+curl -s "http://$AM/metrics" > agent004.txt
+promtool check metrics < agent004.txt > pt4.txt 2>&1 &&
+	grep -q '^trawl_agent_sessions{state="new"} 1$' agent004.txt &&
+	grep -q '^trawl_agent_session_recording{session="am1"} 0$' agent004.txt
+ok $? "agent --metrics: promtool accepts it, the session created is there, not recording $(sed 's/^/# /' pt4.txt | head -3)"
+"$TRAWL" enable am1 'none:*' > enable.out 2>&1
+"$TRAWL" start am1 > start.out 2>&1
+curl -s -H 'Accept: application/openmetrics-text' "http://$AM/metrics" > agentom.txt
+grep -q '^trawl_agent_session_recording{session="am1"} 1$' agentom.txt &&
+	grep -q '^trawl_agent_sessions{state="active"} 1$' agentom.txt
+ok $? "agent: the started session is recording $(head -c 200 start.out)"
+is "$(tail -n 1 agentom.txt)" "# EOF" "agent: OpenMetrics ends with # EOF"
+"$TRAWL" agent --stop > /dev/null 2>&1; AGENT=""
+
+# ---- 6. prometheus scrapes the relay while a known rate is recorded
 if [ "$(id -u)" != 0 ] || ! "$TRAWL" record -q -k syscalls -o kcheck --host k --no-ust \
 	--duration 0.1 > /dev/null 2>&1; then
 	for i in 1 2 3 4 5 6; do skip "kernel events need root and tracefs"; done
