@@ -35,6 +35,7 @@ static void usage(FILE *f)
 	      "                   [--secret-file FILE] [--live-open [HOST:]PORT]\n"
 	      "                   [--foreground] [--pidfile FILE] [--ready-fd N]\n"
 	      "                   [--live-from-now] [--control PATH] [--quiet] [LIMITS]\n"
+	      "                   [--metrics [HOST:]PORT [--metrics-token-file FILE]]\n"
 	      "Receives the traces nodes stream to it and serves them live.\n"
 	      "  -o, --output DIR   where sessions go: DIR/SESSION/HOST/{kernel,ust}/\n"
 	      "                     (default: [relay] output-dir, else ~/trawl-traces;\n"
@@ -59,6 +60,17 @@ static void usage(FILE *f)
 	      "                     mode 0600) for the agents that joined (trawl agent\n"
 	      "                     --relay) and has them run session commands (default:\n"
 	      "                     [relay] control; none without)\n"
+	      "  --metrics [HOST:]PORT  serve GET /metrics for Prometheus there (text 0.0.4,\n"
+	      "                     or OpenMetrics 1.0 when asked): each node's health and\n"
+	      "                     the cluster's figures from its kernel traces\n"
+	      "                     (docs/metrics.md); a bare port: on 127.0.0.1; port 0: any\n"
+	      "                     free one, told on the ready line (default: [relay]\n"
+	      "                     metrics, else none)\n"
+	      "  --metrics-token-file FILE  scrapes must carry this bearer token (the file's\n"
+	      "                     first line; mode 600); needed on an address other than\n"
+	      "                     loopback\n"
+	      "  --metrics-top-k N  syscalls with a series of their own per host (default 16;\n"
+	      "                     the others are summed as syscall=\"other\")\n"
 	      "  -f, --foreground   do not detach (logs on stderr); the default detaches once\n"
 	      "                     listening and prints where\n"
 	      "  -q, --quiet        in the foreground, log only errors and warnings\n"
@@ -145,6 +157,28 @@ static char *home_dir(const char *base)
  * anyone could have put the file, or may replace it). 0, or -1 with the
  * reason said.
  */
+static int secret_file_safe(const char *path);
+/* The metrics' bearer token: the file's first line, at least 16 bytes of
+ * printable ASCII without blanks. 0, or -1 (said). */
+static int read_token(const char *path, char *tok, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return cli_err("--metrics-token-file %s: %s", path, strerror(errno)), -1;
+	bool got = fgets(tok, (int)cap, f) != NULL;
+	fclose(f);
+	size_t n = got ? strcspn(tok, "\r\n") : 0;
+	if (got)
+		tok[n] = 0;
+	bool okay = n >= 16 && n < cap - 1;
+	for (size_t i = 0; okay && i < n; i++)
+		okay = tok[i] > ' ' && tok[i] < 0x7f;
+	if (!okay)
+		return cli_err("--metrics-token-file %s: its first line must be a token of 16 to "
+			       "%zu printable characters without blanks", path, cap - 2), -1;
+	return 0;
+}
+
 static int secret_file_safe(const char *path)
 {
 	struct stat sb, db;
@@ -222,8 +256,14 @@ static bool wildcard(const char *at)
  * foreground (a note). A warning for a port others reach without a
  * secret. */
 static void announce(const struct relay_cmd *o, const char *data_at, const char *live_at,
-		     const char *open_at, bool detached)
+		     const char *open_at, const char *metrics_at, bool detached)
 {
+	if (metrics_at && detached)
+		printf("trawl relay: metrics on http://%s/metrics%s\n", metrics_at,
+		       o->ro.metrics_token ? " (bearer token)" : "");
+	else if (metrics_at)
+		cli_note("metrics on http://%s/metrics%s", metrics_at,
+			 o->ro.metrics_token ? " (bearer token)" : "");
 	char open[340] = "";
 	if (open_at)
 		snprintf(open, sizeof(open), ", open live port (read-only, no authentication) on "
@@ -292,13 +332,18 @@ static int serve(struct relay_cmd *o)
 	}
 	const char *data_at = trawl_relay_data_addr(r), *live_at = trawl_relay_live_addr(r);
 	const char *open_at = trawl_relay_live_open_addr(r);
-	/* the open live port last: readers of the first two words are as before */
+	const char *metrics_at = trawl_relay_metrics_addr(r);
+	char mw[320] = "";
+	if (metrics_at)
+		snprintf(mw, sizeof(mw), " metrics=%s", metrics_at);
+	/* the open live port, then the metrics' metrics=ADDR last: readers of
+	 * the first two words are as before */
 	if (open_at)
-		cli_ready(&o->ready_fd, "%s %s %s", data_at, live_at, open_at);
+		cli_ready(&o->ready_fd, "%s %s %s%s", data_at, live_at, open_at, mw);
 	else
-		cli_ready(&o->ready_fd, "%s %s", data_at, live_at);
+		cli_ready(&o->ready_fd, "%s %s%s", data_at, live_at, mw);
 	if (o->foreground)
-		announce(o, data_at, live_at, open_at, false);
+		announce(o, data_at, live_at, open_at, metrics_at, false);
 	else {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul >= 0) {
@@ -323,7 +368,7 @@ int cmd_relay(int argc, char **argv)
 {
 	enum { O_DATA = 256, O_LIVE, O_PID, O_READY, O_NOW, O_MAX, O_MAXP, O_MAXV, O_POOL, O_CBUF,
 	       O_TBUF, O_MSGT, O_IDLE, O_CTL, O_SECRET, O_OPEN, O_QUOTA, O_PEND, O_PENDA,
-	       O_PROOF, O_GROUP, O_RESERVE };
+	       O_PROOF, O_GROUP, O_RESERVE, O_METRICS, O_MTOKEN, O_MTOPK };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "data", required_argument, NULL, O_DATA },
@@ -349,13 +394,17 @@ int cmd_relay(int argc, char **argv)
 		{ "proof-timeout", required_argument, NULL, O_PROOF },
 		{ "group", required_argument, NULL, O_GROUP },
 		{ "disk-reserve", required_argument, NULL, O_RESERVE },
+		{ "metrics", required_argument, NULL, O_METRICS },
+		{ "metrics-token-file", required_argument, NULL, O_MTOKEN },
+		{ "metrics-top-k", required_argument, NULL, O_MTOPK },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct relay_cmd o = { .ro = { .sz = sizeof(o.ro) }, .ready_fd = -1 };
 	long long n;
-	const char *out = NULL, *max = NULL;
+	const char *out = NULL, *max = NULL, *token_file = NULL;
+	char token[256] = "";
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -376,6 +425,14 @@ int cmd_relay(int argc, char **argv)
 		case O_SECRET: o.ro.secret_file = optarg; break;
 		case O_OPEN: o.ro.live_open_addr = optarg; break;
 		case O_GROUP: o.ro.group = optarg; break;
+		case O_METRICS: o.ro.metrics_addr = optarg; break;
+		case O_MTOKEN: token_file = optarg; break;
+		case O_MTOPK:
+			if ((n = num_arg(optarg, 1, 1000, false)) < 0)
+				return cli_usage("--metrics-top-k: '%s' is not a number from 1 to 1000",
+						 optarg);
+			o.ro.metrics_top_k = (unsigned)n;
+			break;
 		case O_MAX: max = optarg; break;
 		case O_MAXP:
 		case O_MAXV:
@@ -447,6 +504,22 @@ int cmd_relay(int argc, char **argv)
 		o.ro.live_open_addr = tr_conf_get(conf, "relay", "live-open");
 	if (!o.ro.group)
 		o.ro.group = tr_conf_get(conf, "relay", "group");
+	if (!o.ro.metrics_addr)
+		o.ro.metrics_addr = tr_conf_get(conf, "relay", "metrics");
+	if (!token_file)
+		token_file = tr_conf_get(conf, "relay", "metrics-token-file");
+	if (token_file) {
+		if (secret_file_safe(token_file) < 0 || read_token(token_file, token,
+								  sizeof(token)) < 0) {
+			tr_conf_free(conf);
+			return CLI_EXIT_FAILURE;
+		}
+		o.ro.metrics_token = token;
+	}
+	/* the cluster's readers (docs/metrics.md) are viewers of the live
+	 * port: with a secret, they prove it as any viewer does */
+	if (o.ro.metrics_addr && o.ro.secret_file)
+		setenv("TRAWL_SECRET_FILE", o.ro.secret_file, 0);
 	if (o.ro.secret_file && secret_file_safe(o.ro.secret_file) < 0) {
 		tr_conf_free(conf);
 		return CLI_EXIT_FAILURE;
@@ -500,11 +573,14 @@ int cmd_relay(int argc, char **argv)
 		char line[700];
 		int d = cli_detach(&o.ready_fd, line, sizeof(line));
 		if (d != 0) {
-			char data[300], live[300], open[300];
-			int nw = d > 0 ? sscanf(line, "ready %299s %299s %299s", data, live, open)
-				       : 0;
+			char data[300], live[300], w3[320], w4[320];
+			int nw = d > 0 ? sscanf(line, "ready %299s %299s %319s %319s", data, live, w3,
+						w4) : 0;
+			const char *open = nw >= 3 && strncmp(w3, "metrics=", 8) ? w3 : NULL;
+			const char *mat = nw >= 3 && !open ? w3 + 8 : nw >= 4 &&
+					  !strncmp(w4, "metrics=", 8) ? w4 + 8 : NULL;
 			if (nw >= 2)
-				announce(&o, data, live, nw == 3 ? open : NULL, true);
+				announce(&o, data, live, open, mat, true);
 			r = d > 0 ? 0 : 1;
 			goto out;
 		}

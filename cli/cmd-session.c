@@ -779,6 +779,7 @@ static void agent_usage(FILE *f)
 	fputs("usage: trawl agent [--socket PATH | --system] [--foreground] [--pidfile FILE]\n"
 	      "                   [--ready-fd N] [--flush-ms MS] [--io-queue MB] [--rt-prio N]\n"
 	      "                   [--host NAME] [--relay HOST[:PORT]] [--root DIR] [--quiet]\n"
+	      "                   [--metrics [HOST:]PORT [--metrics-token-file FILE]]\n"
 	      "       trawl agent --stop [--socket PATH | --system]\n"
 	      "       trawl agent --oneshot -o DIR [--enable GLOB[@LEVEL]]... [--loglevel L]\n"
 	      "                   [--context CTX]... [--overwrite] [--KEY VALUE]... [--socket PATH] ...\n"
@@ -795,6 +796,12 @@ static void agent_usage(FILE *f)
 	      "                   stopped and their traces completed first); waits for it\n"
 	      "                   to be gone, at most 30 s\n"
 	      "  --ready-fd N     write \"ready\\n\" to file descriptor N once listening\n"
+	      "                   (\"ready metrics=ADDR\\n\" with --metrics)\n"
+	      "  --metrics [HOST:]PORT  serve GET /metrics for Prometheus there: the agent's\n"
+	      "                   sessions and connections (docs/metrics.md); a bare port:\n"
+	      "                   on 127.0.0.1; port 0: any free one\n"
+	      "  --metrics-token-file FILE  scrapes must carry this bearer token (the file's\n"
+	      "                   first line); needed off loopback\n"
 	      "  --flush-ms MS    drain the applications' buffers every MS ms (default 2)\n"
 	      "  --io-queue MB    finished packets wait for the disk in a queue of MB MiB,\n"
 	      "                   written by a thread of their own, so a slow disk does not\n"
@@ -977,7 +984,13 @@ static int run_agent(struct trawl_agent_opts *o, bool foreground, const char *pi
 			return cli_err("cannot write the pid: %s", err);
 		}
 	}
-	cli_ready(&ready_fd, NULL);
+	const char *mat = trawl_agent_metrics_addr(a);
+	if (mat)
+		cli_ready(&ready_fd, "metrics=%s", mat);
+	else
+		cli_ready(&ready_fd, NULL);
+	if (mat && foreground)
+		cli_note("metrics on http://%s/metrics", mat);
 	if (!foreground) {
 		int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (nul >= 0) {
@@ -1028,7 +1041,7 @@ int cmd_agent(int argc, char **argv)
 {
 	enum { O_SYSTEM = 256, O_PID, O_READY, O_ONESHOT, O_ENABLE, O_CTX, O_OVER,
 	       O_FLUSH, O_SOCK, O_LL, O_HOST, O_IOQ, O_RT, O_SECRET, O_ROOT, O_STOP,
-	       O_SET = 512 };
+	       O_METRICS, O_MTOKEN, O_SET = 512 };
 	struct option opts[64] = {
 		{ "socket", required_argument, NULL, O_SOCK },
 		{ "host", required_argument, NULL, O_HOST },
@@ -1050,8 +1063,12 @@ int cmd_agent(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, O_SECRET },
 		{ "root", required_argument, NULL, O_ROOT },
 		{ "stop", no_argument, NULL, O_STOP },
+		{ "metrics", required_argument, NULL, O_METRICS },
+		{ "metrics-token-file", required_argument, NULL, O_MTOKEN },
 	};
-	setting_options(opts, 20, ARRAY_SIZE(opts), O_SET);
+	setting_options(opts, 22, ARRAY_SIZE(opts), O_SET);
+	const char *token_file = NULL;
+	char token[256] = "";
 	const char *secret = NULL;
 	struct trawl_agent_opts o = { .sz = sizeof(o), .kernel = &trawl_kern_agent_ops };
 	const char *cli_num[4] = { NULL };	/* nums[] below, from the command line */
@@ -1099,6 +1116,8 @@ int cmd_agent(int argc, char **argv)
 		case O_SECRET: secret = optarg; break;
 		case O_ROOT: o.root = optarg; break;
 		case O_STOP: stop = true; break;
+		case O_METRICS: o.metrics_addr = optarg; break;
+		case O_MTOKEN: token_file = optarg; break;
 		case 'q': cli_verbosity = -1; break;
 		case 'h':
 			agent_usage(stdout);
@@ -1116,6 +1135,22 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
+	if (token_file) {
+		FILE *tf = fopen(token_file, "re");
+		size_t tn = 0;
+		if (tf && fgets(token, sizeof(token), tf))
+			tn = strcspn(token, "\r\n");
+		if (tf)
+			fclose(tf);
+		token[tn] = 0;
+		bool tok_ok = tn >= 16 && tn < sizeof(token) - 1;
+		for (size_t i = 0; tok_ok && i < tn; i++)
+			tok_ok = token[i] > ' ' && token[i] < 0x7f;
+		if (!tok_ok)
+			return cli_err("--metrics-token-file %s: its first line must be a token of 16 "
+				       "to 254 printable characters without blanks", token_file);
+		o.metrics_token = token;
+	}
 	if (oneshot && !out && !vals[setting_index("relay")])
 		return cli_usage("--oneshot needs -o DIR (or --relay)");
 	/* without --oneshot, --relay joins a relay for cluster control
@@ -1210,8 +1245,12 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (!r && !foreground) {
 		/* detach once listening: the parent returns when the agent is ready */
-		char line[64];
+		char line[400];
 		int d = cli_detach(&ready_fd, line, sizeof(line));
+		const char *mw = d > 0 ? strstr(line, "metrics=") : NULL;
+		if (mw)
+			printf("trawl agent: metrics on http://%.*s/metrics\n",
+			       (int)strcspn(mw + 8, " \n"), mw + 8);
 		if (d != 0)
 			r = d > 0 ? 0 : 1;
 		else

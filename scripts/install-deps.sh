@@ -8,7 +8,8 @@ nettle-dev libncurses-dev tmux
 rt-tests trace-cmd linux-perf
 babeltrace2 lttng-tools liblttng-ust-dev python3
 protobuf-compiler python3-lttnganalyses babeltrace
-chromium nodejs"
+chromium nodejs
+prometheus"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

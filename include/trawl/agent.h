@@ -171,6 +171,13 @@ struct trawl_agent_opts {
 	 * relay names no path at all (its sessions stream to it only). The
 	 * agent's own clients (its Unix socket) are not limited by it. */
 	const char *root;
+	/* Metrics for Prometheus (docs/metrics.md, "The agent"): "[HOST:]PORT"
+	 * (a bare port: on 127.0.0.1; port 0: any free one) on which GET
+	 * /metrics gives the agent's sessions and connections, served by a
+	 * thread of its own. NULL: none. metrics_token: the bearer token
+	 * scrapes must carry (needed off loopback); NULL: none. */
+	const char *metrics_addr;
+	const char *metrics_token;
 };
 
 struct trawl_agent;
@@ -184,6 +191,9 @@ struct trawl_agent;
  */
 struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *err,
 				    size_t errlen);
+/* The metrics endpoint's "HOST:PORT" (opts.metrics_addr), or NULL when
+ * there is none. Owned by a. */
+const char *trawl_agent_metrics_addr(const struct trawl_agent *a);
 /*
  * Runs the agent (its one loop: connections, the sessions' draining) until
  * trawl_agent_stop(); then stops every recording session (applications

@@ -135,6 +135,19 @@ struct trawl_relay_opts {
 	 * in this run is refused (its producers told "disk full"), the
 	 * others write on. */
 	uint64_t disk_reserve;
+	/*
+	 * Metrics for Prometheus (docs/metrics.md): "[HOST:]PORT" (a bare
+	 * port: on 127.0.0.1) on which GET /metrics gives the relay's health
+	 * per node and the cluster's figures from its kernel traces, in the
+	 * text format 0.0.4 or OpenMetrics 1.0 (the scraper's Accept); served
+	 * by threads of their own, never the relay's. NULL: none. An address
+	 * other than loopback needs metrics_token (EINVAL without).
+	 * metrics_token: the bearer token every scrape must carry; NULL: none.
+	 * metrics_top_k: syscalls with a series of their own per host (0: 16).
+	 */
+	const char *metrics_addr;
+	const char *metrics_token;
+	unsigned metrics_top_k;
 };
 
 struct trawl_relay;
@@ -155,6 +168,9 @@ unsigned trawl_relay_live_port(const struct trawl_relay *r);
 /* The same as "HOST:PORT" ("[V6]:PORT"), owned by r. */
 const char *trawl_relay_data_addr(const struct trawl_relay *r);
 const char *trawl_relay_live_addr(const struct trawl_relay *r);
+/* The metrics endpoint's "HOST:PORT" (trawl_relay_opts.metrics_addr,
+ * the kernel's port for port 0), or NULL when there is none. Owned by r. */
+const char *trawl_relay_metrics_addr(const struct trawl_relay *r);
 /* The open (unauthenticated, read-only) live port's "HOST:PORT", or NULL
  * when there is none (trawl_relay_opts.live_open_addr). Owned by r. */
 const char *trawl_relay_live_open_addr(const struct trawl_relay *r);

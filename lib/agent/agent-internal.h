@@ -173,7 +173,17 @@ struct trawl_agent {
 	uint8_t *msgbuf;		/* AM_MSG_MAX: messages in and out */
 	struct tr_join *join;		/* the relay joined (join.c), or NULL */
 	char *root;			/* o.root resolved; NULL: none */
+	struct ametrics *metrics;	/* metrics.c: the endpoint, or NULL */
 };
+
+/* ---- metrics.c (docs/metrics.md): the endpoint of o.metrics_addr: 0, or
+ * -errno with err; the loop's turn (a snapshot when a scrape asks); the
+ * loop's end; freeing. */
+TRAWL_HIDDEN int tr_agent_metrics_start(struct trawl_agent *a, const char *addr,
+					const char *token, char *err, size_t errlen);
+TRAWL_HIDDEN void tr_agent_metrics_turn(struct trawl_agent *a);
+TRAWL_HIDDEN void tr_agent_metrics_stopped(struct trawl_agent *a);
+TRAWL_HIDDEN void tr_agent_metrics_free(struct trawl_agent *a);
 
 /* ---- agent.c */
 /* A line for opts.log (nothing when there is no hook). */

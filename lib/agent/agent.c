@@ -214,6 +214,10 @@ struct trawl_agent *trawl_agent_new(const struct trawl_agent_opts *opts, char *e
 		goto err;
 	a->o.oneshot = NULL;
 	a->o.noneshot = 0;
+	if (a->o.metrics_addr && (r = tr_agent_metrics_start(a, a->o.metrics_addr,
+							     a->o.metrics_token, err, errlen)) < 0)
+		goto err;
+	a->o.metrics_addr = a->o.metrics_token = NULL;	/* not kept */
 	return a;
 err:
 	trawl_agent_free(a);
@@ -321,6 +325,7 @@ static int turn(struct trawl_agent *a, struct pollfd **ppf, struct conn ***ppc, 
 		a->wait_ms = tr_drain_wait(rec, (int)a->o.flush_ms);
 	}
 	tr_check_waiters(a);
+	tr_agent_metrics_turn(a);
 	return 0;
 }
 
@@ -385,6 +390,7 @@ int trawl_agent_run(struct trawl_agent *a)
 	}
 	free(pf);
 	free(pc);
+	tr_agent_metrics_stopped(a);
 	int r = teardown(a);
 	tr_agent_log(a, TRAWL_AGENT_LOG_INFO, "exiting");
 	return ret ? ret : r;
@@ -394,6 +400,7 @@ void trawl_agent_free(struct trawl_agent *a)
 {
 	if (!a)
 		return;
+	tr_agent_metrics_free(a);
 	teardown(a);
 	if (a->wakefd >= 0)
 		close(a->wakefd);

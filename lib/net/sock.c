@@ -10,6 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/relay-proto.h"	/* tr_net_split_addr */
 #include "net/sock.h"
 #include "util/clock.h"
 
@@ -139,4 +144,71 @@ int tr_net_send2(int fd, const void *hdr, size_t hlen, const void *body, size_t 
 		}
 	}
 	return 0;
+}
+
+int tr_net_listen(const char *spec, const char *def_host, unsigned def_port, char *bound,
+		     size_t blen, unsigned *bport, char *err, size_t errlen)
+{
+	char host[256];
+	unsigned port;
+	char tmp[300];
+	const char *given = spec;
+	/* a bare port */
+	if (spec && *spec && strspn(spec, "0123456789") == strlen(spec)) {
+		snprintf(tmp, sizeof(tmp), "%s:%s", def_host, spec);
+		spec = tmp;
+	}
+	if (!spec || !*spec) {
+		snprintf(tmp, sizeof(tmp), "%s:%u", def_host, def_port);
+		spec = tmp;
+	}
+	/* port 0 is allowed here: the kernel picks one */
+	char *colon = strrchr(spec, ':');
+	bool zero = colon && strcmp(colon, ":0") == 0;
+	char zspec[300];	/* not tmp: spec may be tmp already (a bare "0") */
+	if (zero) {
+		snprintf(zspec, sizeof(zspec), "%.*s:1", (int)(colon - spec), spec);
+		spec = zspec;
+	}
+	if (tr_net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
+		return tr_seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", given ? given : spec);
+	if (zero)
+		port = 0;
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%u", port);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	int gr = getaddrinfo(host, ps, &hints, &res);
+	if (gr)
+		return tr_seterr(err, errlen, EINVAL, "%s: %s", host, gai_strerror(gr));
+	int fd = -1, e = 0;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return tr_seterr(err, errlen, e, "%s:%u: %s", host, port, strerror(e));
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	char h[INET6_ADDRSTRLEN], p[8];
+	*bport = port;
+	if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+	    getnameinfo((struct sockaddr *)&sa, sl, h, sizeof(h), p, sizeof(p),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+		snprintf(bound, blen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
+		*bport = (unsigned)atoi(p);
+	} else {
+		snprintf(bound, blen, "%s:%u", host, port);
+	}
+	return fd;
 }

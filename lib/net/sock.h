@@ -46,4 +46,15 @@ TRAWL_HIDDEN int tr_net_write_full(int fd, const void *buf, size_t n, int64_t de
  * (MSG_NOSIGNAL): 0 or -errno. */
 TRAWL_HIDDEN int tr_net_send2(int fd, const void *hdr, size_t hlen, const void *body, size_t blen);
 
+/*
+ * Listens (non-blocking, close-on-exec, SO_REUSEADDR, backlog 64) on spec:
+ * "[HOST:]PORT", a bare PORT (on def_host), or NULL / "" (def_host:
+ * def_port); port 0: any free one. The bound address goes to bound[blen]
+ * as "HOST:PORT" ("[V6]:PORT") and its port to *bport. Returns the socket,
+ * or -errno with the reason in err (EINVAL: not an address).
+ */
+TRAWL_HIDDEN int tr_net_listen(const char *spec, const char *def_host, unsigned def_port,
+			       char *bound, size_t blen, unsigned *bport, char *err,
+			       size_t errlen);
+
 #endif

@@ -185,3 +185,8 @@ void tr_relay_quota_clear(struct trawl_relay *r)
 		free(q);
 	}
 }
+
+uint64_t tr_relay_quota_used(const struct rsession *s)
+{
+	return s->quota ? s->quota->used : 0;
+}

@@ -43,6 +43,8 @@ struct rstream {
 	struct rtrace *trace;
 	uint64_t next_seq;		/* the last packet's packet_seq_num + 1
 					 * (a resumed trace skips packets below) */
+	uint64_t discarded;		/* the last packet's events_discarded (a
+					 * stream's running count) */
 };
 
 /* One producer's trace: SESSION/HOST/TRACE/. */
@@ -79,7 +81,30 @@ struct rsession {
 					 * for viewers (relay.c's files_sync) */
 	struct rquota *quota;		/* its session name's (quota.c); NULL:
 					 * not looked up yet */
+	/* what its producers sent this run (metrics.c) */
+	uint64_t rx_bytes, rx_packets;
+	int64_t rx_last_ms;		/* CLOCK_MONOTONIC ms of the last packet */
 };
+
+/* Why a peer was refused or cut off (metrics.c counts them, label reason). */
+enum rrefusal {
+	RREF_PRODUCERS,			/* --max-producers */
+	RREF_VIEWERS,			/* --max-viewers */
+	RREF_CONNS,			/* --max-conns */
+	RREF_FD_POOL,			/* the descriptor pool */
+	RREF_OUT_OF_FDS,		/* EMFILE, ENFILE */
+	RREF_PENDING,			/* too many unproven peers (of a kind, an address) */
+	RREF_UNPROVEN,			/* proved nothing in time, or evicted for a newcomer */
+	RREF_AUTH,			/* no proof, a bad one */
+	RREF_QUOTA,			/* --max-session-size */
+	RREF_DISK_FULL,			/* the disk's reserve */
+	RREF_BUFFERS,			/* input buffers */
+	RREF_PROTOCOL,			/* broke the protocol, a bad name, a trace that exists */
+	RREF_TIMEOUT,			/* a message too slow, a viewer idle */
+	RREF_OTHER,
+	RREF_N
+};
+struct rmetrics;
 
 /* A connection: a producer's or a viewer's. */
 enum rconn_kind { RC_PRODUCER, RC_VIEWER };
@@ -213,7 +238,30 @@ struct trawl_relay {
 	int rootfd;
 	gid_t gid;
 	struct rquota *quotas;
+	/* metrics (metrics.c, docs/metrics.md): refusals by reason; the
+	 * endpoint (NULL: none) and the eventfd its scrapes wake the loop
+	 * with (-1: none) */
+	uint64_t refused[RREF_N];
+	struct rmetrics *metrics;
+	int mfd;
 };
+
+/* metrics.c: counts a refusal; the reason of a refusal's errno. */
+TRAWL_HIDDEN void tr_relay_refused(struct trawl_relay *r, enum rrefusal why);
+TRAWL_HIDDEN enum rrefusal tr_relay_refusal_of(int e);
+/* Starts the endpoint of o (metrics_addr set): 0, or -errno with err. */
+TRAWL_HIDDEN int tr_relay_metrics_start(struct trawl_relay *r, const char *addr,
+					const char *token, unsigned top_k, char *err,
+					size_t errlen);
+/* The loop: its eventfd was readable (a scrape waits for a snapshot). */
+TRAWL_HIDDEN void tr_relay_metrics_snap(struct trawl_relay *r);
+/* The loop, every turn: the session names to the cluster's readers, once
+ * a second. */
+TRAWL_HIDDEN void tr_relay_metrics_tick(struct trawl_relay *r, int64_t now_ms);
+/* The loop ends: scrapes no longer wait for it (they get the last snapshot). */
+TRAWL_HIDDEN void tr_relay_metrics_stopped(struct trawl_relay *r);
+/* Stops the endpoint and the cluster's readers (trawl_relay_free). */
+TRAWL_HIDDEN void tr_relay_metrics_free(struct trawl_relay *r);
 
 /* Appends n bytes to c's output (sent by the loop). 0, or -ENOMEM (then
  * the connection is closed: its peer would lose its place). */
@@ -348,6 +396,9 @@ TRAWL_HIDDEN void tr_relay_progress(struct rconn *c);
 TRAWL_HIDDEN int tr_relay_quota_charge(struct trawl_relay *r, struct rsession *s, uint64_t n,
 				       char *err, size_t errlen);
 TRAWL_HIDDEN void tr_relay_quota_clear(struct trawl_relay *r);
+/* The bytes s's session name holds on this host's disk as its quota counts
+ * them (what its directory held when first charged, and since); 0 before. */
+TRAWL_HIDDEN uint64_t tr_relay_quota_used(const struct rsession *s);
 
 /* live.c: the LTTng live viewer protocol. */
 /* Parses and answers every whole request in c->in; returns the bytes

@@ -30,6 +30,7 @@
 #include "net/auth.h"
 #include "net/live-proto.h"
 #include "net/relay-proto.h"
+#include "net/sock.h"
 #include "util/clock.h"
 #include "util/escape.h"
 
@@ -852,6 +853,10 @@ static int on_packet(struct trawl_relay *r, struct rtrace *t, const struct relay
 	}
 	st->size += m->u.packet.size;
 	st->npackets++;
+	st->discarded = ix->events_discarded;
+	t->session->rx_bytes += m->u.packet.size;
+	t->session->rx_packets++;
+	t->session->rx_last_ms = tr_mono_ms();
 	st->next_seq = ix->seq + 1;
 	if (st->beacon < ix->ts_end)
 		st->beacon = ix->ts_end;
@@ -1065,6 +1070,7 @@ static size_t refusal(uint8_t rep[REFUSAL_MAX], int e, const char *why)
 static void queue_status(struct rconn *c, enum relay_type type, int status, const char *msg);
 static void conn_cut(struct rconn *c, int e, const char *why)
 {
+	tr_relay_refused(c->r, tr_relay_refusal_of(e));
 	if (c->kind == RC_PRODUCER && !c->node && !c->local && !c->closing) {
 		queue_status(c, c->trace ? RELAY_ACK : RELAY_WELCOME, -e, why);
 		c->closing = true;
@@ -1141,6 +1147,7 @@ static void conn_evict(struct rconn *c, const char *why)
 	c->in = NULL;
 	c->inlen = c->incap = 0;
 	c->dead = true;
+	tr_relay_refused(c->r, RREF_UNPROVEN);
 }
 
 /* The oldest pending connection of kind (any kind: -1), other than
@@ -1349,6 +1356,7 @@ static int in_grow(struct rconn *c, size_t need)
 void tr_relay_refuse(struct rconn *c, int e, const char *why)
 {
 	uint8_t rep[REFUSAL_MAX];
+	tr_relay_refused(c->r, tr_relay_refusal_of(e));
 	tr_rconn_queue(c, rep, refusal(rep, e, why));
 	c->closing = true;
 }
@@ -1510,6 +1518,7 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 			tr_relay_log(r, LOG_WARNING, "%s: %s not whole after %u ms (--message-timeout, "
 				     "%zu bytes came); closed", c->peer, what, r->msg_timeout_ms,
 				     c->inlen);
+			tr_relay_refused(r, RREF_TIMEOUT);
 			c->dead = true;
 			continue;
 		}
@@ -1523,12 +1532,14 @@ static void conn_sweep(struct trawl_relay *r, int64_t now)
 		if (tr_relay_auth_late(c, now, r->msg_timeout_ms)) {
 			tr_relay_log(r, LOG_WARNING, "%s: no answer to its challenge after %u ms "
 				     "(--message-timeout); closed", c->peer, r->msg_timeout_ms);
+			tr_relay_refused(r, RREF_AUTH);
 			c->dead = true;
 			continue;
 		}
 		if (c->kind == RC_VIEWER && now - c->last_rx > (int64_t)r->idle_timeout_ms) {
 			tr_relay_log(r, LOG_WARNING, "%s: nothing came for %lld ms (--idle-timeout); "
 				     "closed", c->peer, (long long)(now - c->last_rx));
+			tr_relay_refused(r, RREF_TIMEOUT);
 			c->dead = true;
 		}
 	}
@@ -1626,8 +1637,10 @@ static void out_of_fds(struct trawl_relay *r, int lfd, enum rconn_kind kind, int
 		close(r->spare_fd);
 		r->spare_fd = -1;
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd >= 0)
+		if (fd >= 0) {
 			refuse_fd(fd, kind, EMFILE, "the relay is out of file descriptors");
+			tr_relay_refused(r, RREF_OUT_OF_FDS);
+		}
 		r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
 	tr_relay_ratelog(r, &r->rl_emfile, LOG_WARNING, "out of file descriptors (%s; the relay "
@@ -1670,14 +1683,18 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 		} else {
 			has_addr = false;
 		}
+		enum rrefusal rr = RREF_FD_POOL;
 		if (has_addr && pending_admit(r, kind, a16, why, sizeof(why)) < 0) {
 			rl = &r->rl_pending;
+			rr = RREF_PENDING;
 		} else if (have >= max) {
 			snprintf(why, sizeof(why), "the relay serves %d %ss already (--max-%ss)", have,
 				 what, what);
+			rr = kind == RC_PRODUCER ? RREF_PRODUCERS : RREF_VIEWERS;
 		} else if (r->nconns >= r->max_conns) {
 			snprintf(why, sizeof(why), "the relay serves %d connections already "
 				 "(--max-conns)", r->nconns);
+			rr = RREF_CONNS;
 		} else if (!pool_has(r, 1)) {
 			snprintf(why, sizeof(why), "the relay's descriptor pool is full (%d of %d in "
 				 "use; --fd-pool-size)", r->nfds, r->fd_pool);
@@ -1685,6 +1702,7 @@ static void conn_accept(struct trawl_relay *r, int lfd, enum rconn_kind kind)
 			e = EMFILE;
 		}
 		if (*why) {
+			tr_relay_refused(r, rr);
 			tr_relay_ratelog(r, rl, LOG_WARNING, "%s %s:%s refused: %s", what, host, port,
 					 why);
 			/* with a secret, a newcomer has proven nothing: it is told
@@ -1749,73 +1767,6 @@ struct rconn *tr_relay_conn_add(struct trawl_relay *r, int fd, enum rconn_kind k
 /* Listens on "[HOST:]PORT" (HOST default def_host); bound gets the
  * address really bound (port 0 picks a free one), *bport its port.
  * Returns the socket, or -errno with the reason in err. */
-static int listen_on(const char *spec, const char *def_host, unsigned def_port, char *bound,
-		     size_t blen, unsigned *bport, char *err, size_t errlen)
-{
-	char host[256];
-	unsigned port;
-	char tmp[300];
-	const char *given = spec;
-	/* a bare port */
-	if (spec && *spec && strspn(spec, "0123456789") == strlen(spec)) {
-		snprintf(tmp, sizeof(tmp), "%s:%s", def_host, spec);
-		spec = tmp;
-	}
-	if (!spec || !*spec) {
-		snprintf(tmp, sizeof(tmp), "%s:%u", def_host, def_port);
-		spec = tmp;
-	}
-	/* port 0 is allowed here: the kernel picks one */
-	char *colon = strrchr(spec, ':');
-	bool zero = colon && strcmp(colon, ":0") == 0;
-	char zspec[300];	/* not tmp: spec may be tmp already (a bare "0") */
-	if (zero) {
-		snprintf(zspec, sizeof(zspec), "%.*s:1", (int)(colon - spec), spec);
-		spec = zspec;
-	}
-	if (tr_net_split_addr(spec, host, sizeof(host), &port, def_port) < 0)
-		return tr_seterr(err, errlen, EINVAL, "'%s': expected [HOST:]PORT", given ? given : spec);
-	if (zero)
-		port = 0;
-	char ps[8];
-	snprintf(ps, sizeof(ps), "%u", port);
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int gr = getaddrinfo(host, ps, &hints, &res);
-	if (gr)
-		return tr_seterr(err, errlen, EINVAL, "%s: %s", host, gai_strerror(gr));
-	int fd = -1, e = 0;
-	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			e = errno;
-			continue;
-		}
-		int one = 1;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
-			e = errno;
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		return tr_seterr(err, errlen, e, "%s:%u: %s", host, port, strerror(e));
-	struct sockaddr_storage sa;
-	socklen_t sl = sizeof(sa);
-	char h[INET6_ADDRSTRLEN], p[8];
-	*bport = port;
-	if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
-	    getnameinfo((struct sockaddr *)&sa, sl, h, sizeof(h), p, sizeof(p),
-			NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-		snprintf(bound, blen, strchr(h, ':') ? "[%s]:%s" : "%s:%s", h, p);
-		*bport = (unsigned)atoi(p);
-	} else {
-		snprintf(bound, blen, "%s:%u", host, port);
-	}
-	return fd;
-}
-
 /* Closes every connection and forgets every session (the files stay). */
 static void state_clear(struct trawl_relay *r)
 {
@@ -1875,6 +1826,7 @@ struct trawl_relay *tr_relay_state_new(const struct trawl_relay_opts *o)
 	r->log = opt.log;
 	r->log_arg = opt.log_arg;
 	r->dfd = r->lfd = r->stopfd = r->epfd = r->spare_fd = r->cfd = r->ofd = r->rootfd = -1;
+	r->mfd = -1;
 	r->gid = (gid_t)-1;
 	r->next_id = 1;
 	r->next_viewer = 1;
@@ -1972,14 +1924,14 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	ret = tr_relay_auth_init(r, opt.secret_file, err, errlen);
 	if (ret < 0)
 		goto err;
-	ret = listen_on(data, "127.0.0.1", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
+	ret = tr_net_listen(data, "127.0.0.1", TRAWL_RELAY_DATA_PORT, r->data_at, sizeof(r->data_at),
 			&r->data_port, why, sizeof(why));
 	if (ret < 0) {
 		tr_seterr(err, errlen, -ret, "data port %s", why);
 		goto err;
 	}
 	r->dfd = ret;
-	ret = listen_on(live, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->live_at, sizeof(r->live_at),
+	ret = tr_net_listen(live, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->live_at, sizeof(r->live_at),
 			&r->live_port, why, sizeof(why));
 	if (ret < 0) {
 		tr_seterr(err, errlen, -ret, "live port %s", why);
@@ -1987,7 +1939,7 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	}
 	r->lfd = ret;
 	if (opt.live_open_addr) {
-		ret = listen_on(opt.live_open_addr, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->open_at,
+		ret = tr_net_listen(opt.live_open_addr, "127.0.0.1", TRAWL_RELAY_LIVE_PORT, r->open_at,
 				sizeof(r->open_at), &r->open_port, why, sizeof(why));
 		if (ret < 0) {
 			tr_seterr(err, errlen, -ret, "open live port %s", why);
@@ -2040,6 +1992,11 @@ struct trawl_relay *trawl_relay_new(const struct trawl_relay_opts *o, char *err,
 	ev.data.ptr = &r->ofd;
 	if (r->ofd >= 0 && epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->ofd, &ev) < 0)
 		goto epoll_err;
+	/* metrics (metrics.c): last, once the live port is bound */
+	if (o->sz > offsetof(struct trawl_relay_opts, metrics_addr) && opt.metrics_addr &&
+	    (ret = tr_relay_metrics_start(r, opt.metrics_addr, opt.metrics_token,
+					  opt.metrics_top_k, err, errlen)) < 0)
+		goto err;
 	return r;
 epoll_err:
 	ret = tr_seterr(err, errlen, errno, "epoll: %s", strerror(errno));
@@ -2093,6 +2050,7 @@ int trawl_relay_run(struct trawl_relay *r)
 	int status = 0;
 	bool quit = false;
 	r->next_sweep = tr_mono_ms() + SWEEP_MS;
+	tr_relay_metrics_snap(r);	/* scrapes wait for the loop from now */
 	while (!quit) {
 		struct epoll_event evs[64];
 		/* until the first thing that has a time: a connection's
@@ -2130,7 +2088,7 @@ int trawl_relay_run(struct trawl_relay *r)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			bool lst = p == &r->dfd || p == &r->lfd || p == &r->cfd || p == &r->ofd ||
-				   p == &r->stopfd;
+				   p == &r->stopfd || p == &r->mfd;
 			const struct rconn *c = p;
 			bulk_later[i] = !lst && c->kind == RC_PRODUCER && c->proven;
 		}
@@ -2147,6 +2105,8 @@ int trawl_relay_run(struct trawl_relay *r)
 				tr_control_accept(r);
 			} else if (p == &r->ofd) {
 				conn_accept(r, r->ofd, RC_VIEWER);
+			} else if (p == &r->mfd) {
+				tr_relay_metrics_snap(r);
 			} else if (p == &r->stopfd) {
 				uint64_t v;
 				/* consumed: the relay may run again */
@@ -2167,6 +2127,7 @@ int trawl_relay_run(struct trawl_relay *r)
 			conn_sweep(r, now);
 			r->next_sweep = now + SWEEP_MS;
 		}
+		tr_relay_metrics_tick(r, now);
 		for (struct rconn **pp = &r->conns; *pp;) {
 			struct rconn *c = *pp;
 			if (!c->dead && c->outlen > c->outoff)
@@ -2180,6 +2141,7 @@ int trawl_relay_run(struct trawl_relay *r)
 			}
 		}
 	}
+	tr_relay_metrics_stopped(r);
 	state_clear(r);
 	if (r->paused_until) {
 		r->paused_until = 0;
@@ -2192,6 +2154,7 @@ void trawl_relay_free(struct trawl_relay *r)
 {
 	if (!r)
 		return;
+	tr_relay_metrics_free(r);
 	state_clear(r);
 	tr_control_free(r);
 	if (r->dfd >= 0)

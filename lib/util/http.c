@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/http.h"
 
@@ -50,4 +51,37 @@ int tr_http_request(const char *buf, size_t len, char *path, size_t cap)
 	memcpy(path, p, n);
 	path[n] = 0;
 	return method;
+}
+
+int tr_http_header(const char *buf, size_t len, const char *name, char *val, size_t cap)
+{
+	const char *end = find(buf, len, "\r\n\r\n", 4), *p = memchr(buf, '\n', len);
+	size_t nl = strlen(name);
+
+	if (!end)
+		end = find(buf, len, "\n\n", 2);
+	if (!end || !p || !cap)
+		return -ENOENT;
+	/* each line after the request line, up to the empty one */
+	for (p++; p < end; ) {
+		const char *eol = memchr(p, '\n', (size_t)(end + 1 - p));
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > nl && p[nl] == ':' && !strncasecmp(p, name, nl)) {
+			const char *v = p + nl + 1, *e = eol;
+
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if ((size_t)(e - v) >= cap)
+				return -E2BIG;
+			memcpy(val, v, (size_t)(e - v));
+			val[e - v] = 0;
+			return (int)(e - v);
+		}
+		p = eol + 1;
+	}
+	return -ENOENT;
 }
