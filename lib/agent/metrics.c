@@ -59,15 +59,8 @@ void tr_agent_metrics_turn(struct trawl_agent *a)
 	pthread_mutex_lock(&m->mu);
 	m->ns = 0;
 	for (struct session *s = a->sessions; s; s = s->next) {
-		if (m->ns == m->cap) {
-			size_t cap = m->cap ? 2 * m->cap : 16;
-			struct msess *n = realloc(m->s, cap * sizeof(*n));
-
-			if (!n)
-				break;
-			m->s = n;
-			m->cap = cap;
-		}
+		if (tr_grow(&m->s, &m->cap, m->ns, sizeof(*m->s)))
+			break;
 		struct msess *x = &m->s[m->ns++];
 
 		snprintf(x->name, sizeof(x->name), "%s", s->name);

@@ -105,15 +105,8 @@ void tr_relay_metrics_snap(struct trawl_relay *r)
 	pthread_mutex_lock(&m->mu);
 	m->nnodes = 0;
 	for (struct rsession *s = r->sessions; s; s = s->next) {
-		if (m->nnodes == m->cap) {
-			size_t cap = m->cap ? 2 * m->cap : 64;
-			struct mnode *n = realloc(m->nodes, cap * sizeof(*n));
-
-			if (!n)
-				break;
-			m->nodes = n;
-			m->cap = cap;
-		}
+		if (tr_grow(&m->nodes, &m->cap, m->nnodes, sizeof(*m->nodes)))
+			break;
 		struct mnode *n = &m->nodes[m->nnodes++];
 
 		snprintf(n->session, sizeof(n->session), "%s", s->name);
