@@ -22,6 +22,7 @@
 #include <trawl/sync.h>
 #include <trawl/top.h>
 
+#include "util/escape.h"
 #include "cli.h"
 #include "top-tui.h"
 #include "util/json.h"
@@ -203,7 +204,9 @@ static void print_text(struct batch *b, struct trawl_top *t, size_t si,
 			snprintf(age, sizeof(age), "%.3f", (double)ho->age_ns / 1e9);
 		if (ho->down)
 			snprintf(age + strlen(age), sizeof(age) - strlen(age), " DOWN");
-		printf("%-16s %10s %12.1f %10" PRIu64 " %10.2f %8u\n", ho->name, age, ho->events_per_s,
+		char hn[4 * 64 + 1];	/* a node's name, escaped: it came from the node */
+		tr_escape(hn, sizeof(hn), ho->name, false);
+		printf("%-16s %10s %12.1f %10" PRIu64 " %10.2f %8u\n", hn, age, ho->events_per_s,
 		       ho->discarded, ho->cpu_pct, ho->ncpus);
 	}
 	printf("%-16s %-8s %8s %8s %-24s", "HOST", "KIND", "PID", "TID", "NAME");
@@ -217,7 +220,12 @@ static void print_text(struct batch *b, struct trawl_top *t, size_t si,
 			snprintf(pid, sizeof(pid), "%" PRId64, r->pid);
 		if (r->tid >= 0)
 			snprintf(tid, sizeof(tid), "%" PRId64, r->tid);
-		printf("%-16s %-8s %8s %8s %-24s", r->host, r->kind, pid, tid, r->name);
+		/* the host's and the thread's names came from the nodes (a
+		 * comm is whatever a process set): escaped, as peers' strings */
+		char hn[4 * 64 + 1], nm[4 * 64 + 1];
+		tr_escape(hn, sizeof(hn), r->host, false);
+		tr_escape(nm, sizeof(nm), r->name, false);
+		printf("%-16s %-8s %8s %8s %-24s", hn, r->kind, pid, tid, nm);
 		for (size_t c = 0; c < ncols; c++) {
 			char v[32];
 			fmt_col(v, sizeof(v), cols[c], r->v[cols[c]]);
@@ -410,6 +418,13 @@ int cmd_top(int argc, char **argv)
 					 "net://RELAY/session/S)", src);
 			goto out;
 		}
+		/* a --host matching none of the session's hosts: the hosts,
+		 * the near name, exit 2, as every reading command says it */
+		const char *hg[1] = { hostglob };
+		if ((status = cli_filters_check(&src, 1, hostglob ? hg : NULL, hostglob ? 1 : 0,
+						NULL, 0, -1)))
+			goto out;
+		status = CLI_EXIT_FAILURE;
 		if (cli_sync_load(&src, 1, no_sync, &ro, &sync))
 			goto out;
 	}

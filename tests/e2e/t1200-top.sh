@@ -18,7 +18,7 @@
 #    exist, a relay not there: one line each (exit 1).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3"
-plan 17
+plan 18
 
 "$TRAWL" simulate -q -o sim -n 3 -c 2 -e 200000 > sim.log 2>&1
 ok $? "a simulated session of 3 hosts"
@@ -198,6 +198,9 @@ mkdir notsession
 echo x > notsession/file
 "$TRAWL" top -b notsession > ns.out 2> ns.err
 is "$?:$(wc -l < ns.err | tr -d ' '):$(grep -c 'notsession' ns.err)" "1:1:1" "a directory without traces: one line naming it (exit 1): $(cat ns.err)"
+"$TRAWL" top -b --host host1x sim > nh.out 2> nh.err
+is "$?:$(grep -c 'no host matches it (the hosts: host0, host1, host2)' nh.err):$(grep -c "did you mean 'host1'" nh.err)" "2:1:1" \
+	"--host matching no host: the hosts and the near name (exit 2), as every reading command"
 "$TRAWL" top -b nowhere > nw.out 2> nw.err
 is "$?:$(wc -l < nw.err | tr -d ' '):$(grep -c 'nowhere' nw.err)" "1:1:1" "no such path: one line (exit 1): $(cat nw.err)"
 # a port nothing listens on: bound then closed here
