@@ -192,6 +192,10 @@ static inline uint64_t rec_key(const struct tab *t, size_t i)
 	return k;
 }
 
+/* a record XORs against zero[] of tab_put(): every table's record fits */
+_Static_assert(sizeof(struct ithread) <= 512 && sizeof(struct ifd) <= 512 &&
+	       sizeof(struct irqst) <= 512, "a kernel model record is larger than tab_put's zero[]");
+
 /* cur's table as what differs from old's (NULL: from nothing) */
 static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old)
 {
@@ -331,6 +335,7 @@ static bool strings_ok(const struct tables *t, size_t nstr)
 		const struct ithread *th = (const void *)(t->thr.rec + i * t->thr.rsz);
 		if (t->thr.used[i] &&
 		    ((th->comm && th->comm >= nstr) || (th->syscall && th->syscall >= nstr) ||
+		     (th->cgroup && th->cgroup >= nstr) ||
 		     (th->sc_path && th->sc_path >= nstr) ||
 		     (th->origin.str && th->origin.str >= nstr) ||
 		     (th->origin.str2 && th->origin.str2 >= nstr)))
@@ -691,6 +696,8 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 		    (double)s->window / 1e9);
 	}
 	s->interval = unzz(rb_v(&r));
+	if (!r.bad && s->interval < 0)
+		BAD("corrupt: a negative checkpoint interval");
 	s->ck_events = rb_v(&r);
 	s->events = rb_v(&r);
 	s->newest = unzz(rb_v(&r));
@@ -721,18 +728,20 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 			BAD("corrupt: its strings (one twice, or %s)", strerror(ENOMEM));
 		}
 	}
+	/* hosts: a session's, not millions (each is looked up by name) */
 	uint64_t nh = rb_v(&r);
-	if (r.bad || nh > (uint64_t)(r.e - r.p))
+	if (r.bad || nh > (uint64_t)(r.e - r.p) || nh > TR_CK_MAX_HOSTS)
 		BAD("corrupt: its hosts");
 	for (uint64_t i = 0; i < nh; i++) {
 		n = rb_bytes(&r, &b);
 		char *name = r.bad || memchr(b, 0, n) ? NULL : strndup((const char *)b, n);
 		if (!name)
 			BAD("corrupt: its hosts");
-		bool dup = false;
-		for (size_t k = 0; k < s->nhosts; k++)
-			dup |= !strcmp(s->hosts[k].name, name);
-		struct host *h = dup ? NULL : tr_state_host_get(s, name);
+		/* one twice: the lookup finds it instead of adding one */
+		size_t had = s->nhosts;
+		struct host *h = tr_state_host_get(s, name);
+		if (h && s->nhosts == had)
+			h = NULL;
 		free(name);
 		if (!h)
 			BAD("corrupt: its hosts (one twice, or %s)", strerror(ENOMEM));
@@ -750,7 +759,10 @@ int tr_state_ck_parse(struct trawl_state *s, const uint8_t *buf, size_t len, con
 			c->ts = (int64_t)((uint64_t)prev + (uint64_t)unzz(rb_v(&r)));
 			uint64_t off = rb_v(&r), l = rb_v(&r), back = rb_v(&r);
 			c->sum = rb_v(&r);
-			if (r.bad || (k && c->ts < prev) || back > k || l > UINT32_MAX || !l)
+			/* back: to its whole one, at most TR_CK_KEY - 1 before
+			 * (a restore decodes at most TR_CK_KEY) */
+			if (r.bad || (k && c->ts < prev) || back > k || back >= TR_CK_KEY ||
+			    l > UINT32_MAX || !l)
 				BAD("corrupt: host %s's checkpoint %" PRIu64, h->name, k);
 			prev = c->ts;
 			c->off = off;

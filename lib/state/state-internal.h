@@ -60,6 +60,8 @@ struct wctx {
  * whole state each time. The same bytes are what a checkpoint file holds.
  */
 #define TR_CK_KEY 16
+/* Hosts a checkpoint file may name (a session's; a file naming more is corrupt). */
+#define TR_CK_MAX_HOSTS 65536
 struct ckpt {
 	int64_t ts;			/* holds every change before ts */
 	uint64_t off;			/* its bytes in ckbuf */
