@@ -39,9 +39,8 @@
 #include <traceevent/kbuffer.h>
 
 #include "trawl/relay.h"
-#include "ctf/ctf-internal.h"	/* tr_ctf_writer_direct */
+#include "ctf/ctf-internal.h"	/* tr_ctf_writer_direct, tr_ctf_writer_demand */
 #include "internal.h"	/* tr_glob_match */
-#include "ctf/ctf-internal.h"	/* tr_ctf_writer_demand */
 #include "kern/family.h"
 #include "kern/kpage.h"
 #include "kern/krec.h"

@@ -94,7 +94,6 @@ struct live_priv {
 	struct lstream **streams;
 	size_t nstreams;
 	bool new_streams_hup;		/* every session said HUP */
-	bool streams_due;		/* ask GET_NEW_STREAMS at the next poll */
 	char err[256];
 	int errcode;
 };
@@ -482,13 +481,8 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 	for (;;) {
 		bool want_meta = false;
 		size_t open = 0, asked = 0;
+		bool streams_due = false;	/* ask GET_NEW_STREAMS after the indexes */
 
-		if (lp->streams_due) {
-			lp->streams_due = false;
-			if ((rc = new_streams(src)) < 0)
-				return rc;
-			got |= rc;
-		}
 		for (size_t i = 0; i < lp->ntraces; i++) {
 			if (lp->traces[i]->t)
 				continue;	/* a model: asked when an index says so */
@@ -510,7 +504,7 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 			got |= rc;
 			want_meta |= flags & LIVE_FLAG_NEW_METADATA;
 			if (flags & LIVE_FLAG_NEW_STREAM)
-				lp->streams_due = true;
+				streams_due = true;
 		}
 		if (want_meta)
 			for (size_t i = 0; i < lp->ntraces; i++) {
@@ -519,9 +513,8 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 				got |= rc;
 			}
 		if (!asked)
-			lp->streams_due = true;	/* nothing else to wait on */
-		if (lp->streams_due) {
-			lp->streams_due = false;
+			streams_due = true;	/* nothing else to wait on */
+		if (streams_due) {
 			if ((rc = new_streams(src)) < 0)
 				return rc;
 			got |= rc;
