@@ -702,8 +702,7 @@ int cmd_record(int argc, char **argv)
 		 * (the clocksource can change in between, and --clock mono
 		 * on a TSC machine is the kernel's only): one clock, so the
 		 * two traces merge exactly */
-		const char *uclock = k ? (strcmp(tr_krec_clock_name(k), "x86-tsc") ? "monotonic" : "tsc")
-				       : NULL;
+		const char *uclock = k ? (tr_krec_is_tsc(k) ? "tsc" : "monotonic") : NULL;
 		if (ust_start(&ua, out, host, ust_globs, nust, relay, rsession, lt, uclock) < 0) {
 			tr_krec_free(k);
 			goto out_dirs;
@@ -862,7 +861,7 @@ int cmd_record(int argc, char **argv)
 		/* the kernel marked the TSC unstable meanwhile (its watchdog
 		 * does so on loaded VMs): this recording is on the TSC still,
 		 * but programs that chose their own clock since are not */
-		if (!strcmp(tr_krec_clock_name(k), "x86-tsc") && !tr_clocksource_is_tsc())
+		if (tr_krec_is_tsc(k) && !tr_clocksource_is_tsc())
 			cli_warn("the kernel's clocksource is no longer the TSC (it changed during the "
 				 "recording): this trace is on the TSC, as its user space is; traces "
 				 "of programs that chose their own clock since are on CLOCK_MONOTONIC, "

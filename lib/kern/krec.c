@@ -1882,6 +1882,11 @@ int tr_krec_paths_stats(const struct krec *k, struct tr_kpath_stats *st)
 	return 0;
 }
 
+bool tr_krec_is_tsc(const struct krec *k)
+{
+	return k->tsc;
+}
+
 const char *tr_krec_clock_name(const struct krec *k)
 {
 	return k->tsc ? "x86-tsc" : "mono";

@@ -147,6 +147,8 @@ struct tr_kpath_stats;
 int tr_krec_paths_stats(const struct krec *k, struct tr_kpath_stats *st);
 /* The trace clock used ("x86-tsc" or "mono"). */
 const char *tr_krec_clock_name(const struct krec *k);
+/* Is the trace clock the TSC (x86-tsc), not CLOCK_MONOTONIC? */
+bool tr_krec_is_tsc(const struct krec *k);
 /*
  * After tr_krec_stop(): the clock the kernel trace declares (freq, offset_s,
  * offset), so that a user-space trace of the same recording (same raw TSC
