@@ -339,6 +339,13 @@ int cmd_analyze(int argc, char **argv)
 		cli_warn("%" PRIu64 " interval%s not counted: %s ends 2^63 ns or more apart "
 			 "(impossible: a corrupt timestamp or clock offset)", nimp,
 			 nimp == 1 ? "" : "s", nimp == 1 ? "its" : "their");
+	uint64_t nun = trawl_analysis_unseen_switches(a, NULL);
+	if (nun)
+		cli_warn("%" PRIu64 " switch%s onto a CPU %s not in the trace (a thread left a CPU "
+			 "that ran another, by the trace): the kernel did not record %s, or %s lost; "
+			 "the time on a CPU counts from the thread's wake-up there (trawl-analyze(1))",
+			 nun, nun == 1 ? "" : "es", nun == 1 ? "is" : "are", nun == 1 ? "it" : "them",
+			 nun == 1 ? "it was" : "they were");
 	if (cli_reader_report(r, nbad))	/* losses, skips: trawl(1) */
 		status = CLI_EXIT_FAILURE;
 out:

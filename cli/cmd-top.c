@@ -135,6 +135,7 @@ static void print_json(struct batch *b, struct trawl_top *t, size_t si, const st
 		tr_json_fixed(j, ho->events_per_s, 1);
 		tr_json_kv_u64(j, "discarded", ho->discarded);
 		tr_json_kv_u64(j, "discarded_total", ho->discarded_total);
+		tr_json_kv_u64(j, "unseen_switches", ho->unseen_switches);
 		tr_json_key(j, "cpu_pct");
 		tr_json_fixed(j, ho->cpu_pct, 2);
 		tr_json_kv_u64(j, "cpus", ho->ncpus);
@@ -492,6 +493,18 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	status = rc > 0 ? CLI_EXIT_FAILURE : 0;
+	size_t ns = trawl_top_nslices(t);
+	for (size_t h = 0; ns && h < trawl_top_nhosts(t, ns - 1); h++) {
+		const struct trawl_top_host *ho = trawl_top_host_at(t, ns - 1, h);
+		if (ho && ho->unseen_switches) {
+			char hn[4 * 64 + 1];
+			tr_escape(hn, sizeof(hn), ho->name, false);
+			cli_warn("%s: %" PRIu64 " switch%s onto a CPU not in its trace: the kernel "
+				 "did not record them, or they were lost; the time on a CPU counts "
+				 "from the thread's wake-up there (trawl-top(1))", hn,
+				 ho->unseen_switches, ho->unseen_switches == 1 ? "" : "es");
+		}
+	}
 	if (cli_reader_report(r, nbad))
 		status = CLI_EXIT_FAILURE;
 out:

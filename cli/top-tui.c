@@ -154,9 +154,12 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 		} else if (ho->age_ns >= 0) {
 			snprintf(age, sizeof(age), "  age %.2fs", (double)ho->age_ns / 1e9);
 		}
+		char un[48] = "";
+		if (ho->unseen_switches)	/* trawl-top(1): counted from wake-ups */
+			snprintf(un, sizeof(un), "  unseen switches %" PRIu64, ho->unseen_switches);
 		mvprintw(y++, 0, "%-16.16s cpu %6.1f%% (%u CPUs)  %9.0f ev/s  discarded %" PRIu64
-			 " (%" PRIu64 " in all)%s", ho->name, ho->cpu_pct, ho->ncpus, ho->events_per_s,
-			 ho->discarded, ho->discarded_total, age);
+			 " (%" PRIu64 " in all)%s%s", ho->name, ho->cpu_pct, ho->ncpus, ho->events_per_s,
+			 ho->discarded, ho->discarded_total, un, age);
 	}
 	y++;
 	free(u->rows);

@@ -127,6 +127,14 @@ void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_
 /* The intervals not counted so far (every slice): their ends 2^63 ns or more
  * apart, no duration of int64 (a corrupt timestamp or clock offset). */
 uint64_t trawl_analysis_impossible(const struct trawl_analysis *a);
+/* The switches onto a CPU the trace lacks, so far (of host, every host
+ * when NULL; every slice): a thread seen leaving a CPU, or making a system call there,
+ * while the CPU ran another. Some kernels record no event of a CPU's idle
+ * thread, its switches away included (docs/kernel.md); the threads' time
+ * is then counted from their wake-up. Hosts whose trace recorded some
+ * threads only (trawl record -p, --only-command, --filter) are not
+ * counted: other threads' switches are absent there by design. */
+uint64_t trawl_analysis_unseen_switches(const struct trawl_analysis *a, const char *host);
 const char *trawl_analysis_kind(const struct trawl_analysis *a);	/* its name */
 
 /* Reports, as text tables and histograms, or JSON (one object a slice). */

@@ -113,6 +113,9 @@ struct trawl_top_host {
 	double events_per_s;		/* over the slice's duration */
 	uint64_t discarded;		/* events its tracer discarded in the slice */
 	uint64_t discarded_total;	/* ... since the start */
+	uint64_t unseen_switches;	/* switches onto a CPU its trace lacks, since
+					 * the start (trawl_analysis_unseen_switches()):
+					 * its threads' CPU time there is from wake-ups */
 	double cpu_pct;			/* its CPUs' busy time, % of one CPU (cputop) */
 	unsigned ncpus;			/* CPUs seen running something so far */
 };

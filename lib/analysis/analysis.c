@@ -190,6 +190,8 @@ struct host {
 	const char *name;
 	int64_t first, last;		/* its first and last events' times so far */
 	struct tables ks;		/* the kernel model: CPUs, threads, names, tgids */
+	bool filtered;			/* a trace of it recorded some threads only
+					 * (trawl_pid_filter): others' switches absent */
 	struct thr *thr;
 	size_t nthr, capthr;
 	struct imap tids;		/* tid -> thr index */
@@ -278,6 +280,9 @@ struct trawl_analysis {
 	struct tr_kin kin;
 	struct strtab str;
 	int64_t was;			/* a switch's CPU ran this thread before it */
+	int64_t was_since;		/* since when its thread out ran there
+					 * (tr_ks_on_since(): estimated when the
+					 * trace lacks the switch onto it) */
 	/* the slice */
 	struct trawl_analysis_row *rows;
 	size_t nrows, caprows;
@@ -456,12 +461,26 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 /* ------------------------------------------------------- hosts, threads */
 
 /* The host of ev's trace (a class is one trace's: once per class). */
+/* Whether trace t recorded only some threads' events (the kernel
+ * recorder's trawl_pid_filter env). */
+static bool pid_filtered(const struct trawl_reader_trace *t)
+{
+	const struct trawl_ctf_trace *m = trawl_reader_trace_meta(t);
+	const struct trawl_ctf_env *e = m ? trawl_ctf_trace_env(m, "trawl_pid_filter") : NULL;
+	return e && e->is_int && e->ival;
+}
+
+/* The host of ev's trace (once per event class: each trace's classes
+ * say whether it was filtered). */
 static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *ev)
 {
-	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
+	const struct trawl_reader_trace *tr = trawl_reader_stream_trace(ev->stream);
+	const char *name = trawl_reader_trace_hostname(tr);
 	for (size_t i = 0; i < a->nhosts; i++)
-		if (!strcmp(a->hosts[i].name, name))
+		if (!strcmp(a->hosts[i].name, name)) {
+			a->hosts[i].filtered |= pid_filtered(tr);
 			return &a->hosts[i];
+		}
 	struct host *n = realloc(a->hosts, (a->nhosts + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
@@ -472,6 +491,7 @@ static struct host *host_of(struct trawl_analysis *a, const struct trawl_event *
 	if (!(h->name = strdup(name)))
 		return NULL;
 	tr_tables_init(&h->ks);
+	h->filtered = pid_filtered(tr);
 	h->first = h->last = ev->ts;
 	a->nhosts++;
 	return h;
@@ -684,7 +704,13 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	 * its host's first event, when the host's trace starts later): the
 	 * CPU's thread before the switch was unknown */
 	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
-	int64_t since = p->run_since != NONE ? p->run_since : (a->was < 0 ? start : NONE);
+	int64_t since = p->run_since;
+	if (since == NONE && a->was < 0)
+		since = start;
+	else if (since == NONE && a->was != prev && a->was_since != INT64_MIN)
+		/* the kernel's switch onto the CPU is not in the trace (the
+		 * model counts it): from its estimate, within this slice */
+		since = a->was_since > a->begin ? a->was_since : a->begin;
 	if (prev != 0 && since != NONE)
 		err = cputop_ran(a, h, p, ev->cpu, since, ev->ts);
 	p->run_since = NONE;
@@ -763,6 +789,11 @@ static int schedlat(struct trawl_analysis *a, struct host *h, const struct trawl
 	 */
 	if (prev != 0 && (ival(a, F_PREV_STATE, ev, 1) & 0xff) == 0)
 		p->preempted = ev->ts;
+	/* it ran, so it waits for no wake-up: when the switch onto its CPU
+	 * is not in the trace, that wait's end is unknown (no sample), and
+	 * its next switch in is not that wait's */
+	if (prev != 0)
+		p->woken = NONE;
 	if (n->preempted == NONE && n->woken == NONE)
 		return 0;
 	char buf[16];
@@ -1232,12 +1263,15 @@ static int iolatency(struct trawl_analysis *a, struct host *h, const struct traw
 #define KB(k) (1u << (k))
 #define K_SYS (KB(K_SYS_ENTRY) | KB(K_SYS_EXIT))
 /* The kinds the kernel model is fed (lib/kstate): names, tgids, each
- * CPU's thread. The others' changes (a system call's, an IRQ's, a block
- * request's) no analysis reads from the model: it is not given them. */
+ * CPU's thread, and (K_WAKEUP, for the analyses that see it) wake-ups:
+ * when a switch onto a CPU is not in the trace, a thread's time there is
+ * from its wake-up (tr_ks_on_since()). The others' changes (a system
+ * call's, an IRQ's, a block request's) no analysis reads from the model:
+ * it is not given them. */
 #define K_COMMON (KB(K_SWITCH) | KB(K_FORK) | KB(K_EXEC) | KB(K_SDPROC))
 
 static const struct analysis_def defs[] = {
-	{ "cputop", "CPU usage per thread and CPU", cputop, KB(K_SWITCH) },
+	{ "cputop", "CPU usage per thread and CPU", cputop, KB(K_SWITCH) | KB(K_WAKEUP) },
 	{ "schedlat", "wake-up to run latency per thread (and its priority)", schedlat,
 	  KB(K_SWITCH) | KB(K_WAKEUP) },
 	{ "iolatency", "block and syscall I/O latency, size per disk, thread, process", iolatency,
@@ -1411,9 +1445,11 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
 		/* the model first (names, tgids, the CPU's thread), the
 		 * handler then sees the CPU's thread before a switch in was */
-		if (k == K_SWITCH)
+		if (k == K_SWITCH) {
 			a->was = cur_tid(h, e->cpu);
-		if (!r && KB(k) & K_COMMON)
+			a->was_since = tr_ks_on_since(&h->ks, e->cpu, ival(a, F_PREV_TID, e, -1));
+		}
+		if (!r && KB(k) & (K_COMMON | KB(K_WAKEUP)))
 			r = tr_kin_take(&a->kin, &a->str, &h->ks, e);
 		if (!r)
 			r = a->def->fn(a, h, e, k);
@@ -1558,6 +1594,15 @@ const struct trawl_analysis_sample *trawl_analysis_sample_at(const struct trawl_
 uint64_t trawl_analysis_impossible(const struct trawl_analysis *a)
 {
 	return a->impossible;
+}
+
+uint64_t trawl_analysis_unseen_switches(const struct trawl_analysis *a, const char *host)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < a->nhosts; i++)
+		if (!a->hosts[i].filtered && (!host || !strcmp(host, a->hosts[i].name)))
+			n += a->hosts[i].ks.unseen_switches;
+	return n;
 }
 
 void trawl_analysis_range(const struct trawl_analysis *a, int64_t *begin, int64_t *end)

@@ -123,6 +123,10 @@ struct krec {
 	size_t buf_pages;		/* pages of one CPU's buffer */
 	size_t hold_pages;		/* a held CPU's pages at most: HOLD_BYTES, or its buffer's */
 	bool exclude_self;
+	/* only some threads' events (pids, a filter): the trace's
+	 * trawl_pid_filter env says so, switches of others are absent by
+	 * design (docs/kernel.md) */
+	bool filtered;
 	bool fast;			/* pages read by kpage.h, not kbuffer */
 	bool direct;			/* the trace's files O_DIRECT (tr_ctf_writer_direct) */
 	int rt_prio;
@@ -609,6 +613,9 @@ int tr_krec_add_pid(struct krec *k, pid_t pid, char *err, size_t errlen)
 	int r = add_pid_threads(k, "set_event_pid", pid);
 	if (r)
 		return tr_seterr(err, errlen, -r, "set_event_pid %d: %s", (int)pid, strerror(-r));
+	k->filtered = true;
+	if (k->w)	/* (-EBUSY: streamed, its metadata gone: not said) */
+		trawl_ctf_writer_env_int(k->w, "trawl_pid_filter", 1);
 	/* --exclude-self with a COMMAND (--only-command): forked by us with
 	 * event-fork on, the command inherited our place in the notrace
 	 * list, and nothing of it would be recorded: the list again, without
@@ -754,6 +761,7 @@ static int setup_instance(struct krec *k, const struct krec_opts *o, char *err, 
 	for (size_t i = 0; i < k->nevs; i++) {
 		char rel[600];
 		if (o->filter && *o->filter) {
+			k->filtered = true;
 			snprintf(rel, sizeof(rel), "events/%s/%s/filter", k->evs[i].sys, k->evs[i].name);
 			if ((r = inst_write(k, rel, o->filter, false)))
 				return tr_seterr(err, errlen, -r,
@@ -867,6 +875,8 @@ static int open_trace(struct krec *k, const char *dir, const char *hostname,
 	trawl_ctf_writer_env_str(k->w, "kernel_release", u.release);
 	trawl_ctf_writer_env_str(k->w, "kernel_version", u.version);
 	trawl_ctf_writer_env_str(k->w, "trace_clock", k->tsc ? "x86-tsc" : "mono");
+	if (k->filtered)
+		trawl_ctf_writer_env_int(k->w, "trawl_pid_filter", 1);
 	if (!(k->conv = tr_krec_conv_new(k->w, k->tep, k->tid)))
 		return tr_seterr(err, errlen, ENOMEM, "out of memory");
 	tr_krec_conv_paths(k->conv, k->paths);

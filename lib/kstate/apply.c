@@ -22,7 +22,7 @@ static struct icpu *cpu_get(struct tables *t, int32_t cpu)
 		if (!c)
 			return NULL;
 		for (size_t i = t->ncpus; i < n; i++)
-			c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN };
+			c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN, .on_since = INT64_MIN };
 		t->cpus = c;
 		t->ncpus = n;
 	}
@@ -156,6 +156,23 @@ static void sweep(struct tables *t, int64_t before)
 	}
 }
 
+/*
+ * Thread tid is seen on cpu in task context at ts while the model has the
+ * CPU run another (known) thread: the kernel's switch onto it is not in
+ * the trace (some kernels record no event of a CPU's idle thread, its
+ * switches away included: docs/kernel.md). Counted; the CPU is tid's
+ * from tr_ks_on_since()'s estimate.
+ */
+static void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_t tid)
+{
+	if (cpu->tid < 0 || cpu->tid == tid || tid < 0)
+		return;
+	int64_t in = tr_ks_on_since(t, n, tid);
+	t->unseen_switches++;
+	cpu->tid = tid;
+	cpu->on_since = in;
+}
+
 int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 {
 	struct ithread *th, *o;
@@ -173,7 +190,10 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	switch (c->kind) {
 	case TRAWL_STATE_SWITCH:
 		if ((cpu = cpu_get(t, c->cpu))) {
+			if (!cpu->depth)
+				unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
 			cpu->tid = c->tid2;
+			cpu->on_since = ts;
 			cpu->depth = 0;
 		}
 		if (c->tid > 0 && (th = thr_get(t, c->tid, c))) {
@@ -274,12 +294,15 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		th->sc_fd = c->a;
 		th->sc_arg = c->b;
 		th->sc_path = c->str2;
-		th->status = TRAWL_STATE_THREAD_RUNNING;
 		if ((cpu = cpu_get(t, c->cpu)) && !cpu->depth) {
+			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
+			if (cpu->tid != c->tid)
+				cpu->on_since = INT64_MIN;
 			cpu->tid = c->tid;
 			cpu->mode = TRAWL_STATE_CPU_SYSCALL;
 			cpu->since = ts;
 		}
+		th->status = TRAWL_STATE_THREAD_RUNNING;
 		break;
 	case TRAWL_STATE_SYSCALL_EXIT:
 		if ((th = tr_tab_find(&t->thr, (uint64_t)c->tid))) {
@@ -288,6 +311,9 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			th->sc_path = 0;
 		}
 		if ((cpu = cpu_get(t, c->cpu)) && !cpu->depth) {
+			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
+			if (cpu->tid != c->tid)
+				cpu->on_since = INT64_MIN;
 			cpu->tid = c->tid;
 			cpu->mode = TRAWL_STATE_CPU_USER;
 			cpu->since = ts;

@@ -64,6 +64,9 @@ struct icpu {
 	int64_t since;
 	uint32_t depth;			/* nested IRQ / softirq */
 	uint32_t idle;			/* its idle thread's name (tid 0, swapper/N) */
+	int64_t on_since;		/* when tid got it: its switch's time, or for a
+					 * switch the trace lacks, tr_ks_on_since()'s
+					 * estimate; INT64_MIN unknown */
 };
 
 struct ithread {
@@ -111,6 +114,11 @@ struct tables {
 	uint64_t gc_requests, gc_syscalls;
 	uint32_t names;			/* one more at each change of any thread's name */
 	uint32_t pids;			/* one more at each change of any thread's process */
+	/* switches the trace lacks (docs/kernel.md, "Switches the kernel does
+	 * not record"): a thread seen on a CPU in task context (its switch
+	 * out, a system call) while the CPU ran another; a count of this
+	 * model's own, not in checkpoints */
+	uint64_t unseen_switches;
 };
 
 TRAWL_HIDDEN uint32_t tr_state_intern(struct strtab *st, const char *s, size_t len);
@@ -178,6 +186,29 @@ static inline const struct icpu *tr_ks_cpu(const struct tables *t, uint32_t n)
 static inline int32_t tr_ks_cpu_tid(const struct tables *t, uint32_t n)
 {
 	return n < t->ncpus ? t->cpus[n].tid : -1;
+}
+
+/*
+ * Since when thread tid has run on CPU n, as this model knows it before a
+ * change that shows it there in task context (a switch out of it, one of
+ * its system calls): the switch's time when the CPU's thread is tid; when
+ * the CPU ran another thread (the switch onto it is not in the trace),
+ * the latest the switch can have been known by: the CPU's last change in
+ * the other thread's context, or tid's wake-up when later (nothing runs
+ * before it is woken). INT64_MIN when unknown.
+ */
+static inline int64_t tr_ks_on_since(const struct tables *t, uint32_t n, int64_t tid)
+{
+	const struct icpu *c = tr_ks_cpu(t, n);
+	if (!c || c->tid < 0)
+		return INT64_MIN;
+	if (c->tid == tid)
+		return c->on_since;
+	int64_t in = c->since;
+	const struct ithread *th = tid > 0 ? tr_ks_thread(t, tid) : NULL;
+	if (th && th->status == TRAWL_STATE_THREAD_WOKEN && th->since > in)
+		in = th->since;
+	return in;
 }
 
 static inline const struct ifd *tr_ks_fd(const struct tables *t, int64_t pid, int64_t fd)

@@ -50,7 +50,7 @@ struct srow {
 
 struct shost {
 	int64_t newest;
-	uint64_t events, discarded, discarded_total;
+	uint64_t events, discarded, discarded_total, unseen;
 	double cpu_pct;
 	unsigned ncpus;
 	bool down;
@@ -354,6 +354,8 @@ static int finalize_one(struct trawl_top *t, struct slice *src)
 		if (disc[h] > ho->disc_seen)
 			ho->disc_seen = disc[h];
 		sh->discarded_total = ho->disc_seen;
+		sh->unseen = t->an[AN_CPUTOP] ? trawl_analysis_unseen_switches(t->an[AN_CPUTOP], ho->name)
+					      : 0;
 		unsigned ncpu = 0;
 		int64_t busy = 0;
 		for (size_t i = 0; i < s->nrows; i++)
@@ -659,6 +661,7 @@ const struct trawl_top_host *trawl_top_host_at(const struct trawl_top *t, size_t
 	h->events_per_s = dur > 0 ? (double)sh->events * 1e9 / (double)dur : 0;
 	h->discarded = sh->discarded;
 	h->discarded_total = sh->discarded_total;
+	h->unseen_switches = sh->unseen;
 	h->cpu_pct = sh->cpu_pct;
 	h->ncpus = sh->ncpus;
 	return h;

@@ -524,6 +524,79 @@ static void no_tid(void)
 	tap_rm_tree(dir);
 }
 
+/*
+ * Switches the kernel does not record (docs/kernel.md): on some kernels
+ * no event of a CPU's idle thread is recorded, its switch to the thread
+ * it wakes included. Thread 300 sleeps on CPU 1 (1000), is woken there
+ * (5000, in an IRQ of the idle thread), runs (its switch in missing),
+ * reads, sleeps (15000), is woken (16000) and switched in (17000, this
+ * time recorded), sleeps (20000). filtered: the trace says it recorded
+ * some threads only (trawl_pid_filter).
+ */
+static int write_unseen(const char *dir, bool filtered)
+{
+	struct ktypes kt;
+	struct trawl_ctf_stream_class *sc;
+	struct trawl_ctf_writer *w = kwriter(dir, "h9", true, &kt, &sc);
+	if (!w)
+		return -1;
+	if (filtered)
+		trawl_ctf_writer_env_int(w, "trawl_pid_filter", 1);
+	struct trawl_ctf_event_class *sw = trawl_ctf_writer_event_class(w, sc, "sched_switch",
+									 INT64_MIN, kt.sw),
+				     *wk = trawl_ctf_writer_event_class(w, sc, "sched_wakeup",
+									 INT64_MIN, kt.wk),
+				     *si = trawl_ctf_writer_event_class(w, sc, "syscall_entry_read",
+									 INT64_MIN, kt.si),
+				     *so = trawl_ctf_writer_event_class(w, sc, "syscall_exit_read",
+									 INT64_MIN, kt.so);
+	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
+	int r = !c1 || !so;
+	r = r ?: ev(c1, sw, 1000, 300, "siil" "sii", "t", 300, 20, 1ll, "swapper/1", 0, 20);
+	r = r ?: ev(c1, wk, 5000, 0, "siii", "t", 300, 20, 1);
+	r = r ?: ev(c1, si, 8000, 300, "l", 3ll);
+	r = r ?: ev(c1, so, 9000, 300, "l", 10ll);
+	r = r ?: ev(c1, sw, 15000, 300, "siil" "sii", "t", 300, 20, 1ll, "swapper/1", 0, 20);
+	r = r ?: ev(c1, wk, 16000, 0, "siii", "t", 300, 20, 1);
+	r = r ?: ev(c1, sw, 17000, 0, "siil" "sii", "swapper/1", 0, 20, 0ll, "t", 300, 20);
+	r = r ?: ev(c1, sw, 20000, 300, "siil" "sii", "t", 300, 20, 1ll, "swapper/1", 0, 20);
+	r = r ?: trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return r;
+}
+
+static void unseen(void)
+{
+	for (int filtered = 0; filtered < 2; filtered++) {
+		char dir[600];
+		snprintf(dir, sizeof(dir), "%s/unseen%d/kernel", root, filtered);
+		ok(write_unseen(dir, filtered) == 0, "a trace lacking a switch onto CPU 1%s",
+		   filtered ? ", recorded for some threads only" : "");
+		struct trawl_analysis *a = run(dir, "cputop", NULL);
+		const struct trawl_analysis_row *r = find(a, TRAWL_ANALYSIS_THREAD, 300);
+		/* from its wake-up (5000) to its switch out (15000), then 17000-20000 */
+		ok(r && r->sum == 13000, "cputop: the thread ran from its wake-up where the switch "
+		   "onto its CPU is missing (%lld ns, 13000 expected)", r ? (long long)r->sum : -1ll);
+		r = find(a, TRAWL_ANALYSIS_CPU, 1);
+		ok(r && r->sum == 13000, "cputop: and so did its CPU");
+		ok(a && trawl_analysis_unseen_switches(a, NULL) == (filtered ? 0u : 1u) &&
+		   trawl_analysis_unseen_switches(a, "h9") == (filtered ? 0u : 1u) &&
+		   trawl_analysis_unseen_switches(a, "other") == 0,
+		   filtered ? "not counted as missing where the trace recorded some threads only"
+			    : "the missing switch counted, for its host");
+		trawl_analysis_free(a);
+		a = run(dir, "schedlat", NULL);
+		r = find(a, TRAWL_ANALYSIS_THREAD, 300);
+		/* the first wait's end is unknown: no sample, and not 5000-17000 */
+		ok(r && r->count == 1 && r->max == 1000,
+		   "schedlat: the wait whose switch in is missing is no sample (%llu samples, max %lld)",
+		   r ? (unsigned long long)r->count : 0ull, r ? (long long)r->max : -1ll);
+		trawl_analysis_free(a);
+		snprintf(dir, sizeof(dir), "%s/unseen%d", root, filtered);
+		tap_rm_tree(dir);
+	}
+}
+
 static void reports(const char *dir)
 {
 	char path[512], buf[8192];
@@ -845,6 +918,7 @@ int main(void)
 	hosts();
 	reports(dir);
 	no_tid();
+	unseen();
 	left_out();
 	if (!getenv("KEEP"))
 		tap_rm_tree(root);

@@ -160,6 +160,43 @@ static const char *comm(const struct model *m, const struct ithread *th)
 	return th ? tr_state_str(&m->str, th->comm) : "(none)";
 }
 
+/*
+ * Switches the trace lacks (docs/kernel.md): thread 300 seen on CPU 1 in
+ * task context (a system call, then its switch out) while the model has
+ * the CPU's idle thread run it. Counted once; the CPU is 300's from its
+ * wake-up (tr_ks_on_since()), later than the CPU's last change.
+ */
+static void unseen(void)
+{
+	struct tables t;
+	tr_tables_init(&t);
+	struct chg c[] = {
+		{ .ts = 1000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 300, .a = 1, .tid2 = 0 },
+		{ .ts = 5000, .kind = TRAWL_STATE_WAKEUP, .cpu = 1, .tid = 0, .tid2 = 300, .a = 1 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		tr_state_apply(&t, &c[i], 0);
+	is_int(tr_ks_on_since(&t, 1, 0), 1000, "the idle thread has had CPU 1 since its switch");
+	is_int(tr_ks_on_since(&t, 1, 300), 5000,
+	       "300, not switched in by the trace, has had it since its wake-up at the latest");
+	is_int(tr_ks_on_since(&t, 0, 300), INT64_MIN, "CPU 0, never seen: unknown");
+	struct chg sc = { .ts = 8000, .kind = TRAWL_STATE_SYSCALL_ENTRY, .cpu = 1, .tid = 300 };
+	tr_state_apply(&t, &sc, 0);
+	is_int(t.unseen_switches, 1, "its system call on CPU 1 shows the switch the trace lacks");
+	is_int(tr_ks_cpu_tid(&t, 1), 300, "... CPU 1 runs 300 from then on");
+	is_int(tr_ks_on_since(&t, 1, 300), 5000, "... since its wake-up");
+	struct chg out = { .ts = 15000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 300, .a = 1 };
+	tr_state_apply(&t, &out, 0);
+	is_int(t.unseen_switches, 1, "its switch out is no second one");
+	struct chg in = { .ts = 17000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 0, .tid2 = 300 };
+	tr_state_apply(&t, &in, 0);
+	is_int(tr_ks_on_since(&t, 1, 300), 17000, "a switch the trace has: since its time");
+	struct chg other = { .ts = 18000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 400, .a = 1 };
+	tr_state_apply(&t, &other, 0);
+	is_int(t.unseen_switches, 2, "400 leaving CPU 1 while 300 ran there: another one missing");
+	tr_tables_release(&t);
+}
+
 int main(void)
 {
 	char dir[600], err[256];
@@ -201,6 +238,8 @@ int main(void)
 	is_int(m.t.names, 5, "five names given in all (a, w, kid, the exec's, b)");
 	is_int(m.t.thr.n, 4, "four threads (100, 150, 501, 200)");
 	is_int(m.t.pids, 3, "three processes given (100's, 150's, 501's; the exec keeps 100's)");
+
+	unseen();
 
 	tr_tables_release(&m.t);
 	tr_kin_free(&m.kin);
