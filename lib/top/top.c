@@ -685,6 +685,8 @@ struct cand {
 	char key[160];
 	struct trawl_top_row row;
 	bool main;			/* a process row's name from its main thread */
+	uint32_t names;			/* its thread's name generation (after exec:
+					 * one more) */
 	const char *host;		/* its host (the row's is "*" when grouped) */
 };
 
@@ -701,9 +703,21 @@ static void label_name(char *out, size_t cap, const char *label, int64_t id)
 	out[n] = 0;
 }
 
-static int cand_cmp(const void *a, const void *b)
+/* By key; among equal keys (rows merged into one), the main thread's
+ * first, then the newest name (a thread after exec is its new program):
+ * the merged row's name, whatever order qsort leaves them in. */
+static int cand_cmp(const void *pa, const void *pb)
 {
-	return strcmp(((const struct cand *)a)->key, ((const struct cand *)b)->key);
+	const struct cand *a = pa, *b = pb;
+	int c = strcmp(a->key, b->key);
+	if (c)
+		return c;
+	if (a->main != b->main)
+		return a->main ? -1 : 1;
+	if (a->names != b->names)
+		return a->names > b->names ? -1 : 1;
+	c = strcmp(a->row.name, b->row.name);
+	return c ? c : strcmp(a->host, b->host);
 }
 
 struct sort_by {
@@ -796,6 +810,7 @@ int trawl_top_query(const struct trawl_top *t, const struct trawl_top_query *q,
 		o->begin = s->begin;
 		o->end = s->end;
 		o->pid = o->tid = -1;
+		x->names = r->names;
 		if (task) {
 			label_name(o->name, sizeof(o->name), r->label, r->id);
 			if (r->kind == TRAWL_ANALYSIS_PROCESS) {

@@ -10,15 +10,19 @@
  *    per-host rows of each host add up to the grouped ones (CPU time of
  *    the cpu view, counts of syscalls), the hosts' events to every event
  *    the run read; processes are their threads summed; sorted as asked;
- *    the filters keep what they say.
+ *    the filters keep what they say;
+ *  - a thread that execs is named after its new program, in the thread
+ *    and the process views, whatever order its rows of each name come in.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <trawl/ctf.h>
 #include <trawl/pipe.h>
 #include <trawl/sim.h>
 #include <trawl/top.h>
@@ -56,6 +60,101 @@ static double sum_col(const struct trawl_top_row *r, size_t n, enum trawl_top_co
 		if (!host || !strcmp(r[i].host, host))
 			s += r[i].v[c];
 	return s;
+}
+
+static int kev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
+	       int32_t tid, const char *fmt, ...)
+{
+	uint8_t buf[256];
+	struct trawl_ctf_buf b;
+	va_list ap;
+	trawl_ctf_buf_init(&b, buf, sizeof(buf));
+	trawl_ctf_buf_u32(&b, (uint32_t)tid);
+	va_start(ap, fmt);
+	for (const char *f = fmt; *f; f++)
+		if (*f == 'i')
+			trawl_ctf_buf_u32(&b, (uint32_t)va_arg(ap, int));
+		else if (*f == 'l')
+			trawl_ctf_buf_u64(&b, (uint64_t)va_arg(ap, long long));
+		else
+			trawl_ctf_buf_str(&b, va_arg(ap, const char *));
+	va_end(ap);
+	return trawl_ctf_wstream_event(s, ec, 1000000000ull + t, buf, b.len);
+}
+
+/* Thread 100 ("old") runs 0.1-0.3 s, execs /usr/bin/newprog at 0.2 s
+ * (then "newprog", a second name), runs to 0.3 s; 0.5 s: the end. */
+static int write_exec(const char *dir)
+{
+	struct trawl_ctf_writer_opts o = {
+		.sz = sizeof(o), .path = dir, .hostname = "hx", .domain = "kernel",
+		.clock_offset_s = 1700000000,
+	};
+	struct trawl_ctf_writer *w = trawl_ctf_writer_new(&o);
+	if (!w)
+		return -1;
+	struct trawl_ctf_type *s32 = trawl_ctf_type_int(w, 32, true, 10),
+			      *s64 = trawl_ctf_type_int(w, 64, true, 10),
+			      *str = trawl_ctf_type_string(w), *ctx = trawl_ctf_type_struct(w),
+			      *sw = trawl_ctf_type_struct(w), *ex = trawl_ctf_type_struct(w);
+	trawl_ctf_struct_add(w, ctx, "tid", s32);
+	trawl_ctf_struct_add(w, sw, "prev_comm", str);
+	trawl_ctf_struct_add(w, sw, "prev_tid", s32);
+	trawl_ctf_struct_add(w, sw, "prev_prio", s32);
+	trawl_ctf_struct_add(w, sw, "prev_state", s64);
+	trawl_ctf_struct_add(w, sw, "next_comm", str);
+	trawl_ctf_struct_add(w, sw, "next_tid", s32);
+	trawl_ctf_struct_add(w, sw, "next_prio", s32);
+	trawl_ctf_struct_add(w, ex, "filename", str);
+	trawl_ctf_struct_add(w, ex, "tid", s32);
+	trawl_ctf_struct_add(w, ex, "old_tid", s32);
+	struct trawl_ctf_stream_class *sc = trawl_ctf_writer_stream_class(w, TRAWL_CTF_HEADER_COMPACT, ctx);
+	struct trawl_ctf_event_class *esw = trawl_ctf_writer_event_class(w, sc, "sched_switch", INT64_MIN, sw),
+				     *eex = trawl_ctf_writer_event_class(w, sc, "sched_process_exec",
+									 INT64_MIN, ex);
+	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
+	int r = !c0 || !eex;
+	r = r ?: kev(c0, esw, 0, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "swapper/0", 0, 20);
+	r = r ?: kev(c0, esw, 100000000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "old", 100, 20);
+	r = r ?: kev(c0, eex, 200000000, 100, "sii", "/usr/bin/newprog", 100, 100);
+	r = r ?: kev(c0, esw, 300000000, 100, "siil" "sii", "newprog", 100, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: kev(c0, esw, 500000000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "swapper/0", 0, 20);
+	r = r ?: trawl_ctf_writer_close(w);
+	trawl_ctf_writer_free(w);
+	return r;
+}
+
+static void exec_name(void)
+{
+	char dir[128], err[512] = "";
+	snprintf(dir, sizeof(dir), "%s/exec/kernel", trash);
+	ok(write_exec(dir) == 0, "a trace of a thread that execs");
+	struct trawl_top_opts o = { .sz = sizeof(o), .interval_ns = 1000000000 };
+	struct trawl_top *t = trawl_top_new(&o, err, sizeof(err));
+	const char *paths[] = { dir };
+	struct trawl_reader *r = t ? trawl_reader_new(paths, 1, NULL, err, sizeof(err)) : NULL;
+	struct trawl_sink sk = t ? trawl_top_sink(t) : (struct trawl_sink){ 0 };
+	struct trawl_run_opts run = { .sz = sizeof(run) };
+	ok(r && trawl_pipe_run(r, &sk, 1, &run) == 0 && trawl_top_nslices(t) == 1,
+	   "top over it: one slice (%s)", err);
+	for (int threads = 0; threads < 2 && r; threads++) {
+		struct trawl_top_query q = { .sz = sizeof(q), .slice = 0, .view = TRAWL_TOP_CPU,
+					     .sort = TRAWL_TOP_NCOLS, .threads = threads };
+		struct trawl_top_row *rows = NULL;
+		size_t n = 0;
+		int rc = trawl_top_query(t, &q, &rows, &n);
+		const struct trawl_top_row *x = NULL;
+		for (size_t i = 0; !rc && i < n; i++)
+			if (rows[i].pid == 100)
+				x = &rows[i];
+		ok(x && !strcmp(x->name, "newprog") && x->v[TRAWL_TOP_COL_SUM] == 200000000,
+		   "%s view: the thread is its new program's name, its time both names' (%s, %.0f ns)",
+		   threads ? "the thread" : "the process", x ? x->name : "(none)",
+		   x ? x->v[TRAWL_TOP_COL_SUM] : -1);
+		free(rows);
+	}
+	trawl_reader_free(r);
+	trawl_top_free(t);
 }
 
 int main(void)
@@ -185,6 +284,7 @@ int main(void)
 	trawl_reader_free(r);
 	trawl_top_free(t);
 	trawl_top_free(NULL);
+	exec_name();
 	if (!tap_fail) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", trash);
