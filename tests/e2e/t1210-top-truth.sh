@@ -57,8 +57,10 @@ an = {}
 for s in map(json.loads, open(sys.argv[2])):
     if "analysis" in s:
         for r in s["rows"]:
+            # a row per name the thread had (top-work, then burner): top's
+            # thread row is them summed
             if r["kind"] == "thread" and r["id"] == tid:
-                an[s["begin"]] = r["percent"]
+                an[s["begin"]] = an.get(s["begin"], 0) + r["percent"]
 diff = [(r["interval"], r["cpu_pct"], an.get(r["begin"])) for r in rows
         if an.get(r["begin"]) is None or abs(r["cpu_pct"] - an[r["begin"]]) > 3]
 whole = [r["cpu_pct"] for r in rows[1:-1]]   # not its first and last intervals
