@@ -194,8 +194,9 @@ static inline int32_t tr_ks_cpu_tid(const struct tables *t, uint32_t n)
  * its system calls): the switch's time when the CPU's thread is tid; when
  * the CPU ran another thread (the switch onto it is not in the trace),
  * the latest the switch can have been known by: the CPU's last change in
- * the other thread's context, or tid's wake-up when later (nothing runs
- * before it is woken). INT64_MIN when unknown.
+ * the other thread's context, or tid's own last change when later (its
+ * wake-up: nothing runs before it is woken; its switch out of another
+ * CPU: a preempted thread the kernel moved here). INT64_MIN when unknown.
  */
 static inline int64_t tr_ks_on_since(const struct tables *t, uint32_t n, int64_t tid)
 {
@@ -206,7 +207,7 @@ static inline int64_t tr_ks_on_since(const struct tables *t, uint32_t n, int64_t
 		return c->on_since;
 	int64_t in = c->since;
 	const struct ithread *th = tid > 0 ? tr_ks_thread(t, tid) : NULL;
-	if (th && th->status == TRAWL_STATE_THREAD_WOKEN && th->since > in)
+	if (th && th->since > in)
 		in = th->since;
 	return in;
 }

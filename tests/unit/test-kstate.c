@@ -194,6 +194,16 @@ static void unseen(void)
 	struct chg other = { .ts = 18000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 400, .a = 1 };
 	tr_state_apply(&t, &other, 0);
 	is_int(t.unseen_switches, 2, "400 leaving CPU 1 while 300 ran there: another one missing");
+	/* 300, preempted on CPU 0 (30000), is moved to CPU 1, idle since
+	 * 18000 (by the trace): not there before it left CPU 0 */
+	struct chg more[] = {
+		{ .ts = 29000, .kind = TRAWL_STATE_SWITCH, .cpu = 0, .tid = 0, .tid2 = 300 },
+		{ .ts = 30000, .kind = TRAWL_STATE_SWITCH, .cpu = 0, .tid = 300, .a = 0, .tid2 = 18 },
+	};
+	for (size_t i = 0; i < 2; i++)
+		tr_state_apply(&t, &more[i], 0);
+	is_int(tr_ks_on_since(&t, 1, 300), 30000,
+	       "a thread preempted elsewhere has had CPU 1 since it left the other CPU at the latest");
 	tr_tables_release(&t);
 }
 
