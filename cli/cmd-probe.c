@@ -77,7 +77,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: trawl probe -o DIR [--host NAME] [--listen ADDR:PORT] [--peer NAME=ADDR:PORT]...\n"
 	      "                   [--rate N] [--duration SECONDS] [--clock-offset NS] [--force] [-q]\n"
-	      "                   [--ready-fd N]\n"
+	      "                   [--ready-fd N] [--relay HOST[:PORT] [--session NAME] [--live-timer MS]]\n"
 	      "       trawl probe --show-config [options]\n"
 	      "\n"
 	      "Exchanges clock-synchronization probes (UDP) with peer nodes and records\n"
@@ -98,6 +98,13 @@ static void usage(FILE *f)
 	      "      --clock-offset NS     the trace clock's offset from the epoch, in ns\n"
 	      "                            (default: CLOCK_REALTIME - CLOCK_MONOTONIC now)\n"
 	      "  -f, --force               overwrite an existing DIR/NAME/sync/ trace\n"
+	      "      --relay HOST[:PORT]   also stream the trace to a trawl relay (without -o:\n"
+	      "                            only there), as SESSION/NAME/sync, live: a viewer\n"
+	      "                            (trawl sync --live) has the probes within --live-timer\n"
+	      "      --session NAME        the relay's session (default \"trawl\")\n"
+	      "      --live-timer MS       how often the probes so far go to the relay (default 100)\n"
+	      "      --secret-file FILE    the relay's credential (docs/auth.md; default:\n"
+	      "                            TRAWL_SECRET_FILE)\n"
 	      "  -q, --quiet               only errors and warnings on stderr\n"
 	      "      --ready-fd N          once listening, write \"ready ADDR:PORT\\n\" (where it\n"
 	      "                            listens) to descriptor N and close it\n"
@@ -284,7 +291,7 @@ static void show_config(const struct settings *P)
 
 int cmd_probe(int argc, char **argv)
 {
-	enum { OPT_OFFSET = 256, OPT_SHOW, OPT_READY };
+	enum { OPT_OFFSET = 256, OPT_SHOW, OPT_READY, OPT_RELAY, OPT_SESSION, OPT_LIVE, OPT_SECRET };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "host", required_argument, NULL, 'H' },
@@ -297,6 +304,10 @@ int cmd_probe(int argc, char **argv)
 		{ "show-config", no_argument, NULL, OPT_SHOW },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "ready-fd", required_argument, NULL, OPT_READY },
+		{ "relay", required_argument, NULL, OPT_RELAY },
+		{ "session", required_argument, NULL, OPT_SESSION },
+		{ "live-timer", required_argument, NULL, OPT_LIVE },
+		{ "secret-file", required_argument, NULL, OPT_SECRET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -307,6 +318,8 @@ int cmd_probe(int argc, char **argv)
 	char why[400];
 	uint64_t v;
 	int c, ret = 0, ready_fd = -1;
+	const char *relay = NULL, *session = NULL, *secret = NULL;
+	uint64_t live_us = 0;
 
 	optind = 0;
 	opterr = 0;
@@ -386,6 +399,23 @@ int cmd_probe(int argc, char **argv)
 				return cli_usage("--ready-fd: '%s' is not an open descriptor", optarg);
 			}
 			break;
+		case OPT_RELAY:
+			relay = optarg;
+			break;
+		case OPT_SESSION:
+			session = optarg;
+			break;
+		case OPT_SECRET:
+			secret = optarg;
+			break;
+		case OPT_LIVE:
+			if (parse_uint(optarg, 3600000, &v) || !v) {
+				free(cli_peer_specs);
+				return cli_usage("--live-timer: '%s' is not a number of ms in 1..3600000",
+						 optarg);
+			}
+			live_us = v * 1000;
+			break;
 		case 'h':
 			free(cli_peer_specs);
 			usage(stdout);
@@ -399,9 +429,13 @@ int cmd_probe(int argc, char **argv)
 		free(cli_peer_specs);
 		return cli_usage("unexpected argument '%s'", argv[optind]);
 	}
-	if (!P.out && !show) {
+	if (!P.out && !show && !relay) {
 		free(cli_peer_specs);
-		return cli_usage("no output directory (-o DIR)");
+		return cli_usage("no output directory (-o DIR) and no relay (--relay)");
+	}
+	if (!relay && (session || live_us || secret)) {
+		free(cli_peer_specs);
+		return cli_usage("--session, --live-timer and --secret-file are the relay's: they need --relay");
 	}
 	if (!P.host[0]) {
 		char h[256] = "";
@@ -470,6 +504,10 @@ int cmd_probe(int argc, char **argv)
 		.clock_offset = P.clock_offset,
 		.force = P.force,
 		.log = on_warning,
+		.relay = relay,
+		.session = session,
+		.secret_file = secret,
+		.live_timer_us = live_us,
 	};
 	char err[600] = "";
 	struct trawl_probe *probe = trawl_probe_new(&po, err, sizeof(err));
@@ -506,10 +544,12 @@ int cmd_probe(int argc, char **argv)
 	printf("trawl probe: %s: %" PRIu64 " probes sent to %zu peer%s (%" PRIu64 " failed), %" PRIu64
 	       " received (%" PRIu64 " from unlisted nodes; %" PRIu64 " invalid, %" PRIu64
 	       " misaddressed, %" PRIu64 " from itself, not recorded), %" PRIu64 " ticks late (not"
-	       " sent), %.2f s%s, in %s/%s/sync\n",
+	       " sent), %.2f s%s, in %s%s%s%s%s%s%s\n",
 	       P.host, st.sent, P.npeers, P.npeers == 1 ? "" : "s", st.send_failed, st.received,
 	       st.from_unlisted, st.invalid, st.misaddressed, st.from_self, st.ticks_late, secs,
-	       stop_signal ? " (stopped by a signal)" : "", P.out, P.host);
+	       stop_signal ? " (stopped by a signal)" : "", P.out ? P.out : "", P.out ? "/" : "",
+	       P.out ? P.host : "", P.out ? "/sync" : "", P.out && relay ? " and " : "",
+	       relay ? "relay " : "", relay ? relay : "");
 	for (size_t i = 0; i < P.npeers; i++) {
 		struct trawl_probe_peer_stats ps;
 		trawl_probe_peer_stats(probe, i, &ps);

@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ static void sync_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: trawl sync [<options>] <session>\n"
+		"       trawl sync --live [<options>] net://<relay>[:<port>]/session/<name>\n"
 		"\n"
 		"Synchronizes the clocks of a session's nodes from the messages they\n"
 		"exchanged (trawl_sync probe and tcp events, and --match'ed events):\n"
@@ -59,6 +61,13 @@ static void sync_usage(FILE *f)
 		"      --no-store         do not write <session>/sync.txt\n"
 		"      --apply            write a corrected copy of the session to -o\n"
 		"  -o, --output <dir>     the copy's directory (new or empty)\n"
+		"      --live             follow a relay's live session: a line per node each\n"
+		"                         time its offset, drift or bound changes (at most\n"
+		"                         every -d seconds), the whole result at its end\n"
+		"  -d, --delay <s>        --live: seconds between estimates (default 1)\n"
+		"      --save <file>      --live: store the final result there (sync.txt's\n"
+		"                         format: trawl print --sync <file>)\n"
+		CLI_LIVE_HELP
 		"      --progress         show progress on stderr even when it is not a\n"
 		"                         terminal\n"
 		"      --no-progress      never show progress (default: on a terminal)\n"
@@ -87,6 +96,8 @@ struct sync_run {
 	size_t ngroups;
 	long ref;
 	bool user_ref;
+	bool pinned_ref;			/* --live: the reference kept from the first
+					 * estimate with messages */
 	bool incremental;
 	uint64_t messages;
 	int progress;				/* --progress, --no-progress: see cli.h */
@@ -334,7 +345,9 @@ static void print_text(const struct sync_run *s, const char *stored)
 		for (size_t i = 0; i < p->nhosts; i++)
 			if (s->no[i].nd.group == g && s->no[i].is_ref) {
 				printf("reference %s (%s)%s\n", p->hosts[i].name,
-				       s->user_ref && (long)i == s->ref ? "chosen" :
+				       s->pinned_ref && (long)i == s->ref
+					       ? "automatic, kept from the first live estimate"
+				       : s->user_ref && (long)i == s->ref ? "chosen" :
 				       "automatic: smallest summed bound to the others",
 				       s->ngroups > 1 ? "" : "");
 				break;
@@ -891,6 +904,301 @@ int cli_sync_load(const char *const *paths, size_t npaths, int no_sync,
 
 /* ---------------------------------------------------------------- main */
 
+/* -------------------------------------------------------------- live */
+
+static volatile int live_stop;	/* SIGINT, SIGTERM */
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * NSEC + t.tv_nsec;
+}
+
+static void on_live_stop(int sig)
+{
+	(void)sig;
+	live_stop = 1;
+}
+
+/* What was last said of a node. */
+struct live_last {
+	char *host, *ref;
+	int64_t offset, bound;
+	double ppm;
+	int quality;
+};
+
+struct live_run {
+	struct trawl_sync_finder *f;
+	const struct trawl_sync_opts *so;
+	const char *url, *ref_name;
+	bool json, incremental;
+	int64_t every_ns, next_ns;	/* monotonic */
+	struct live_last *last;
+	size_t nlast;
+	struct sync_run fin;		/* the last estimate (its points kept) */
+	char *pinned;			/* the reference chosen once nodes exchanged
+					 * messages (no -r): kept, so that the lines
+					 * do not jump to another reference */
+	int status;
+};
+
+static void run_release(struct sync_run *s)
+{
+	if (s->p)
+		for (size_t i = 0; s->no && i < s->p->nhosts; i++)
+			free(s->no[i].path);
+	for (size_t i = 0; s->pairs && s->p && i < s->p->nlinks; i++)
+		trawl_sync_pair_release(&s->pairs[i]);
+	free(s->pairs);
+	free(s->no);
+	trawl_sync_graph_free(s->g);
+	trawl_sync_points_free(s->p);
+	memset(s, 0, sizeof(*s));
+	s->ref = -1;
+}
+
+static const char *live_quality(const struct node_out *o)
+{
+	/* a node that has exchanged no message yet: said so, not aligned */
+	return o->quality == TRAWL_SYNC_ABSENT ? "unsynchronized" : quality_str(o);
+}
+
+/* One node's estimate, as a line (it changed since the last said). */
+static void live_line(struct live_run *lr, const struct sync_run *s, size_t i, int64_t offset)
+{
+	const struct node_out *o = &s->no[i];
+	const char *host = s->p->hosts[i].name, *ref = s->p->hosts[o->nd.ref].name;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (lr->json) {
+		struct json j;
+		tr_json_init(&j);
+		tr_json_obj(&j);
+		tr_json_kv_str(&j, "type", "node");
+		tr_json_kv_i64(&j, "wall_ns", (int64_t)now.tv_sec * NSEC + now.tv_nsec);
+		tr_json_kv_str(&j, "host", host);
+		tr_json_kv_str(&j, "reference", ref);
+		tr_json_kv_str(&j, "quality", live_quality(o));
+		tr_json_kv_i64(&j, "at_ns", o->end);
+		tr_json_kv_i64(&j, "offset_ns", offset);
+		tr_json_key(&j, "drift_ppm");
+		tr_json_fixed(&j, o->ppm, 3);
+		tr_json_key(&j, "bound_ns");
+		json_bound(&j, o->b_end);
+		tr_json_key(&j, "to_reference");
+		json_xform(&j, &o->nd.to_ref);
+		tr_json_kv_u64(&j, "messages", s->messages);
+		tr_json_obj_end(&j);
+		tr_json_char(&j, '\n');
+		tr_json_flush(&j, stdout);
+		tr_json_release(&j);
+	} else {
+		char b[64], t[32];
+		struct tm tm;
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(t, sizeof(t), "%H:%M:%S", &tm);
+		printf("%s.%03ld %s: offset %+.9f s, drift %+.3f ppm, bound %s, %s, reference %s, "
+		       "%" PRIu64 " messages\n", t, now.tv_nsec / 1000000, host, (double)offset / 1e9,
+		       o->ppm, bound_str(o->b_end, b, sizeof(b)), live_quality(o), ref, s->messages);
+	}
+	fflush(stdout);
+}
+
+/* The points so far put on the reference clock; a line per node whose
+ * estimate changed. A reference asked for and not seen yet: not yet. */
+static int live_estimate(struct live_run *lr)
+{
+	char err[512];
+	struct trawl_sync_points *p = trawl_sync_finder_snapshot(lr->f, err, sizeof(err));
+	if (!p)
+		return cli_err("%s", err);
+	const char *ref_name = lr->ref_name ? lr->ref_name : lr->pinned;
+	bool ref_seen = !ref_name;
+	for (size_t i = 0; i < p->nhosts && !ref_seen; i++)
+		ref_seen = !strcmp(p->hosts[i].name, ref_name);
+	if (!p->nhosts || !ref_seen) {
+		trawl_sync_points_free(p);
+		return 0;
+	}
+	struct sync_run s = { .session = lr->url, .p = p, .ref = -1,
+			      .incremental = lr->incremental };
+	int rc = compute(&s, lr->so, ref_name);
+	if (rc) {
+		run_release(&s);
+		return rc;
+	}
+	s.pinned_ref = !lr->ref_name && ref_name;
+	/* the automatic reference of the first node put on one: pinned */
+	for (size_t i = 0; !ref_name && i < p->nhosts; i++)
+		if (!s.no[i].is_ref && s.no[i].quality != TRAWL_SYNC_ABSENT) {
+			if (!(lr->pinned = strdup(p->hosts[s.no[i].nd.ref].name))) {
+				run_release(&s);
+				return cli_err("out of memory");
+			}
+			break;
+		}
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct node_out *o = &s.no[i];
+		int64_t offset = sat_sub(o->end, trawl_sync_xform_apply(&o->nd.to_ref, o->end));
+		const char *ref = p->hosts[o->nd.ref].name;
+		struct live_last *l = NULL;
+		for (size_t k = 0; k < lr->nlast && !l; k++)
+			if (!strcmp(lr->last[k].host, p->hosts[i].name))
+				l = &lr->last[k];
+		if (!l) {
+			struct live_last *n = realloc(lr->last, (lr->nlast + 1) * sizeof(*n));
+			if (!n) {
+				run_release(&s);
+				return cli_err("out of memory");
+			}
+			lr->last = n;
+			l = &n[lr->nlast++];
+			*l = (struct live_last){ .host = strdup(p->hosts[i].name), .quality = -1 };
+			if (!l->host) {
+				lr->nlast--;
+				run_release(&s);
+				return cli_err("out of memory");
+			}
+		}
+		if (l->quality == (int)o->quality && l->offset == offset && l->bound == o->b_end &&
+		    l->ppm == o->ppm && l->ref && !strcmp(l->ref, ref))
+			continue;
+		char *nref = strdup(ref);
+		if (!nref) {
+			run_release(&s);
+			return cli_err("out of memory");
+		}
+		free(l->ref);
+		*l = (struct live_last){ .host = l->host, .ref = nref, .offset = offset,
+					 .bound = o->b_end, .ppm = o->ppm, .quality = (int)o->quality };
+		live_line(lr, &s, i, offset);
+	}
+	run_release(&lr->fin);
+	lr->fin = s;
+	return 0;
+}
+
+/* at most every lr->every_ns, as the events come or the reader waits */
+static int live_maybe(struct live_run *lr)
+{
+	int64_t now = mono_ns();
+	if (lr->status || now < lr->next_ns)
+		return 0;
+	lr->next_ns = now + lr->every_ns;
+	if ((lr->status = live_estimate(lr)))
+		return -ECANCELED;
+	return 0;
+}
+
+static int live_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	(void)ev;
+	(void)n;
+	return live_maybe(self);
+}
+
+static int live_idle(void *self, struct trawl_reader *r)
+{
+	(void)r;
+	return live_maybe(self);
+}
+
+static int live_finish(void *self, struct trawl_reader *r)
+{
+	(void)r;
+	struct live_run *lr = self;
+	if (!lr->status)
+		lr->status = live_estimate(lr);
+	return 0;
+}
+
+static const struct trawl_sink_ops live_ops = {
+	.sz = sizeof(live_ops),
+	.name = "sync-live",
+	.events = live_events,
+	.idle = live_idle,
+	.finish = live_finish,
+};
+
+/*
+ * `trawl sync --live URL`: the finder over the relay's live session, and
+ * after it in the run an estimator that puts what was found so far on the
+ * reference clock at most every -d seconds and says what changed. At the
+ * session's end (or a signal): the whole result, as of a session, and
+ * --save stores it.
+ */
+static int live_main(const char *url, struct cli_reader_opts *co,
+		     const struct trawl_sync_points_opts *po, const struct trawl_sync_opts *so,
+		     const char *ref_name, bool json, bool incremental, int64_t every_ns,
+		     const char *save)
+{
+	char err[1024];
+	int nbad = 0, status = 0;
+	struct live_run lr = { .so = so, .url = url, .ref_name = ref_name, .json = json,
+			       .incremental = incremental, .every_ns = every_ns,
+			       .fin = { .ref = -1 } };
+	const char *live[] = { url };
+	co->live = live;
+	co->nlive = 1;
+	co->nbad = &nbad;
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
+	struct trawl_reader *r = NULL;
+
+	if (!(lr.f = trawl_sync_finder_new(po, err, sizeof(err))))
+		return cli_err("%s", err);
+	if (!(r = cli_open_reader(NULL, 0, co, &ro, err, sizeof(err)))) {
+		status = cli_err("%s", err);
+		goto out;
+	}
+	struct sigaction sa = { .sa_handler = on_live_stop };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	lr.next_ns = mono_ns() + every_ns;
+	struct trawl_sink sinks[2] = { trawl_sync_finder_sink(lr.f), { &live_ops, &lr } };
+	struct trawl_run_opts run = { .sz = sizeof(run), .stop = &live_stop };
+	int rc = trawl_pipe_run(r, sinks, 2, &run);
+	if (lr.status) {
+		status = lr.status;
+		goto out;
+	}
+	if (rc < 0 && rc != -ECANCELED) {
+		status = cli_err("%s: %s", url, trawl_reader_error(r)[0] ? trawl_reader_error(r)
+									   : strerror(-rc));
+		goto out;
+	}
+	if (!lr.fin.p) {
+		status = cli_err("%s: no trace came%s", url, ref_name ? " of the reference" : "");
+		goto out;
+	}
+	if (lr.fin.p->nhosts > 1 && !lr.fin.messages)
+		cli_warn("%s: no message between the nodes (looked for %s%s%s): nothing corrected",
+			 url, po->no_probes ? "" : "trawl_sync:probe_* ",
+			 po->no_tcp ? "" : "trawl_sync:tcp_* ", po->nmatches ? "--match events" : "");
+	if (save && (status = store(&lr.fin, save)))
+		goto out;
+	if (json)
+		print_json(&lr.fin, save);
+	else
+		print_text(&lr.fin, save);
+	cli_flush_stdout();
+	if (cli_reader_report(r, nbad))
+		status = CLI_EXIT_FAILURE;
+out:
+	run_release(&lr.fin);
+	for (size_t i = 0; i < lr.nlast; i++) {
+		free(lr.last[i].host);
+		free(lr.last[i].ref);
+	}
+	free(lr.last);
+	free(lr.pinned);
+	trawl_reader_free(r);
+	trawl_sync_finder_free(lr.f);
+	return status;
+}
+
 int cmd_sync(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -904,6 +1212,10 @@ int cmd_sync(int argc, char **argv)
 		{ "max-drift", required_argument, NULL, 5 },
 		{ "no-probes", no_argument, NULL, 6 },
 		{ "no-tcp", no_argument, NULL, 7 },
+		{ "live", no_argument, NULL, 8 },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "save", required_argument, NULL, 9 },
+		CLI_LIVE_OPTIONS,
 		CLI_PROGRESS_OPTIONS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -915,14 +1227,17 @@ int cmd_sync(int argc, char **argv)
 	struct trawl_sync_points_opts po = { .size = sizeof(po) };
 	struct sync_run s = { .ref = -1 };
 	const char *ref_name = NULL, *out = NULL;
-	bool json = false, no_store = false, do_apply = false;
+	bool json = false, no_store = false, do_apply = false, live = false;
+	const char *save = NULL;
+	int64_t every_ns = NSEC;
+	struct cli_reader_opts co = { .wait_ms = CLI_WAIT_FOREVER };
 	char err[1024], *stored = NULL;
 	int c, status = 0, damaged = 0;
 	struct cli_report rep = { 0 };
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:r:o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":m:r:o:d:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if ((status = cli_match_add(&matches, &nmatches, optarg)))
@@ -963,6 +1278,30 @@ int cmd_sync(int argc, char **argv)
 		case 7:
 			po.no_tcp = 1;
 			break;
+		case 8:
+			live = true;
+			break;
+		case 'd': {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v >= 0.1) || v > 86400) {
+				status = cli_usage("-d: '%s' is not a number of seconds, 0.1 or more",
+						   optarg);
+				goto out;
+			}
+			every_ns = (int64_t)(v * 1e9 + 0.5);
+			break;
+		}
+		case 9:
+			save = optarg;
+			break;
+		case CLI_OPT_WAIT:
+			if ((status = cli_wait_arg(optarg, &co.wait_ms)))
+				goto out;
+			break;
+		case CLI_OPT_FROM_NOW:
+			co.from_now = true;
+			break;
 		case CLI_OPT_PROGRESS:
 		case CLI_OPT_NO_PROGRESS:
 			s.progress = c;
@@ -993,6 +1332,27 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (po.no_probes && po.no_tcp && !nmatches) {
 		status = cli_usage("--no-probes and --no-tcp leave nothing to match (add --match)");
+		goto out;
+	}
+	if (live != !strncmp(argv[optind], "net://", 6)) {
+		status = cli_usage(live ? "--live follows a relay's session: net://RELAY[:PORT]/session/NAME, "
+					  "not '%s'"
+					: "'%s' is a relay's session: follow it with --live", argv[optind]);
+		goto out;
+	}
+	if (live && (do_apply || no_store)) {
+		status = cli_usage("--live stores nothing but --save FILE, and applies nothing");
+		goto out;
+	}
+	if (!live && (save || every_ns != NSEC)) {
+		status = cli_usage("%s is for --live", save ? "--save" : "-d");
+		goto out;
+	}
+	po.matches = matches;
+	po.nmatches = nmatches;
+	if (live) {
+		status = live_main(argv[optind], &co, &po, &so, ref_name, json, s.incremental,
+				   every_ns, save);
 		goto out;
 	}
 	s.session = argv[optind];

@@ -63,6 +63,15 @@ struct trawl_probe_opts {
 	 * line without newline; NULL: none. Called from trawl_probe_run(). */
 	void (*log)(void *arg, const char *msg);
 	void *log_arg;
+	/*
+	 * Also (or, with dir NULL, only) stream the trace to a trawl relay,
+	 * "HOST[:PORT]", as SESSION/HOST/sync there (session NULL: "trawl"),
+	 * live: every live_timer_us (0: 100 ms) the events so far are sent,
+	 * so that a live viewer (trawl sync --live) has them. secret_file:
+	 * the relay's credential (trawl_relay_dest_opts). NULL: none.
+	 */
+	const char *relay, *session, *secret_file;
+	uint64_t live_timer_us;
 };
 
 struct trawl_probe_stats {

@@ -363,6 +363,15 @@ struct trawl_sink trawl_sync_finder_sink(struct trawl_sync_finder *f);
 struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *f, char *err,
 						   size_t errlen);
 void trawl_sync_finder_free(struct trawl_sync_finder *f);
+/*
+ * The points found so far, during the run (a live one: `trawl sync
+ * --live`), as trawl_sync_finder_points() would give them if the run
+ * ended now (each host's span: its streams' events so far); the finder
+ * goes on. A new copy: free it with trawl_sync_points_free(). NULL +
+ * errno, the message in err.
+ */
+struct trawl_sync_points *trawl_sync_finder_snapshot(struct trawl_sync_finder *f, char *err,
+						     size_t errlen);
 
 /*
  * Computes the pair result of link l (A = hosts[l->a], B = hosts[l->b]):

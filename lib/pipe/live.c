@@ -94,6 +94,9 @@ struct live_priv {
 	struct lstream **streams;
 	size_t nstreams;
 	bool new_streams_hup;		/* every session said HUP */
+	bool from_now;			/* attach from now (live_from_now) */
+	int64_t next_list;		/* /session/S: when to list the relay's
+					 * sessions again (hosts that join later) */
 	char err[256];
 	int errcode;
 };
@@ -447,6 +450,96 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 	}
 }
 
+/*
+ * Attaches the sessions of ss[0..n) the URL names and not attached yet:
+ * a viewer connection each (*c, when not NULL, is taken for the first:
+ * the one that listed). Returns how many, or -errno (message in err).
+ */
+static int attach_new(struct trawl_source *src, const struct live_session_info *ss, size_t n,
+		      struct live_client **c, char *err, size_t errlen)
+{
+	struct live_priv *lp = src->priv;
+	int added = 0, rc;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < lp->nsessions && !seen; k++)
+			seen = lp->sessions[k]->id == ss[i].id;
+		if (seen || !tr_live_url_matches(&lp->url, &ss[i]))
+			continue;
+		struct lsess *se = calloc(1, sizeof(*se));
+		struct lsess **nse = realloc(lp->sessions, (lp->nsessions + 1) * sizeof(*nse));
+		if (!se || !nse) {
+			free(se);
+			if (nse)
+				lp->sessions = nse;
+			return tr_seterr(err, errlen, ENOMEM, "out of memory");
+		}
+		lp->sessions = nse;
+		lp->sessions[lp->nsessions++] = se;
+		se->id = ss[i].id;
+		if (c && *c) {
+			se->c = *c;
+			*c = NULL;
+		} else if (!(se->c = tr_live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
+							  err, errlen))) {
+			return -(errno ? errno : EIO);
+		}
+		struct live_stream_info *si = NULL;
+		size_t ns = 0;
+		rc = tr_live_client_attach_seek(se->c, se->id,
+						lp->from_now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING,
+						&si, &ns);
+		if (rc == -EINVAL && lp->from_now)	/* lttng-relayd: its own "latest" */
+			rc = tr_live_client_attach_seek(se->c, se->id, LIVE_SEEK_LAST, &si, &ns);
+		if (rc < 0) {
+			tr_seterr(err, errlen, -rc, "%s: attach: %s", lp->url_text,
+				  tr_live_client_errmsg(se->c));
+			free(si);
+			return rc;
+		}
+		rc = add_streams(src, se, si, ns);
+		free(si);
+		if (rc < 0)
+			return tr_seterr(err, errlen, -rc, "out of memory");
+		added++;
+	}
+	return added;
+}
+
+/* net://RELAY/session/S names every host's session S: the hosts that
+ * begin it later are attached as they come, the relay's list asked
+ * again (on the first session's connection) at most this often. */
+#define RELIST_MS 250
+
+static int relist(struct trawl_source *src)
+{
+	struct live_priv *lp = src->priv;
+	int64_t now = (int64_t)tr_mono_ns();
+	if (lp->url.kind != LIVE_URL_SESSION || !lp->nsessions || now < lp->next_list)
+		return 0;
+	lp->next_list = now + RELIST_MS * 1000000ll;
+	struct live_session_info *ss = NULL;
+	size_t nss = 0;
+	int rc = tr_live_client_list(lp->sessions[0]->c, &ss, &nss);
+	if (rc < 0) {
+		snprintf(lp->err, sizeof(lp->err), "list: %.200s",
+			 tr_live_client_errmsg(lp->sessions[0]->c));
+		return rc;
+	}
+	size_t before = lp->ntraces;
+	rc = attach_new(src, ss, nss, NULL, lp->err, sizeof(lp->err));
+	free(ss);
+	if (rc > 0) {
+		lp->new_streams_hup = false;	/* a session that goes on */
+		for (size_t i = before; i < lp->ntraces; i++) {
+			int m = metadata(src, lp->traces[i]);
+			if (m < 0)
+				return m;
+		}
+	}
+	return rc > 0 ? 1 : rc;
+}
+
 static int poll_once(struct trawl_source *src, int64_t deadline);
 
 /* The source's poll: poll_once(), its message copied where the reader
@@ -482,6 +575,10 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 		bool want_meta = false;
 		size_t open = 0, asked = 0;
 		bool streams_due = false;	/* ask GET_NEW_STREAMS after the indexes */
+
+		if ((rc = relist(src)) < 0)
+			return rc;
+		got |= rc;
 
 		for (size_t i = 0; i < lp->ntraces; i++) {
 			if (lp->traces[i]->t)
@@ -600,53 +697,10 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 		tr_seterr(err, errlen, -rc, "%s: %s", url, tr_live_client_errmsg(c));
 		goto fail;
 	}
-	for (size_t i = 0; i < nss; i++) {
-		bool seen = false;
-		for (size_t k = 0; k < lp->nsessions && !seen; k++)
-			seen = lp->sessions[k]->id == ss[i].id;
-		if (seen || !tr_live_url_matches(&lp->url, &ss[i]))
-			continue;
-		/* a viewer connection per session: the first one lists */
-		struct lsess *se = calloc(1, sizeof(*se));
-		struct lsess **nse = realloc(lp->sessions, (lp->nsessions + 1) * sizeof(*nse));
-		if (!se || !nse) {
-			free(se);
-			if (nse)
-				lp->sessions = nse;
-			rc = tr_seterr(err, errlen, ENOMEM, "out of memory");
-			goto fail;
-		}
-		lp->sessions = nse;
-		lp->sessions[lp->nsessions++] = se;
-		se->id = ss[i].id;
-		if (c) {
-			se->c = c;
-			c = NULL;
-		} else if (!(se->c = tr_live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
-							  err, errlen))) {
-			rc = -(errno ? errno : EIO);
-			goto fail;
-		}
-		struct live_stream_info *si = NULL;
-		size_t n = 0;
-		bool now = o && o->sz >= offsetof(struct trawl_source_opts, live_from_now) +
-						sizeof(o->live_from_now) && o->live_from_now;
-		rc = tr_live_client_attach_seek(se->c, se->id,
-						now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING, &si, &n);
-		if (rc == -EINVAL && now)	/* lttng-relayd: its own "latest" */
-			rc = tr_live_client_attach_seek(se->c, se->id, LIVE_SEEK_LAST, &si, &n);
-		if (rc < 0) {
-			tr_seterr(err, errlen, -rc, "%s: attach: %s", url, tr_live_client_errmsg(se->c));
-			free(si);
-			goto fail;
-		}
-		rc = add_streams(src, se, si, n);
-		free(si);
-		if (rc < 0) {
-			tr_seterr(err, errlen, -rc, "out of memory");
-			goto fail;
-		}
-	}
+	lp->from_now = o && o->sz >= offsetof(struct trawl_source_opts, live_from_now) +
+					 sizeof(o->live_from_now) && o->live_from_now;
+	if ((rc = attach_new(src, ss, nss, &c, err, errlen)) < 0)
+		goto fail;
 	if (!lp->nsessions) {
 		rc = tr_seterr(err, errlen, ENOENT, "%s: no such live session at %s:%u (%zu listed)", url,
 			    lp->url.relay, lp->url.port, nss);

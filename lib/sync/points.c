@@ -777,26 +777,30 @@ static int finder_events(void *self, const struct trawl_event *ev, size_t n)
 	return 0;
 }
 
+static void host_spans(struct trawl_sync_finder *c, struct trawl_sync_points *p);
+
+/* Every trace of the reader has its host, those that came after the
+ * start (live) and gave no event yet included: a node that exchanged no
+ * message is one all the same. 0 or -ENOMEM. */
+static int all_traces(struct trawl_sync_finder *c)
+{
+	for (size_t i = 0; c->r && i < trawl_reader_ntraces(c->r); i++)
+		if (trace_host(c, trawl_reader_trace_at(c->r, i)) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 /* The span of each node: every event, not only the sync events. */
 static int finder_finish(void *self, struct trawl_reader *r)
 {
 	struct trawl_sync_finder *c = self;
 
+	if (all_traces(c) < 0)
+		return c->err = -ENOMEM;
 	c->p->reader_errors = trawl_reader_nerrors(r);
 	if (c->p->reader_errors)
 		snprintf(c->p->first_error, sizeof(c->p->first_error), "%s", trawl_reader_error(r));
-	for (size_t i = 0; i < c->ntr; i++) {
-		const struct trawl_reader_trace *t = c->tr[i];
-		struct trawl_sync_host *h = &c->p->hosts[c->trh[i]];
-		for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++) {
-			struct trawl_reader_stream_stats st;
-			trawl_reader_stream_stats(trawl_reader_trace_stream(t, j), &st);
-			if (st.events && st.first_ts < h->first_ts)
-				h->first_ts = st.first_ts;
-			if (st.events && st.last_ts > h->last_ts)
-				h->last_ts = st.last_ts;
-		}
-	}
+	host_spans(c, c->p);
 	return 0;
 }
 
@@ -943,6 +947,68 @@ struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *c, 
 	struct trawl_sync_points *p = c->p;
 	c->p = NULL;
 	return p;
+}
+
+/* Each host's span from the streams of its traces read so far (the
+ * finder's run: at its finish, or a snapshot's). */
+static void host_spans(struct trawl_sync_finder *c, struct trawl_sync_points *p)
+{
+	for (size_t i = 0; i < c->ntr; i++) {
+		const struct trawl_reader_trace *t = c->tr[i];
+		struct trawl_sync_host *h = &p->hosts[c->trh[i]];
+		for (size_t j = 0; j < trawl_reader_trace_nstreams(t); j++) {
+			struct trawl_reader_stream_stats st;
+			trawl_reader_stream_stats(trawl_reader_trace_stream(t, j), &st);
+			if (st.events && st.first_ts < h->first_ts)
+				h->first_ts = st.first_ts;
+			if (st.events && st.last_ts > h->last_ts)
+				h->last_ts = st.last_ts;
+		}
+	}
+}
+
+struct trawl_sync_points *trawl_sync_finder_snapshot(struct trawl_sync_finder *c, char *err,
+						     size_t errlen)
+{
+	int rc = -ENOMEM;
+	struct trawl_sync_points *p = NULL;
+
+	if (c->err) {
+		if (c->msg[0])
+			tr_seterr(err, errlen, -c->err, "%s", c->msg);
+		else
+			tr_seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
+		return NULL;
+	}
+	if (!c->p || all_traces(c) < 0 || (c->unsorted && (rc = finder_sort_hosts(c))))
+		goto fail;
+	if (!(p = calloc(1, sizeof(*p))) ||
+	    !(p->hosts = calloc(c->p->nhosts + 1, sizeof(*p->hosts))))
+		goto fail;
+	p->events = c->p->events;
+	p->same_host = 0;
+	p->bad_events = c->p->bad_events;
+	for (size_t i = 0; i < c->p->nhosts; i++) {
+		const struct trawl_sync_host *o = &c->p->hosts[i];
+		struct trawl_sync_host *h = &p->hosts[p->nhosts++];	/* (freed on failure) */
+		*h = (struct trawl_sync_host){ .first_ts = INT64_MAX, .last_ts = INT64_MIN,
+					       .sends = o->sends, .recvs = o->recvs };
+		if (!(h->name = strdup(o->name)) ||
+		    !(h->paths = calloc(o->npaths + 1, sizeof(*h->paths))))
+			goto fail;
+		for (; h->npaths < o->npaths; h->npaths++)
+			if (!(h->paths[h->npaths] = strdup(o->paths[h->npaths])))
+				goto fail;
+	}
+	host_spans(c, p);
+	if ((rc = build_links(p, &c->t)))
+		goto fail;
+	return p;
+fail:
+	trawl_sync_points_free(p);
+	tr_seterr(err, errlen, -rc, "sync: %s", strerror(-rc));
+	errno = -rc;
+	return NULL;
 }
 
 struct trawl_sync_points *trawl_sync_points_read(const char *const *paths, size_t npaths,

@@ -36,6 +36,7 @@
 #include "util/clock.h"
 #include "trawl/ctf.h"
 #include "trawl/probe.h"
+#include "trawl/relay.h"
 #include "trawl/sync-schema.h"
 
 #define NS		1000000000LL
@@ -74,6 +75,8 @@ struct trawl_probe {
 	uint32_t sender_id;
 	uint32_t seq;
 	struct trawl_probe_stats st;
+	int64_t live_ns;		/* streamed to a relay: a live tick this often */
+	char where[300];		/* the trace: "DIR/HOST/sync", or the relay's */
 	int werr;			/* first writer error (-errno) */
 	int stop;			/* atomic: trawl_probe_stop() was called */
 	bool ran;
@@ -296,21 +299,38 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 {
 	char *path = NULL, *meta = NULL;
 	int ret = 0;
+	/* the options after log_arg: only when the caller's struct has them */
+	bool ext = o->sz >= offsetof(struct trawl_probe_opts, live_timer_us) + sizeof(o->live_timer_us);
+	const char *relay = ext ? o->relay : NULL;
 
-	if (asprintf(&path, "%s/%s/sync", p->dir, p->host) < 0) {
+	if (p->dir && asprintf(&path, "%s/%s/sync", p->dir, p->host) < 0) {
 		path = NULL;
 		goto nomem;
 	}
-	if (asprintf(&meta, "%s/metadata", path) < 0) {
+	if (path && asprintf(&meta, "%s/metadata", path) < 0) {
 		meta = NULL;
 		goto nomem;
 	}
 	struct stat st;
-	if (stat(meta, &st) == 0 && !o->force) {
+	if (meta && stat(meta, &st) == 0 && !o->force) {
 		ret = tr_seterr(err, errlen, EEXIST,
 			     "%s already holds a trace (use --force to overwrite it)", path);
 		goto out;
 	}
+	struct trawl_ctf_dest *dest = NULL;
+	char rerr[300] = "";
+	if (relay) {
+		const struct trawl_relay_dest_opts ro = {
+			.sz = sizeof(ro), .addr = relay, .session = o->session, .trace = "sync",
+			.live_timer_us = o->live_timer_us ? o->live_timer_us : 100000,
+			.secret_file = o->secret_file,
+		};
+		if (!(dest = trawl_relay_dest_new(&ro)))
+			goto nomem;
+		p->live_ns = (int64_t)ro.live_timer_us * 1000;
+	}
+	snprintf(p->where, sizeof(p->where), "%s%s%s%s", path ? path : "",
+		 path && relay ? " and " : "", relay ? "relay " : "", relay ? relay : "");
 	struct trawl_ctf_writer_opts wo = {
 		.sz = sizeof(wo),
 		.path = path,
@@ -319,6 +339,9 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 		.clock_name = "monotonic",
 		/* a small packet: at most a few seconds of probes are lost in a crash */
 		.packet_size = 64 * 1024,
+		.dest = dest,
+		.err = rerr,
+		.errlen = sizeof(rerr),
 	};
 	uint8_t cuuid[16];
 	if (timens_clock_uuid(cuuid))
@@ -333,7 +356,9 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 		wo.clock_offset = r;
 	}
 	if (!(p->w = trawl_ctf_writer_new(&wo))) {
-		ret = tr_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+		/* (the writer freed dest) */
+		ret = *rerr ? tr_seterr(err, errlen, errno, "%s", rerr)
+			    : tr_seterr(err, errlen, errno, "%s: %s", p->where, strerror(errno));
 		goto out;
 	}
 	if (o->has_clock_offset && !o->clock_offset) {
@@ -353,17 +378,20 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_KEY, u64);
 	if (!ret)
 		ret = trawl_ctf_struct_add(w, f, TRAWL_SYNC_PROBE_PEER, str);
+	/* the env before the stream: streamed, the metadata leaves with it */
+	if (!ret)
+		ret = trawl_ctf_writer_env_int(w, "probe_sender_id", p->sender_id);
+	if (!ret)
+		ret = trawl_ctf_writer_env_int(w, "probe_rate", p->rate);
 	if (!ret &&
 	    (!(p->ec_send = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_SEND, INT64_MIN, f)) ||
 	     !(p->ec_recv = trawl_ctf_writer_event_class(w, sc, TRAWL_SYNC_PROBE_RECV, INT64_MIN, f)) ||
 	     !(p->ws = trawl_ctf_writer_stream(w, sc, "channel0", 0))))
 		ret = -errno;
-	if (!ret)
-		ret = trawl_ctf_writer_env_int(w, "probe_sender_id", p->sender_id);
-	if (!ret)
-		ret = trawl_ctf_writer_env_int(w, "probe_rate", p->rate);
-	if (ret)
-		tr_seterr(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+	if (ret && *rerr)
+		tr_seterr(err, errlen, -ret, "%s", rerr);
+	else if (ret)
+		tr_seterr(err, errlen, -ret, "%s: %s", p->where, strerror(-ret));
 	goto out;
 nomem:
 	ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
@@ -386,8 +414,11 @@ struct trawl_probe *trawl_probe_new(const struct trawl_probe_opts *o, char *err,
 	struct trawl_probe *p = NULL;
 	int ret;
 
-	if (!o || o->sz < sizeof(*o) || !o->dir || !*o->dir) {
-		ret = tr_seterr(err, errlen, EINVAL, "no options, or no directory");
+	size_t base = offsetof(struct trawl_probe_opts, log_arg) + sizeof(o->log_arg);
+	bool ext = o && o->sz >= offsetof(struct trawl_probe_opts, live_timer_us) +
+				  sizeof(o->live_timer_us);
+	if (!o || o->sz < base || ((!o->dir || !*o->dir) && !(ext && o->relay))) {
+		ret = tr_seterr(err, errlen, EINVAL, "no options, or no directory and no relay");
 		goto err;
 	}
 	if (!trawl_probe_name_valid(o->host)) {
@@ -401,7 +432,7 @@ struct trawl_probe *trawl_probe_new(const struct trawl_probe_opts *o, char *err,
 			     o->rate, TRAWL_PROBE_MAX_RATE);
 		goto err;
 	}
-	if (!(p = calloc(1, sizeof(*p))) || !(p->dir = strdup(o->dir))) {
+	if (!(p = calloc(1, sizeof(*p))) || (o->dir && *o->dir && !(p->dir = strdup(o->dir)))) {
 		ret = tr_seterr(err, errlen, ENOMEM, "out of memory");
 		goto err;
 	}
@@ -599,7 +630,7 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 	int64_t start = tr_clock_ns(CLOCK_MONOTONIC);
 	int64_t end = p->duration_ns > 0 ? start + p->duration_ns : INT64_MAX;
 	int64_t interval = p->rate ? NS / p->rate : 0;
-	int64_t next = start;
+	int64_t next = start, next_live = p->live_ns ? start + p->live_ns : INT64_MAX;
 	struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN },
 				 { .fd = p->wakefd, .events = POLLIN } };
 	int ret = 0;
@@ -618,7 +649,17 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 				next = now;
 			}
 		}
+		if (now >= next_live) {
+			/* streamed live: what was recorded goes to the relay now
+			 * (a packet, or a beacon: nothing before now) */
+			int tr = trawl_ctf_wstream_tick(p->ws, (uint64_t)now);
+			if (tr < 0 && tr != -EINVAL && !p->werr)
+				p->werr = tr;
+			next_live = now + p->live_ns;
+		}
 		int64_t until = interval && p->npeers && next < end ? next : end;
+		if (next_live < until)
+			until = next_live;
 		int64_t wait = until - now;
 		if (wait < 0)
 			wait = 0;
@@ -637,7 +678,7 @@ int trawl_probe_run(struct trawl_probe *p, char *err, size_t errlen)
 	if (!p->werr && cr < 0)
 		p->werr = cr;
 	if (p->werr && !ret)
-		ret = tr_seterr(err, errlen, -p->werr, "writing %s/%s/sync: %s", p->dir, p->host,
+		ret = tr_seterr(err, errlen, -p->werr, "writing %s: %s", p->where,
 			     strerror(-p->werr));
 	return ret;
 }
