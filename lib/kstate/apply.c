@@ -22,7 +22,8 @@ static struct icpu *cpu_get(struct tables *t, int32_t cpu)
 		if (!c)
 			return NULL;
 		for (size_t i = t->ncpus; i < n; i++)
-			c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN, .on_since = INT64_MIN };
+			c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN, .on_since = INT64_MIN,
+					      .acct = INT64_MIN };
 		t->cpus = c;
 		t->ncpus = n;
 	}
@@ -156,6 +157,19 @@ static void sweep(struct tables *t, int64_t before)
 	}
 }
 
+_Static_assert(TRAWL_STATE_CPU_SOFTIRQ + 1 == TR_KS_MODES, "a total per CPU mode");
+
+/* The CPU's time in its current mode up to ts, into its mode's total
+ * (before a change of mode). */
+static inline void account(struct icpu *cpu, int64_t ts)
+{
+	int64_t from = cpu->acct > cpu->since ? cpu->acct : cpu->since;
+	if (from != INT64_MIN && ts > from && cpu->mode < TR_KS_MODES)
+		cpu->mode_ns[cpu->mode] += ts - from;
+	if (ts > cpu->acct)
+		cpu->acct = ts;
+}
+
 /*
  * Thread tid is seen on cpu in task context at ts while the model has the
  * CPU run another (known) thread: the kernel's switch onto it is not in
@@ -163,12 +177,25 @@ static void sweep(struct tables *t, int64_t before)
  * switches away included: docs/kernel.md). Counted; the CPU is tid's
  * from tr_ks_on_since()'s estimate.
  */
-static void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_t tid)
+static void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_t tid,
+			  int64_t ts)
 {
 	if (cpu->tid < 0 || cpu->tid == tid || tid < 0)
 		return;
 	int64_t in = tr_ks_on_since(t, n, tid);
 	t->unseen_switches++;
+	/* the CPU was not idle from the estimate on: that time is the
+	 * thread's (user: it made no call the trace has) */
+	int64_t from = in > cpu->since ? in : cpu->since;
+	bool idle = cpu->mode == TRAWL_STATE_CPU_IDLE && !cpu->depth;
+	account(cpu, ts);
+	if (idle && from != INT64_MIN && ts > from) {
+		int64_t d = ts - from;
+		if (d > cpu->mode_ns[TRAWL_STATE_CPU_IDLE])
+			d = cpu->mode_ns[TRAWL_STATE_CPU_IDLE];
+		cpu->mode_ns[TRAWL_STATE_CPU_IDLE] -= d;
+		cpu->mode_ns[TRAWL_STATE_CPU_USER] += d;
+	}
 	cpu->tid = tid;
 	cpu->on_since = in;
 }
@@ -191,7 +218,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	case TRAWL_STATE_SWITCH:
 		if ((cpu = cpu_get(t, c->cpu))) {
 			if (!cpu->depth)
-				unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
+				unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid, ts);
 			cpu->tid = c->tid2;
 			cpu->on_since = ts;
 			cpu->depth = 0;
@@ -224,6 +251,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		if (c->tid == 0 && cpu && c->str2)
 			cpu->idle = c->str2;
 		if (cpu) {
+			account(cpu, ts);
 			/* run_mode(t, c->tid2), without looking it up again */
 			cpu->mode = c->tid2 == 0 ? TRAWL_STATE_CPU_IDLE
 				  : o && o->syscall ? TRAWL_STATE_CPU_SYSCALL : TRAWL_STATE_CPU_USER;
@@ -295,10 +323,11 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 		th->sc_arg = c->b;
 		th->sc_path = c->str2;
 		if ((cpu = cpu_get(t, c->cpu)) && !cpu->depth) {
-			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
+			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid, ts);
 			if (cpu->tid != c->tid)
 				cpu->on_since = INT64_MIN;
 			cpu->tid = c->tid;
+			account(cpu, ts);
 			cpu->mode = TRAWL_STATE_CPU_SYSCALL;
 			cpu->since = ts;
 		}
@@ -311,10 +340,11 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			th->sc_path = 0;
 		}
 		if ((cpu = cpu_get(t, c->cpu)) && !cpu->depth) {
-			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid);
+			unseen_switch(t, cpu, (uint32_t)c->cpu, c->tid, ts);
 			if (cpu->tid != c->tid)
 				cpu->on_since = INT64_MIN;
 			cpu->tid = c->tid;
+			account(cpu, ts);
 			cpu->mode = TRAWL_STATE_CPU_USER;
 			cpu->since = ts;
 		}
@@ -325,6 +355,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 			return -ENOMEM;
 		if (cpu->tid < 0)
 			cpu->tid = c->tid;	/* the interrupted thread, from the context */
+		account(cpu, ts);
 		if (!cpu->depth++)
 			cpu->saved_mode = cpu->mode;
 		cpu->mode = c->kind == TRAWL_STATE_IRQ_ENTRY ? TRAWL_STATE_CPU_IRQ
@@ -336,6 +367,7 @@ int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)
 	case TRAWL_STATE_SOFTIRQ_EXIT:
 		if (!(cpu = cpu_get(t, c->cpu)))
 			return -ENOMEM;
+		account(cpu, ts);
 		if (cpu->depth && --cpu->depth) {
 			/* back into the softirq an IRQ interrupted */
 			cpu->mode = TRAWL_STATE_CPU_SOFTIRQ;

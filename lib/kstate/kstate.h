@@ -56,6 +56,8 @@ struct tab {
 	size_t rsz, cap, n;		/* cap: a power of two, or 0 */
 };
 
+#define TR_KS_MODES 6			/* TRAWL_STATE_CPU_UNKNOWN .. _SOFTIRQ */
+
 struct icpu {
 	int32_t tid;			/* -1 unknown */
 	uint8_t mode, saved_mode;	/* the mode an IRQ interrupted */
@@ -67,6 +69,11 @@ struct icpu {
 	int64_t on_since;		/* when tid got it: its switch's time, or for a
 					 * switch the trace lacks, tr_ks_on_since()'s
 					 * estimate; INT64_MIN unknown */
+	/* Its time in each mode (enum trawl_state_cpu_mode, ns), from its
+	 * first change on, accounted up to acct (the mode's time since then
+	 * is tr_ks_cpu_times()'s to add) */
+	int64_t acct;
+	int64_t mode_ns[TR_KS_MODES];
 };
 
 struct ithread {
@@ -210,6 +217,29 @@ static inline int64_t tr_ks_on_since(const struct tables *t, uint32_t n, int64_t
 	if (th && th->since > in)
 		in = th->since;
 	return in;
+}
+
+/*
+ * The time t's CPUs spent in each mode (out[TR_KS_MODES], ns, summed over
+ * CPUs) from each CPU's first change up to upto (the host's newest time:
+ * a CPU idle since its last change is idle until then). A mode's time is
+ * what the trace shows: a switch the trace lacks moves its estimated
+ * time from idle to user (tr_state_apply()).
+ */
+static inline void tr_ks_cpu_times(const struct tables *t, int64_t upto, int64_t out[TR_KS_MODES])
+{
+	for (int m = 0; m < TR_KS_MODES; m++)
+		out[m] = 0;
+	for (size_t i = 0; i < t->ncpus; i++) {
+		const struct icpu *c = &t->cpus[i];
+		if (!c->seen)
+			continue;
+		for (int m = 0; m < TR_KS_MODES; m++)
+			out[m] += c->mode_ns[m];
+		int64_t from = c->acct > c->since ? c->acct : c->since;
+		if (from != INT64_MIN && upto > from && c->mode < TR_KS_MODES)
+			out[c->mode] += upto - from;
+	}
 }
 
 static inline const struct ifd *tr_ks_fd(const struct tables *t, int64_t pid, int64_t fd)

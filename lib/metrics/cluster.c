@@ -13,6 +13,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "kstate/kstate.h"
 #include "metrics/cluster.h"
 #include "trawl/analysis.h"
 #include "trawl/pipe.h"
@@ -36,7 +37,7 @@ struct chist {
 struct chost {
 	struct csess *s;
 	char host[128];
-	double task, idle, hardirq, softirq;	/* CPU seconds */
+	int64_t mode_ns[TR_KS_MODES];	/* CPU time by mode, the kernel model's */
 	unsigned ncpus;			/* CPUs seen (1 + the highest id) */
 	struct chist rq, bio;
 	struct csys *sys;		/* top_k + 1 ("other" last) */
@@ -173,10 +174,6 @@ static void period(void *arg, const struct trawl_analysis *a)
 		}
 		free(v);
 	}
-	/* cputop: per host, the CPUs' busy time, the rest of the slice idle */
-	struct cpus { struct chost *h; int64_t busy; } *cb = NULL;
-	size_t ncb = 0;
-
 	for (size_t i = 0; i < n; i++) {
 		const struct trawl_analysis_row *r = trawl_analysis_row_at(a, i);
 		struct chost *h = host_of(s, r->host);
@@ -185,23 +182,7 @@ static void period(void *arg, const struct trawl_analysis *a)
 			continue;
 		if (e > h->newest)
 			h->newest = e;
-		if (!strcmp(kind, "cputop") && r->kind == TRAWL_ANALYSIS_CPU) {
-			size_t k;
-
-			for (k = 0; k < ncb && cb[k].h != h; k++)
-				;
-			if (k == ncb) {
-				struct cpus *m = realloc(cb, (ncb + 1) * sizeof(*cb));
-
-				if (!m)
-					continue;
-				cb = m;
-				cb[ncb++] = (struct cpus){ h, 0 };
-			}
-			cb[k].busy += r->sum;
-			if (r->id >= 0 && (unsigned)r->id + 1 > h->ncpus && r->id < 4096)
-				h->ncpus = (unsigned)r->id + 1;
-		} else if (!strcmp(kind, "schedlat") && r->kind == TRAWL_ANALYSIS_THREAD) {
+		if (!strcmp(kind, "schedlat") && r->kind == TRAWL_ANALYSIS_THREAD) {
 			h->rq.count += r->count;
 			h->rq.sum += (double)r->sum / 1e9;
 			hist_add(h->rq.hist, r->hist);
@@ -209,35 +190,89 @@ static void period(void *arg, const struct trawl_analysis *a)
 			h->bio.count += r->count;
 			h->bio.sum += (double)r->sum / 1e9;
 			hist_add(h->bio.hist, r->hist);
-		} else if (!strcmp(kind, "irq") && r->kind == TRAWL_ANALYSIS_HARDIRQ) {
-			h->hardirq += (double)r->sum / 1e9;
-		} else if (!strcmp(kind, "irq") && r->kind == TRAWL_ANALYSIS_SOFTIRQ) {
-			h->softirq += (double)r->sum / 1e9;
 		}
 	}
-	if (!strcmp(kind, "cputop")) {
-		/* every host of the session: a host whose CPUs ran no thread
-		 * in the slice was idle all of it */
-		for (struct chost *h = c->hosts; h; h = h->next) {
-			if (h->s != s || !h->ncpus)
-				continue;
-			int64_t busy = 0;
-
-			for (size_t k = 0; k < ncb; k++)
-				if (cb[k].h == h)
-					busy = cb[k].busy;
-			double all = (double)(e - b) * h->ncpus / 1e9;
-			double t = (double)busy / 1e9;
-
-			if (t > all)
-				t = all;
-			h->task += t;
-			h->idle += all - t;
-		}
-	}
-	free(cb);
 	pthread_mutex_unlock(&c->mu);
 }
+
+/*
+ * CPU time by mode (user, system, irq, softirq, idle) from the one kernel
+ * model (lib/kstate) of each host of the session, fed the scheduler's,
+ * the system calls' and the IRQs' events: a sink beside the analyses. Its
+ * totals go to the hosts after every batch.
+ */
+struct cmodel {
+	struct csess *s;
+	struct tr_kmodel km;
+	const struct trawl_reader_trace *last;	/* trace -> host number, cached */
+	uint32_t last_n;
+	char (*names)[128];		/* host number -> name */
+	uint32_t nnames;
+};
+
+static int cm_start(void *self, struct trawl_reader *r)
+{
+	struct cmodel *m = self;
+	return tr_kmodel_start(&m->km, r);
+}
+
+static int cm_host(struct cmodel *m, const struct trawl_reader_trace *t, uint32_t *n)
+{
+	if (t == m->last && m->nnames) {
+		*n = m->last_n;
+		return 0;
+	}
+	const char *name = trawl_reader_trace_hostname(t);
+	uint32_t i;
+	for (i = 0; i < m->nnames && strcmp(m->names[i], name); i++)
+		;
+	if (i == m->nnames) {
+		if (m->nnames >= 65536)
+			return -E2BIG;
+		char (*nn)[128] = realloc(m->names, (m->nnames + 1) * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		m->names = nn;
+		snprintf(nn[m->nnames++], sizeof(*nn), "%s", name);
+	}
+	m->last = t;
+	m->last_n = *n = i;
+	return 0;
+}
+
+static int cm_events(void *self, const struct trawl_event *ev, size_t n)
+{
+	struct cmodel *m = self;
+	struct chg out[2];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h;
+		int rc = cm_host(m, trawl_reader_stream_trace(ev[i].stream), &h);
+		if (rc == -E2BIG)
+			continue;	/* (the metrics take at most max_hosts anyway) */
+		if (rc || (rc = tr_kmodel_take(&m->km, h, &ev[i], out)) < 0)
+			return rc;
+	}
+	struct tr_cluster *c = m->s->c;
+	pthread_mutex_lock(&c->mu);
+	for (uint32_t i = 0; i < m->nnames && i < m->km.nhost; i++) {
+		const struct tables *t = &m->km.host[i];
+		struct chost *h = t->ncpus ? host_of(m->s, m->names[i]) : NULL;
+		if (!h)
+			continue;
+		tr_ks_cpu_times(t, t->ts, h->mode_ns);
+		if (t->ncpus > h->ncpus && t->ncpus <= 4096)
+			h->ncpus = (unsigned)t->ncpus;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+static const struct trawl_sink_ops cm_ops = {
+	.sz = sizeof(cm_ops),
+	.name = "metrics-cpu-modes",
+	.start = cm_start,
+	.events = cm_events,
+};
 
 static void run_error(void *arg, const char *msg)
 {
@@ -289,8 +324,13 @@ static void *sess_run(void *arg)
 		}
 		struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
 		struct trawl_reader *r = trawl_reader_open(&src, 1, &ro, err, sizeof(err));
-		struct trawl_sink sinks[NAN_];
+		struct trawl_sink sinks[NAN_ + 1];
+		struct cmodel cm = { .s = s };
 		int rc = r ? 0 : -1;
+
+		tr_kmodel_init(&cm.km, TR_KIN_F_NAMES | TR_KIN_F_WAKEUP | TR_KIN_F_EXIT |
+					       TR_KIN_F_SYSCALL | TR_KIN_F_IRQ);
+		sinks[NAN_] = (struct trawl_sink){ &cm_ops, &cm };
 
 		for (size_t i = 0; !rc && i < NAN_; i++) {
 			struct trawl_analysis_opts ao = {
@@ -308,11 +348,13 @@ static void *sess_run(void *arg)
 			struct trawl_run_opts ro2 = { .sz = sizeof(ro2), .error = run_error, .arg = s,
 						      .stop = &s->stop };
 
-			rc = trawl_pipe_run(r, sinks, NAN_, &ro2);
+			rc = trawl_pipe_run(r, sinks, NAN_ + 1, &ro2);
 		} else {
 			logf_(c, LOG_WARNING, "metrics: session %s: %s", s->name, err);
 		}
 		trawl_reader_free(r);
+		tr_kmodel_release(&cm.km);
+		free(cm.names);
 		for (size_t i = 0; i < NAN_; i++) {
 			trawl_analysis_free(s->an[i]);
 			s->an[i] = NULL;
@@ -441,15 +483,19 @@ void tr_cluster_render(struct tr_cluster *c, struct tr_expo *e)
 #define HLAB(...) tr_expo_labels(lab, sizeof(lab), "session", h->s->name, "host", h->host, \
 				 __VA_ARGS__)
 	tr_expo_family(e, "trawl_host_cpu_seconds", TR_EXPO_COUNTER, "seconds",
-		       "CPU time by state from the host's kernel trace: task (a thread on the "
-		       "CPU), idle (none), hardirq and softirq (handlers, within the others)");
+		       "CPU time by state from the host's kernel trace (the kernel model's CPU "
+		       "modes): user, system (in a system call), irq, softirq, idle, unknown "
+		       "(before the trace showed the CPU's state)");
+	static const char *const modes[TR_KS_MODES] = {
+		[TRAWL_STATE_CPU_UNKNOWN] = "unknown", [TRAWL_STATE_CPU_IDLE] = "idle",
+		[TRAWL_STATE_CPU_USER] = "user", [TRAWL_STATE_CPU_SYSCALL] = "system",
+		[TRAWL_STATE_CPU_IRQ] = "irq", [TRAWL_STATE_CPU_SOFTIRQ] = "softirq",
+	};
 	EACH_HOST {
 		if (!h->ncpus)
 			continue;
-		tr_expo_value(e, HLAB("state", "task", NULL), h->task);
-		tr_expo_value(e, HLAB("state", "idle", NULL), h->idle);
-		tr_expo_value(e, HLAB("state", "hardirq", NULL), h->hardirq);
-		tr_expo_value(e, HLAB("state", "softirq", NULL), h->softirq);
+		for (int m = 0; m < TR_KS_MODES; m++)
+			tr_expo_value(e, HLAB("state", modes[m], NULL), (double)h->mode_ns[m] / 1e9);
 	}
 	tr_expo_family(e, "trawl_host_cpus", TR_EXPO_GAUGE, NULL,
 		       "CPUs of the host seen running a thread (1 + the highest CPU id)");

@@ -21,7 +21,7 @@
 command -v promtool > /dev/null 2>&1 || skip_all "promtool is not installed (Debian's prometheus package, scripts/install-deps.sh)"
 command -v curl > /dev/null 2>&1 || skip_all "no curl"
 command -v python3 > /dev/null 2>&1 || skip_all "no python3"
-plan 25
+plan 26
 
 : > empty.conf
 export TRAWL_CONFIG="$TRASH/empty.conf"
@@ -184,10 +184,10 @@ is "$(tail -n 1 agentom.txt)" "# EOF" "agent: OpenMetrics ends with # EOF"
 # ---- 6. prometheus scrapes the relay while a known rate is recorded
 if [ "$(id -u)" != 0 ] || ! "$TRAWL" record -q -k syscalls -o kcheck --host k --no-ust \
 	--duration 0.1 > /dev/null 2>&1; then
-	for i in 1 2 3 4 5 6; do skip "kernel events need root and tracefs"; done
+	for i in 1 2 3 4 5 6 7; do skip "kernel events need root and tracefs"; done
 	finish
 fi
-command -v prometheus > /dev/null 2>&1 || { for i in 1 2 3 4 5 6; do skip "no prometheus server"; done; finish; }
+command -v prometheus > /dev/null 2>&1 || { for i in 1 2 3 4 5 6 7; do skip "no prometheus server"; done; finish; }
 ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -o getppid-rate \
 	"$TRAWL_SRC/tests/e2e/getppid-rate.c" > gp-cc.log 2>&1 || bail "getppid-rate does not build"
 PP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -230,6 +230,21 @@ ok $? "promtool accepts the exposition with a host's metrics $(sed 's/^/# /' pt3
 grep -q '^trawl_host_syscall_latency_seconds_bucket{session="gp",host="gph",syscall="getppid",le="+Inf"} ' mlive.txt &&
 	grep -q '^trawl_relay_node_received_bytes_total{session="gp",host="gph"} [1-9]' mlive.txt
 ok $? "the host's syscall latency histogram and the relay's node counters are exposed"
+# CPU time by the kernel model's modes: the workload's calls are system
+# time, its loop between them user time, and no state counts more than
+# the host's CPUs over the recording
+python3 - mlive.txt "$(nproc)" > modes.txt << 'EOF2'
+import re, sys
+v = {}
+for l in open(sys.argv[1]):
+    m = re.match(r'^trawl_host_cpu_seconds_total\{session="gp",host="gph",state="(\w+)"\} (\S+)$', l)
+    if m:
+        v[m.group(1)] = float(m.group(2))
+want = {'user', 'system', 'irq', 'softirq', 'idle', 'unknown'}
+ok = set(v) == want and v['system'] > 0 and v['user'] > 0 and sum(v.values()) <= int(sys.argv[2]) * 40
+print('ok' if ok else 'states %s' % v)
+EOF2
+is "$(cat modes.txt)" ok "the host's CPU seconds by state: user and system counted, within its CPUs' time"
 n=$(grep -c '^trawl_host_syscalls_total{session="gp",host="gph",' mlive.txt)
 [ "$n" -le 17 ]
 ok $? "at most top-K (16) syscalls + other per host ($n)"

@@ -207,6 +207,54 @@ static void unseen(void)
 	tr_tables_release(&t);
 }
 
+/*
+ * Each CPU's time by mode (tr_ks_cpu_times()): CPU 0 runs 100 from 1000,
+ * which calls at 3000, is interrupted 4000-4500, returns at 6000 and
+ * sleeps at 9000; at 10000: user 2000 + 3000, system 1000 + 1500, irq
+ * 500, idle 1000. CPU 1: idle from 1000; 300, woken at 5000, makes a call
+ * at 8000 that the trace shows without its switch in: 5000-8000 is its
+ * (user), not idle; the call returns at 9000, 300 leaves at 15000.
+ */
+static void modes(void)
+{
+	struct tables t;
+	tr_tables_init(&t);
+	struct chg c[] = {
+		{ .ts = 1000, .kind = TRAWL_STATE_SWITCH, .cpu = 0, .tid = 0, .tid2 = 100 },
+		{ .ts = 1000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 300, .a = 1, .tid2 = 0 },
+		{ .ts = 3000, .kind = TRAWL_STATE_SYSCALL_ENTRY, .cpu = 0, .tid = 100 },
+		{ .ts = 4000, .kind = TRAWL_STATE_IRQ_ENTRY, .cpu = 0, .tid = 100, .a = 5 },
+		{ .ts = 4500, .kind = TRAWL_STATE_IRQ_EXIT, .cpu = 0, .tid = 100, .a = 5 },
+		{ .ts = 5000, .kind = TRAWL_STATE_WAKEUP, .cpu = 1, .tid = 0, .tid2 = 300, .a = 1 },
+		{ .ts = 6000, .kind = TRAWL_STATE_SYSCALL_EXIT, .cpu = 0, .tid = 100 },
+		{ .ts = 8000, .kind = TRAWL_STATE_SYSCALL_ENTRY, .cpu = 1, .tid = 300 },
+		{ .ts = 9000, .kind = TRAWL_STATE_SWITCH, .cpu = 0, .tid = 100, .a = 1, .tid2 = 0 },
+		{ .ts = 9000, .kind = TRAWL_STATE_SYSCALL_EXIT, .cpu = 1, .tid = 300 },
+		{ .ts = 15000, .kind = TRAWL_STATE_SWITCH, .cpu = 1, .tid = 300, .a = 1, .tid2 = 0 },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		tr_state_apply(&t, &c[i], 0);
+	int64_t m[TR_KS_MODES];
+	struct tables one = t;	/* CPU 0 alone */
+	one.ncpus = 1;
+	tr_ks_cpu_times(&one, 10000, m);
+	ok(m[TRAWL_STATE_CPU_USER] == 5000 && m[TRAWL_STATE_CPU_SYSCALL] == 2500 &&
+	   m[TRAWL_STATE_CPU_IRQ] == 500 && m[TRAWL_STATE_CPU_IDLE] == 1000 &&
+	   m[TRAWL_STATE_CPU_SOFTIRQ] == 0 && m[TRAWL_STATE_CPU_UNKNOWN] == 0,
+	   "CPU 0 by mode: user %lld, system %lld, irq %lld, idle %lld (5000, 2500, 500, 1000)",
+	   (long long)m[TRAWL_STATE_CPU_USER], (long long)m[TRAWL_STATE_CPU_SYSCALL],
+	   (long long)m[TRAWL_STATE_CPU_IRQ], (long long)m[TRAWL_STATE_CPU_IDLE]);
+	int64_t all[TR_KS_MODES];
+	tr_ks_cpu_times(&t, 16000, all);
+	int64_t u1 = all[TRAWL_STATE_CPU_USER] - 5000, s1 = all[TRAWL_STATE_CPU_SYSCALL] - 2500,
+		i1 = all[TRAWL_STATE_CPU_IDLE] - (1000 + 6000);
+	ok(u1 == 3000 + 6000 && s1 == 1000 && i1 == 4000 + 1000,
+	   "CPU 1: the time before the call the trace lacks the switch of is the thread's "
+	   "(user %lld, system %lld, idle %lld; 9000, 1000, 5000)", (long long)u1, (long long)s1,
+	   (long long)i1);
+	tr_tables_release(&t);
+}
+
 int main(void)
 {
 	char dir[600], err[256];
@@ -250,6 +298,7 @@ int main(void)
 	is_int(m.t.pids, 3, "three processes given (100's, 150's, 501's; the exec keeps 100's)");
 
 	unseen();
+	modes();
 
 	tr_tables_release(&m.t);
 	tr_kin_free(&m.kin);
