@@ -706,7 +706,10 @@ static int cputop(struct trawl_analysis *a, struct host *h, const struct trawl_e
 	int64_t start = a->begin > h->first ? a->begin : h->first;	/* this host's */
 	int64_t since = p->run_since;
 	if (since == NONE && a->was < 0)
-		since = start;
+		/* not before what the model knows of it (its fork, its
+		 * wake-up): a thread forked during the trace did not run
+		 * from its start */
+		since = a->was_since > start ? a->was_since : start;
 	else if (since == NONE && a->was != prev && a->was_since != INT64_MIN)
 		/* the kernel's switch onto the CPU is not in the trace (the
 		 * model counts it): from its estimate, within this slice */

@@ -203,13 +203,17 @@ static inline int32_t tr_ks_cpu_tid(const struct tables *t, uint32_t n)
  * the latest the switch can have been known by: the CPU's last change in
  * the other thread's context, or tid's own last change when later (its
  * wake-up: nothing runs before it is woken; its switch out of another
- * CPU: a preempted thread the kernel moved here). INT64_MIN when unknown.
+ * CPU: a preempted thread the kernel moved here). A CPU whose thread is
+ * not known yet: the thread's own last change (its fork, its wake-up),
+ * the earliest it can have got the CPU. INT64_MIN when unknown.
  */
 static inline int64_t tr_ks_on_since(const struct tables *t, uint32_t n, int64_t tid)
 {
 	const struct icpu *c = tr_ks_cpu(t, n);
-	if (!c || c->tid < 0)
-		return INT64_MIN;
+	if (!c || c->tid < 0) {
+		const struct ithread *th = tid > 0 ? tr_ks_thread(t, tid) : NULL;
+		return th ? th->since : INT64_MIN;
+	}
 	if (c->tid == tid)
 		return c->on_since;
 	int64_t in = c->since;

@@ -468,20 +468,19 @@ static int attach_new(struct trawl_source *src, const struct live_session_info *
 			continue;
 		struct lsess *se = calloc(1, sizeof(*se));
 		struct lsess **nse = realloc(lp->sessions, (lp->nsessions + 1) * sizeof(*nse));
+		if (nse)
+			lp->sessions = nse;
 		if (!se || !nse) {
 			free(se);
-			if (nse)
-				lp->sessions = nse;
 			return tr_seterr(err, errlen, ENOMEM, "out of memory");
 		}
-		lp->sessions = nse;
-		lp->sessions[lp->nsessions++] = se;
 		se->id = ss[i].id;
 		if (c && *c) {
 			se->c = *c;
 			*c = NULL;
 		} else if (!(se->c = tr_live_client_connect(lp->url.relay, lp->url.port, LIVE_TIMEOUT_MS,
 							  err, errlen))) {
+			free(se);
 			return -(errno ? errno : EIO);
 		}
 		struct live_stream_info *si = NULL;
@@ -495,8 +494,12 @@ static int attach_new(struct trawl_source *src, const struct live_session_info *
 			tr_seterr(err, errlen, -rc, "%s: attach: %s", lp->url_text,
 				  tr_live_client_errmsg(se->c));
 			free(si);
+			tr_live_client_free(se->c);
+			free(se);
 			return rc;
 		}
+		/* attached: the source's from now on (its streams, its HUP) */
+		lp->sessions[lp->nsessions++] = se;
 		rc = add_streams(src, se, si, ns);
 		free(si);
 		if (rc < 0)
@@ -520,15 +523,24 @@ static int relist(struct trawl_source *src)
 	lp->next_list = now + RELIST_MS * 1000000ll;
 	struct live_session_info *ss = NULL;
 	size_t nss = 0;
-	int rc = tr_live_client_list(lp->sessions[0]->c, &ss, &nss);
-	if (rc < 0) {
-		snprintf(lp->err, sizeof(lp->err), "list: %.200s",
-			 tr_live_client_errmsg(lp->sessions[0]->c));
-		return rc;
+	/* on the first session's connection, while it holds: a list that
+	 * fails costs the hosts that join later, not the hosts being read */
+	struct live_client *lc = NULL;
+	for (size_t i = 0; i < lp->nsessions && !lc; i++)
+		if (!lp->sessions[i]->hup)
+			lc = lp->sessions[i]->c;
+	if (!lc || tr_live_client_list(lc, &ss, &nss) < 0) {
+		free(ss);
+		return 0;
 	}
 	size_t before = lp->ntraces;
-	rc = attach_new(src, ss, nss, NULL, lp->err, sizeof(lp->err));
+	char why[256];
+	/* a host the relay will not let us attach (another viewer has it)
+	 * is asked again at the next list; the others are read on */
+	int rc = attach_new(src, ss, nss, NULL, why, sizeof(why));
 	free(ss);
+	if (rc < 0)
+		rc = lp->ntraces > before;
 	if (rc > 0) {
 		lp->new_streams_hup = false;	/* a session that goes on */
 		for (size_t i = before; i < lp->ntraces; i++) {

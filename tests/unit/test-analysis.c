@@ -530,8 +530,10 @@ static void no_tid(void)
  * it wakes included. Thread 300 sleeps on CPU 1 (1000), is woken there
  * (5000, in an IRQ of the idle thread), runs (its switch in missing),
  * reads, sleeps (15000), is woken (16000) and switched in (17000, this
- * time recorded), sleeps (20000). filtered: the trace says it recorded
- * some threads only (trawl_pid_filter).
+ * time recorded), sleeps (20000). CPU 0, its thread unknown: 500 is
+ * forked at 600 (the trace began at 100) and first seen leaving CPU 0 at
+ * 900: it ran from its fork, not from the trace's start. filtered: the
+ * trace says it recorded some threads only (trawl_pid_filter).
  */
 static int write_unseen(const char *dir, bool filtered)
 {
@@ -549,9 +551,15 @@ static int write_unseen(const char *dir, bool filtered)
 				     *si = trawl_ctf_writer_event_class(w, sc, "syscall_entry_read",
 									 INT64_MIN, kt.si),
 				     *so = trawl_ctf_writer_event_class(w, sc, "syscall_exit_read",
-									 INT64_MIN, kt.so);
+									 INT64_MIN, kt.so),
+				     *fk = trawl_ctf_writer_event_class(w, sc, "sched_process_fork",
+									 INT64_MIN, kt.fk);
+	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
-	int r = !c1 || !so;
+	int r = !c0 || !c1 || !so || !fk;
+	r = r ?: ev(c0, wk, 100, 7, "siii", "x", 8, 20, 0);
+	r = r ?: ev(c0, fk, 600, 7, "siisii", "x", 7, 7, "kid", 500, 500);
+	r = r ?: ev(c0, sw, 900, 500, "siil" "sii", "kid", 500, 20, 1ll, "swapper/0", 0, 20);
 	r = r ?: ev(c1, sw, 1000, 300, "siil" "sii", "t", 300, 20, 1ll, "swapper/1", 0, 20);
 	r = r ?: ev(c1, wk, 5000, 0, "siii", "t", 300, 20, 1);
 	r = r ?: ev(c1, si, 8000, 300, "l", 3ll);
@@ -574,11 +582,17 @@ static void unseen(void)
 		   filtered ? ", recorded for some threads only" : "");
 		struct trawl_analysis *a = run(dir, "cputop", NULL);
 		const struct trawl_analysis_row *r = find(a, TRAWL_ANALYSIS_THREAD, 300);
-		/* from its wake-up (5000) to its switch out (15000), then 17000-20000 */
-		ok(r && r->sum == 13000, "cputop: the thread ran from its wake-up where the switch "
-		   "onto its CPU is missing (%lld ns, 13000 expected)", r ? (long long)r->sum : -1ll);
+		/* from the trace's start (100, a thread older than the trace)
+		 * to 1000, from its wake-up (5000) to its switch out (15000),
+		 * then 17000-20000 */
+		ok(r && r->sum == 13900, "cputop: the thread ran from its wake-up where the switch "
+		   "onto its CPU is missing (%lld ns, 13900 expected)", r ? (long long)r->sum : -1ll);
 		r = find(a, TRAWL_ANALYSIS_CPU, 1);
-		ok(r && r->sum == 13000, "cputop: and so did its CPU");
+		ok(r && r->sum == 13900, "cputop: and so did its CPU");
+		r = find(a, TRAWL_ANALYSIS_THREAD, 500);
+		ok(r && r->sum == 300, "cputop: a thread forked in the trace, first seen leaving a CPU "
+		   "whose thread was unknown, ran from its fork (%lld ns, 300 expected)",
+		   r ? (long long)r->sum : -1ll);
 		ok(a && trawl_analysis_unseen_switches(a, NULL) == (filtered ? 0u : 1u) &&
 		   trawl_analysis_unseen_switches(a, "h9") == (filtered ? 0u : 1u) &&
 		   trawl_analysis_unseen_switches(a, "other") == 0,

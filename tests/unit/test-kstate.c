@@ -179,7 +179,9 @@ static void unseen(void)
 	is_int(tr_ks_on_since(&t, 1, 0), 1000, "the idle thread has had CPU 1 since its switch");
 	is_int(tr_ks_on_since(&t, 1, 300), 5000,
 	       "300, not switched in by the trace, has had it since its wake-up at the latest");
-	is_int(tr_ks_on_since(&t, 0, 300), INT64_MIN, "CPU 0, never seen: unknown");
+	is_int(tr_ks_on_since(&t, 0, 300), 5000,
+	       "CPU 0, never seen: 300 can have had it since its own last change (its wake-up) only");
+	is_int(tr_ks_on_since(&t, 0, 999), INT64_MIN, "... a thread the model does not know: unknown");
 	struct chg sc = { .ts = 8000, .kind = TRAWL_STATE_SYSCALL_ENTRY, .cpu = 1, .tid = 300 };
 	tr_state_apply(&t, &sc, 0);
 	is_int(t.unseen_switches, 1, "its system call on CPU 1 shows the switch the trace lacks");
