@@ -11,7 +11,8 @@
 #             clock choice sees a non-TSC clocksource, the fallback runs
 # Every condition must pass, and skip no more than the plain run does (a
 # test that skips under a condition proves nothing there): the skip reasons
-# a condition adds are listed and count as failures, but for notsc's skips
+# a condition adds (compared with their figures masked: a measured load or
+# share in a reason is not a new reason) are listed and count as failures, but for notsc's skips
 # of checks of the TSC clock itself (their reason: "the clocksource is ...
 # not the TSC"), which cannot run without one.
 #
@@ -108,7 +109,14 @@ for c in $conds; do
 	[ -n "$line" ] || line="tests: no summary (the runner failed)"
 	extra=""
 	if [ "$c" != plain ]; then
-		extra=$(comm -13 "$out/plain.skips" "$out/$c.skips")
+		# the reasons compared with their figures masked: a skip the
+		# plain run has too, for the same reason with other measured
+		# figures ("the burner 29.07 % of a CPU, not its half"), is
+		# not a new one
+		for s in plain "$c"; do
+			sed 's/[0-9][0-9.]*/N/g' "$out/$s.skips" | sort > "$out/$s.skips.n"
+		done
+		extra=$(comm -13 "$out/plain.skips.n" "$out/$c.skips.n")
 		# notsc takes the TSC away: a check of the TSC clock itself
 		# cannot run there (its reason names the clocksource); listed,
 		# not a failure
