@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kev.h"
 #include "tap.h"
 #include "trawl/agg.h"
 #include "trawl/ctf.h"
@@ -43,24 +44,6 @@
 static char root[] = "/tmp/trawl-test-agg-model-XXXXXX";
 #define T0 1000000000ull
 
-static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
-	      int32_t tid, const char *fmt, ...)
-{
-	uint8_t buf[256];
-	struct trawl_ctf_buf b;
-	va_list ap;
-	trawl_ctf_buf_init(&b, buf, sizeof(buf));
-	trawl_ctf_buf_u32(&b, (uint32_t)tid);
-	va_start(ap, fmt);
-	for (const char *f = fmt; *f; f++)
-		switch (*f) {
-		case 'i': trawl_ctf_buf_u32(&b, (uint32_t)va_arg(ap, int)); break;
-		case 'l': trawl_ctf_buf_u64(&b, (uint64_t)va_arg(ap, long long)); break;
-		case 's': trawl_ctf_buf_str(&b, va_arg(ap, const char *)); break;
-		}
-	va_end(ap);
-	return trawl_ctf_wstream_event(s, ec, T0 + t, buf, b.len);
-}
 
 static int write_trace(const char *dir)
 {
@@ -110,23 +93,23 @@ static int write_trace(const char *dir)
 						    INT64_MIN, sd);
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	int r = !c0 || !csd;
-	r = r ?: ev(c0, csw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "kworker/u8:4", 400, 20);
-	r = r ?: ev(c0, csd, 1100, 400, "iiisis", 400, 400, 2, "kworker/u8:4-ev", 6, "/");
-	r = r ?: ev(c0, csi, 1150, 400, "l", 3ll);
-	r = r ?: ev(c0, csd, 1200, 400, "iiisis", 500, 500, 1, "work.sh", 5, "/app.slice");
-	r = r ?: ev(c0, csw, 1300, 400, "siil" "sii", "kworker/u8:4", 400, 20, 0x100ll, "work.sh", 500, 20);
-	r = r ?: ev(c0, cfk, 1400, 500, "siisii", "work.sh", 500, 500, "work.sh", 501, 501);
-	r = r ?: ev(c0, csi, 1500, 500, "l", 3ll);
-	r = r ?: ev(c0, cfk, 1600, 500, "siisii", "work.sh", 500, 500, "work.sh", 502, 500);
-	r = r ?: ev(c0, csw, 2000, 500, "siil" "sii", "work.sh", 500, 20, 1ll, "work.sh", 501, 20);
-	r = r ?: ev(c0, csi, 2100, 501, "l", 3ll);
-	r = r ?: ev(c0, cex, 3000, 501, "sii", "/usr/bin/curl", 501, 501);
-	r = r ?: ev(c0, csi, 3100, 501, "l", 3ll);
-	r = r ?: ev(c0, csi, 3200, 502, "l", 3ll);
-	r = r ?: ev(c0, cex, 3500, 600, "sii", "/bin/ls", 600, 600);
-	r = r ?: ev(c0, csi, 3600, 600, "l", 3ll);
-	r = r ?: ev(c0, csw, 4000, 501, "siil" "sii", "curl", 501, 20, 1ll, "kworker/u8:4", 400, 20);
-	r = r ?: ev(c0, csi, 4100, 400, "l", 3ll);
+	r = r ?: kev(c0, csw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "kworker/u8:4", 400, 20);
+	r = r ?: kev(c0, csd, 1100, 400, "iiisis", 400, 400, 2, "kworker/u8:4-ev", 6, "/");
+	r = r ?: kev(c0, csi, 1150, 400, "l", 3ll);
+	r = r ?: kev(c0, csd, 1200, 400, "iiisis", 500, 500, 1, "work.sh", 5, "/app.slice");
+	r = r ?: kev(c0, csw, 1300, 400, "siil" "sii", "kworker/u8:4", 400, 20, 0x100ll, "work.sh", 500, 20);
+	r = r ?: kev(c0, cfk, 1400, 500, "siisii", "work.sh", 500, 500, "work.sh", 501, 501);
+	r = r ?: kev(c0, csi, 1500, 500, "l", 3ll);
+	r = r ?: kev(c0, cfk, 1600, 500, "siisii", "work.sh", 500, 500, "work.sh", 502, 500);
+	r = r ?: kev(c0, csw, 2000, 500, "siil" "sii", "work.sh", 500, 20, 1ll, "work.sh", 501, 20);
+	r = r ?: kev(c0, csi, 2100, 501, "l", 3ll);
+	r = r ?: kev(c0, cex, 3000, 501, "sii", "/usr/bin/curl", 501, 501);
+	r = r ?: kev(c0, csi, 3100, 501, "l", 3ll);
+	r = r ?: kev(c0, csi, 3200, 502, "l", 3ll);
+	r = r ?: kev(c0, cex, 3500, 600, "sii", "/bin/ls", 600, 600);
+	r = r ?: kev(c0, csi, 3600, 600, "l", 3ll);
+	r = r ?: kev(c0, csw, 4000, 501, "siil" "sii", "curl", 501, 20, 1ll, "kworker/u8:4", 400, 20);
+	r = r ?: kev(c0, csi, 4100, 400, "l", 3ll);
 	r = r ?: trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return r;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kev.h"
 #include "tap.h"
 #include "kstate/kstate.h"
 #include "trawl/ctf.h"
@@ -32,24 +33,6 @@
 static char root[] = "/tmp/trawl-test-kstate-XXXXXX";
 #define T0 1000000000ull
 
-static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
-	      int32_t tid, const char *fmt, ...)
-{
-	uint8_t buf[256];
-	struct trawl_ctf_buf b;
-	va_list ap;
-	trawl_ctf_buf_init(&b, buf, sizeof(buf));
-	trawl_ctf_buf_u32(&b, (uint32_t)tid);
-	va_start(ap, fmt);
-	for (const char *f = fmt; *f; f++)
-		switch (*f) {
-		case 'i': trawl_ctf_buf_u32(&b, (uint32_t)va_arg(ap, int)); break;
-		case 'l': trawl_ctf_buf_u64(&b, (uint64_t)va_arg(ap, long long)); break;
-		case 's': trawl_ctf_buf_str(&b, va_arg(ap, const char *)); break;
-		}
-	va_end(ap);
-	return trawl_ctf_wstream_event(s, ec, T0 + t, buf, b.len);
-}
 
 static int write_trace(const char *dir)
 {
@@ -99,14 +82,14 @@ static int write_trace(const char *dir)
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	struct trawl_ctf_wstream *c1 = trawl_ctf_writer_stream(w, sc, "channel0", 1);
 	int r = !c0 || !c1 || !e_ex;
-	r = r ?: ev(c0, e_sw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "a", 100, 20);
-	r = r ?: ev(c0, e_sd, 1100, 100, "iis", 100, 100, "a-from-proc");
-	r = r ?: ev(c0, e_sd, 1150, 100, "iis", 150, 100, "w");
-	r = r ?: ev(c0, e_fk, 1200, 100, "siisii", "p", 500, 77, "kid", 501, 77);
-	r = r ?: ev(c0, e_ex, 2000, 100, "sii", "/usr/bin/some-very-long-program", 100, 100);
-	r = r ?: ev(c0, e_sw, 3000, 100, "siil" "sii", "some-very-long-", 100, 20, 1ll, "swapper/0",
+	r = r ?: kev(c0, e_sw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "a", 100, 20);
+	r = r ?: kev(c0, e_sd, 1100, 100, "iis", 100, 100, "a-from-proc");
+	r = r ?: kev(c0, e_sd, 1150, 100, "iis", 150, 100, "w");
+	r = r ?: kev(c0, e_fk, 1200, 100, "siisii", "p", 500, 77, "kid", 501, 77);
+	r = r ?: kev(c0, e_ex, 2000, 100, "sii", "/usr/bin/some-very-long-program", 100, 100);
+	r = r ?: kev(c0, e_sw, 3000, 100, "siil" "sii", "some-very-long-", 100, 20, 1ll, "swapper/0",
 		    0, 20);
-	r = r ?: ev(c1, e_sw, 1000, 0, "siil" "sii", "swapper/1", 0, 20, 0ll, "b", 200, 20);
+	r = r ?: kev(c1, e_sw, 1000, 0, "siil" "sii", "swapper/1", 0, 20, 0ll, "b", 200, 20);
 	r = r ?: trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return r;

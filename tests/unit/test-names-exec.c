@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kev.h"
 #include "tap.h"
 #include "trawl/agg.h"
 #include "trawl/analysis.h"
@@ -32,24 +33,6 @@
 static char root[] = "/tmp/trawl-test-names-exec-XXXXXX";
 #define T0 1000000000ull
 
-static int ev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
-	      int32_t tid, const char *fmt, ...)
-{
-	uint8_t buf[256];
-	struct trawl_ctf_buf b;
-	va_list ap;
-	trawl_ctf_buf_init(&b, buf, sizeof(buf));
-	trawl_ctf_buf_u32(&b, (uint32_t)tid);
-	va_start(ap, fmt);
-	for (const char *f = fmt; *f; f++)
-		switch (*f) {
-		case 'i': trawl_ctf_buf_u32(&b, (uint32_t)va_arg(ap, int)); break;
-		case 'l': trawl_ctf_buf_u64(&b, (uint64_t)va_arg(ap, long long)); break;
-		case 's': trawl_ctf_buf_str(&b, va_arg(ap, const char *)); break;
-		}
-	va_end(ap);
-	return trawl_ctf_wstream_event(s, ec, T0 + t, buf, b.len);
-}
 
 static int write_trace(const char *dir)
 {
@@ -99,18 +82,18 @@ static int write_trace(const char *dir)
 		*cex = trawl_ctf_writer_event_class(w, sc, "sched_process_exec", INT64_MIN, ex);
 	struct trawl_ctf_wstream *c0 = trawl_ctf_writer_stream(w, sc, "channel0", 0);
 	int r = !c0 || !cex;
-	r = r ?: ev(c0, csw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "work.sh", 500, 20);
-	r = r ?: ev(c0, cfk, 1500, 500, "siisii", "work.sh", 500, 500, "work.sh", 501, 501);
-	r = r ?: ev(c0, csw, 2000, 500, "siil" "sii", "work.sh", 500, 20, 1ll, "work.sh", 501, 20);
-	r = r ?: ev(c0, csi, 2500, 501, "l", 3ll);
-	r = r ?: ev(c0, cso, 3000, 501, "l", 1ll);
-	r = r ?: ev(c0, cex, 4000, 501, "sii", "/usr/bin/curl", 501, 501);
-	r = r ?: ev(c0, csi, 5000, 501, "l", 3ll);
-	r = r ?: ev(c0, cso, 7000, 501, "l", 2ll);
-	r = r ?: ev(c0, csw, 8000, 501, "siil" "sii", "curl", 501, 20, 1ll, "swapper/0", 0, 20);
-	r = r ?: ev(c0, cwk, 9000, 0, "siii", "curl", 501, 20, 0);
-	r = r ?: ev(c0, csw, 9500, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "curl", 501, 20);
-	r = r ?: ev(c0, csw, 10500, 501, "siil" "sii", "curl", 501, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: kev(c0, csw, 1000, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "work.sh", 500, 20);
+	r = r ?: kev(c0, cfk, 1500, 500, "siisii", "work.sh", 500, 500, "work.sh", 501, 501);
+	r = r ?: kev(c0, csw, 2000, 500, "siil" "sii", "work.sh", 500, 20, 1ll, "work.sh", 501, 20);
+	r = r ?: kev(c0, csi, 2500, 501, "l", 3ll);
+	r = r ?: kev(c0, cso, 3000, 501, "l", 1ll);
+	r = r ?: kev(c0, cex, 4000, 501, "sii", "/usr/bin/curl", 501, 501);
+	r = r ?: kev(c0, csi, 5000, 501, "l", 3ll);
+	r = r ?: kev(c0, cso, 7000, 501, "l", 2ll);
+	r = r ?: kev(c0, csw, 8000, 501, "siil" "sii", "curl", 501, 20, 1ll, "swapper/0", 0, 20);
+	r = r ?: kev(c0, cwk, 9000, 0, "siii", "curl", 501, 20, 0);
+	r = r ?: kev(c0, csw, 9500, 0, "siil" "sii", "swapper/0", 0, 20, 0ll, "curl", 501, 20);
+	r = r ?: kev(c0, csw, 10500, 501, "siil" "sii", "curl", 501, 20, 1ll, "swapper/0", 0, 20);
 	r = r ?: trawl_ctf_writer_close(w);
 	trawl_ctf_writer_free(w);
 	return r;

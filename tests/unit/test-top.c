@@ -27,6 +27,7 @@
 #include <trawl/sim.h>
 #include <trawl/top.h>
 
+#include "kev.h"
 #include "tap.h"
 
 static char trash[64];
@@ -62,25 +63,6 @@ static double sum_col(const struct trawl_top_row *r, size_t n, enum trawl_top_co
 	return s;
 }
 
-static int kev(struct trawl_ctf_wstream *s, struct trawl_ctf_event_class *ec, uint64_t t,
-	       int32_t tid, const char *fmt, ...)
-{
-	uint8_t buf[256];
-	struct trawl_ctf_buf b;
-	va_list ap;
-	trawl_ctf_buf_init(&b, buf, sizeof(buf));
-	trawl_ctf_buf_u32(&b, (uint32_t)tid);
-	va_start(ap, fmt);
-	for (const char *f = fmt; *f; f++)
-		if (*f == 'i')
-			trawl_ctf_buf_u32(&b, (uint32_t)va_arg(ap, int));
-		else if (*f == 'l')
-			trawl_ctf_buf_u64(&b, (uint64_t)va_arg(ap, long long));
-		else
-			trawl_ctf_buf_str(&b, va_arg(ap, const char *));
-	va_end(ap);
-	return trawl_ctf_wstream_event(s, ec, 1000000000ull + t, buf, b.len);
-}
 
 /* Thread 100 ("old") runs 0.1-0.3 s, execs /usr/bin/newprog at 0.2 s
  * (then "newprog", a second name), runs to 0.3 s; 0.5 s: the end. */
