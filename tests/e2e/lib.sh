@@ -44,6 +44,21 @@ until_ok() {
 	return 0
 }
 gone() { ! kill -0 "$1" 2> /dev/null; }		# gone PID: not running
+# relay_up DIR: a trawl relay of the test's own on loopback (output DIR,
+# free ports), in the background; once it said ready (--ready-fd:
+# ready.txt; its stderr relay.err) RELAY is its pid (added to $pids, which
+# the test's cleanup kills), DATA and LIVE its ports. Bails out when it is
+# not ready within 30 s.
+relay_up() {
+	"$TRAWL" relay -o "$1" --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+		3> ready.txt 2> relay.err &
+	RELAY=$!
+	pids="${pids:-} $RELAY"
+	until_ok 30 grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt ||
+		{ echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
+	DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
+	LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
+}
 lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N
 

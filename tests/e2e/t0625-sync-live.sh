@@ -32,13 +32,7 @@ pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
 trap cleanup EXIT
 
-"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
-	3> ready.txt 2> relay.err &
-pids="$pids $!"
-ready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt; }
-until_ok 30 ready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
-DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
-LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
+relay_up OUT
 
 # the viewer first: it waits for the session
 timeout 120 "$TRAWL" sync --live --json -d 0.2 --save live-sync.txt \

@@ -17,14 +17,7 @@ pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
 trap cleanup EXIT
 
-"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
-	3> ready.txt 2> relay.err &
-RELAY=$!
-pids="$pids $RELAY"
-ready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt; }
-until_ok 30 ready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
-DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
-LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
+relay_up OUT
 san=${TRAWL_SAN:+-fsanitize=$TRAWL_SAN}
 ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror $san -I"$TRAWL_SRC/include" -o live-producer \
 	"$TRAWL_SRC/tests/e2e/live-producer.c" "$TRAWL_BUILD/libtrawl.a" -lpthread -lm > lp-cc.log 2>&1

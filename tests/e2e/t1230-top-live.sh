@@ -29,14 +29,7 @@ for l in sys.stdin:
     sys.stdout.write("%.3f %s" % (time.time(), l))
     sys.stdout.flush()
 EOF2
-"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
-	3> ready.txt 2> relay.err &
-RELAY=$!
-pids="$pids $RELAY"
-ready() { grep -Eq '^ready 127\.0\.0\.1:[1-9][0-9]* 127\.0\.0\.1:[1-9][0-9]*$' ready.txt; }
-until_ok 30 ready || { echo "Bail out! the relay is not ready"; cat relay.err; exit 1; }
-DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
-LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
+relay_up OUT
 N=200
 "$TRAWL" record -q --relay "$DATA" --session tp --host n1 -k sched,syscalls --only-command \
 	--live-timer 50 -- ./top-work 2 $N 5000 go end > work.out 2> rec.err &
