@@ -944,6 +944,7 @@ struct live_run {
 	int status;
 };
 
+/* Frees what compute() and the points reading made of s (every run's). */
 static void run_release(struct sync_run *s)
 {
 	if (s->p)
@@ -1441,15 +1442,7 @@ int cmd_sync(int argc, char **argv)
 				 s.p->hosts[i].name);
 		}
 out:
-	if (s.p)
-		for (size_t i = 0; s.no && i < s.p->nhosts; i++)
-			free(s.no[i].path);
-	for (size_t i = 0; s.pairs && s.p && i < s.p->nlinks; i++)
-		trawl_sync_pair_release(&s.pairs[i]);
-	free(s.pairs);
-	free(s.no);
-	trawl_sync_graph_free(s.g);
-	trawl_sync_points_free(s.p);
+	run_release(&s);
 	for (size_t i = 0; i < nmatches; i++)
 		trawl_sync_match_release(&matches[i]);
 	free(matches);

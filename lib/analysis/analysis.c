@@ -1450,7 +1450,9 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		 * handler then sees the CPU's thread before a switch in was */
 		if (k == K_SWITCH) {
 			a->was = cur_tid(h, e->cpu);
-			a->was_since = tr_ks_on_since(&h->ks, e->cpu, ival(a, F_PREV_TID, e, -1));
+			if (a->def->fn == cputop)	/* its only reader */
+				a->was_since = tr_ks_on_since(&h->ks, e->cpu,
+							      ival(a, F_PREV_TID, e, -1));
 		}
 		if (!r && KB(k) & (K_COMMON | KB(K_WAKEUP)))
 			r = tr_kin_take(&a->kin, &a->str, &h->ks, e);

@@ -928,16 +928,22 @@ static int finder_sort_hosts(struct trawl_sync_finder *c)
 	return 0;
 }
 
+/* The run's first error as the finder said it, into err. */
+static void finder_said(const struct trawl_sync_finder *c, char *err, size_t errlen)
+{
+	if (c->msg[0])
+		tr_seterr(err, errlen, -c->err, "%s", c->msg);
+	else
+		tr_seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
+}
+
 struct trawl_sync_points *trawl_sync_finder_points(struct trawl_sync_finder *c, char *err,
 						   size_t errlen)
 {
 	int rc;
 
 	if (c->err) {
-		if (c->msg[0])
-			tr_seterr(err, errlen, -c->err, "%s", c->msg);
-		else
-			tr_seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
+		finder_said(c, err, errlen);
 		return NULL;
 	}
 	if ((c->unsorted && (rc = finder_sort_hosts(c))) || (rc = build_links(c->p, &c->t))) {
@@ -974,10 +980,7 @@ struct trawl_sync_points *trawl_sync_finder_snapshot(struct trawl_sync_finder *c
 	struct trawl_sync_points *p = NULL;
 
 	if (c->err) {
-		if (c->msg[0])
-			tr_seterr(err, errlen, -c->err, "%s", c->msg);
-		else
-			tr_seterr(err, errlen, -c->err, "sync: %s", strerror(-c->err));
+		finder_said(c, err, errlen);
 		return NULL;
 	}
 	if (!c->p || all_traces(c) < 0 || (c->unsorted && (rc = finder_sort_hosts(c))))

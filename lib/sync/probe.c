@@ -299,9 +299,7 @@ static int trace_open(struct trawl_probe *p, const struct trawl_probe_opts *o, c
 {
 	char *path = NULL, *meta = NULL;
 	int ret = 0;
-	/* the options after log_arg: only when the caller's struct has them */
-	bool ext = o->sz >= offsetof(struct trawl_probe_opts, live_timer_us) + sizeof(o->live_timer_us);
-	const char *relay = ext ? o->relay : NULL;
+	const char *relay = o->relay;	/* (o: trawl_probe_new()'s whole copy) */
 
 	if (p->dir && asprintf(&path, "%s/%s/sync", p->dir, p->host) < 0) {
 		path = NULL;
@@ -414,13 +412,17 @@ struct trawl_probe *trawl_probe_new(const struct trawl_probe_opts *o, char *err,
 	struct trawl_probe *p = NULL;
 	int ret;
 
-	size_t base = offsetof(struct trawl_probe_opts, log_arg) + sizeof(o->log_arg);
-	bool ext = o && o->sz >= offsetof(struct trawl_probe_opts, live_timer_us) +
-				  sizeof(o->live_timer_us);
-	if (!o || o->sz < base || ((!o->dir || !*o->dir) && !(ext && o->relay))) {
+	/* the caller's options as far as its struct goes, the rest zero (a
+	 * caller built before the relay's options has none) */
+	struct trawl_probe_opts oo = { 0 };
+	size_t base = offsetof(struct trawl_probe_opts, log_arg) + sizeof(oo.log_arg);
+	if (o && o->sz >= base)
+		memcpy(&oo, o, o->sz < sizeof(oo) ? o->sz : sizeof(oo));
+	if (!o || o->sz < base || ((!o->dir || !*o->dir) && !oo.relay)) {
 		ret = tr_seterr(err, errlen, EINVAL, "no options, or no directory and no relay");
 		goto err;
 	}
+	o = &oo;
 	if (!trawl_probe_name_valid(o->host)) {
 		ret = tr_seterr(err, errlen, EINVAL,
 			     "bad host name '%s' (1..%d letters, digits, '-', '_', '.')",
