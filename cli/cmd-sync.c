@@ -1170,8 +1170,24 @@ static int live_main(const char *url, struct cli_reader_opts *co,
 									   : strerror(-rc));
 		goto out;
 	}
+	if (!lr.fin.p && ref_name && trawl_reader_ntraces(r)) {
+		/* the session ended without the reference asked for: its hosts */
+		char hosts[512] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < trawl_reader_ntraces(r) && len < sizeof(hosts) - 1; i++) {
+			const char *h = trawl_reader_trace_hostname(trawl_reader_trace_at(r, i));
+			bool seen = false;	/* a host of several traces: said once */
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(h, trawl_reader_trace_hostname(trawl_reader_trace_at(r, j)));
+			if (!seen)
+				len += (size_t)snprintf(hosts + len, sizeof(hosts) - len, "%s%s",
+							len ? ", " : "", h);
+		}
+		status = cli_err("no host '%s' in %s (its hosts: %s)", ref_name, url, hosts);
+		goto out;
+	}
 	if (!lr.fin.p) {
-		status = cli_err("%s: no trace came%s", url, ref_name ? " of the reference" : "");
+		status = cli_err("%s: no trace came", url);
 		goto out;
 	}
 	if (lr.fin.p->nhosts > 1 && !lr.fin.messages)

@@ -17,6 +17,8 @@
 #  - the node that exchanged no message is "unsynchronized", not aligned;
 #  - the final result (--save) is the offline sync's of the relay's copy,
 #    line for line, and holds the truth over each node's span;
+#  - a reference that no host of the session is: said, with the session's
+#    hosts, once the session has ended (exit 1);
 #  - usage: --live takes a relay's session, a relay's session takes
 #    --live (exit 2).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
@@ -26,7 +28,7 @@ command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the truth checke
 unshare --time --monotonic 1 --fork true 2> timens.err ||
 	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
 # the shifted clocks must stay positive: -1 s needs an uptime over 1 s
-plan 13
+plan 14
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -141,6 +143,18 @@ for line in open(sys.argv[1]):
 print('checks %d bad %d' % (checks, bad))
 EOF
 is "$(cat truth.chk)" "checks 6 bad 0" "the saved result holds the truth at each synced node's start, middle and end"
+
+timeout 60 "$TRAWL" sync --live -r nosuch "net://$LIVE/session/pn" > nr.out 2> nr.err &
+NR=$!
+pids="$pids $NR"
+until_ok 30 grep -q 'no such session yet: waiting' nr.err
+"$TRAWL" probe -q --host solo --listen "127.0.0.1:$P3" --rate 0 --duration 1 --clock-offset 0 \
+	--relay "$DATA" --session pn > solo.out 2> solo.err
+until_ok 30 gone "$NR"
+wait "$NR"
+nr=$?
+grep -q "^trawl sync: no host 'nosuch' in net://$LIVE/session/pn (its hosts: solo)" nr.err
+is "$nr $?" "1 0" "a reference no host of the session is: said, with its hosts ($(tail -1 nr.err | head -c 120))"
 
 "$TRAWL" sync --live OUT/pl > u1.out 2> u1.err
 r1=$?
