@@ -63,6 +63,16 @@ lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N
 
 # ---- what this machine is: tests derive their expectations from these
+# The time the hypervisor took from every CPU of this virtual machine so far
+# (the steal column of /proc/stat, summed over the CPUs), in ns; 0 on a
+# machine that has none. A thread's CPU clock leaves out the time its vCPU
+# was stolen while it ran, the kernel's trace cannot see it: a test that
+# compares a thread's on-CPU time in a trace with its CPU clock allows
+# what was stolen meanwhile (an upper bound: any CPU's steal counts).
+stolen_ns() {
+	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
+		'$1 ~ /^cpu[0-9]+$/ { s += $9 } END { printf "%.0f\n", s * 1e9 / hz }' /proc/stat
+}
 # The kernel's clocksource as trawl sees it (TRAWL_CLOCKSOURCE overrides the
 # kernel's word in the library too: tests/adverse.sh sets it).
 clocksource() {

@@ -6,7 +6,9 @@
 # calls:
 #  - the burner's CPU time over its run, as top shows it summed over the
 #    intervals, is within 3 points of its share by its own thread CPU
-#    clock (the truth whatever the machine's load), and, on a machine
+#    clock (the truth whatever the machine's load, but for the time the
+#    hypervisor stole from the vCPU while it ran: /proc/stat's steal
+#    during the run, which the thread clock leaves out), and, on a machine
 #    that gave it its half (a share of 47 % or more), each whole interval
 #    within 3 points of 50 %;
 #  - each interval's share of the burner is within 3 points of trawl
@@ -29,10 +31,13 @@ N=1000
 lost=x
 for try in 1 2 3; do
 	rm -rf s
+	st0=$(stolen_ns)
 	if ! "$TRAWL" record -o s -b 16384 -k sched,syscalls --only-command -- ./top-work 3 $N > work.out 2> rec.log; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
 	fi
+	# what the hypervisor took meanwhile, one tick per CPU more (rounding)
+	STOLEN=$(($(stolen_ns) - st0 + $(nproc) * 1000000000 / $(getconf CLK_TCK)))
 	lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rec.log)
 	[ "$lost" = 0 ] && break
 done
@@ -68,8 +73,11 @@ print("%.2f %.2f %d %s %s" % (truth, got, len(rows), "same" if not diff and rows
       ",".join("%.1f" % w for w in whole)))
 EOF2
 read -r truth got nrows same whole < burn.txt
-python3 -c "import sys; sys.exit(0 if $nrows > 0 and abs($got - $truth) <= 3 else 1)"
-ok $? "the burner's share over its run ${got} %, its thread CPU clock's ${truth} % (within 3 points; $nrows intervals)"
+# (the trace sees the burner on its CPU also while the hypervisor had the
+# vCPU, its thread clock does not: above it by at most what was stolen)
+stp=$(python3 -c "print('%.2f' % (100.0 * $STOLEN / $BWALL))")
+python3 -c "import sys; d = $got - $truth; sys.exit(0 if $nrows > 0 and -3 <= d <= 3 + $stp else 1)"
+ok $? "the burner's share over its run ${got} %, its thread CPU clock's ${truth} % (within 3 points, and $stp more stolen by the hypervisor; $nrows intervals)"
 is "$same" same "each interval's share of the burner as trawl analyze cputop's (within 3 points: $(cut -d' ' -f5 burn.txt))"
 if python3 -c "import sys; sys.exit(0 if $truth >= 47 else 1)"; then
 	python3 -c "import sys; w = [float(x) for x in '$whole'.split(',') if x]; sys.exit(0 if w and all(abs(x - 50) <= 3 for x in w) else 1)"
