@@ -161,8 +161,18 @@ struct cli_reader_opts {
 	 * signal; 0: an error at once) */
 	long wait_ms;
 	bool from_now;			/* live: from the next packet (--from-now) */
+	/* live, no stored correction (--sync): each node's clock corrected
+	 * from the session's messages as they come (not --no-sync) */
+	bool live_sync;
 };
 #define CLI_WAIT_FOREVER (-1L)
+/* The live clock of the last live reader opened (live_sync): host's
+ * estimate, 1 (*n set), 0 host not seen yet, -1 no live clock. */
+struct trawl_sync_live_node;
+int cli_live_clock(const char *host, struct trawl_sync_live_node *n);
+/* The same as a short text: "-" (no live clock), "unsync", "reference",
+ * "+1.000012s+-24us" (offset from the reference, bound). */
+const char *cli_clock_text(const char *host, char *buf, size_t len);
 /* --wait SECONDS (0 or more, decimals allowed) into *ms: 0, or the usage
  * error's status. */
 int cli_wait_arg(const char *arg, long *ms);

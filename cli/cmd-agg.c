@@ -55,6 +55,7 @@ static void agg_usage(FILE *f)
 		"                         intervals close as the streams pass their end\n"
 		CLI_LIVE_HELP
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
+		"                         (live: nor correct them from its messages)\n"
 		"      --sync <path>      apply this stored sync result instead\n"
 		"  -q, --quiet            no notes on stderr\n"
 		"  -h, --help             this help\n"
@@ -284,7 +285,7 @@ int cmd_agg(int argc, char **argv)
 		goto out;
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
-		.wait_ms = wait_ms, .from_now = from_now,
+		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
 	};
 	ro.threads = nlive ? 1 : 0;
 	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {

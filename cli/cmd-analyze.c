@@ -61,6 +61,7 @@ static void usage(FILE *f)
 		"                       (default: until it comes; 0: fail at once)\n"
 		"  --from-now           live: from the session's next packet, not its beginning\n"
 		"  --no-sync            ignore the session's stored clock corrections\n"
+		"                       (live: nor correct them from its messages)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		CLI_TIME_HELP);
@@ -305,7 +306,7 @@ int cmd_analyze(int argc, char **argv)
 	struct cli_reader_opts co = {
 		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
 		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,
-		.wait_ms = wait_ms, .from_now = from_now,
+		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
 	};
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);

@@ -48,6 +48,7 @@ static void print_usage(FILE *f)
 		"                         --gmt)\n"
 		"      --no-delta         do not print the time since the previous event\n"
 		"      --no-sync          raw clocks: do not apply the session's sync.txt\n"
+		"                         (live: nor correct them from its messages)\n"
 		"      --sync <path>      apply this stored sync result (a sync.txt, or a\n"
 		"                         session directory holding one) instead\n"
 		"  -l, --live <url>       a live session (repeatable): net://RELAY[:PORT]/\n"
@@ -145,7 +146,7 @@ static struct trawl_reader *open_reader(char **paths, size_t npaths, const struc
 	struct cli_reader_opts co = {
 		.hosts = po->hosts, .nhosts = po->nhosts, .events = po->events,
 		.nevents = po->nevents, .live = po->live, .nlive = po->nlive, .nbad = po->nbad,
-		.wait_ms = po->wait_ms, .from_now = po->from_now,
+		.wait_ms = po->wait_ms, .from_now = po->from_now, .live_sync = !po->no_sync,
 	};
 	return cli_open_reader((const char *const *)paths, npaths, &co, ro, err, errlen);
 }

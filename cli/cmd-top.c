@@ -56,6 +56,7 @@ static void usage(FILE *f)
 		"      --wait S         a live session not there yet: wait at most S seconds\n"
 		"      --from-now       live: from the session's next packet\n"
 		"      --no-sync        ignore the session's stored clock corrections\n"
+		"                       (live: nor correct them from its messages)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Full-screen keys: 1-5 views (cpu, sched, io, irq, syscalls), t threads,\n"
@@ -136,6 +137,30 @@ static void print_json(struct batch *b, struct trawl_top *t, size_t si, const st
 		tr_json_kv_u64(j, "discarded", ho->discarded);
 		tr_json_kv_u64(j, "discarded_total", ho->discarded_total);
 		tr_json_kv_u64(j, "unseen_switches", ho->unseen_switches);
+		/* live: its clock as corrected now (trawl-top(1), CLOCKS) */
+		struct trawl_sync_live_node cn;
+		int ck = cli_live_clock(ho->name, &cn);
+		tr_json_key(j, "clock");
+		if (ck < 0) {
+			tr_json_null(j);
+		} else {
+			bool syn = ck && cn.quality != TRAWL_SYNC_ABSENT;
+			tr_json_obj(j);
+			tr_json_kv_str(j, "quality", !syn ? "unsynchronized" : cn.is_ref ? "reference"
+							 : trawl_sync_quality_name(cn.quality));
+			tr_json_kv_str(j, "reference", syn ? cn.reference : "");
+			tr_json_key(j, "offset_ns");
+			if (syn)
+				tr_json_i64(j, cn.offset_ns);
+			else
+				tr_json_null(j);
+			tr_json_key(j, "bound_ns");
+			if (syn && cn.bound_ns != TRAWL_SYNC_UNBOUNDED)
+				tr_json_i64(j, cn.bound_ns);
+			else
+				tr_json_null(j);
+			tr_json_obj_end(j);
+		}
 		tr_json_key(j, "cpu_pct");
 		tr_json_fixed(j, ho->cpu_pct, 2);
 		tr_json_kv_u64(j, "cpus", ho->ncpus);
@@ -194,8 +219,8 @@ static void print_text(struct batch *b, struct trawl_top *t, size_t si,
 	printf("-- %s [%" PRId64 ".%09" PRId64 ", %" PRId64 ".%09" PRId64 ") interval %" PRIu64 "\n",
 	       trawl_top_view_name(b->q.view), begin / 1000000000, begin % 1000000000,
 	       end / 1000000000, end % 1000000000, trawl_top_dropped(t) + si);
-	printf("%-16s %10s %12s %10s %10s %8s\n", "HOST", "AGE_s", "EVENTS/s", "DISCARDED",
-	       "CPU%", "CPUS");
+	printf("%-16s %10s %12s %10s %10s %8s  %s\n", "HOST", "AGE_s", "EVENTS/s", "DISCARDED",
+	       "CPU%", "CPUS", "CLOCK");
 	for (size_t h = 0; h < trawl_top_nhosts(t, si); h++) {
 		const struct trawl_top_host *ho = trawl_top_host_at(t, si, h);
 		if (b->q.host && fnmatch(b->q.host, ho->name, 0))
@@ -207,8 +232,9 @@ static void print_text(struct batch *b, struct trawl_top *t, size_t si,
 			snprintf(age + strlen(age), sizeof(age) - strlen(age), " DOWN");
 		char hn[4 * 64 + 1];	/* a node's name, escaped: it came from the node */
 		tr_escape(hn, sizeof(hn), ho->name, false);
-		printf("%-16s %10s %12.1f %10" PRIu64 " %10.2f %8u\n", hn, age, ho->events_per_s,
-		       ho->discarded, ho->cpu_pct, ho->ncpus);
+		char ck[64];
+		printf("%-16s %10s %12.1f %10" PRIu64 " %10.2f %8u  %s\n", hn, age, ho->events_per_s,
+		       ho->discarded, ho->cpu_pct, ho->ncpus, cli_clock_text(ho->name, ck, sizeof(ck)));
 	}
 	printf("%-16s %-8s %8s %8s %-24s", "HOST", "KIND", "PID", "TID", "NAME");
 	for (size_t c = 0; c < ncols; c++)
@@ -451,7 +477,7 @@ int cmd_top(int argc, char **argv)
 	struct cli_reader_opts co = {
 		.hosts = hostglob ? hosts : NULL, .nhosts = hostglob ? 1 : 0,
 		.live = live ? lv : NULL, .nlive = live ? 1 : 0, .nbad = &nbad,
-		.wait_ms = wait_ms, .from_now = from_now,
+		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
 	};
 	if (!(r = cli_open_reader(live ? NULL : &src, live ? 0 : 1, &co, &ro, err, sizeof(err)))) {
 		cli_top_tui_free(tui);

@@ -123,6 +123,91 @@ int cli_wait_arg(const char *arg, long *ms)
 	return 0;
 }
 
+/* The live clocks of the readers: as long as the process (a reader
+ * outlives no command). */
+static struct trawl_sync_live **lives;
+static size_t nlives;
+
+static void lives_free(void)
+{
+	for (size_t i = 0; i < nlives; i++)
+		trawl_sync_live_free(lives[i]);
+	free(lives);
+	lives = NULL;
+	nlives = 0;
+}
+
+static void bound_text(char *b, size_t len, int64_t ns)
+{
+	if (ns == TRAWL_SYNC_UNBOUNDED)
+		snprintf(b, len, "no bound");
+	else
+		snprintf(b, len, "+- %.3f us", (double)ns / 1e3);
+}
+
+/* A node's live correction changed: a note (trawl-print(1), LIVE SYNC). */
+static void live_changed(void *arg, const struct trawl_sync_live_node *n)
+{
+	char b[64];
+	(void)arg;
+	if (n->quality == TRAWL_SYNC_ABSENT) {
+		cli_note("live sync: %s: not synchronized yet (no message with another node): "
+			 "its own clock", n->host);
+		return;
+	}
+	if (n->is_ref) {
+		cli_note("live sync: %s: the reference", n->host);
+		return;
+	}
+	bound_text(b, sizeof(b), n->bound_ns);
+	cli_note("live sync: %s: offset %+.9f s %s, drift %+.3f ppm, reference %s (%s, %" PRIu64
+		 " messages)", n->host, (double)n->offset_ns / 1e9, b, n->drift_ppm, n->reference,
+		 trawl_sync_quality_name(n->quality), n->messages);
+}
+
+/* A live clock for a reader, kept with the others; NULL + message. */
+static const struct trawl_reader_clock *live_clock(char *err, size_t errlen)
+{
+	struct trawl_sync_live_opts lo = { .size = sizeof(lo), .changed = live_changed };
+	struct trawl_sync_live **nl = realloc(lives, (nlives + 1) * sizeof(*nl));
+	if (!nl) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lives = nl;
+	if (!(nl[nlives] = trawl_sync_live_new(&lo, err, errlen)))
+		return NULL;
+	if (!nlives++)
+		atexit(lives_free);
+	return trawl_sync_live_clock(nl[nlives - 1]);
+}
+
+int cli_live_clock(const char *host, struct trawl_sync_live_node *n)
+{
+	if (!nlives)
+		return -1;
+	return trawl_sync_live_node(lives[nlives - 1], host, n);
+}
+
+const char *cli_clock_text(const char *host, char *buf, size_t len)
+{
+	struct trawl_sync_live_node n;
+	int rc = cli_live_clock(host, &n);
+
+	if (rc < 0)
+		snprintf(buf, len, "-");
+	else if (!rc || n.quality == TRAWL_SYNC_ABSENT)
+		snprintf(buf, len, "unsync");
+	else if (n.is_ref)
+		snprintf(buf, len, "reference");
+	else if (n.bound_ns == TRAWL_SYNC_UNBOUNDED)
+		snprintf(buf, len, "%+.6fs", (double)n.offset_ns / 1e9);
+	else
+		snprintf(buf, len, "%+.6fs+-%.0fus", (double)n.offset_ns / 1e9,
+			 (double)n.bound_ns / 1e3);
+	return buf;
+}
+
 struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 				     const struct cli_reader_opts *co,
 				     const struct trawl_reader_opts *ro, char *err, size_t errlen)
@@ -145,6 +230,13 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 	rro.nhosts = rro.nevents = 0;
 	rro.fixes = NULL;
 	rro.nfixes = 0;
+	if (co->nlive && co->live_sync && !ro->nfixes) {
+		rro.sz = sizeof(rro);
+		if (!(rro.clock = live_clock(err, errlen))) {
+			free(srcs);
+			return NULL;
+		}
+	}
 	if (npaths && !(srcs[n++] = trawl_source_files(paths, npaths, &so, err, errlen)))
 		goto fail;
 	for (size_t i = 0; i < co->nlive; i++) {

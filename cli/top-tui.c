@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "top-tui.h"
 
 enum level { L_ALL, L_HOST, L_PROCESS, L_SAMPLES };
@@ -157,9 +158,11 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 		char un[48] = "";
 		if (ho->unseen_switches)	/* trawl-top(1): counted from wake-ups */
 			snprintf(un, sizeof(un), "  unseen switches %" PRIu64, ho->unseen_switches);
+		char ck[64];
 		mvprintw(y++, 0, "%-16.16s cpu %6.1f%% (%u CPUs)  %9.0f ev/s  discarded %" PRIu64
-			 " (%" PRIu64 " in all)%s%s", ho->name, ho->cpu_pct, ho->ncpus, ho->events_per_s,
-			 ho->discarded, ho->discarded_total, un, age);
+			 " (%" PRIu64 " in all)  clock %s%s%s", ho->name, ho->cpu_pct, ho->ncpus,
+			 ho->events_per_s, ho->discarded, ho->discarded_total,
+			 cli_clock_text(ho->name, ck, sizeof(ck)), un, age);
 	}
 	y++;
 	free(u->rows);

@@ -69,6 +69,32 @@ struct trawl_reader_opts {
 	 */
 	void (*bad_trace)(void *arg, const char *msg);
 	void *bad_trace_arg;
+	/*
+	 * Live: each node's clock corrected as the session's messages come
+	 * (trawl/sync.h: trawl_sync_live_clock()), for the hosts fixes does
+	 * not name. NULL: none. Copied; what it points to outlives the reader.
+	 */
+	const struct trawl_reader_clock *clock;
+};
+
+/*
+ * A live reader's clock corrector. Its tap sees every event of each host
+ * whose class it wants, in the host's own time, before the merge (each
+ * stream in order, streams and hosts in any order): start() before the
+ * first, then events(); wants() once per class. The reader asks
+ * refresh() at most every 250 ms as it waits for its sources (1: some
+ * correction changed, 0, -errno) and get() for each host's correction (1
+ * with *x node time -> reference time; 0: not synchronized yet, its own
+ * clock). A new correction applies to the events decoded after it, and
+ * never sets a host's time back: a host whose correction goes back stands
+ * still until its new time passes what was given (docs/sync.md, "Live").
+ */
+struct trawl_reader_clock {
+	size_t sz;			/* sizeof(struct trawl_reader_clock) */
+	const struct trawl_sink_ops *tap;
+	int (*refresh)(void *self);
+	int (*get)(void *self, const char *host, struct trawl_sync_xform *x);
+	void *self;
 };
 
 /* One node's clock correction, see trawl_reader_opts.fixes. */

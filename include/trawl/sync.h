@@ -382,6 +382,58 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
 			    const struct trawl_sync_opts *opts, struct trawl_sync_pair *out,
 			    char *err, size_t errlen);
 
+/* ------------------------------------------------ live (lib/sync/live.c) */
+
+/*
+ * Clocks corrected while a live session flows: the finder over the events
+ * a live reader decodes (its tap, before the merge), and every 250 ms at
+ * most, when new sync events came, each node's correction to the
+ * reference from what was found so far (the pairs, the graph), as `trawl
+ * sync --live` computes them. trawl_sync_live_clock() is what a reader
+ * takes (trawl_reader_opts.clock). Every message is kept: memory grows
+ * with the messages of the session (docs/sync.md, "Live").
+ */
+struct trawl_sync_live;
+struct trawl_reader_clock;
+
+struct trawl_sync_live_node {
+	const char *host;
+	const char *reference;		/* its reference ("" unsynchronized) */
+	enum trawl_sync_quality quality;	/* ABSENT: no message yet */
+	struct trawl_sync_xform to_ref;	/* node time -> reference time */
+	int64_t at;			/* node time of its latest sync event */
+	int64_t offset_ns;		/* node minus reference, at `at` */
+	int64_t bound_ns;		/* at `at`; TRAWL_SYNC_UNBOUNDED: none */
+	double drift_ppm;
+	uint64_t messages;		/* on the links of the session */
+	int is_ref;
+};
+
+struct trawl_sync_live_opts {
+	size_t size;			/* sizeof(struct trawl_sync_live_opts) */
+	const struct trawl_sync_points_opts *points;	/* NULL: defaults */
+	const struct trawl_sync_opts *sync;		/* NULL: defaults */
+	const char *reference;		/* NULL: automatic, then kept */
+	/* Called from the reader's refresh for each node whose estimate
+	 * changed: its quality, its reference, or its offset by more than its
+	 * bound (or 1 us), or its bound by half. NULL: none. */
+	void (*changed)(void *arg, const struct trawl_sync_live_node *n);
+	void *arg;
+};
+
+/* NULL + errno, the message in err. The options are copied. */
+struct trawl_sync_live *trawl_sync_live_new(const struct trawl_sync_live_opts *o, char *err,
+					    size_t errlen);
+void trawl_sync_live_free(struct trawl_sync_live *l);
+/* What a live reader takes as trawl_reader_opts.clock; as long as l lives. */
+const struct trawl_reader_clock *trawl_sync_live_clock(struct trawl_sync_live *l);
+/* The estimate of host as of the last refresh: 1 (out set), 0 no such
+ * host yet. Strings as long as l lives and until its next refresh. */
+int trawl_sync_live_node(const struct trawl_sync_live *l, const char *host,
+			 struct trawl_sync_live_node *out);
+/* The first error (-errno), its message in err; 0 none. */
+int trawl_sync_live_error(const struct trawl_sync_live *l, char *err, size_t errlen);
+
 /* -------------------------------------------- the stored result (sync.txt) */
 
 /*

@@ -62,6 +62,7 @@ struct lstream {
 	char name[LIVE_PATH_MAX + LIVE_NAME_MAX + 2];
 	struct trawl_reader_stream *rs;	/* once its trace has metadata */
 	struct lpkt *head, *tail;	/* queued, not mapped yet */
+	uint32_t npend;			/* of them */
 	struct lpkt *cur;		/* mapped */
 	struct lpkt *retired;		/* decoded, to free */
 	bool hup;			/* no more packets */
@@ -119,10 +120,14 @@ static int live_more(struct ctf_stream *cs)
 	struct lstream *ls = cs->more_arg;
 	struct lpkt **pp = &ls->retired;
 
-	/* free what earlier fills decoded (their batches are given back) */
+	/* free what earlier fills decoded whose batches are all given back:
+	 * those of the fills before the oldest batch still queued (the
+	 * reader decodes ahead for a live clock; no worker: the consumer
+	 * fills, and reads its own queue) */
+	uint64_t oldest = cs->fills - (ls->rs ? ls->rs->qhead - ls->rs->qtail : 0);
 	while (*pp) {
 		struct lpkt *p = *pp;
-		if (p->done_fill < cs->fills) {
+		if (p->done_fill < oldest) {
 			*pp = p->next;
 			free(p->buf);
 			free(p);
@@ -141,6 +146,9 @@ static int live_more(struct ctf_stream *cs)
 		ls->head = p->next;
 		if (!ls->head)
 			ls->tail = NULL;
+		ls->npend--;
+		if (ls->rs)
+			ls->rs->lpend = ls->npend;
 		p->next = NULL;
 		ls->cur = p;
 		cs->map = p->buf;
@@ -200,6 +208,7 @@ static int stream_make(struct trawl_source *src, struct lstream *ls)
 	s->cs.more = live_more;
 	s->cs.more_arg = ls;
 	s->cs.hold_ns = ls->beacon;
+	s->lpend = ls->npend;
 	if (tr_source_add_stream(src, t, s)) {
 		tr_reader_stream_free(s);
 		return -ENOMEM;
@@ -430,6 +439,9 @@ static int next(struct trawl_source *src, struct lstream *ls, uint32_t *flags)
 		else
 			ls->head = p;
 		ls->tail = p;
+		ls->npend++;
+		if (ls->rs)
+			ls->rs->lpend = ls->npend;
 		return 1;
 	}
 	case LIVE_INDEX_INACTIVE: {

@@ -261,6 +261,14 @@ static void fill_locked(struct trawl_reader *r, struct trawl_reader_stream *s)
 	s->qbusy = true;
 	pthread_mutex_unlock(&r->mu);
 	tr_ctf_stream_fill(&s->cs, b);
+	/* live clock: in the consumer (live readers have no worker) */
+	if (unlikely(r->has_clock) && !r->failed) {
+		int rc = tr_clock_batch(r, s, b, r->m ? r->m->cls : NULL);
+		if (rc < 0) {
+			r->failed = rc;
+			r->lasterr = rc == -ENOMEM ? "out of memory" : "the live clock failed";
+		}
+	}
 	pthread_mutex_lock(&r->mu);
 	s->qbusy = false;
 	s->qhead++;	/* publishes b: the consumer reads qhead under r->mu */
@@ -305,6 +313,8 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		if (b) {
+			if (unlikely(r->has_clock) && b->n && b->rec[b->n - 1].ts > s->lgiven)
+				s->lgiven = b->rec[b->n - 1].ts;
 			s->qtail++;	/* gives b back: the filler reads qtail under r->mu */
 			r->given++;
 			s->cur = NULL;
@@ -334,6 +344,8 @@ static int take_next(struct trawl_reader *r, struct trawl_reader_stream *s, stru
 		if (s->qhead != s->qtail) {
 			b = &s->q[s->qtail % NQ];
 			s->cur = b;
+			if (unlikely(r->has_clock))
+				tr_clock_take(s, b);	/* its times corrected as of now */
 			L->rec = b->rec;
 			L->end = b->rec + b->n;
 			L->ev.values = b->vals;
@@ -554,7 +566,8 @@ static bool leaf_take(struct trawl_reader *r, struct merge *m, struct leaf *L)
 	}
 	if (rc == 2) {
 		L->hold = true;
-		L->hold_ts = L->s->cs.hold_ns;
+		L->hold_ts = unlikely(r->has_clock) ? tr_clock_hold(L->s, L->s->cs.hold_ns)
+						    : L->s->cs.hold_ns;
 		return true;
 	}
 	if (rc < 0)
@@ -761,6 +774,35 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 		}
 		got |= rc;
 	}
+	/* the clocks as corrected now, for what is taken next; front: the
+	 * last time the merge gave (each leaf's last given: in its batch
+	 * before its head, or in the batches it gave back) */
+	if (unlikely(r->has_clock)) {
+		int64_t front = INT64_MIN;
+		for (uint32_t i = 0; r->m && i < r->m->k; i++) {
+			const struct leaf *L = &r->m->leaf[i];
+			int64_t f = L->s ? L->s->lgiven : INT64_MIN;
+			if (L->s && L->b && L->s->cur == L->b && L->rec > L->b->rec && L->rec[-1].ts > f)
+				f = L->rec[-1].ts;
+			front = f > front ? f : front;
+		}
+		if ((rc = tr_clock_refresh(r, front)) < 0) {
+			r->failed = rc;
+			r->lasterr = rc == -ENOMEM ? "out of memory" : "the live clock failed";
+			return rc;
+		}
+		/* what the leaves hold and have not given: the new times too
+		 * (the tree is keyed anew below) */
+		for (uint32_t i = 0; rc && i < r->m->k; i++) {
+			struct leaf *L = &r->m->leaf[i];
+			if (L->s && L->s->cur == L->b && L->rec < L->end && L->s->trace->lchanged) {
+				tr_clock_remap(L->s, L->s->cur, (uint32_t)(L->rec - L->b->rec));
+				L->ev.ts = L->rec->ts;
+			}
+		}
+		for (size_t i = 0; rc && i < r->ntraces; i++)
+			r->traces[i]->lchanged = false;
+	}
 	/* what the sources added, and w's next batch; then the tree anew:
 	 * w need not be its winner any more (a replay is for the winner
 	 * only), and a live tree is small */
@@ -770,6 +812,17 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 		return rc;
 	}
 	struct merge *m = r->m;
+	/* live clock: what came is decoded ahead (up to each queue), for its
+	 * tap to see the messages as they arrive */
+	if (unlikely(r->has_clock) && r->started) {
+		pthread_mutex_lock(&r->mu);
+		for (uint32_t i = 0; i < r->nstreams; i++) {
+			struct trawl_reader_stream *s = r->all[i];
+			while (s->lpend && fillable(s) && !r->failed)
+				fill_locked(r, s);
+		}
+		pthread_mutex_unlock(&r->mu);
+	}
 	if (w != NOLEAF && w < m->k && m->leaf[w].hold)
 		leaf_take(r, m, &m->leaf[w]);
 	/* news: every waiting leaf takes what came for it (its stream's next
@@ -1148,6 +1201,8 @@ int tr_reader_adopt(struct trawl_reader *r, struct trawl_source *src)
 			struct trawl_reader_trace *t = src->traces[i];
 			r->traces[r->ntraces++] = t;
 			number_classes(r, t);
+			if (src->ops->poll)
+				tr_clock_adopt(r, t);
 		}
 		src->nadopted = src->ntraces;
 	}
@@ -1235,6 +1290,7 @@ void trawl_reader_free(struct trawl_reader *r)
 	}
 	free(r->all);
 	free(r->want);
+	tr_clock_release(r);
 	if (r->m) {
 		free(r->m->t64);
 		free(r->m->tree);
@@ -1269,6 +1325,11 @@ struct trawl_reader *tr_reader_alloc(const struct trawl_reader_opts *o)
 	}
 	if (o && o->sz >= offsetof(struct trawl_reader_opts, threads) + sizeof(o->threads))
 		r->threads = o->threads;
+	if (o && o->sz >= offsetof(struct trawl_reader_opts, clock) + sizeof(o->clock) &&
+	    o->clock && o->clock->sz >= sizeof(*o->clock) && o->clock->tap && o->clock->get) {
+		r->clock = *o->clock;
+		r->has_clock = true;
+	}
 	return r;
 }
 

@@ -35,6 +35,8 @@ struct trawl_reader_stream {
 	struct trawl_reader_stream_stats pub;
 	struct ctf_dmg pubdmg;		/* cs.dmg as of pub (threaded) */
 	uint64_t puboff;		/* the bytes read as of pub (threaded) */
+	int64_t lgiven;			/* live clock: the last time of the batches given back */
+	uint32_t lpend;			/* live: packets come, not yet decoded */
 };
 
 struct trawl_reader_trace {
@@ -43,6 +45,11 @@ struct trawl_reader_trace {
 	char *real;
 	const char *hostname;
 	struct trawl_sync_xform fixv;	/* dec.fix points here, if set */
+	/* live clock (reader's clock, lib/pipe/clock.c): fixv the identity,
+	 * lx its correction once lsynced; no time of its streams below lfloor */
+	bool lclock, lsynced, lchanged;	/* lchanged: at the last refresh */
+	struct trawl_sync_xform lx;
+	int64_t lfloor;
 	struct trawl_reader_stream **streams;
 	size_t nstreams;
 	size_t nadopted;		/* streams the reader has taken */
@@ -166,7 +173,26 @@ struct trawl_reader {
 	pthread_mutex_t mu;
 	pthread_cond_t wcv, mcv;	/* the worker / the consumer waits */
 	bool widle, mwait, stop;	/* r->mu */
+	/* live clock (lib/pipe/clock.c): the corrector, its tap's classes
+	 * (0 not asked, 1 no, 2 yes) and events of a batch */
+	struct trawl_reader_clock clock;
+	bool has_clock, clock_started;
+	int64_t clock_next;		/* tr_mono_ns() of the next refresh */
+	uint8_t *ctap;
+	size_t nctap;
+	struct trawl_event *tapev;
+	size_t ntapev;
 };
+
+/* lib/pipe/clock.c: the live clock applied (trawl_reader_opts.clock) */
+void tr_clock_adopt(struct trawl_reader *r, struct trawl_reader_trace *t);
+int tr_clock_batch(struct trawl_reader *r, struct trawl_reader_stream *s, struct batch *b,
+		   const struct trawl_ctf_event_class *const *cls);
+void tr_clock_take(struct trawl_reader_stream *s, struct batch *b);
+void tr_clock_remap(struct trawl_reader_stream *s, struct batch *b, uint32_t from);
+int64_t tr_clock_hold(struct trawl_reader_stream *s, int64_t hold);
+int tr_clock_refresh(struct trawl_reader *r, int64_t front);
+void tr_clock_release(struct trawl_reader *r);
 
 
 /* Asks the sinks which event classes they want (trawl_sink_ops.wants)

@@ -22,6 +22,7 @@
 #include "trawl/pipe.h"
 #include "trawl/sync.h"
 #include "trawl/sync-schema.h"
+#include "sync-internal.h"
 
 /* ------------------------------------------------------------ matches */
 
@@ -243,9 +244,9 @@ static int add_role(struct cinfo *ci, enum role r, size_t match)
 	return 0;
 }
 
-static int class_info(struct trawl_sync_finder *c, const struct trawl_event *ev, struct cinfo **out)
+static int class_info(struct trawl_sync_finder *c, const struct trawl_ctf_event_class *ec,
+		      struct cinfo **out)
 {
-	const struct trawl_ctf_event_class *ec = ev->cls;
 	const char *name = ec->name ? ec->name : "";
 	struct cinfo *ci;
 
@@ -279,6 +280,13 @@ static int class_info(struct trawl_sync_finder *c, const struct trawl_event *ev,
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int tr_sync_finder_wants(struct trawl_sync_finder *c, const struct trawl_ctf_event_class *ec)
+{
+	struct cinfo *ci;
+	int rc = class_info(c, ec, &ci);
+	return rc ? rc : ci->roles != NULL;
 }
 
 static int32_t host_index(const struct trawl_sync_finder *c, const char *name, size_t len)
@@ -367,7 +375,7 @@ static int one_event(struct trawl_sync_finder *c, const struct trawl_event *ev, 
 {
 	struct cinfo *ci;
 	uint8_t key[1 + 2 + 512];
-	int rc = class_info(c, ev, &ci);
+	int rc = class_info(c, ev->cls, &ci);
 
 	if (rc)
 		return rc;

@@ -82,4 +82,10 @@ TRAWL_HIDDEN int tr_sync_solve(const struct pt *hp, size_t np, const struct pt *
 			    const struct srange *range, int64_t x_c, uint32_t max_drift_ppm,
 			    struct trawl_sync_pair *out);
 
+/* Does the finder read the events of class ec (a sync event)? 1, 0, or
+ * -ENOMEM (lib/sync/points.c; the live clock's tap asks, lib/sync/live.c). */
+struct trawl_sync_finder;
+struct trawl_ctf_event_class;
+int tr_sync_finder_wants(struct trawl_sync_finder *c, const struct trawl_ctf_event_class *ec);
+
 #endif

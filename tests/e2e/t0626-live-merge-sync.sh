@@ -1,0 +1,170 @@
+#!/bin/sh
+# The live merge corrects every node's clock as the stream flows: 3 nodes
+# on loopback, each in its own time namespace whose CLOCK_MONOTONIC is
+# offset by whole seconds (0, +2, -1 s), exchange probes and stream them
+# to a relay; a 4th exchanges nothing. `trawl print --live -f json` over
+# the session (no stored sync: the default is the live one), and after it
+# the relay's copy with --no-sync (one viewer at a time per session):
+#  - a note per node as its correction changes; the last of each
+#    synchronized node holds the truth (|offset - truth| <= bound, the
+#    truth the difference of the namespace offsets, no drift);
+#  - the node that exchanged no message is said unsynchronized, and shown
+#    in its own clock (not aligned);
+#  - the output is in time order, each host's times never go back;
+#  - after convergence (the second half of the messages) no message is
+#    received before it is sent and none takes longer than 50 ms (the
+#    clocks are seconds apart: only corrected times agree), while with
+#    --no-sync the same messages are seconds off;
+#  - trawl top -b --json over a second such session shows each node's
+#    clock as corrected: its offset within its bound of the truth, one
+#    reference, the lone node unsynchronized if shown (it has no events).
+. "$TRAWL_SRC/tests/e2e/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (time namespaces)"
+command -v unshare > /dev/null 2>&1 || skip_all "no unshare command (util-linux)"
+command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the truth checker)"
+unshare --time --monotonic 1 --fork true 2> timens.err ||
+	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
+plan 11
+
+pids=""
+cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
+trap cleanup EXIT
+
+relay_up OUT
+
+timeout 120 "$TRAWL" print -f json --live "net://$LIVE/session/pm" > synced.jsonl 2> synced.err &
+V1=$!
+pids="$pids $V1"
+until_ok 30 grep -q 'no such session yet: waiting' synced.err
+
+ports=$(python3 -c '
+import socket
+ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(4)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+set -- $ports
+P0=$1 P1=$2 P2=$3 P3=$4
+SESS=pm
+probe() {	# probe I OFFSET PORT SECONDS PEERS...
+	i=$1 off=$2 port=$3 secs=$4
+	shift 4
+	unshare --time --monotonic "$off" --fork "$TRAWL" probe -o "loc-$SESS" --host "n$i" \
+		--listen "127.0.0.1:$port" "$@" --duration "$secs" --clock-offset 0 \
+		--relay "$DATA" --session $SESS --live-timer 100 > "p$i.out" 2> "p$i.err"
+	echo $? > "p$i.rc"
+}
+probe 0 0 $P0 5 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
+probe 1 2 $P1 5 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
+probe 2 -1 $P2 5 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+probe 3 1 $P3 5 --rate 0 &
+until_ok 60 eval '[ -f p0.rc ] && [ -f p1.rc ] && [ -f p2.rc ] && [ -f p3.rc ]'
+is "$(cat p0.rc p1.rc p2.rc p3.rc | tr -d '\n')" 0000 "the 4 probes ran, streaming to the relay"
+until_ok 60 gone "$V1"
+wait "$V1"
+is "$?" 0 "the viewer ends by itself once the session has"
+"$TRAWL" print --no-sync -f json OUT/pm > raw.jsonl 2> raw.err
+
+cat > check.py << 'EOF'
+import json, re, sys
+off = {'n0': 0, 'n1': 2 * 10**9, 'n2': -1 * 10**9, 'n3': 1 * 10**9}
+what = sys.argv[1]
+if what == 'notes':
+    last, unsync, ref = {}, set(), None
+    for l in open(sys.argv[2]):
+        m = re.search(r'live sync: (\S+): offset ([-+0-9.]+) s \+- ([0-9.]+) us.*reference (\S+) ', l)
+        if m:
+            last[m.group(1)] = (float(m.group(2)) * 1e9, float(m.group(3)) * 1e3, m.group(4))
+        m = re.search(r'live sync: (\S+): not synchronized yet', l)
+        if m:
+            unsync.add(m.group(1))
+    good = bad = 0
+    for h, (o, b, r) in sorted(last.items()):
+        truth = off[h] - off[r]
+        if abs(o - truth) <= b + 1000:	# (notes round to the ns and us)
+            good += 1
+        else:
+            bad += 1
+            print('# %s: offset %.0f, truth %d, bound %.0f' % (h, o, truth, b), file=sys.stderr)
+    print(good, bad, 'yes' if 'n3' in unsync and 'n3' not in last else 'no')
+    sys.exit(0)
+evs = [json.loads(l) for l in open(sys.argv[2])]
+order = all(evs[i]['ts'] <= evs[i + 1]['ts'] for i in range(len(evs) - 1))
+lasth, back = {}, 0
+for e in evs:
+    h = e['host']
+    back += h in lasth and e['ts'] < lasth[h]
+    lasth[h] = e['ts']
+sends, recvs = {}, {}
+for e in evs:
+    n = e['event']
+    f = e['fields']
+    if n.endswith('probe_send'):
+        sends[(e['host'], f['key'])] = e['ts']
+    elif n.endswith('probe_recv'):
+        recvs[(f['peer'], f['key'])] = e['ts']
+msgs = sorted((sends[k], recvs[k]) for k in sends if k in recvs)
+half = msgs[len(msgs) // 2:]
+early = sum(r < s for s, r in half)
+slow = sum(r - s > 50 * 10**6 for s, r in half)
+print(len(msgs), len(half), early, slow, 'yes' if order else 'no', back)
+EOF
+read -r good bad lone << EOF
+$(python3 check.py notes synced.err)
+EOF
+ok $([ "${good:-0}" = 2 ] && [ "$bad" = 0 ]; echo $?) \
+	"the last correction noted of each synchronized node holds the truth ($good right, $bad wrong: $(grep -c 'live sync' synced.err) notes)"
+is "$lone" yes "the node that exchanged no message is said unsynchronized (its own clock)"
+read -r n nhalf early slow order back << EOF
+$(python3 check.py events synced.jsonl)
+EOF
+is "$order $back" "yes 0" "the live output is in time order, no host's times go back ($n messages)"
+ok $([ "${nhalf:-0}" -ge 100 ] && [ "$early" = 0 ] && [ "$slow" = 0 ]; echo $?) \
+	"after convergence no message received before it is sent or 50 ms after ($nhalf messages: $early early, $slow late)"
+read -r rn rhalf rearly rslow rorder rback << EOF
+$(python3 check.py events raw.jsonl)
+EOF
+ok $([ "${rhalf:-0}" -ge 100 ] && [ $((rearly + rslow)) -ge $((rhalf / 2)) ]; echo $?) \
+	"--no-sync (the relay's copy): the same messages, most seconds off ($rhalf messages: $rearly early, $rslow late)"
+grep -q 'live sync' raw.err
+is "$(grep -c '^{' raw.jsonl) $?" "$(grep -c '^{' synced.jsonl) 1" "the relay's copy has the events shown live, and --no-sync notes no correction"
+
+# top: the same cluster, its clocks in the hosts' headers
+rm -f p?.rc
+SESS=pt
+timeout 120 "$TRAWL" top -b --json -d 0.5 "net://$LIVE/session/pt" > top.jsonl 2> top.err &
+TOP=$!
+pids="$pids $TOP"
+until_ok 30 grep -q 'no such session yet: waiting' top.err
+probe 0 0 $P0 4 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
+probe 1 2 $P1 4 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
+probe 2 -1 $P2 4 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+probe 3 1 $P3 4 --rate 0 &
+until_ok 60 eval '[ -f p0.rc ] && [ -f p1.rc ] && [ -f p2.rc ] && [ -f p3.rc ]'
+is "$(cat p0.rc p1.rc p2.rc p3.rc | tr -d '\n')" 0000 "the 4 probes ran again, into a second session"
+until_ok 60 gone "$TOP"
+wait "$TOP"
+is "$?" 0 "trawl top -b --json follows the second session to its end"
+python3 - top.jsonl > topclock.txt << 'EOF2'
+import json, sys
+off = {'n0': 0, 'n1': 2 * 10**9, 'n2': -1 * 10**9, 'n3': 1 * 10**9}
+last = {}
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get('type') == 'host':
+        last[o['host']] = o['clock']
+good = bad = 0
+for h, c in sorted(last.items()):
+    if h == 'n3' or c is None or c['quality'] in ('reference', 'unsynchronized'):
+        continue
+    truth = off[h] - off[c['reference']]
+    if c['bound_ns'] is not None and abs(c['offset_ns'] - truth) <= c['bound_ns']:
+        good += 1
+    else:
+        bad += 1
+print(good, bad, last.get('n3', {}).get('quality') if last.get('n3') else 'none',
+      sum(1 for c in last.values() if c and c['quality'] == 'reference'))
+EOF2
+read -r tgood tbad tlone tref < topclock.txt
+ok $([ "${tgood:-0}" = 2 ] && [ "$tbad" = 0 ] && { [ "$tlone" = unsynchronized ] || [ "$tlone" = none ]; } && [ "$tref" = 1 ]; echo $?) \
+	"top's host headers: each node's clock within its bound of the truth ($tgood right, $tbad wrong), one reference ($tref), the lone node unsynchronized if shown ($tlone: a node without events has no header)"
+finish
