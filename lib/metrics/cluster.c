@@ -17,6 +17,7 @@
 #include "metrics/cluster.h"
 #include "trawl/analysis.h"
 #include "trawl/pipe.h"
+#include "trawl/sync.h"
 
 /* Histogram bounds: 1 us times powers of 4, up to 4.2 s: log2 bucket
  * index 2k of the analyses' histograms ends at 4^k us exactly. */
@@ -43,6 +44,12 @@ struct chost {
 	struct csys *sys;		/* top_k + 1 ("other" last) */
 	unsigned nsys;
 	int64_t newest;			/* ns since the epoch: the slices' end */
+	/* its clock as the live merge corrects it (lib/sync/live.c): 0 not
+	 * heard of yet, 1 not synchronized, 2 synchronized */
+	int clock;
+	bool is_ref;
+	double offset_s, bound_s;	/* bound_s < 0: none */
+	char ref[128];
 	struct chost *next;
 };
 
@@ -298,6 +305,26 @@ static void hosts_drop(struct tr_cluster *c, struct csess *s)
 	}
 }
 
+/* The session's live clock says a node's correction changed. */
+static void clock_changed(void *arg, const struct trawl_sync_live_node *n)
+{
+	struct csess *s = arg;
+	struct tr_cluster *c = s->c;
+
+	pthread_mutex_lock(&c->mu);
+	struct chost *h = host_of(s, n->host);
+	if (h) {
+		bool syn = n->quality != TRAWL_SYNC_ABSENT;
+		h->clock = syn ? 2 : 1;
+		h->is_ref = n->is_ref;
+		h->offset_s = syn ? (double)n->offset_ns / 1e9 : 0;
+		h->bound_s = syn && n->bound_ns != TRAWL_SYNC_UNBOUNDED ? (double)n->bound_ns / 1e9
+									: -1;
+		snprintf(h->ref, sizeof(h->ref), "%s", syn ? n->reference : "");
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 static void nap(struct csess *s, int ms)
 {
 	for (int i = 0; i < ms / 50 && !s->stop; i++)
@@ -322,8 +349,16 @@ static void *sess_run(void *arg)
 			nap(s, 1000);
 			continue;
 		}
-		struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
-		struct trawl_reader *r = trawl_reader_open(&src, 1, &ro, err, sizeof(err));
+		/* every node's clock corrected from the session's messages */
+		struct trawl_sync_live_opts lo = { .size = sizeof(lo), .changed = clock_changed,
+						   .arg = s };
+		struct trawl_sync_live *lc = trawl_sync_live_new(&lo, err, sizeof(err));
+		struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1,
+						.clock = trawl_sync_live_clock(lc) };
+		struct trawl_reader *r = lc ? trawl_reader_open(&src, 1, &ro, err, sizeof(err))
+					    : NULL;
+		if (!lc)
+			trawl_source_free(src);
 		struct trawl_sink sinks[NAN_ + 1];
 		struct cmodel cm = { .s = s };
 		int rc = r ? 0 : -1;
@@ -353,6 +388,7 @@ static void *sess_run(void *arg)
 			logf_(c, LOG_WARNING, "metrics: session %s: %s", s->name, err);
 		}
 		trawl_reader_free(r);
+		trawl_sync_live_free(lc);
 		tr_kmodel_release(&cm.km);
 		free(cm.names);
 		for (size_t i = 0; i < NAN_; i++) {
@@ -548,6 +584,24 @@ void tr_cluster_render(struct tr_cluster *c, struct tr_expo *e)
 	EACH_HOST
 		if (h->newest)
 			tr_expo_value(e, HLAB(NULL), now_s - (double)h->newest / 1e9);
+	tr_expo_family(e, "trawl_host_clock_synchronized", TR_EXPO_GAUGE, NULL,
+		       "1: the host's clock is corrected from the session's messages (or is "
+		       "the reference), 0: it exchanged no message yet (its own clock)");
+	EACH_HOST
+		if (h->clock)
+			tr_expo_value(e, HLAB(NULL), h->clock == 2);
+	tr_expo_family(e, "trawl_host_clock_offset_seconds", TR_EXPO_GAUGE, "seconds",
+		       "The host's clock minus its reference's, at its latest message, as the "
+		       "live merge corrects it");
+	EACH_HOST
+		if (h->clock == 2)
+			tr_expo_value(e, HLAB("reference", h->ref, NULL), h->offset_s);
+	tr_expo_family(e, "trawl_host_clock_bound_seconds", TR_EXPO_GAUGE, "seconds",
+		       "The accuracy bound of the offset: the truth is within it (none when "
+		       "the messages give no bound)");
+	EACH_HOST
+		if (h->clock == 2 && h->bound_s >= 0)
+			tr_expo_value(e, HLAB("reference", h->ref, NULL), h->bound_s);
 	tr_expo_family(e, "trawl_metrics_hosts_dropped", TR_EXPO_COUNTER, NULL,
 		       "Hosts left out of the cluster's metrics (over the limit of hosts)");
 	tr_expo_value(e, NULL, (double)c->hosts_dropped);

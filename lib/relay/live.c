@@ -552,11 +552,8 @@ static void attach(struct viewer *v, const struct live_req *r)
 		queue(v, b, sizeof(b));
 		return;
 	}
-	if (s->viewers) {
-		put_be32(b, LIVE_ATTACH_ALREADY);
-		queue(v, b, sizeof(b));
-		return;
-	}
+	/* a session takes any number of viewers (each its own positions;
+	 * lttng-relayd takes one): a connection, one session */
 	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST &&
 	    r->u.attach.seek != LIVE_SEEK_TRAWL_NOW) {
 		put_be32(b, LIVE_ATTACH_SEEK_ERR);

@@ -4,7 +4,7 @@
 # offset by whole seconds (0, +2, -1 s), exchange probes and stream them
 # to a relay; a 4th exchanges nothing. `trawl print --live -f json` over
 # the session (no stored sync: the default is the live one), and after it
-# the relay's copy with --no-sync (one viewer at a time per session):
+# the relay's copy with --no-sync:
 #  - a note per node as its correction changes; the last of each
 #    synchronized node holds the truth (|offset - truth| <= bound, the
 #    truth the difference of the namespace offsets, no drift);
@@ -17,14 +17,18 @@
 #    --no-sync the same messages are seconds off;
 #  - trawl top -b --json over a second such session shows each node's
 #    clock as corrected: its offset within its bound of the truth, one
-#    reference, the lone node unsynchronized if shown (it has no events).
+#    reference, the lone node unsynchronized if shown (it has no events);
+#  - a relay with --metrics (its cluster's reader corrects the clocks
+#    too) over a third such session: trawl_host_clock_offset_seconds of
+#    each node within trawl_host_clock_bound_seconds of the truth, the
+#    reference at 0, while the session is streamed.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (time namespaces)"
 command -v unshare > /dev/null 2>&1 || skip_all "no unshare command (util-linux)"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the truth checker)"
 unshare --time --monotonic 1 --fork true 2> timens.err ||
 	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
-plan 11
+plan 13
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -167,4 +171,52 @@ EOF2
 read -r tgood tbad tlone tref < topclock.txt
 ok $([ "${tgood:-0}" = 2 ] && [ "$tbad" = 0 ] && { [ "$tlone" = unsynchronized ] || [ "$tlone" = none ]; } && [ "$tref" = 1 ]; echo $?) \
 	"top's host headers: each node's clock within its bound of the truth ($tgood right, $tbad wrong), one reference ($tref), the lone node unsynchronized if shown ($tlone: a node without events has no header)"
+
+# metrics: a relay whose cluster reads the session (its only viewer)
+rm -f p?.rc
+SESS=px
+"$TRAWL" relay -o OUTM --data 127.0.0.1:0 --live 127.0.0.1:0 --metrics 127.0.0.1:0 \
+	--pidfile relaym.pid > relaym.out 2> relaym.err
+RELAYM=$(cat relaym.pid 2> /dev/null)
+pids="$pids $RELAYM"
+DATA=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\1/p' relaym.out)
+M=$(sed -n 's|^trawl relay: metrics on http://\([^/]*\)/metrics.*|\1|p' relaym.out)
+[ -n "$RELAYM" ] && [ -n "$DATA" ] && [ -n "$M" ] || { cat relaym.out relaym.err; echo "Bail out! the metrics relay did not start"; exit 1; }
+probe 0 0 $P0 8 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
+probe 1 2 $P1 8 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
+probe 2 -1 $P2 8 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+cat > mclock.py << 'EOF2'
+import re, sys
+off = {'n0': 0, 'n1': 2 * 10**9, 'n2': -1 * 10**9}
+o, b = {}, {}
+for l in open(sys.argv[1]):
+    m = re.match(r'trawl_host_clock_(offset|bound)_seconds\{(.*)\} (\S+)$', l)
+    if not m:
+        continue
+    lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    (o if m.group(1) == 'offset' else b)[lab['host']] = (float(m.group(3)), lab['reference'])
+good = bad = refs = 0
+for h, (v, r) in o.items():
+    if h == r:
+        refs += v == 0
+        continue
+    if h in b and abs(v * 1e9 - (off[h] - off[r])) <= b[h][0] * 1e9 + 1000:
+        good += 1
+    else:
+        bad += 1
+print(good, bad, refs)
+EOF2
+# scraped until the three nodes are there (the estimate comes once they probe)
+mc() { curl -s "http://$M/metrics" > mc.txt && python3 mclock.py mc.txt > mc.out && [ "$(cut -d' ' -f1,3 mc.out)" = "2 1" ]; }
+until_ok 30 mc
+read -r mgood mbad mref < mc.out
+ok $([ "${mgood:-0}" = 2 ] && [ "$mbad" = 0 ] && [ "$mref" = 1 ]; echo $?) \
+	"metrics: each node's trawl_host_clock_offset_seconds within its bound of the truth ($mgood right, $mbad wrong), the reference at 0"
+if command -v promtool > /dev/null 2>&1; then
+	promtool check metrics < mc.txt > mpt.txt 2>&1
+	ok $? "promtool accepts the exposition with the clock families $(sed 's/^/# /' mpt.txt | head -3)"
+else
+	skip "promtool is not installed (Debian's prometheus package, scripts/install-deps.sh)"
+fi
+until_ok 60 eval '[ -f p0.rc ] && [ -f p1.rc ] && [ -f p2.rc ]'
 finish

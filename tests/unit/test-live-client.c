@@ -896,16 +896,22 @@ static void test_relay(void)
 	if (r == 0)
 		add_streams(&v, st, n);
 
-	/* a second viewer is refused; the first goes on */
+	/* a second viewer of the session is served too (its own positions),
+	 * a connection attaches to one session; the first goes on */
 	struct live_client *c2 = tr_live_client_connect(rl.live_host, (uint16_t)rl.live_port, 5000,
 						     err, sizeof(err));
 	struct live_stream_info *st2 = NULL;
-	size_t n2;
-	r = c2 ? tr_live_client_attach(c2, si.id, true, &st2, &n2) : -1;
-	ok(r == -EBUSY && st2 == NULL, "a second viewer's ATTACH: -EBUSY (%s)",
-	   c2 ? tr_live_client_errmsg(c2) : err);
+	size_t n2 = 0;
 	r = c2 ? tr_live_client_attach(c2, si.id + 1000, true, &st2, &n2) : -1;
 	ok(r == -ENOENT, "ATTACH to a session that does not exist: -ENOENT (%s)",
+	   c2 ? tr_live_client_errmsg(c2) : err);
+	r = c2 ? tr_live_client_attach(c2, si.id, true, &st2, &n2) : -1;
+	ok(r == 0 && n2 == 3, "a second viewer's ATTACH to the session: its 3 streams too (%s)",
+	   c2 && r ? tr_live_client_errmsg(c2) : "");
+	free(st2);
+	st2 = NULL;
+	r = c2 ? tr_live_client_attach(c2, si.id, true, &st2, &n2) : -1;
+	ok(r == -EBUSY && st2 == NULL, "  attached, its connection's second ATTACH: -EBUSY (%s)",
 	   c2 ? tr_live_client_errmsg(c2) : err);
 	struct live_session_info *ss = NULL;
 	r = c2 ? tr_live_client_list(c2, &ss, &n2) : -1;
