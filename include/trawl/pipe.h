@@ -82,8 +82,10 @@ struct trawl_reader_opts {
  * whose class it wants, in the host's own time, before the merge (each
  * stream in order, streams and hosts in any order): start() before the
  * first, then events(); wants() once per class. The reader asks
- * refresh() at most every 250 ms as it waits for its sources (1: some
- * correction changed, 0, -errno) and get() for each host's correction (1
+ * refresh() as it waits for its sources, once it decoded what came and
+ * before it takes it (1: some correction changed, 0 (nothing new, or not
+ * yet: the corrector limits its own cost), -errno) and get() for each
+ * host's correction (1
  * with *x node time -> reference time; 0: not synchronized yet, its own
  * clock). A new correction applies to the events decoded after it, and
  * never sets a host's time back: a host whose correction goes back stands

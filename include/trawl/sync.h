@@ -386,12 +386,14 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
 
 /*
  * Clocks corrected while a live session flows: the finder over the events
- * a live reader decodes (its tap, before the merge), and every 250 ms at
- * most, when new sync events came, each node's correction to the
+ * a live reader decodes (its tap, before the merge), and, when the reader
+ * asks and new sync events came, each node's correction to the
  * reference from what was found so far (the pairs, the graph), as `trawl
  * sync --live` computes them. trawl_sync_live_clock() is what a reader
  * takes (trawl_reader_opts.clock). Every message is kept: memory grows
- * with the messages of the session (docs/sync.md, "Live").
+ * with the messages of the session, and each refresh computes them all
+ * again, so a refresh waits at least 19 times as long as the last one
+ * took (at most 5 % of the reader's thread; docs/sync.md, "Live").
  */
 struct trawl_sync_live;
 struct trawl_reader_clock;

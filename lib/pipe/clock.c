@@ -8,10 +8,13 @@
  * batch a stream decodes goes to the corrector's tap, the events it wants
  * in that time, before the merge; the reader decodes ahead what came
  * (live_wait(): up to a stream's queue) so that the tap sees the messages
- * as they arrive, not as the merge reaches them. As the reader waits for
- * its sources it asks the corrector, at most every 250 ms, for each
- * host's correction (trace.lx); a batch's times are mapped through the
- * host's correction when the merge takes it, and so are its hold times.
+ * as they arrive, not as the merge reaches them. Then, before it takes
+ * what it decoded, it asks the corrector for each host's correction
+ * (trace.lx; the corrector computes anew only when messages came, and
+ * limits its own cost); a batch's times are mapped through the host's
+ * correction when the merge takes it, and so are its hold times: a
+ * message decoded this way is in the correction its times are mapped
+ * with.
  * The events the merge holds and has not given yet are mapped again
  * from their raw clock values (tr_clock_remap()). Time never goes back:
  * at a change the host's floor becomes the latest time the merge gave (of
@@ -24,9 +27,6 @@
 #include <string.h>
 
 #include "pipe/pipe-internal.h"
-#include "util/clock.h"
-
-#define REFRESH_NS 250000000		/* the corrector asked at most this often */
 
 void tr_clock_adopt(struct trawl_reader *r, struct trawl_reader_trace *t)
 {
@@ -151,10 +151,6 @@ int tr_clock_refresh(struct trawl_reader *r, int64_t front)
 {
 	if (!r->has_clock || !r->clock_started)
 		return 0;
-	int64_t now = (int64_t)tr_mono_ns();
-	if (now < r->clock_next)
-		return 0;
-	r->clock_next = now + REFRESH_NS;
 	int rc = r->clock.refresh ? r->clock.refresh(r->clock.self) : 1;
 	if (rc <= 0)
 		return rc;

@@ -774,9 +774,30 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 		}
 		got |= rc;
 	}
-	/* the clocks as corrected now, for what is taken next; front: the
-	 * last time the merge gave (each leaf's last given: in its batch
-	 * before its head, or in the batches it gave back) */
+	/* what the sources added, and w's next batch; then the tree anew:
+	 * w need not be its winner any more (a replay is for the winner
+	 * only), and a live tree is small */
+	if ((rc = reader_grow(r))) {
+		r->failed = rc;
+		r->lasterr = "out of memory";
+		return rc;
+	}
+	struct merge *m = r->m;
+	/* live clock: what came is decoded ahead (up to each queue), for its
+	 * tap to see the messages as they arrive */
+	if (unlikely(r->has_clock) && r->started) {
+		pthread_mutex_lock(&r->mu);
+		for (uint32_t i = 0; i < r->nstreams; i++) {
+			struct trawl_reader_stream *s = r->all[i];
+			while (s->lpend && fillable(s) && !r->failed)
+				fill_locked(r, s);
+		}
+		pthread_mutex_unlock(&r->mu);
+	}
+	/* then the clocks as corrected now, the messages just decoded
+	 * included, for what is taken next; front: the last time the merge
+	 * gave (each leaf's last given: in its batch before its head, or in
+	 * the batches it gave back) */
 	if (unlikely(r->has_clock)) {
 		int64_t front = INT64_MIN;
 		for (uint32_t i = 0; r->m && i < r->m->k; i++) {
@@ -802,26 +823,6 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 		}
 		for (size_t i = 0; rc && i < r->ntraces; i++)
 			r->traces[i]->lchanged = false;
-	}
-	/* what the sources added, and w's next batch; then the tree anew:
-	 * w need not be its winner any more (a replay is for the winner
-	 * only), and a live tree is small */
-	if ((rc = reader_grow(r))) {
-		r->failed = rc;
-		r->lasterr = "out of memory";
-		return rc;
-	}
-	struct merge *m = r->m;
-	/* live clock: what came is decoded ahead (up to each queue), for its
-	 * tap to see the messages as they arrive */
-	if (unlikely(r->has_clock) && r->started) {
-		pthread_mutex_lock(&r->mu);
-		for (uint32_t i = 0; i < r->nstreams; i++) {
-			struct trawl_reader_stream *s = r->all[i];
-			while (s->lpend && fillable(s) && !r->failed)
-				fill_locked(r, s);
-		}
-		pthread_mutex_unlock(&r->mu);
 	}
 	if (w != NOLEAF && w < m->k && m->leaf[w].hold)
 		leaf_take(r, m, &m->leaf[w]);

@@ -177,7 +177,6 @@ struct trawl_reader {
 	 * (0 not asked, 1 no, 2 yes) and events of a batch */
 	struct trawl_reader_clock clock;
 	bool has_clock, clock_started;
-	int64_t clock_next;		/* tr_mono_ns() of the next refresh */
 	uint8_t *ctap;
 	size_t nctap;
 	struct trawl_event *tapev;
