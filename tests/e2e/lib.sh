@@ -59,6 +59,14 @@ relay_up() {
 	DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
 	LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
 }
+# udp_ports N: N UDP ports free on loopback now (for probes that each listen)
+udp_ports() {
+	python3 -c '
+import socket, sys
+ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
 lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N
 

@@ -45,12 +45,7 @@ until_ok 30 grep -q 'no such session yet: waiting' live.err
 ok $? "sync --live waits for a session the relay does not have yet"
 
 # free UDP ports on loopback for the probes (each listens on its own)
-ports=$(python3 -c '
-import socket
-ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(4)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-set -- $ports
+set -- $(udp_ports 4)
 P0=$1 P1=$2 P2=$3 P3=$4
 OFF0=0 OFF1=2 OFF2=-1 OFF3=1
 probe() {	# probe I OFFSET PORT SECONDS PEERS...

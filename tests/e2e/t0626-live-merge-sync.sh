@@ -41,12 +41,7 @@ V1=$!
 pids="$pids $V1"
 until_ok 30 grep -q 'no such session yet: waiting' synced.err
 
-ports=$(python3 -c '
-import socket
-ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(4)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
-set -- $ports
+set -- $(udp_ports 4)
 P0=$1 P1=$2 P2=$3 P3=$4
 SESS=pm
 probe() {	# probe I OFFSET PORT SECONDS PEERS...
@@ -57,9 +52,13 @@ probe() {	# probe I OFFSET PORT SECONDS PEERS...
 		--relay "$DATA" --session $SESS --live-timer 100 > "p$i.out" 2> "p$i.err"
 	echo $? > "p$i.rc"
 }
-probe 0 0 $P0 5 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
-probe 1 2 $P1 5 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
-probe 2 -1 $P2 5 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+# cluster SECONDS: the 3 probing nodes, each to the 2 others, at 100/s
+cluster() {
+	probe 0 0 $P0 "$1" --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
+	probe 1 2 $P1 "$1" --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
+	probe 2 -1 $P2 "$1" --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+}
+cluster 5
 probe 3 1 $P3 5 --rate 0 &
 until_ok 60 eval '[ -f p0.rc ] && [ -f p1.rc ] && [ -f p2.rc ] && [ -f p3.rc ]'
 is "$(cat p0.rc p1.rc p2.rc p3.rc | tr -d '\n')" 0000 "the 4 probes ran, streaming to the relay"
@@ -139,9 +138,7 @@ timeout 120 "$TRAWL" top -b --json -d 0.5 "net://$LIVE/session/pt" > top.jsonl 2
 TOP=$!
 pids="$pids $TOP"
 until_ok 30 grep -q 'no such session yet: waiting' top.err
-probe 0 0 $P0 4 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
-probe 1 2 $P1 4 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
-probe 2 -1 $P2 4 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+cluster 4
 probe 3 1 $P3 4 --rate 0 &
 until_ok 60 eval '[ -f p0.rc ] && [ -f p1.rc ] && [ -f p2.rc ] && [ -f p3.rc ]'
 is "$(cat p0.rc p1.rc p2.rc p3.rc | tr -d '\n')" 0000 "the 4 probes ran again, into a second session"
@@ -182,9 +179,7 @@ pids="$pids $RELAYM"
 DATA=$(sed -n 's/^trawl relay: data on \([^,]*\), live on \([^,]*\), .*/\1/p' relaym.out)
 M=$(sed -n 's|^trawl relay: metrics on http://\([^/]*\)/metrics.*|\1|p' relaym.out)
 [ -n "$RELAYM" ] && [ -n "$DATA" ] && [ -n "$M" ] || { cat relaym.out relaym.err; echo "Bail out! the metrics relay did not start"; exit 1; }
-probe 0 0 $P0 8 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
-probe 1 2 $P1 8 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
-probe 2 -1 $P2 8 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &
+cluster 8
 cat > mclock.py << 'EOF2'
 import re, sys
 off = {'n0': 0, 'n1': 2 * 10**9, 'n2': -1 * 10**9}
