@@ -166,6 +166,8 @@ struct cli_reader_opts {
 	bool live_sync;
 };
 #define CLI_WAIT_FOREVER (-1L)
+/* A sync bound as `trawl sync` says it: "1234 ns", or "none". */
+const char *cli_bound_str(int64_t b, char *buf, size_t len);
 /* The live clock of the last live reader opened (live_sync): host's
  * estimate, 1 (*n set), 0 host not seen yet, -1 no live clock. */
 struct trawl_sync_live_node;

@@ -123,14 +123,6 @@ static void json_xform(struct json *j, const struct trawl_sync_xform *x)
 	tr_json_obj_end(j);
 }
 
-static const char *bound_str(int64_t b, char *buf, size_t len)
-{
-	if (b == TRAWL_SYNC_UNBOUNDED)
-		return "none";
-	snprintf(buf, len, "%" PRId64 " ns", b);
-	return buf;
-}
-
 /* "2023-11-14 22:13:20.000000000 UTC" */
 static const char *date_utc(int64_t ns, char *buf, size_t len)
 {
@@ -374,8 +366,8 @@ static void print_text(const struct sync_run *s, const char *stored)
 		printf("  offset     %+" PRId64 " ns (%s s) at start: node clock minus reference\n",
 		       o->offset, secs(o->offset, b1, sizeof(b1)));
 		printf("  bound      start %s, mid %s, end %s, max %s\n",
-		       bound_str(o->b_start, b1, sizeof(b1)), bound_str(o->b_mid, b2, sizeof(b2)),
-		       bound_str(o->b_end, b3, sizeof(b3)), bound_str(o->b_max, b4, sizeof(b4)));
+		       cli_bound_str(o->b_start, b1, sizeof(b1)), cli_bound_str(o->b_mid, b2, sizeof(b2)),
+		       cli_bound_str(o->b_end, b3, sizeof(b3)), cli_bound_str(o->b_max, b4, sizeof(b4)));
 		printf("  quality    %s", quality_str(o));
 		if (!o->is_ref) {
 			printf(", via ");
@@ -410,7 +402,7 @@ static void print_text(const struct sync_run *s, const char *stored)
 		       ", bound mid %s, drift %+.6f ppm, hull %zu / %zu%s\n",
 		       p->hosts[l->a].name, p->hosts[l->b].name, trawl_sync_quality_name(r->quality),
 		       l->n_ab, l->n_ba, l->lost_ab, l->lost_ba, l->dup_ab, l->dup_ba, r->violations,
-		       bound_str(bm, b1, sizeof(b1)),
+		       cli_bound_str(bm, b1, sizeof(b1)),
 		       (trawl_sync_xform_rate(&r->fwd) - 1.0) * 1e6, r->hull_ab, r->hull_ba,
 		       r->dropped ? " (points dropped)" : "");
 	}
@@ -1002,7 +994,7 @@ static void live_line(struct live_run *lr, const struct sync_run *s, size_t i, i
 		strftime(t, sizeof(t), "%H:%M:%S", &tm);
 		printf("%s.%03ld %s: offset %+.9f s, drift %+.3f ppm, bound %s, %s, reference %s, "
 		       "%" PRIu64 " messages\n", t, now.tv_nsec / 1000000, host, (double)offset / 1e9,
-		       o->ppm, bound_str(o->b_end, b, sizeof(b)), live_quality(o), ref, s->messages);
+		       o->ppm, cli_bound_str(o->b_end, b, sizeof(b)), live_quality(o), ref, s->messages);
 	}
 	fflush(stdout);
 }

@@ -137,12 +137,12 @@ static void lives_free(void)
 	nlives = 0;
 }
 
-static void bound_text(char *b, size_t len, int64_t ns)
+const char *cli_bound_str(int64_t b, char *buf, size_t len)
 {
-	if (ns == TRAWL_SYNC_UNBOUNDED)
-		snprintf(b, len, "no bound");
-	else
-		snprintf(b, len, "+- %.3f us", (double)ns / 1e3);
+	if (b == TRAWL_SYNC_UNBOUNDED)
+		return "none";
+	snprintf(buf, len, "%" PRId64 " ns", b);
+	return buf;
 }
 
 /* A node's live correction changed: a note (trawl-print(1), LIVE SYNC). */
@@ -159,10 +159,11 @@ static void live_changed(void *arg, const struct trawl_sync_live_node *n)
 		cli_note("live sync: %s: the reference", n->host);
 		return;
 	}
-	bound_text(b, sizeof(b), n->bound_ns);
-	cli_note("live sync: %s: offset %+.9f s %s, drift %+.3f ppm, reference %s (%s, %" PRIu64
-		 " messages)", n->host, (double)n->offset_ns / 1e9, b, n->drift_ppm, n->reference,
-		 trawl_sync_quality_name(n->quality), n->messages);
+	/* as trawl sync --live says it */
+	cli_note("live sync: %s: offset %+.9f s, drift %+.3f ppm, bound %s, %s, reference %s, %" PRIu64
+		 " messages", n->host, (double)n->offset_ns / 1e9, n->drift_ppm,
+		 cli_bound_str(n->bound_ns, b, sizeof(b)), trawl_sync_quality_name(n->quality),
+		 n->reference, n->messages);
 }
 
 /* A live clock for a reader, kept with the others; NULL + message. */

@@ -403,7 +403,7 @@ struct trawl_sync_live_node {
 	const char *reference;		/* its reference ("" unsynchronized) */
 	enum trawl_sync_quality quality;	/* ABSENT: no message yet */
 	struct trawl_sync_xform to_ref;	/* node time -> reference time */
-	int64_t at;			/* node time of its latest sync event */
+	int64_t at;			/* node time of its newest event so far */
 	int64_t offset_ns;		/* node minus reference, at `at` */
 	int64_t bound_ns;		/* at `at`; TRAWL_SYNC_UNBOUNDED: none */
 	double drift_ppm;

@@ -591,7 +591,7 @@ void tr_cluster_render(struct tr_cluster *c, struct tr_expo *e)
 		if (h->clock)
 			tr_expo_value(e, HLAB(NULL), h->clock == 2);
 	tr_expo_family(e, "trawl_host_clock_offset_seconds", TR_EXPO_GAUGE, "seconds",
-		       "The host's clock minus its reference's, at its latest message, as the "
+		       "The host's clock minus its reference's, at its newest event, as the "
 		       "live merge corrects it");
 	EACH_HOST
 		if (h->clock == 2)

@@ -120,12 +120,9 @@ void tr_clock_take(struct trawl_reader_stream *s, struct batch *b)
 			b->cyc[i] = (uint64_t)b->rec[i].ts - b->base;
 		b->ghz = false;
 	}
-	if (t->lsynced)
+	if (t->lsynced || t->lfloor != INT64_MIN)
 		for (uint32_t i = 0; i < b->n; i++)
-			b->rec[i].ts = trawl_sync_xform_apply(&t->lx, b->rec[i].ts);
-	/* times are in order: once one is at the floor, the rest are */
-	for (uint32_t i = 0; i < b->n && b->rec[i].ts < t->lfloor; i++)
-		b->rec[i].ts = t->lfloor;
+			b->rec[i].ts = taken(t, b->rec[i].ts);
 }
 
 void tr_clock_remap(struct trawl_reader_stream *s, struct batch *b, uint32_t from)

@@ -812,13 +812,17 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 			r->lasterr = rc == -ENOMEM ? "out of memory" : "the live clock failed";
 			return rc;
 		}
-		/* what the leaves hold and have not given: the new times too
-		 * (the tree is keyed anew below) */
+		/* what the leaves hold and have not given, and their hold
+		 * times: the new times too (the tree is keyed anew below) */
 		for (uint32_t i = 0; rc && i < r->m->k; i++) {
 			struct leaf *L = &r->m->leaf[i];
-			if (L->s && L->s->cur == L->b && L->rec < L->end && L->s->trace->lchanged) {
+			if (!L->s || !L->s->trace->lchanged)
+				continue;
+			if (L->s->cur == L->b && L->rec < L->end) {
 				tr_clock_remap(L->s, L->s->cur, (uint32_t)(L->rec - L->b->rec));
 				L->ev.ts = L->rec->ts;
+			} else if (L->hold) {
+				L->hold_ts = tr_clock_hold(L->s, L->s->cs.hold_ns);
 			}
 		}
 		for (size_t i = 0; rc && i < r->ntraces; i++)

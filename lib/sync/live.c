@@ -26,12 +26,6 @@ struct lnode {
 	char *said_ref;				/* its reference */
 };
 
-/* the latest own time of a host's sync events (where bounds are taken) */
-struct lseen {
-	const struct trawl_reader_trace *t;
-	int64_t last;
-};
-
 struct trawl_sync_live {
 	struct trawl_sync_live_opts o;
 	struct trawl_sync_points_opts po;
@@ -43,8 +37,6 @@ struct trawl_sync_live {
 	struct trawl_reader_clock clock;
 	struct lnode *nodes;
 	size_t nnodes;
-	struct lseen *seen;
-	size_t nseen;
 	bool dirty;			/* sync events since the last refresh */
 	int64_t next_ns;		/* no refresh before (CLOCK_MONOTONIC) */
 	int err;
@@ -82,21 +74,6 @@ static int tap_events(void *self, const struct trawl_event *ev, size_t n)
 	if (rc)
 		return fail(l, rc, strerror(-rc));
 	l->dirty = true;
-	for (size_t i = 0; i < n; i++) {
-		const struct trawl_reader_trace *t = trawl_reader_stream_trace(ev[i].stream);
-		size_t k = 0;
-		while (k < l->nseen && l->seen[k].t != t)
-			k++;
-		if (k == l->nseen) {
-			struct lseen *ns = realloc(l->seen, (l->nseen + 1) * sizeof(*ns));
-			if (!ns)
-				return fail(l, -ENOMEM, "out of memory");
-			l->seen = ns;
-			ns[l->nseen++] = (struct lseen){ t, INT64_MIN };
-		}
-		if (ev[i].ts > l->seen[k].last)
-			l->seen[k].last = ev[i].ts;
-	}
 	return 0;
 }
 
@@ -144,16 +121,6 @@ static struct lnode *node_of(struct trawl_sync_live *l, const char *host)
 		nn[i].n.reference = nn[i].ref;
 	}
 	return x;
-}
-
-/* The latest own time of host's sync events, or INT64_MIN. */
-static int64_t seen_at(const struct trawl_sync_live *l, const char *host)
-{
-	int64_t at = INT64_MIN;
-	for (size_t k = 0; k < l->nseen; k++)
-		if (!strcmp(trawl_reader_trace_hostname(l->seen[k].t), host) && l->seen[k].last > at)
-			at = l->seen[k].last;
-	return at;
 }
 
 static int64_t sub_sat(int64_t a, int64_t b)
@@ -251,9 +218,8 @@ static int estimate(struct trawl_sync_live *l, struct trawl_sync_points *p)
 			free(x->ref);
 			x->ref = d;
 		}
-		int64_t at = seen_at(l, x->host);
-		if (at == INT64_MIN)
-			at = nd.to_ref.t0;
+		/* at its newest event (a live trace decodes in its own time) */
+		int64_t at = p->hosts[i].last_ts != INT64_MIN ? p->hosts[i].last_ts : nd.to_ref.t0;
 		struct trawl_sync_xform xf = q == TRAWL_SYNC_ABSENT ? trawl_sync_xform_identity()
 								    : nd.to_ref;
 		changed |= memcmp(&xf, &x->n.to_ref, sizeof(xf)) != 0;
@@ -401,7 +367,6 @@ void trawl_sync_live_free(struct trawl_sync_live *l)
 		free(l->nodes[i].said_ref);
 	}
 	free(l->nodes);
-	free(l->seen);
 	free(l->reference);
 	trawl_sync_finder_free(l->f);
 	free(l);

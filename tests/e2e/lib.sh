@@ -59,6 +59,26 @@ relay_up() {
 	DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
 	LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
 }
+# need_timens: skips the test unless time namespaces work here (root,
+# unshare from util-linux, a kernel with them)
+need_timens() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root (time namespaces)"
+	command -v unshare > /dev/null 2>&1 || skip_all "no unshare command (util-linux)"
+	unshare --time --monotonic 1 --fork true 2> timens.err ||
+		skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
+}
+# nsprobe DIR SESSION I OFFSET PORT SECONDS PEERS...: node nI, its
+# CLOCK_MONOTONIC OFFSET seconds off in a time namespace of its own,
+# probing on PORT for SECONDS and streaming to the relay at $DATA live
+# (pI.out, pI.err; its exit status in pI.rc)
+nsprobe() {
+	_d=$1 _s=$2 _i=$3 _o=$4 _p=$5 _t=$6
+	shift 6
+	unshare --time --monotonic "$_o" --fork "$TRAWL" probe -o "$_d" --host "n$_i" \
+		--listen "127.0.0.1:$_p" "$@" --duration "$_t" --clock-offset 0 \
+		--relay "$DATA" --session "$_s" --live-timer 100 > "p$_i.out" 2> "p$_i.err"
+	echo $? > "p$_i.rc"
+}
 # udp_ports N: N UDP ports free on loopback now (for probes that each listen)
 udp_ports() {
 	python3 -c '
@@ -71,15 +91,21 @@ lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }	# has_lines FILE N
 
 # ---- what this machine is: tests derive their expectations from these
-# The time the hypervisor took from every CPU of this virtual machine so far
-# (the steal column of /proc/stat, summed over the CPUs), in ns; 0 on a
-# machine that has none. A thread's CPU clock leaves out the time its vCPU
-# was stolen while it ran, the kernel's trace cannot see it: a test that
-# compares a thread's on-CPU time in a trace with its CPU clock allows
-# what was stolen meanwhile (an upper bound: any CPU's steal counts).
-stolen_ns() {
-	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
-		'$1 ~ /^cpu[0-9]+$/ { s += $9 } END { printf "%.0f\n", s * 1e9 / hz }' /proc/stat
+# The time the hypervisor took from the CPUs of this virtual machine. A
+# thread's CPU clock leaves out the time its vCPU was stolen while it ran,
+# the kernel's trace cannot see it: a test that compares a thread's on-CPU
+# time in a trace with its CPU clock allows what was stolen meanwhile (an
+# upper bound: any CPU's steal counts).
+#   steal_mark FILE     the steal column of /proc/stat per CPU, into FILE
+#   stolen_since FILE   the ns stolen since: each CPU's ticks more, and one
+#                       tick more for each CPU that had any (the counter's
+#                       rounding); 0 on a machine that has none
+steal_mark() { awk '$1 ~ /^cpu[0-9]+$/ { print $1, $9 }' /proc/stat > "$1"; }
+stolen_since() {
+	awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '
+		NR == FNR { was[$1] = $2; next }
+		$1 ~ /^cpu[0-9]+$/ && $9 > was[$1] { t += $9 - was[$1] + 1 }
+		END { printf "%.0f\n", t * 1e9 / hz }' "$1" /proc/stat
 }
 # The kernel's clocksource as trawl sees it (TRAWL_CLOCKSOURCE overrides the
 # kernel's word in the library too: tests/adverse.sh sets it).

@@ -33,9 +33,7 @@
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network and time namespaces)"
 command -v ip > /dev/null 2>&1 || skip_all "no ip command (iproute2)"
-command -v unshare > /dev/null 2>&1 || skip_all "no unshare command (util-linux)"
-unshare --time --monotonic 1 --fork true 2> timens.err ||
-	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
+need_timens
 
 N=4
 P=trawl-netdelay-$$

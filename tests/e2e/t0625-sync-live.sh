@@ -22,11 +22,8 @@
 #  - usage: --live takes a relay's session, a relay's session takes
 #    --live (exit 2).
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (time namespaces)"
-command -v unshare > /dev/null 2>&1 || skip_all "no unshare command (util-linux)"
+need_timens
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3 (the truth checker)"
-unshare --time --monotonic 1 --fork true 2> timens.err ||
-	skip_all "no time namespaces: unshare --time --monotonic fails ($(head -1 timens.err))"
 # the shifted clocks must stay positive: -1 s needs an uptime over 1 s
 plan 14
 
@@ -48,14 +45,7 @@ ok $? "sync --live waits for a session the relay does not have yet"
 set -- $(udp_ports 4)
 P0=$1 P1=$2 P2=$3 P3=$4
 OFF0=0 OFF1=2 OFF2=-1 OFF3=1
-probe() {	# probe I OFFSET PORT SECONDS PEERS...
-	i=$1 off=$2 port=$3 secs=$4
-	shift 4
-	unshare --time --monotonic "$off" --fork "$TRAWL" probe -o loc --host "n$i" \
-		--listen "127.0.0.1:$port" "$@" --duration "$secs" --clock-offset 0 \
-		--relay "$DATA" --session pl --live-timer 100 > "p$i.out" 2> "p$i.err"
-	echo $? > "p$i.rc"
-}
+probe() { nsprobe loc pl "$@"; }	# probe I OFFSET PORT SECONDS PEERS...
 probe 0 $OFF0 $P0 6 --rate 100 --peer n1=127.0.0.1:$P1 --peer n2=127.0.0.1:$P2 &
 probe 1 $OFF1 $P1 6 --rate 100 --peer n0=127.0.0.1:$P0 --peer n2=127.0.0.1:$P2 &
 probe 2 $OFF2 $P2 6 --rate 100 --peer n0=127.0.0.1:$P0 --peer n1=127.0.0.1:$P1 &

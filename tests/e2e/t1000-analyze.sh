@@ -12,7 +12,7 @@
 #  - ground truth: N nanosleeps of at least 10 ms, the burner's CPU time
 #    within 5 % (or 2 ms) of what its thread CPU clock says (above it by
 #    at most the time the hypervisor stole meanwhile: tests/e2e/lib.sh
-#    stolen_ns), dd's 100
+#    stolen_since), dd's 100
 #    requests of 4 KiB;
 #  - iolatency's processes: dd's bytes read and written as
 #    lttng-iousagetop's per-process tables (to their rounding), and as dd
@@ -69,15 +69,15 @@ CPUS=$("$TRAWL" print "$(dirname "$(find idle-probe -name metadata -path '*kerne
 lost=x
 for try in 1 2 3; do
 	rm -rf s
-	st0=$(stolen_ns)
+	steal_mark steal.0
 	if ! "$TRAWL" record -o s -b 32768 -k sched,syscalls,irq,block -- \
 		taskset -c "$CPUS" sh -c "./work $N > work.out; dd if=/dev/zero of=dd.bin bs=4096 count=100 oflag=direct status=none & echo \$! > dd.pid; wait \$!" \
 		> rec.log 2>&1; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
 	fi
-	# what the hypervisor took meanwhile, one tick per CPU more (rounding)
-	STOLEN=$(($(stolen_ns) - st0 + $(nproc) * 1000000000 / $(getconf CLK_TCK)))
+	# what the hypervisor took from the CPUs meanwhile (lib.sh)
+	STOLEN=$(stolen_since steal.0)
 	lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rec.log)
 	if [ "$lost" = 0 ]; then
 		g=$(gaps "$(dirname "$(find s -name metadata -path '*kernel*' | head -1)")")

@@ -31,13 +31,13 @@ N=1000
 lost=x
 for try in 1 2 3; do
 	rm -rf s
-	st0=$(stolen_ns)
+	steal_mark steal.0
 	if ! "$TRAWL" record -o s -b 16384 -k sched,syscalls --only-command -- ./top-work 3 $N > work.out 2> rec.log; then
 		grep -qE '^trawl record: .*(tracefs|instance|Permission|not permitted)' rec.log &&
 			skip_all "cannot record kernel events here: $(grep -m1 '^trawl record:' rec.log)"
 	fi
-	# what the hypervisor took meanwhile, one tick per CPU more (rounding)
-	STOLEN=$(($(stolen_ns) - st0 + $(nproc) * 1000000000 / $(getconf CLK_TCK)))
+	# what the hypervisor took from the CPUs meanwhile (lib.sh)
+	STOLEN=$(stolen_since steal.0)
 	lost=$(sed -n 's/^trawl record: [0-9]* kernel events, \([0-9]*\) lost.*/\1/p' rec.log)
 	[ "$lost" = 0 ] && break
 done
