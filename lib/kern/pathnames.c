@@ -10,14 +10,22 @@
  * very clock of bpf_ktime_get_ns(): compared as they are. The x86-tsc
  * trace clock is converted by interpolating between (TSC, CLOCK_MONOTONIC)
  * samples that bracket the event (one is taken when an event is newer than
- * the last), less this process's time namespace offset; the join then
- * keeps EPS_TSC_NS away from every interval's bounds.
+ * the last, and every millisecond while the reader polls), less this
+ * process's time namespace offset; the join then keeps away from every
+ * interval's bounds by what the conversion may miss: half the two samples'
+ * widths, EPS_TSC_NS, and a part of the time between them for a change of
+ * the kernel's CLOCK_MONOTONIC rate meanwhile: EPS_STEADY_PPM when the NTP
+ * state (adjtimex: frequency, tick, no offset being slewed) is the same at
+ * both, else EPS_NTP_PPM (the kernel's bound on NTP's frequency) and what
+ * a tick change adds.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 
 #include <traceevent/event-parse.h>
 
@@ -94,12 +102,18 @@ void tr_kpath_free(struct kpath *p)
 #define RING_SIZE	(8u << 20)
 #define EXPIRE_NS	(10 * 1000000000ull)	/* records older than this are dropped */
 #define EXPIRE_EVERY_NS	(100 * 1000000ull)	/* ... looked for this often at most */
-#define EPS_TSC_NS	500			/* the TSC's conversion, kept off the bounds */
+#define EPS_TSC_NS	20			/* the TSC's conversion, kept off the bounds: */
+#define EPS_STEADY_PPM	1			/* ... plus this of the samples' distance */
+#define EPS_NTP_PPM	500			/* ... or this when NTP moved between them */
+#define SAMPLE_EVERY_NS	1000000ull		/* a sample while polling, this often at most */
 #define MAX_SAMPLES	4096
 
 struct sample {
 	uint64_t c;			/* TSC */
 	uint64_t mono;			/* kernel CLOCK_MONOTONIC */
+	uint64_t width;			/* its uncertainty: the mono reads around c */
+	long freq, tick;		/* the kernel's NTP state (adjtimex) */
+	bool slewing;			/* an offset being slewed: the rate changes */
 };
 
 struct kpath {
@@ -114,6 +128,7 @@ struct kpath {
 	uint64_t malformed;
 	int ncpus;
 	uint64_t expired_at;		/* the last expiry (once per EXPIRE_EVERY_NS) */
+	uint64_t sampled_at;		/* the last sample taken while polling */
 };
 
 /* libbpf's warnings are dropped: the recorder says once why names are
@@ -144,14 +159,21 @@ static void take_sample(struct kpath *p)
 	}
 	if (tr_grow(&p->smp, &p->capsmp, p->nsmp, sizeof(*p->smp)) < 0)
 		return;
-	p->smp[p->nsmp++] = (struct sample){ s.c, (uint64_t)(s.mono - p->timens_off) };
+	struct timex tx = { .modes = 0 };
+	bool ntp = adjtimex(&tx) >= 0;
+	p->smp[p->nsmp++] = (struct sample){ s.c, (uint64_t)(s.mono - p->timens_off),
+					     (uint64_t)s.width, ntp ? tx.freq : LONG_MIN,
+					     ntp ? tx.tick : 0, !ntp || tx.offset != 0 };
 }
 
-/* ts of the trace clock as kernel CLOCK_MONOTONIC ns */
-static uint64_t to_mono(struct kpath *p, uint64_t ts)
+/* ts of the trace clock as kernel CLOCK_MONOTONIC ns; *eps: how far off it
+ * may be */
+static uint64_t to_mono(struct kpath *p, uint64_t ts, uint64_t *eps)
 {
+	*eps = 0;
 	if (!p->tsc)
 		return ts;
+	*eps = 500;	/* (one sample only: the TSC read as it is) */
 	if (!p->nsmp || p->smp[p->nsmp - 1].c < ts)
 		take_sample(p);
 	if (p->nsmp < 2)
@@ -171,6 +193,11 @@ static uint64_t to_mono(struct kpath *p, uint64_t ts)
 		return a->mono;
 	__int128 d = (__int128)((int64_t)(ts - a->c)) * (int64_t)(b->mono - a->mono) /
 		     (int64_t)(b->c - a->c);
+	uint64_t span = b->mono > a->mono ? b->mono - a->mono : 0, ppm = EPS_STEADY_PPM;
+	if (a->freq != b->freq || a->tick != b->tick || a->slewing || b->slewing ||
+	    a->freq == LONG_MIN)	/* (a tick is 10000 / HZ us: 100 ppm a unit at 100 Hz) */
+		ppm = EPS_NTP_PPM + (uint64_t)labs(a->tick - b->tick) * 100;
+	*eps = (a->width + b->width) / 2 + span / 1000000 * ppm + EPS_TSC_NS;
 	return (uint64_t)((__int128)a->mono + d);
 }
 
@@ -271,6 +298,12 @@ int tr_kpath_poll(struct kpath *p)
 	int r = ring_buffer__consume(p->rb);
 	uint64_t now = (uint64_t)(tr_clock_ns(CLOCK_MONOTONIC) - p->timens_off);
 
+	/* samples close together: a short interpolation (the NTP's rate
+	 * changes count for less) */
+	if (p->tsc && now - p->sampled_at >= SAMPLE_EVERY_NS) {
+		take_sample(p);
+		p->sampled_at = now;
+	}
 	/* called per page read: the 10 s horizon needs no walk that often */
 	if (now > EXPIRE_NS && now - p->expired_at >= EXPIRE_EVERY_NS) {
 		p->st.unused += tr_pjoin_expire(p->join, now - EXPIRE_NS);
@@ -282,9 +315,8 @@ int tr_kpath_poll(struct kpath *p)
 enum tr_pj_result tr_kpath_find(struct kpath *p, int32_t tid, int32_t nr, uint64_t ptr,
 				uint64_t ts, bool final, const char **s, size_t *n)
 {
-	uint64_t t = to_mono(p, ts);
-	enum tr_pj_result r = tr_pjoin_find(p->join, tid, nr, ptr, t, p->tsc ? EPS_TSC_NS : 0,
-					    s, n);
+	uint64_t eps, t = to_mono(p, ts, &eps);
+	enum tr_pj_result r = tr_pjoin_find(p->join, tid, nr, ptr, t, eps, s, n);
 
 	switch (r) {
 	case TR_PJ_FOUND: p->st.named++; break;

@@ -78,6 +78,7 @@ void tr_clock_sample(bool tsc, struct tr_clock_sample *s)
 			s->mono = m1 + (m2 - m1) / 2;
 			s->c = tsc ? cc : (uint64_t)s->mono;
 			s->real = r;
+			s->width = best;
 		}
 	}
 }

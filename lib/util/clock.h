@@ -82,6 +82,7 @@ TRAWL_HIDDEN int tr_timens_monotonic(int64_t *off);
 struct tr_clock_sample {
 	uint64_t c;			/* the trace clock: TSC cycles or mono ns */
 	int64_t mono, real;		/* CLOCK_MONOTONIC, CLOCK_REALTIME ns */
+	int64_t width;			/* ns between the two mono reads around c */
 };
 
 /* A tight (clock, mono, real) triple: the tightest of 16 reads. */
