@@ -29,15 +29,42 @@ REC=""
 trap '[ -n "$REC" ] && kill "$REC" 2>/dev/null' EXIT INT TERM
 
 cat > gwork.c <<'EOF'
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
-/* gwork N: exactly N getppid calls, then exit_group */
+/* the recorder has written a sub-buffer (SUB bytes) of a stream file in DIR */
+static int written(const char *dir, long sub)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int yes = 0;
+	while (d && !yes && (e = readdir(d))) {
+		char p[4096];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		yes = !strncmp(e->d_name, "channel", 7) && !stat(p, &st) && st.st_size >= sub;
+	}
+	if (d)
+		closedir(d);
+	return yes;
+}
+/* gwork N [DIR SUB]: exactly N getppid calls; then, with DIR, waits (at
+ * most 20 s) until the recorder has taken pages while tracing is on (a
+ * stream file of DIR holds a sub-buffer); then exit_group */
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 0;
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getppid);
+	for (int i = 0; argc > 3 && i < 2000 && !written(argv[2], atol(argv[3])); i++) {
+		struct timespec t = { 0, 10000000 };
+		nanosleep(&t, NULL);
+	}
 	syscall(SYS_exit_group, 0);
 	return 0;
 }
@@ -60,9 +87,13 @@ EV=syscalls:sys_enter_splice,syscalls:sys_exit_splice,syscalls:sys_enter_getppid
 # buffer, 64 MiB per CPU, holds the whole workload (13 MB at most): gwork
 # makes its events in a tenth of a second, faster than a reader that slept
 # its idle period (50 ms) on a loaded machine drains a 4 MiB buffer
+# (gwork may end before the reader's first wake: it then waits until the
+# reader has written a sub-buffer, so that splices that took data while
+# tracing was on are in the trace)
 grec() {
 	_name=$1; shift
-	env "$@" "$TRAWL" record -o "$_name" --host h -v -b 65536 -k "$EV" -- ./gwork $N 2> "$_name.err" &
+	env "$@" "$TRAWL" record -o "$_name" --host h -v -b 65536 -k "$EV" -- \
+		./gwork $N "$_name/h/kernel" "$SUB" 2> "$_name.err" &
 	REC=$!
 	wait "$REC"; _rc=$?
 	REC_PID=$REC REC=""
