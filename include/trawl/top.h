@@ -84,6 +84,13 @@ struct trawl_top_opts {
 	/* The longest samples kept per slice of cputop (runs) and schedlat
 	 * (waits), for a drill-down; 0: 32. */
 	size_t samples;
+	/* The rows a slice keeps once a newer one closed, per host, analysis
+	 * and kind of row (threads, syscalls, IRQs, disks; not CPUs): the
+	 * first this many by their figure (CPU time, latency sum, count), the
+	 * others summed into one row "other" (id and pid -1), so that the
+	 * history's size does not grow with the threads that ever lived. The
+	 * newest slice keeps every row. 0: 64. */
+	size_t history_rows;
 };
 
 /* NULL + errno (EINVAL: a bad option; ENOMEM), message in err. */

@@ -291,8 +291,74 @@ static void (*const period_fns[NAN_])(void *, const struct trawl_analysis *) = {
 	period_0, period_1, period_2, period_3, period_4,
 };
 
+/* The rows of a kind that compete for the history's places: the larger
+ * first (CPU time, latency or time summed, then count) */
+static int keep_cmp(const void *pa, const void *pb)
+{
+	const struct srow *a = pa, *b = pb;
+	if (a->host != b->host)
+		return a->host < b->host ? -1 : 1;
+	if (a->an != b->an)
+		return a->an < b->an ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->sum != b->sum)
+		return a->sum > b->sum ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * A slice no longer the newest: per (host, analysis, kind), the first K
+ * rows (keep_cmp), the others summed into one "other" row. CPU rows stay
+ * (as many as the host's CPUs: the header's CPU share is theirs).
+ */
+static void compact(struct slice *s, size_t K)
+{
+	if (s->nrows <= K)
+		return;
+	qsort(s->rows, s->nrows, sizeof(*s->rows), keep_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < s->nrows;) {
+		size_t j = i;
+		while (j < s->nrows && s->rows[j].host == s->rows[i].host &&
+		       s->rows[j].an == s->rows[i].an && s->rows[j].kind == s->rows[i].kind)
+			j++;
+		size_t keep = s->rows[i].kind == TRAWL_ANALYSIS_CPU || j - i <= K + 1 ? j - i : K;
+		for (size_t k = i; k < i + keep; k++)
+			s->rows[w++] = s->rows[k];
+		if (keep < j - i) {
+			struct srow o = s->rows[i + keep];
+			for (size_t k = i + keep + 1; k < j; k++) {
+				const struct srow *r = &s->rows[k];
+				o.count += r->count;
+				o.errors += r->errors;
+				o.bytes += r->bytes;
+				o.rb += r->rb;
+				o.wb += r->wb;
+				o.sum += r->sum;
+				o.max = r->max > o.max ? r->max : o.max;
+			}
+			o.id = o.pid = -1;
+			o.names = 0;
+			snprintf(o.label, sizeof(o.label), "other");
+			s->rows[w++] = o;
+		}
+		i = j;
+	}
+	s->nrows = w;
+	struct srow *r = realloc(s->rows, (w ? w : 1) * sizeof(*r));
+	if (r) {
+		s->rows = r;
+		s->caprows = w ? w : 1;
+	}
+}
+
 static void ring_push(struct trawl_top *t, struct slice *s)
 {
+	if (t->n)	/* the newest so far is history now */
+		compact(t->ring[(t->head + t->n - 1) % t->cap], t->o.history_rows);
 	if (t->n == t->cap) {
 		struct slice *old = t->ring[t->head];
 		slice_release(old);
@@ -551,6 +617,10 @@ struct trawl_top *trawl_top_new(const struct trawl_top_opts *o, char *err, size_
 		t->o.history_ns = 600 * (int64_t)1000000000;
 	if (!t->o.samples)
 		t->o.samples = 32;
+	if (o->sz < offsetof(struct trawl_top_opts, history_rows) + sizeof(o->history_rows))
+		t->o.history_rows = 0;
+	if (!t->o.history_rows)
+		t->o.history_rows = 64;
 	if (o->comm && !(t->comm = strdup(o->comm)))
 		goto nomem;
 	t->o.comm = t->comm;

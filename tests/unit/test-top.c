@@ -64,6 +64,93 @@ static double sum_col(const struct trawl_top_row *r, size_t n, enum trawl_top_co
 }
 
 
+/* The history's cap: what a slice showed while newest, against what it
+ * shows once newer ones closed (history_rows 2: per host the 2 first
+ * threads and syscalls, the others one row "other"). */
+#define CAP_MAX 64
+struct capseen {
+	size_t n;
+	double cpu[CAP_MAX], calls[CAP_MAX];	/* the sums of the views */
+	size_t most[CAP_MAX];			/* a host's thread rows at most */
+};
+
+static void view_of(const struct trawl_top *t, size_t i, enum trawl_top_view v, double *sum,
+		    size_t *most)
+{
+	struct trawl_top_query q = { .sz = sizeof(q), .view = v, .slice = i, .threads = true,
+				     .sort = TRAWL_TOP_NCOLS };
+	struct trawl_top_row *rows = NULL;
+	size_t n = 0;
+	*sum = 0;
+	*most = 0;
+	if (trawl_top_query(t, &q, &rows, &n))
+		return;
+	for (size_t k = 0; k < n; k++) {
+		size_t per = 0;
+		for (size_t j = 0; j < n; j++)
+			per += !strcmp(rows[j].host, rows[k].host);
+		*most = per > *most ? per : *most;
+		*sum += rows[k].v[v == TRAWL_TOP_CPU ? TRAWL_TOP_COL_SUM : TRAWL_TOP_COL_COUNT];
+	}
+	free(rows);
+}
+
+static void on_cap_slice(void *arg, struct trawl_top *t)
+{
+	struct capseen *c = arg;
+	size_t i = trawl_top_nslices(t) - 1, m;
+	if (c->n == CAP_MAX || i != c->n)
+		return;
+	view_of(t, i, TRAWL_TOP_CPU, &c->cpu[i], &c->most[i]);
+	view_of(t, i, TRAWL_TOP_SYSCALLS, &c->calls[i], &m);
+	c->n++;
+}
+
+static void history_cap(const char *dir)
+{
+	struct capseen c = { .n = 0 };
+	char err[512] = "";
+	struct trawl_top_opts o = { .sz = sizeof(o), .interval_ns = 100000000,
+				    .history_ns = 100 * 100000000LL, .history_rows = 2,
+				    .slice = on_cap_slice, .arg = &c };
+	struct trawl_top *t = trawl_top_new(&o, err, sizeof(err));
+	const char *paths[] = { dir };
+	struct trawl_reader_opts ro = { .sz = sizeof(ro), .threads = 1 };
+	struct trawl_reader *r = trawl_reader_new(paths, 1, &ro, err, sizeof(err));
+	struct trawl_sink sk = t ? trawl_top_sink(t) : (struct trawl_sink){ 0 };
+	struct trawl_run_opts run = { .sz = sizeof(run) };
+	int rc = t && r ? trawl_pipe_run(r, &sk, 1, &run) : -1;
+	if (!ok(rc == 0 && c.n >= 3 &&
+		trawl_top_nslices(t) == c.n, "history_rows 2: a run of %zu slices, all kept", c.n)) {
+		trawl_reader_free(r);
+		trawl_top_free(t);
+		return;
+	}
+	size_t wide = 0, capped = 0, same = 0, mostnow = 0;
+	for (size_t i = 0; i + 1 < c.n; i++) {
+		double cpu, calls;
+		size_t most, m;
+		view_of(t, i, TRAWL_TOP_CPU, &cpu, &most);
+		view_of(t, i, TRAWL_TOP_SYSCALLS, &calls, &m);
+		wide += c.most[i] > 3;
+		capped += most <= 3 && m <= 3;
+		mostnow = most > mostnow ? most : mostnow;
+		same += cpu == c.cpu[i] && calls == c.calls[i];
+	}
+	ok(wide > 0, "%zu of the %zu older slices had more than 3 threads on a host when newest",
+	   wide, c.n - 1);
+	is_int(capped, c.n - 1, "... each older slice: 2 threads and 2 syscalls a host, and other "
+	       "(at most %zu rows a host)", mostnow);
+	is_int(same, c.n - 1, "... with the same CPU time and syscall count in all, as when newest");
+	double cpu;
+	size_t most;
+	view_of(t, c.n - 1, TRAWL_TOP_CPU, &cpu, &most);
+	ok(cpu == c.cpu[c.n - 1] && most == c.most[c.n - 1], "the newest keeps every row (%zu a host)",
+	   most);
+	trawl_reader_free(r);
+	trawl_top_free(t);
+}
+
 /* Thread 100 ("old") runs 0.1-0.3 s, execs /usr/bin/newprog at 0.2 s
  * (then "newprog", a second name), runs to 0.3 s; 0.5 s: the end. */
 static int write_exec(const char *dir)
@@ -266,6 +353,7 @@ int main(void)
 	trawl_reader_free(r);
 	trawl_top_free(t);
 	trawl_top_free(NULL);
+	history_cap(dir);
 	exec_name();
 	if (!tap_fail) {
 		char cmd[128];
