@@ -35,6 +35,12 @@ struct cli_top_tui {
 	/* the rows drawn (for Enter) */
 	struct trawl_top_row *rows;
 	size_t nrows;
+	/* live, behind the stream: intervals closing faster than real time
+	 * (a backlog read) are not all drawn */
+	int64_t slice_at, drawn_at;	/* CLOCK_MONOTONIC of the last slice, draw */
+	uint64_t skipped;
+	unsigned quick;			/* slices in a row that came that fast */
+	bool stale;			/* the newest slice not drawn yet */
 };
 
 struct cli_top_tui *cli_top_tui_new(const struct trawl_top_query *q, int64_t interval_ns,
@@ -140,6 +146,8 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 		 u->ended ? "  (end of trace)" : "", u->q.group ? "  grouped" : "",
 		 lname[u->level]);
 	attroff(A_BOLD);
+	if (u->skipped)
+		printw("  skipped %" PRIu64 " (behind the stream)", u->skipped);
 	int y = 1;
 	if (u->filter[0] || u->level > L_ALL)
 		mvprintw(y++, 0, "filter: %s  host: %s  process: %s", u->filter[0] ? u->filter : "-",
@@ -383,6 +391,22 @@ void cli_top_tui_slice(void *arg, struct trawl_top *t)
 	struct cli_top_tui *u = arg;
 	if (u->quit)
 		return;
+	int64_t now = now_ns(CLOCK_MONOTONIC), prev = u->slice_at;
+	u->slice_at = now;
+	/* live: slices closing less than half an interval after the one
+	 * before, a third in a row, are a backlog being read (the viewer
+	 * behind the stream, or joining a session from its start; not one
+	 * late beacon): drawn once an interval, the others counted, so that
+	 * the screen catches up with the newest */
+	u->quick = prev && now - prev < u->interval_ns / 2 ? u->quick + 1 : 0;
+	if (u->live && !u->paused && u->quick >= 2 && now - u->drawn_at < u->interval_ns) {
+		u->skipped++;
+		u->stale = true;
+		keys_until(u, t, now, false);
+		return;
+	}
+	u->drawn_at = now;
+	u->stale = false;
 	draw(u, t);
 	if (!u->live)	/* a replay: one slice per refresh */
 		keys_until(u, t, now_ns(CLOCK_MONOTONIC) + u->interval_ns, true);
@@ -397,7 +421,8 @@ int cli_top_tui_idle(void *arg, struct trawl_top *t)
 		return -ECANCELED;
 	timeout(0);
 	int k;
-	bool redraw = false;
+	bool redraw = u->stale;	/* caught up: the newest, which was skipped */
+	u->stale = false;
 	while ((k = getch()) != ERR)
 		redraw |= key(u, t, k);
 	if (redraw)
