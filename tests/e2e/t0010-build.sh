@@ -4,7 +4,7 @@
 # only; a program builds against the installed library through pkg-config and
 # writes and reads a trace with it; every subcommand has a man page.
 . "$TRAWL_SRC/tests/e2e/lib.sh"
-plan 15
+plan 16
 dest="$TRASH/root"
 make -s -C "$TRAWL_SRC" ${TRAWL_MAKE_ARGS:-O="$TRAWL_BUILD"} PREFIX=/opt/trawl DESTDIR="$dest" install >install.log 2>&1
 ok $? "make install into DESTDIR"
@@ -131,4 +131,8 @@ is "$inc" "" "no test, fuzz target, bench or example includes a .c file"
 missing=$(cd "$TRAWL_SRC" && grep -oE 'docs/[A-Za-z0-9_./-]+\.md' README.md | sort -u |
 	while read -r f; do [ -f "$f" ] || echo "$f"; done)
 is "$missing" "" "every docs/ page the README names exists"
+# a man page's .BR/.BI alternates fonts with no space between its
+# arguments: prose after "name (1))." on the same line runs together
+runon=$(cd "$TRAWL_SRC" && grep -nE '^\.B[RI] [^" ]+ \([0-9]\)[^ ]* [A-Za-z]' docs/man/*.1)
+is "$runon" "" "no man page runs prose into a .BR reference"
 finish
