@@ -49,7 +49,9 @@ static void usage(FILE *f)
 		"      --host GLOB      hosts (env.hostname) shown\n"
 		"      --comm GLOB      only threads of this name count (their CPU time,\n"
 		"                       latencies, I/O, syscalls)\n"
-		"      --group          rows summed across hosts by process name (host *)\n"
+		"      --group[=BY]     rows summed across hosts (host *) by process name\n"
+		"                       (BY name, the default) or by cgroup (BY cgroup:\n"
+		"                       processes and threads; the other views by name)\n"
 		"      --threads        a row per thread, not per process (cpu, sched)\n"
 		"      --sort COL       the view's column to sort by (default its first)\n"
 		"      --limit N        -b: the N first rows of each snapshot (default all)\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f)
 		"  -h, --help           this help\n"
 		"\n"
 		"Full-screen keys: 1-5 views (cpu, sched, io, irq, syscalls), t threads,\n"
-		"< > sort column, / filter by name, g group across hosts, p pause,\n"
+		"< > sort column, / filter by name, g group across hosts, c by cgroup, p pause,\n"
 		"left/right one interval back/forward, up/down select, Enter drill down\n"
 		"(host, process, threads, longest samples), Backspace up, q quit.\n");
 }
@@ -193,7 +195,15 @@ static void print_json(struct batch *b, struct trawl_top *t, size_t si, const st
 		else
 			tr_json_i64(j, r->tid);
 		bool task = !strcmp(r->kind, "process") || !strcmp(r->kind, "thread");
-		tr_json_kv_str(j, task ? "comm" : "name", r->name);
+		tr_json_kv_str(j, task && !(b->q.group && b->q.by_cgroup) ? "comm" : "name",
+			       r->name);
+		if (task) {
+			tr_json_key(j, "cgroup");
+			if (r->cgroup)
+				tr_json_str(j, r->cgroup);
+			else
+				tr_json_null(j);
+		}
 		for (size_t c = 0; c < ncols; c++) {
 			tr_json_key(j, trawl_top_column_name(cols[c]));
 			if (cols[c] == TRAWL_TOP_COL_CPU_PCT)
@@ -318,7 +328,7 @@ int cmd_top(int argc, char **argv)
 		{ "view", required_argument, NULL, O_VIEW },
 		{ "host", required_argument, NULL, O_HOST },
 		{ "comm", required_argument, NULL, O_COMM },
-		{ "group", no_argument, NULL, O_GROUP },
+		{ "group", optional_argument, NULL, O_GROUP },
 		{ "threads", no_argument, NULL, O_THREADS },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "limit", required_argument, NULL, O_LIMIT },
@@ -373,7 +383,13 @@ int cmd_top(int argc, char **argv)
 		}
 		case O_HOST: hostglob = optarg; break;
 		case O_COMM: to.comm = optarg; b.q.comm = optarg; break;
-		case O_GROUP: b.q.group = true; break;
+		case O_GROUP:
+			b.q.group = true;
+			if (optarg && !strcmp(optarg, "cgroup"))
+				b.q.by_cgroup = true;
+			else if (optarg && strcmp(optarg, "name"))
+				return cli_usage("--group: '%s' is neither name nor cgroup", optarg);
+			break;
 		case O_THREADS: b.q.threads = true; break;
 		case O_SORT: sort = optarg; break;
 		case O_LIMIT:

@@ -143,7 +143,7 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 	attron(A_BOLD);
 	mvprintw(0, 0, "trawl top  %-8s [%s, %s) #%" PRIu64 "%s%s%s  %s", trawl_top_view_name(u->q.view),
 		 b, e, trawl_top_dropped(t) + si, u->paused ? "  PAUSED" : "",
-		 u->ended ? "  (end of trace)" : "", u->q.group ? "  grouped" : "",
+		 u->ended ? "  (end of trace)" : "", !u->q.group ? "" : u->q.by_cgroup ? "  grouped by cgroup" : "  grouped",
 		 lname[u->level]);
 	attroff(A_BOLD);
 	if (u->skipped)
@@ -242,8 +242,8 @@ static void draw(struct cli_top_tui *u, const struct trawl_top *t)
 				attroff(A_STANDOUT);
 		}
 	}
-	mvprintw(rows_ - 1, 0, "1-5 view  t threads  <> sort  / filter  g group  p pause  "
-		 "<- -> step  Enter/Bksp drill  q quit");
+	mvprintw(rows_ - 1, 0, "1-5 view  t threads  <> sort  / filter  g group  c cgroup  p pause  "
+		 "<- -> step  Enter drill  q quit");
 	refresh();
 }
 
@@ -297,6 +297,11 @@ static bool key(struct cli_top_tui *u, struct trawl_top *t, int k)
 		return true;
 	case 't': u->q.threads = !u->q.threads; return true;
 	case 'g': u->q.group = !u->q.group; u->cursor = 0; return true;
+	case 'c':	/* grouped by cgroup, or by name again */
+		u->q.by_cgroup = !(u->q.group && u->q.by_cgroup);
+		u->q.group = true;
+		u->cursor = 0;
+		return true;
 	case '<': sort_step(u, -1); return true;
 	case '>': sort_step(u, 1); return true;
 	case 'r': u->q.ascending = !u->q.ascending; return true;

@@ -101,6 +101,10 @@ struct trawl_analysis_row {
 	 * kernel model knows it when the slice closes (period(), and after the
 	 * run), -1 when unknown; a process row: its id; other rows: -1. */
 	int64_t pid;
+	/* A thread's rows and a process row: its cgroup as the kernel model
+	 * knows it then (the state dump's, a parent's at a fork), NULL when
+	 * unknown. Valid until the analysis is given its next event. */
+	const char *cgroup;
 };
 
 struct trawl_analysis_sample {

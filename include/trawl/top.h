@@ -144,6 +144,12 @@ struct trawl_top_query {
 	enum trawl_top_column sort;	/* a column of the view; TRAWL_TOP_NCOLS: its first */
 	bool ascending;
 	size_t limit;			/* rows at most; 0: all */
+	/* With group: the processes' and threads' rows (cpu, sched, io)
+	 * summed across hosts by their cgroup (the kernel model's: the state
+	 * dump's, a parent's at a fork; "-" unknown), not by name; the row's
+	 * name is the cgroup (its last 63 bytes). The other views' rows stay
+	 * grouped by name. */
+	bool by_cgroup;
 };
 
 struct trawl_top_row {
@@ -155,6 +161,9 @@ struct trawl_top_row {
 	unsigned nhosts;		/* hosts summed (grouped), else 1 */
 	int64_t begin, end;		/* the slice's bounds */
 	double v[TRAWL_TOP_NCOLS];	/* by column */
+	/* A process's or thread's row: its cgroup (a grouped row: the
+	 * group's); NULL unknown or another kind. Valid while t is. */
+	const char *cgroup;
 };
 
 /*

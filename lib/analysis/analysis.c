@@ -1331,14 +1331,17 @@ static void rows_pid(struct trawl_analysis *a)
 	const struct host *h = NULL;
 	for (size_t i = 0; i < a->nrows; i++) {
 		struct trawl_analysis_row *r = &a->rows[i];
-		if (r->kind != TRAWL_ANALYSIS_THREAD && r->kind != TRAWL_ANALYSIS_PREEMPT)
+		bool proc = r->kind == TRAWL_ANALYSIS_PROCESS;
+		if (r->kind != TRAWL_ANALYSIS_THREAD && r->kind != TRAWL_ANALYSIS_PREEMPT && !proc)
 			continue;
 		if (!h || h->name != r->host)
 			for (size_t j = 0; j < a->nhosts; j++)
 				if (a->hosts[j].name == r->host)
 					h = &a->hosts[j];
 		const struct ithread *k = h && h->name == r->host && r->id > 0 ? kthr(h, r->id) : NULL;
-		r->pid = k && k->pid >= 0 ? k->pid : -1;
+		if (!proc)
+			r->pid = k && k->pid >= 0 ? k->pid : -1;
+		r->cgroup = k && k->cgroup ? tr_state_str(&a->str, k->cgroup) : NULL;
 	}
 }
 

@@ -32,6 +32,7 @@ struct dump {
 	const struct trawl_ctf_event_class *start, *proc, *file, *end, *bdev;
 	bool tsc, tid;
 	int32_t self;
+	char cgroot[512];		/* the cgroup v2 hierarchy's mount */
 	uint64_t last;
 	long n;
 	uint8_t buf[8192];
@@ -135,8 +136,26 @@ static int status_of(char st)
 	}
 }
 
-/* "0::/path" (cgroup v2) -> path and the cgroup's id (its inode). */
-static void cgroup_of(int pid, char *path, size_t cap, uint64_t *id)
+/* Where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup, or elsewhere
+ * (/sys/fs/cgroup/unified on a hybrid system); read once a dump. */
+static void cgroup2_root(char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/mounts", "re");
+	char dev[256], at[512], type[64];
+
+	snprintf(out, cap, "%s", "/sys/fs/cgroup");
+	while (f && fscanf(f, "%255s %511s %63s %*[^\n]", dev, at, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(out, cap, "%s", at);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/* "0::/path" (cgroup v2) -> path and the cgroup's id (its inode, under
+ * root: the hierarchy's mount). */
+static void cgroup_of(const char *root, int pid, char *path, size_t cap, uint64_t *id)
 {
 	char fn[64], buf[4096];
 	snprintf(fn, sizeof(fn), "/proc/%d/cgroup", pid);
@@ -158,7 +177,7 @@ static void cgroup_of(int pid, char *path, size_t cap, uint64_t *id)
 	snprintf(path, cap, "%s", p);
 	char full[4200];
 	struct stat st;
-	snprintf(full, sizeof(full), "/sys/fs/cgroup%s", p);
+	snprintf(full, sizeof(full), "%s%s", root, strcmp(p, "/") ? p : "");
 	if (stat(full, &st) == 0)
 		*id = (uint64_t)st.st_ino;
 }
@@ -182,7 +201,7 @@ static int dump_process(struct dump *d, int pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (parse_stat(path, &pt) < 0)
 		return 0;	/* gone meanwhile */
-	cgroup_of(pid, cg, sizeof(cg), &cgid);
+	cgroup_of(d->cgroot, pid, cg, sizeof(cg), &cgid);
 	int32_t type = (pt.flags & PF_KTHREAD) ? LTTNG_KERNEL_THREAD : LTTNG_USER_THREAD;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	DIR *td = opendir(path);
@@ -328,6 +347,7 @@ long tr_krec_statedump(struct trawl_ctf_writer *w, struct trawl_ctf_stream_class
 	d->tsc = tsc;
 	d->tid = tid_context;
 	d->self = (int32_t)gettid();
+	cgroup2_root(d->cgroot, sizeof(d->cgroot));
 	int r = classes(w, sc, d);
 	if (!r)
 		r = emit(d, d->start, ctx(d));

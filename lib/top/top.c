@@ -42,6 +42,7 @@ struct srow {
 	uint8_t an, kind;		/* analysis, enum trawl_analysis_row_kind */
 	uint16_t host;			/* index in t->hosts */
 	uint32_t names;
+	uint32_t cg;			/* its cgroup: t->cg[cg - 1]; 0 unknown */
 	int64_t id, pid;
 	uint64_t count, errors, bytes, rb, wb;
 	int64_t max, sum;
@@ -101,7 +102,29 @@ struct trawl_top {
 	int err;
 	/* the hosts' view for trawl_top_host_at() */
 	struct trawl_top_host hv;
+	/* the cgroups seen, each once (rows name them by index + 1) */
+	char **cg;
+	size_t ncg, capcg;
+	uint32_t cg_last;		/* (the last found: runs of one cgroup) */
 };
+
+/* The index + 1 of cgroup s in t->cg, added if new; 0: none (NULL, or
+ * no memory: the row's cgroup is then unknown). */
+static uint32_t cg_id(struct trawl_top *t, const char *s)
+{
+	if (!s)
+		return 0;
+	if (t->cg_last && !strcmp(t->cg[t->cg_last - 1], s))
+		return t->cg_last;
+	for (size_t i = 0; i < t->ncg; i++)
+		if (!strcmp(t->cg[i], s))
+			return t->cg_last = (uint32_t)(i + 1);
+	if (t->ncg == UINT32_MAX - 1 || tr_grow(&t->cg, &t->capcg, t->ncg, sizeof(*t->cg)) < 0)
+		return 0;
+	if (!(t->cg[t->ncg] = strdup(s)))
+		return 0;
+	return t->cg_last = (uint32_t)++t->ncg;
+}
 
 /* ------------------------------------------------------- names */
 
@@ -233,6 +256,7 @@ static void on_period(struct trawl_top *t, int an, const struct trawl_analysis *
 		r->kind = (uint8_t)ar->kind;
 		r->host = (uint16_t)hi;
 		r->names = ar->names;
+		r->cg = cg_id(t, ar->cgroup);
 		r->id = ar->id;
 		r->pid = ar->pid;
 		r->count = ar->count;
@@ -342,6 +366,7 @@ static void compact(struct slice *s, size_t K)
 			}
 			o.id = o.pid = -1;
 			o.names = 0;
+			o.cg = 0;
 			snprintf(o.label, sizeof(o.label), "other");
 			s->rows[w++] = o;
 		}
@@ -671,6 +696,9 @@ void trawl_top_free(struct trawl_top *t)
 	free(t->hosts);
 	free(t->chost);
 	free(t->comm);
+	for (size_t i = 0; i < t->ncg; i++)
+		free(t->cg[i]);
+	free(t->cg);
 	free(t);
 }
 
@@ -881,6 +909,10 @@ int trawl_top_query(const struct trawl_top *t, const struct trawl_top_query *q,
 		o->end = s->end;
 		o->pid = o->tid = -1;
 		x->names = r->names;
+		bool by_cg = q->group && task && q->sz >= offsetof(struct trawl_top_query, by_cgroup) +
+							  sizeof(q->by_cgroup) && q->by_cgroup;
+		if (task)
+			o->cgroup = r->cg ? t->cg[r->cg - 1] : NULL;
 		if (task) {
 			label_name(o->name, sizeof(o->name), r->label, r->id);
 			if (r->kind == TRAWL_ANALYSIS_PROCESS) {
@@ -918,7 +950,15 @@ int trawl_top_query(const struct trawl_top *t, const struct trawl_top_query *q,
 		const char *kh = q->group ? "*" : host;
 		if (!task)
 			snprintf(x->key, sizeof(x->key), "%s\x1f%s\x1f%s", kh, kind, o->name);
-		else if (q->group)
+		else if (by_cg) {
+			const char *g = o->cgroup ? o->cgroup : "-";
+			size_t gl = strlen(g);
+			snprintf(o->name, sizeof(o->name), "%s",
+				 gl >= sizeof(o->name) ? g + gl - (sizeof(o->name) - 1) : g);
+			snprintf(x->key, sizeof(x->key), "*\x1f" "cg\x1f%s",
+				 gl >= sizeof(x->key) - 5 ? g + gl - (sizeof(x->key) - 5) : g);
+			x->main = true;	/* (the name is the group's, whichever row) */
+		} else if (q->group)
 			snprintf(x->key, sizeof(x->key), "*\x1f%s", o->name);
 		else if (q->threads)
 			snprintf(x->key, sizeof(x->key), "%s\x1f%020" PRId64, kh, o->tid);

@@ -5,6 +5,7 @@
 #    (-d 0.25: the intervals' numbers go up, the last shown no sooner than
 #    the intervals' count x 0.25 s), then "(end of trace)";
 #  - 5: the syscalls view (its columns, syscall rows); g: grouped (host *);
+#    1 then c: grouped by cgroup (one row "-": a simulated session has none);
 #    1 then t: the CPU view per thread (tids shown); >: the sort column
 #    moves; /nginx: only nginx rows; left: one interval back, paused;
 #    right: forward; p: pause off and on; Enter: host, process (its threads only), its samples;
@@ -12,7 +13,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v tmux > /dev/null 2>&1 || skip_all "needs tmux"
 command -v python3 > /dev/null 2>&1 || skip_all "needs python3"
-plan 16
+plan 17
 
 "$TRAWL" simulate -q -o sim -n 3 -c 2 -e 200000 > sim.log 2>&1 || { echo "Bail out! simulate"; exit 1; }
 NINT=$("$TRAWL" top -b -d 0.25 --json sim 2> /dev/null | python3 -c "
@@ -57,7 +58,14 @@ tm send-keys -t top g
 until_ok 5 has grouped
 grep -Eq '^\* +- +- +(read|write) ' screen.txt && ! grep -Eq '^host[0-9] +- +- +(read|write)' screen.txt
 ok $? "g: grouped: the rows are summed across hosts (host *)"
-tm send-keys -t top g 1 t
+# c: by cgroup (a simulated session has no state dump: every process's
+# cgroup is unknown, "-": one row); the syscalls stay grouped by name
+tm send-keys -t top 1 c
+until_ok 5 has 'grouped by cgroup'
+until_ok 5 sh -c 'tmux -L "$0" capture-pane -p -t top | grep -Eq "^\* +- +- +- "' "$SOCK" &&
+	[ "$(grep -Ec '^\* ' screen.txt)" = 1 ]
+ok $? "1 then c: the CPU view grouped by cgroup: one row, - (no cgroup known)"
+tm send-keys -t top c g 1 t
 until_ok 5 has 'CPU%v'
 # per thread: the TID column has numbers
 until_ok 5 sh -c 'tmux -L "$0" capture-pane -p -t top | grep -Eq "^host[0-9] +[0-9]+ +[0-9]+ "' "$SOCK"
