@@ -71,6 +71,8 @@ struct tr_cluster {
 	struct csess *sessions;
 	struct chost *hosts;
 	unsigned nsessions, nhosts;
+	uint64_t hosts_gen;		/* one more at each hosts_drop(): chost pointers
+					 * kept elsewhere are stale */
 	uint64_t hosts_dropped;		/* over max_hosts */
 	uint64_t reader_errors;
 };
@@ -215,6 +217,15 @@ struct cmodel {
 	uint32_t last_n;
 	char (*names)[128];		/* host number -> name */
 	uint32_t nnames;
+	/* per event: the host number + 1 by event class index (the reader's
+	 * classes are each one trace's; a merged stream alternates hosts) */
+	uint32_t *bycls;
+	size_t nbycls;
+	/* per host number: its events in this batch; its chost (valid while
+	 * gen is the cluster's hosts_gen) */
+	uint8_t *dirty;
+	struct chost **ch;
+	uint64_t gen;
 };
 
 static int cm_start(void *self, struct trawl_reader *r)
@@ -247,23 +258,71 @@ static int cm_host(struct cmodel *m, const struct trawl_reader_trace *t, uint32_
 	return 0;
 }
 
+/* The host number of ev (cached by its class), its names, dirty flags
+ * and chost slots grown with it. */
+static int cm_host_of(struct cmodel *m, const struct trawl_event *ev, uint32_t *h)
+{
+	uint32_t ci = ev->cls->index;
+	if (ci < m->nbycls && m->bycls[ci]) {
+		*h = m->bycls[ci] - 1;
+		return 0;
+	}
+	uint32_t had = m->nnames;
+	int rc = cm_host(m, trawl_reader_stream_trace(ev->stream), h);
+	if (rc)
+		return rc;
+	if (m->nnames != had) {
+		uint8_t *d = realloc(m->dirty, m->nnames);
+		struct chost **c = realloc(m->ch, m->nnames * sizeof(*c));
+		if (d)
+			m->dirty = d;
+		if (c)
+			m->ch = c;
+		if (!d || !c)
+			return -ENOMEM;
+		memset(d + had, 0, m->nnames - had);
+		memset(c + had, 0, (m->nnames - had) * sizeof(*c));
+	}
+	if (ci >= m->nbycls) {
+		size_t nc = ci + 64;
+		uint32_t *b = realloc(m->bycls, nc * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		memset(b + m->nbycls, 0, (nc - m->nbycls) * sizeof(*b));
+		m->bycls = b;
+		m->nbycls = nc;
+	}
+	m->bycls[ci] = *h + 1;
+	return 0;
+}
+
 static int cm_events(void *self, const struct trawl_event *ev, size_t n)
 {
 	struct cmodel *m = self;
 	struct chg out[2];
 	for (size_t i = 0; i < n; i++) {
 		uint32_t h;
-		int rc = cm_host(m, trawl_reader_stream_trace(ev[i].stream), &h);
+		int rc = cm_host_of(m, &ev[i], &h);
 		if (rc == -E2BIG)
 			continue;	/* (the metrics take at most max_hosts anyway) */
 		if (rc || (rc = tr_kmodel_take(&m->km, h, &ev[i], out)) < 0)
 			return rc;
+		m->dirty[h] = 1;
 	}
 	struct tr_cluster *c = m->s->c;
 	pthread_mutex_lock(&c->mu);
+	if (m->gen != c->hosts_gen) {
+		memset(m->ch, 0, m->nnames * sizeof(*m->ch));
+		m->gen = c->hosts_gen;
+	}
 	for (uint32_t i = 0; i < m->nnames && i < m->km.nhost; i++) {
+		if (!m->dirty[i])
+			continue;
+		m->dirty[i] = 0;
 		const struct tables *t = &m->km.host[i];
-		struct chost *h = t->ncpus ? host_of(m->s, m->names[i]) : NULL;
+		if (!t->ncpus)
+			continue;
+		struct chost *h = m->ch[i] ? m->ch[i] : (m->ch[i] = host_of(m->s, m->names[i]));
 		if (!h)
 			continue;
 		tr_ks_cpu_times(t, t->ts, h->mode_ns);
@@ -291,6 +350,7 @@ static void run_error(void *arg, const char *msg)
 /* Forgets s's hosts (under c->mu): their counters start again from 0. */
 static void hosts_drop(struct tr_cluster *c, struct csess *s)
 {
+	c->hosts_gen++;
 	for (struct chost **pp = &c->hosts; *pp;) {
 		struct chost *h = *pp;
 
@@ -391,6 +451,9 @@ static void *sess_run(void *arg)
 		trawl_sync_live_free(lc);
 		tr_kmodel_release(&cm.km);
 		free(cm.names);
+		free(cm.bycls);
+		free(cm.dirty);
+		free(cm.ch);
 		for (size_t i = 0; i < NAN_; i++) {
 			trawl_analysis_free(s->an[i]);
 			s->an[i] = NULL;
