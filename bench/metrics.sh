@@ -47,10 +47,6 @@ RELAY="" SCRAPER="" PRODS=""
 cleanup() { for p in $SCRAPER $PRODS $RELAY; do kill "$p" 2> /dev/null; done; }
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
-cpu_s() {	# the process's CPU seconds, all threads
-	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 one() {	# one RUN MODE (plain|metrics): a line "MODE cpu wall"
 	rm -rf "OUT$1"
@@ -119,17 +115,7 @@ for i in $(seq 1 "$NODES"); do
 	./live-producer "$data" s "node$i" kernel < script.txt > /dev/null 2>&1 &
 	PRODS="$PRODS $!"
 done
-n=0
-while [ $n -lt 600 ]; do	# at most 60 s for all to be there
-	h=$(curl -s "http://$at/metrics" | grep -c '^trawl_relay_node_received_bytes_total{')
-	[ "$h" -ge "$NODES" ] && break
-	n=$((n + 1)); sleep 0.1
-done
-: > full.txt
-for i in $(seq 1 "$SCRAPES"); do
-	curl -s -o scrape.txt -w '%{time_total} %{size_download}\n' "http://$at/metrics" >> full.txt
-	sleep 0.2
-done
+bench_scrape "$at" "$NODES" "$SCRAPES" full.txt
 hosts=$(grep -c '^trawl_relay_node_received_bytes_total{' scrape.txt)
 lines=$(grep -vc '^#' scrape.txt)
 touch "$WORK/done"

@@ -55,10 +55,6 @@ RELAY="" SCRAPER="" PROD="" BTS=""
 cleanup() { for p in $SCRAPER $PROD $BTS $RELAY; do kill "$p" 2> /dev/null; done; }
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM HUP
-cpu_s() {	# the process's CPU seconds, all threads
-	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 relay_up() {	# relay_up [--metrics]: RELAY, DATA, LIVE, METRICS
 	rm -rf OUT
@@ -164,18 +160,7 @@ sc=$(wc -l < scrapes.txt 2> /dev/null || echo 0)
 relay_up --metrics 127.0.0.1:0
 "$NODES_BIN" "$DATA" s "$SNODES" "$SRATE" 12 > sprod.out 2>&1 &
 PROD=$!
-i=0
-while [ $i -lt 100 ]; do	# at most 10 s for all to be there
-	h=$(curl -s "http://$METRICS/metrics" | grep -c '^trawl_relay_node_received_bytes_total{')
-	[ "$h" -ge "$SNODES" ] && break
-	i=$((i + 1)); sleep 0.1
-done
-sleep 2
-: > full.txt
-for i in $(seq 1 20); do
-	curl -s -o scrape.txt -w '%{time_total} %{size_download}\n' "http://$METRICS/metrics" >> full.txt
-	sleep 0.2
-done
+bench_scrape "$METRICS" "$SNODES" 20 full.txt trawl_host_cpus	# (the hosts' readers have run)
 hosts=$(grep -c '^trawl_relay_node_received_bytes_total{' scrape.txt)
 chosts=$(grep -c '^trawl_host_cpus{' scrape.txt)
 lines=$(grep -vc '^#' scrape.txt)

@@ -193,12 +193,16 @@ static uint64_t to_mono(struct kpath *p, uint64_t ts, uint64_t *eps)
 		return a->mono;
 	__int128 d = (__int128)((int64_t)(ts - a->c)) * (int64_t)(b->mono - a->mono) /
 		     (int64_t)(b->c - a->c);
-	uint64_t span = b->mono > a->mono ? b->mono - a->mono : 0, ppm = EPS_STEADY_PPM;
+	uint64_t t = (uint64_t)((__int128)a->mono + d), ppm = EPS_STEADY_PPM;
+	/* the samples' distance, or to ts when outside them (older than the
+	 * oldest kept: extrapolated) */
+	uint64_t first = t < a->mono ? t : a->mono, last = t > b->mono ? t : b->mono;
+	uint64_t span = last - first;
 	if (a->freq != b->freq || a->tick != b->tick || a->slewing || b->slewing ||
 	    a->freq == LONG_MIN)	/* (a tick is 10000 / HZ us: 100 ppm a unit at 100 Hz) */
 		ppm = EPS_NTP_PPM + (uint64_t)labs(a->tick - b->tick) * 100;
-	*eps = (a->width + b->width) / 2 + span / 1000000 * ppm + EPS_TSC_NS;
-	return (uint64_t)((__int128)a->mono + d);
+	*eps = (a->width + b->width) / 2 + span * ppm / 1000000 + EPS_TSC_NS;
+	return t;
 }
 
 struct kpath *tr_kpath_new(struct tep_handle *tep, bool tsc, char *err, size_t errlen)

@@ -213,13 +213,9 @@ static void period(void *arg, const struct trawl_analysis *a)
 struct cmodel {
 	struct csess *s;
 	struct tr_kmodel km;
-	const struct trawl_reader_trace *last;	/* trace -> host number, cached */
-	uint32_t last_n;
 	char (*names)[128];		/* host number -> name */
 	uint32_t nnames;
-	/* per event: the host number + 1 by event class index (the reader's
-	 * classes are each one trace's; a merged stream alternates hosts) */
-	uint32_t *bycls;
+	uint32_t *bycls;		/* event class index -> host number + 1 */
 	size_t nbycls;
 	/* per host number: its events in this batch; its chost (valid while
 	 * gen is the cluster's hosts_gen) */
@@ -234,54 +230,39 @@ static int cm_start(void *self, struct trawl_reader *r)
 	return tr_kmodel_start(&m->km, r);
 }
 
-static int cm_host(struct cmodel *m, const struct trawl_reader_trace *t, uint32_t *n)
+/* The host number of ev: cached by its class (the reader's classes are
+ * each one trace's; a merged stream alternates hosts), else by its
+ * trace's hostname, a new number (its name, dirty flag and chost slot)
+ * for a new one. */
+static int cm_host(struct cmodel *m, const struct trawl_event *ev, uint32_t *n)
 {
-	if (t == m->last && m->nnames) {
-		*n = m->last_n;
+	uint32_t ci = ev->cls->index;
+	if (ci < m->nbycls && m->bycls[ci]) {
+		*n = m->bycls[ci] - 1;
 		return 0;
 	}
-	const char *name = trawl_reader_trace_hostname(t);
+	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
 	uint32_t i;
 	for (i = 0; i < m->nnames && strcmp(m->names[i], name); i++)
 		;
 	if (i == m->nnames) {
 		if (m->nnames >= 65536)
 			return -E2BIG;
-		char (*nn)[128] = realloc(m->names, (m->nnames + 1) * sizeof(*nn));
-		if (!nn)
-			return -ENOMEM;
-		m->names = nn;
-		snprintf(nn[m->nnames++], sizeof(*nn), "%s", name);
-	}
-	m->last = t;
-	m->last_n = *n = i;
-	return 0;
-}
-
-/* The host number of ev (cached by its class), its names, dirty flags
- * and chost slots grown with it. */
-static int cm_host_of(struct cmodel *m, const struct trawl_event *ev, uint32_t *h)
-{
-	uint32_t ci = ev->cls->index;
-	if (ci < m->nbycls && m->bycls[ci]) {
-		*h = m->bycls[ci] - 1;
-		return 0;
-	}
-	uint32_t had = m->nnames;
-	int rc = cm_host(m, trawl_reader_stream_trace(ev->stream), h);
-	if (rc)
-		return rc;
-	if (m->nnames != had) {
-		uint8_t *d = realloc(m->dirty, m->nnames);
-		struct chost **c = realloc(m->ch, m->nnames * sizeof(*c));
+		size_t k = m->nnames + 1;
+		char (*nn)[128] = realloc(m->names, k * sizeof(*nn));
+		if (nn)
+			m->names = nn;
+		uint8_t *d = nn ? realloc(m->dirty, k) : NULL;
 		if (d)
 			m->dirty = d;
-		if (c)
-			m->ch = c;
-		if (!d || !c)
+		struct chost **c = d ? realloc(m->ch, k * sizeof(*c)) : NULL;
+		if (!c)
 			return -ENOMEM;
-		memset(d + had, 0, m->nnames - had);
-		memset(c + had, 0, (m->nnames - had) * sizeof(*c));
+		m->ch = c;
+		snprintf(nn[i], sizeof(*nn), "%s", name);
+		d[i] = 0;
+		c[i] = NULL;
+		m->nnames++;
 	}
 	if (ci >= m->nbycls) {
 		size_t nc = ci + 64;
@@ -292,7 +273,8 @@ static int cm_host_of(struct cmodel *m, const struct trawl_event *ev, uint32_t *
 		m->bycls = b;
 		m->nbycls = nc;
 	}
-	m->bycls[ci] = *h + 1;
+	m->bycls[ci] = i + 1;
+	*n = i;
 	return 0;
 }
 
@@ -302,7 +284,7 @@ static int cm_events(void *self, const struct trawl_event *ev, size_t n)
 	struct chg out[2];
 	for (size_t i = 0; i < n; i++) {
 		uint32_t h;
-		int rc = cm_host_of(m, &ev[i], &h);
+		int rc = cm_host(m, &ev[i], &h);
 		if (rc == -E2BIG)
 			continue;	/* (the metrics take at most max_hosts anyway) */
 		if (rc || (rc = tr_kmodel_take(&m->km, h, &ev[i], out)) < 0)

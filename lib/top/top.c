@@ -30,6 +30,7 @@
 #include <trawl/top.h>
 
 #include "internal.h"
+#include "kstate/kstate.h"	/* struct strtab: the cgroups' names */
 
 /* A host without an event for this long (and 3 intervals) is down. */
 #define DOWN_NS 5000000000LL
@@ -42,7 +43,7 @@ struct srow {
 	uint8_t an, kind;		/* analysis, enum trawl_analysis_row_kind */
 	uint16_t host;			/* index in t->hosts */
 	uint32_t names;
-	uint32_t cg;			/* its cgroup: t->cg[cg - 1]; 0 unknown */
+	uint32_t cg;			/* its cgroup, in t->cg; 0 unknown */
 	int64_t id, pid;
 	uint64_t count, errors, bytes, rb, wb;
 	int64_t max, sum;
@@ -102,29 +103,10 @@ struct trawl_top {
 	int err;
 	/* the hosts' view for trawl_top_host_at() */
 	struct trawl_top_host hv;
-	/* the cgroups seen, each once (rows name them by index + 1) */
-	char **cg;
-	size_t ncg, capcg;
-	uint32_t cg_last;		/* (the last found: runs of one cgroup) */
+	/* the cgroups seen, each once (a row's cg is its id; 0: unknown, or
+	 * no memory to keep it) */
+	struct strtab cg;
 };
-
-/* The index + 1 of cgroup s in t->cg, added if new; 0: none (NULL, or
- * no memory: the row's cgroup is then unknown). */
-static uint32_t cg_id(struct trawl_top *t, const char *s)
-{
-	if (!s)
-		return 0;
-	if (t->cg_last && !strcmp(t->cg[t->cg_last - 1], s))
-		return t->cg_last;
-	for (size_t i = 0; i < t->ncg; i++)
-		if (!strcmp(t->cg[i], s))
-			return t->cg_last = (uint32_t)(i + 1);
-	if (t->ncg == UINT32_MAX - 1 || tr_grow(&t->cg, &t->capcg, t->ncg, sizeof(*t->cg)) < 0)
-		return 0;
-	if (!(t->cg[t->ncg] = strdup(s)))
-		return 0;
-	return t->cg_last = (uint32_t)++t->ncg;
-}
 
 /* ------------------------------------------------------- names */
 
@@ -256,7 +238,7 @@ static void on_period(struct trawl_top *t, int an, const struct trawl_analysis *
 		r->kind = (uint8_t)ar->kind;
 		r->host = (uint16_t)hi;
 		r->names = ar->names;
-		r->cg = cg_id(t, ar->cgroup);
+		r->cg = ar->cgroup ? tr_state_intern(&t->cg, ar->cgroup, SIZE_MAX) : 0;
 		r->id = ar->id;
 		r->pid = ar->pid;
 		r->count = ar->count;
@@ -696,9 +678,7 @@ void trawl_top_free(struct trawl_top *t)
 	free(t->hosts);
 	free(t->chost);
 	free(t->comm);
-	for (size_t i = 0; i < t->ncg; i++)
-		free(t->cg[i]);
-	free(t->cg);
+	tr_state_strtab_release(&t->cg);
 	free(t);
 }
 
@@ -912,7 +892,7 @@ int trawl_top_query(const struct trawl_top *t, const struct trawl_top_query *q,
 		bool by_cg = q->group && task && q->sz >= offsetof(struct trawl_top_query, by_cgroup) +
 							  sizeof(q->by_cgroup) && q->by_cgroup;
 		if (task)
-			o->cgroup = r->cg ? t->cg[r->cg - 1] : NULL;
+			o->cgroup = r->cg ? tr_state_str(&t->cg, r->cg) : NULL;
 		if (task) {
 			label_name(o->name, sizeof(o->name), r->label, r->id);
 			if (r->kind == TRAWL_ANALYSIS_PROCESS) {

@@ -200,8 +200,8 @@ static bool same_changes(const struct trawl_state_view *a, const struct trawl_st
 	return same;
 }
 
-/* tracefs mounted somewhere (the first mount in /proc/mounts, as trawl
- * takes it) */
+/* tracefs mounted somewhere (any mount in /proc/mounts: libtracefs, which
+ * the recorder uses, takes the first) */
 static bool have_tracefs(void)
 {
 	FILE *f = fopen("/proc/mounts", "re");
@@ -209,8 +209,10 @@ static bool have_tracefs(void)
 	bool yes = false;
 
 	while (f && !yes && fscanf(f, "%255s %511s %63s %*[^\n]", dev, at, type) == 3) {
-		snprintf(path, sizeof(path), "%s/trace", at);
-		yes = !strcmp(type, "tracefs") && !access(path, F_OK);
+		/* tracefs, or an old kernel's debugfs with tracing in it */
+		bool deb = !strcmp(type, "debugfs");
+		snprintf(path, sizeof(path), "%s%s/trace", at, deb ? "/tracing" : "");
+		yes = (deb || !strcmp(type, "tracefs")) && !access(path, F_OK);
 	}
 	if (f)
 		fclose(f);
