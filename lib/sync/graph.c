@@ -355,3 +355,133 @@ int64_t trawl_sync_graph_bound(const struct trawl_sync_graph *g, size_t i, int64
 		return TRAWL_SYNC_UNBOUNDED;
 	return (int64_t)tot;
 }
+
+/*
+ * Settling (see trawl/sync.h). With d_i the move of node i, a link (a, b)
+ * whose pair puts a's present x between B times lo and hi asks that
+ *   C_a(x) + d_a  lie within  [C_b(lo) + d_b, C_b(hi) + d_b],
+ * i.e. d_a - d_b <= M and d_b - d_a <= -m (m, M: those ends less
+ * C_a(x)). d = 0 is what solve() chose; when it breaks a link, the
+ * largest moves the links allow are the shortest paths from the
+ * reference (d_ref = 0) over edges b -> a of weight M and a -> b of
+ * weight -m, the smallest the negated shortest paths to it, and since
+ * both vectors meet every constraint, so does their middle (the system
+ * is convex): each node goes there, as a pair's estimate is the middle
+ * of its feasible lines.
+ */
+struct dcon {
+	size_t u, v;	/* d_v - d_u <= w */
+	i128 w;
+};
+
+#define DINF ((i128)1 << 100)
+
+/* Shortest paths from src over cons (rev: edges turned). 0, or 1 on a
+ * negative cycle. */
+static int bellman_ford(const struct dcon *c, size_t nc, size_t n, size_t src, int rev, i128 *dist)
+{
+	for (size_t i = 0; i < n; i++)
+		dist[i] = DINF;
+	dist[src] = 0;
+	for (size_t it = 0; it <= n; it++) {
+		int moved = 0;
+		for (size_t k = 0; k < nc; k++) {
+			size_t u = rev ? c[k].v : c[k].u, v = rev ? c[k].u : c[k].v;
+			if (dist[u] >= DINF)
+				continue;
+			if (dist[u] + c[k].w < dist[v]) {
+				dist[v] = dist[u] + c[k].w;
+				moved = 1;
+			}
+		}
+		if (!moved)
+			return 0;
+	}
+	return 1;
+}
+
+int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *at)
+{
+	if (!g || !at || !g->solved)
+		return -EINVAL;
+	size_t n = g->n, nc = 0, cap = 0, moved = 0;
+	struct dcon *c = NULL;
+	i128 *up = malloc(n * sizeof(*up)), *lo = malloc(n * sizeof(*lo));
+	unsigned char *broken = calloc(n, 1);
+	int ret = 0;
+
+	if (!up || !lo || !broken) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++) {
+			const struct trawl_sync_pair *r = g->pair[a * n + b];
+			int64_t l, h;
+			if (!r || at[a] == INT64_MIN || g->node[a].group != g->node[b].group ||
+			    (r->quality != TRAWL_SYNC_ACCURATE && r->quality != TRAWL_SYNC_OFFSET_ONLY &&
+			     r->quality != TRAWL_SYNC_ONE_WAY) ||
+			    trawl_sync_pair_range(r, at[a], &l, &h))
+				continue;
+			i128 ca = trawl_sync_xform_apply(&g->node[a].to_ref, at[a]);
+			for (int side = 0; side < 2; side++) {
+				int64_t e = side ? h : l;
+				if (e == (side ? INT64_MAX : INT64_MIN))
+					continue;
+				if (nc == cap) {
+					size_t nn = cap ? 2 * cap : 16;
+					struct dcon *x = realloc(c, nn * sizeof(*x));
+					if (!x) {
+						ret = -ENOMEM;
+						goto out;
+					}
+					c = x;
+					cap = nn;
+				}
+				i128 w = (i128)trawl_sync_xform_apply(&g->node[b].to_ref, e) - ca;
+				/* hi: d_a - d_b <= w; lo: d_b - d_a <= -w (broken
+				 * beyond the compositions' rounding, 1 ns) */
+				c[nc] = side ? (struct dcon){ b, a, w } : (struct dcon){ a, b, -w };
+				if (c[nc].w < -1)
+					broken[g->node[a].group] = 1;
+				nc++;
+			}
+		}
+	for (size_t i = 0; i < n; i++) {
+		size_t gr = g->node[i].group, ref = g->node[i].ref;
+		if (i != ref || !broken[gr])
+			continue;
+		/* the group's constraints only (others are in other groups) */
+		if (bellman_ford(c, nc, n, ref, 0, up) || bellman_ford(c, nc, n, ref, 1, lo))
+			continue;	/* nothing meets every link: as it was */
+		int whole = 1;
+		for (size_t j = 0; j < n; j++)
+			if (g->node[j].group == gr && (up[j] >= DINF || lo[j] >= DINF))
+				whole = 0;
+		if (!whole)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (g->node[j].group != gr || j == ref)
+				continue;
+			/* between -lo[j] and up[j] */
+			i128 d = (up[j] - lo[j]) / 2;
+			if (d) {
+				g->node[j].to_ref.y0 += (int64_t)d;
+				moved++;
+			}
+		}
+	}
+	for (size_t i = 0; moved && i < n; i++) {
+		struct trawl_sync_node *nd = &g->node[i];
+		int fwd = 1;
+		if (nd->hops)
+			nd->bound_mid = trawl_sync_graph_bound(g, i, edge_mid(edge(g, i, nd->next, &fwd), fwd));
+	}
+	ret = (int)moved;
+out:
+	free(c);
+	free(up);
+	free(lo);
+	free(broken);
+	return ret;
+}

@@ -155,6 +155,7 @@ static int estimate(struct trawl_sync_live *l, struct trawl_sync_points *p)
 	struct trawl_sync_pair *pairs = calloc(p->nlinks + 1, sizeof(*pairs));
 	struct trawl_sync_graph *g = NULL;
 	uint64_t messages = 0;
+	int64_t *now = NULL;
 	char err[300];
 	int rc = -ENOMEM, changed = 0;
 	long ref = -1;
@@ -189,6 +190,16 @@ static int estimate(struct trawl_sync_live *l, struct trawl_sync_points *p)
 		fail(l, rc, err);
 		goto out;
 	}
+	/* the events mapped next are the newest: every link holds there,
+	 * those off the paths too (trawl_sync_graph_settle()) */
+	if (!(now = malloc(p->nhosts * sizeof(*now)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nhosts; i++)
+		now[i] = p->hosts[i].last_ts;
+	if ((rc = trawl_sync_graph_settle(g, now)) < 0)
+		goto out;
 	rc = 0;
 	for (size_t i = 0; i < p->nhosts; i++) {
 		struct trawl_sync_node nd;
@@ -257,6 +268,7 @@ out:
 	for (size_t i = 0; i < npairs; i++)
 		trawl_sync_pair_release(&pairs[i]);
 	free(pairs);
+	free(now);
 	trawl_sync_graph_free(g);
 	if (rc == -ENOMEM)
 		fail(l, rc, "out of memory");

@@ -550,9 +550,38 @@ static int link_pair(struct net *nt, struct gen_rng *rng, size_t a, size_t b, in
 	return ret;
 }
 
+/* Links broken at the nodes' times at[] once both ends are corrected:
+ * a's present, mapped to the reference and back to b's clock, outside
+ * what the pair's messages allow there (1 ns for rounding). */
+static long broken_links(const struct net *nt, const int64_t *at)
+{
+	long broken = 0;
+	for (size_t a = 0; a < nt->n; a++)
+		for (size_t b = a + 1; b < nt->n; b++) {
+			struct trawl_sync_node na, nb;
+			struct trawl_sync_pair r;
+			int64_t lo, hi;
+			if (nt->adj[a][b] != TRAWL_SYNC_ACCURATE && nt->adj[a][b] != TRAWL_SYNC_OFFSET_ONLY)
+				continue;
+			trawl_sync_graph_node(nt->g, a, &na);
+			trawl_sync_graph_node(nt->g, b, &nb);
+			if (na.group != nb.group ||
+			    trawl_sync_pair_compute(nt->m[a][b], nt->nm[a][b], nt->m[b][a], nt->nm[b][a],
+						    NULL, &r, NULL, 0))
+				continue;
+			trawl_sync_pair_range(&r, at[a], &lo, &hi);
+			int64_t ca = trawl_sync_xform_apply(&na.to_ref, at[a]);
+			broken += ca < trawl_sync_xform_apply(&nb.to_ref, lo) - 1 ||
+				  ca > trawl_sync_xform_apply(&nb.to_ref, hi) + 1;
+			trawl_sync_pair_release(&r);
+		}
+	return broken;
+}
+
 static void test_graph(void)
 {
 	long checks = 0, bad = 0, badgroups = 0, badorder = 0, nets = 0, checks_order = 0;
+	long early_before = 0, early_after = 0, settled = 0;
 	double T = 30 * SEC;
 
 	for (uint64_t seed = 1; seed <= 60; seed++) {
@@ -641,8 +670,40 @@ static void test_graph(void)
 					    trawl_sync_xform_apply(&nd.to_ref, mm[k].recv);
 			checks_order += nt.nm[i][nd.next] + nt.nm[nd.next][i];
 		}
+		/* Settled at the end: every link (off the paths too) holds
+		 * there, and the bounds still do. */
+		int64_t at[10];
+		for (size_t i = 0; i < nt.n; i++)
+			at[i] = gen_local(&nt.c[i], T);
+		early_before += broken_links(&nt, at);
+		int mv = trawl_sync_graph_settle(nt.g, at);
+		if (mv < 0)
+			bad++;
+		settled += mv > 0;
+		long ea = broken_links(&nt, at);
+		if (ea)
+			printf("# net %llu: %ld links broken after settling (%d moved)\n", (unsigned long long)seed, ea, mv);
+		early_after += ea;
+		for (size_t i = 0; i < nt.n; i++) {
+			struct trawl_sync_node nd;
+			trawl_sync_graph_node(nt.g, i, &nd);
+			int64_t t = at[i];
+			int64_t b = trawl_sync_graph_bound(nt.g, i, t);
+			long double tru = gen_map(&nt.c[i], &nt.c[nd.ref], t) + nt.c[nd.ref].base;
+			long double e = fabsl((long double)trawl_sync_xform_apply(&nd.to_ref, t) - tru);
+			checks++;
+			if (b == TRAWL_SYNC_UNBOUNDED || e > b + 1e-3L) {
+				bad++;
+				printf("# net %llu node %zu settled: error %.1Lf bound %lld\n",
+				       (unsigned long long)seed, i, e, (long long)b);
+			}
+		}
 		net_free(&nt);
 	}
+	ok(early_before > 0 && settled > 0,
+	   "graph: at the end, links off the paths broken (%ld: their messages would show received before sent), %ld networks settled",
+	   early_before, settled);
+	is_int(early_after, 0, "graph: settled at the end, every link holds there");
 	is_int(badgroups, 0, "graph: groups and references right in %ld networks", nets);
 	ok(checks > 2000, "graph: %ld composed checks", checks);
 	is_int(bad, 0, "graph: composed error within the summed bound, never through a FAIL pair");
