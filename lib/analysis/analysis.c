@@ -205,6 +205,7 @@ struct host {
 	size_t nfree;
 	struct disk { int64_t dev; char name[32]; } *disks;	/* the state dump's */
 	size_t ndisks;
+	size_t io_pending;		/* iolatency: its threads in an I/O syscall */
 };
 
 enum ev_kind {
@@ -269,6 +270,9 @@ struct trawl_analysis {
 	const struct trawl_field *f[NFIELDS];
 	uint8_t *kinds;			/* by class index */
 	uint32_t *chost;		/* by class index: its trace's host (index) */
+	int64_t *clast;			/* by class index: its last event's time, for
+					 * the classes only their time counts of (their
+					 * host's last is taken from them at the end) */
 	uint8_t *iot;			/* iolatency: a syscall entry's I/O type, by class */
 	uint32_t *sysid;		/* syscalls: an exit's syscall (in sysnames), by class */
 	char **sysnames;		/* the syscalls' names: one row each, whichever */
@@ -1100,6 +1104,12 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 		      enum ev_kind k)
 {
 	uint32_t ci = ev->cls->index;
+	if (k == K_SYS_ENTRY && a->iot[ci] == IO_UNSET)
+		a->iot[ci] = io_type(ev->cls->name + strlen("syscall_entry_"));
+	/* no thread of the host in an I/O syscall: an exit, or the entry
+	 * of another syscall, changes nothing (no thread looked up) */
+	if (!h->io_pending && (k == K_SYS_EXIT || a->iot[ci] == IO_NONE))
+		return 0;
 	int64_t tid = ival(a, F_TID, ev, NONE);
 	if (tid == NONE)	/* no tid context: the CPU's current thread */
 		tid = cur_tid(h, ev->cpu);
@@ -1109,8 +1119,8 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 	if (!t)
 		return -ENOMEM;
 	if (k == K_SYS_ENTRY) {
-		if (a->iot[ci] == IO_UNSET)
-			a->iot[ci] = io_type(ev->cls->name + strlen("syscall_entry_"));
+		if (t->sys_ts != NONE)
+			h->io_pending--;
 		t->sys_ts = NONE;
 		/* fcntl opens a file only as F_DUPFD (0) */
 		if (a->iot[ci] == IO_NONE ||
@@ -1119,6 +1129,7 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 			return 0;
 		t->sys_ts = ev->ts;
 		t->sys_cls = ci;
+		h->io_pending++;
 		return 0;
 	}
 	if (t->sys_ts == NONE)
@@ -1129,6 +1140,7 @@ static int io_syscall(struct trawl_analysis *a, struct host *h, const struct tra
 	if (!err && type == IO_RW)
 		err = io_sample(a, h, t, IO_WRITE, ev, ret);
 	t->sys_ts = NONE;
+	h->io_pending--;
 	return err;
 }
 
@@ -1413,6 +1425,12 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		if (!sy)
 			return -ENOMEM;
 		a->sysid = sy;
+		int64_t *cl = realloc(a->clast, nc * sizeof(*cl));
+		if (!cl)
+			return -ENOMEM;
+		a->clast = cl;
+		for (size_t c = a->nkinds; c < nc; c++)
+			cl[c] = INT64_MIN;
 		memset(k + a->nkinds, K_UNSET, nc - a->nkinds);
 		memset(io + a->nkinds, IO_UNSET, nc - a->nkinds);
 		memset(sy + a->nkinds, 0xff, (nc - a->nkinds) * sizeof(*sy));
@@ -1442,11 +1460,13 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			a->slice_end += a->o.interval_ns;
 		}
 		a->end = e->ts;
+		enum ev_kind k = a->kinds[ci];
+		if (k == K_OTHER) {	/* (its host not touched) */
+			a->clast[ci] = e->ts;
+			continue;
+		}
 		struct host *h = &a->hosts[a->chost[ci]];
 		h->last = e->ts;
-		enum ev_kind k = a->kinds[ci];
-		if (k == K_OTHER)
-			continue;
 		/* cputop's exec: the time so far is the old name's */
 		int r = k == K_EXEC && a->def->fn == cputop ? cputop_exec(a, h, e) : 0;
 		/* the model first (names, tgids, the CPU's thread), the
@@ -1473,6 +1493,9 @@ static int finish(void *self, struct trawl_reader *r)
 	struct trawl_analysis *a = self;
 	if (!a->any)
 		return 0;
+	for (size_t c = 0; c < a->nkinds; c++)
+		if (a->kinds[c] != K_UNSET && a->clast[c] > a->hosts[a->chost[c]].last)
+			a->hosts[a->chost[c]].last = a->clast[c];
 	return slice_close(a, a->end, true);
 }
 
@@ -1569,6 +1592,7 @@ void trawl_analysis_free(struct trawl_analysis *a)
 	free(a->samples);
 	free(a->kinds);
 	free(a->chost);
+	free(a->clast);
 	free(a->iot);
 	free(a->sysid);
 	for (size_t i = 0; i < a->nsys; i++)
