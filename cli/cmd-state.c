@@ -165,18 +165,29 @@ static void change_text(const struct trawl_state_change *c, char *b, size_t n)
 static int print_changes(const struct trawl_state_view *v, enum trawl_state_entity e,
 			 int64_t x, int64_t y, const struct opts *o, struct json *j)
 {
-	size_t n = trawl_state_view_changes(v, e, x, y, 0, NULL, 0);
 	char b[512], t[32];
+	size_t n, from;
+	struct trawl_state_change *c;
 
-	size_t from = o->nchanges && n > o->nchanges + 1 ? n - o->nchanges : 1;
-	/* the first and the newest: the array for what is shown, not all */
-	struct trawl_state_change *c = calloc(n > from ? n - from + 2 : 2, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	if (n)
-		trawl_state_view_changes(v, e, x, y, 0, c, 1);
-	if (n > from)
-		trawl_state_view_changes(v, e, x, y, from, c + 1, n - from);
+	if (o->nchanges) {
+		/* the first and the newest, in one pass over the window: an
+		 * array for what is shown, not all */
+		if (!(c = calloc(o->nchanges + 1, sizeof(*c))))
+			return -ENOMEM;
+		errno = 0;
+		n = trawl_state_view_changes_ends(v, e, x, y, c, c + 1, o->nchanges);
+		if (!n && errno == ENOMEM) {
+			free(c);
+			return -ENOMEM;
+		}
+		from = n > o->nchanges + 1 ? n - o->nchanges : 1;
+	} else {
+		n = trawl_state_view_changes(v, e, x, y, 0, NULL, 0);
+		if (!(c = calloc(n + 1, sizeof(*c))))
+			return -ENOMEM;
+		trawl_state_view_changes(v, e, x, y, 0, c, n);
+		from = 1;
+	}
 	if (j) {
 		tr_json_key(j, "changes");
 		tr_json_arr(j);

@@ -296,6 +296,17 @@ enum trawl_state_entity {
 size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_state_entity e,
 				int64_t x, int64_t y, size_t skip,
 				struct trawl_state_change *out, size_t max);
+/*
+ * The same in one pass for the ends of a long history: *first gets the
+ * first change (what created it), newest[0 .. k) the newest k of the
+ * others, oldest first, k = min(max, all - 1); returns how many there are
+ * in all (0 and errno ENOMEM when the newest cannot be held). first or
+ * newest may be NULL.
+ */
+size_t trawl_state_view_changes_ends(const struct trawl_state_view *v,
+				     enum trawl_state_entity e, int64_t x, int64_t y,
+				     struct trawl_state_change *first,
+				     struct trawl_state_change *newest, size_t max);
 
 const char *trawl_state_cpu_mode_name(enum trawl_state_cpu_mode m);	/* "idle", ... */
 const char *trawl_state_thread_status_name(enum trawl_state_thread_status st);

@@ -924,21 +924,14 @@ static bool concerns(const struct chg *c, enum trawl_state_entity by, int64_t x,
 	}
 }
 
-size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_state_entity by,
-				int64_t x, int64_t y, size_t skip,
-				struct trawl_state_change *out, size_t max)
+/* Every change of the entity up to the view's time, oldest first, to
+ * take(arg, i, c) (i: its rank); their number. */
+static size_t scan(const struct trawl_state_view *v, enum trawl_state_entity by, int64_t x,
+		   int64_t y, void (*take)(void *arg, size_t i, const struct chg *c), void *arg)
 {
 	const struct chg *origin = NULL;
 	size_t n = 0;
 
-	if (v->lazy) {
-		/* the window before t, replayed the first time */
-		char e[8];
-		struct trawl_state_view *w = (struct trawl_state_view *)v;
-		if (trawl_state_view_history(w, e, sizeof(e)))
-			return 0;
-		return trawl_state_view_changes(v->hist, by, x, y, skip, out, max);
-	}
 	if (by == TRAWL_STATE_ENTITY_THREAD) {
 		const struct ithread *th = tr_tab_find(&v->tb.thr, (uint64_t)x);
 		origin = th ? &th->origin : NULL;
@@ -949,11 +942,8 @@ size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_sta
 		return 0;
 	}
 	/* the change that created it, when the window no longer holds it */
-	if (origin && origin->ts <= v->base_ts && origin->ts != INT64_MIN) {
-		if (n >= skip && n - skip < max)
-			chg_out(v, origin, &out[n - skip]);
-		n++;
-	}
+	if (origin && origin->ts <= v->base_ts && origin->ts != INT64_MIN)
+		take(arg, n++, origin);
 	for (size_t i = 0; i < v->nsegs; i++) {
 		const uint8_t *p = v->segs[i].g->buf;
 		struct wctx w;
@@ -966,13 +956,85 @@ size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_sta
 				continue;
 			if (c.ts > v->t)
 				return n;
-			if (concerns(&c, by, x, y)) {
-				if (n >= skip && n - skip < max)
-					chg_out(v, &c, &out[n - skip]);
-				n++;
-			}
+			if (concerns(&c, by, x, y))
+				take(arg, n++, &c);
 		}
 	}
+	return n;
+}
+
+/* the view's history: the window before its time, replayed the first
+ * time (a lazy view), or the view itself */
+static const struct trawl_state_view *history_of(const struct trawl_state_view *v)
+{
+	if (!v->lazy)
+		return v;
+	char e[8];
+	struct trawl_state_view *w = (struct trawl_state_view *)v;
+	if (trawl_state_view_history(w, e, sizeof(e)))
+		return NULL;
+	return v->hist;
+}
+
+struct range_out {
+	const struct trawl_state_view *v;
+	size_t skip, max;
+	struct trawl_state_change *out;
+};
+
+static void take_range(void *arg, size_t i, const struct chg *c)
+{
+	struct range_out *r = arg;
+	if (i >= r->skip && i - r->skip < r->max)
+		chg_out(r->v, c, &r->out[i - r->skip]);
+}
+
+size_t trawl_state_view_changes(const struct trawl_state_view *v, enum trawl_state_entity by,
+				int64_t x, int64_t y, size_t skip,
+				struct trawl_state_change *out, size_t max)
+{
+	if (!(v = history_of(v)))
+		return 0;
+	struct range_out r = { v, skip, out ? max : 0, out };
+	return scan(v, by, x, y, take_range, &r);
+}
+
+struct ends_out {
+	struct chg first, *ring;	/* the newest: raw, made public at the end */
+	size_t max;
+};
+
+static void take_ends(void *arg, size_t i, const struct chg *c)
+{
+	struct ends_out *r = arg;
+	if (!i)
+		r->first = *c;
+	else if (r->max)
+		r->ring[(i - 1) % r->max] = *c;
+}
+
+size_t trawl_state_view_changes_ends(const struct trawl_state_view *v,
+				     enum trawl_state_entity by, int64_t x, int64_t y,
+				     struct trawl_state_change *first,
+				     struct trawl_state_change *newest, size_t max)
+{
+	if (!(v = history_of(v)))
+		return 0;
+	struct ends_out r = { .max = newest ? max : 0 };
+	if (r.max && !(r.ring = malloc(r.max * sizeof(*r.ring)))) {
+		errno = ENOMEM;
+		return 0;
+	}
+	size_t n = scan(v, by, x, y, take_ends, &r);
+	if (n && first)
+		chg_out(v, &r.first, first);
+	/* changes n - k .. n - 1, k of them, oldest first; the oldest of
+	 * them at (n - 1) % max once the ring went round */
+	size_t k = n > 1 ? (n - 1 < r.max ? n - 1 : r.max) : 0;
+	size_t at = k == r.max && k ? (n - 1) % r.max : 0;
+	for (size_t i = 0; i < k; i++)
+		chg_out(v, &r.ring[(at + i) % r.max], &newest[i]);
+	free(r.ring);
 	return n;
 }
 

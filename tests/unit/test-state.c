@@ -690,6 +690,21 @@ static bool same_changes(const struct trawl_state_view *a, const struct trawl_st
 			       ca[i].tid2 == cb[i].tid2 && ca[i].a == cb[i].a && ca[i].b == cb[i].b &&
 			       ca[i].c == cb[i].c && !strcmp(ca[i].str, cb[i].str);
 	}
+	/* and its ends in one pass: the first, the newest k (several k) */
+	size_t ks[] = { 1, 2, 7, na + 3 };
+	for (size_t q = 0; q < 4 && same; q++) {
+		size_t k = ks[q];
+		struct trawl_state_change first, *nw = calloc(k, sizeof(*nw));
+		size_t ne = nw ? trawl_state_view_changes_ends(a, e, x, 0, &first, nw, k) : 0;
+		size_t have = na > 1 ? (na - 1 < k ? na - 1 : k) : 0;
+		same = nw && ne == na && (!na || (first.ts == ca[0].ts && first.kind == ca[0].kind));
+		for (size_t i = 0; i < have && same; i++) {
+			const struct trawl_state_change *w = &ca[na - have + i];
+			same = nw[i].ts == w->ts && nw[i].kind == w->kind && nw[i].tid == w->tid &&
+			       nw[i].a == w->a && nw[i].c == w->c && !strcmp(nw[i].str, w->str);
+		}
+		free(nw);
+	}
 	*n += na;
 	free(ca);
 	free(cb);
