@@ -578,6 +578,21 @@ static long broken_links(const struct net *nt, const int64_t *at)
 	return broken;
 }
 
+/* Node i's corrected time t within its bound of the truth. */
+static bool bound_holds(const struct net *nt, size_t i, int64_t t, uint64_t seed, const char *what)
+{
+	struct trawl_sync_node nd;
+	trawl_sync_graph_node(nt->g, i, &nd);
+	int64_t b = trawl_sync_graph_bound(nt->g, i, t);
+	long double tru = gen_map(&nt->c[i], &nt->c[nd.ref], t) + nt->c[nd.ref].base;
+	long double e = fabsl((long double)trawl_sync_xform_apply(&nd.to_ref, t) - tru);
+	if (b != TRAWL_SYNC_UNBOUNDED && e <= b + 1e-3L)
+		return true;
+	printf("# net %llu node %zu%s (%zu hops): error %.1Lf bound %lld\n", (unsigned long long)seed,
+	       i, what, nd.hops, e, (long long)b);
+	return false;
+}
+
 static void test_graph(void)
 {
 	long checks = 0, bad = 0, badgroups = 0, badorder = 0, nets = 0, checks_order = 0;
@@ -641,16 +656,8 @@ static void test_graph(void)
 			}
 			for (int k = 0; k <= 20; k++) {
 				long double tt = T * (-0.1L + 1.2L * k / 20);
-				int64_t t = gen_local(&nt.c[i], tt);
-				int64_t b = trawl_sync_graph_bound(nt.g, i, t);
-				long double tru = gen_map(&nt.c[i], &nt.c[nd.ref], t) + nt.c[nd.ref].base;
-				long double e = fabsl((long double)trawl_sync_xform_apply(&nd.to_ref, t) - tru);
 				checks++;
-				if (b == TRAWL_SYNC_UNBOUNDED || e > b + 1e-3L) {
-					bad++;
-					printf("# net %llu node %zu (%zu hops): error %.1Lf bound %lld\n",
-					       (unsigned long long)seed, i, nd.hops, e, (long long)b);
-				}
+				bad += !bound_holds(&nt, i, gen_local(&nt.c[i], tt), seed, "");
 			}
 		}
 		/* The messages of tree edges are never inverted after correction. */
@@ -685,18 +692,8 @@ static void test_graph(void)
 			printf("# net %llu: %ld links broken after settling (%d moved)\n", (unsigned long long)seed, ea, mv);
 		early_after += ea;
 		for (size_t i = 0; i < nt.n; i++) {
-			struct trawl_sync_node nd;
-			trawl_sync_graph_node(nt.g, i, &nd);
-			int64_t t = at[i];
-			int64_t b = trawl_sync_graph_bound(nt.g, i, t);
-			long double tru = gen_map(&nt.c[i], &nt.c[nd.ref], t) + nt.c[nd.ref].base;
-			long double e = fabsl((long double)trawl_sync_xform_apply(&nd.to_ref, t) - tru);
 			checks++;
-			if (b == TRAWL_SYNC_UNBOUNDED || e > b + 1e-3L) {
-				bad++;
-				printf("# net %llu node %zu settled: error %.1Lf bound %lld\n",
-				       (unsigned long long)seed, i, e, (long long)b);
-			}
+			bad += !bound_holds(&nt, i, at[i], seed, " settled");
 		}
 		net_free(&nt);
 	}
