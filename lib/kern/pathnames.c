@@ -102,6 +102,7 @@ void tr_kpath_free(struct kpath *p)
 #define RING_SIZE	(8u << 20)
 #define EXPIRE_NS	(10 * 1000000000ull)	/* records older than this are dropped */
 #define EXPIRE_EVERY_NS	(100 * 1000000ull)	/* ... looked for this often at most */
+#define EPS_ONE_NS	500			/* one sample only: no interpolation */
 #define EPS_TSC_NS	20			/* the TSC's conversion, kept off the bounds: */
 #define EPS_STEADY_PPM	1			/* ... plus this of the samples' distance */
 #define EPS_NTP_PPM	500			/* ... or this when NTP moved between them */
@@ -173,7 +174,7 @@ static uint64_t to_mono(struct kpath *p, uint64_t ts, uint64_t *eps)
 	*eps = 0;
 	if (!p->tsc)
 		return ts;
-	*eps = 500;	/* (one sample only: the TSC read as it is) */
+	*eps = EPS_ONE_NS;
 	if (!p->nsmp || p->smp[p->nsmp - 1].c < ts)
 		take_sample(p);
 	if (p->nsmp < 2)

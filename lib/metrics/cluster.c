@@ -213,14 +213,14 @@ static void period(void *arg, const struct trawl_analysis *a)
 struct cmodel {
 	struct csess *s;
 	struct tr_kmodel km;
-	char (*names)[128];		/* host number -> name */
+	struct cmhost {			/* by host number */
+		char name[128];
+		bool dirty;		/* its events in this batch */
+		struct chost *ch;	/* valid while gen is the cluster's hosts_gen */
+	} *hn;
 	uint32_t nnames;
 	uint32_t *bycls;		/* event class index -> host number + 1 */
 	size_t nbycls;
-	/* per host number: its events in this batch; its chost (valid while
-	 * gen is the cluster's hosts_gen) */
-	uint8_t *dirty;
-	struct chost **ch;
 	uint64_t gen;
 };
 
@@ -232,8 +232,7 @@ static int cm_start(void *self, struct trawl_reader *r)
 
 /* The host number of ev: cached by its class (the reader's classes are
  * each one trace's; a merged stream alternates hosts), else by its
- * trace's hostname, a new number (its name, dirty flag and chost slot)
- * for a new one. */
+ * trace's hostname, a new number for a new one. */
 static int cm_host(struct cmodel *m, const struct trawl_event *ev, uint32_t *n)
 {
 	uint32_t ci = ev->cls->index;
@@ -243,25 +242,17 @@ static int cm_host(struct cmodel *m, const struct trawl_event *ev, uint32_t *n)
 	}
 	const char *name = trawl_reader_trace_hostname(trawl_reader_stream_trace(ev->stream));
 	uint32_t i;
-	for (i = 0; i < m->nnames && strcmp(m->names[i], name); i++)
+	for (i = 0; i < m->nnames && strcmp(m->hn[i].name, name); i++)
 		;
 	if (i == m->nnames) {
 		if (m->nnames >= 65536)
 			return -E2BIG;
-		size_t k = m->nnames + 1;
-		char (*nn)[128] = realloc(m->names, k * sizeof(*nn));
-		if (nn)
-			m->names = nn;
-		uint8_t *d = nn ? realloc(m->dirty, k) : NULL;
-		if (d)
-			m->dirty = d;
-		struct chost **c = d ? realloc(m->ch, k * sizeof(*c)) : NULL;
-		if (!c)
+		struct cmhost *nh = realloc(m->hn, (m->nnames + 1) * sizeof(*nh));
+		if (!nh)
 			return -ENOMEM;
-		m->ch = c;
-		snprintf(nn[i], sizeof(*nn), "%s", name);
-		d[i] = 0;
-		c[i] = NULL;
+		m->hn = nh;
+		nh[i] = (struct cmhost){ .dirty = false };
+		snprintf(nh[i].name, sizeof(nh[i].name), "%s", name);
 		m->nnames++;
 	}
 	if (ci >= m->nbycls) {
@@ -289,22 +280,24 @@ static int cm_events(void *self, const struct trawl_event *ev, size_t n)
 			continue;	/* (the metrics take at most max_hosts anyway) */
 		if (rc || (rc = tr_kmodel_take(&m->km, h, &ev[i], out)) < 0)
 			return rc;
-		m->dirty[h] = 1;
+		m->hn[h].dirty = true;
 	}
 	struct tr_cluster *c = m->s->c;
 	pthread_mutex_lock(&c->mu);
 	if (m->gen != c->hosts_gen) {
-		memset(m->ch, 0, m->nnames * sizeof(*m->ch));
+		for (uint32_t i = 0; i < m->nnames; i++)
+			m->hn[i].ch = NULL;
 		m->gen = c->hosts_gen;
 	}
 	for (uint32_t i = 0; i < m->nnames && i < m->km.nhost; i++) {
-		if (!m->dirty[i])
+		struct cmhost *x = &m->hn[i];
+		if (!x->dirty)
 			continue;
-		m->dirty[i] = 0;
+		x->dirty = false;
 		const struct tables *t = &m->km.host[i];
 		if (!t->ncpus)
 			continue;
-		struct chost *h = m->ch[i] ? m->ch[i] : (m->ch[i] = host_of(m->s, m->names[i]));
+		struct chost *h = x->ch ? x->ch : (x->ch = host_of(m->s, x->name));
 		if (!h)
 			continue;
 		tr_ks_cpu_times(t, t->ts, h->mode_ns);
@@ -432,10 +425,8 @@ static void *sess_run(void *arg)
 		trawl_reader_free(r);
 		trawl_sync_live_free(lc);
 		tr_kmodel_release(&cm.km);
-		free(cm.names);
+		free(cm.hn);
 		free(cm.bycls);
-		free(cm.dirty);
-		free(cm.ch);
 		for (size_t i = 0; i < NAN_; i++) {
 			trawl_analysis_free(s->an[i]);
 			s->an[i] = NULL;
