@@ -36,6 +36,7 @@
 #define NSEC ((int64_t)1000000000)
 /* Instants sampled over a node's span for its maximum bound. */
 #define NSAMPLES 64
+#define SETTLE_POINTS 9	/* where every link is made to hold (trawl_sync_graph_settle) */
 
 static void sync_usage(FILE *f)
 {
@@ -213,6 +214,24 @@ static int compute(struct sync_run *s, const struct trawl_sync_opts *so, const c
 	if (rc < 0)
 		return cli_err("%s", err);
 	s->ngroups = (size_t)rc;
+	/* every link holds across the trace, those off the paths too: the
+	 * offsets settled at SETTLE_POINTS points of each node's span */
+	int64_t *pts = calloc(SETTLE_POINTS * p->nhosts + 1, sizeof(*pts));
+	if (!pts)
+		return cli_err("out of memory");
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct trawl_sync_host *h = &p->hosts[i];
+		bool any = h->first_ts != INT64_MAX && h->last_ts != INT64_MIN;
+		uint64_t span = any ? span_ns(h->first_ts, h->last_ts) : 0;
+		for (int k = 0; k < SETTLE_POINTS; k++)
+			pts[k * p->nhosts + i] = !any ? INT64_MIN :
+				(int64_t)((__int128)h->first_ts +
+					  (uint64_t)((long double)span * k / (SETTLE_POINTS - 1)));
+	}
+	rc = trawl_sync_graph_settle(s->g, pts, SETTLE_POINTS);
+	free(pts);
+	if (rc < 0)
+		return cli_err("%s", strerror(-rc));
 
 	for (size_t i = 0; i < p->nhosts; i++) {
 		struct node_out *o = &s->no[i];

@@ -245,20 +245,22 @@ int trawl_sync_graph_node(const struct trawl_sync_graph *g, size_t i, struct tra
 int64_t trawl_sync_graph_bound(const struct trawl_sync_graph *g, size_t i, int64_t t);
 
 /*
- * Settles the offsets over every link at the present (after solve()).
+ * Settles the offsets over every link at given times (after solve()).
  * The transforms hold the pairs of the paths they were composed along;
  * a link off those paths (two nodes each corrected through a third) can
  * be off by the sum of both paths' errors, so that its messages show
- * received before sent. at[i] is node i's present on its own clock
- * (INT64_MIN: none; its links are left out). When a link is broken
- * there, every node of its group is moved, offset only, to the middle of
- * what all the links allow at those times together (difference
- * constraints from the pairs' ranges, solved from the reference); a
- * group whose links allow nothing together (or a node bounded on one
- * side only) is left as it was. The bounds count the move. Returns the
- * number of nodes moved, or -errno (-EINVAL before solve(), -ENOMEM).
+ * received before sent. times holds nsets sets of n times: times[k * n +
+ * i] is node i's k-th time on its own clock (INT64_MIN: none; its links
+ * are left out there): a live session's present (one set), or points
+ * across a trace. When a link is broken at one of them, every node of
+ * its group is moved, offset only, to the middle of what all the links
+ * allow at all those times together (difference constraints from the
+ * pairs' ranges, solved from the reference); a group whose links allow
+ * nothing together (or a node bounded on one side only) is left as it
+ * was. The bounds count the move. Returns the number of nodes moved, or
+ * -errno (-EINVAL before solve(), -ENOMEM).
  */
-int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *at);
+int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *times, size_t nsets);
 
 /* ------------------------------------------------ sync points (traces) */
 

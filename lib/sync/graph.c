@@ -400,9 +400,45 @@ static int bellman_ford(const struct dcon *c, size_t nc, size_t n, size_t src, i
 	return 1;
 }
 
-int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *at)
+/* The constraints of pair (a, b) at a's time x, appended to *c; a group
+ * marked broken when d = 0 breaks one. 0 or -ENOMEM. */
+static int link_cons(const struct trawl_sync_graph *g, size_t a, size_t b, int64_t x,
+		     struct dcon **c, size_t *nc, size_t *cap, unsigned char *broken)
 {
-	if (!g || !at || !g->solved)
+	const struct trawl_sync_pair *r = g->pair[a * g->n + b];
+	int64_t l, h;
+	if (!r || x == INT64_MIN || g->node[a].group != g->node[b].group ||
+	    (r->quality != TRAWL_SYNC_ACCURATE && r->quality != TRAWL_SYNC_OFFSET_ONLY &&
+	     r->quality != TRAWL_SYNC_ONE_WAY) ||
+	    trawl_sync_pair_range(r, x, &l, &h))
+		return 0;
+	i128 ca = trawl_sync_xform_apply(&g->node[a].to_ref, x);
+	for (int side = 0; side < 2; side++) {
+		int64_t e = side ? h : l;
+		if (e == (side ? INT64_MAX : INT64_MIN))
+			continue;
+		if (*nc == *cap) {
+			size_t nn = *cap ? 2 * *cap : 16;
+			struct dcon *y = realloc(*c, nn * sizeof(*y));
+			if (!y)
+				return -ENOMEM;
+			*c = y;
+			*cap = nn;
+		}
+		i128 w = (i128)trawl_sync_xform_apply(&g->node[b].to_ref, e) - ca;
+		/* hi: d_a - d_b <= w; lo: d_b - d_a <= -w (broken beyond the
+		 * compositions' rounding, 1 ns) */
+		struct dcon *d = &(*c)[(*nc)++];
+		*d = side ? (struct dcon){ b, a, w } : (struct dcon){ a, b, -w };
+		if (d->w < -1)
+			broken[g->node[a].group] = 1;
+	}
+	return 0;
+}
+
+int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *times, size_t nsets)
+{
+	if (!g || !times || !nsets || !g->solved)
 		return -EINVAL;
 	size_t n = g->n, nc = 0, cap = 0, moved = 0;
 	struct dcon *c = NULL;
@@ -414,39 +450,11 @@ int trawl_sync_graph_settle(struct trawl_sync_graph *g, const int64_t *at)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = 0; b < n; b++) {
-			const struct trawl_sync_pair *r = g->pair[a * n + b];
-			int64_t l, h;
-			if (!r || at[a] == INT64_MIN || g->node[a].group != g->node[b].group ||
-			    (r->quality != TRAWL_SYNC_ACCURATE && r->quality != TRAWL_SYNC_OFFSET_ONLY &&
-			     r->quality != TRAWL_SYNC_ONE_WAY) ||
-			    trawl_sync_pair_range(r, at[a], &l, &h))
-				continue;
-			i128 ca = trawl_sync_xform_apply(&g->node[a].to_ref, at[a]);
-			for (int side = 0; side < 2; side++) {
-				int64_t e = side ? h : l;
-				if (e == (side ? INT64_MAX : INT64_MIN))
-					continue;
-				if (nc == cap) {
-					size_t nn = cap ? 2 * cap : 16;
-					struct dcon *x = realloc(c, nn * sizeof(*x));
-					if (!x) {
-						ret = -ENOMEM;
-						goto out;
-					}
-					c = x;
-					cap = nn;
-				}
-				i128 w = (i128)trawl_sync_xform_apply(&g->node[b].to_ref, e) - ca;
-				/* hi: d_a - d_b <= w; lo: d_b - d_a <= -w (broken
-				 * beyond the compositions' rounding, 1 ns) */
-				c[nc] = side ? (struct dcon){ b, a, w } : (struct dcon){ a, b, -w };
-				if (c[nc].w < -1)
-					broken[g->node[a].group] = 1;
-				nc++;
-			}
-		}
+	for (size_t k = 0; k < nsets; k++)
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < n; b++)
+				if ((ret = link_cons(g, a, b, times[k * n + a], &c, &nc, &cap, broken)))
+					goto out;
 	for (size_t i = 0; i < n; i++) {
 		size_t gr = g->node[i].group, ref = g->node[i].ref;
 		if (i != ref || !broken[gr])

@@ -198,7 +198,7 @@ static int estimate(struct trawl_sync_live *l, struct trawl_sync_points *p)
 	}
 	for (size_t i = 0; i < p->nhosts; i++)
 		now[i] = p->hosts[i].last_ts;
-	if ((rc = trawl_sync_graph_settle(g, now)) < 0)
+	if ((rc = trawl_sync_graph_settle(g, now, 1)) < 0)
 		goto out;
 	rc = 0;
 	for (size_t i = 0; i < p->nhosts; i++) {

@@ -683,7 +683,7 @@ static void test_graph(void)
 		for (size_t i = 0; i < nt.n; i++)
 			at[i] = gen_local(&nt.c[i], T);
 		early_before += broken_links(&nt, at);
-		int mv = trawl_sync_graph_settle(nt.g, at);
+		int mv = trawl_sync_graph_settle(nt.g, at, 1);
 		if (mv < 0)
 			bad++;
 		settled += mv > 0;
