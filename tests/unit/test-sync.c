@@ -596,7 +596,7 @@ static bool bound_holds(const struct net *nt, size_t i, int64_t t, uint64_t seed
 static void test_graph(void)
 {
 	long checks = 0, bad = 0, badgroups = 0, badorder = 0, nets = 0, checks_order = 0;
-	long early_before = 0, early_after = 0, settled = 0;
+	long early_before = 0, early_after = 0, settled = 0, across_after = 0;
 	double T = 30 * SEC;
 
 	for (uint64_t seed = 1; seed <= 60; seed++) {
@@ -695,8 +695,28 @@ static void test_graph(void)
 			checks++;
 			bad += !bound_holds(&nt, i, at[i], seed, " settled");
 		}
+		/* and across the trace at once (as trawl sync does): every link
+		 * holds at each of 5 points from its start to its end */
+		int64_t pts[5 * 10];
+		for (size_t k = 0; k < 5; k++)
+			for (size_t i = 0; i < nt.n; i++)
+				pts[k * nt.n + i] = gen_local(&nt.c[i], T * (double)k / 4);
+		if (trawl_sync_graph_settle(nt.g, pts, 5) < 0)
+			bad++;
+		for (size_t k = 0; k < 5; k++) {
+			long eb = broken_links(&nt, pts + k * nt.n);
+			if (eb)
+				printf("# net %llu: %ld links broken at point %zu after settling across\n",
+				       (unsigned long long)seed, eb, k);
+			across_after += eb;
+			for (size_t i = 0; i < nt.n; i++) {
+				checks++;
+				bad += !bound_holds(&nt, i, pts[k * nt.n + i], seed, " settled across");
+			}
+		}
 		net_free(&nt);
 	}
+	is_int(across_after, 0, "graph: settled at 5 points across the trace, every link holds at each");
 	ok(early_before > 0 && settled > 0,
 	   "graph: at the end, links off the paths broken (%ld: their messages would show received before sent), %ld networks settled",
 	   early_before, settled);
