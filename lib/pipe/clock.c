@@ -3,8 +3,10 @@
  * lib/pipe/clock.c - a live reader's clocks corrected while the session
  * flows (trawl_reader_opts.clock, docs/sync.md "Live").
  *
- * A live trace decodes in its host's own time (its fix the identity: the
- * raw clock values stay in the batches, for the events' cycles). Every
+ * A live trace decodes in its host's own time (no fix: the decoder's fast
+ * path, a batch's times its raw clock in ns as long as no correction is
+ * known; from the first one on, a batch keeps its raw clock values apart,
+ * for the events' cycles and for mapping them again). Every
  * batch a stream decodes goes to the corrector's tap, the events it wants
  * in that time, before the merge; the reader decodes ahead what came
  * (live_wait(): up to a stream's queue) so that the tap sees the messages
@@ -30,11 +32,9 @@
 
 void tr_clock_adopt(struct trawl_reader *r, struct trawl_reader_trace *t)
 {
-	if (!r->has_clock || t->dec.fix)
+	if (!r->has_clock || t->dec.fix || t->lclock)
 		return;	/* a stored correction of this host stays */
-	t->fixv = trawl_sync_xform_identity();
-	t->dec.fix = &t->fixv;
-	t->lx = t->fixv;
+	t->lx = trawl_sync_xform_identity();
 	t->lclock = true;
 	t->lfloor = INT64_MIN;
 }
@@ -112,8 +112,8 @@ void tr_clock_take(struct trawl_reader_stream *s, struct batch *b)
 {
 	const struct trawl_reader_trace *t = s->trace;
 
-	if (!t->lclock || !b->n)
-		return;
+	if (!t->lclock || !b->n || (!t->lsynced && t->lfloor == INT64_MIN))
+		return;	/* (no correction yet: its times are its clock's) */
 	/* the raw clock values kept, the times to be mapped (as batch_split()) */
 	if (b->ghz) {
 		for (uint32_t i = 0; i < b->n; i++)
@@ -129,8 +129,13 @@ void tr_clock_remap(struct trawl_reader_stream *s, struct batch *b, uint32_t fro
 {
 	const struct trawl_reader_trace *t = s->trace;
 
-	if (!t->lclock || b->ghz || from >= b->n)
-		return;	/* (ghz: not taken yet, tr_clock_take() maps it) */
+	if (!t->lclock || from >= b->n)
+		return;
+	if (b->ghz) {	/* taken before any correction: its times are its clock's */
+		for (uint32_t i = 0; i < b->n; i++)
+			b->cyc[i] = (uint64_t)b->rec[i].ts - b->base;
+		b->ghz = false;
+	}
 	for (uint32_t i = from; i < b->n; i++)
 		b->rec[i].ts = taken(t, ctf_to_ns(&s->cs, b->cyc[i]));
 }

@@ -453,7 +453,7 @@ static inline uint64_t next_key(const struct merge *m, const struct leaf *L, uin
 {
 	const struct brec *x = L->rec;
 
-	if (m->wide || m->live || !L->ghz || !L->onecpu || !x || x + 1 >= L->end)
+	if (m->wide || !L->onecpu || !x || x + 1 >= L->end)
 		return UINT64_MAX;
 	return key64(m, x[1].ts, w);
 }
@@ -644,7 +644,6 @@ static int prime_threaded(struct trawl_reader *r)
 		goto single;
 	memset(m, 0, sizeof(*m));
 	m->win = NOLEAF;
-	m->live = r->live;
 	if (merge_size(r, m) || merge_classes(r, m))
 		goto single;
 	for (uint32_t i = 0; i < r->nstreams; i++)
@@ -821,6 +820,7 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 			if (L->s->cur == L->b && L->rec < L->end) {
 				tr_clock_remap(L->s, L->s->cur, (uint32_t)(L->rec - L->b->rec));
 				L->ev.ts = L->rec->ts;
+				L->ghz = L->b->ghz;	/* (its raw clock kept apart now) */
 			} else if (L->hold) {
 				L->hold_ts = tr_clock_hold(L->s, L->s->cs.hold_ns);
 			}
@@ -898,7 +898,7 @@ static inline __attribute__((always_inline)) uint64_t replay64(const struct mvie
 
 /*
  * The merge's common step: leaf w, the last winner, has nk set (its next
- * event is in its batch, which is ghz and onecpu, and its key is narrow).
+ * event is in its batch, which is onecpu, and its key is narrow).
  * Replays it first (what the next step waits for), advances the leaf and
  * returns the new winner. h: see replay64().
  */
@@ -914,7 +914,7 @@ static inline __attribute__((always_inline)) uint32_t merge_step(const struct mv
 	L->rec = ++x;
 	/* leaf_set(), same stream and cpu */
 	L->ev.ts = x->ts;
-	L->ev.cycles = (uint64_t)x->ts - L->base;
+	L->ev.cycles = likely(L->ghz) ? (uint64_t)x->ts - L->base : L->b->cyc[x - L->b->rec];
 	L->ev.cls = v->cls[x->cls];
 	L->ev.nvalues = x->nv;
 	/* the batch was written by the other core: fetch ahead */
@@ -1026,7 +1026,10 @@ static inline __attribute__((always_inline)) int next_threaded(struct trawl_read
 
 	if (likely(m && (w = m->win) != NOLEAF) && likely(m->leaf[w].nk != UINT64_MAX)) {
 		const struct mview v = mview(m);
-		return emit(m, merge_step(&v, w, REPLAY_ANY), ev);
+		w = merge_step(&v, w, REPLAY_ANY);
+		if (likely(!m->leaf[w].hold))
+			return emit(m, w, ev);
+		m->win = NOLEAF;	/* a live stream holds the merge: wait for it */
 	}
 	return next_threaded_slow(r, ev);
 }
@@ -1072,6 +1075,12 @@ static inline __attribute__((always_inline)) uint32_t read_steps(struct merge *m
 
 	while (n < max && v.leaf[w].nk != UINT64_MAX) {
 		w = merge_step(&v, w, h);
+		if (unlikely(v.leaf[w].hold)) {
+			/* a live stream holds the merge back (its key is its
+			 * hold time): no event taken, the slow path waits */
+			m->win = NOLEAF;
+			return n;
+		}
 		out[n++] = v.leaf[w].ev;
 	}
 	m->win = w;

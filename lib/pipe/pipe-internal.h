@@ -45,8 +45,8 @@ struct trawl_reader_trace {
 	char *real;
 	const char *hostname;
 	struct trawl_sync_xform fixv;	/* dec.fix points here, if set */
-	/* live clock (reader's clock, lib/pipe/clock.c): fixv the identity,
-	 * lx its correction once lsynced; no time of its streams below lfloor */
+	/* live clock (reader's clock, lib/pipe/clock.c): no dec.fix, lx its
+	 * correction once lsynced; no time of its streams below lfloor */
 	bool lclock, lsynced, lchanged;	/* lchanged: at the last refresh */
 	struct trawl_sync_xform lx;
 	int64_t lfloor;
@@ -82,7 +82,7 @@ struct leaf {
 	 * The 64-bit merge key of rec[1], the event after the head, so that
 	 * the common step replays at once and advances the leaf meanwhile;
 	 * UINT64_MAX when that step cannot be taken (no rec[1] in the batch,
-	 * out of the keys' range, wide keys, raw clock or cpu per event).
+	 * out of the keys' range, wide keys or cpu per event).
 	 */
 	uint64_t nk;
 	struct trawl_event ev;		/* rec's, values and all (leaf_set()) */
@@ -110,10 +110,6 @@ struct merge {
 	 */
 	uint32_t lb;			/* bits of a leaf number: k == 1 << lb */
 	bool wide;
-	/* A live source: no common step (nk stays UINT64_MAX), so that every
-	 * winner goes through the slow path, which waits for a holding leaf
-	 * (a live stream with nothing yet) instead of returning it. */
-	bool live;
 	uint64_t base;			/* ts ^ 1 << 63 (ordered unsigned) of key 0 */
 	uint64_t range;			/* (ts ^ 1 << 63) - base must be below this */
 	uint64_t *t64;			/* as tree, 64-bit keys */
