@@ -381,6 +381,9 @@ static void row_add(struct trawl_analysis_row *r, int64_t dur)
 	r->hist[bucket(dur)]++;
 }
 
+static const char *tcomm(const struct trawl_analysis *a, const struct host *h, int64_t tid,
+			 uint32_t cpu, char *buf);
+
 static bool comm_ok(const struct trawl_analysis *a, const char *comm)
 {
 	return !a->comm || fnmatch(a->comm, comm, 0) == 0;
@@ -388,13 +391,16 @@ static bool comm_ok(const struct trawl_analysis *a, const char *comm)
 
 /* A sample (a duration of a thread on a CPU, from ts to end): filtered,
  * into its row and the samples. Returns the row, NULL when filtered out (or no memory:
- * -ENOMEM in *err). */
+ * -ENOMEM in *err). comm NULL: the thread's (tid < 0: none), looked up only
+ * when --comm filters or the sample is kept (a syscall's or an IRQ's row
+ * needs no lookup). */
 static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *h,
 					 enum trawl_analysis_row_kind kind, int64_t id, uint32_t names,
 					 int64_t ts, int64_t end, int64_t tid, uint32_t cpu,
 					 const char *comm, int *err)
 {
 	int64_t dur;
+	char cb[16];
 
 	a->last_sample = NULL;
 	/* ends 2^63 ns or more apart (a corrupt timestamp or clock offset):
@@ -404,8 +410,12 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		return NULL;
 	}
 	if ((a->o.min_ns && dur < a->o.min_ns) || (a->o.max_ns && dur > a->o.max_ns) ||
-	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu) ||
-	    !comm_ok(a, comm))
+	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu))
+		return NULL;
+	/* comm NULL: the thread's, looked up only when filtered by it or kept */
+	if (!comm && a->comm)
+		comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
+	if (comm && !comm_ok(a, comm))
 		return NULL;
 	struct trawl_analysis_row *r = row_get(a, h, kind, id, names);
 	if (!r) {
@@ -419,6 +429,8 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		size_t n = a->nsamples, i = 0;
 		if (dur <= hp[0].dur)
 			return r;
+		if (!comm)
+			comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
 		for (;;) {
 			size_t c = 2 * i + 1;
 			if (c >= n)
@@ -449,6 +461,8 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		}
 		size_t i = a->nsamples++;
 		struct trawl_analysis_sample *sp = a->samples;
+		if (!comm)
+			comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
 		/* below keep_longest: sift up, so that the heap holds once full */
 		while (a->o.keep_longest && i > 0 && sp[(i - 1) / 2].dur > dur) {
 			sp[i] = sp[(i - 1) / 2];
@@ -656,12 +670,6 @@ static const char *tcomm(const struct trawl_analysis *a, const struct host *h, i
 	return comm15(a, id, buf);
 }
 
-/* sample() reads a sample's comm only for --comm and kept samples: else
- * a row keyed by something else (a syscall, an IRQ) needs no lookup. */
-static inline bool comm_needed(const struct trawl_analysis *a)
-{
-	return a->comm || a->o.keep_samples;
-}
 
 /* tcomm(), "?" when unknown: a row's label */
 static const char *comm_of(const struct trawl_analysis *a, const struct host *h, int64_t tid,
@@ -885,11 +893,8 @@ static int syscalls(struct trawl_analysis *a, struct host *h, const struct trawl
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	const char *name = a->sysnames[id];
-	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, id, 0,
-					      t->sys_ts, ev->ts, tid, ev->cpu,
-					      comm_needed(a) ? tcomm(a, h, tid, ev->cpu, buf) : "",
-					      &err);
+					      t->sys_ts, ev->ts, tid, ev->cpu, NULL, &err);
 	int64_t ret = ival(a, F_RET, ev, 0);
 	if (r) {
 		if (!r->label[0])
@@ -940,12 +945,8 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->irq_ts == NONE || n != c->irq)
 			return 0;
 		int64_t tid = cur_tid(h, ev->cpu);
-		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_HARDIRQ, n, 0, c->irq_ts,
-						      ev->ts, tid, ev->cpu,
-						      tid >= 0 && comm_needed(a) ?
-						      tcomm(a, h, tid, ev->cpu, buf) : "",
-						      &err);
+						      ev->ts, tid, ev->cpu, NULL, &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld", (long long)n);
 		c->irq_ts = NONE;
@@ -963,12 +964,8 @@ static int irq(struct trawl_analysis *a, struct host *h, const struct trawl_even
 		if (c->soft_ts[v] == NONE)
 			return 0;
 		int64_t tid = cur_tid(h, ev->cpu);
-		char buf[16];
 		struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SOFTIRQ, v, 0, c->soft_ts[v],
-						      ev->ts, tid, ev->cpu,
-						      tid >= 0 && comm_needed(a) ?
-						      tcomm(a, h, tid, ev->cpu, buf) : "",
-						      &err);
+						      ev->ts, tid, ev->cpu, NULL, &err);
 		if (r && !r->label[0])
 			snprintf(r->label, sizeof(r->label), "%lld <%s>", (long long)v,
 				 v < 10 ? softirq_names[v] : "?");
@@ -1072,11 +1069,8 @@ static int io_sample(struct trawl_analysis *a, struct host *h, struct thr *t, in
 		     const struct trawl_event *ev, int64_t ret)
 {
 	int err = 0;
-	char buf[16];
 	struct trawl_analysis_row *r = sample(a, h, TRAWL_ANALYSIS_SYSCALL, type, 0, t->sys_ts,
-					      ev->ts, t->tid, ev->cpu,
-					      comm_needed(a) ? tcomm(a, h, t->tid, ev->cpu, buf)
-							     : "", &err);
+					      ev->ts, t->tid, ev->cpu, NULL, &err);
 	if (!r)
 		return err;
 	if (!r->label[0])
@@ -1485,6 +1479,12 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			return r;
 	}
 	return 0;
+}
+
+void tr_analysis_class_seen(struct trawl_analysis *a, uint32_t ci, int64_t ts)
+{
+	if (ci < a->nkinds && a->kinds[ci] != K_UNSET && ts > a->clast[ci])
+		a->clast[ci] = ts;
 }
 
 static int finish(void *self, struct trawl_reader *r)

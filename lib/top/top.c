@@ -30,6 +30,7 @@
 #include <trawl/top.h>
 
 #include "internal.h"
+#include "analysis/analysis-internal.h"
 #include "kstate/kstate.h"	/* struct strtab: the cgroups' names */
 
 /* A host without an event for this long (and 3 intervals) is down. */
@@ -86,7 +87,15 @@ struct trawl_top {
 	struct host *hosts;
 	size_t nhosts;
 	uint16_t *chost;		/* by event class index: host index + 1; 0 unknown */
+	int64_t *clast;			/* by class index: its newest event's time */
+	uint8_t *cwant;			/* by class index: the analyses that want it
+					 * (bit i: an[i]'s wants()), WANT_KNOWN once asked */
 	size_t nchost;
+	/* a slice's chunk: each event's analyses, and the events one of them
+	 * takes when it does not want them all */
+	uint8_t *emask;
+	struct trawl_event *sel;
+	size_t capsel;
 	/* counting: the slice the hosts' events counters are of */
 	bool any;
 	int64_t first;
@@ -491,15 +500,58 @@ static int start(void *self, struct trawl_reader *r)
 	return 0;
 }
 
-static int feed(struct trawl_top *t, const struct trawl_event *ev, size_t n)
+/*
+ * A chunk of one slice to the analyses (want[i]: how many of its events
+ * an[i] wants, t->emask[] each event's). An analysis that wants only some
+ * takes those, and the chunk's first and last events whatever their class
+ * (as the reader's wants() contract gives them: time only, so that it
+ * closes its slices and sees time go by as it would with all), not each
+ * event of the others only to pass over it (five analyses, most events
+ * of interest to one or two).
+ */
+static int feed(struct trawl_top *t, const struct trawl_event *ev, size_t n,
+		const size_t want[NAN_])
 {
 	for (int i = 0; i < NAN_; i++) {
 		struct trawl_sink s = trawl_analysis_sink(t->an[i]);
-		int rc = s.ops->events(s.self, ev, n);
+		const struct trawl_event *e = ev;
+		size_t m = n;
+		if (want[i] + 2 < n) {
+			const uint8_t bit = (uint8_t)(1u << i);
+			struct trawl_event *o = t->sel;
+			m = 0;
+			o[m++] = ev[0];
+			for (size_t j = 1; j + 1 < n; j++)
+				if (t->emask[j] & bit)
+					o[m++] = ev[j];
+			o[m++] = ev[n - 1];
+			e = o;
+		}
+		int rc = s.ops->events(s.self, e, m);
 		if (rc < 0)
 			return rc;
 	}
 	return finalize(t);
+}
+
+#define WANT_KNOWN 0x80u
+
+static int want_of(struct trawl_top *t, const struct trawl_event *e)
+{
+	uint32_t ci = e->cls->index;
+	uint8_t w = t->cwant[ci];
+	if (likely(w & WANT_KNOWN))
+		return w;
+	w = WANT_KNOWN;
+	for (int i = 0; i < NAN_; i++) {
+		struct trawl_sink s = trawl_analysis_sink(t->an[i]);
+		if (!s.ops->wants || s.ops->wants(s.self, e->cls))
+			w |= (uint8_t)(1u << i);
+	}
+	t->cwant[ci] = w;
+	/* a class's first event to every analysis: a host's first event
+	 * is one (its span starts there, as the analysis alone sees it) */
+	return WANT_KNOWN | ((1u << NAN_) - 1);
 }
 
 static int host_of(struct trawl_top *t, const struct trawl_event *e)
@@ -510,8 +562,17 @@ static int host_of(struct trawl_top *t, const struct trawl_event *e)
 		uint16_t *c = realloc(t->chost, nc * sizeof(*c));
 		if (!c)
 			return -ENOMEM;
-		memset(c + t->nchost, 0, (nc - t->nchost) * sizeof(*c));
 		t->chost = c;
+		uint8_t *w = realloc(t->cwant, nc);
+		if (!w)
+			return -ENOMEM;
+		t->cwant = w;
+		int64_t *l = realloc(t->clast, nc * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		t->clast = l;
+		memset(c + t->nchost, 0, (nc - t->nchost) * sizeof(*c));
+		memset(w + t->nchost, 0, nc - t->nchost);
 		t->nchost = nc;
 	}
 	if (!t->chost[ci]) {
@@ -533,6 +594,17 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		t->any = true;
 		t->first = ev[0].ts;
 	}
+	if (n > t->capsel) {
+		uint8_t *m = realloc(t->emask, n);
+		if (!m)
+			return -ENOMEM;
+		t->emask = m;
+		struct trawl_event *o = realloc(t->sel, n * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		t->sel = o;
+		t->capsel = n;
+	}
 	while (i < n) {
 		/* a chunk of one slice: [i, j) */
 		int64_t k = ev[i].ts >= t->first ? (ev[i].ts - t->first) / t->o.interval_ns : 0;
@@ -540,7 +612,17 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 		size_t j = i + 1;
 		while (j < n && ev[j].ts < end)
 			j++;
-		int rc = feed(t, ev + i, j - i);	/* closes the slices before k */
+		size_t want[NAN_] = { 0 };
+		for (size_t x = i; x < j; x++) {
+			int h = host_of(t, &ev[x]);	/* (also sizes cwant) */
+			if (h < 0)
+				return h;
+			uint8_t w = (uint8_t)want_of(t, &ev[x]);
+			t->emask[x - i] = w;
+			for (int a = 0; a < NAN_; a++)
+				want[a] += w >> a & 1;
+		}
+		int rc = feed(t, ev + i, j - i, want);	/* closes the slices before k */
 		if (rc < 0)
 			return rc;
 		if (t->cidx != k) {
@@ -550,11 +632,10 @@ static int events(void *self, const struct trawl_event *ev, size_t n)
 			t->cidx = k;
 		}
 		for (size_t x = i; x < j; x++) {
-			int h = host_of(t, &ev[x]);
-			if (h < 0)
-				return h;
-			t->hosts[h].events++;
-			t->hosts[h].newest = ev[x].ts;
+			uint32_t ci = ev[x].cls->index;
+			struct host *h = &t->hosts[t->chost[ci] - 1];
+			h->events++;
+			h->newest = t->clast[ci] = ev[x].ts;
 		}
 		i = j;
 	}
@@ -565,6 +646,11 @@ static int finish(void *self, struct trawl_reader *r)
 {
 	struct trawl_top *t = self;
 	int ret = 0;
+	/* each class's newest time to the analyses that were not given it
+	 * (feed()): a host's last slice ends at its last event */
+	for (size_t c = 0; c < t->nchost; c++)
+		for (int i = 0; t->chost[c] && i < NAN_; i++)
+			tr_analysis_class_seen(t->an[i], (uint32_t)c, t->clast[c]);
 	for (int i = 0; i < NAN_; i++) {
 		struct trawl_sink s = trawl_analysis_sink(t->an[i]);
 		int rc = s.ops->finish(s.self, r);
@@ -677,6 +763,10 @@ void trawl_top_free(struct trawl_top *t)
 		free(t->hosts[i].name);
 	free(t->hosts);
 	free(t->chost);
+	free(t->cwant);
+	free(t->clast);
+	free(t->emask);
+	free(t->sel);
 	free(t->comm);
 	tr_state_strtab_release(&t->cg);
 	free(t);
