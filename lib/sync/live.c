@@ -275,11 +275,16 @@ out:
 	return rc;
 }
 
-static int64_t mono_ns(void)
+static int64_t clock_ns(clockid_t c)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(c, &t);
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static int live_refresh(void *self)
@@ -292,6 +297,7 @@ static int live_refresh(void *self)
 	int64_t t0 = mono_ns();
 	if (!l->dirty || t0 < l->next_ns)
 		return 0;
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	l->dirty = false;
 	struct trawl_sync_points *p = trawl_sync_finder_snapshot(l->f, err, sizeof(err));
 	if (!p)
@@ -300,8 +306,11 @@ static int live_refresh(void *self)
 	trawl_sync_points_free(p);
 	/* a refresh computes every message again: the next one waits 19
 	 * times as long as this one took, so that refreshing takes at most
-	 * 5 % of the reader's thread however long the session grows */
-	int64_t took = mono_ns() - t0;
+	 * 5 % of the reader's thread however long the session grows. Its
+	 * CPU time, not the clock's: on a loaded machine a refresh whose
+	 * thread waited for a CPU would put the next one off by seconds (a
+	 * 5 s session corrected once, early, from its first messages) */
+	int64_t took = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	l->next_ns = t0 + 20 * took;
 	return rc;
 }
