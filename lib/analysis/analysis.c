@@ -384,6 +384,13 @@ static void row_add(struct trawl_analysis_row *r, int64_t dur)
 static const char *tcomm(const struct trawl_analysis *a, const struct host *h, int64_t tid,
 			 uint32_t cpu, char *buf);
 
+/* sample()'s comm: the one given, else the thread's (none without a tid) */
+static inline const char *sample_comm(const struct trawl_analysis *a, const struct host *h,
+				      const char *comm, int64_t tid, uint32_t cpu, char *buf)
+{
+	return comm ? comm : tid >= 0 ? tcomm(a, h, tid, cpu, buf) : "";
+}
+
 static bool comm_ok(const struct trawl_analysis *a, const char *comm)
 {
 	return !a->comm || fnmatch(a->comm, comm, 0) == 0;
@@ -413,8 +420,8 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 	    (a->o.tid >= 0 && tid != a->o.tid) || (a->o.cpu >= 0 && (int)cpu != a->o.cpu))
 		return NULL;
 	/* comm NULL: the thread's, looked up only when filtered by it or kept */
-	if (!comm && a->comm)
-		comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
+	if (a->comm)
+		comm = sample_comm(a, h, comm, tid, cpu, cb);
 	if (comm && !comm_ok(a, comm))
 		return NULL;
 	struct trawl_analysis_row *r = row_get(a, h, kind, id, names);
@@ -429,8 +436,7 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		size_t n = a->nsamples, i = 0;
 		if (dur <= hp[0].dur)
 			return r;
-		if (!comm)
-			comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
+		comm = sample_comm(a, h, comm, tid, cpu, cb);
 		for (;;) {
 			size_t c = 2 * i + 1;
 			if (c >= n)
@@ -461,8 +467,7 @@ static struct trawl_analysis_row *sample(struct trawl_analysis *a, struct host *
 		}
 		size_t i = a->nsamples++;
 		struct trawl_analysis_sample *sp = a->samples;
-		if (!comm)
-			comm = tid >= 0 ? tcomm(a, h, tid, cpu, cb) : "";
+		comm = sample_comm(a, h, comm, tid, cpu, cb);
 		/* below keep_longest: sift up, so that the heap holds once full */
 		while (a->o.keep_longest && i > 0 && sp[(i - 1) / 2].dur > dur) {
 			sp[i] = sp[(i - 1) / 2];
@@ -669,7 +674,6 @@ static const char *tcomm(const struct trawl_analysis *a, const struct host *h, i
 	}
 	return comm15(a, id, buf);
 }
-
 
 /* tcomm(), "?" when unknown: a row's label */
 static const char *comm_of(const struct trawl_analysis *a, const struct host *h, int64_t tid,

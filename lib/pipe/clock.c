@@ -112,8 +112,8 @@ void tr_clock_take(struct trawl_reader_stream *s, struct batch *b)
 {
 	const struct trawl_reader_trace *t = s->trace;
 
-	if (!t->lclock || !b->n || (!t->lsynced && t->lfloor == INT64_MIN))
-		return;	/* (no correction yet: its times are its clock's) */
+	if (!t->lclock || !b->n || !t->lsynced)
+		return;	/* (no correction yet, nor a floor: its times are its clock's) */
 	/* the raw clock values kept, the times to be mapped (as batch_split()) */
 	if (b->ghz) {
 		for (uint32_t i = 0; i < b->n; i++)

@@ -573,6 +573,8 @@ static int host_of(struct trawl_top *t, const struct trawl_event *e)
 		t->clast = l;
 		memset(c + t->nchost, 0, (nc - t->nchost) * sizeof(*c));
 		memset(w + t->nchost, 0, nc - t->nchost);
+		for (size_t k = t->nchost; k < nc; k++)
+			l[k] = INT64_MIN;	/* (none yet: finish() after a failed feed) */
 		t->nchost = nc;
 	}
 	if (!t->chost[ci]) {
