@@ -84,7 +84,10 @@ struct trawl_reader_opts {
  * first, then events(); wants() once per class. The reader asks
  * refresh() as it waits for its sources, once it decoded what came and
  * before it takes it (1: some correction changed, 0 (nothing new, or not
- * yet: the corrector limits its own cost), -errno) and get() for each
+ * yet: the corrector limits its own cost), -errno; last: the sources
+ * have ended, what was decoded is about all there is: the corrector
+ * refreshes now whatever its cost limit, a new trace being news too)
+ * and get() for each
  * host's correction (1
  * with *x node time -> reference time; 0: not synchronized yet, its own
  * clock). A new correction applies to the events decoded after it, and
@@ -94,7 +97,7 @@ struct trawl_reader_opts {
 struct trawl_reader_clock {
 	size_t sz;			/* sizeof(struct trawl_reader_clock) */
 	const struct trawl_sink_ops *tap;
-	int (*refresh)(void *self);
+	int (*refresh)(void *self, int last);
 	int (*get)(void *self, const char *host, struct trawl_sync_xform *x);
 	void *self;
 };

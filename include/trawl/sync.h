@@ -411,7 +411,9 @@ int trawl_sync_link_compute(const struct trawl_sync_link *l, int incremental,
  * takes (trawl_reader_opts.clock). Every message is kept: memory grows
  * with the messages of the session, and each refresh computes them all
  * again, so a refresh waits at least 19 times as long as the last one
- * took (at most 5 % of the reader's thread; docs/sync.md, "Live").
+ * took (at most 5 % of the reader's thread; docs/sync.md, "Live"), but
+ * for the last refresh, once the sources have ended. A trace that came
+ * counts as news (a node alone is said to be).
  */
 struct trawl_sync_live;
 struct trawl_reader_clock;

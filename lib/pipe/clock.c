@@ -149,11 +149,11 @@ int64_t tr_clock_hold(struct trawl_reader_stream *s, int64_t hold)
 	return taken(t, hold);
 }
 
-int tr_clock_refresh(struct trawl_reader *r, int64_t front)
+int tr_clock_refresh(struct trawl_reader *r, int64_t front, int last)
 {
 	if (!r->has_clock || !r->clock_started)
 		return 0;
-	int rc = r->clock.refresh ? r->clock.refresh(r->clock.self) : 1;
+	int rc = r->clock.refresh ? r->clock.refresh(r->clock.self, last) : 1;
 	if (rc <= 0)
 		return rc;
 	for (size_t i = 0; i < r->ntraces; i++) {

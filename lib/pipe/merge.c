@@ -806,7 +806,7 @@ static __attribute__((noinline)) int live_wait(struct trawl_reader *r, uint32_t 
 				f = L->rec[-1].ts;
 			front = f > front ? f : front;
 		}
-		if ((rc = tr_clock_refresh(r, front)) < 0) {
+		if ((rc = tr_clock_refresh(r, front, live_ended(r))) < 0) {
 			r->failed = rc;
 			r->lasterr = rc == -ENOMEM ? "out of memory" : "the live clock failed";
 			return rc;

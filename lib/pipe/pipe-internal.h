@@ -186,7 +186,7 @@ int tr_clock_batch(struct trawl_reader *r, struct trawl_reader_stream *s, struct
 void tr_clock_take(struct trawl_reader_stream *s, struct batch *b);
 void tr_clock_remap(struct trawl_reader_stream *s, struct batch *b, uint32_t from);
 int64_t tr_clock_hold(struct trawl_reader_stream *s, int64_t hold);
-int tr_clock_refresh(struct trawl_reader *r, int64_t front);
+int tr_clock_refresh(struct trawl_reader *r, int64_t front, int last);
 void tr_clock_release(struct trawl_reader *r);
 
 

@@ -38,6 +38,8 @@ struct trawl_sync_live {
 	struct lnode *nodes;
 	size_t nnodes;
 	bool dirty;			/* sync events since the last refresh */
+	struct trawl_reader *r;		/* the reader tapped */
+	size_t ntraces;			/* its traces at the last refresh */
 	int64_t next_ns;		/* no refresh before (CLOCK_MONOTONIC) */
 	int err;
 	char msg[512];
@@ -58,6 +60,7 @@ static int tap_start(void *self, struct trawl_reader *r)
 {
 	struct trawl_sync_live *l = self;
 	int rc = l->fs.ops->start(l->fs.self, r);
+	l->r = r;
 	if (rc) {
 		char m[300] = "";
 		trawl_sync_points_free(trawl_sync_finder_points(l->f, m, sizeof(m)));
@@ -287,16 +290,22 @@ static int64_t mono_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-static int live_refresh(void *self)
+static int live_refresh(void *self, int last)
 {
 	struct trawl_sync_live *l = self;
 	char err[300];
 
 	if (l->err)
 		return l->err;
+	/* a trace that came is news too: a node that exchanges no message
+	 * (nor any event, its packets flushed at its end) is said alone */
+	size_t nt = l->r ? trawl_reader_ntraces(l->r) : 0;
+	if (nt != l->ntraces)
+		l->dirty = true;
 	int64_t t0 = mono_ns();
-	if (!l->dirty || t0 < l->next_ns)
+	if (!l->dirty || (!last && t0 < l->next_ns))
 		return 0;
+	l->ntraces = nt;
 	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	l->dirty = false;
 	struct trawl_sync_points *p = trawl_sync_finder_snapshot(l->f, err, sizeof(err));
