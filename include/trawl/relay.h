@@ -222,6 +222,14 @@ struct trawl_relay_dest_opts {
 	 * waits on the trace (DEMAND, docs/relay.md "Live latency"; the agent
 	 * then sends new events at once). 0: never told. */
 	int live_demand;
+	/* Optional, with live_demand: called from the sender's thread at each
+	 * DEMAND (e.g. to wake the loop that feeds the writer). */
+	void (*on_demand)(void *arg);
+	void *demand_arg;
+	/* The writer's streams come as threads do: the HELLO asks to send
+	 * HORIZONs (tr_ctf_writer_horizon), so that the relay shows live
+	 * viewers nothing a stream announced later could precede. */
+	int horizon;
 };
 
 /*

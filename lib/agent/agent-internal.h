@@ -162,6 +162,7 @@ struct trawl_agent {
 	ino_t sock_ino;			/* if it is still ours) */
 	int wakefd;			/* eventfd: trawl_agent_stop() */
 	int wait_ms;			/* the next turn's poll timeout (tr_drain_wait) */
+
 	int quit;			/* set by trawl_agent_stop() (atomic) */
 	bool quitting;			/* the loop is stopping the sessions */
 	bool rt_ok;			/* SCHED_FIFO taken, or why not: */
@@ -295,6 +296,13 @@ TRAWL_HIDDEN void tr_send_start(struct session *s, struct conn *c);
 /* Drains the session's buffers; flushes those whose producer is gone;
  * runs the live timer. */
 TRAWL_HIDDEN void tr_drain(struct session *s);
+/* Wakes the loop (its next turn at once): from any thread. */
+TRAWL_HIDDEN void tr_agent_wake(void *agent);
+/* Reads every application's connection to its end now: every buffer sent
+ * before the time returned (CLOCK_MONOTONIC ns) is taken, its stream
+ * created and announced (drain.c: the horizon). A connection that ends is
+ * closed at the next turn. */
+TRAWL_HIDDEN uint64_t tr_agent_settle(struct trawl_agent *a);
 /* After tr_drain: how long the loop may wait for its next turn (ms), at
  * least flush_ms: longer while no ring moved, once the applications were
  * asked to wake it (drain.c, tr_drain_wait). */

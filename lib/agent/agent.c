@@ -235,6 +235,24 @@ void trawl_agent_stop(struct trawl_agent *a)
 	errno = saved;
 }
 
+void tr_agent_wake(void *agent)
+{
+	struct trawl_agent *a = agent;
+	int saved = errno;
+	uint64_t one = 1;
+	(void)!write(a->wakefd, &one, sizeof(one));
+	errno = saved;
+}
+
+uint64_t tr_agent_settle(struct trawl_agent *a)
+{
+	uint64_t t = tr_mono_ns();
+	for (struct conn *c = a->conns; c; c = c->next)
+		if (!c->closing && !tr_conn_read(c))
+			c->closing = true;
+	return t;
+}
+
 static void accept_all(struct trawl_agent *a)
 {
 	for (;;) {

@@ -47,7 +47,12 @@ static void note_err(struct session *s, int r)
  */
 static void live_tick(struct session *s)
 {
-	uint64_t now = tr_mono_ns();
+	/* the horizon first (docs/relay.md, "Streams that join"): every
+	 * application's connection read to its end now, so that every stream
+	 * with an event before now is announced; it goes out with the tick's
+	 * packets and beacons (one send), which are all at or before it */
+	uint64_t now = tr_agent_settle(s->a);
+	note_err(s, tr_ctf_writer_horizon(s->w, now, true));
 	s->ticks++;
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
@@ -149,11 +154,13 @@ static void demand_cut(struct session *s, int64_t now_ms)
 
 void tr_drain(struct session *s)
 {
+	bool ticked = false;
 	if (s->live_ms && s->w) {
 		int64_t t = tr_mono_ms();
 		if (s->cut_due) {
 			s->cut_due = false;
 			live_tick(s);
+			ticked = true;
 		} else if (t >= s->next_live) {
 			s->next_live = (t / s->live_ms + 1) * s->live_ms;
 			live_ask(s);
@@ -186,8 +193,20 @@ void tr_drain(struct session *s)
 	}
 	/* after the drain: a packet finished this turn is out, the open
 	 * one's events follow it */
-	if (s->live_ms && s->w && s->mode == TRAWL_UST_DISCARD)
-		demand_cut(s, tr_mono_ms());
+	if (s->live_ms && s->w && s->mode == TRAWL_UST_DISCARD) {
+		int64_t now = tr_mono_ms();
+		demand_cut(s, now);
+		/* the horizon: every stream with an event before now is
+		 * announced once every application's connection is read to
+		 * its end (an application sends a thread's buffer before the
+		 * thread's first event). A relay shows a session's live
+		 * viewers nothing past it (docs/relay.md, "Streams that
+		 * join"): told at each tick (live_tick()) and at each turn
+		 * while a viewer waits (a DEMAND wakes the loop), after the
+		 * turn's packets, so that it covers them */
+		if (!ticked && now < s->demand_until)
+			note_err(s, tr_ctf_writer_horizon(s->w, tr_agent_settle(s->a), false));
+	}
 }
 
 /*

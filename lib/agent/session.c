@@ -311,6 +311,9 @@ static int open_trace(struct session *s, char *why, size_t wlen)
 	struct ust_writer_relay rel = {
 		.addr = s->relay, .session = s->relay_session ? s->relay_session : s->name,
 		.live_us = (uint64_t)s->live_ms * 1000, .live_demand = s->live_ms != 0,
+		/* a viewer's DEMAND wakes the loop: the horizon it may wait
+		 * for, and the events, go at once */
+		.on_demand = tr_agent_wake, .demand_arg = a, .horizon = s->live_ms != 0,
 		.err = rerr, .errlen = sizeof(rerr),
 	};
 	errno = 0;

@@ -77,6 +77,13 @@ TRAWL_HIDDEN int tr_metadata_print_new(const struct trawl_ctf_trace *t, FILE *ou
  * waits on the trace (a relay's DEMAND, docs/relay.md "Live latency");
  * 0: never, or no destination. */
 TRAWL_HIDDEN int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w);
+/* Every stream of w with an event before ts is announced (created): its
+ * destination may let live viewers see the other traces of the session up
+ * to ts (a relay's HORIZON, docs/relay.md "Streams that join"). Sent only
+ * when ts moved; later: it may wait to go out with the next message (a
+ * tick's, that follows). 0 or -errno (the destination lost, as for a
+ * packet). */
+TRAWL_HIDDEN int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later);
 TRAWL_HIDDEN bool tr_metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
 TRAWL_HIDDEN void tr_metadata_mark_release(struct metadata_mark *m);

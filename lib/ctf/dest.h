@@ -76,6 +76,11 @@ struct ctf_dest_ops {
 	 * then *events is what it knows stored, at least). Called before
 	 * free, whatever came before. */
 	int (*stored)(struct trawl_ctf_dest *d, uint64_t *events);
+	/* Optional: every stream with an event before ts is announced (a
+	 * writer whose streams come as threads do; a relay's HORIZON); later:
+	 * it may go out with the next message instead of at once. 0 when the
+	 * destination takes none. */
+	int (*horizon)(struct trawl_ctf_dest *d, uint64_t ts, int later);
 };
 
 /* A destination: implementations embed it first in their own struct. */

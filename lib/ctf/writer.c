@@ -97,6 +97,7 @@ struct trawl_ctf_writer {
 	struct trawl_ctf_type *hdr_fixed;	/* made on first use */
 	struct ioq *ioq;		/* NULL: synchronous writes */
 	struct trawl_ctf_dest *dest;	/* NULL: not streamed (or no more) */
+	uint64_t horizon;		/* the last given (tr_ctf_writer_horizon) */
 	int dest_err;			/* the destination was lost (a local copy goes on) */
 	char dest_why[512];		/* its reason (ops->why), "" */
 	struct metadata_mark sent;	/* metadata the destination has */
@@ -952,6 +953,18 @@ int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w)
 	if (!w || !w->dest || !w->dest->ops->demand)
 		return 0;
 	return w->dest->ops->demand(w->dest);
+}
+
+int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later)
+{
+	if (!w || !w->dest || !w->dest->ops->horizon || ts <= w->horizon)
+		return 0;
+	int ret = trawl_ctf_writer_sync_metadata(w);
+	if (!ret && w->dest)
+		ret = dest_lost(w, w->dest->ops->horizon(w->dest, ts, later));
+	if (!ret)
+		w->horizon = ts;
+	return ret;
 }
 
 int trawl_ctf_writer_relay_discarded(const struct trawl_ctf_writer *w, uint64_t *events,

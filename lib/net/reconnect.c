@@ -76,6 +76,8 @@ struct rsend {
 	int64_t cut_since;		/* ms of the first cut since the relay last
 					 * confirmed something; 0: none */
 	int64_t demand_until;		/* the last DEMAND's end (ms; atomic) */
+	void (*on_demand)(void *arg);	/* rsend_opts' */
+	void *demand_arg;
 	int64_t close_sent;		/* ms CLOSE went out; 0: not yet */
 	bool stop, acked;
 	bool cut_counted;		/* lost by an ACK that said what was written */
@@ -158,6 +160,8 @@ static int read_replies(struct rsend *q, int fd)
 				 * thread (tr_rsend_demand), no lock */
 				int64_t until = tr_mono_ms() + (int64_t)m.u.demand.ms;
 				__atomic_store_n(&q->demand_until, until, __ATOMIC_RELAXED);
+				if (q->on_demand)
+					q->on_demand(q->demand_arg);
 				continue;
 			}
 			pthread_mutex_lock(&q->mu);
@@ -430,6 +434,8 @@ struct rsend *tr_rsend_new(const struct rsend_opts *o)
 	q->arg = o->arg;
 	q->budget = o->budget;
 	q->resume_ms = o->resume_ms;
+	q->on_demand = o->on_demand;
+	q->demand_arg = o->demand_arg;
 	snprintf(q->addr, sizeof(q->addr), "%s", o->addr ? o->addr : "");
 	/* the thread blocks every signal: a relay gone gives it EPIPE */
 	sigset_t all, old;
@@ -463,8 +469,8 @@ static struct qmsg *msg_new(uint32_t type, const void *hdr, size_t hlen, const v
 	return m;
 }
 
-int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body, size_t blen,
-		 uint64_t events)
+static int put_msg(struct rsend *q, const void *hdr, size_t hlen, const void *body, size_t blen,
+		   uint64_t events, bool now)
 {
 	uint32_t type = get_le32(hdr);
 	struct qmsg *m = msg_new(type, hdr, hlen, body, blen);
@@ -514,9 +520,20 @@ int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body
 	pthread_mutex_unlock(&q->mu);
 	free(m);
 	free(st);
-	if (!ret)
+	if (!ret && now)
 		wake(q);
 	return ret;
+}
+
+int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body, size_t blen,
+		 uint64_t events)
+{
+	return put_msg(q, hdr, hlen, body, blen, events, true);
+}
+
+int tr_rsend_put_later(struct rsend *q, const void *hdr, size_t hlen)
+{
+	return put_msg(q, hdr, hlen, NULL, 0, 0, false);
 }
 
 int tr_rsend_close(struct rsend *q, char *msg, size_t msglen)

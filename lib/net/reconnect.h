@@ -35,6 +35,10 @@ struct rsend_opts {
 	void *arg;
 	unsigned resume_ms;		/* how long to try again before giving up */
 	const char *addr;		/* the relay, for messages */
+	/* Optional: called from q's thread at each DEMAND (after
+	 * tr_rsend_demand() says it), e.g. to wake the writer's loop. */
+	void (*on_demand)(void *arg);
+	void *demand_arg;
 };
 
 struct rsend;
@@ -50,6 +54,11 @@ TRAWL_HIDDEN struct rsend *tr_rsend_new(const struct rsend_opts *o);
  */
 TRAWL_HIDDEN int tr_rsend_put(struct rsend *q, const void *hdr, size_t hlen, const void *body,
 			      size_t blen, uint64_t events);
+
+/* As tr_rsend_put (no body), but the thread is not woken for it: it goes
+ * out with the next message put (a HORIZON ahead of a tick's beacons:
+ * one send, one wake of the relay). */
+TRAWL_HIDDEN int tr_rsend_put_later(struct rsend *q, const void *hdr, size_t hlen);
 
 /*
  * Sends CLOSE after everything queued and waits for its ACK (again after

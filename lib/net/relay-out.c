@@ -44,6 +44,11 @@ struct relay_dest {
 	 * its HELLO says again */
 	unsigned resume_ms;
 	bool demand;			/* HELLO asks for DEMAND (live.c, relay side) */
+	void (*on_demand)(void *arg);	/* the options' */
+	void *demand_arg;
+	bool horizon;			/* HELLO asks to send HORIZON */
+	bool horizon_ok;		/* and the relay's WELCOME granted it (atomic:
+					 * set again at a resume) */
 	struct rsend *rs;
 	char *hello;			/* the HELLO message, whole */
 	size_t hello_len;
@@ -110,7 +115,7 @@ err:
  * nonce, a CHALLENGE may come instead of the WELCOME: 1, its nonce there.
  * With proof, a PROOF may: 2, the relay's MAC there. */
 static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg, size_t msglen,
-		      uint8_t *nonce, uint8_t *proof)
+		      uint8_t *nonce, uint8_t *proof, uint32_t *granted)
 {
 	uint8_t hdr[RELAY_HDR_LEN];
 	int ret = tr_net_read_full(fd, hdr, sizeof(hdr), deadline);
@@ -146,6 +151,8 @@ static int read_reply(int fd, enum relay_type want, int64_t deadline, char *msg,
 	if (tr_relay_msg_parse(buf, RELAY_HDR_LEN + plen, &m, perr, sizeof(perr)) <= 0)
 		return -EPROTO;
 	snprintf(msg, msglen, "%s", m.u.welcome.msg);
+	if (granted)
+		*granted = m.u.welcome.granted;
 	return m.u.welcome.status > 0 ? -EPROTO : m.u.welcome.status;
 }
 
@@ -374,12 +381,13 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 			      strerror(-fd));
 	}
 	char msg[256] = "";
+	uint32_t granted = 0;
 	uint8_t nonce[AUTH_NONCE_LEN], am[RELAY_HDR_LEN + RELAY_AUTH_LEN], proof[RELAY_PROOF_LEN];
 	const char *impostor = NULL;
 	int ret = tr_net_send2(fd, rd->hello, rd->hello_len, NULL, 0);
 	if (!ret)
 		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), auth ? nonce : NULL,
-				 NULL);
+				 NULL, &granted);
 	/* a relay with a secret challenges, then proves the same secret
 	 * (docs/auth.md): with a credential, a WELCOME without both is not
 	 * the relay of this secret, and gets no trace */
@@ -389,7 +397,8 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 	if (ret == 1 && !(ret = tr_auth_put(&cred, AUTH_ROLE_PRODUCER, nonce, rd->hello,
 					    rd->hello_len, am)) &&
 	    !(ret = tr_net_send2(fd, am, sizeof(am), NULL, 0))) {
-		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, proof);
+		ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, proof,
+				 &granted);
 		if (ret == 0)
 			impostor = "a WELCOME without its proof";
 		else if (ret == 2 && !tr_auth_relay_check(cred.key, AUTH_ROLE_PRODUCER,
@@ -398,7 +407,8 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 							  rd->hello_len, proof))
 			impostor = "its proof is wrong";
 		else if (ret == 2)
-			ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, NULL);
+			ret = read_reply(fd, RELAY_WELCOME, deadline, msg, sizeof(msg), NULL, NULL,
+					 &granted);
 	}
 	if (auth)
 		tr_auth_wipe(&cred);
@@ -426,6 +436,8 @@ static int connect_hello(struct relay_dest *rd, int timeout, uint64_t *meta_len,
 		goto err;
 	}
 	*meta_len = 0;
+	__atomic_store_n(&rd->horizon_ok, rd->horizon && (granted & RELAY_HELLO_HORIZON),
+			 __ATOMIC_RELAXED);
 	if (rd->resume_ms) {
 		uint8_t b[RELAY_HDR_LEN + 8];
 		struct relay_msg m;
@@ -492,7 +504,8 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 	/* DEMAND is read by the resumable sender's thread only */
 	put_le32(q + 4, (rd->secret_file ? RELAY_HELLO_AUTH : 0) |
 			(rd->resume_ms ? RELAY_HELLO_RESUME : 0) |
-			(rd->resume_ms && rd->demand ? RELAY_HELLO_DEMAND : 0) | RELAY_HELLO_COUNT);
+			(rd->resume_ms && rd->demand ? RELAY_HELLO_DEMAND : 0) |
+			(rd->horizon ? RELAY_HELLO_HORIZON : 0) | RELAY_HELLO_COUNT);
 	put_le64(q + 8, rd->live_timer_us);
 	if (t->uuid)
 		memcpy(q + 16, t->uuid, 16);
@@ -515,6 +528,7 @@ static int rd_open(struct trawl_ctf_dest *d, const struct ctf_dest_trace *t, cha
 		const struct rsend_opts so = {
 			.budget = t->io_queue ? t->io_queue : (size_t)16 << 20, .fd = fd,
 			.hello = rehello, .arg = rd, .resume_ms = rd->resume_ms, .addr = rd->addr,
+			.on_demand = rd->demand ? rd->on_demand : NULL, .demand_arg = rd->demand_arg,
 		};
 		if (!(rd->rs = tr_rsend_new(&so))) {
 			ret = tr_seterr(err, errlen, errno, "relay: %s", strerror(errno));
@@ -577,6 +591,20 @@ static int rd_beacon(struct trawl_ctf_dest *d, uint32_t handle, uint64_t ts)
 	put_le32(m + RELAY_HDR_LEN + 4, 0);
 	put_le64(m + RELAY_HDR_LEN + 8, ts);
 	return put(rd_of(d), m, sizeof(m), NULL, 0, 0);
+}
+
+/* HORIZON, to a relay that granted it (an older one takes none). */
+static int rd_horizon(struct trawl_ctf_dest *d, uint64_t ts, int later)
+{
+	struct relay_dest *rd = rd_of(d);
+	if (!__atomic_load_n(&rd->horizon_ok, __ATOMIC_RELAXED))
+		return 0;
+	uint8_t m[RELAY_HDR_LEN + RELAY_HORIZON_LEN];
+	relay_put_hdr(m, RELAY_HORIZON, RELAY_HORIZON_LEN);
+	put_le64(m + RELAY_HDR_LEN, ts);
+	if (later && rd->rs)
+		return tr_rsend_put_later(rd->rs, m, sizeof(m));
+	return put(rd, m, sizeof(m), NULL, 0, 0);
 }
 
 /* Everything queued goes out, then CLOSE; waits for the ACK. */
@@ -660,6 +688,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.why = rd_why,
 	.demand = rd_demand,
 	.stored = rd_stored,
+	.horizon = rd_horizon,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)
@@ -681,6 +710,9 @@ struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *
 	rd->timeout_ms = opt.timeout_ms;
 	rd->resume_ms = opt.resume_ms;
 	rd->demand = opt.live_demand;
+	rd->on_demand = opt.on_demand;
+	rd->demand_arg = opt.demand_arg;
+	rd->horizon = opt.horizon;
 	/* the credential: the option's, else the environment's */
 	const char *secret = opt.secret_file;
 	if (!secret && (secret = getenv("TRAWL_SECRET_FILE")) && !*secret)

@@ -147,6 +147,9 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 			m->u.ack.written = rd64(&r);
 			m->u.ack.counted = true;
 		}
+		/* what the relay grants of the HELLO's asks (HORIZON) */
+		if (m->type == RELAY_WELCOME && !r.bad && plen - r.off == 4)
+			m->u.welcome.granted = rd32(&r);
 		break;
 	case RELAY_METADATA:
 		m->u.meta.data = r.p;
@@ -282,6 +285,9 @@ ssize_t tr_relay_msg_parse(const uint8_t *buf, size_t len, struct relay_msg *m, 
 		break;
 	case RELAY_DEMAND:
 		m->u.demand.ms = rd32(&r);
+		break;
+	case RELAY_HORIZON:
+		m->u.horizon.ts = rd64(&r);
 		break;
 	}
 	if (r.bad)

@@ -73,6 +73,18 @@
  *                   failed at); so the producer knows which packets are
  *                   stored and counts the events of the others as
  *                   discarded.
+ * Streams that come as threads do (the agent's, one per thread): HELLO's
+ * flag RELAY_HELLO_HORIZON says the producer sends, once the relay's
+ * WELCOME (status 0) granted it (after the message's NUL, a u32 with the
+ * flag set again; a relay that does not know it grants nothing),
+ *   P->R HORIZON    u64 ts: every stream of the trace with an event
+ *                   before ts is announced (a later STREAM begins at or
+ *                   after ts)
+ * and the relay gives live viewers of the session nothing past the
+ * horizon of any of its open traces that sends them: a viewer shown
+ * another trace's events past ts would meet the new stream's older
+ * events too late (babeltrace2 stops at such a "late" message;
+ * docs/relay.md, "Streams that join").
  * Compatibility: the protocol's version stays 1; a new message, a longer
  * message or a new behaviour is only for a peer that asked by a HELLO
  * flag (a relay ignores flags it does not know). So an older producer
@@ -110,8 +122,11 @@
 #define RELAY_HELLO_RESUME 2u		/* HELLO flag: a resumable producer */
 #define RELAY_HELLO_DEMAND 4u		/* HELLO flag: the producer reads DEMAND */
 #define RELAY_DEMAND_LEN 4		/* DEMAND's payload: u32 ms */
+#define RELAY_HORIZON_LEN 8		/* HORIZON's payload: u64 ts */
 #define RELAY_HELLO_COUNT 8u		/* HELLO flag: PROGRESS, and a cut's ACK says
 					 * the messages written (above) */
+#define RELAY_HELLO_HORIZON 16u		/* HELLO flag: the producer sends HORIZON
+					 * once the WELCOME grants it (above) */
 
 #define RELAY_TYPES(X)		\
 	X(HELLO, 1)		\
@@ -128,6 +143,7 @@
 	X(PROGRESS, 12)		\
 	X(PROOF, 13)		\
 	X(DEMAND, 14)		\
+	X(HORIZON, 15)		\
 	RELAY_CLUSTER_TYPES(X)
 
 /*
@@ -195,6 +211,7 @@ struct relay_msg {
 			const char *msg;
 			bool counted;		/* ACK: written is there */
 			uint64_t written;	/* messages after HELLO written */
+			uint32_t granted;	/* WELCOME: the HELLO flags granted */
 		} welcome, ack;
 		struct {
 			const uint8_t *data;
@@ -263,6 +280,9 @@ struct relay_msg {
 		struct {
 			uint32_t ms;		/* how long the demand lasts */
 		} demand;
+		struct {
+			uint64_t ts;
+		} horizon;
 	} u;
 };
 

@@ -639,6 +639,18 @@ static int poll_once(struct trawl_source *src, int64_t deadline)
 			if ((rc = new_streams(src)) < 0)
 				return rc;
 			got |= rc;
+			/* a trace new with them: its model now, so that its
+			 * streams are the merge's before it takes what came
+			 * with them (a relay announces a stream before it gives
+			 * other streams' events past its first: taken without
+			 * it, those would come first, out of time order) */
+			for (size_t i = 0; rc > 0 && i < lp->ntraces; i++) {
+				if (lp->traces[i]->t)
+					continue;
+				int m = metadata(src, lp->traces[i]);
+				if (m < 0)
+					return m;
+			}
 		}
 		if (!open && lp->new_streams_hup) {
 			src->ended = true;

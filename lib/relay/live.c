@@ -257,9 +257,10 @@ static void index_reply(struct viewer *v, const uint8_t *entry, uint64_t ts_end,
 }
 
 /* An OK index of no packet, to carry the flags (see next_index): offset
- * the stream's end, sizes 0, both times the last bound given (the previous
- * packet's end or the last beacon: no new promise). */
-static void empty_reply(struct viewer *v, struct vstream *vs)
+ * the stream's end (or its next packet's, held back by the horizon), sizes
+ * 0, both times the last bound given (the previous packet's end or the
+ * last beacon: no new promise). */
+static void empty_reply(struct viewer *v, struct vstream *vs, uint64_t off)
 {
 	struct rstream *st = vs->st;
 	uint64_t ts = vs->beacon;
@@ -269,7 +270,7 @@ static void empty_reply(struct viewer *v, struct vstream *vs)
 	    get_be64(e + 32) > ts)
 		ts = get_be64(e + 32);
 	uint8_t b[56] = { 0 };
-	put_be64(b, st->size);
+	put_be64(b, off);
 	put_be64(b + 24, ts);
 	put_be64(b + 32, ts);
 	put_be64(b + 48, st->class_id);
@@ -315,6 +316,9 @@ static uint64_t distinct_beacon(struct viewer *v, const struct vstream *vs, uint
 	return vs->beacon;
 }
 
+/* How long a DEMAND says a viewer waits (see demand()). */
+#define LIVE_DEMAND_MS 2000
+
 /* Whether a and b come from one address (viewers fed by a test: none). */
 static bool same_addr(const struct rconn *a, const struct rconn *b)
 {
@@ -349,6 +353,49 @@ static bool beacon_needed(const struct viewer *v, const struct vstream *vs)
 }
 
 /*
+ * The horizon of session s: the least of its open traces whose streams
+ * come as threads do (RELAY_HELLO_HORIZON), UINT64_MAX when none; *at one
+ * trace there. A viewer is given no packet that ends past it, and no
+ * beacon past it: a stream announced later may begin there, and a viewer
+ * shown other streams' events past its first would meet them late
+ * (babeltrace2 2.0 stops: "late message"; docs/relay.md "Streams that
+ * join"). Times compared in cycles, as beacon_needed() does.
+ */
+static uint64_t session_horizon(const struct rsession *s, const struct rtrace **at)
+{
+	uint64_t h = UINT64_MAX;
+	for (size_t i = 0; i < s->ntraces; i++) {
+		const struct rtrace *t = s->traces[i];
+		if (t->has_horizon && !t->closed && t->horizon < h) {
+			h = t->horizon;
+			*at = t;
+		}
+	}
+	return h;
+}
+
+/* A viewer waits at trace t's horizon: its producer is told a viewer
+ * waits (a DEMAND, the agent then looks and says its horizon at once),
+ * once until its next HORIZON, whatever the demand's own pace. */
+static void ask_horizon(struct trawl_relay *r, const struct rtrace *t)
+{
+	for (struct rconn *c = r->conns; c; c = c->next) {
+		if (c->kind != RC_PRODUCER || c->trace != t || !c->demand || c->closing || c->dead)
+			continue;
+		if (c->horizon_asked)
+			return;
+		uint8_t m[RELAY_HDR_LEN + RELAY_DEMAND_LEN];
+		relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN);
+		put_le32(m + RELAY_HDR_LEN, LIVE_DEMAND_MS);
+		if (tr_rconn_queue(c, m, sizeof(m)) == 0) {
+			c->horizon_asked = true;
+			c->demand_sent = tr_mono_ms();
+		}
+		return;
+	}
+}
+
+/*
  * Answers GET_NEXT_INDEX for stream id, unless it should wait (may_hold
  * and nothing new, or only a beacon the viewer does not need): then
  * returns false and sends nothing.
@@ -361,14 +408,21 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		return true;
 	}
 	struct rstream *st = vs->st;
+	const struct rtrace *ht = NULL;
+	uint64_t hz = session_horizon(v->s, &ht);
+	bool capped = false;	/* the horizon holds back what came */
+	uint8_t e[CTF_IDX_ENTRY_LEN];
 	if (vs->next < st->npackets) {
-		uint8_t e[CTF_IDX_ENTRY_LEN];
 		off_t at = CTF_IDX_HEADER_LEN + (off_t)vs->next * CTF_IDX_ENTRY_LEN;
 		if (pread(st->idxfd, e, sizeof(e), at) != (ssize_t)sizeof(e)) {
 			tr_relay_log(v->c->r, LOG_WARNING, "%s: %s/index/%s.idx: cannot read entry %llu",
 				     v->c->peer, st->trace->dir, st->name, (unsigned long long)vs->next);
 			index_reply(v, NULL, 0, st->class_id, LIVE_INDEX_ERR, 0);
 			return true;
+		}
+		if (get_be64(e + 32) > hz) {
+			capped = true;
+			goto waits;
 		}
 		vs->next++;
 		/* its end is known to the viewer now: a beacon there would
@@ -394,6 +448,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		index_reply(v, NULL, 0, st->class_id, LIVE_INDEX_HUP, 0);
 		return true;
 	}
+waits:
 	/*
 	 * Streams to hear of, and nothing new here: an OK of no packet (sizes
 	 * 0, at the stream's end) with NEW_STREAM, never a beacon (it would
@@ -406,10 +461,14 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 	 * again.
 	 */
 	if (unannounced(v)) {
-		empty_reply(v, vs);
+		empty_reply(v, vs, capped ? get_be64(e) : st->size);
 		return true;
 	}
-	uint64_t b = st->beacon > vs->beacon ? distinct_beacon(v, vs, st->beacon) : 0;
+	/* a packet held back: no beacon past its beginning either */
+	uint64_t sb = capped ? 0 : st->beacon < hz ? st->beacon : hz;
+	if ((capped || sb < st->beacon) && ht)
+		ask_horizon(v->c->r, ht);
+	uint64_t b = sb > vs->beacon ? distinct_beacon(v, vs, sb) : 0;
 	if (b > vs->beacon && (!may_hold || beacon_needed(v, vs))) {
 		vs->beacon = b;
 		vs->inactive = true;
@@ -607,7 +666,6 @@ static void new_streams(struct viewer *v, uint64_t id)
  * messages to a producer cost it one read per DEMAND: an idle session
  * with a viewer costs its producers about one message a second.
  */
-#define LIVE_DEMAND_MS 2000
 static void demand(struct trawl_relay *r, const struct rsession *s)
 {
 	int64_t now = -1;
@@ -755,9 +813,22 @@ void tr_live_conn_free(struct rconn *c)
 
 void tr_live_wake(struct trawl_relay *r, struct rsession *s)
 {
+	if (r->wake_defer) {
+		s->wake_due = true;
+		return;
+	}
 	for (struct viewer *v = r->viewers; v; v = v->next)
 		if (v->held && v->s == s && next_index(v, v->held_id, true))
 			v->held = false;
+}
+
+void tr_live_wake_due(struct trawl_relay *r)
+{
+	for (struct rsession *s = r->sessions; s; s = s->next)
+		if (s->wake_due) {
+			s->wake_due = false;
+			tr_live_wake(r, s);
+		}
 }
 
 /* Requests that came while one was held: answered now. */

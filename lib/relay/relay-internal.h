@@ -66,6 +66,12 @@ struct rtrace {
 	bool resumed;			/* a producer came back for it (resume.c) */
 	bool made;			/* its directory and metadata file exist
 					 * (made at its first METADATA or STREAM) */
+	/* Its streams come as threads do (HELLO flag RELAY_HELLO_HORIZON):
+	 * every stream with an event before horizon is announced; while it
+	 * is open, no viewer of its session is given anything past it
+	 * (live.c, docs/relay.md "Streams that join") */
+	bool has_horizon;
+	uint64_t horizon;
 };
 
 /* A viewer session: the traces of one session name from one host. */
@@ -76,6 +82,7 @@ struct rsession {
 	struct rtrace **traces;
 	size_t ntraces;
 	int viewers;			/* attached now */
+	bool wake_due;			/* tr_live_wake() deferred */
 	struct rsession *next;
 	bool files_for_viewers;		/* its ended traces' files were opened
 					 * for viewers (relay.c's files_sync) */
@@ -149,6 +156,9 @@ struct rconn {
 	 * producer reads DEMAND; the last one was queued then (ms) */
 	bool demand;
 	int64_t demand_sent;
+	/* its trace's horizon held a viewer back: asked for a newer one (a
+	 * DEMAND, whatever demand_sent), not again until it comes */
+	bool horizon_asked;
 	/* unproven peers (relay.c, docs/relay.md "Peers that prove nothing"):
 	 * a connection is pending until it proved what it is (a producer:
 	 * its HELLO or JOIN taken, authenticated when the relay has a
@@ -165,6 +175,7 @@ struct rconn {
 };
 
 struct trawl_relay {
+	bool wake_defer;		/* tr_live_wake() only notes (producer_input) */
 	char *output;			/* the options, copied */
 	int max_conns;
 	bool live_from_now;
@@ -406,8 +417,12 @@ TRAWL_HIDDEN uint64_t tr_relay_quota_used(const struct rsession *s);
 TRAWL_HIDDEN long tr_live_input(struct rconn *c);
 TRAWL_HIDDEN void tr_live_conn_free(struct rconn *c);	/* the viewer's state */
 /* A trace got packets or beacons, or ended: viewers waiting on it can
- * be answered (live.c keeps requests that wait for data). */
+ * be answered (live.c keeps requests that wait for data). While r's
+ * wake_defer is set (a producer's messages of one read being handled),
+ * only noted: tr_live_wake_due() answers them once, after the last (a
+ * beacon and the horizon that covers it, sent together, are one news). */
 TRAWL_HIDDEN void tr_live_wake(struct trawl_relay *r, struct rsession *s);
+TRAWL_HIDDEN void tr_live_wake_due(struct trawl_relay *r);
 /* Called every loop turn: answers held requests whose wait is over, and
  * requests received while one was held. */
 TRAWL_HIDDEN void tr_live_tick(struct trawl_relay *r);

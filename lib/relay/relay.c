@@ -238,6 +238,16 @@ static void queue_status(struct rconn *c, enum relay_type type, int status, cons
 	tr_rconn_queue(c, rep, RELAY_HDR_LEN + 4 + ml + cl);
 }
 
+/* A WELCOME of 0 that grants the HELLO's asks in granted (a u32 after the
+ * message's NUL: only to a HELLO that asked, whose producer parses it). */
+static void queue_granted(struct rconn *c, uint32_t granted)
+{
+	uint8_t rep[RELAY_HDR_LEN + 4 + 1 + 4] = { 0 };
+	relay_put_hdr(rep, RELAY_WELCOME, 4 + 1 + 4);
+	put_le32(rep + RELAY_HDR_LEN + 5, granted);
+	tr_rconn_queue(c, rep, sizeof(rep));
+}
+
 /* ------------------------------------------------------------- traces */
 
 static struct rsession *session_get(struct trawl_relay *r, const char *name, const char *host,
@@ -923,7 +933,16 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			m = &proven;
 		}
 		int ret = on_hello(c, m, err, errlen);
-		queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
+		/* the horizons of a trace whose streams come as threads do */
+		uint32_t grant = !ret ? m->u.hello.flags & RELAY_HELLO_HORIZON : 0;
+		if (grant)
+			queue_granted(c, grant);
+		else
+			queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
+		if (grant && !c->trace->has_horizon) {
+			c->trace->has_horizon = true;	/* nothing announced yet: 0 */
+			c->trace->horizon = 0;
+		}
 		c->demand = !ret && (m->u.hello.flags & RELAY_HELLO_DEMAND);	/* live.c */
 		if (ret) {
 			tr_relay_log(r, LOG_WARNING, "%s: refused: %s", c->peer, err);
@@ -975,6 +994,16 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 		}
 		return 0;
 	}
+	case RELAY_HORIZON:
+		if (!t->has_horizon)
+			return tr_seterr(err, errlen, EPROTO, "HORIZON from a producer whose HELLO did "
+				      "not ask to send them");
+		c->horizon_asked = false;
+		if (m->u.horizon.ts > t->horizon) {
+			t->horizon = m->u.horizon.ts;
+			tr_live_wake(r, t->session);
+		}
+		return 0;
 	case RELAY_CLOSE: {
 		tr_relay_log(r, LOG_INFO, "%s: %s/%s/%s: complete (%zu streams, %llu bytes of metadata)",
 			     c->peer,
@@ -1003,6 +1032,7 @@ static long producer_input(struct rconn *c)
 {
 	size_t off = 0;
 	char err[512];
+	c->r->wake_defer = true;
 	while (off < c->inlen && !c->closing) {
 		struct relay_msg m;
 		ssize_t n = tr_relay_msg_parse(c->in + off, c->inlen - off, &m, err, sizeof(err));
@@ -1031,6 +1061,8 @@ static long producer_input(struct rconn *c)
 		}
 		off += (size_t)n;
 	}
+	c->r->wake_defer = false;
+	tr_live_wake_due(c->r);
 	/* a resumable producer forgets what the relay has written: a PROGRESS
 	 * after each read; one that only counts what a cut costs (its ACK says
 	 * where) needs it only as a lower bound should the relay go without a

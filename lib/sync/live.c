@@ -256,6 +256,10 @@ static int estimate(struct trawl_sync_live *l, struct trawl_sync_points *p)
 	for (size_t i = 0; l->o.changed && i < l->nnodes; i++)
 		if (moved(&l->nodes[i])) {
 			struct lnode *x = &l->nodes[i];
+			/* alone in its session: nothing to say (said once a
+			 * second node comes) */
+			if (x->n.quality == TRAWL_SYNC_ABSENT && p->nhosts < 2)
+				continue;
 			char *d = strdup(x->ref);
 			if (!d) {
 				rc = -ENOMEM;

@@ -33,6 +33,9 @@ struct ust_writer_relay {
 	const char *addr, *session;
 	uint64_t live_us;
 	bool live_demand;		/* the relay tells of waiting viewers */
+	void (*on_demand)(void *arg);	/* at each DEMAND (the sender's thread) */
+	void *demand_arg;
+	bool horizon;			/* streams come as threads do: HORIZONs */
 	char *err;
 	size_t errlen;
 };

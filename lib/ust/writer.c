@@ -92,7 +92,8 @@ struct trawl_ctf_writer *tr_ust_writer_new_at(const char *dir, const char *root,
 		const struct trawl_relay_dest_opts ro = {
 			.sz = sizeof(ro), .addr = rel->addr, .session = rel->session,
 			.live_timer_us = rel->live_us, .resume_ms = TRAWL_RELAY_RESUME_MS,
-			.live_demand = rel->live_demand,
+			.live_demand = rel->live_demand, .on_demand = rel->on_demand,
+			.demand_arg = rel->demand_arg, .horizon = rel->horizon,
 		};
 		if (!(dest = trawl_relay_dest_new(&ro)))
 			return NULL;

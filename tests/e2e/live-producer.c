@@ -4,8 +4,10 @@
  * driven by a script, so that the live tests control exactly what the
  * relay has when (built by the tests that use it).
  *
- *   live-producer RELAY SESSION HOST TRACE [DIR] < SCRIPT
+ *   live-producer [--horizon] RELAY SESSION HOST TRACE [DIR] < SCRIPT
  *
+ * --horizon: the HELLO asks to send horizons, as the agent's does (its
+ * streams come as threads do; docs/relay.md "Streams that join").
  * DIR: also write the trace there (the reference the tests compare with).
  * Script lines (timestamps in ns; one event class `tick` to start with):
  *   stream CPU            a stream channel0_CPU
@@ -13,6 +15,8 @@
  *   ev CPU TS N [CLASS]   N events on stream CPU at TS, TS+1000, ...
  *   flush CPU TS          close the stream's packet now, ending at TS
  *   beacon CPU TS         no event of the stream before TS is to come
+ *   horizon TS            every stream with an event before TS is announced
+ *                         (with --horizon)
  *   wait FILE             wait until FILE exists (at most 30 s)
  *   touch FILE            create FILE
  *   sleep MS
@@ -38,6 +42,9 @@ static struct trawl_ctf_event_class *classes[64];
 static char *class_names[64];
 static int nclasses;
 static struct trawl_ctf_wstream *streams[64];
+
+/* lib/ctf's (internal: this program links the static library) */
+int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later);
 
 static int fail(const char *what, int err)
 {
@@ -75,14 +82,18 @@ static struct trawl_ctf_wstream *stream(unsigned cpu)
 
 int main(int argc, char **argv)
 {
+	int horizon = argc > 1 && strcmp(argv[1], "--horizon") == 0;
+	argc -= horizon;
+	argv += horizon;
 	if (argc < 5) {
-		fprintf(stderr, "usage: live-producer RELAY SESSION HOST TRACE [DIR] < SCRIPT\n");
+		fprintf(stderr, "usage: live-producer [--horizon] RELAY SESSION HOST TRACE [DIR] < "
+				"SCRIPT\n");
 		return 2;
 	}
 	char err[512] = "";
 	const struct trawl_relay_dest_opts ro = {
 		.sz = sizeof(ro), .addr = argv[1], .session = argv[2], .trace = argv[4],
-		.live_timer_us = 100000,
+		.live_timer_us = 100000, .horizon = horizon,
 	};
 	struct trawl_ctf_dest *dest = trawl_relay_dest_new(&ro);
 	if (!dest) {
@@ -140,6 +151,8 @@ int main(int argc, char **argv)
 			r = trawl_ctf_wstream_flush(stream(cpu), ts);
 		} else if (strcmp(cmd, "beacon") == 0 && sscanf(line, "%*s %u %llu", &cpu, &ts) == 2) {
 			r = trawl_ctf_wstream_beacon(stream(cpu), ts);
+		} else if (strcmp(cmd, "horizon") == 0 && sscanf(line, "%*s %llu", &ts) == 1) {
+			r = tr_ctf_writer_horizon(w, ts, false);
 		} else if (strcmp(cmd, "wait") == 0 && sscanf(line, "%*s %399s", arg) == 1) {
 			for (int i = 0; access(arg, F_OK) != 0; i++) {
 				if (i == 3000)

@@ -248,9 +248,31 @@ static void test_welcome_ack(void)
 	mb_str(&b, "");
 	n = mb_end(&b);
 	r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
-	ok(r == 13 && m.u.welcome.status == 0 && m.u.welcome.msg && !*m.u.welcome.msg,
-	   "WELCOME: status 0 with an empty message (%zd %s)", r, err);
+	ok(r == 13 && m.u.welcome.status == 0 && m.u.welcome.msg && !*m.u.welcome.msg &&
+	       m.u.welcome.granted == 0,
+	   "WELCOME: status 0 with an empty message, nothing granted (%zd %s)", r, err);
 	free(c);
+
+	/* a WELCOME that grants a HELLO's ask (RELAY_HELLO_HORIZON): a u32
+	 * after the message; 1..3 bytes there are bytes after its fields */
+	b.n = 0;
+	mb_begin(&b, RELAY_WELCOME);
+	mb_u32(&b, 0);
+	mb_str(&b, "");
+	mb_u32(&b, RELAY_HELLO_HORIZON);
+	n = mb_end(&b);
+	r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
+	ok(r == 17 && m.u.welcome.status == 0 && m.u.welcome.granted == RELAY_HELLO_HORIZON,
+	   "WELCOME: the flags granted after the message (%zd %s)", r, err);
+	ok(prefixes_need_more(b.b, n), "WELCOME with grants: every proper prefix needs more bytes");
+	free(c);
+	b.n = 0;
+	mb_begin(&b, RELAY_WELCOME);
+	mb_u32(&b, 0);
+	mb_str(&b, "");
+	mb_bytes(&b, "\1\0", 2);
+	n = mb_end(&b);
+	reject(b.b, n, EPROTO, "after its fields", "WELCOME with 2 bytes after its message");
 
 	b.n = 0;
 	mb_begin(&b, RELAY_ACK);
@@ -400,6 +422,23 @@ static void test_beacon_close(void)
 	ok(m.u.beacon.ts == 0xfedcba9876543210ull, "BEACON: ts (64 bits)");
 	ok(prefixes_need_more(b.b, n), "BEACON: every proper prefix needs more bytes");
 	free(c);
+
+	b.n = 0;
+	mb_begin(&b, RELAY_HORIZON);
+	mb_u64(&b, 0x0123456789abcdefull);
+	n = mb_end(&b);
+	r = parse_exact(b.b, n, &c, &m, err, sizeof(err));
+	ok(r == RELAY_HDR_LEN + RELAY_HORIZON_LEN && m.type == RELAY_HORIZON &&
+	       m.u.horizon.ts == 0x0123456789abcdefull,
+	   "HORIZON: u64 ts (%zd %s)", r, err);
+	ok(prefixes_need_more(b.b, n), "HORIZON: every proper prefix needs more bytes");
+	free(c);
+	b.n = 0;
+	mb_begin(&b, RELAY_HORIZON);
+	mb_u64(&b, 1);
+	mb_u32(&b, 0);
+	n = mb_end(&b);
+	reject(b.b, n, EPROTO, "after its fields", "HORIZON of 12 bytes");
 
 	b.n = 0;
 	mb_begin(&b, RELAY_CLOSE);
@@ -566,7 +605,7 @@ static void test_stream_of_messages(void)
 static void test_reject_header(void)
 {
 	uint8_t h[RELAY_HDR_LEN + 16] = { 0 };
-	static const uint32_t bad_types[] = { 0, 15, 31, 39, 0x100, 0xffffffffu };
+	static const uint32_t bad_types[] = { 0, 16, 31, 39, 0x100, 0xffffffffu };
 	for (size_t i = 0; i < ARRAY_SIZE(bad_types); i++) {
 		put_le32(h, bad_types[i]);
 		put_le32(h + 4, 0);
@@ -828,6 +867,7 @@ static void test_reject_short(void)
 		{ RELAY_STREAM, 16 + 1 },
 		{ RELAY_PACKET, 72 },
 		{ RELAY_BEACON, 16 },
+		{ RELAY_HORIZON, 8 },
 	};
 	for (size_t t = 0; t < ARRAY_SIZE(fixed); t++) {
 		bool all = true;
@@ -864,7 +904,7 @@ static void test_reject_short(void)
 		char err[256] = "";
 		ssize_t r = tr_relay_msg_parse(b.b, n, &m, err, sizeof(err));
 		bool want_ok = fixed[t].type == RELAY_WELCOME || fixed[t].type == RELAY_ACK ||
-			       fixed[t].type == RELAY_BEACON;
+			       fixed[t].type == RELAY_BEACON || fixed[t].type == RELAY_HORIZON;
 		ok(want_ok ? r == (ssize_t)n : r == -EPROTO && !strstr(err, "too short"),
 		   "%s: a zero payload of %zu bytes is long enough (%zd %s)",
 		   tr_relay_type_name(fixed[t].type), fixed[t].min, r, err);
@@ -992,12 +1032,13 @@ static void test_names(void)
 
 	static const char *const names[] = { "?", "HELLO", "WELCOME", "METADATA", "STREAM",
 					     "PACKET", "BEACON", "CLOSE", "ACK", "CHALLENGE",
-					     "AUTH", "RESUMED", "PROGRESS", "PROOF", "DEMAND", "?" };
+					     "AUTH", "RESUMED", "PROGRESS", "PROOF", "DEMAND",
+					     "HORIZON", "?" };
 	bool good = true;
 	for (uint32_t t = 0; t < ARRAY_SIZE(names); t++)
 		good &= strcmp(tr_relay_type_name(t), names[t]) == 0;
 	ok(good && strcmp(tr_relay_type_name(0xffffffffu), "?") == 0,
-	   "tr_relay_type_name: 1..14 and \"?\" for 0, 15, 2^32-1");
+	   "tr_relay_type_name: 1..15 and \"?\" for 0, 16, 2^32-1");
 }
 
 /* ------------------------------------------------------- tr_net_split_addr */
