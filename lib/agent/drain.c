@@ -52,7 +52,10 @@ static void live_tick(struct session *s)
 	 * with an event before now is announced; it goes out with the tick's
 	 * packets and beacons (one send), which are all at or before it */
 	uint64_t now = tr_agent_settle(s->a);
-	note_err(s, tr_ctf_writer_horizon(s->w, now, true));
+	bool rings = false;	/* (none: nothing to go out with, so at once) */
+	for (struct part *p = s->parts; p && !rings; p = p->next)
+		rings = !p->bad && p->rings;
+	note_err(s, tr_ctf_writer_horizon(s->w, now, rings));
 	s->ticks++;
 	for (struct part *p = s->parts; p; p = p->next) {
 		if (p->bad)
@@ -195,16 +198,19 @@ void tr_drain(struct session *s)
 	 * one's events follow it */
 	if (s->live_ms && s->w && s->mode == TRAWL_UST_DISCARD) {
 		int64_t now = tr_mono_ms();
+		uint64_t cuts = s->fast_cuts;
 		demand_cut(s, now);
 		/* the horizon: every stream with an event before now is
 		 * announced once every application's connection is read to
 		 * its end (an application sends a thread's buffer before the
 		 * thread's first event). A relay shows a session's live
 		 * viewers nothing past it (docs/relay.md, "Streams that
-		 * join"): told at each tick (live_tick()) and at each turn
-		 * while a viewer waits (a DEMAND wakes the loop), after the
-		 * turn's packets, so that it covers them */
-		if (!ticked && now < s->demand_until)
+		 * join"): told at each tick (live_tick()), after a part sent
+		 * at once for a viewer (so that it covers it), and when the
+		 * relay asks (a viewer waits past it: its ask wakes the
+		 * loop) */
+		bool asked = tr_ctf_writer_horizon_asked(s->w);
+		if (asked || (!ticked && s->fast_cuts != cuts))
 			note_err(s, tr_ctf_writer_horizon(s->w, tr_agent_settle(s->a), false));
 	}
 }

@@ -84,6 +84,8 @@ TRAWL_HIDDEN int64_t tr_ctf_writer_demand(const struct trawl_ctf_writer *w);
  * tick's, that follows). 0 or -errno (the destination lost, as for a
  * packet). */
 TRAWL_HIDDEN int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later);
+/* Whether w's destination asked for a newer horizon since the last call. */
+TRAWL_HIDDEN bool tr_ctf_writer_horizon_asked(struct trawl_ctf_writer *w);
 TRAWL_HIDDEN bool tr_metadata_mark_current(const struct trawl_ctf_trace *t,
 					const struct metadata_mark *m);
 TRAWL_HIDDEN void tr_metadata_mark_release(struct metadata_mark *m);

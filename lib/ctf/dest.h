@@ -81,6 +81,9 @@ struct ctf_dest_ops {
 	 * it may go out with the next message instead of at once. 0 when the
 	 * destination takes none. */
 	int (*horizon)(struct trawl_ctf_dest *d, uint64_t ts, int later);
+	/* Optional: whether the destination asked for a newer horizon since
+	 * the last call (a relay's viewer waits past it). */
+	bool (*horizon_asked)(struct trawl_ctf_dest *d);
 };
 
 /* A destination: implementations embed it first in their own struct. */

@@ -967,6 +967,11 @@ int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later)
 	return ret;
 }
 
+bool tr_ctf_writer_horizon_asked(struct trawl_ctf_writer *w)
+{
+	return w && w->dest && w->dest->ops->horizon_asked && w->dest->ops->horizon_asked(w->dest);
+}
+
 int trawl_ctf_writer_relay_discarded(const struct trawl_ctf_writer *w, uint64_t *events,
 				     uint64_t *discarded)
 {

@@ -76,6 +76,7 @@ struct rsend {
 	int64_t cut_since;		/* ms of the first cut since the relay last
 					 * confirmed something; 0: none */
 	int64_t demand_until;		/* the last DEMAND's end (ms; atomic) */
+	int horizon_asked;		/* an R->P HORIZON came (atomic) */
 	void (*on_demand)(void *arg);	/* rsend_opts' */
 	void *demand_arg;
 	int64_t close_sent;		/* ms CLOSE went out; 0: not yet */
@@ -160,6 +161,14 @@ static int read_replies(struct rsend *q, int fd)
 				 * thread (tr_rsend_demand), no lock */
 				int64_t until = tr_mono_ms() + (int64_t)m.u.demand.ms;
 				__atomic_store_n(&q->demand_until, until, __ATOMIC_RELAXED);
+				if (q->on_demand)
+					q->on_demand(q->demand_arg);
+				continue;
+			}
+			if (m.type == RELAY_HORIZON) {
+				/* a viewer waits past the trace's horizon (only
+				 * to a HELLO that asked to send them) */
+				__atomic_store_n(&q->horizon_asked, 1, __ATOMIC_RELAXED);
 				if (q->on_demand)
 					q->on_demand(q->demand_arg);
 				continue;
@@ -550,6 +559,11 @@ int tr_rsend_close(struct rsend *q, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s", q->why);
 	pthread_mutex_unlock(&q->mu);
 	return ret;
+}
+
+bool tr_rsend_horizon_asked(struct rsend *q)
+{
+	return q && __atomic_exchange_n(&q->horizon_asked, 0, __ATOMIC_RELAXED);
 }
 
 int64_t tr_rsend_demand(struct rsend *q)

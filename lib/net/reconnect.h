@@ -36,7 +36,8 @@ struct rsend_opts {
 	unsigned resume_ms;		/* how long to try again before giving up */
 	const char *addr;		/* the relay, for messages */
 	/* Optional: called from q's thread at each DEMAND (after
-	 * tr_rsend_demand() says it), e.g. to wake the writer's loop. */
+	 * tr_rsend_demand() says it) and each ask for a horizon (after
+	 * tr_rsend_horizon_asked() says it), e.g. to wake the writer's loop. */
 	void (*on_demand)(void *arg);
 	void *demand_arg;
 };
@@ -69,6 +70,9 @@ TRAWL_HIDDEN int tr_rsend_close(struct rsend *q, char *msg, size_t msglen);
 /* Until when (CLOCK_MONOTONIC ms) the relay said a live viewer waits on
  * the trace (its last DEMAND, read by q's thread); 0: never said. */
 TRAWL_HIDDEN int64_t tr_rsend_demand(struct rsend *q);
+/* Whether the relay asked for a newer horizon (an R->P HORIZON) since the
+ * last call (which forgets it). */
+TRAWL_HIDDEN bool tr_rsend_horizon_asked(struct rsend *q);
 /*
  * The events of the PACKETs the relay wrote (each put's events, counted
  * once the relay confirmed it: PROGRESS, the ACK of CLOSE, or a cut's ACK

@@ -663,6 +663,11 @@ static int64_t rd_demand(struct trawl_ctf_dest *d)
 	return tr_rsend_demand(rd_of(d)->rs);
 }
 
+static bool rd_horizon_asked(struct trawl_ctf_dest *d)
+{
+	return tr_rsend_horizon_asked(rd_of(d)->rs);
+}
+
 static int rd_stored(struct trawl_ctf_dest *d, uint64_t *events)
 {
 	struct relay_dest *rd = rd_of(d);
@@ -689,6 +694,7 @@ static const struct ctf_dest_ops relay_dest_ops = {
 	.demand = rd_demand,
 	.stored = rd_stored,
 	.horizon = rd_horizon,
+	.horizon_asked = rd_horizon_asked,
 };
 
 struct trawl_ctf_dest *trawl_relay_dest_new(const struct trawl_relay_dest_opts *o)

@@ -80,6 +80,8 @@
  *   P->R HORIZON    u64 ts: every stream of the trace with an event
  *                   before ts is announced (a later STREAM begins at or
  *                   after ts)
+ *   R->P HORIZON    u64 ts (the relay's): a viewer waits past it, say
+ *                   a newer one as soon as you can
  * and the relay gives live viewers of the session nothing past the
  * horizon of any of its open traces that sends them: a viewer shown
  * another trace's events past ts would meet the new stream's older

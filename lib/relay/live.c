@@ -374,23 +374,21 @@ static uint64_t session_horizon(const struct rsession *s, const struct rtrace **
 	return h;
 }
 
-/* A viewer waits at trace t's horizon: its producer is told a viewer
- * waits (a DEMAND, the agent then looks and says its horizon at once),
- * once until its next HORIZON, whatever the demand's own pace. */
+/* A viewer waits at trace t's horizon: its producer is asked for a newer
+ * one (a HORIZON back, with the relay's: the agent's sender wakes its
+ * loop, which says it at once), once until its next HORIZON. */
 static void ask_horizon(struct trawl_relay *r, const struct rtrace *t)
 {
 	for (struct rconn *c = r->conns; c; c = c->next) {
-		if (c->kind != RC_PRODUCER || c->trace != t || !c->demand || c->closing || c->dead)
+		if (c->kind != RC_PRODUCER || c->trace != t || c->closing || c->dead)
 			continue;
 		if (c->horizon_asked)
 			return;
-		uint8_t m[RELAY_HDR_LEN + RELAY_DEMAND_LEN];
-		relay_put_hdr(m, RELAY_DEMAND, RELAY_DEMAND_LEN);
-		put_le32(m + RELAY_HDR_LEN, LIVE_DEMAND_MS);
-		if (tr_rconn_queue(c, m, sizeof(m)) == 0) {
+		uint8_t m[RELAY_HDR_LEN + RELAY_HORIZON_LEN];
+		relay_put_hdr(m, RELAY_HORIZON, RELAY_HORIZON_LEN);
+		put_le64(m + RELAY_HDR_LEN, t->horizon);
+		if (tr_rconn_queue(c, m, sizeof(m)) == 0)
 			c->horizon_asked = true;
-			c->demand_sent = tr_mono_ms();
-		}
 		return;
 	}
 }

@@ -156,8 +156,8 @@ struct rconn {
 	 * producer reads DEMAND; the last one was queued then (ms) */
 	bool demand;
 	int64_t demand_sent;
-	/* its trace's horizon held a viewer back: asked for a newer one (a
-	 * DEMAND, whatever demand_sent), not again until it comes */
+	/* its trace's horizon held a viewer back: asked for a newer one (an
+	 * R->P HORIZON), not again until it comes */
 	bool horizon_asked;
 	/* unproven peers (relay.c, docs/relay.md "Peers that prove nothing"):
 	 * a connection is pending until it proved what it is (a producer:
