@@ -161,6 +161,7 @@ struct cli_reader_opts {
 	 * signal; 0: an error at once) */
 	long wait_ms;
 	bool from_now;			/* live: from the next packet (--from-now) */
+	bool lazy;			/* live: in no hurry (trawl_source_opts.live_lazy) */
 	/* live, no stored correction (--sync): each node's clock corrected
 	 * from the session's messages as they come (not --no-sync) */
 	bool live_sync;

@@ -286,6 +286,7 @@ int cmd_agg(int argc, char **argv)
 	struct cli_reader_opts co = {
 		.hosts = hosts, .nhosts = nhosts, .live = live, .nlive = nlive, .nbad = &nbad,
 		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
+		.lazy = true,	/* a table per interval */
 	};
 	ro.threads = nlive ? 1 : 0;
 	if (!(r = cli_open_reader((const char *const *)paths, npaths, &co, &ro, err, sizeof(err)))) {

@@ -307,6 +307,7 @@ int cmd_analyze(int argc, char **argv)
 		.hosts = nhosts ? hosts : NULL, .nhosts = nhosts,
 		.live = (const char *const *)live, .nlive = nlive, .nbad = &nbad,
 		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
+		.lazy = true,	/* a result per interval */
 	};
 	if (!(r = cli_open_reader(paths, npaths, &co, &ro, err, sizeof(err)))) {
 		status = cli_err("%s", err);

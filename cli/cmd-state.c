@@ -841,7 +841,7 @@ int cmd_state(int argc, char **argv)
 	if (live) {
 		struct cli_reader_opts co = { .hosts = ro.hosts, .nhosts = ro.nhosts,
 					      .live = &live, .nlive = 1, .wait_ms = wait_ms,
-					      .from_now = from_now };
+					      .from_now = from_now, .lazy = true };
 		if (!(r = cli_open_reader(NULL, 0, &co, &ro, err, sizeof(err)))) {
 			status = cli_err("%s", err);
 			goto out;

@@ -494,6 +494,7 @@ int cmd_top(int argc, char **argv)
 		.hosts = hostglob ? hosts : NULL, .nhosts = hostglob ? 1 : 0,
 		.live = live ? lv : NULL, .nlive = live ? 1 : 0, .nbad = &nbad,
 		.wait_ms = wait_ms, .from_now = from_now, .live_sync = !no_sync,
+		.lazy = true,	/* a screen a second (-d): the live timer is soon enough */
 	};
 	if (!(r = cli_open_reader(live ? NULL : &src, live ? 0 : 1, &co, &ro, err, sizeof(err)))) {
 		cli_top_tui_free(tui);

@@ -217,7 +217,7 @@ struct trawl_reader *cli_open_reader(const char *const *paths, size_t npaths,
 		.sz = sizeof(so), .hosts = co->hosts, .nhosts = co->nhosts, .events = co->events,
 		.nevents = co->nevents, .fixes = ro->fixes, .nfixes = ro->nfixes,
 		.bad_trace = cli_report_bad_trace, .bad_trace_arg = co->nbad,
-		.live_from_now = co->from_now,
+		.live_from_now = co->from_now, .live_lazy = co->lazy,
 	};
 	struct trawl_reader_opts rro = *ro;
 	struct trawl_source **srcs = calloc(co->nlive + 1, sizeof(*srcs));

@@ -140,6 +140,11 @@ struct trawl_source_opts {
 	/* Live: from the session's next packet on, not from its beginning (a
 	 * trawl relay; lttng-relayd serves its SEEK_LAST, what it keeps). */
 	bool live_from_now;
+	/* Live: in no hurry (an aggregate per interval, a state): events at
+	 * the producers' live timer are soon enough, so a trawl relay does
+	 * not ask them to send each event at once for this reader (no
+	 * DEMAND: fewer, larger packets, fewer round trips for both). */
+	bool live_lazy;
 };
 
 /*

@@ -186,7 +186,8 @@ static int inst_write(struct krec *k, const char *rel, const char *s, bool appen
 
 /*
  * Is process pid a trawl relay or a live viewer (print, agg, analyze,
- * view with --live or -l)? They are the recorder's partners on a node that
+ * view with --live or -l; any command given a live URL, net://..., as
+ * top and state take it)? They are the recorder's partners on a node that
  * streams its trace: recorded, their reads and writes of the trace itself
  * would flood it. self_exe: this program's path, "" if unknown.
  */
@@ -216,7 +217,7 @@ static bool trawl_peer(const char *pid, const char *self_exe)
 				return true;
 			continue;
 		}
-		if (!strcmp(a, "--live") || !strncmp(a, "--live=", 7) ||
+		if (!strcmp(a, "--live") || !strncmp(a, "--live=", 7) || !strncmp(a, "net://", 6) ||
 		    (verb && !strcmp(a, "-l") && (!strcmp(verb, "print") || !strcmp(verb, "agg") ||
 						  !strcmp(verb, "analyze") || !strcmp(verb, "view"))))
 			return true;

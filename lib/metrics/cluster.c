@@ -376,7 +376,8 @@ static void *sess_run(void *arg)
 
 	snprintf(url, sizeof(url), "net://%s/session/%s", c->live, s->name);
 	while (!s->stop) {
-		struct trawl_source_opts so = { .sz = sizeof(so) };
+		/* a scrape's figures: the live timer is soon enough */
+		struct trawl_source_opts so = { .sz = sizeof(so), .live_lazy = true };
 		struct trawl_source *src = trawl_source_live(url, &so, err, sizeof(err));
 
 		if (!src) {

@@ -60,7 +60,13 @@ enum { LIVE_ATTACH_OK = 1, LIVE_ATTACH_ALREADY, LIVE_ATTACH_UNK, LIVE_ATTACH_NOT
 enum { LIVE_SEEK_BEGINNING = 1, LIVE_SEEK_LAST = 2,
        /* trawl's: from the next packet, whatever the relay's --live-from-now
         * (lttng-relayd refuses it: the viewer asks SEEK_LAST then) */
-       LIVE_SEEK_TRAWL_NOW = 3 };
+       LIVE_SEEK_TRAWL_NOW = 3,
+       /* trawl's, or'ed with any of the above: a viewer that follows the
+        * session at the producers' live timer (an aggregate, a state):
+        * the relay holds its requests without a DEMAND (docs/relay.md,
+        * "Viewers in no hurry"); lttng-relayd refuses it, and the viewer
+        * asks again without it */
+       LIVE_SEEK_TRAWL_LAZY = 0x100 };
 enum { LIVE_INDEX_OK = 1, LIVE_INDEX_RETRY, LIVE_INDEX_HUP, LIVE_INDEX_ERR,
        LIVE_INDEX_INACTIVE, LIVE_INDEX_EOF /* lttng-relayd's ABI has it; unused */ };
 enum { LIVE_FLAG_NEW_METADATA = 1, LIVE_FLAG_NEW_STREAM = 2 };

@@ -96,6 +96,7 @@ struct live_priv {
 	size_t nstreams;
 	bool new_streams_hup;		/* every session said HUP */
 	bool from_now;			/* attach from now (live_from_now) */
+	bool lazy;			/* live_lazy */
 	int64_t next_list;		/* /session/S: when to list the relay's
 					 * sessions again (hosts that join later) */
 	char err[256];
@@ -497,9 +498,11 @@ static int attach_new(struct trawl_source *src, const struct live_session_info *
 		}
 		struct live_stream_info *si = NULL;
 		size_t ns = 0;
+		uint32_t seek = lp->from_now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING;
 		rc = tr_live_client_attach_seek(se->c, se->id,
-						lp->from_now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING,
-						&si, &ns);
+						seek | (lp->lazy ? LIVE_SEEK_TRAWL_LAZY : 0), &si, &ns);
+		if (rc == -EINVAL && lp->lazy)	/* lttng-relayd: no such thing */
+			rc = tr_live_client_attach_seek(se->c, se->id, seek, &si, &ns);
 		if (rc == -EINVAL && lp->from_now)	/* lttng-relayd: its own "latest" */
 			rc = tr_live_client_attach_seek(se->c, se->id, LIVE_SEEK_LAST, &si, &ns);
 		if (rc < 0) {
@@ -735,6 +738,8 @@ struct trawl_source *trawl_source_live(const char *url, const struct trawl_sourc
 	}
 	lp->from_now = o && o->sz >= offsetof(struct trawl_source_opts, live_from_now) +
 					 sizeof(o->live_from_now) && o->live_from_now;
+	lp->lazy = o && o->sz >= offsetof(struct trawl_source_opts, live_lazy) +
+				     sizeof(o->live_lazy) && o->live_lazy;
 	if ((rc = attach_new(src, ss, nss, &c, err, errlen)) < 0)
 		goto fail;
 	if (!lp->nsessions) {

@@ -74,6 +74,7 @@ struct viewer {
 	bool connected;
 	struct rsession *s;		/* attached, or NULL */
 	bool from_now;
+	bool lazy;			/* in no hurry (LIVE_SEEK_TRAWL_LAZY): no DEMAND */
 	struct vtrace *traces;
 	size_t ntraces;
 	struct vstream *streams;
@@ -611,8 +612,8 @@ static void attach(struct viewer *v, const struct live_req *r)
 	}
 	/* a session takes any number of viewers (each its own positions;
 	 * lttng-relayd takes one): a connection, one session */
-	if (r->u.attach.seek != LIVE_SEEK_BEGINNING && r->u.attach.seek != LIVE_SEEK_LAST &&
-	    r->u.attach.seek != LIVE_SEEK_TRAWL_NOW) {
+	uint32_t seek = r->u.attach.seek & ~(uint32_t)LIVE_SEEK_TRAWL_LAZY;
+	if (seek != LIVE_SEEK_BEGINNING && seek != LIVE_SEEK_LAST && seek != LIVE_SEEK_TRAWL_NOW) {
 		put_be32(b, LIVE_ATTACH_SEEK_ERR);
 		queue(v, b, sizeof(b));
 		return;
@@ -620,8 +621,9 @@ static void attach(struct viewer *v, const struct live_req *r)
 	v->s = s;
 	s->viewers++;
 	/* trawl's viewers ask from now themselves (--from-now) */
-	v->from_now = (v->c->r->live_from_now && r->u.attach.seek == LIVE_SEEK_LAST) ||
-		      r->u.attach.seek == LIVE_SEEK_TRAWL_NOW;
+	v->from_now = (v->c->r->live_from_now && seek == LIVE_SEEK_LAST) ||
+		      seek == LIVE_SEEK_TRAWL_NOW;
+	v->lazy = (r->u.attach.seek & LIVE_SEEK_TRAWL_LAZY) != 0;
 	if (announce(v, LIVE_ATTACH_OK, true) < 0)
 		v->c->dead = true;
 	tr_relay_log(v->c->r, LOG_INFO, "%s: attached to %s/%s", v->c->peer, s->host, s->name);
@@ -688,7 +690,9 @@ static void hold(struct viewer *v, uint64_t id)
 	v->held = true;
 	v->held_id = id;
 	v->held_until = tr_mono_ms() + (int64_t)v->c->r->live_hold_ms;
-	demand(v->c->r, v->s);
+	/* a viewer in no hurry takes what the live timer brings */
+	if (!v->lazy)
+		demand(v->c->r, v->s);
 }
 
 /* One request; false when the viewer must be closed. */

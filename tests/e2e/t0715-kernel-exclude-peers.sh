@@ -1,8 +1,9 @@
 #!/bin/sh
 # record --exclude-self leaves out trawl's own threads and also the node's
 # relay and live viewers (docs/kernel.md, "Where the events come from"): a
-# relay streams a session to `trawl print --live` (both busy: the viewer
-# asks the relay for news every few ms); `record -k syscalls -d 1` without
+# relay streams a session to `trawl print --live` and to `trawl top
+# net://...` (its URL without --live; all busy: a viewer asks the relay
+# for news every few ms); `record -k syscalls -d 1` without
 # the option records their system calls (the control), with it none of
 # theirs nor its own. And `record -- CMD` says in its first line that it
 # records the whole machine's kernel events (and how to record only the
@@ -30,8 +31,12 @@ until_ok 30 test -e first || { echo "Bail out! the producer does not start"; cat
 "$TRAWL" print --live "net://$LIVE/session/xp" > v.txt 2> v.err &
 V=$!
 pids="$pids $V"
-until_ok 30 has_lines v.txt 10
-ok $? "a relay and a live viewer run (the viewer printed the first events)"
+# and trawl top, which takes its live URL without --live
+"$TRAWL" top -b -d 0.25 "net://$LIVE/session/xp" > top.txt 2> top.err &
+V2=$!
+pids="$pids $V2"
+until_ok 30 has_lines v.txt 10 && until_ok 30 eval '[ "$(grep -c "attached to node/xp$" relay.err)" -ge 2 ]'
+ok $? "a relay and two live viewers run (print printed the first events, both are attached)"
 
 # the tids of the relay's and the viewer's threads, as an ERE alternation
 tids() { for p in "$@"; do ls "/proc/$p/task"; done | tr '\n' '|' | sed 's/|$//'; }
@@ -45,7 +50,7 @@ if [ $st -ne 0 ]; then
 	n=0; while [ $n -lt 5 ]; do skip "cannot record kernel events here: $why"; n=$((n + 1)); done
 	finish
 fi
-T=$(tids "$RELAY" "$V")
+T=$(tids "$RELAY" "$V" "$V2")
 na=$(theirs A "$T")
 [ "$na" -gt 0 ]
 ok $? "without --exclude-self, the relay's and the viewer's system calls are recorded ($na)"
@@ -56,7 +61,7 @@ ok $? "... and record's own ($nself)"
 "$TRAWL" record -o B --host h -k syscalls -d 1 --exclude-self > b.out 2> b.err & R=$!
 wait $R
 is "$?" 0 "record --exclude-self"
-T=$(tids "$RELAY" "$V")
+T=$(tids "$RELAY" "$V" "$V2")
 is "$(theirs B "$T")" 0 "with --exclude-self, none of the relay's nor the viewer's system calls"
 is "$("$TRAWL" print B 2> /dev/null | grep -E "\{ tid = $R \}" | grep -c 'syscall_')" 0 \
 	"... nor record's own"
