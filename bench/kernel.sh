@@ -30,6 +30,7 @@
 set -u
 . "$(dirname "$0")/machine.sh"
 : "${TRAWL_BUILD:?set TRAWL_BUILD to a build directory}"
+TRAWL_BUILD=$(cd "$TRAWL_BUILD" && pwd)	# absolute: the runs cd to WORK
 TRAWL=$TRAWL_BUILD/trawl
 RUNS=${RUNS:-3}
 BUF_KB=${BUF_KB:-65536}
