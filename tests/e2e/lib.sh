@@ -59,6 +59,24 @@ relay_up() {
 	DATA=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\1/p' ready.txt)
 	LIVE=$(sed -n 's/^ready \([^ ]*\) \([^ ]*\)$/\2/p' ready.txt)
 }
+# relay_agent_up: a trawl relay of the test's own (output OUT, free
+# loopback ports; RELAY, DATA, LIVE; relay.err) and an agent on a private
+# socket (AGENT; agent.err; TRAWL_AGENT_SOCKET exported), each once it
+# said ready; bails out otherwise
+relay_agent_up() {
+	mkfifo relay.ready agent.ready
+	"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
+		3> relay.ready 2> relay.err &
+	RELAY=$!
+	wait_ready relay.ready > relay.line || { cat relay.err; echo "Bail out! the relay is not ready"; exit 1; }
+	set -- $(cat relay.line)
+	DATA=$2 LIVE=$3
+	"$TRAWL" agent --foreground --socket "$TRASH/agent.sock" --ready-fd 3 3> agent.ready \
+		2> agent.err &
+	AGENT=$!
+	wait_ready agent.ready > /dev/null || { cat agent.err; echo "Bail out! the agent is not ready"; exit 1; }
+	export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
+}
 # need_timens: skips the test unless time namespaces work here (root,
 # unshare from util-linux, a kernel with them)
 need_timens() {

@@ -23,17 +23,7 @@ trap 'cleanup; exit 1' INT TERM HUP
 bail() { echo "Bail out! $*"; exit 1; }
 HOST=$(hostname)
 
-mkfifo relay.ready agent.ready
-"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
-	3> relay.ready 2> relay.err &
-RELAY=$!
-wait_ready relay.ready > relay.line || { cat relay.err; bail "the relay is not ready"; }
-set -- $(cat relay.line)
-DATA=$2 LIVE=$3
-"$TRAWL" agent --foreground --socket "$TRASH/agent.sock" --ready-fd 3 3> agent.ready 2> agent.err &
-AGENT=$!
-wait_ready agent.ready > /dev/null || { cat agent.err; bail "the agent is not ready"; }
-export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
+relay_agent_up
 "$TRAWL" create lz --relay "$DATA" > ctl.out 2>&1 && "$TRAWL" enable lz 'counter:*' >> ctl.out 2>&1 &&
 	"$TRAWL" start lz >> ctl.out 2>&1 || { cat ctl.out; bail "the session did not start"; }
 # one tick (2 events: its tick and its debug event), then it waits for `end`

@@ -67,17 +67,7 @@ san=${TRAWL_SAN:+-fsanitize=$TRAWL_SAN}
 ${CC:-cc} -std=gnu11 -O2 $san -I"$TRAWL_SRC/include" -o emit emit.c "$TRAWL_BUILD/libtrawl.a" \
 	-lpthread -lm > cc.log 2>&1 || { sed 's/^/# /' cc.log | head; bail "cannot build the program"; }
 
-mkfifo relay.ready agent.ready
-"$TRAWL" relay -o OUT --data 127.0.0.1:0 --live 127.0.0.1:0 --foreground --ready-fd 3 \
-	3> relay.ready 2> relay.err &
-RELAY=$!
-wait_ready relay.ready > relay.line || { cat relay.err; bail "the relay is not ready"; }
-set -- $(cat relay.line)
-DATA=$2 LIVE=$3
-"$TRAWL" agent --foreground --socket "$TRASH/agent.sock" --ready-fd 3 3> agent.ready 2> agent.err &
-AGENT=$!
-wait_ready agent.ready > /dev/null || { cat agent.err; bail "the agent is not ready"; }
-export TRAWL_AGENT_SOCKET="$TRASH/agent.sock"
+relay_agent_up
 
 "$TRAWL" create idle --relay "$DATA" > ctl.out 2>&1 && "$TRAWL" enable idle 'idle:ping' >> ctl.out 2>&1 &&
 	"$TRAWL" start idle >> ctl.out 2>&1 || { cat ctl.out; bail "the session did not start"; }
