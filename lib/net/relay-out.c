@@ -216,13 +216,16 @@ static int read_replies(struct relay_dest *rd, int64_t deadline)
 						       sizeof(perr));
 			if (k == 0 && rd->inlen - off == sizeof(rd->in))
 				k = -EPROTO;
-			if (k < 0 || (k > 0 && m.type != RELAY_PROGRESS && m.type != RELAY_ACK)) {
+			if (k < 0 || (k > 0 && m.type != RELAY_PROGRESS && m.type != RELAY_ACK &&
+				      m.type != RELAY_HORIZON)) {
 				rd->inlen = 0;
 				return -EPROTO;	/* not what a relay says */
 			}
 			if (k == 0)
 				break;
 			off += (size_t)k;
+			if (m.type == RELAY_HORIZON)
+				continue;	/* an ask: this sender has no loop to wake */
 			if (m.type == RELAY_PROGRESS) {
 				confirm(rd, m.u.progress.written);
 				continue;

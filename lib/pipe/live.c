@@ -499,12 +499,24 @@ static int attach_new(struct trawl_source *src, const struct live_session_info *
 		struct live_stream_info *si = NULL;
 		size_t ns = 0;
 		uint32_t seek = lp->from_now ? LIVE_SEEK_TRAWL_NOW : LIVE_SEEK_BEGINNING;
+		bool trawls = lp->from_now || lp->lazy;	/* a seek of trawl's own */
 		rc = tr_live_client_attach_seek(se->c, se->id,
 						seek | (lp->lazy ? LIVE_SEEK_TRAWL_LAZY : 0), &si, &ns);
-		if (rc == -EINVAL && lp->lazy)	/* lttng-relayd: no such thing */
-			rc = tr_live_client_attach_seek(se->c, se->id, seek, &si, &ns);
-		if (rc == -EINVAL && lp->from_now)	/* lttng-relayd: its own "latest" */
-			rc = tr_live_client_attach_seek(se->c, se->id, LIVE_SEEK_LAST, &si, &ns);
+		if (rc == -EINVAL && trawls) {
+			/* lttng-relayd: no such seek, and the refusal leaves the
+			 * session attached to this connection (a second ATTACH
+			 * there is ALREADY): a connection of its own, and its
+			 * plain seeks ("latest" for --from-now) */
+			tr_live_client_free(se->c);
+			if (!(se->c = tr_live_client_connect(lp->url.relay, lp->url.port,
+							     LIVE_TIMEOUT_MS, err, errlen))) {
+				free(se);
+				return -(errno ? errno : EIO);
+			}
+			rc = tr_live_client_attach_seek(se->c, se->id,
+							lp->from_now ? LIVE_SEEK_LAST : LIVE_SEEK_BEGINNING,
+							&si, &ns);
+		}
 		if (rc < 0) {
 			tr_seterr(err, errlen, -rc, "%s: attach: %s", lp->url_text,
 				  tr_live_client_errmsg(se->c));

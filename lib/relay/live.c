@@ -377,13 +377,16 @@ static uint64_t session_horizon(const struct rsession *s, const struct rtrace **
 
 /* A viewer waits at trace t's horizon: its producer is asked for a newer
  * one (a HORIZON back, with the relay's: the agent's sender wakes its
- * loop, which says it at once), once until its next HORIZON. */
+ * loop, which says it at once), once until its next HORIZON; only one
+ * that reads DEMAND (its sender's thread reads the relay at once). */
 static void ask_horizon(struct trawl_relay *r, const struct rtrace *t)
 {
 	for (struct rconn *c = r->conns; c; c = c->next) {
 		if (c->kind != RC_PRODUCER || c->trace != t || c->closing || c->dead)
 			continue;
-		if (c->horizon_asked)
+		/* only a producer that reads the relay's words as they come
+		 * (DEMAND's): the others say their horizons unasked */
+		if (c->horizon_asked || !c->demand)
 			return;
 		uint8_t m[RELAY_HDR_LEN + RELAY_HORIZON_LEN];
 		relay_put_hdr(m, RELAY_HORIZON, RELAY_HORIZON_LEN);

@@ -66,7 +66,7 @@ if ! lttng list > /dev/null 2>&1; then
 	lttng list > /dev/null 2>&1 || skip_all "lttng-sessiond does not answer"
 fi
 
-plan 11
+plan 12
 SESS="trawl_lc_$$_$(date +%s)"
 HOST=$(uname -n)
 { lttng create "$SESS" --live=100000 --set-url="net://127.0.0.1:$P1:$P2" &&
@@ -90,6 +90,20 @@ grep -Eq '^packet: [1-9][0-9]* bytes, content [1-9][0-9]* bits, magic ok$' view.
 ok $? "GET_NEXT_INDEX, GET_PACKET: a packet with the CTF magic"
 grep -q '^detach: ok$' view.out
 ok $? "DETACH_SESSION"
+
+# a viewer in no hurry (agg: trawl's lazy seek, which lttng-relayd
+# refuses, leaving the session attached to that connection): it attaches
+# all the same, on a connection of its own, with lttng-relayd's seek, and
+# counts the events; then it leaves (lttng-relayd takes one viewer)
+want=$(awk '$1 ~ /^trawl_fixture:/ { n += $2 } END { print n + 0 }' counts)
+timeout 120 "$TRAWL" agg --live "net://127.0.0.1:$P3/host/$HOST/$SESS" -i 0.5 \
+	'count(trawl_fixture:*)' > agg.txt 2> agg.err &
+A=$!
+got() { awk '$1 ~ /^[0-9]+$/ { s += $1 } END { exit !(s >= w) }' w="$want" agg.txt; }
+until_ok 60 got
+ok $? "trawl agg --live (a lazy viewer) attaches to lttng-relayd and counts the $want events ($(head -1 agg.err))"
+kill "$A" 2> /dev/null
+wait "$A" 2> /dev/null
 
 # the pipeline's live source on the same session, until it is destroyed
 timeout 120 "$TRAWL" print --live "net://127.0.0.1:$P3/host/$HOST/$SESS" > live.txt 2> live.err &

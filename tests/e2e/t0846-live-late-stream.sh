@@ -86,6 +86,10 @@ run() {
 	wait "$V"
 	echo $? > "$1.rc"
 	until_ok 30 eval 'gone $PK && gone $PU'
+	wait "$PK"
+	_k=$?
+	wait "$PU"
+	echo "$_k $?" > "$1.prc"
 	kill "$RELAY" 2> /dev/null
 	wait "$RELAY" 2> /dev/null
 	cat relay.err >> relays.err
@@ -101,6 +105,6 @@ is "$(cat tp.before)|$(cat tp.rc)|$(stamps tp.txt)" "5|0|$want" \
 run old bt ""
 ok $([ "$(cat old.rc)" != 0 ] && [ "$(lines old.txt)" -lt 13 ]; echo $?) \
 	"without horizons, babeltrace2 stops at the late stream's events (exit $(cat old.rc), $(lines old.txt) shown): what the horizon prevents"
-is "$(grep -c 'producer .*complete' relays.err)|$(grep -ci 'horizon\|refused\|connection closed' relays.err)" "6|0" \
-	"each producer's trace complete at the relay, no message refused"
+is "$(grep -c 'producer .*complete' relays.err)|$(grep -ci 'horizon\|refused\|connection closed' relays.err)|$(cat bt.prc tp.prc old.prc | tr '\n' ' ')" \
+	"6|0|0 0 0 0 0 0 " "each producer's trace complete at the relay, no message refused, each producer exits 0"
 finish
