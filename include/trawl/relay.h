@@ -227,8 +227,10 @@ struct trawl_relay_dest_opts {
 	void (*on_demand)(void *arg);
 	void *demand_arg;
 	/* The writer's streams come as threads do: the HELLO asks to send
-	 * HORIZONs (tr_ctf_writer_horizon), so that the relay shows live
-	 * viewers nothing a stream announced later could precede. */
+	 * HORIZONs, so that the relay shows live viewers nothing a stream
+	 * announced later could precede. The library's own writers (the
+	 * agent's) send them; a writer set so that sends none holds the
+	 * session's viewers back for a while (docs/relay.md "New streams"). */
 	int horizon;
 };
 

@@ -301,7 +301,8 @@ TRAWL_HIDDEN void tr_agent_wake(void *agent);
 /* Reads every application's connection to its end now: every buffer sent
  * before the time returned (CLOCK_MONOTONIC ns) is taken, its stream
  * created and announced (drain.c: the horizon). A connection that ends is
- * closed at the next turn. */
+ * closed at the next turn. (An application sends its buffers after its
+ * HELLO made it one: a connection not yet one has none.) */
 TRAWL_HIDDEN uint64_t tr_agent_settle(struct trawl_agent *a);
 /* After tr_drain: how long the loop may wait for its next turn (ms), at
  * least flush_ms: longer while no ring moved, once the applications were

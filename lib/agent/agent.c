@@ -247,8 +247,10 @@ void tr_agent_wake(void *agent)
 uint64_t tr_agent_settle(struct trawl_agent *a)
 {
 	uint64_t t = tr_mono_ns();
+	/* applications only: a client's verbs wait for the loop's turn, and a
+	 * connection that has not said what it is has no buffer yet */
 	for (struct conn *c = a->conns; c; c = c->next)
-		if (!c->closing && !tr_conn_read(c))
+		if (c->type == C_APP && !c->closing && !tr_conn_read(c))
 			c->closing = true;
 	return t;
 }

@@ -362,15 +362,29 @@ static bool beacon_needed(const struct viewer *v, const struct vstream *vs)
  * (babeltrace2 2.0 stops: "late message"; docs/relay.md "Streams that
  * join"). Times compared in cycles, as beacon_needed() does.
  */
-static uint64_t session_horizon(const struct rsession *s, const struct rtrace **at)
+#define LIVE_HORIZON_WAIT_MS 5000	/* plus 10 live timers of the session */
+static uint64_t session_horizon(const struct rsession *s, struct rtrace **at)
 {
 	uint64_t h = UINT64_MAX;
+	int64_t now = -1, wait = LIVE_HORIZON_WAIT_MS + (int64_t)(s->live_timer_us / 100);
 	for (size_t i = 0; i < s->ntraces; i++) {
 		const struct rtrace *t = s->traces[i];
-		if (t->has_horizon && !t->closed && t->horizon < h) {
-			h = t->horizon;
-			*at = t;
+		if (!t->has_horizon || t->closed || t->horizon >= h)
+			continue;
+		/* a producer that holds viewers back and says nothing newer
+		 * for LIVE_HORIZON_WAIT_MS and ten live timers (stopped,
+		 * stuck, or a peer that asked to send horizons and never
+		 * does) holds them no longer: the others' events go on (a
+		 * stream it announces late may then come late, as without
+		 * horizons) */
+		if (t->held_since) {
+			if (now < 0)
+				now = tr_mono_ms();
+			if (now - t->held_since > wait)
+				continue;
 		}
+		h = t->horizon;
+		*at = s->traces[i];
 	}
 	return h;
 }
@@ -410,7 +424,7 @@ static bool next_index(struct viewer *v, uint64_t id, bool may_hold)
 		return true;
 	}
 	struct rstream *st = vs->st;
-	const struct rtrace *ht = NULL;
+	struct rtrace *ht = NULL;
 	uint64_t hz = session_horizon(v->s, &ht);
 	bool capped = false;	/* the horizon holds back what came */
 	uint8_t e[CTF_IDX_ENTRY_LEN];
@@ -468,8 +482,11 @@ waits:
 	}
 	/* a packet held back: no beacon past its beginning either */
 	uint64_t sb = capped ? 0 : st->beacon < hz ? st->beacon : hz;
-	if ((capped || sb < st->beacon) && ht)
+	if ((capped || sb < st->beacon) && ht) {
+		if (!ht->held_since)
+			ht->held_since = tr_mono_ms();
 		ask_horizon(v->c->r, ht);
+	}
 	uint64_t b = sb > vs->beacon ? distinct_beacon(v, vs, sb) : 0;
 	if (b > vs->beacon && (!may_hold || beacon_needed(v, vs))) {
 		vs->beacon = b;

@@ -72,6 +72,8 @@ struct rtrace {
 	 * (live.c, docs/relay.md "Streams that join") */
 	bool has_horizon;
 	uint64_t horizon;
+	int64_t held_since;		/* ms its horizon first held a viewer back
+					 * since its last HORIZON; 0: none */
 };
 
 /* A viewer session: the traces of one session name from one host. */

@@ -939,9 +939,12 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			queue_granted(c, grant);
 		else
 			queue_status(c, RELAY_WELCOME, ret, ret ? peer_text(c, ret, err) : "");
-		if (grant && !c->trace->has_horizon) {
-			c->trace->has_horizon = true;	/* nothing announced yet: 0 */
-			c->trace->horizon = 0;
+		/* each HELLO says it again (a resume without it: no more) */
+		if (!ret) {
+			if (grant && !c->trace->has_horizon)
+				c->trace->horizon = 0;	/* nothing announced yet */
+			c->trace->has_horizon = grant != 0;
+			c->trace->held_since = 0;
 		}
 		c->demand = !ret && (m->u.hello.flags & RELAY_HELLO_DEMAND);	/* live.c */
 		if (ret) {
@@ -999,6 +1002,7 @@ static int producer_msg(struct rconn *c, const struct relay_msg *m, char *err, s
 			return tr_seterr(err, errlen, EPROTO, "HORIZON from a producer whose HELLO did "
 				      "not ask to send them");
 		c->horizon_asked = false;
+		t->held_since = 0;
 		if (m->u.horizon.ts > t->horizon) {
 			t->horizon = m->u.horizon.ts;
 			tr_live_wake(r, t->session);

@@ -20,7 +20,7 @@
 . "$TRAWL_SRC/tests/e2e/lib.sh"
 command -v cc > /dev/null 2>&1 || skip_all "needs a C compiler for the live producer"
 command -v babeltrace2 > /dev/null 2>&1 || skip_all "needs babeltrace2 (the viewer)"
-plan 5
+plan 6
 
 pids=""
 cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; }
@@ -107,4 +107,36 @@ ok $([ "$(cat old.rc)" != 0 ] && [ "$(lines old.txt)" -lt 13 ]; echo $?) \
 	"without horizons, babeltrace2 stops at the late stream's events (exit $(cat old.rc), $(lines old.txt) shown): what the horizon prevents"
 is "$(grep -c 'producer .*complete' relays.err)|$(grep -ci 'horizon\|refused\|connection closed' relays.err)|$(cat bt.prc tp.prc old.prc | tr '\n' ' ')" \
 	"6|0|0 0 0 0 0 0 " "each producer's trace complete at the relay, no message refused, each producer exits 0"
+
+# a horizon that never moves (a stopped agent; a peer that asked to send
+# horizons and sends none) holds the session's viewers back for a while
+# (5 s and ten live timers: 6 s here), not for good
+cat > u2.txt << 'EOS'
+horizon 1200000000
+touch ufirst
+wait done
+close
+EOS
+rm -rf OUT go done kfirst ufirst
+relay_up OUT
+./live-producer "$DATA" s2 h1 kernel < k.txt > st-k.out 2> st-k.err &
+PK=$!
+./live-producer --horizon "$DATA" s2 h1 ust < u2.txt > st-u.out 2> st-u.err &
+PU=$!
+pids="$pids $PK $PU"
+until_ok 30 eval '[ -f kfirst ] && [ -f ufirst ]'
+timeout 60 "$TRAWL" print --live "net://$LIVE/session/s2" > st.txt 2> st.err &
+V=$!
+pids="$pids $V"
+until_ok 30 has_lines st.txt 5
+t0=$(date +%s%N)
+touch go
+until_ok 30 has_lines st.txt 8
+ok=$?
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+[ $ok -eq 0 ] && [ "$ms" -ge 5000 ]
+ok $? "a horizon that never moves holds the kernel's later events back $ms ms (at least 5000: its bound), then lets them go"
+touch done
+until_ok 30 eval 'gone $PK && gone $PU && gone $V'
 finish
