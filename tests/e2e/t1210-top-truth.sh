@@ -9,7 +9,7 @@
 #    clock (the truth whatever the machine's load, but for the time the
 #    hypervisor stole from the vCPU while it ran: /proc/stat's steal
 #    during the run, which the thread clock leaves out), and, on a machine
-#    that gave it its half (a share of 47 % or more), each whole interval
+#    that gave it its half (a share of 48.5 % or more), each whole interval
 #    within 3 points of 50 %;
 #  - each interval's share of the burner is within 3 points of trawl
 #    analyze cputop's on the same interval;
@@ -79,7 +79,9 @@ stp=$(python3 -c "print('%.2f' % (100.0 * $STOLEN / $BWALL))")
 python3 -c "import sys; d = $got - $truth; sys.exit(0 if $nrows > 0 and -3 <= d <= 3 + $stp else 1)"
 ok $? "the burner's share over its run ${got} %, its thread CPU clock's ${truth} % (within 3 points, and $stp more stolen by the hypervisor; $nrows intervals)"
 is "$same" same "each interval's share of the burner as trawl analyze cputop's (within 3 points: $(cut -d' ' -f5 burn.txt))"
-if python3 -c "import sys; sys.exit(0 if $truth >= 47 else 1)"; then
+# (47 let a run through whose burner had 47.19 % over its run and one
+# interval of 46.8 %: the machine had not given it its half in that one)
+if python3 -c "import sys; sys.exit(0 if $truth >= 48.5 else 1)"; then
 	python3 -c "import sys; w = [float(x) for x in '$whole'.split(',') if x]; sys.exit(0 if w and all(abs(x - 50) <= 3 for x in w) else 1)"
 	ok $? "each whole interval of the burner within 3 points of 50 % ($whole)"
 else
