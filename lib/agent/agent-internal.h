@@ -162,7 +162,6 @@ struct trawl_agent {
 	ino_t sock_ino;			/* if it is still ours) */
 	int wakefd;			/* eventfd: trawl_agent_stop() */
 	int wait_ms;			/* the next turn's poll timeout (tr_drain_wait) */
-
 	int quit;			/* set by trawl_agent_stop() (atomic) */
 	bool quitting;			/* the loop is stopping the sessions */
 	bool rt_ok;			/* SCHED_FIFO taken, or why not: */

@@ -959,9 +959,7 @@ int tr_ctf_writer_horizon(struct trawl_ctf_writer *w, uint64_t ts, bool later)
 {
 	if (!w || !w->dest || !w->dest->ops->horizon || ts <= w->horizon)
 		return 0;
-	int ret = trawl_ctf_writer_sync_metadata(w);
-	if (!ret && w->dest)
-		ret = dest_lost(w, w->dest->ops->horizon(w->dest, ts, later));
+	int ret = dest_lost(w, w->dest->ops->horizon(w->dest, ts, later));
 	if (!ret)
 		w->horizon = ts;
 	return ret;

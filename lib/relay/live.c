@@ -836,7 +836,7 @@ void tr_live_conn_free(struct rconn *c)
 void tr_live_wake(struct trawl_relay *r, struct rsession *s)
 {
 	if (r->wake_defer) {
-		s->wake_due = true;
+		s->wake_due = r->wake_pending = true;
 		return;
 	}
 	for (struct viewer *v = r->viewers; v; v = v->next)
@@ -846,6 +846,9 @@ void tr_live_wake(struct trawl_relay *r, struct rsession *s)
 
 void tr_live_wake_due(struct trawl_relay *r)
 {
+	if (!r->wake_pending)
+		return;	/* (a read of data without news: no walk of the sessions) */
+	r->wake_pending = false;
 	for (struct rsession *s = r->sessions; s; s = s->next)
 		if (s->wake_due) {
 			s->wake_due = false;

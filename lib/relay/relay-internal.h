@@ -178,6 +178,7 @@ struct rconn {
 
 struct trawl_relay {
 	bool wake_defer;		/* tr_live_wake() only notes (producer_input) */
+	bool wake_pending;		/* and noted one: some session's wake_due */
 	char *output;			/* the options, copied */
 	int max_conns;
 	bool live_from_now;
