@@ -3,8 +3,8 @@
  * lib/kern/krec.c - the kernel recorder: a private tracefs instance
  * (never the top-level buffer, so another tracer on the machine is not
  * disturbed), its events, filters and pid lists, and one reader thread that
- * reads every CPU's raw ring-buffer pages (trace_pipe_raw: the full ones
- * spliced, one per call, never a system call per event), walks their
+ * reads every CPU's raw ring-buffer pages (trace_pipe_raw, read(2) a
+ * page per call, never a system call per event), walks their
  * records with kpage.h (libtraceevent's kbuffer where the page layout is
  * another), decodes them and writes one CTF stream per CPU (O_DIRECT with
  * large buffers). See docs/kernel.md.
@@ -107,11 +107,6 @@ struct krec {
 	unsigned ncpus;
 	size_t psize;
 	uint8_t *page;
-	/* full pages come spliced through this pipe, one at a time, read
-	 * into sbuf (a page); -1: read(2) only. spliced: splice worked once */
-	int pipe[2];
-	uint8_t *sbuf;
-	bool spliced;
 	struct evname *evs;
 	size_t nevs;
 	bool tsc, statedump, tid, started, stopped, thread;
@@ -908,7 +903,6 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	k->sd_pipe[0] = k->sd_pipe[1] = -1;
-	k->pipe[0] = k->pipe[1] = -1;
 	k->statedump = o->statedump;
 	k->tid = o->tid_context;
 	k->rt_prio = o->rt_prio;
@@ -1013,20 +1007,6 @@ struct krec *tr_krec_new(const struct krec_opts *o, char *err, size_t errlen)
 			k->pfd[c].events = POLLIN;
 		}
 		k->demand_poll = inst_write(k, "buffer_percent", "0", false) == 0;
-	}
-	/* full pages spliced (not a flight recorder's: its snapshots read(2)
-	 * what is there, the page being written included; TRAWL_KREAD_COPY
-	 * set: read(2) only, for comparison) */
-	if (!k->flight && !getenv("TRAWL_KREAD_COPY") && pipe2(k->pipe, O_CLOEXEC) == 0) {
-		/* a page at a time (splice_cpu): the pipe holds one */
-		int sz = fcntl(k->pipe[1], F_GETPIPE_SZ);
-		if (sz >= 0 && sz < (int)k->psize)
-			sz = fcntl(k->pipe[1], F_SETPIPE_SZ, (int)k->psize);
-		if (sz < (int)k->psize || !(k->sbuf = malloc(k->psize))) {
-			close(k->pipe[0]);
-			close(k->pipe[1]);
-			k->pipe[0] = k->pipe[1] = -1;
-		}
 	}
 	/* a flight recorder's traces are made at its snapshots */
 	if (k->flight && !(k->hostname = strdup(o->hostname ? o->hostname : "")))
@@ -1259,80 +1239,21 @@ static ssize_t take_page(struct krec *k, unsigned cpu, const uint8_t *page, size
 }
 
 /*
- * CPU cpu's full pages, each spliced into the pipe, then read from it: up
- * to max. The kernel hands splice only full pages, swapped out of the ring
- * buffer (no copy there, and none event by event). One page per call: the
- * ring buffer swaps in a spare page for each page spliced, and keeps one
- * spare, the page given back when the pipe's reader is done with it; with
- * more pages in the pipe at once every other spare is a new zeroed
- * allocation (16 per MiB spliced: under hackbench 8 % of the recorder's
- * CPU, in the page allocator and clear_page). Returns the pages taken; 0
- * when no page is full (or splice is not possible: then k->pipe is closed
- * and read(2) reads).
+ * Takes CPU cpu's pages, up to max, with read(2), up to the first that is
+ * not full (the reader caught up with the writer). A full page the kernel
+ * swaps out of the ring buffer for the reader's spare and copies to us
+ * whole; the page the writer is on it copies event by event, under the
+ * ring buffer's lock, and the rest of that page later the same way: once
+ * per CPU and pass (docs/kernel.md, "Buffers and the reader"). Returns
+ * the pages taken; *caught_up tells whether it stopped for lack of pages.
+ * Behind a held page, pages are read (the kernel would overwrite them)
+ * and held.
  */
-static unsigned splice_cpu(struct krec *k, unsigned cpu, unsigned max)
-{
-	struct kcpu *c = &k->cpus[cpu];
-	unsigned pages = 0;
-	while (pages < max && !k->err) {
-		ssize_t n = splice(c->fd, NULL, k->pipe[1], NULL, k->psize, SPLICE_F_NONBLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0 && errno != EAGAIN && !pages && !k->spliced) {
-				/* not on this kernel: read(2) from now on */
-				close(k->pipe[0]);
-				close(k->pipe[1]);
-				k->pipe[0] = k->pipe[1] = -1;
-			}
-			break;
-		}
-		k->spliced = true;
-		for (size_t got = 0; got < (size_t)n;) {
-			ssize_t r = read(k->pipe[0], k->sbuf + got, (size_t)n - got);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				set_err(k, r < 0 ? -errno : -EIO, "reading the kernel's pages from the pipe");
-				return pages;
-			}
-			got += (size_t)r;
-		}
-		for (size_t off = 0; off + k->psize <= (size_t)n; off += k->psize) {
-			if (take_page(k, cpu, k->sbuf + off, k->psize) < 0)
-				return pages;
-			pages++;
-		}
-	}
-	return pages;
-}
-
-/*
- * Takes CPU cpu's pages, up to max: the full ones spliced (splice_cpu),
- * then, with partial or when no page was full, read(2) up to the first
- * page that is not full (the reader caught up with the writer: reading on
- * would copy a few events at a time out of the page being written, which
- * the kernel does event by event). Under load every pass finds full pages
- * and the page being written waits for the next pass; the live timer and
- * the stop take it too (partial). Returns the pages taken; *caught_up
- * tells whether it stopped for lack of pages. Behind a held page, pages
- * are read (the kernel would overwrite them) and held.
- */
-static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool partial,
-			  bool *caught_up)
+static unsigned drain_cpu(struct krec *k, unsigned cpu, unsigned max, bool *caught_up)
 {
 	unsigned pages = 0;
 	*caught_up = true;
-	if (k->pipe[0] >= 0) {
-		pages = splice_cpu(k, cpu, max);
-		if (pages >= max) {
-			*caught_up = false;
-			return pages;
-		}
-		if (pages && !partial)
-			return pages;
-	}
-	for (unsigned i = pages; i < max && !k->err; i++) {
+	while (pages < max && !k->err) {
 		ssize_t n = read(k->cpus[cpu].fd, k->page, k->psize);
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
@@ -1396,7 +1317,7 @@ static void live_tick(struct krec *k, bool fast)
 	uint64_t t0 = now > LIVE_MARGIN_NS ? now - LIVE_MARGIN_NS : 0;
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		bool cu;
-		while (drain_cpu(k, c, 256, true, &cu) && !cu && !k->err)
+		while (drain_cpu(k, c, 256, &cu) && !cu && !k->err)
 			;
 	}
 	for (unsigned c = 0; fast && c < k->ncpus; c++) {
@@ -1517,7 +1438,7 @@ static void *reader(void *arg)
 		paths_poll(k, false);
 		for (unsigned c = 0; c < k->ncpus; c++) {
 			bool cu;
-			pages += drain_cpu(k, c, 256, false, &cu);
+			pages += drain_cpu(k, c, 256, &cu);
 			all_caught_up &= cu;
 		}
 		uint64_t now = k->live_ms ? (uint64_t)tr_mono_ms() : 0;
@@ -1574,7 +1495,7 @@ static void *reader(void *arg)
 	/* tracing is off now: take everything left */
 	for (unsigned c = 0; c < k->ncpus && !k->err; c++) {
 		bool cu;
-		while (drain_cpu(k, c, 1024, true, &cu) > 0)
+		while (drain_cpu(k, c, 1024, &cu) > 0)
 			;
 	}
 	/* the held entries' calls get HOLD_END_NS to return, then the pointer */
@@ -1804,10 +1725,7 @@ void tr_krec_free(struct krec *k)
 	for (int i = 0; i < 2; i++) {
 		if (k->sd_pipe[i] >= 0)
 			close(k->sd_pipe[i]);
-		if (k->pipe[i] >= 0)
-			close(k->pipe[i]);
 	}
-	free(k->sbuf);
 	free(k->pfd);
 	for (unsigned c = 0; k->cpus && c < k->ncpus; c++)
 		if (k->cpus[c].fd >= 0)
