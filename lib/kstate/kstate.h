@@ -48,12 +48,22 @@ struct strtab {
 	size_t bytes;
 };
 
-/* An open-addressing table of fixed-size records, each starting with its
- * uint64_t key; linear probing, deletion by backward shift. */
+/*
+ * An open-addressing table of fixed-size records, each starting with its
+ * uint64_t key; linear probing, deletion by backward shift. hint: by a
+ * few bits of a key (tr_tab_hint()), the slot where tr_tab_get() last
+ * found or made it, a guess checked against that slot's key before any
+ * probing: an event's thread or fd is mostly one the events just before
+ * it looked up (a system call's entry, its exit, its fd), and a probe
+ * through a cluster reads a record per step. Not part of the state: a
+ * stale hint (the record moved or went) only misses.
+ */
+#define TR_TAB_HINTS 256
 struct tab {
 	uint8_t *rec;
 	uint8_t *used;
 	size_t rsz, cap, n;		/* cap: a power of two, or 0 */
+	uint32_t hint[TR_TAB_HINTS];
 };
 
 #define TR_KS_MODES 6			/* TRAWL_STATE_CPU_UNKNOWN .. _SOFTIRQ */
@@ -142,18 +152,34 @@ static inline uint64_t tr_ks_mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* The record of key, NULL when absent (inline: every event looks up). */
-static inline void *tr_tab_find(const struct tab *t, uint64_t key)
+/* key's place in tab's hints: a thread's tid, an fd's mixed with its pid */
+static inline size_t tr_tab_hint(uint64_t key)
 {
-	if (!t->cap)
-		return NULL;
-	for (size_t i = tr_ks_mix(key) & (t->cap - 1); t->used[i]; i = (i + 1) & (t->cap - 1)) {
-		uint64_t k;
+	return ((uint32_t)key ^ (uint32_t)(key >> 32) * 31) & (TR_TAB_HINTS - 1);
+}
+
+/* The slot of key, or t->cap when absent (inline: every event looks up). */
+static inline size_t tr_tab_slot(const struct tab *t, uint64_t key)
+{
+	size_t i = t->hint[tr_tab_hint(key)];
+	uint64_t k;
+
+	if (i < t->cap && t->used[i] && (memcpy(&k, t->rec + i * t->rsz, sizeof(k)), k == key))
+		return i;
+	for (i = tr_ks_mix(key) & (t->cap - 1); t->cap && t->used[i]; i = (i + 1) & (t->cap - 1)) {
 		memcpy(&k, t->rec + i * t->rsz, sizeof(k));
 		if (k == key)
-			return t->rec + i * t->rsz;
+			return i;
 	}
-	return NULL;
+	return t->cap;
+}
+
+/* The record of key, NULL when absent. */
+static inline void *tr_tab_find(const struct tab *t, uint64_t key)
+{
+	size_t i = tr_tab_slot(t, key);
+
+	return i < t->cap ? t->rec + i * t->rsz : NULL;
 }
 /* The record of key, created zeroed (key set) when absent; NULL: ENOMEM. */
 TRAWL_HIDDEN void *tr_tab_get(struct tab *t, uint64_t key, bool *created);

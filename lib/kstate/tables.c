@@ -143,19 +143,23 @@ static int tab_grow(struct tab *t)
 
 void *tr_tab_get(struct tab *t, uint64_t key, bool *created)
 {
-	void *r = tr_tab_find(t, key);
+	size_t i = tr_tab_slot(t, key);
+	uint8_t *r;
 
 	if (created)
-		*created = !r;
-	if (r)
-		return r;
+		*created = i == t->cap;
+	if (i < t->cap) {
+		t->hint[tr_tab_hint(key)] = (uint32_t)i;
+		return t->rec + i * t->rsz;
+	}
 	if ((t->n + 1) * 4 > t->cap * 3 && tab_grow(t))
 		return NULL;
-	size_t i = tr_ks_mix(key) & (t->cap - 1);
+	i = tr_ks_mix(key) & (t->cap - 1);
 	while (t->used[i])
 		i = (i + 1) & (t->cap - 1);
 	t->used[i] = 1;
 	t->n++;
+	t->hint[tr_tab_hint(key)] = (uint32_t)i;
 	r = t->rec + i * t->rsz;
 	memset(r, 0, t->rsz);
 	memcpy(r, &key, sizeof(key));
@@ -164,11 +168,10 @@ void *tr_tab_get(struct tab *t, uint64_t key, bool *created)
 
 void tr_tab_del(struct tab *t, uint64_t key)
 {
-	uint8_t *r = tr_tab_find(t, key);
+	size_t i = tr_tab_slot(t, key), m = t->cap - 1;
 
-	if (!r)
+	if (i == t->cap)
 		return;
-	size_t i = (size_t)(r - t->rec) / t->rsz, m = t->cap - 1;
 	t->used[i] = 0;
 	t->n--;
 	/* backward shift: move up every record of the cluster that probed past i */
