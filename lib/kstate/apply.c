@@ -12,21 +12,28 @@
 
 /* --------------------------------------------------------- applying */
 
-static struct icpu *cpu_get(struct tables *t, int32_t cpu)
+/* CPU cpu when t has none of that number yet (made, and the ones below it) */
+static __attribute__((noinline)) struct icpu *cpu_add(struct tables *t, int32_t cpu)
 {
 	if (cpu < 0 || cpu > 65535)
 		return NULL;
-	if ((size_t)cpu >= t->ncpus) {
-		size_t n = (size_t)cpu + 1;
-		struct icpu *c = realloc(t->cpus, n * sizeof(*c));
-		if (!c)
-			return NULL;
-		for (size_t i = t->ncpus; i < n; i++)
-			c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN, .on_since = INT64_MIN,
-					      .acct = INT64_MIN };
-		t->cpus = c;
-		t->ncpus = n;
-	}
+	size_t n = (size_t)cpu + 1;
+	struct icpu *c = realloc(t->cpus, n * sizeof(*c));
+	if (!c)
+		return NULL;
+	for (size_t i = t->ncpus; i < n; i++)
+		c[i] = (struct icpu){ .tid = -1, .since = INT64_MIN, .on_since = INT64_MIN,
+				      .acct = INT64_MIN };
+	t->cpus = c;
+	t->ncpus = n;
+	t->cpus[cpu].seen = true;
+	return &t->cpus[cpu];
+}
+
+static inline struct icpu *cpu_get(struct tables *t, int32_t cpu)
+{
+	if ((uint32_t)cpu >= t->ncpus)
+		return cpu_add(t, cpu);
 	t->cpus[cpu].seen = true;
 	return &t->cpus[cpu];
 }
@@ -177,11 +184,9 @@ static inline void account(struct icpu *cpu, int64_t ts)
  * switches away included: docs/kernel.md). Counted; the CPU is tid's
  * from tr_ks_on_since()'s estimate.
  */
-static void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_t tid,
-			  int64_t ts)
+static __attribute__((noinline)) void unseen(struct tables *t, struct icpu *cpu, uint32_t n,
+					      int32_t tid, int64_t ts)
 {
-	if (cpu->tid < 0 || cpu->tid == tid || tid < 0)
-		return;
 	int64_t in = tr_ks_on_since(t, n, tid);
 	t->unseen_switches++;
 	/* the CPU was not idle from the estimate on: that time is the
@@ -198,6 +203,14 @@ static void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_
 	}
 	cpu->tid = tid;
 	cpu->on_since = in;
+}
+
+/* unseen() when it is so (inline: every system call and switch asks) */
+static inline void unseen_switch(struct tables *t, struct icpu *cpu, uint32_t n, int32_t tid,
+				 int64_t ts)
+{
+	if (cpu->tid >= 0 && cpu->tid != tid && tid >= 0)
+		unseen(t, cpu, n, tid, ts);
 }
 
 int tr_state_apply(struct tables *t, const struct chg *c, int64_t window)

@@ -547,8 +547,8 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 	return n + 1;
 }
 
-const struct tr_kin_class *tr_kin_class(struct tr_kin *k, struct strtab *st,
-					const struct trawl_ctf_event_class *cls)
+const struct tr_kin_class *tr_kin_classify(struct tr_kin *k, struct strtab *st,
+					   const struct trawl_ctf_event_class *cls)
 {
 	uint32_t i = cls->index;
 

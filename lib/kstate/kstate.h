@@ -181,8 +181,21 @@ static inline void *tr_tab_find(const struct tab *t, uint64_t key)
 
 	return i < t->cap ? t->rec + i * t->rsz : NULL;
 }
+/* The record of key, which t has not, created zeroed (key set); NULL: ENOMEM. */
+TRAWL_HIDDEN void *tr_tab_add(struct tab *t, uint64_t key);
+
 /* The record of key, created zeroed (key set) when absent; NULL: ENOMEM. */
-TRAWL_HIDDEN void *tr_tab_get(struct tab *t, uint64_t key, bool *created);
+static inline void *tr_tab_get(struct tab *t, uint64_t key, bool *created)
+{
+	size_t i = tr_tab_slot(t, key);
+
+	if (created)
+		*created = i == t->cap;
+	if (i == t->cap)
+		return tr_tab_add(t, key);
+	t->hint[tr_tab_hint(key)] = (uint32_t)i;
+	return t->rec + i * t->rsz;
+}
 TRAWL_HIDDEN void tr_tab_del(struct tab *t, uint64_t key);
 
 TRAWL_HIDDEN int tr_tables_init(struct tables *t);
@@ -333,9 +346,19 @@ TRAWL_HIDDEN int tr_kin_start(struct tr_kin *k, struct trawl_reader *r);
 /* Forgets the reader's classes (its end: the next binds anew). */
 TRAWL_HIDDEN void tr_kin_finish(struct tr_kin *k);
 TRAWL_HIDDEN void tr_kin_free(struct tr_kin *k);
+/* tr_kin_class() of a class not classified yet. */
+TRAWL_HIDDEN const struct tr_kin_class *tr_kin_classify(struct tr_kin *k, struct strtab *st,
+							const struct trawl_ctf_event_class *cls);
 /* The class of cls, classified on first sight (names into st); NULL: ENOMEM. */
-TRAWL_HIDDEN const struct tr_kin_class *tr_kin_class(struct tr_kin *k, struct strtab *st,
-						     const struct trawl_ctf_event_class *cls);
+static inline const struct tr_kin_class *tr_kin_class(struct tr_kin *k, struct strtab *st,
+						      const struct trawl_ctf_event_class *cls)
+{
+	uint32_t i = cls->index;
+
+	if (__builtin_expect(i < k->nci && k->ci[i].kind != TR_KIN_UNSEEN, 1))
+		return &k->ci[i];
+	return tr_kin_classify(k, st, cls);
+}
 /* The changes ev makes to cur (read, not changed), in order, as the last
  * n of out: out[2 - n] .. out[1]. n: 0, 1 or 2 (a system call's exit:
  * the file descriptor it made or closed, then the exit); -ENOMEM. */

@@ -141,17 +141,11 @@ static int tab_grow(struct tab *t)
 	return 0;
 }
 
-void *tr_tab_get(struct tab *t, uint64_t key, bool *created)
+void *tr_tab_add(struct tab *t, uint64_t key)
 {
-	size_t i = tr_tab_slot(t, key);
+	size_t i;
 	uint8_t *r;
 
-	if (created)
-		*created = i == t->cap;
-	if (i < t->cap) {
-		t->hint[tr_tab_hint(key)] = (uint32_t)i;
-		return t->rec + i * t->rsz;
-	}
 	if ((t->n + 1) * 4 > t->cap * 3 && tab_grow(t))
 		return NULL;
 	i = tr_ks_mix(key) & (t->cap - 1);

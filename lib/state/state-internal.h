@@ -119,9 +119,16 @@ struct trawl_state {
 };
 
 TRAWL_HIDDEN struct host *tr_state_host_get(struct trawl_state *s, const char *name);
-/* Takes a change into host h: applies it, holds it in the window, slides
- * the window. 0 or -ENOMEM. */
-TRAWL_HIDDEN int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c);
+/* tr_state_push() of a state that keeps a window. */
+TRAWL_HIDDEN int tr_state_window_push(struct trawl_state *s, struct host *h, const struct chg *c);
+/* Takes a change into host h: applies it, holds it in the window (when
+ * s keeps one), slides the window. 0 or -ENOMEM. */
+static inline int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
+{
+	if (s->window < 0 || s->nowin)
+		return tr_state_apply(&h->cur, c, s->window);
+	return tr_state_window_push(s, h, c);
+}
 /* Lets go of h's window (its segments, unless a view holds them). */
 TRAWL_HIDDEN void tr_state_window_release(struct host *h);
 /* A checkpoint of every host at ts (before the change at ts). 0 or -ENOMEM. */

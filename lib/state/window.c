@@ -478,13 +478,11 @@ static int seg_open(struct trawl_state *s, struct host *h)
 	return 0;
 }
 
-int tr_state_push(struct trawl_state *s, struct host *h, const struct chg *c)
+int tr_state_window_push(struct trawl_state *s, struct host *h, const struct chg *c)
 {
 	struct seg *g = h->nseg ? h->seg[h->nseg - 1] : NULL;
 	int rc;
 
-	if (s->window < 0 || s->nowin)
-		return tr_state_apply(&h->cur, c, s->window);
 	if (!g)
 		h->grid0 = c->ts;
 	if (!g || g->len + CHG_MAX > g->cap ||
