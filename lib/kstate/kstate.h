@@ -200,6 +200,10 @@ TRAWL_HIDDEN void tr_tab_del(struct tab *t, uint64_t key);
 
 TRAWL_HIDDEN int tr_tables_init(struct tables *t);
 TRAWL_HIDDEN int tr_tables_copy(struct tables *dst, const struct tables *src);
+/* dst (a state, or released) made a copy of src, in its own buffers when
+ * they are of src's sizes (no allocation: a checkpoint's shadow); on
+ * ENOMEM dst is released. */
+TRAWL_HIDDEN int tr_tables_set(struct tables *dst, const struct tables *src);
 TRAWL_HIDDEN void tr_tables_release(struct tables *t);
 TRAWL_HIDDEN size_t tr_tables_bytes(const struct tables *t);
 /* Moves t forward by one change: 0 or -ENOMEM. window > 0: what can no

@@ -240,6 +240,46 @@ err:
 	return -ENOMEM;
 }
 
+/* dst (of src's sizes) made a copy of src in its own buffers */
+static void tab_set(struct tab *dst, const struct tab *src)
+{
+	uint8_t *rec = dst->rec, *used = dst->used;
+
+	*dst = *src;
+	dst->rec = rec;
+	dst->used = used;
+	if (src->cap) {
+		memcpy(rec, src->rec, src->cap * src->rsz);
+		memcpy(used, src->used, src->cap);
+	}
+}
+
+int tr_tables_set(struct tables *dst, const struct tables *src)
+{
+	const struct tab *d[3] = { &dst->thr, &dst->fd, &dst->rq };
+	const struct tab *s[3] = { &src->thr, &src->fd, &src->rq };
+	bool same = dst->ncpus == src->ncpus;
+
+	for (int i = 0; i < 3; i++)
+		same = same && d[i]->cap == s[i]->cap && d[i]->rsz == s[i]->rsz;
+	if (!same) {
+		tr_tables_release(dst);
+		return tr_tables_copy(dst, src);
+	}
+	struct tables keep = *dst;
+	*dst = *src;
+	dst->cpus = keep.cpus;
+	if (src->ncpus)
+		memcpy(dst->cpus, src->cpus, src->ncpus * sizeof(*dst->cpus));
+	dst->thr = keep.thr;
+	dst->fd = keep.fd;
+	dst->rq = keep.rq;
+	tab_set(&dst->thr, &src->thr);
+	tab_set(&dst->fd, &src->fd);
+	tab_set(&dst->rq, &src->rq);
+	return 0;
+}
+
 size_t tr_tables_bytes(const struct tables *t)
 {
 	return t->ncpus * sizeof(struct icpu) + t->thr.cap * (t->thr.rsz + 1) +

@@ -196,6 +196,18 @@ static inline uint64_t rec_key(const struct tab *t, size_t i)
 _Static_assert(sizeof(struct ithread) <= 512 && sizeof(struct ifd) <= 512 &&
 	       sizeof(struct irqst) <= 512, "a kernel model record is larger than tab_put's zero[]");
 
+/* b's record of a's slot i, NULL when b has none: mostly in the same slot
+ * (one of a and b is a copy of the other, earlier, and few records moved
+ * since), else found */
+static const uint8_t *rec_of(const struct tab *b, const struct tab *a, size_t i)
+{
+	uint64_t key = rec_key(a, i);
+
+	if (i < b->cap && b->used[i] && rec_key(b, i) == key)
+		return b->rec + i * b->rsz;
+	return tr_tab_find(b, key);
+}
+
 /* cur's table as what differs from old's (NULL: from nothing) */
 static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old)
 {
@@ -206,7 +218,7 @@ static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old
 	for (size_t i = 0; i < cur->cap; i++) {
 		if (!cur->used[i])
 			continue;
-		const uint8_t *o = old ? tr_tab_find(old, rec_key(cur, i)) : NULL;
+		const uint8_t *o = old ? rec_of(old, cur, i) : NULL;
 		n += !o || memcmp(o, cur->rec + i * cur->rsz, cur->rsz);
 	}
 	wb_v(w, n);
@@ -214,7 +226,7 @@ static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old
 		if (!cur->used[i])
 			continue;
 		const uint8_t *r = cur->rec + i * cur->rsz;
-		const uint8_t *o = old ? tr_tab_find(old, rec_key(cur, i)) : NULL;
+		const uint8_t *o = old ? rec_of(old, cur, i) : NULL;
 		if (o && !memcmp(o, r, cur->rsz))
 			continue;
 		wb_v(w, rec_key(cur, i));
@@ -228,10 +240,10 @@ static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old
 	}
 	at = 0;
 	for (size_t i = 0; old && i < old->cap; i++)
-		at += old->used[i] && !tr_tab_find(cur, rec_key(old, i));
+		at += old->used[i] && !rec_of(cur, old, i);
 	wb_v(w, at);
 	for (size_t i = 0; old && i < old->cap; i++)
-		if (old->used[i] && !tr_tab_find(cur, rec_key(old, i)))
+		if (old->used[i] && !rec_of(cur, old, i))
 			wb_v(w, rec_key(old, i));
 }
 
@@ -413,8 +425,7 @@ int tr_state_checkpoint(struct trawl_state *s, int64_t ts)
 		k->sum = tr_state_ck_sum(s->ckbuf + at, k->len);
 		h->nck++;
 		/* the state it was made of, for the next one's differences */
-		tr_tables_release(&h->ckshadow);
-		if (tr_tables_copy(&h->ckshadow, &h->cur))
+		if (tr_tables_set(&h->ckshadow, &h->cur))
 			return -ENOMEM;
 	}
 	s->nck++;
