@@ -38,12 +38,13 @@ static inline struct icpu *cpu_get(struct tables *t, int32_t cpu)
 	return &t->cpus[cpu];
 }
 
-static struct ithread *thr_get(struct tables *t, int64_t tid, const struct chg *c)
+/* Thread tid, which t has not, made by change c; NULL: ENOMEM. */
+static __attribute__((noinline)) struct ithread *thr_add(struct tables *t, int64_t tid,
+							 const struct chg *c)
 {
-	bool created;
-	struct ithread *th = tr_tab_get(&t->thr, (uint64_t)tid, &created);
+	struct ithread *th = tr_tab_add(&t->thr, (uint64_t)tid);
 
-	if (th && created) {
+	if (th) {
 		th->tid = (int32_t)tid;
 		th->pid = th->ppid = th->cpu = -1;
 		th->since = th->created = INT64_MIN;
@@ -53,18 +54,40 @@ static struct ithread *thr_get(struct tables *t, int64_t tid, const struct chg *
 	return th;
 }
 
-static struct ifd *fd_get(struct tables *t, int64_t pid, int64_t fd, const struct chg *c)
+static inline struct ithread *thr_get(struct tables *t, int64_t tid, const struct chg *c)
 {
-	bool created;
-	struct ifd *f = tr_tab_get(&t->fd, tr_fd_key(pid, fd), &created);
+	size_t i = tr_tab_slot(&t->thr, (uint64_t)tid);
 
-	if (f && created) {
+	if (i == t->thr.cap)
+		return thr_add(t, tid, c);
+	t->thr.hint[tr_tab_hint((uint64_t)tid)] = (uint32_t)i;
+	return (struct ithread *)(t->thr.rec + i * t->thr.rsz);
+}
+
+/* fd of pid, which t has not, made by change c; NULL: ENOMEM. */
+static __attribute__((noinline)) struct ifd *fd_add(struct tables *t, int64_t pid, int64_t fd,
+						    const struct chg *c)
+{
+	struct ifd *f = tr_tab_add(&t->fd, tr_fd_key(pid, fd));
+
+	if (f) {
 		f->pid = (int32_t)pid;
 		f->fd = (int32_t)fd;
 		f->opened = INT64_MIN;
 		f->origin = *c;
 	}
 	return f;
+}
+
+static inline struct ifd *fd_get(struct tables *t, int64_t pid, int64_t fd, const struct chg *c)
+{
+	uint64_t key = tr_fd_key(pid, fd);
+	size_t i = tr_tab_slot(&t->fd, key);
+
+	if (i == t->fd.cap)
+		return fd_add(t, pid, fd, c);
+	t->fd.hint[tr_tab_hint(key)] = (uint32_t)i;
+	return (struct ifd *)(t->fd.rec + i * t->fd.rsz);
 }
 
 static void fds_drop(struct tables *t, int32_t pid)

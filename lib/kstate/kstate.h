@@ -58,7 +58,8 @@ struct strtab {
  * through a cluster reads a record per step. Not part of the state: a
  * stale hint (the record moved or went) only misses.
  */
-#define TR_TAB_HINTS 256
+#define TR_TAB_HINT_BITS 8
+#define TR_TAB_HINTS (1u << TR_TAB_HINT_BITS)
 struct tab {
 	uint8_t *rec;
 	uint8_t *used;
@@ -152,10 +153,10 @@ static inline uint64_t tr_ks_mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* key's place in tab's hints: a thread's tid, an fd's mixed with its pid */
+/* key's place in tab's hints: the top bits of key times 2^64 / phi */
 static inline size_t tr_tab_hint(uint64_t key)
 {
-	return ((uint32_t)key ^ (uint32_t)(key >> 32) * 31) & (TR_TAB_HINTS - 1);
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - TR_TAB_HINT_BITS));
 }
 
 /* The slot of key, or t->cap when absent (inline: every event looks up). */
