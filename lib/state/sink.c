@@ -40,15 +40,15 @@ static int take(struct trawl_state *s, const struct trawl_event *ev,
 {
 	struct host *h = host_of(s, ev);
 	struct chg c[2];
-	int n, rc = 0;
+	int n, rc;
 
 	if (!h)
 		return -ENOMEM;
 	if ((n = tr_kin_changes(&s->kin, &s->str, &h->cur, ev, ci, c)) < 0)
 		return n;
-	for (int i = 2 - n; i < 2 && !rc; i++)
-		rc = tr_state_push(s, h, &c[i]);
-	return rc;
+	if (n == 2 && (rc = tr_state_push(s, h, &c[0])))
+		return rc;
+	return n ? tr_state_push(s, h, &c[1]) : 0;
 }
 
 /*
@@ -64,6 +64,13 @@ static int checkpoint_due(struct trawl_state *s, int64_t ts)
 	int64_t since, next;
 	int rc;
 
+	/* (not due: the common case, one test; next_ck is INT64_MIN before
+	 * the first event) */
+	if (ts < s->next_ck && (!s->ck_events || s->since_ck < s->ck_events)) {
+		s->since_ck++;
+		s->last_taken = ts;
+		return 0;
+	}
 	if (s->first_ts == INT64_MIN) {
 		s->first_ts = s->last_taken = ts;
 		s->next_ck = __builtin_add_overflow(ts, s->interval, &next) ? INT64_MAX : next;
