@@ -82,6 +82,11 @@ static const uint8_t fams[] = {
 	[K_DUMP_FD] = TR_KIN_F_FD,
 };
 
+static struct tr_kin_val val(const struct trawl_field *f, const struct trawl_ctf_event_class *ec)
+{
+	return (struct tr_kin_val){ f, f ? f->slot[ec->index] : -1 };
+}
+
 static bool prefix(const char *s, const char *p, const char **rest)
 {
 	size_t n = strlen(p);
@@ -131,6 +136,14 @@ static void classify(struct kctx *s, const struct trawl_ctf_event_class *ec,
 	for (size_t i = 0; i < 2 && !ci->path; i++)
 		if (pf[i] && trawl_field_type(pf[i], ec) == TRAWL_FIELD_STRING)
 			ci->path = pf[i];
+	const struct tr_kin_fields *f = s->f;
+	ci->tid = val(f->sc_tid, ec);
+	ci->fd[0] = val(ci->sem == S_DUP ? f->sc_oldfd : ci->sem == S_WRITE ? f->sc_outfd
+			: f->sc_fd, ec);
+	ci->fd[1] = val(ci->sem == S_DUP ? f->sc_fildes : ci->sem == S_WRITE ? f->sc_fd : NULL, ec);
+	ci->arg = val(ci->sem == S_CLONE ? f->sc_flags : ci->sem == S_FCNTL ? f->sc_cmd
+		      : f->sc_count, ec);
+	ci->ret = val(f->sx_ret, ec);
 }
 
 static const struct trawl_field *bind(struct trawl_reader *r, const char *spec,
@@ -210,6 +223,22 @@ static inline int64_t iget(const struct trawl_field *f, const struct trawl_event
 {
 	int64_t v;
 	return ival(f, ev, &v) ? v : dflt;
+}
+
+/* ival() of a field of ev's class as the class has it (struct tr_kin_val) */
+static inline bool cval(const struct tr_kin_val *x, const struct trawl_event *ev, int64_t *v)
+{
+	if (x->slot >= 0) {
+		*v = ev->values[x->slot].i;
+		return true;
+	}
+	return x->slot < -1 && ival(x->f, ev, v);
+}
+
+static inline int64_t cget(const struct tr_kin_val *x, const struct trawl_event *ev, int64_t dflt)
+{
+	int64_t v;
+	return cval(x, ev, &v) ? v : dflt;
 }
 
 static uint32_t sget(struct kctx *s, const struct trawl_field *f,
@@ -467,17 +496,10 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 		break;
 	case K_SC_ENTRY:
 		c->kind = TRAWL_STATE_SYSCALL_ENTRY;
-		c->tid = (int32_t)iget(f->sc_tid, ev, c->tid);
+		c->tid = (int32_t)cget(&ci->tid, ev, c->tid);
 		c->str = ci->name;
-		c->a = -1;
-		if (ci->sem == S_DUP)
-			c->a = iget(f->sc_oldfd, ev, iget(f->sc_fildes, ev, -1));
-		else if (ci->sem == S_WRITE && ival(f->sc_outfd, ev, &v))
-			c->a = v;
-		else
-			c->a = iget(f->sc_fd, ev, -1);
-		c->b = ci->sem == S_CLONE ? iget(f->sc_flags, ev, 0)
-		    : ci->sem == S_FCNTL ? iget(f->sc_cmd, ev, -1) : iget(f->sc_count, ev, 0);
+		c->a = cval(&ci->fd[0], ev, &v) || cval(&ci->fd[1], ev, &v) ? v : -1;
+		c->b = cget(&ci->arg, ev, ci->sem == S_FCNTL ? -1 : 0);
 		if (ci->path)
 			c->str2 = sget(s, ci->path, ev);
 		else if (ci->sem == S_FDNEW && !strcmp(tr_state_str(s->str, ci->name), "socket"))
@@ -485,9 +507,9 @@ int tr_kin_changes(struct tr_kin *k, struct strtab *st, const struct tables *cur
 		break;
 	case K_SC_EXIT:
 		c->kind = TRAWL_STATE_SYSCALL_EXIT;
-		c->tid = (int32_t)iget(f->sc_tid, ev, c->tid);
+		c->tid = (int32_t)cget(&ci->tid, ev, c->tid);
 		c->str = ci->name;
-		c->b = iget(f->sx_ret, ev, 0);
+		c->b = cget(&ci->ret, ev, 0);
 		if (ci->sem != S_OTHER)
 			n = sc_exit(s, ci, c, &out[0]);
 		break;

@@ -314,6 +314,13 @@ enum {
 	TR_KIN_F_ALL = 127,
 };
 
+/* A field as one class has it: its place on the class's tape
+ * (trawl_field.slot: -1 none, below -1 the event's), and the field. */
+struct tr_kin_val {
+	const struct trawl_field *f;
+	int32_t slot;
+};
+
 /* What the model makes of an event class (once per class of a reader). */
 struct tr_kin_class {
 	uint8_t kind, sem;		/* kind: TR_KIN_UNSEEN, TR_KIN_NONE, or one of change.c's */
@@ -321,6 +328,12 @@ struct tr_kin_class {
 	const struct trawl_field *path;	/* its path as a string (openat's filename,
 					 * creat's pathname), or NULL */
 	uint32_t name;			/* system call name */
+	/* A system call's fields, found once for the class (every event
+	 * reads them): its thread (the tid context); an entry's fd (the
+	 * first of two that the event has: dup's oldfd or fildes,
+	 * sendfile's out_fd or fd) and its count (clone's flags, fcntl's
+	 * cmd); an exit's return value. */
+	struct tr_kin_val tid, fd[2], arg, ret;
 };
 
 enum { TR_KIN_UNSEEN, TR_KIN_NONE };
