@@ -55,8 +55,9 @@ struct strtab {
  * found or made it, a guess checked against that slot's key before any
  * probing: an event's thread or fd is mostly one the events just before
  * it looked up (a system call's entry, its exit, its fd), and a probe
- * through a cluster reads a record per step. Not part of the state: a
- * stale hint (the record moved or went) only misses.
+ * through a cluster reads a record per step. A hint names a slot in use
+ * or none (>= cap): tr_tab_del() and growth keep it so, so that the key
+ * alone tells. Not part of the state: a hint of another key only misses.
  */
 #define TR_TAB_HINT_BITS 8
 #define TR_TAB_HINTS (1u << TR_TAB_HINT_BITS)
@@ -165,7 +166,7 @@ static inline size_t tr_tab_slot(const struct tab *t, uint64_t key)
 	size_t i = t->hint[tr_tab_hint(key)];
 	uint64_t k;
 
-	if (i < t->cap && t->used[i] && (memcpy(&k, t->rec + i * t->rsz, sizeof(k)), k == key))
+	if (i < t->cap && (memcpy(&k, t->rec + i * t->rsz, sizeof(k)), k == key))
 		return i;
 	for (i = tr_ks_mix(key) & (t->cap - 1); t->cap && t->used[i]; i = (i + 1) & (t->cap - 1)) {
 		memcpy(&k, t->rec + i * t->rsz, sizeof(k));

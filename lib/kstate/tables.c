@@ -138,6 +138,7 @@ static int tab_grow(struct tab *t)
 	t->rec = rec;
 	t->used = used;
 	t->cap = cap;
+	memset(t->hint, 0xff, sizeof(t->hint));	/* none: every record moved */
 	return 0;
 }
 
@@ -168,13 +169,19 @@ void tr_tab_del(struct tab *t, uint64_t key)
 		return;
 	t->used[i] = 0;
 	t->n--;
+	/* (the hints follow: a slot a hint names is in use) */
+	if (t->hint[tr_tab_hint(key)] == i)
+		t->hint[tr_tab_hint(key)] = UINT32_MAX;
 	/* backward shift: move up every record of the cluster that probed past i */
 	for (size_t j = (i + 1) & m; t->used[j]; j = (j + 1) & m) {
-		size_t home = tr_ks_mix(rkey(t, j)) & m;
+		uint64_t kj = rkey(t, j);
+		size_t home = tr_ks_mix(kj) & m;
 		if (((j - home) & m) >= ((j - i) & m)) {
 			memcpy(t->rec + i * t->rsz, t->rec + j * t->rsz, t->rsz);
 			t->used[i] = 1;
 			t->used[j] = 0;
+			if (t->hint[tr_tab_hint(kj)] == j)
+				t->hint[tr_tab_hint(kj)] = (uint32_t)i;
 			i = j;
 		}
 	}

@@ -240,6 +240,63 @@ static void modes(void)
 	tr_tables_release(&t);
 }
 
+/*
+ * A table's lookups (tr_tab_find() through its hints, the slot a key was
+ * last got at) against a plain array, over 200,000 random gets, deletes
+ * and finds of 600 keys (threads' and fds' shapes, so that hints and
+ * clusters collide; the table grows, deletes shift records back), and a
+ * copy made with tr_tables_set() into a table of the same sizes.
+ */
+static void tables(void)
+{
+	enum { NKEY = 600, STEPS = 200000 };
+	static uint64_t key[NKEY];
+	static uint32_t val[NKEY];	/* the record's tid field; 0: absent */
+	struct tables t, cp;
+	uint64_t x = 7;
+	size_t bad = 0, found = 0, n = 0;
+
+	tr_tables_init(&t);
+	tr_tables_init(&cp);
+	for (size_t i = 0; i < NKEY; i++)
+		key[i] = i % 2 ? tr_fd_key(1000 + i % 7, i) : 100 + i * 256;
+	for (uint32_t s = 1; s <= STEPS && !bad; s++) {
+		size_t i = tap_xorshift(&x) % NKEY;
+		switch (tap_xorshift(&x) % 4) {
+		case 0: {
+			bool created;
+			struct ithread *th = tr_tab_get(&t.thr, key[i], &created);
+			bad += !th || created != !val[i] || th->key != key[i] || (!created && (uint32_t)th->tid != val[i]);
+			if (th)
+				th->tid = (int32_t)(val[i] = s);
+			n += created;
+			break;
+		}
+		case 1:
+			tr_tab_del(&t.thr, key[i]);
+			n -= !!val[i];
+			val[i] = 0;
+			break;
+		default: {
+			const struct ithread *th = tr_tab_find(&t.thr, key[i]);
+			bad += val[i] ? !th || (uint32_t)th->tid != val[i] : th != NULL;
+			found += th != NULL;
+		}
+		}
+	}
+	ok(!bad && t.thr.n == n && found > STEPS / 10,
+	   "a table's lookups through its hints: %zu wrong of %d steps, %zu records (%zu), %zu found",
+	   bad, STEPS, t.thr.n, n, found);
+	ok(tr_tables_copy(&cp, &t) == 0 && tr_tables_set(&cp, &t) == 0, "a copy, then set again");
+	for (size_t i = 0; i < NKEY; i++) {
+		const struct ithread *th = tr_tab_find(&cp.thr, key[i]);
+		bad += val[i] ? !th || (uint32_t)th->tid != val[i] : th != NULL;
+	}
+	ok(!bad && cp.thr.n == n && cp.thr.rec != t.thr.rec, "... holds the same records, in its own buffers");
+	tr_tables_release(&t);
+	tr_tables_release(&cp);
+}
+
 int main(void)
 {
 	char dir[600], err[256];
@@ -284,6 +341,7 @@ int main(void)
 
 	unseen();
 	modes();
+	tables();
 
 	tr_tables_release(&m.t);
 	tr_kin_free(&m.kin);
