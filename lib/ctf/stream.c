@@ -800,24 +800,31 @@ static __attribute__((noinline)) void batch_compact(const struct ctf_stream *s, 
 	b->loose = false;
 	if (n <= 2)
 		return;
-	for (uint32_t i = 1; i < n; i++) {
-		const struct brec x = b->rec[i];
-		if (ctf_unwanted(want, nw, x.cls) && i != n - 1) {
-			vi += x.nv;
+	/* each run of events kept moved at once (few are left out: a sink
+	 * that wants most classes would move every event after the first
+	 * one left out, one by one) */
+	for (uint32_t i = 1; i < n;) {
+		if (ctf_unwanted(want, nw, b->rec[i].cls) && i != n - 1) {
+			vi += b->rec[i++].nv;
 			continue;
 		}
+		uint32_t j = i;
+		size_t nv = 0;
+		while (j < n && (j == n - 1 || !ctf_unwanted(want, nw, b->rec[j].cls)))
+			nv += b->rec[j++].nv;
 		if (o != i) {
-			b->rec[o] = x;
+			memmove(&b->rec[o], &b->rec[i], (j - i) * sizeof(*b->rec));
 			if (!b->ghz)
-				b->cyc[o] = b->cyc[i];
+				memmove(&b->cyc[o], &b->cyc[i], (j - i) * sizeof(*b->cyc));
 			if (!b->onecpu)
-				b->cpu[o] = b->cpu[i];
+				memmove(&b->cpu[o], &b->cpu[i], (j - i) * sizeof(*b->cpu));
 			if (vo != vi)
-				memmove(b->vals + vo, b->vals + vi, x.nv * sizeof(*b->vals));
+				memmove(b->vals + vo, b->vals + vi, nv * sizeof(*b->vals));
 		}
-		o++;
-		vi += x.nv;
-		vo += x.nv;
+		o += j - i;
+		vi += nv;
+		vo += nv;
+		i = j;
 	}
 	b->n = o;
 	b->nv = vo;
