@@ -374,59 +374,56 @@ static int sc_exit(struct kctx *s, const struct tr_kin_class *ci, const struct c
 {
 	const struct ithread *th = tr_tab_find(&s->cur->thr, (uint64_t)c->tid);
 	int64_t ret = c->b;
-	struct chg d = *c;
+	uint32_t str = 0;
+	uint8_t kind;
 	const struct ifd *f;
 
 	if (!th || th->syscall != ci->name)
 		return 0;
-	d.a = th->pid >= 0 ? th->pid : th->tid;
-	d.b = th->sc_fd;
-	d.c = ret > 0 ? (uint32_t)ret : 0;
-	d.str = d.str2 = 0;
+	int64_t pid = th->pid >= 0 ? th->pid : th->tid, fd = th->sc_fd;
 	switch (ci->sem) {
 	case S_READ:
 	case S_WRITE:
-		if (ret <= 0 || th->sc_fd < 0)
+		if (ret <= 0 || fd < 0)
 			return 0;
-		d.kind = ci->sem == S_READ ? TRAWL_STATE_READ : TRAWL_STATE_WRITE;
+		kind = ci->sem == S_READ ? TRAWL_STATE_READ : TRAWL_STATE_WRITE;
 		break;
 	case S_OPEN:
 	case S_FDNEW:
 		if (ret < 0)
 			return 0;
-		d.kind = TRAWL_STATE_OPEN;
-		d.b = ret;
-		d.c = 0;
+		kind = TRAWL_STATE_OPEN;
 		/* socket(): its description, made at the entry; the others:
 		 * the kernel's names of such descriptors */
-		d.str = ci->sem == S_OPEN || th->sc_path ? th->sc_path
-		      : fdnew_name(s, ci->name, th->sc_fd);
-		if (!d.str && ci->sem == S_FDNEW)
-			d.str = tr_state_intern(s->str, "anon", 4);
+		str = ci->sem == S_OPEN || th->sc_path ? th->sc_path : fdnew_name(s, ci->name, fd);
+		if (!str && ci->sem == S_FDNEW)
+			str = tr_state_intern(s->str, "anon", 4);
 		break;
 	case S_FCNTL:
 		if (th->sc_arg != F_DUPFD_ && th->sc_arg != F_DUPFD_CLOEXEC_)
 			return 0;
 		/* fallthrough */
 	case S_DUP:
-		if (ret < 0 || th->sc_fd < 0)
+		if (ret < 0 || fd < 0)
 			return 0;
-		d.kind = TRAWL_STATE_OPEN;
-		d.b = ret;
-		d.c = 0;
-		f = tr_tab_find(&s->cur->fd, tr_fd_key(d.a, th->sc_fd));
-		d.str = f ? f->path : 0;
+		kind = TRAWL_STATE_OPEN;
+		f = tr_tab_find(&s->cur->fd, tr_fd_key(pid, fd));
+		str = f ? f->path : 0;
 		break;
 	case S_CLOSE:
-		if (ret != 0 || th->sc_fd < 0)
+		if (ret != 0 || fd < 0)
 			return 0;
-		d.kind = TRAWL_STATE_CLOSE;
-		d.c = 0;
+		kind = TRAWL_STATE_CLOSE;
 		break;
 	default:
 		return 0;
 	}
-	*out = d;
+	/* the exit's time, CPU and thread, field by field (a copy of *c, just
+	 * stored so, would wait for every store: a store-forwarding stall) */
+	bool open = kind == TRAWL_STATE_OPEN;
+	*out = (struct chg){ .ts = c->ts, .a = pid, .b = open ? ret : fd,
+			     .c = !open && kind != TRAWL_STATE_CLOSE && ret > 0 ? (uint32_t)ret : 0,
+			     .tid = c->tid, .tid2 = c->tid2, .str = str, .cpu = c->cpu, .kind = kind };
 	return 1;
 }
 
