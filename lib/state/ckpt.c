@@ -82,13 +82,19 @@ static inline int64_t unzz(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-static void wb_bytes(struct wbuf *w, const void *b, size_t n)
+/* n bytes as they are */
+static void wb_raw(struct wbuf *w, const void *b, size_t n)
 {
-	wb_v(w, n);
 	if (n && wb_room(w, n)) {
 		memcpy(w->p + w->len, b, n);
 		w->len += n;
 	}
+}
+
+static void wb_bytes(struct wbuf *w, const void *b, size_t n)
+{
+	wb_v(w, n);
+	wb_raw(w, b, n);
 }
 
 /* r XOR base as runs (zeros, literal bytes); n bytes */
@@ -98,6 +104,10 @@ static void xor_put(struct wbuf *w, const uint8_t *r, const uint8_t *base, size_
 
 	while (i < n) {
 		size_t z = i, e;
+		uint64_t a, b;
+		/* (equal bytes, most of a record, skipped a word at a time) */
+		while (z + 8 <= n && (memcpy(&a, r + z, 8), memcpy(&b, base + z, 8), a == b))
+			z += 8;
 		while (z < n && r[z] == base[z])
 			z++;
 		/* a literal run ends at four equal bytes, or the end */
@@ -208,20 +218,16 @@ static const uint8_t *rec_of(const struct tab *b, const struct tab *a, size_t i)
 	return tr_tab_find(b, key);
 }
 
-/* cur's table as what differs from old's (NULL: from nothing) */
+/* cur's table as what differs from old's (NULL: from nothing): the records
+ * and the keys gone, each list after its count (each made once, aside,
+ * and counted as it goes) */
 static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old)
 {
 	uint8_t zero[512];
-	size_t n = 0, at;
+	struct wbuf rec = { 0 }, gone = { 0 };
+	size_t n = 0, at = 0;
 
 	memset(zero, 0, sizeof(zero));
-	for (size_t i = 0; i < cur->cap; i++) {
-		if (!cur->used[i])
-			continue;
-		const uint8_t *o = old ? rec_of(old, cur, i) : NULL;
-		n += !o || memcmp(o, cur->rec + i * cur->rsz, cur->rsz);
-	}
-	wb_v(w, n);
 	for (size_t i = 0; i < cur->cap; i++) {
 		if (!cur->used[i])
 			continue;
@@ -229,22 +235,28 @@ static void tab_put(struct wbuf *w, const struct tab *cur, const struct tab *old
 		const uint8_t *o = old ? rec_of(old, cur, i) : NULL;
 		if (o && !memcmp(o, r, cur->rsz))
 			continue;
-		wb_v(w, rec_key(cur, i));
+		n++;
+		wb_v(&rec, rec_key(cur, i));
 		if (!o) {
 			/* a new record: from zeros with its key (what tr_tab_get makes) */
 			memcpy(zero, r, sizeof(uint64_t));
 			o = zero;
 		}
-		xor_put(w, r, o, cur->rsz);
+		xor_put(&rec, r, o, cur->rsz);
 		memset(zero, 0, sizeof(uint64_t));
 	}
-	at = 0;
 	for (size_t i = 0; old && i < old->cap; i++)
-		at += old->used[i] && !rec_of(cur, old, i);
+		if (old->used[i] && !rec_of(cur, old, i)) {
+			at++;
+			wb_v(&gone, rec_key(old, i));
+		}
+	wb_v(w, n);
+	wb_raw(w, rec.p, rec.len);
 	wb_v(w, at);
-	for (size_t i = 0; old && i < old->cap; i++)
-		if (old->used[i] && !rec_of(cur, old, i))
-			wb_v(w, rec_key(old, i));
+	wb_raw(w, gone.p, gone.len);
+	w->oom |= rec.oom || gone.oom;
+	free(rec.p);
+	free(gone.p);
 }
 
 static void ck_put(struct wbuf *w, const struct tables *cur, const struct tables *old)
