@@ -103,21 +103,23 @@ static void fds_drop(struct tables *t, int32_t pid)
 
 static int fds_copy(struct tables *t, int32_t from, int32_t to, const struct chg *c)
 {
-	size_t n = 0;
-	struct ifd *tmp;
+	size_t n = 0, cap = 0;
+	struct ifd *tmp = NULL;
 
-	for (size_t i = 0; i < t->fd.cap; i++)
-		n += t->fd.used[i] && ((struct ifd *)(t->fd.rec + i * t->fd.rsz))->pid == from;
-	if (!n)
-		return 0;
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	n = 0;
+	/* (aside first: the copies' insertions may move the table) */
 	for (size_t i = 0; i < t->fd.cap; i++) {
 		struct ifd *f = (struct ifd *)(t->fd.rec + i * t->fd.rsz);
-		if (t->fd.used[i] && f->pid == from)
-			tmp[n++] = *f;
+		if (!t->fd.used[i] || f->pid != from)
+			continue;
+		if (n == cap) {
+			struct ifd *m = realloc(tmp, (cap = cap ? cap * 2 : 16) * sizeof(*m));
+			if (!m) {
+				free(tmp);
+				return -ENOMEM;
+			}
+			tmp = m;
+		}
+		tmp[n++] = *f;
 	}
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
