@@ -2,7 +2,7 @@
 # bench/state.sh - the state system's cost, on two kernel recordings of this
 # machine (`trawl record -k sched,syscalls,irq,block`, system-wide):
 #   idle  SECONDS of whatever the machine does (a shared VM is never idle)
-#   busy  hackbench -p -g 2 -l LOOPS
+#   busy  hackbench -p -g 2 -l LOOPS, BUSY_KB per CPU
 # For each: its events and trace seconds; `trawl info` (pure decode) and
 # `trawl state --at END` (decode + the state system without a window, a
 # checkpoint every second or 2^17 events) as CPU seconds (user + system) and
@@ -26,14 +26,15 @@
 # (-n 1; until 2026-12-02 -n 0: every change of CPU 0 in the window was
 # printed, 7 M lines at these rates, and the printing was counted).
 #
-#   TRAWL_BUILD=build sh bench/state.sh        (env: SECONDS_IDLE=10 LOOPS=2000
-#                                               LIVE_SECONDS=10)
+#   TRAWL_BUILD=build sh bench/state.sh        (env: SECONDS_IDLE=10 LOOPS=8000
+#                                               BUSY_KB=65536 LIVE_SECONDS=10)
 # Needs root and tracefs; hackbench (rt-tests) and /usr/bin/time.
 set -u
 B=${TRAWL_BUILD:-build}
 T="$B/trawl"
 IDLE=${SECONDS_IDLE:-10}
-LOOPS=${LOOPS:-2000}
+LOOPS=${LOOPS:-8000}
+BUSY_KB=${BUSY_KB:-65536}
 D=$(mktemp -d /tmp/trawl-bench-state-XXXXXX)
 RELAY=
 trap '[ -n "$RELAY" ] && kill $RELAY 2>/dev/null; rm -rf "$D"' EXIT
@@ -95,7 +96,10 @@ PY
 }
 
 "$T" record -q -o "$D/idle" -k sched,syscalls,irq,block --duration "$IDLE" || exit 1
-"$T" record -q -o "$D/busy" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$LOOPS" > /dev/null || exit 1
+# lossless where the reader keeps up (BUSY_KB per CPU: the default 4 MiB
+# lost a third of hackbench's events on a kernel of 4 KiB sub-buffers), and
+# long enough that the CPU times, to 10 ms, compare to a few percent
+"$T" record -q -o "$D/busy" -b "$BUSY_KB" -k sched,syscalls,irq,block -- hackbench -p -g 2 -l "$LOOPS" > /dev/null || exit 1
 . "$(dirname "$0")/machine.sh"
 echo "bench/state.sh"
 bench_machine
