@@ -26,6 +26,10 @@ TRAWL_HIDDEN extern pthread_mutex_t tr_ust_lock;
 TRAWL_HIDDEN void tr_ust_lock_take(void);
 TRAWL_HIDDEN void tr_ust_lock_give(void);
 TRAWL_HIDDEN bool tr_ust_lock_mine(void);
+/* The session's clock is the TSC (else CLOCK_MONOTONIC); set at start
+ * (session.c), kept after stop. lib/track reads it to put its outliers'
+ * times on the clock of the trace they go into. */
+TRAWL_HIDDEN extern int tr_ust_use_tsc;
 /* A user-space CTF trace writer (env domain "ust", tracer "trawl");
  * io_queue: trawl_ctf_writer_opts.io_queue; rel: streamed to a relay
  * (dir may then be NULL), or NULL. */

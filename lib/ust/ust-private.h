@@ -110,9 +110,6 @@ struct trawl_ust_session {
 
 /* ---- the clock */
 
-/* The session's clock is the TSC (else CLOCK_MONOTONIC); set at start
- * (session.c). */
-TRAWL_HIDDEN extern int tr_ust_use_tsc;
 /* The clock used for timestamps (set by the session, read per event). */
 static inline uint64_t ust_clock_now(void)
 {
