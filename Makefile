@@ -228,7 +228,8 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include/trawl $(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/include/trawl $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 755 $(TRAWL) $(DESTDIR)$(PREFIX)/bin/trawl
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
@@ -237,6 +238,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $(SRC)/lib/trawl.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/trawl.pc
 	install -m 644 $(SRC)/docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(SRC)/docs/man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	for u in $(SRC)/dist/systemd/*.service; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/} || exit 1; \

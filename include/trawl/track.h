@@ -56,8 +56,10 @@ struct trawl_tracker_opts {
 	size_t sz;			/* sizeof(struct trawl_tracker_opts) */
 	const char *rule;		/* name in the outliers (copied); NULL: "track" */
 	/* keys in flight at once: rounded up to a power of two, default
-	 * 4096, at most 2^24; the table has twice as many slots (64 bytes
-	 * each), so that these many always fit */
+	 * 4096, at least 8, at most 2^24; the table has twice as many slots
+	 * (64 bytes each): an in is dropped when the 16 slots of its key's
+	 * neighbourhood are in flight, with random keys only once about
+	 * this many are (docs/track.md) */
 	size_t capacity;
 	void (*on_outlier)(const struct trawl_outlier *o, void *arg);	/* or NULL */
 	void *arg;
