@@ -43,6 +43,12 @@
 #include "ust/ust-internal.h"
 #include "util/clock.h"
 
+/* The event's descriptor under libtrawl's prefix: the macro names it
+ * __trawl_ev_trawl_track_outlier, a name a program linking libtrawl.a would
+ * see (every global symbol of the archive is trawl_ or tr_, t0010). */
+extern struct trawl_tp_event __trawl_ev_trawl_track_outlier __asm__("tr_track_ev_outlier")
+	TRAWL_HIDDEN;
+
 TRAWL_TRACEPOINT_EVENT(trawl_track, outlier, TRAWL_LOGLEVEL_WARNING,
 	TRAWL_ARGS(const char *rule, uint64_t key, uint64_t start, uint64_t end,
 		   uint64_t duration_ns, uint64_t threshold_ns, uint8_t timeout),
