@@ -1242,7 +1242,7 @@ static ssize_t take_page(struct krec *k, unsigned cpu, const uint8_t *page, size
  * Takes CPU cpu's pages, up to max, with read(2), up to the first that is
  * not full (the reader caught up with the writer). A full page the kernel
  * swaps out of the ring buffer for the reader's spare and copies to us
- * whole; the page the writer is on it copies event by event, under the
+ * whole; the page the writer is on, it copies event by event under the
  * ring buffer's lock, and the rest of that page later the same way: once
  * per CPU and pass (docs/kernel.md, "Buffers and the reader"). Returns
  * the pages taken; *caught_up tells whether it stopped for lack of pages.

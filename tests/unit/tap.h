@@ -50,6 +50,19 @@ static inline int tap_ok(int c, const char *file, int line, const char *fmt, ...
 	return r;
 }
 
+/* A check that cannot be made here, with the reason (TAP's SKIP). */
+__attribute__((format(printf, 1, 2)))
+static inline void skip(const char *fmt, ...)
+{
+	va_list ap;
+	printf("ok %d # SKIP ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 __attribute__((format(printf, 5, 6)))
 static inline int tap_is_int(long long got, long long want, const char *file, int line, const char *fmt, ...)
 {

@@ -60,11 +60,6 @@
 #include "net/sock.h"
 #include "util/clock.h"
 
-static void skip(const char *why)
-{
-	printf("ok %d # SKIP %s\n", ++tap_n, why);
-}
-
 /* ---------------------------------------------------------------- 1. URLs */
 
 static void test_urls(void)
